@@ -1,0 +1,105 @@
+"""Exact numbers: parsing every cost and time as a rational, printing them back.
+
+Every number read from a file may be an integer, a decimal or a rational string
+such as ``"2/3"``; it becomes a :class:`fractions.Fraction`.  Exact results are
+printed as ``"2/9"`` or ``"12"``, never as rounded floats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import TypeAlias
+
+from simulator.errors import PortsimError
+
+__all__ = ["Time", "common_denominator", "format_rational", "parse_rational"]
+
+Time: TypeAlias = Fraction
+"""Simulated time, always an exact rational in the model."""
+
+
+def parse_rational(
+    value: object,
+    *,
+    path: str | None = None,
+    error: type[PortsimError] = PortsimError,
+) -> Fraction:
+    """Read ``value`` as an exact rational.
+
+    Parameters
+    ----------
+    value:
+        An ``int``, a ``Fraction``, a finite ``float`` (read as the decimal it
+        prints as, so ``0.1`` is ``1/10``), or a string holding an integer, a
+        decimal (``"0.25"``) or a fraction (``"2/3"``).
+    path:
+        Key path of the value, used in the error message.
+    error:
+        Exception class raised on bad input (a :class:`PortsimError` subclass).
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    PortsimError
+        (or ``error``) when the value is not a finite number.
+
+    Examples
+    --------
+    >>> parse_rational("2/3")
+    Fraction(2, 3)
+    >>> parse_rational(0.1)
+    Fraction(1, 10)
+    """
+    if isinstance(value, bool):
+        raise error("expected a number, not a boolean", path=path, value=value)
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise error("expected a finite number", path=path, value=value)
+        return Fraction(repr(value))
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 200:
+            raise error("number is too long", path=path, value=value[:40] + "...")
+        try:
+            result = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise error(
+                "expected a number such as 3, 0.25 or \"2/3\"", path=path, value=value
+            ) from None
+        return result
+    raise error("expected a number such as 3, 0.25 or \"2/3\"", path=path, value=value)
+
+
+def format_rational(value: Fraction | int) -> str:
+    """Print an exact rational as ``"2/9"`` or ``"12"``.
+
+    Examples
+    --------
+    >>> format_rational(Fraction(4, 2))
+    '2'
+    >>> format_rational(Fraction(2, 9))
+    '2/9'
+    """
+    value = Fraction(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value.numerator}/{value.denominator}"
+
+
+def common_denominator(values: Iterable[Fraction]) -> int:
+    """Least common multiple of the denominators of ``values`` (1 when empty)."""
+    result = 1
+    for v in values:
+        d = v.denominator
+        if d != 1 and result % d:
+            result = result * d // math.gcd(result, d)
+    return result

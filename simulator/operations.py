@@ -1,0 +1,290 @@
+"""Collective operations: who holds what at the start, what "complete" means.
+
+=============  ===================  =============================================
+operation      initial items        complete when
+=============  ===================  =============================================
+scatter        source: m[k] each k  every target k holds m[k]
+broadcast      source: b            every target holds b
+gather         participant k: m[k]  the target holds m[k] for every participant
+reduce         participant i: v_i   the target holds v[0,N-1] (v{0..N-1} if
+                                    commutative)
+allreduce      participant i: v_i   every participant holds v[0,N-1]
+alltoall       source j: m[j,k]     every target k holds m[j,k] for each source j
+allgather      participant k: m[k]  every participant holds m[j] for every j
+=============  ===================  =============================================
+
+``v_i`` is ``v[i,i]`` (``v{i}`` when commutative), ``i`` an index into the
+ordered participant list.  Every item carries the instance number ``#t``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from fractions import Fraction
+
+import networkx as nx
+
+from simulator.errors import OperationError
+from simulator.items import Item
+from simulator.numbers import format_rational
+from simulator.platform import NodeId, Platform
+
+__all__ = ["Operation", "OperationKind"]
+
+
+class OperationKind(StrEnum):
+    """The collective operations portsim knows."""
+
+    SCATTER = "scatter"
+    GATHER = "gather"
+    BROADCAST = "broadcast"
+    REDUCE = "reduce"
+    ALLREDUCE = "allreduce"
+    ALLTOALL = "alltoall"
+    ALLGATHER = "allgather"
+
+
+_ROOTED_OUT = {OperationKind.SCATTER, OperationKind.BROADCAST}
+_WITH_PARTICIPANTS = {
+    OperationKind.GATHER,
+    OperationKind.REDUCE,
+    OperationKind.ALLREDUCE,
+    OperationKind.ALLGATHER,
+}
+_REDUCTIONS = {OperationKind.REDUCE, OperationKind.ALLREDUCE}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A collective operation on a platform.
+
+    Build one with the fields that matter for its kind, then call
+    :meth:`resolve` with the platform to fill defaults and check it.
+
+    Parameters
+    ----------
+    kind:
+        The collective.
+    source:
+        Scatter and broadcast: the node that holds the data.
+    targets:
+        Scatter and broadcast (default: every other non-router node);
+        all-to-all (default: the sources).
+    participants:
+        Reduce, allreduce, gather, allgather: ORDERED; ``v_i`` lives on
+        ``participants[i]`` (default: every non-router node).
+    target:
+        Reduce and gather: the node that receives the result (default: the
+        first participant).
+    sources:
+        All-to-all: the nodes that send (default: every non-router node).
+    commutative:
+        Reduce and allreduce: may operands be reordered?  Default ``False``.
+    size:
+        Message size; a send lasts ``size * c``.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+    >>> op = Operation(OperationKind.SCATTER, source="A").resolve(p)
+    >>> op.targets
+    ('B', 'C')
+    """
+
+    kind: OperationKind
+    source: NodeId | None = None
+    targets: tuple[NodeId, ...] = ()
+    participants: tuple[NodeId, ...] = ()
+    target: NodeId | None = None
+    sources: tuple[NodeId, ...] = ()
+    commutative: bool = False
+    size: Fraction = Fraction(1)
+
+    # -- checking --------------------------------------------------------------
+
+    def resolve(self, platform: Platform) -> Operation:
+        """Fill defaults from ``platform`` and check the operation against it.
+
+        Raises
+        ------
+        OperationError
+            Naming the key path (``operation.targets[1]``) and the bad value:
+            unknown node, router used as an endpoint, node listed twice,
+            target unreachable from its source, missing source.
+        """
+        kind = OperationKind(self.kind)
+        if self.size <= 0:
+            raise OperationError("size must be > 0", path="operation.size", value=str(self.size))
+        processors = platform.processors
+        op = replace(self, kind=kind)
+        if kind in _ROOTED_OUT:
+            if self.source is None:
+                raise OperationError(f"a {kind} needs a source", path="operation.source")
+            _check_node(platform, self.source, "operation.source")
+            targets = self.targets or tuple(n for n in processors if n != self.source)
+            _check_nodes(platform, targets, "operation.targets")
+            for i, t in enumerate(targets):
+                if not platform.is_reachable(self.source, t):
+                    raise OperationError(
+                        f"target unreachable from source {self.source}",
+                        path=f"operation.targets[{i}]", value=t,
+                    )
+            op = replace(op, targets=tuple(targets))
+        elif kind in _WITH_PARTICIPANTS:
+            participants = self.participants or processors
+            _check_nodes(platform, participants, "operation.participants")
+            if len(participants) < 1:
+                raise OperationError("needs at least one participant",
+                                     path="operation.participants")
+            op = replace(op, participants=tuple(participants))
+            if kind in (OperationKind.REDUCE, OperationKind.GATHER):
+                target = self.target if self.target is not None else participants[0]
+                _check_node(platform, target, "operation.target")
+                for i, p in enumerate(participants):
+                    if not platform.is_reachable(p, target):
+                        raise OperationError(
+                            f"target {target} unreachable from this participant",
+                            path=f"operation.participants[{i}]", value=p,
+                        )
+                op = replace(op, target=target)
+            else:
+                _check_all_pairs(platform, participants, participants, "operation.participants")
+        else:  # all-to-all
+            sources = self.sources or processors
+            _check_nodes(platform, sources, "operation.sources")
+            targets = self.targets or tuple(sources)
+            _check_nodes(platform, targets, "operation.targets")
+            _check_all_pairs(platform, sources, targets, "operation.targets")
+            op = replace(op, sources=tuple(sources), targets=tuple(targets))
+        return op
+
+    # -- items -----------------------------------------------------------------
+
+    @property
+    def is_reduction(self) -> bool:
+        """True for reduce and allreduce (items are partial reductions)."""
+        return self.kind in _REDUCTIONS
+
+    def partial(self, index: int, instance: int = 0) -> Item:
+        """``v_index`` of ``instance`` in this operation's form (interval or set)."""
+        if self.commutative:
+            return Item.subset([index], instance)
+        return Item.interval(index, index, instance)
+
+    def full_reduction(self, instance: int = 0) -> Item:
+        """``v[0,N-1]`` (or ``v{0..N-1}``), the result of a reduction."""
+        n = len(self.participants)
+        if self.commutative:
+            return Item.subset(range(n), instance)
+        return Item.interval(0, n - 1, instance)
+
+    def normalize(self, item: Item) -> Item:
+        """The canonical form of ``item`` for this operation.
+
+        For a commutative reduction every partial reduction is a set, so
+        ``v[0,1]`` and ``v{0,1}`` are the same value.
+        """
+        if self.commutative and item.kind == "v":
+            return item.as_subset()
+        return item
+
+    def initial_items(self, instance: int = 0) -> dict[NodeId, list[Item]]:
+        """What each node holds when ``instance`` starts."""
+        held: dict[NodeId, list[Item]] = {}
+        kind = self.kind
+        if kind is OperationKind.SCATTER:
+            assert self.source is not None
+            held[self.source] = [
+                Item.message(t, instance=instance) for t in self.targets
+            ]
+        elif kind is OperationKind.BROADCAST:
+            assert self.source is not None
+            held[self.source] = [Item.broadcast(instance)]
+        elif kind in (OperationKind.GATHER, OperationKind.ALLGATHER):
+            for p in self.participants:
+                held.setdefault(p, []).append(Item.message(p, instance=instance))
+        elif kind in _REDUCTIONS:
+            for i, p in enumerate(self.participants):
+                held.setdefault(p, []).append(self.partial(i, instance))
+        else:
+            for j in self.sources:
+                held[j] = [Item.message(j, k, instance=instance) for k in self.targets if k != j]
+        return held
+
+    def required_items(self, instance: int = 0) -> dict[NodeId, list[Item]]:
+        """What each node must hold for ``instance`` to be complete."""
+        need: dict[NodeId, list[Item]] = {}
+        kind = self.kind
+        if kind is OperationKind.SCATTER:
+            for t in self.targets:
+                need.setdefault(t, []).append(Item.message(t, instance=instance))
+        elif kind is OperationKind.BROADCAST:
+            for t in self.targets:
+                need[t] = [Item.broadcast(instance)]
+        elif kind is OperationKind.GATHER:
+            assert self.target is not None
+            need[self.target] = [Item.message(p, instance=instance) for p in self.participants]
+        elif kind is OperationKind.ALLGATHER:
+            pieces = [Item.message(p, instance=instance) for p in self.participants]
+            for p in self.participants:
+                need[p] = list(pieces)
+        elif kind is OperationKind.REDUCE:
+            assert self.target is not None
+            need[self.target] = [self.full_reduction(instance)]
+        elif kind is OperationKind.ALLREDUCE:
+            for p in self.participants:
+                need[p] = [self.full_reduction(instance)]
+        else:
+            for k in self.targets:
+                need[k] = [Item.message(j, k, instance=instance) for j in self.sources if j != k]
+        return {node: items for node, items in need.items() if items}
+
+    def to_dict(self) -> dict[str, object]:
+        """The operation as a scenario-file mapping (only the fields that matter)."""
+        out: dict[str, object] = {"type": self.kind.value}
+        if self.kind in _ROOTED_OUT:
+            out.update(source=self.source, targets=list(self.targets))
+        elif self.kind in _WITH_PARTICIPANTS:
+            out["participants"] = list(self.participants)
+            if self.target is not None:
+                out["target"] = self.target
+        else:
+            out.update(sources=list(self.sources), targets=list(self.targets))
+        if self.is_reduction:
+            out["commutative"] = self.commutative
+        if self.size != 1:
+            out["size"] = format_rational(self.size)
+        return out
+
+
+def _check_node(platform: Platform, node: NodeId, path: str) -> None:
+    if node not in platform:
+        raise OperationError("unknown node id", path=path, value=node)
+    if platform.node(node).router:
+        raise OperationError("a router cannot be an endpoint of an operation", path=path,
+                             value=node)
+
+
+def _check_nodes(platform: Platform, nodes: Iterable[NodeId], path: str) -> None:
+    seen: set[NodeId] = set()
+    for i, node in enumerate(nodes):
+        _check_node(platform, node, f"{path}[{i}]")
+        if node in seen:
+            raise OperationError("node listed twice", path=f"{path}[{i}]", value=node)
+        seen.add(node)
+
+
+def _check_all_pairs(
+    platform: Platform, sources: Iterable[NodeId], targets: Iterable[NodeId], path: str
+) -> None:
+    targets = list(targets)
+    for src in sources:
+        reachable = nx.descendants(platform.graph, src)
+        for i, dst in enumerate(targets):
+            if src != dst and dst not in reachable:
+                raise OperationError(
+                    f"unreachable from {src}", path=f"{path}[{i}]", value=dst
+                )

@@ -1,0 +1,290 @@
+"""Heterogeneous platforms: nodes, directed links, port models.
+
+A platform is a directed graph.  Each link ``(i, j)`` has a cost ``c(i, j)``,
+the time to send a unit-size message from ``i`` to ``j``.  Each node has a
+compute time (one reduction task) and obeys a port model; routers only forward.
+Computation always overlaps communication fully.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fractions import Fraction
+from functools import cached_property
+from typing import TypeAlias
+
+import networkx as nx
+
+from simulator.errors import PlatformError
+from simulator.numbers import parse_rational
+
+__all__ = ["Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"]
+
+NodeId: TypeAlias = str
+"""A node identifier, matching ``[A-Za-z0-9_.-]+``."""
+
+NODE_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class PortKind(StrEnum):
+    """The three port models.
+
+    - ``bidirectional``: at most one send and at most one receive at a time
+      (the papers' one-port model);
+    - ``unidirectional``: at most one communication, send or receive;
+    - ``multiport``: at most ``k`` sends and ``k`` receives at a time.
+    """
+
+    BIDIRECTIONAL = "bidirectional"
+    UNIDIRECTIONAL = "unidirectional"
+    MULTIPORT = "multiport"
+
+
+@dataclass(frozen=True, slots=True)
+class PortModel:
+    """A port model: a kind and, for multi-port, the number ``k`` of ports.
+
+    Examples
+    --------
+    >>> PortModel.parse("multiport:4")
+    PortModel(kind=<PortKind.MULTIPORT: 'multiport'>, k=4)
+    >>> str(PortModel.parse("unidirectional"))
+    'unidirectional'
+    """
+
+    kind: PortKind = PortKind.BIDIRECTIONAL
+    k: int = 1
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise PlatformError("a multi-port model needs k >= 1", value=self.k)
+        if self.kind is not PortKind.MULTIPORT and self.k != 1:
+            raise PlatformError(f"the {self.kind} model has exactly one port", value=self.k)
+
+    @classmethod
+    def parse(cls, text: object, *, path: str | None = None) -> PortModel:
+        """Read ``bidirectional``, ``unidirectional`` or ``multiport:K``."""
+        if isinstance(text, PortModel):
+            return text
+        if not isinstance(text, str):
+            raise PlatformError(
+                "expected bidirectional, unidirectional or multiport:K", path=path, value=text
+            )
+        name = text.strip().lower()
+        if name in (PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL):
+            return cls(PortKind(name))
+        match = re.fullmatch(r"multiport:(\d+)", name)
+        if match and int(match.group(1)) >= 1:
+            return cls(PortKind.MULTIPORT, int(match.group(1)))
+        raise PlatformError(
+            "expected bidirectional, unidirectional or multiport:K (K >= 1)", path=path, value=text
+        )
+
+    @property
+    def shared_port(self) -> bool:
+        """True when sends and receives share the same port(s) (unidirectional)."""
+        return self.kind is PortKind.UNIDIRECTIONAL
+
+    def __str__(self) -> str:
+        if self.kind is PortKind.MULTIPORT:
+            return f"multiport:{self.k}"
+        return self.kind.value
+
+
+BIDIRECTIONAL = PortModel(PortKind.BIDIRECTIONAL)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A processor (or a router, which only forwards).
+
+    Parameters
+    ----------
+    id:
+        Identifier, ``[A-Za-z0-9_.-]+``.
+    compute:
+        Time of one reduction task on this node (>= 0).
+    port_model:
+        Per-node override of the platform's port model, or ``None``.
+    router:
+        A router forwards messages but holds no data of its own and computes
+        nothing.
+    """
+
+    id: NodeId
+    compute: Fraction = Fraction(1)
+    port_model: PortModel | None = None
+    router: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A directed link ``src -> dst`` of cost ``c`` (time of a unit message)."""
+
+    src: NodeId
+    dst: NodeId
+    c: Fraction
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A heterogeneous platform: nodes, directed links and a port model.
+
+    The constructor checks the platform and raises :class:`PlatformError` on
+    duplicate or malformed node ids, links to unknown nodes, self-loops,
+    duplicate links and non-positive costs.  A ``networkx.DiGraph`` view with
+    attributes ``c`` (links), ``compute`` and ``router`` (nodes) is available
+    as :attr:`graph`.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> p = Platform.build(
+    ...     nodes={"A": 1, "B": 1},
+    ...     links=[("A", "B", "2/3")],
+    ... )
+    >>> p.cost("A", "B")
+    Fraction(2, 3)
+    """
+
+    nodes: tuple[Node, ...]
+    links: tuple[Link, ...]
+    port_model: PortModel = field(default=BIDIRECTIONAL)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for i, node in enumerate(self.nodes):
+            where = f"platform.nodes[{i}]"
+            if not isinstance(node.id, str) or not NODE_ID_PATTERN.match(node.id):
+                raise PlatformError(
+                    "node id must match [A-Za-z0-9_.-]+", path=f"{where}.id", value=node.id
+                )
+            if node.id in seen:
+                raise PlatformError("duplicate node id", path=f"{where}.id", value=node.id)
+            if node.compute < 0:
+                raise PlatformError(
+                    "compute time must be >= 0", path=f"{where}.compute", value=str(node.compute)
+                )
+            seen.add(node.id)
+        pairs: set[tuple[str, str]] = set()
+        for i, link in enumerate(self.links):
+            where = f"platform.links[{i}]"
+            if link.src not in seen:
+                raise PlatformError("unknown node", path=f"{where}.src", value=link.src)
+            if link.dst not in seen:
+                raise PlatformError("unknown node", path=f"{where}.dst", value=link.dst)
+            if link.src == link.dst:
+                raise PlatformError("a link cannot join a node to itself", path=where,
+                                    value=link.src)
+            if link.c <= 0:
+                raise PlatformError("link cost c must be > 0", path=f"{where}.c",
+                                    value=str(link.c))
+            if (link.src, link.dst) in pairs:
+                raise PlatformError(
+                    "duplicate link", path=where, value=f"{link.src} -> {link.dst}"
+                )
+            pairs.add((link.src, link.dst))
+
+    @classmethod
+    def build(
+        cls,
+        nodes: Mapping[NodeId, object] | Iterable[NodeId],
+        links: Iterable[tuple[NodeId, NodeId, object]],
+        port_model: PortModel | str = BIDIRECTIONAL,
+        *,
+        routers: Iterable[NodeId] = (),
+        node_port_models: Mapping[NodeId, PortModel | str] | None = None,
+    ) -> Platform:
+        """Build a platform from plain Python values (costs may be ``"2/3"``).
+
+        ``nodes`` maps ids to compute times (or is a list of ids, compute 1).
+        ``links`` holds ``(src, dst, c)`` triples.
+        """
+        compute = dict(nodes) if isinstance(nodes, Mapping) else dict.fromkeys(nodes, 1)
+        routers = set(routers)
+        overrides = {k: PortModel.parse(v) for k, v in (node_port_models or {}).items()}
+        node_objs = tuple(
+            Node(
+                id=nid,
+                compute=parse_rational(comp, path=f"nodes.{nid}", error=PlatformError),
+                port_model=overrides.get(nid),
+                router=nid in routers,
+            )
+            for nid, comp in compute.items()
+        )
+        link_objs = tuple(
+            Link(s, d, parse_rational(c, path=f"links.{s}->{d}", error=PlatformError))
+            for s, d, c in links
+        )
+        return cls(node_objs, link_objs, PortModel.parse(port_model))
+
+    # -- views -----------------------------------------------------------------
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The platform as a ``networkx.DiGraph`` (attributes ``c``, ``compute``, ``router``)."""
+        g = nx.DiGraph()
+        for node in self.nodes:
+            g.add_node(node.id, compute=node.compute, router=node.router,
+                       port_model=self.port_model_of(node.id))
+        for link in self.links:
+            g.add_edge(link.src, link.dst, c=link.c)
+        return g
+
+    @cached_property
+    def _nodes_by_id(self) -> dict[NodeId, Node]:
+        return {n.id: n for n in self.nodes}
+
+    @cached_property
+    def _costs(self) -> dict[tuple[NodeId, NodeId], Fraction]:
+        return {(link.src, link.dst): link.c for link in self.links}
+
+    @property
+    def node_ids(self) -> tuple[NodeId, ...]:
+        """Node ids in declaration order."""
+        return tuple(n.id for n in self.nodes)
+
+    @property
+    def processors(self) -> tuple[NodeId, ...]:
+        """Ids of the nodes that are not routers, in declaration order."""
+        return tuple(n.id for n in self.nodes if not n.router)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._nodes_by_id
+
+    def node(self, node_id: NodeId) -> Node:
+        """The node called ``node_id``; :class:`PlatformError` if there is none."""
+        try:
+            return self._nodes_by_id[node_id]
+        except KeyError:
+            raise PlatformError("unknown node", value=node_id) from None
+
+    def has_link(self, src: NodeId, dst: NodeId) -> bool:
+        """True when the directed link ``src -> dst`` exists."""
+        return (src, dst) in self._costs
+
+    def cost(self, src: NodeId, dst: NodeId) -> Fraction:
+        """The cost ``c(src, dst)``; :class:`PlatformError` if there is no such link."""
+        try:
+            return self._costs[(src, dst)]
+        except KeyError:
+            raise PlatformError("no link", value=f"{src} -> {dst}") from None
+
+    def compute_time(self, node_id: NodeId) -> Fraction:
+        """Time of one reduction task on ``node_id``."""
+        return self.node(node_id).compute
+
+    def port_model_of(self, node_id: NodeId) -> PortModel:
+        """The port model that ``node_id`` obeys (its override, else the platform's)."""
+        return self.node(node_id).port_model or self.port_model
+
+    def with_port_model(self, port_model: PortModel | str) -> Platform:
+        """The same platform under another platform-wide port model (overrides kept)."""
+        return Platform(self.nodes, self.links, PortModel.parse(port_model))
+
+    def is_reachable(self, src: NodeId, dst: NodeId) -> bool:
+        """True when a directed path leads from ``src`` to ``dst``."""
+        return src == dst or nx.has_path(self.graph, src, dst)

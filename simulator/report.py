@@ -1,0 +1,166 @@
+"""What a replay returns: violations and measured figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from simulator.numbers import format_rational
+
+__all__ = ["Report", "Violation", "ViolationKind"]
+
+
+class ViolationKind:
+    """Names of the violations the engine reports (the ``kind`` field)."""
+
+    PORT_CONFLICT = "port_conflict"
+    """A port used by more communications at once than the port model allows."""
+    CPU_CONFLICT = "cpu_conflict"
+    """Two computations at once on one node."""
+    ITEM_NOT_HELD = "item_not_held"
+    """A send or compute uses an item its node does not fully hold yet
+    (never received, still arriving, or only some parts received)."""
+    REDUCTION_ORDER = "reduction_order"
+    """Compute inputs that are not adjacent intervals in order (swapped
+    operands, a skipped participant, overlapping sets)."""
+    WRONG_OUTPUT = "wrong_output"
+    """A compute names an output that is not the combination of its inputs."""
+    WRONG_DURATION = "wrong_duration"
+    """A stated ``duration`` that differs from the one the platform implies."""
+    NO_LINK = "no_link"
+    """A send over a link the platform does not have."""
+    ROUTER_COMPUTE = "router_compute"
+    """A router asked to compute (routers only forward)."""
+    INCOMPLETE = "incomplete"
+    """An operation instance left incomplete at the end."""
+    BLOCKED = "blocked"
+    """As-soon-as-possible replay: an event that could never start."""
+
+    ALL = (
+        PORT_CONFLICT, CPU_CONFLICT, ITEM_NOT_HELD, REDUCTION_ORDER, WRONG_OUTPUT,
+        WRONG_DURATION, NO_LINK, ROUTER_COMPUTE, INCOMPLETE, BLOCKED,
+    )
+
+
+def _time_out(value: Fraction | float | None) -> str | float | None:
+    if value is None or isinstance(value, float):
+        return value
+    return format_rational(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One violation: what, when, where, and the events involved.
+
+    ``time`` is exact (a ``Fraction``) in exact mode, a ``float`` in float mode.
+    ``events`` holds the indexes (in the schedule's event list) of the events
+    involved, the offending one first.
+    """
+
+    kind: str
+    time: Fraction | float
+    node: str
+    detail: str
+    events: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The SPEC.md form: ``{"kind", "time", "node", "detail"}`` (plus ``events``)."""
+        return {"kind": self.kind, "time": _time_out(self.time), "node": self.node,
+                "detail": self.detail, "events": list(self.events)}
+
+    def __str__(self) -> str:
+        return f"{self.kind} at t={_time_out(self.time)} on {self.node}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of replaying a schedule.
+
+    Attributes
+    ----------
+    mode:
+        ``"strict"`` (every event at its stated time) or ``"asap"``.
+    exact:
+        True when times are exact rationals, False in float mode.
+    port_model:
+        The platform-wide port model the replay used.
+    violations:
+        Every violation found, in time order.
+    completed:
+        Operation instances complete by the end of the replay (by the horizon
+        when there is one).
+    instances:
+        Instances the replay was expected to complete (one-shot: all those
+        the schedule mentions; periodic: those whose every event was played
+        before the horizon).
+    makespan:
+        One-shot: the time the last instance completed (``None`` if some
+        instance never completed).
+    end_time:
+        When the last event ended.
+    horizon:
+        The time span replayed (periodic replays and throughput measurements).
+    measured_throughput:
+        ``completed / horizon`` (``None`` without a horizon).
+    completion_times:
+        When each completed instance completed, sorted.
+    startup_skipped:
+        Periodic: instance slots left idle at the start because their
+        instance number would be negative.
+    unfinished:
+        Periodic: instances started but not complete at the horizon
+        (wind-down).
+    event_starts:
+        As-soon-as-possible mode: the achieved start time of every replayed
+        event, in the order of the replayed event list (``None`` if it never
+        started).  Empty in strict mode.
+    """
+
+    mode: str
+    exact: bool
+    port_model: str
+    violations: tuple[Violation, ...]
+    completed: int
+    instances: int
+    makespan: Fraction | float | None = None
+    end_time: Fraction | float | None = None
+    horizon: Fraction | float | None = None
+    measured_throughput: float | None = None
+    completion_times: tuple[Fraction | float, ...] = ()
+    startup_skipped: int = 0
+    unfinished: int = 0
+    event_starts: tuple[Fraction | float | None, ...] = field(default=(), repr=False)
+
+    @property
+    def feasible(self) -> bool:
+        """True when the engine found no violation."""
+        return not self.violations
+
+    @property
+    def complete(self) -> bool:
+        """True when every expected instance completed."""
+        return self.completed >= self.instances
+
+    def violations_of(self, kind: str) -> list[Violation]:
+        """The violations of one kind."""
+        return [v for v in self.violations if v.kind == kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (exact times as strings)."""
+        return {
+            "mode": self.mode,
+            "exact": self.exact,
+            "port_model": self.port_model,
+            "feasible": self.feasible,
+            "complete": self.complete,
+            "completed": self.completed,
+            "instances": self.instances,
+            "makespan": _time_out(self.makespan),
+            "end_time": _time_out(self.end_time),
+            "horizon": _time_out(self.horizon),
+            "measured_throughput": self.measured_throughput,
+            "startup_skipped": self.startup_skipped,
+            "unfinished": self.unfinished,
+            "violations": [v.to_dict() for v in self.violations],
+        }

@@ -1,0 +1,343 @@
+"""Schedules: timed events, one-shot or periodic.
+
+A one-shot schedule lists events with absolute start times.  A periodic
+schedule (SPEC.md, periodic form) has a period ``T``, a number ``n`` of
+instances started per period and events whose ``start`` lies in ``[0, T)``;
+during period ``p`` an event with ``lag: d`` whose item is written ``#j``
+acts on instance ``(p - d) * n + j``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, TypeAlias
+
+from simulator.errors import PortsimError, ScheduleError
+from simulator.items import Item, parse_item
+from simulator.numbers import format_rational, parse_rational
+from simulator.operations import Operation
+from simulator.platform import NodeId, Platform
+
+__all__ = ["Compute", "Event", "Schedule", "Send"]
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``part`` of ``item`` from ``src`` to ``dst`` starting at ``start``.
+
+    It lasts ``part * size * c(src, dst)``; ``duration``, when given, is
+    checked against that, never trusted.
+    """
+
+    src: NodeId
+    dst: NodeId
+    item: Item
+    start: Fraction
+    part: Fraction = Fraction(1)
+    lag: int = 0
+    duration: Fraction | None = None
+
+    @property
+    def nodes(self) -> tuple[NodeId, ...]:
+        return (self.src, self.dst)
+
+
+@dataclass(frozen=True, slots=True)
+class Compute:
+    """One reduction task on ``node``: combine ``inputs`` (in order) into ``output``."""
+
+    node: NodeId
+    inputs: tuple[Item, ...]
+    output: Item
+    start: Fraction
+    lag: int = 0
+    duration: Fraction | None = None
+
+    @property
+    def nodes(self) -> tuple[NodeId, ...]:
+        return (self.node,)
+
+
+Event: TypeAlias = Send | Compute
+
+_SEND_KEYS = {"kind", "src", "dst", "item", "start", "part", "lag", "duration"}
+_COMPUTE_KEYS = {"kind", "node", "inputs", "output", "start", "lag", "duration"}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A schedule of one collective operation on one platform.
+
+    Parameters
+    ----------
+    platform:
+        The platform the schedule runs on (its port model is the default one
+        used by the engine).
+    operation:
+        The operation, resolved against ``platform``.
+    events:
+        Sends and computes.  Equal start times are allowed in any order.
+    period:
+        ``None`` for a one-shot schedule; else the period ``T`` of a periodic one.
+    instances_per_period:
+        Instances started every period (periodic form only).
+
+    Raises
+    ------
+    ScheduleError
+        On an event naming an unknown node, a start outside ``[0, T)`` in a
+        periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> from simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
+    ...                                  "item": "b", "start": 0}])
+    >>> s.events[0].item
+    Item(kind='b', args=(), ordered=True, instance=0)
+    """
+
+    platform: Platform
+    operation: Operation
+    events: tuple[Event, ...]
+    period: Fraction | None = None
+    instances_per_period: int = 1
+
+    def __post_init__(self) -> None:
+        if self.period is not None and self.period <= 0:
+            raise ScheduleError("period must be > 0", path="period", value=str(self.period))
+        if self.instances_per_period < 1:
+            raise ScheduleError("instances_per_period must be >= 1",
+                                path="instances_per_period", value=self.instances_per_period)
+        for i, event in enumerate(self.events):
+            self._check_event(i, event)
+
+    def _check_event(self, i: int, event: Event) -> None:
+        where = f"events[{i}]"
+        if isinstance(event, Send):
+            for key in ("src", "dst"):
+                node = getattr(event, key)
+                if node not in self.platform:
+                    raise ScheduleError("unknown node id", path=f"{where}.{key}", value=node)
+            if not 0 < event.part <= 1:
+                raise ScheduleError("part must lie in (0, 1]", path=f"{where}.part",
+                                    value=format_rational(event.part))
+            items = (event.item,)
+        elif isinstance(event, Compute):
+            if event.node not in self.platform:
+                raise ScheduleError("unknown node id", path=f"{where}.node", value=event.node)
+            if len(event.inputs) < 2:
+                raise ScheduleError("a compute needs at least two inputs",
+                                    path=f"{where}.inputs", value=[str(x) for x in event.inputs])
+            items = (*event.inputs, event.output)
+        else:
+            raise ScheduleError("an event must be a Send or a Compute", path=where,
+                                value=type(event).__name__)
+        if event.start < 0:
+            raise ScheduleError("start must be >= 0", path=f"{where}.start",
+                                value=format_rational(event.start))
+        if event.lag < 0:
+            raise ScheduleError("lag must be >= 0", path=f"{where}.lag", value=event.lag)
+        if event.duration is not None and event.duration < 0:
+            raise ScheduleError("duration must be >= 0", path=f"{where}.duration",
+                                value=format_rational(event.duration))
+        if self.period is not None:
+            if event.start >= self.period:
+                raise ScheduleError(
+                    f"start must lie in [0, period) = [0, {format_rational(self.period)})",
+                    path=f"{where}.start", value=format_rational(event.start),
+                )
+            for item in items:
+                if item.instance >= self.instances_per_period:
+                    raise ScheduleError(
+                        f"instance suffix #j must be < instances_per_period "
+                        f"({self.instances_per_period})",
+                        path=f"{where}", value=str(item),
+                    )
+        elif event.lag:
+            raise ScheduleError("lag is only meaningful in a periodic schedule",
+                                path=f"{where}.lag", value=event.lag)
+
+    # -- building --------------------------------------------------------------
+
+    @classmethod
+    def from_dicts(
+        cls,
+        platform: Platform,
+        operation: Operation,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        period: object = None,
+        instances_per_period: object = 1,
+    ) -> Schedule:
+        """Build a schedule from plain mappings, as read from a schedule file.
+
+        Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration]}``
+        or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
+        numbers may be ``"2/3"`` strings.  Unknown keys are rejected.
+        """
+        parsed_period = (
+            None if period is None
+            else parse_rational(period, path="period", error=ScheduleError)
+        )
+        if isinstance(instances_per_period, bool) or not isinstance(instances_per_period, int):
+            raise ScheduleError("instances_per_period must be an integer",
+                                path="instances_per_period", value=instances_per_period)
+        if not isinstance(events, Sequence) or isinstance(events, str | bytes):
+            raise ScheduleError("events must be a list", path="events", value=events)
+        parsed = tuple(event_from_dict(e, path=f"events[{i}]") for i, e in enumerate(events))
+        return cls(platform, operation, parsed, parsed_period, instances_per_period)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The events as plain mappings (exact numbers as strings), for a schedule file."""
+        return [event_to_dict(e) for e in self.events]
+
+    # -- views -----------------------------------------------------------------
+
+    @property
+    def is_periodic(self) -> bool:
+        return self.period is not None
+
+    def instances(self) -> list[int]:
+        """Instance numbers a one-shot schedule mentions, sorted (``[0]`` if none)."""
+        found: set[int] = set()
+        for e in self.events:
+            if isinstance(e, Send):
+                found.add(e.item.instance)
+            else:
+                found.update(x.instance for x in e.inputs)
+                found.add(e.output.instance)
+        return sorted(found) or [0]
+
+    def repeat(self, count: int, spacing: Fraction) -> Schedule:
+        """A one-shot series: instance ``t`` is a copy of instance 0 shifted by ``t * spacing``.
+
+        Replayed as soon as possible, the per-port order is instance after
+        instance, so the copies pipeline; with ``spacing`` at least the
+        makespan, the series is feasible as written.
+        """
+        if self.is_periodic:
+            raise ScheduleError("repeat applies to one-shot schedules only")
+        if count < 1:
+            raise ScheduleError("count must be >= 1", value=count)
+        out: list[Event] = []
+        for t in range(count):
+            shift = spacing * t
+            for e in self.events:
+                if isinstance(e, Send):
+                    out.append(replace(e, item=e.item.with_instance(t), start=e.start + shift))
+                else:
+                    out.append(replace(
+                        e,
+                        inputs=tuple(x.with_instance(t) for x in e.inputs),
+                        output=e.output.with_instance(t),
+                        start=e.start + shift,
+                    ))
+        return replace(self, events=tuple(out))
+
+    def unroll(self, periods: int) -> Iterator[tuple[int, int, Event]]:
+        """The concrete events of a periodic schedule over ``periods`` periods.
+
+        Yields ``(period p, instance, event)`` in time order; events whose
+        instance would be negative (start-up) are skipped.  The event keeps its
+        in-period ``start``; its absolute start is ``p * T + start``.
+        """
+        if self.period is None:
+            raise ScheduleError("unroll applies to periodic schedules only")
+        n = self.instances_per_period
+        order = sorted(range(len(self.events)), key=lambda i: self.events[i].start)
+        for p in range(periods):
+            for i in order:
+                e = self.events[i]
+                instance = (p - e.lag) * n + _event_slot(e)
+                if instance >= 0:
+                    yield p, instance, e
+
+
+def _event_slot(event: Event) -> int:
+    if isinstance(event, Send):
+        return event.item.instance
+    return event.output.instance
+
+
+def event_from_dict(data: object, *, path: str = "event") -> Event:
+    """Parse one event mapping (see :meth:`Schedule.from_dicts`)."""
+    if not isinstance(data, Mapping):
+        raise ScheduleError("an event must be a mapping", path=path, value=data)
+    kind = data.get("kind")
+    if kind not in ("send", "compute"):
+        raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
+    allowed = _SEND_KEYS if kind == "send" else _COMPUTE_KEYS
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
+    required = ("src", "dst", "item", "start") if kind == "send" else (
+        "node", "inputs", "output", "start")
+    for key in required:
+        if key not in data:
+            raise ScheduleError("missing key", path=f"{path}.{key}")
+
+    def number(key: str, default: Fraction | None) -> Fraction | None:
+        if key not in data or data[key] is None:
+            return default
+        return parse_rational(data[key], path=f"{path}.{key}", error=ScheduleError)
+
+    lag = data.get("lag", 0)
+    if isinstance(lag, bool) or not isinstance(lag, int):
+        raise ScheduleError("lag must be an integer", path=f"{path}.lag", value=lag)
+    start = number("start", None)
+    assert start is not None
+    try:
+        if kind == "send":
+            for key in ("src", "dst"):
+                if not isinstance(data[key], str):
+                    raise ScheduleError("a node id must be a string", path=f"{path}.{key}",
+                                        value=data[key])
+            part = number("part", Fraction(1))
+            assert part is not None
+            return Send(
+                src=data["src"], dst=data["dst"],
+                item=parse_item(data["item"], path=f"{path}.item"),
+                start=start, part=part, lag=lag, duration=number("duration", None),
+            )
+        if not isinstance(data["node"], str):
+            raise ScheduleError("a node id must be a string", path=f"{path}.node",
+                                value=data["node"])
+        inputs = data["inputs"]
+        if not isinstance(inputs, list):
+            raise ScheduleError("inputs must be a list of items", path=f"{path}.inputs",
+                                value=inputs)
+        return Compute(
+            node=data["node"],
+            inputs=tuple(parse_item(x, path=f"{path}.inputs[{j}]") for j, x in enumerate(inputs)),
+            output=parse_item(data["output"], path=f"{path}.output"),
+            start=start, lag=lag, duration=number("duration", None),
+        )
+    except PortsimError:
+        raise
+    except (TypeError, ValueError) as err:  # pragma: no cover - defensive
+        raise ScheduleError(str(err), path=path, value=data) from None
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """One event as a plain mapping with exact numbers as strings."""
+    out: dict[str, Any]
+    if isinstance(event, Send):
+        out = {"kind": "send", "src": event.src, "dst": event.dst, "item": str(event.item),
+               "start": format_rational(event.start)}
+        if event.part != 1:
+            out["part"] = format_rational(event.part)
+    else:
+        out = {"kind": "compute", "node": event.node,
+               "inputs": [str(x) for x in event.inputs], "output": str(event.output),
+               "start": format_rational(event.start)}
+    if event.lag:
+        out["lag"] = event.lag
+    if event.duration is not None:
+        out["duration"] = format_rational(event.duration)
+    return out
