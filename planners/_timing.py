@@ -1,0 +1,326 @@
+"""A small list scheduler that turns an ordered list of events into exact start times.
+
+Planners that decide *what* to send and compute, and in which order, use
+:class:`PortClock` to decide *when*: each event is placed, in the order it is
+emitted, at the earliest instant when every resource it needs is free at once
+and its inputs are held.  Nothing is ever placed before an event emitted
+earlier on the same resource (no back-filling), so the events of one resource
+never overlap and the schedule is feasible by construction.
+
+Resources, per node, follow the node's port model
+(:meth:`simulator.platform.Platform.port_model_of`):
+
+- bidirectional: one send port and one receive port;
+- unidirectional: one port shared by sends and receives;
+- multiport:k: k send ports and k receive ports (a transfer takes one of each
+  kind, on its sender and on its receiver);
+
+plus one CPU per node (computation overlaps communication fully) and optional
+*lanes*: named exclusive resources a planner adds to serialise events that the
+port model alone would let overlap (the flat tree uses one so that the root
+deals with one participant at a time, whatever its number of ports).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable, Iterable, Sequence
+from fractions import Fraction
+
+import networkx as nx
+
+from simulator.errors import PlannerError
+from simulator.items import Item
+from simulator.platform import NodeId, Platform, PortKind
+from simulator.schedule import Compute, Event, Send
+
+__all__ = ["PortClock", "cheapest_path"]
+
+_ZERO = Fraction(0)
+
+
+def cheapest_path(platform: Platform, src: NodeId, dst: NodeId) -> list[NodeId]:
+    """The cheapest directed path from ``src`` to ``dst`` (sum of link costs ``c``).
+
+    Routers and other processors may be intermediate hops.  Ties are broken
+    by networkx's Dijkstra, deterministically for a given platform.
+
+    Parameters
+    ----------
+    platform:
+        The platform.
+    src, dst:
+        End points; ``[src]`` when they are equal.
+
+    Returns
+    -------
+    list of NodeId
+        The nodes of the path, ``src`` first and ``dst`` last.
+
+    Raises
+    ------
+    PlannerError
+        When ``dst`` is unreachable from ``src``.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["A", "R", "B"], [("A", "R", 1), ("R", "B", 1), ("A", "B", 5)])
+    >>> cheapest_path(p, "A", "B")
+    ['A', 'R', 'B']
+    """
+    if src == dst:
+        return [src]
+    try:
+        path: list[NodeId] = nx.dijkstra_path(platform.graph, src, dst, weight="c")
+    except (nx.NetworkXNoPath, nx.NodeNotFound) as err:
+        raise PlannerError(f"no path from {src} to {dst}", value=f"{src} -> {dst}") from err
+    return path
+
+
+class PortClock:
+    """Earliest-start list scheduler over ports, CPUs and lanes, in exact time.
+
+    Parameters
+    ----------
+    platform:
+        The platform; each node's port model comes from
+        :meth:`~simulator.platform.Platform.port_model_of`.
+    size:
+        Message size: a send over ``(u, v)`` lasts ``size * c(u, v)``.
+
+    Notes
+    -----
+    Each port, CPU and lane keeps the instant from which it is free.  An event
+    needs a set of them; it starts at the largest of their free instants, of
+    the instants its inputs are held, and of its ``not_before`` argument.  For
+    a multi-port node the event takes, among the ports free by then, the one
+    that became free last (best fit), which keeps earlier-free ports for later
+    events.  An item is held from the end of the send or compute that
+    delivered it (store and forward: a hop never starts before the item has
+    fully arrived).
+
+    Examples
+    --------
+    >>> from simulator.items import Item
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
+    >>> clock = PortClock(p)
+    >>> clock.hold("S", Item.message("A"))
+    >>> clock.hold("S", Item.message("B"))
+    >>> clock.send("S", "A", Item.message("A")).start
+    Fraction(0, 1)
+    >>> clock.send("S", "B", Item.message("B")).start
+    Fraction(1, 1)
+    >>> clock.available("B", Item.message("B"))
+    Fraction(3, 1)
+    """
+
+    def __init__(self, platform: Platform, *, size: Fraction | int = 1) -> None:
+        self._platform = platform
+        self._size = Fraction(size)
+        if self._size <= 0:
+            raise PlannerError("message size must be > 0", value=str(self._size))
+        self._send_ports: dict[NodeId, list[Fraction]] = {}
+        self._recv_ports: dict[NodeId, list[Fraction]] = {}
+        for node in platform.node_ids:
+            model = platform.port_model_of(node)
+            if model.kind is PortKind.UNIDIRECTIONAL:
+                shared = [_ZERO]
+                self._send_ports[node] = shared
+                self._recv_ports[node] = shared
+            else:
+                self._send_ports[node] = [_ZERO] * model.k
+                self._recv_ports[node] = [_ZERO] * model.k
+        self._cpu: dict[NodeId, Fraction] = dict.fromkeys(platform.node_ids, _ZERO)
+        self._lanes: dict[Hashable, Fraction] = {}
+        self._held: dict[tuple[NodeId, Item], Fraction] = {}
+        self._events: list[Event] = []
+        self._end = _ZERO
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def platform(self) -> Platform:
+        """The platform the clock schedules on."""
+        return self._platform
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The events placed so far, in the order they were emitted."""
+        return tuple(self._events)
+
+    @property
+    def end_time(self) -> Fraction:
+        """When the last event placed so far ends (0 when there is none)."""
+        return self._end
+
+    def transfer_time(self, src: NodeId, dst: NodeId) -> Fraction:
+        """Duration of a send over the link ``src -> dst``: ``size * c(src, dst)``."""
+        if not self._platform.has_link(src, dst):
+            raise PlannerError("no link", value=f"{src} -> {dst}")
+        return self._size * self._platform.cost(src, dst)
+
+    def hold(self, node: NodeId, item: Item, at: Fraction | int = 0) -> None:
+        """Record that ``node`` holds ``item`` from instant ``at`` (initial data)."""
+        self._check_node(node)
+        self._note_held(node, item, Fraction(at))
+
+    def available(self, node: NodeId, item: Item) -> Fraction | None:
+        """The instant from which ``node`` holds ``item``, or ``None`` if it never does."""
+        return self._held.get((node, item))
+
+    def holds(self, node: NodeId, item: Item) -> bool:
+        """True when ``node`` holds ``item`` at some instant of the schedule so far."""
+        return (node, item) in self._held
+
+    # -- placing events --------------------------------------------------------
+
+    def send(
+        self,
+        src: NodeId,
+        dst: NodeId,
+        item: Item,
+        *,
+        lanes: Iterable[Hashable] = (),
+        not_before: Fraction | int = 0,
+    ) -> Send:
+        """Place one send of ``item`` over the link ``src -> dst``.
+
+        Parameters
+        ----------
+        src, dst:
+            The link; it must exist.
+        item:
+            What is sent; ``src`` must hold it (possibly from a later instant).
+        lanes:
+            Extra exclusive resources the send occupies.
+        not_before:
+            Earliest start allowed by the caller.
+
+        Returns
+        -------
+        Send
+            The placed event; ``dst`` holds ``item`` from its end.
+
+        Raises
+        ------
+        PlannerError
+            When the link does not exist or ``src`` never holds ``item``.
+        """
+        duration = self.transfer_time(src, dst)
+        ready = self._ready(src, item)
+        lane_list = list(lanes)
+        send_ports = self._send_ports[src]
+        recv_ports = self._recv_ports[dst]
+        start = max(
+            ready,
+            Fraction(not_before),
+            min(send_ports),
+            min(recv_ports),
+            *(self._lanes.get(lane, _ZERO) for lane in lane_list),
+        )
+        end = start + duration
+        _occupy(send_ports, start, end)
+        _occupy(recv_ports, start, end)
+        for lane in lane_list:
+            self._lanes[lane] = end
+        self._note_held(dst, item, end)
+        event = Send(src=src, dst=dst, item=item, start=start)
+        self._record(event, end)
+        return event
+
+    def route(
+        self,
+        path: Sequence[NodeId],
+        item: Item,
+        *,
+        lanes_of: dict[NodeId, tuple[Hashable, ...]] | None = None,
+    ) -> list[Send]:
+        """Forward ``item`` hop by hop along ``path`` (store and forward).
+
+        Parameters
+        ----------
+        path:
+            Nodes from the holder of ``item`` to its destination.
+        item:
+            What is forwarded.
+        lanes_of:
+            Lanes a hop occupies when it touches a given node (as sender or
+            receiver), e.g. ``{root: ("root",)}``.
+
+        Returns
+        -------
+        list of Send
+            One send per hop, in path order.
+        """
+        lanes_of = lanes_of or {}
+        hops: list[Send] = []
+        for u, v in itertools.pairwise(path):
+            lanes = lanes_of.get(u, ()) + lanes_of.get(v, ())
+            hops.append(self.send(u, v, item, lanes=lanes))
+        return hops
+
+    def compute(
+        self,
+        node: NodeId,
+        inputs: Sequence[Item],
+        output: Item,
+        *,
+        lanes: Iterable[Hashable] = (),
+        not_before: Fraction | int = 0,
+    ) -> Compute:
+        """Place one reduction task on ``node``: ``inputs`` (in order) into ``output``.
+
+        It lasts the node's compute time and needs the node's CPU, not its ports.
+
+        Raises
+        ------
+        PlannerError
+            When ``node`` is a router or never holds one of ``inputs``.
+        """
+        self._check_node(node)
+        if self._platform.node(node).router:
+            raise PlannerError("a router cannot compute", value=node)
+        lane_list = list(lanes)
+        start = max(
+            self._cpu[node],
+            Fraction(not_before),
+            *(self._ready(node, x) for x in inputs),
+            *(self._lanes.get(lane, _ZERO) for lane in lane_list),
+        )
+        end = start + self._platform.compute_time(node)
+        self._cpu[node] = end
+        for lane in lane_list:
+            self._lanes[lane] = end
+        self._note_held(node, output, end)
+        event = Compute(node=node, inputs=tuple(inputs), output=output, start=start)
+        self._record(event, end)
+        return event
+
+    # -- internals -------------------------------------------------------------
+
+    def _check_node(self, node: NodeId) -> None:
+        if node not in self._cpu:
+            raise PlannerError("unknown node", value=node)
+
+    def _ready(self, node: NodeId, item: Item) -> Fraction:
+        at = self._held.get((node, item))
+        if at is None:
+            raise PlannerError(f"{node} never holds {item}", value=str(item))
+        return at
+
+    def _note_held(self, node: NodeId, item: Item, at: Fraction) -> None:
+        previous = self._held.get((node, item))
+        if previous is None or at < previous:
+            self._held[(node, item)] = at
+
+    def _record(self, event: Event, end: Fraction) -> None:
+        self._events.append(event)
+        self._end = max(self._end, end)
+
+
+def _occupy(ports: list[Fraction], start: Fraction, end: Fraction) -> None:
+    """Mark busy until ``end`` the port free by ``start`` that became free last."""
+    best = max((i for i, free in enumerate(ports) if free <= start), key=ports.__getitem__)
+    ports[best] = end

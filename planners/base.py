@@ -1,0 +1,428 @@
+"""What every planner is and returns.
+
+A planner is any object with a ``name``, the ``operations`` and
+``port_models`` it supports, a one-line ``description`` and a method
+``plan(platform, operation, **options) -> PlanResult`` (the :class:`Planner`
+protocol).  Plain functions become planners through :class:`FunctionPlanner`.
+
+Misuse raises; outcomes are results.  An unknown option is misuse
+(:func:`check_options` raises :class:`~simulator.errors.PlannerError`); an
+operation or port model the planner does not handle is an outcome
+(:meth:`PlanResult.unsupported`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
+
+from simulator.errors import PlannerError
+from simulator.numbers import format_rational
+from simulator.operations import Operation, OperationKind
+from simulator.platform import NodeId, Platform, PortKind
+from simulator.schedule import Schedule
+
+__all__ = [
+    "FunctionPlanner",
+    "PlanFunction",
+    "PlanResult",
+    "PlanStatus",
+    "Planner",
+    "WeightedTree",
+    "check_options",
+    "unsupported_reason",
+]
+
+PlanStatus: TypeAlias = Literal["ok", "unsupported", "infeasible", "error"]
+"""Outcome of a planner: ``ok``, ``unsupported``, ``infeasible`` or ``error``."""
+
+_STATUSES: frozenset[str] = frozenset(get_args(PlanStatus))
+
+
+def _exact(value: object, name: str) -> Fraction | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Fraction | int):
+        raise PlannerError(f"{name} must be an exact rational (Fraction or int)", value=value)
+    return Fraction(value)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedTree:
+    """A tree (or path) used by a steady-state schedule, with its weight.
+
+    Parameters
+    ----------
+    weight:
+        Operations per time unit that go through this tree.
+    edges:
+        Directed edges ``(src, dst)`` of the tree.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> t = WeightedTree(Fraction(1, 2), (("Ps", "Pa"), ("Pa", "P0")))
+    >>> t.nodes
+    ('Ps', 'Pa', 'P0')
+    >>> t.to_dict()
+    {'weight': '1/2', 'edges': [['Ps', 'Pa'], ['Pa', 'P0']]}
+    """
+
+    weight: Fraction
+    edges: tuple[tuple[NodeId, NodeId], ...]
+
+    def __post_init__(self) -> None:
+        weight = _exact(self.weight, "a tree weight")
+        if weight is None or weight < 0:
+            raise PlannerError("a tree weight must be >= 0", value=str(self.weight))
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "edges", tuple((str(s), str(d)) for s, d in self.edges))
+
+    @property
+    def nodes(self) -> tuple[NodeId, ...]:
+        """The nodes the edges touch, in order of first appearance."""
+        seen: dict[NodeId, None] = {}
+        for src, dst in self.edges:
+            seen.setdefault(src)
+            seen.setdefault(dst)
+        return tuple(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (the weight as an exact string)."""
+        return {"weight": format_rational(self.weight),
+                "edges": [[src, dst] for src, dst in self.edges]}
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What a planner returns.
+
+    Parameters
+    ----------
+    status:
+        ``"ok"``, ``"unsupported"`` (the planner does not handle this
+        operation or port model), ``"infeasible"`` or ``"error"``.
+    schedule:
+        The schedule (one-shot or periodic), when the planner built one.
+    message:
+        Why, when ``status`` is not ``"ok"``.
+    throughput_bound:
+        Exact optimal steady-state throughput, when the planner computes one.
+    period:
+        Exact period of a periodic schedule, when there is one.
+    makespan:
+        Exact planned length of a one-shot schedule, when there is one.
+    trees:
+        Weighted trees (or paths) behind a steady-state schedule.
+    notes:
+        Remarks for the user (approximations made, caps hit...).
+    planner:
+        Name of the planner that produced the result.
+
+    Raises
+    ------
+    PlannerError
+        On an unknown status or a figure that is not an exact rational.
+
+    Examples
+    --------
+    >>> r = PlanResult.unsupported("flat", "flat does not handle alltoall")
+    >>> r.status, r.is_ok
+    ('unsupported', False)
+    >>> r.to_dict()["message"]
+    'flat does not handle alltoall'
+    """
+
+    status: PlanStatus
+    schedule: Schedule | None
+    message: str = ""
+    throughput_bound: Fraction | None = None
+    period: Fraction | None = None
+    makespan: Fraction | None = None
+    trees: tuple[WeightedTree, ...] = ()
+    notes: tuple[str, ...] = ()
+    planner: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in _STATUSES:
+            raise PlannerError(
+                "status must be one of " + ", ".join(sorted(_STATUSES)), value=self.status
+            )
+        for name in ("throughput_bound", "period", "makespan"):
+            object.__setattr__(self, name, _exact(getattr(self, name), name))
+        object.__setattr__(self, "trees", tuple(self.trees))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    # -- constructors ----------------------------------------------------------
+
+    @classmethod
+    def ok(
+        cls,
+        planner: str,
+        schedule: Schedule | None,
+        *,
+        throughput_bound: Fraction | int | None = None,
+        period: Fraction | int | None = None,
+        makespan: Fraction | int | None = None,
+        trees: Iterable[WeightedTree] = (),
+        notes: Iterable[str] = (),
+        message: str = "",
+    ) -> PlanResult:
+        """A successful plan (integer figures become exact ``Fraction``)."""
+        return cls("ok", schedule, message, _exact(throughput_bound, "throughput_bound"),
+                   _exact(period, "period"), _exact(makespan, "makespan"),
+                   tuple(trees), tuple(notes), planner)
+
+    @classmethod
+    def unsupported(cls, planner: str, reason: str) -> PlanResult:
+        """The planner does not handle this operation or port model; ``reason`` says why."""
+        return cls("unsupported", None, reason, planner=planner)
+
+    @classmethod
+    def infeasible(
+        cls, planner: str, reason: str, *, notes: Iterable[str] = ()
+    ) -> PlanResult:
+        """No schedule exists (or the planner proved it cannot find one)."""
+        return cls("infeasible", None, reason, notes=tuple(notes), planner=planner)
+
+    @classmethod
+    def error(cls, planner: str, reason: str, *, notes: Iterable[str] = ()) -> PlanResult:
+        """The planner failed (a solver error, a cap hit...); ``reason`` says how."""
+        return cls("error", None, reason, notes=tuple(notes), planner=planner)
+
+    # -- views -----------------------------------------------------------------
+
+    @property
+    def is_ok(self) -> bool:
+        """True when ``status == "ok"``."""
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The planner's part of a SPEC.md JSON result (exact figures as strings)."""
+
+        def text(value: Fraction | None) -> str | None:
+            return None if value is None else format_rational(value)
+
+        return {
+            "planner": self.planner,
+            "status": self.status,
+            "message": self.message,
+            "throughput_bound": text(self.throughput_bound),
+            "period": text(self.period),
+            "makespan": text(self.makespan),
+            "trees": [t.to_dict() for t in self.trees],
+            "notes": list(self.notes),
+        }
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """The planner protocol.
+
+    Attributes
+    ----------
+    name:
+        Registry name (``"flat"``, ``"lp"``...).
+    operations:
+        Operation kinds the planner handles.
+    port_models:
+        Port model kinds the planner handles (every node of the platform must
+        obey one of them).
+    description:
+        One line for ``portsim planners``.
+    """
+
+    @property
+    def name(self) -> str:
+        """Registry name."""
+        ...
+
+    @property
+    def operations(self) -> frozenset[OperationKind]:
+        """Operation kinds the planner handles."""
+        ...
+
+    @property
+    def port_models(self) -> frozenset[PortKind]:
+        """Port model kinds the planner handles."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """One line for ``portsim planners``."""
+        ...
+
+    def plan(self, platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+        """Plan ``operation`` on ``platform``.
+
+        Raises
+        ------
+        PlannerError
+            On misuse (unknown option, bad option value).  An operation or
+            port model the planner does not handle is a returned
+            :meth:`PlanResult.unsupported`, not an exception.
+        """
+        ...
+
+
+PlanFunction: TypeAlias = Callable[..., PlanResult]
+"""``f(platform, operation, **options) -> PlanResult``."""
+
+
+def check_options(name: str, options: Mapping[str, object], allowed: Iterable[str]) -> None:
+    """Reject options a planner does not know.
+
+    Parameters
+    ----------
+    name:
+        The planner's name, for the message.
+    options:
+        The options given.
+    allowed:
+        The option names the planner accepts.
+
+    Raises
+    ------
+    PlannerError
+        Naming the first unknown option (in sorted order) and listing the
+        valid ones.
+
+    Examples
+    --------
+    >>> check_options("greedy", {"reducers": 2}, ["reducers", "concurrent_transfers"])
+    >>> check_options("flat", {"depth": 2}, [])
+    Traceback (most recent call last):
+    ...
+    simulator.errors.PlannerError: planners.flat.depth: unknown option 'depth' for \
+planner 'flat'; it takes no options
+    """
+    valid = sorted(set(allowed))
+    unknown = sorted(str(key) for key in options if key not in valid)
+    if not unknown:
+        return
+    listing = ("valid options: " + ", ".join(valid)) if valid else "it takes no options"
+    raise PlannerError(
+        f"unknown option {unknown[0]!r} for planner {name!r}; {listing}",
+        path=f"planners.{name}.{unknown[0]}",
+        value=unknown[0],
+    )
+
+
+def unsupported_reason(
+    name: str,
+    operations: Iterable[OperationKind],
+    port_models: Iterable[PortKind],
+    platform: Platform,
+    operation: Operation,
+) -> str | None:
+    """Why a planner cannot handle ``operation`` on ``platform``, or ``None`` if it can.
+
+    Parameters
+    ----------
+    name:
+        The planner's name, for the message.
+    operations, port_models:
+        What the planner supports.
+    platform, operation:
+        The problem.
+
+    Returns
+    -------
+    str or None
+        A sentence naming the unsupported operation kind or the first node
+        whose port model is unsupported; ``None`` when supported.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> op = Operation(OperationKind.ALLTOALL)
+    >>> unsupported_reason("flat", {OperationKind.SCATTER}, {PortKind.BIDIRECTIONAL}, p, op)
+    'flat does not handle alltoall (it handles: scatter)'
+    """
+    ops = frozenset(operations)
+    kind = OperationKind(operation.kind)
+    if kind not in ops:
+        handled = ", ".join(sorted(str(k) for k in ops)) or "nothing"
+        return f"{name} does not handle {kind} (it handles: {handled})"
+    models = frozenset(port_models)
+    for node in platform.node_ids:
+        model = platform.port_model_of(node)
+        if model.kind not in models:
+            handled = ", ".join(sorted(str(k) for k in models)) or "nothing"
+            return (f"{name} does not handle the {model} port model of node {node} "
+                    f"(it handles: {handled})")
+    return None
+
+
+@dataclass(frozen=True)
+class FunctionPlanner:
+    """A :class:`Planner` made of a plain function.
+
+    :meth:`plan` rejects unknown options (:func:`check_options`), returns
+    :meth:`PlanResult.unsupported` for an operation or port model outside
+    :attr:`operations` and :attr:`port_models`, and otherwise calls
+    ``function(platform, operation, **options)``.
+
+    Parameters
+    ----------
+    name:
+        Registry name.
+    function:
+        ``f(platform, operation, **options) -> PlanResult``.
+    operations, port_models:
+        What the function handles.
+    description:
+        One line for ``portsim planners``.
+    options:
+        Option names the function accepts.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> def nothing(platform, operation):
+    ...     return PlanResult.error("nothing", "plans nothing")
+    >>> planner = FunctionPlanner("nothing", nothing, frozenset({OperationKind.SCATTER}),
+    ...                           frozenset(PortKind), "plans nothing")
+    >>> isinstance(planner, Planner)
+    True
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> planner.plan(p, Operation(OperationKind.GATHER)).status
+    'unsupported'
+    """
+
+    name: str
+    function: PlanFunction = field(repr=False)
+    operations: frozenset[OperationKind]
+    port_models: frozenset[PortKind]
+    description: str
+    options: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "operations", frozenset(OperationKind(k) for k in self.operations))
+        object.__setattr__(self, "port_models", frozenset(PortKind(k) for k in self.port_models))
+        object.__setattr__(self, "options", frozenset(self.options))
+
+    def plan(self, platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+        """Check the options and support, then call the function.
+
+        Raises
+        ------
+        PlannerError
+            On an unknown option, or when the function does not return a
+            :class:`PlanResult`.
+        """
+        check_options(self.name, options, self.options)
+        reason = unsupported_reason(self.name, self.operations, self.port_models,
+                                    platform, operation)
+        if reason is not None:
+            return PlanResult.unsupported(self.name, reason)
+        result = self.function(platform, operation, **options)
+        if not isinstance(result, PlanResult):
+            raise PlannerError(
+                f"planner {self.name!r} returned {type(result).__name__}, not a PlanResult",
+                value=type(result).__name__,
+            )
+        return result

@@ -1,0 +1,877 @@
+"""The replay engine: SimPy drives time, the schedule is checked event by event.
+
+Two modes (DESIGN.md, "Engine"):
+
+- ``strict``: every event starts exactly at its stated time; every conflict is
+  a violation.  This is the validator.
+- ``asap`` (as soon as possible): the order the schedule gives on every port
+  and CPU is kept, and each event starts as soon as all its ports are free AT
+  THE SAME INSTANT and its inputs have fully arrived; the achieved times are
+  the result.
+
+Both modes handle the bidirectional, unidirectional and multi-port models per
+node, computation fully overlapped with communication (one computation at a
+time per node), fractional parts, and symbolic non-commutative reductions.
+
+Exact and float time
+--------------------
+In exact mode (the default) every time is multiplied by the least common
+multiple ``D`` of all the denominators in the replay (starts, durations,
+period, horizon), so the engine computes on Python integers: exact, and
+nearly as fast as floats.  Times are turned back into ``Fraction`` only in
+the report.  Float mode uses floats and compares times with an absolute
+tolerance of ``1e-9`` times the largest time in the replay; use it when
+``D`` would be huge.
+
+Cost
+----
+Strict mode schedules one SimPy event per distinct start time (a port is
+"busy until" a time, so no end events are needed); ASAP mode schedules one
+SimPy event per event (its end), and a per-port queue does the dispatching,
+so a transfer never holds one port while waiting for another.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import simpy
+
+from simulator.errors import ScheduleError
+from simulator.items import Item, combine
+from simulator.numbers import common_denominator, format_rational, parse_rational
+from simulator.platform import PortKind, PortModel
+from simulator.report import Report, Violation, ViolationKind
+from simulator.schedule import Compute, Event, Schedule, Send
+
+__all__ = ["DEFAULT_PERIODS", "FLOAT_TOLERANCE", "replay"]
+
+FLOAT_TOLERANCE = 1e-9
+"""Relative tolerance of float mode (times are compared up to this times the
+largest time of the replay)."""
+
+DEFAULT_PERIODS = 10
+"""Periods replayed past the largest lag when a periodic schedule comes
+without a horizon."""
+
+_SEND = 0
+_COMPUTE = 1
+
+# A concrete event (one play of a schedule event) is a plain tuple, for speed:
+_START, _DUR, _KIND, _RES, _NEEDS, _GIVE, _PART, _INDEX, _INSTANCE = range(9)
+
+
+class _Pattern:
+    """What the compile step knows about one event of the schedule."""
+
+    __slots__ = ("duration", "give", "index", "kind", "lag", "needs", "nodes", "part",
+                 "playable", "res", "slot", "start")
+
+    def __init__(self, index: int, kind: int, nodes: tuple[int, ...], res: tuple[int, ...],
+                 needs: tuple[int, ...], give: int, slot: int, start: Any, duration: Any,
+                 part: Any, lag: int, playable: bool) -> None:
+        self.index = index
+        self.kind = kind
+        self.nodes = nodes  # send: (src, dst); compute: (node,)
+        self.res = res  # ports (send) or CPU (compute) it occupies
+        self.needs = needs  # held-item keys of instance 0 it needs
+        self.give = give  # held-item key of instance 0 it produces
+        self.slot = slot  # instance slot #j
+        self.start = start
+        self.duration = duration
+        self.part = part
+        self.lag = lag
+        self.playable = playable  # False for a send over a missing link
+
+
+class _Run:
+    """Compiled form of one replay: node, port and item numbering, time unit.
+
+    Internal: built and consumed by :func:`replay`.
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        port_model: PortModel | None,
+        exact: bool,
+    ) -> None:
+        self.schedule = schedule
+        self.operation = schedule.operation
+        self.platform = (
+            schedule.platform if port_model is None
+            else schedule.platform.with_port_model(port_model)
+        )
+        self.exact = exact
+        self.violations: list[tuple[Any, int, Violation]] = []  # (time, order, violation)
+        platform = self.platform
+        self.node_ids = platform.node_ids
+        self.node_index = {nid: i for i, nid in enumerate(self.node_ids)}
+        self.nn = len(self.node_ids)
+
+        # Resources: one send and one receive port per node (the same one
+        # under the unidirectional model), then one CPU per node.
+        self.send_port: list[int] = []
+        self.recv_port: list[int] = []
+        self.capacity: list[int] = []
+        self.resource_names: list[str] = []
+        for nid in self.node_ids:
+            model = platform.port_model_of(nid)
+            k = model.k if model.kind is PortKind.MULTIPORT else 1
+            port = len(self.capacity)
+            self.send_port.append(port)
+            if model.kind is PortKind.UNIDIRECTIONAL:
+                self.capacity.append(1)
+                self.recv_port.append(port)
+                self.resource_names.append(f"port of {nid}")
+            else:
+                self.capacity.extend([k, k])
+                self.recv_port.append(port + 1)
+                self.resource_names.extend([f"send port of {nid}", f"receive port of {nid}"])
+        self.resource_node: list[str] = [n.split(" of ", 1)[1] for n in self.resource_names]
+        self.cpu = [len(self.capacity) + i for i in range(self.nn)]
+        self.capacity.extend([1] * self.nn)
+        self.resource_names.extend(f"CPU of {nid}" for nid in self.node_ids)
+        self.resource_node.extend(self.node_ids)
+
+        # Items: canonical base items get small integer ids; an item held by a
+        # node is the integer key  instance * (nb * nn) + base * nn + node.
+        self.bases: dict[Item, int] = {}
+        self.base_list: list[Item] = []
+        self._base_cache: dict[Item, int] = {}
+        op = self.operation
+        for table in (op.initial_items(0), op.required_items(0)):
+            for items in table.values():
+                for item in items:
+                    self._base(item)
+
+    def _base(self, item: Item) -> int:
+        found = self._base_cache.get(item)
+        if found is None:
+            base = self.operation.normalize(item).with_instance(0)
+            found = self.bases.get(base)
+            if found is None:
+                found = self.bases[base] = len(self.base_list)
+                self.base_list.append(base)
+            self._base_cache[item] = found
+        return found
+
+    def compile(self, horizon: Fraction | None) -> None:
+        """Choose the time unit, then turn every schedule event into numbers."""
+        schedule = self.schedule
+        platform = self.platform
+        size = self.operation.size
+        # Number the distinct durations: few (link, part) pairs and nodes in
+        # practice, and hashing strings and ints is far cheaper than Fractions.
+        duration_ids: dict[object, int] = {}
+        distinct: list[Fraction | None] = []  # None: a send over a missing link
+        distinct_parts: list[Fraction] = []
+        event_duration: list[int] = []
+        for e in schedule.events:
+            if type(e) is Send:
+                part = e.part
+                key: object = (e.src, e.dst, part.numerator, part.denominator)
+            else:
+                key = e.node  # type: ignore[union-attr]
+                part = Fraction(1)
+            j = duration_ids.get(key)
+            if j is None:
+                j = duration_ids[key] = len(distinct)
+                if type(e) is Send:
+                    d = (size * platform.cost(e.src, e.dst) * part
+                         if platform.has_link(e.src, e.dst) else None)
+                else:
+                    d = platform.compute_time(e.node)  # type: ignore[union-attr]
+                distinct.append(d)
+                distinct_parts.append(part)
+            event_duration.append(j)
+        values = [d for d in distinct if d is not None]
+        values += [e.start for e in schedule.events]
+        if schedule.period is not None:
+            values.append(schedule.period)
+        if horizon is not None:
+            values.append(horizon)
+
+        if self.exact:
+            scale = self.scale = common_denominator(values)
+            self.tol: int | float = 0
+            self.one: Fraction | float = Fraction(1)
+
+            def to_time(v: Fraction) -> int | float:
+                return v.numerator * (scale // v.denominator)
+            parts: list[Any] = [p if p != 1 else 1 for p in distinct_parts]
+        else:
+            self.scale = 1
+            largest = max((abs(float(v)) for v in values), default=1.0)
+            self.tol = FLOAT_TOLERANCE * max(1.0, largest)
+            self.one = 1.0
+
+            def to_time(v: Fraction) -> int | float:
+                return v.numerator / v.denominator
+            parts = [float(p) if p != 1 else 1 for p in distinct_parts]
+        self.to_time = to_time
+        times = [0 if d is None else to_time(d) for d in distinct]
+
+        nn = self.nn
+        index = self.node_index
+        base = self._base
+        send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
+        self.patterns: list[_Pattern] = []
+        for i, e in enumerate(schedule.events):
+            j = event_duration[i]
+            if type(e) is Send:
+                src, dst = index[e.src], index[e.dst]
+                b = base(e.item)
+                pat = _Pattern(
+                    i, _SEND, (src, dst), (send_port[src], recv_port[dst]),
+                    (b * nn + src,), b * nn + dst, e.item.instance,
+                    to_time(e.start), times[j], parts[j], e.lag, distinct[j] is not None,
+                )
+                if distinct[j] is None or e.duration is not None:
+                    self._check_static(i, e, distinct[j])
+            else:
+                assert isinstance(e, Compute)
+                node = index[e.node]
+                pat = _Pattern(
+                    i, _COMPUTE, (node,), (cpu[node],),
+                    tuple(base(x) * nn + node for x in e.inputs), base(e.output) * nn + node,
+                    e.output.instance, to_time(e.start), times[j], 1, e.lag, True,
+                )
+                self._check_static(i, e, distinct[j])
+            self.patterns.append(pat)
+        self.nb = len(self.base_list)
+        self.stride = self.nb * self.nn  # key distance between two instances
+
+    def _check_static(self, i: int, e: Event, duration: Fraction | None) -> None:
+        """Checks that do not depend on time: links, durations, reductions."""
+        time = e.start if self.exact else float(e.start)
+        op = self.operation
+        if isinstance(e, Send):
+            if duration is None:
+                self.violate(time, ViolationKind.NO_LINK, e.src,
+                             f"no link {e.src} -> {e.dst} for {e.item}", (i,))
+                return
+            node = e.src
+        else:
+            node = e.node
+            if self.platform.node(e.node).router:
+                self.violate(time, ViolationKind.ROUTER_COMPUTE, e.node,
+                             f"router {e.node} computes {e.output}", (i,))
+            inputs = [op.normalize(x) for x in e.inputs]
+            result = combine(inputs, commutative=op.commutative)
+            if isinstance(result, str):
+                self.violate(time, ViolationKind.REDUCTION_ORDER, e.node,
+                             f"compute of {e.output} from "
+                             f"{', '.join(str(x) for x in e.inputs)}: {result}", (i,))
+            elif result != op.normalize(e.output):
+                self.violate(time, ViolationKind.WRONG_OUTPUT, e.node,
+                             f"inputs {', '.join(str(x) for x in e.inputs)} make {result}, "
+                             f"not {e.output}", (i,))
+        if e.duration is not None and e.duration != duration:
+            assert duration is not None
+            self.violate(time, ViolationKind.WRONG_DURATION, node,
+                         f"stated duration {format_rational(e.duration)} but the platform "
+                         f"implies {format_rational(duration)}", (i,))
+
+    # -- helpers -----------------------------------------------------------------
+
+    def violate(self, time: Fraction | float, kind: str, node: str, detail: str,
+                events: tuple[int, ...]) -> None:
+        """Record a violation (``time`` as reported: Fraction or float)."""
+        self.violations.append(
+            (time, len(self.violations), Violation(kind, time, node, detail, events))
+        )
+
+    def out_time(self, t: int | float) -> Fraction | float:
+        """An internal time as reported: a Fraction in exact mode."""
+        if self.exact:
+            return Fraction(t, self.scale)
+        return float(t)
+
+    def key_name(self, key: int) -> tuple[str, str]:
+        """(node id, item name) of a held-item key."""
+        instance, rest = divmod(key, self.stride)
+        base, node = divmod(rest, self.nn)
+        return self.node_ids[node], str(self.base_list[base].with_instance(instance))
+
+    # -- the concrete event list -------------------------------------------------
+
+    def concrete(self, horizon: int | float | None) -> list[tuple[Any, ...]]:
+        """Every event to play, sorted by start (ties: schedule order)."""
+        out: list[tuple[Any, ...]] = []
+        stride = self.stride
+        if self.schedule.period is None:
+            for pat in self.patterns:
+                if pat.playable:
+                    shift = pat.slot * stride
+                    needs = pat.needs if not shift else tuple(k + shift for k in pat.needs)
+                    out.append((pat.start, pat.duration, pat.kind, pat.res, needs,
+                                pat.give + shift, pat.part, pat.index, pat.slot))
+            out.sort(key=lambda x: x[0])
+            return out
+        assert horizon is not None
+        assert self.schedule.period is not None
+        period = self.to_time(self.schedule.period)
+        n = self.schedule.instances_per_period
+        periods = math.ceil(horizon / period)
+        order = sorted((p for p in self.patterns if p.playable), key=lambda p: p.start)
+        for p in range(periods):
+            base_time = p * period
+            for pat in order:
+                start = base_time + pat.start
+                if start >= horizon:
+                    break
+                instance = (p - pat.lag) * n + pat.slot
+                if instance >= 0:
+                    shift = instance * stride
+                    out.append((start, pat.duration, pat.kind, pat.res,
+                                tuple(k + shift for k in pat.needs), pat.give + shift,
+                                pat.part, pat.index, instance))
+        return out
+
+    def initial_holdings(self, instances: Iterable[int]) -> dict[int, Any]:
+        """What every node holds at time 0, for every instance replayed."""
+        zero = 0 if self.exact else 0.0
+        keys = [
+            self._base(item) * self.nn + self.node_index[node]
+            for node, items in self.operation.initial_items(0).items()
+            for item in items
+        ]
+        stride = self.stride
+        return {t * stride + k: zero for t in instances for k in keys}
+
+
+# ---------------------------------------------------------------------------
+# strict replay
+# ---------------------------------------------------------------------------
+
+
+class _Strict:
+    """Strict replay: every event at its stated time, every conflict reported."""
+
+    def __init__(self, run: _Run, events: list[tuple[Any, ...]], held: dict[int, Any]) -> None:
+        self.run = run
+        self.events = events
+        self.held = held
+        self.parts: dict[int, list[tuple[Any, Any]]] = {}
+        # Per resource slot: busy until when, and by which schedule event.
+        self.slots: list[list[Any]] = [[-math.inf] * c for c in run.capacity]
+        self.holders: list[list[int]] = [[-1] * c for c in run.capacity]
+        self.end_time: Any = 0
+        self.played: set[int] = set()
+
+    def go(self) -> None:
+        """Play the batches in time order: one SimPy event per distinct start time."""
+        env = simpy.Environment()
+        events = self.events
+        n = len(events)
+        position = 0
+        batch = self.batch
+
+        def fire(_wake: simpy.Event) -> None:
+            nonlocal position
+            t = events[position][0]
+            end = position + 1
+            while end < n and events[end][0] == t:
+                end += 1
+            batch(t, events[position:end])
+            position = end
+            if position < n:
+                env.timeout(events[position][0] - t).callbacks.append(fire)
+
+        if n:
+            env.timeout(events[0][0]).callbacks.append(fire)
+        env.run()
+
+    def batch(self, t: Any, batch: list[tuple[Any, ...]]) -> None:
+        """Play every event that starts at ``t``.
+
+        Zero-duration computes may produce, at ``t``, an input another event of
+        the batch needs; events whose inputs are missing are retried while the
+        batch makes progress, and only then reported.
+        """
+        held = self.held
+        limit = t + self.run.tol
+        play = self.play
+        pending = batch
+        while True:
+            deferred = []
+            produced = False
+            for entry in pending:
+                for key in entry[4]:
+                    arrival = held.get(key)
+                    if arrival is None or arrival > limit:
+                        deferred.append(entry)
+                        break
+                else:
+                    produced |= play(entry, t)
+            if not deferred or not produced:
+                break
+            pending = deferred
+        for entry in deferred:
+            self.report_missing(entry, t)
+            play(entry, t)
+
+    def report_missing(self, entry: tuple[Any, ...], t: Any) -> None:
+        run = self.run
+        limit = t + run.tol
+        for key in entry[_NEEDS]:
+            arrival = self.held.get(key)
+            if arrival is not None and arrival <= limit:
+                continue
+            node, name = run.key_name(key)
+            if arrival is not None:
+                why = f"it arrives only at t={_fmt(run.out_time(arrival))}"
+            elif key in self.parts:
+                got = sum((p for a, p in self.parts[key] if a <= limit), 0 * run.one)
+                why = f"it holds only {_fmt(got)} of it"
+            else:
+                why = "it never received it"
+            action = "sends" if entry[_KIND] == _SEND else "computes with"
+            run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
+                        f"{node} {action} {name} at t={_fmt(run.out_time(t))} but {why}",
+                        (entry[_INDEX],))
+
+    def play(self, entry: tuple[Any, ...], t: Any) -> bool:
+        """Play one event at ``t``; return True if it made an item available at ``t``."""
+        end = t + entry[1]
+        if end > self.end_time:
+            self.end_time = end
+        self.played.add(entry[8])
+        limit = t + self.run.tol
+        slots = self.slots
+        chosen = []
+        for r in entry[3]:
+            for s, busy in enumerate(slots[r]):
+                if busy <= limit:
+                    chosen.append((r, s))
+                    break
+            else:
+                self.report_conflict(entry, r, t)
+        if len(chosen) == len(entry[3]):
+            holders = self.holders
+            for r, s in chosen:
+                slots[r][s] = end
+                holders[r][s] = entry[7]
+        # The event takes effect as written: violations are reported, not repaired.
+        self.deliver(entry[5], end, entry[6])
+        return entry[1] == 0
+
+    def report_conflict(self, entry: tuple[Any, ...], r: int, t: Any) -> None:
+        run = self.run
+        others = sorted({h for h, busy in zip(self.holders[r], self.slots[r], strict=True)
+                         if busy > t + run.tol and h >= 0})
+        node, name = run.key_name(entry[_GIVE])
+        if entry[_KIND] == _SEND:
+            what = f"send of {name} to {node} (event {entry[_INDEX]})"
+            kind = ViolationKind.PORT_CONFLICT
+        else:
+            what = f"compute of {name} (event {entry[_INDEX]})"
+            kind = ViolationKind.CPU_CONFLICT
+        busy_with = ", ".join(f"event {h}" for h in others)
+        run.violate(run.out_time(t), kind, run.resource_node[r],
+                    f"{what} needs the {run.resource_names[r]}, busy with {busy_with}",
+                    (entry[_INDEX], *others))
+
+    def deliver(self, key: int, arrival: Any, part: Any) -> None:
+        if part == 1:
+            previous = self.held.get(key)
+            if previous is None or arrival < previous:
+                self.held[key] = arrival
+            return
+        # Parts may arrive out of start order: the item is held from the
+        # arrival at which the received parts first sum to 1.
+        parts = self.parts.setdefault(key, [])
+        parts.append((arrival, part))
+        total = 0 * part
+        for when, amount in sorted(parts, key=lambda x: x[0]):
+            total += amount
+            if total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0):
+                previous = self.held.get(key)
+                if previous is None or when < previous:
+                    self.held[key] = when
+                break
+
+
+# ---------------------------------------------------------------------------
+# as-soon-as-possible replay
+# ---------------------------------------------------------------------------
+
+
+class _Asap:
+    """As-soon-as-possible replay with the per-port (and per-CPU) order kept.
+
+    Every resource has a queue of events in schedule order.  An event starts
+    when it is next in the queue of every resource it needs, all of them have
+    a free slot at that instant, and its inputs have fully arrived; so no
+    port is ever held while another is awaited.
+    """
+
+    def __init__(self, run: _Run, events: list[tuple[Any, ...]], held: dict[int, Any],
+                 until: Any) -> None:
+        self.run = run
+        self.events = events
+        self.held = held
+        self.until = until
+        self.parts: dict[int, Any] = {}
+        n_res = len(run.capacity)
+        self.queues: list[list[int]] = [[] for _ in range(n_res)]
+        self.next: list[int] = [0] * n_res
+        self.busy: list[int] = [0] * n_res
+        queues = self.queues
+        for e, entry in enumerate(events):
+            for r in entry[3]:
+                queues[r].append(e)
+        for q in queues:
+            q.append(-1)  # sentinel: nothing left
+        self.waiting: dict[int, list[int]] = defaultdict(list)
+        self.starts: list[Any] = [None] * len(events)
+        self.end_time: Any = 0
+        self.played: set[int] = set()
+
+    def go(self) -> None:
+        env = self.env = simpy.Environment()
+        for _r, queue in enumerate(self.queues):
+            if queue[0] >= 0:
+                self.try_start(queue[0])
+        env.run(until=self.until)
+
+    def try_start(self, e: int) -> None:
+        if self.starts[e] is not None:
+            return
+        entry = self.events[e]
+        queues, nxt, busy, capacity = self.queues, self.next, self.busy, self.run.capacity
+        res = entry[3]
+        for r in res:
+            if queues[r][nxt[r]] != e or busy[r] >= capacity[r]:
+                return
+        held = self.held
+        for key in entry[4]:
+            if key not in held:
+                self.waiting[key].append(e)
+                return
+        env = self.env
+        self.starts[e] = env.now
+        for r in res:
+            busy[r] += 1
+            nxt[r] += 1
+        self.played.add(entry[8])
+        env.timeout(entry[1], e).callbacks.append(self.on_end)
+        for r in res:
+            if busy[r] < capacity[r]:  # a multi-port slot is still free
+                following = queues[r][nxt[r]]
+                if following >= 0:
+                    self.try_start(following)
+
+    def on_end(self, ev: simpy.Event) -> None:
+        e = ev._value
+        entry = self.events[e]
+        now = self.env.now
+        if now > self.end_time:
+            self.end_time = now
+        busy = self.busy
+        res = entry[3]
+        for r in res:
+            busy[r] -= 1
+        key = entry[5]
+        part = entry[6]
+        arrived = True
+        if part != 1:
+            total = self.parts.get(key, 0) + part
+            self.parts[key] = total
+            arrived = total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0)
+        if arrived and key not in self.held:
+            self.held[key] = now
+            waiters = self.waiting.pop(key, None)
+            if waiters:
+                for waiter in waiters:
+                    self.try_start(waiter)
+        queues, nxt = self.queues, self.next
+        for r in res:
+            following = queues[r][nxt[r]]
+            if following >= 0:
+                self.try_start(following)
+
+    def report_blocked(self) -> None:
+        """Report the events that can never start (only when the replay ran dry)."""
+        run = self.run
+        queues, nxt = self.queues, self.next
+        stuck = [e for e, start in enumerate(self.starts)
+                 if start is None and all(queues[r][nxt[r]] == e for r in self.events[e][3])]
+        if not stuck:  # a cycle in the per-port orders: report each queue head
+            stuck = sorted({q[nxt[r]] for r, q in enumerate(queues) if q[nxt[r]] >= 0})
+        for e in stuck:
+            entry = self.events[e]
+            missing = [k for k in entry[_NEEDS] if k not in self.held]
+            if missing:
+                names = [run.key_name(k) for k in missing]
+                node = names[0][0]
+                why = f"{node} never holds {', '.join(name for _, name in names)}"
+            else:
+                node = run.resource_node[entry[_RES][0]]
+                why = "the per-port orders wait on each other (a cycle)"
+            run.violate(run.out_time(self.env.now), ViolationKind.BLOCKED, node,
+                        f"event {entry[_INDEX]} (instance {entry[_INSTANCE]}) never starts: "
+                        f"{why}", (entry[_INDEX],))
+
+
+# ---------------------------------------------------------------------------
+# the public entry point
+# ---------------------------------------------------------------------------
+
+
+def replay(
+    schedule: Schedule,
+    *,
+    mode: str = "strict",
+    exact: bool = True,
+    horizon: Fraction | int | str | None = None,
+    port_model: PortModel | str | None = None,
+    record_starts: bool = False,
+) -> Report:
+    """Replay ``schedule`` and report every violation and the measured figures.
+
+    Parameters
+    ----------
+    schedule:
+        A one-shot or periodic :class:`~simulator.schedule.Schedule`.
+    mode:
+        ``"strict"`` (validator: events at their stated times) or ``"asap"``
+        (per-port order kept, events as soon as ports, CPU and inputs allow).
+    exact:
+        Exact rational time (default) or float time (faster on huge
+        denominators; tolerance :data:`FLOAT_TOLERANCE`).
+    horizon:
+        Time span to replay.  Periodic schedules: the pattern repeats until
+        the horizon (default: the largest lag plus :data:`DEFAULT_PERIODS`
+        periods).  One-shot: completions after the horizon do not count, and
+        the measured throughput is ``completed / horizon``.
+    port_model:
+        Replace the platform-wide port model (per-node overrides are kept).
+    record_starts:
+        ASAP mode, one-shot schedules: return the achieved start of every
+        event in :attr:`Report.event_starts`.
+
+    Returns
+    -------
+    Report
+        Violations (``kind``, ``time``, ``node``, ``detail``) in time order,
+        completed instances, makespan, throughput.
+
+    Raises
+    ------
+    ScheduleError
+        On a bad ``mode`` or ``horizon``.
+
+    Notes
+    -----
+    Every event takes effect as written even when it violates a rule, so a
+    violation is reported once, where it happens, rather than cascading.
+    The engine re-derives every duration from the platform; stated durations
+    are only checked.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> from simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": "1/2"}])
+    >>> report = replay(s)
+    >>> [v.kind for v in report.violations]
+    ['item_not_held']
+    >>> replay(s, mode="asap").makespan
+    Fraction(2, 1)
+    """
+    if mode not in ("strict", "asap"):
+        raise ScheduleError("mode must be strict or asap", path="mode", value=mode)
+    h = None if horizon is None else parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h is not None and h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    model = None if port_model is None else PortModel.parse(port_model)
+    run = _Run(schedule, model, exact)
+    periodic = schedule.period is not None
+    if periodic and h is None:
+        assert schedule.period is not None
+        max_lag = max((e.lag for e in schedule.events), default=0)
+        h = schedule.period * (max_lag + DEFAULT_PERIODS)
+    run.compile(h)
+    horizon_t = None if h is None else run.to_time(h)
+    events = run.concrete(horizon_t)
+
+    instance_numbers = (
+        sorted({entry[_INSTANCE] for entry in events}) if periodic else schedule.instances()
+    )
+    held = run.initial_holdings(instance_numbers)
+
+    engine: _Strict | _Asap
+    if mode == "strict":
+        engine = _Strict(run, events, held)
+        engine.go()
+    else:
+        until = None
+        if horizon_t is not None:
+            # Events that end exactly at the horizon still count.
+            until = horizon_t + (1 if exact else run.tol + FLOAT_TOLERANCE)
+        engine = _Asap(run, events, held, until)
+        engine.go()
+        if engine.env.peek() == math.inf:
+            engine.report_blocked()
+    return _conclude(run, engine, events, instance_numbers, horizon_t, mode, record_starts)
+
+
+def _conclude(
+    run: _Run,
+    engine: _Strict | _Asap,
+    events: list[tuple[Any, ...]],
+    instance_numbers: list[int],
+    horizon_t: Any,
+    mode: str,
+    record_starts: bool,
+) -> Report:
+    schedule = run.schedule
+    op = run.operation
+    required = [
+        run._base(item) * run.nn + run.node_index[node]
+        for node, items in op.required_items(0).items()
+        for item in items
+    ]
+    held = engine.held
+    stride = run.stride
+    deadline = math.inf if horizon_t is None else horizon_t + run.tol
+    completion: dict[int, Any] = {}
+    missing: dict[int, list[int]] = {}
+    for t in instance_numbers:
+        latest: Any = 0
+        shift = t * stride
+        for k in required:
+            arrival = held.get(k + shift)
+            if arrival is None or arrival > deadline:
+                missing.setdefault(t, []).append(k + shift)
+                latest = None
+            elif latest is not None and arrival > latest:
+                latest = arrival
+        if latest is not None:
+            completion[t] = latest
+
+    startup_skipped = 0
+    unfinished = 0
+    if schedule.period is None:
+        expected = list(instance_numbers)
+    else:
+        expected = _fully_played(run, instance_numbers, horizon_t)
+        n = schedule.instances_per_period
+        max_lag = [0] * n
+        for pat in run.patterns:
+            max_lag[pat.slot] = max(max_lag[pat.slot], pat.lag)
+        startup_skipped = sum(max_lag)
+        unfinished = sum(1 for t in engine.played if t not in completion)
+
+    incomplete = [t for t in expected if t not in completion]
+    if incomplete and not (mode == "asap" and horizon_t is not None):
+        _report_incomplete(run, incomplete, missing, engine.end_time)
+
+    completed = len(completion)
+    times = sorted(completion.values())
+    makespan = None
+    if schedule.period is None and not incomplete and times:
+        makespan = run.out_time(times[-1])
+    horizon_out = None if horizon_t is None else run.out_time(horizon_t)
+    throughput = None
+    if horizon_out is not None and horizon_out > 0:
+        throughput = completed / float(horizon_out)
+    starts: tuple[Any, ...] = ()
+    if record_starts and isinstance(engine, _Asap) and schedule.period is None:
+        by_pattern: list[Any] = [None] * len(schedule.events)
+        for e, start in enumerate(engine.starts):
+            if start is not None:
+                by_pattern[events[e][_INDEX]] = run.out_time(start)
+        starts = tuple(by_pattern)
+    violations = _ordered_violations(run, periodic=schedule.period is not None)
+    return Report(
+        mode=mode,
+        exact=run.exact,
+        port_model=str(run.platform.port_model),
+        violations=violations,
+        completed=completed,
+        instances=len(expected),
+        makespan=makespan,
+        end_time=run.out_time(engine.end_time),
+        horizon=horizon_out,
+        measured_throughput=throughput,
+        completion_times=tuple(run.out_time(x) for x in times),
+        startup_skipped=startup_skipped,
+        unfinished=unfinished,
+        event_starts=starts,
+    )
+
+
+def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:
+    """Violations in time order; in a periodic replay, the repeats of one
+    pattern event's violation in later periods are folded into the first."""
+    ordered = [v for _, _, v in sorted(run.violations, key=lambda x: (x[0], x[1]))]
+    if not periodic:
+        return tuple(ordered)
+    first: dict[tuple[str, tuple[int, ...]], int] = {}
+    repeats: dict[int, int] = defaultdict(int)
+    kept: list[Violation] = []
+    for v in ordered:
+        key = (v.kind, v.events)
+        if v.events and key in first:
+            repeats[first[key]] += 1
+            continue
+        first[key] = len(kept)
+        kept.append(v)
+    return tuple(
+        replace(v, detail=f"{v.detail} (repeated in {repeats[i]} later periods)")
+        if repeats.get(i) else v
+        for i, v in enumerate(kept)
+    )
+
+
+def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> list[int]:
+    """Instances of a periodic replay whose every event ended by the horizon."""
+    schedule = run.schedule
+    assert schedule.period is not None
+    n = schedule.instances_per_period
+    period = run.to_time(schedule.period)
+    span: list[Any] = [None] * n
+    for pat in run.patterns:
+        end = pat.lag * period + pat.start + pat.duration
+        if span[pat.slot] is None or end > span[pat.slot]:
+            span[pat.slot] = end
+    out = []
+    for t in instance_numbers:
+        q, j = divmod(t, n)
+        if span[j] is not None and q * period + span[j] <= horizon_t + run.tol:
+            out.append(t)
+    return out
+
+
+def _report_incomplete(
+    run: _Run,
+    incomplete: list[int],
+    missing: dict[int, list[int]],
+    end_time: Any,
+) -> None:
+    """One violation per (node, item) left missing, naming the instances concerned."""
+    grouped: dict[int, list[int]] = defaultdict(list)  # instance-0 key -> instances
+    for t in incomplete:
+        for key in missing.get(t, []):
+            grouped[key % run.stride].append(t)
+    for key0, instances in sorted(grouped.items()):
+        node, name = run.key_name(key0 + instances[0] * run.stride)
+        more = f" (and {len(instances) - 1} more instances)" if len(instances) > 1 else ""
+        run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
+                    f"{node} never holds {name}{more}", ())
+
+
+def _fmt(value: Fraction | float) -> str:
+    return format_rational(value) if isinstance(value, Fraction) else f"{value:.6g}"
