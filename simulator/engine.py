@@ -49,7 +49,7 @@ from simulator.platform import PortKind, PortModel
 from simulator.report import Report, Violation, ViolationKind
 from simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["DEFAULT_PERIODS", "FLOAT_TOLERANCE", "replay"]
+__all__ = ["DEFAULT_PERIODS", "FLOAT_TOLERANCE", "MAX_SERIES_EVENTS", "replay", "replay_series"]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative tolerance of float mode (times are compared up to this times the
@@ -58,6 +58,9 @@ largest time of the replay)."""
 DEFAULT_PERIODS = 10
 """Periods replayed past the largest lag when a periodic schedule comes
 without a horizon."""
+
+MAX_SERIES_EVENTS = 2_000_000
+"""Cap on the events of the pipelined series that :func:`replay_series` builds."""
 
 _SEND = 0
 _COMPUTE = 1
@@ -290,7 +293,7 @@ class _Run:
     def out_time(self, t: int | float) -> Fraction | float:
         """An internal time as reported: a Fraction in exact mode."""
         if self.exact:
-            return Fraction(t, self.scale)
+            return Fraction(int(t), self.scale)
         return float(t)
 
     def key_name(self, key: int) -> tuple[str, str]:
@@ -725,6 +728,78 @@ def replay(
         if engine.env.peek() == math.inf:
             engine.report_blocked()
     return _conclude(run, engine, events, instance_numbers, horizon_t, mode, record_starts)
+
+
+def replay_series(
+    schedule: Schedule,
+    horizon: Fraction | int | str,
+    *,
+    exact: bool = True,
+    port_model: PortModel | str | None = None,
+) -> Report:
+    """Measure a series of operations that all reuse one one-shot schedule.
+
+    Instance ``t`` of the series is a copy of the schedule's instance 0; the
+    copies keep, on every port and CPU, the order instance after instance, and
+    are replayed as soon as possible until ``horizon``.  The report's
+    ``completed`` and ``measured_throughput`` are those of the pipelined
+    series; it is how a one-shot tree is compared with a steady-state bound.
+
+    Parameters
+    ----------
+    schedule:
+        A one-shot schedule of instance 0.
+    horizon:
+        The time span of the series.
+    exact, port_model:
+        As in :func:`replay`.
+
+    Raises
+    ------
+    ScheduleError
+        If the schedule is periodic or mentions instances other than 0.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> from simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    >>> replay_series(s, 100).completed  # one per time unit once the pipe is full
+    99
+    """
+    if schedule.period is not None or schedule.instances() != [0]:
+        raise ScheduleError("a series repeats a one-shot schedule of instance 0 only")
+    h = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    platform = schedule.platform if port_model is None else schedule.platform.with_port_model(
+        port_model)
+    # Per-port (and per-CPU) busy time of one instance: instances pass each
+    # resource one after the other, so at most horizon / load + 1 complete.
+    load: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
+    span = Fraction(0)
+    for e in schedule.events:
+        if isinstance(e, Send):
+            if not platform.has_link(e.src, e.dst):
+                return replay(schedule, mode="asap", exact=exact, port_model=port_model)
+            d = schedule.operation.size * platform.cost(e.src, e.dst) * e.part
+            for node, direction in ((e.src, "send"), (e.dst, "recv")):
+                model = platform.port_model_of(node)
+                shared = model.kind is PortKind.UNIDIRECTIONAL
+                load[node, "port" if shared else direction] += d / model.k
+        else:
+            d = platform.compute_time(e.node)
+            load[e.node, "cpu"] += d
+        span = max(span, e.start + d)
+    heaviest = max(load.values(), default=Fraction(0))
+    cap = max(1, MAX_SERIES_EVENTS // max(1, len(schedule.events)))
+    count = cap if heaviest == 0 else min(cap, int(h / heaviest) + 2)
+    series = schedule.repeat(count, span if span > 0 else Fraction(1))
+    return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
 
 
 def _conclude(

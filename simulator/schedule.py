@@ -127,7 +127,7 @@ class Schedule:
             if not 0 < event.part <= 1:
                 raise ScheduleError("part must lie in (0, 1]", path=f"{where}.part",
                                     value=format_rational(event.part))
-            items = (event.item,)
+            items: tuple[Item, ...] = (event.item,)
         elif isinstance(event, Compute):
             if event.node not in self.platform:
                 raise ScheduleError("unknown node id", path=f"{where}.node", value=event.node)

@@ -1,0 +1,240 @@
+"""The ``portsim`` command line: parse, call library functions, format.
+
+Exit status (SPEC.md): 0 ok, 1 a schedule failed validation, 2 bad input.
+Bad input is one line on standard error naming the file, the key path and the
+value, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from planners.registry import available_planners, get_planner
+from scenarios.loader import PlannerSpec, load_scenario
+from scenarios.runner import ScenarioResult, run_scenario
+from scenarios.schedule_file import dump_schedule, load_schedule
+from simulator.engine import replay
+from simulator.errors import PortsimError
+from simulator.numbers import format_rational, parse_rational
+from simulator.report import Report
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_BAD_INPUT = 2
+
+T = TypeVar("T")
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"portsim: error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _guarded(action: Callable[[], T]) -> T:
+    """Run ``action``; bad input becomes one line on stderr and exit status 2."""
+    try:
+        return action()
+    except PortsimError as err:
+        _fail(str(err).replace("\n", " "))
+    except OSError as err:
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        _fail(f"{where}{err.strerror or err}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _horizon(value: str | None) -> Fraction | None:
+    if value is None:
+        return None
+    h = _guarded(lambda: parse_rational(value, path="--horizon"))
+    if h <= 0:
+        _fail(f"--horizon: must be > 0 (got {value!r})")
+    return h
+
+
+def _text(value: Fraction | float | None, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Fraction):
+        return format_rational(value)
+    return f"{value:.{digits}g}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="portsim")
+def main() -> None:
+    """portsim: simulate and validate collective communications on one-port platforms."""
+
+
+# -- run ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the results as JSON (SPEC.md format).")
+@click.option("--report", "report_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a self-contained HTML report.")
+@click.option("--horizon", help="Time span of the throughput replay (e.g. 1000 or 2/3).")
+@click.option("--float", "float_time", is_flag=True,
+              help="Replay in float time (faster on huge denominators) instead of exact.")
+def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
+        float_time: bool) -> None:
+    """Run every planner of SCENARIO, replay each schedule, print a table."""
+    h = _horizon(horizon)
+    loaded = _guarded(lambda: load_scenario(scenario))
+    console = _console()
+
+    def progress(spec: PlannerSpec) -> None:
+        if console.is_terminal:
+            console.print(f"[dim]planning with {spec.name}...[/dim]")
+
+    outcome = _guarded(lambda: run_scenario(loaded, horizon=h, exact=not float_time,
+                                            progress=progress))
+    _print_results(console, outcome)
+    if json_out is not None:
+        _guarded(lambda: json_out.write_text(json.dumps(outcome.to_dict(), indent=2) + "\n"))
+    if report_out is not None:
+        from reports.html import write_run_report
+
+        _guarded(lambda: write_run_report(outcome, report_out))
+        console.print(f"report written to {report_out}")
+    sys.exit(EXIT_INVALID if outcome.any_failed_validation else EXIT_OK)
+
+
+def _print_results(console: Console, outcome: ScenarioResult) -> None:
+    scenario = outcome.scenario
+    title = f"{scenario.name}: {scenario.operation.kind.value} on " \
+            f"{len(scenario.platform.nodes)} nodes, {scenario.platform.port_model}"
+    table = Table(title=title)
+    for column in ("planner", "status", "bound", "period", "makespan", "measured TP",
+                   "completed", "horizon", "feasible"):
+        table.add_column(column, justify="left" if column in ("planner", "status") else "right")
+    for r in outcome.results:
+        feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
+        table.add_row(r.planner, r.status, _text(r.throughput_bound), _text(r.period),
+                      _text(r.makespan), _text(r.measured_throughput),
+                      "-" if r.completed is None else str(r.completed), _text(r.horizon),
+                      feasible)
+    console.print(table)
+    for r in outcome.results:
+        if r.message and r.status != "ok":
+            console.print(f"{r.planner}: {r.status}: {r.message}")
+        for note in r.notes:
+            console.print(f"{r.planner}: note: {note}")
+        for v in r.violations[:20]:
+            console.print(f"[red]{r.planner}: {v}[/red]")
+        if len(r.violations) > 20:
+            console.print(f"[red]{r.planner}: ... {len(r.violations) - 20} more violations[/red]")
+
+
+# -- validate ----------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("schedule", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--horizon", help="Time span of a periodic replay (default: 10 periods "
+                                "past the largest lag).")
+@click.option("--mode", type=click.Choice(["strict", "asap"]), default="strict",
+              show_default=True, help="strict checks stated times; asap keeps per-port "
+                                      "order and computes achieved times.")
+@click.option("--float", "float_time", is_flag=True, help="Replay in float time.")
+@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
+             port_model: str | None, fmt: str) -> None:
+    """Replay SCHEDULE strictly and report every violation (exit 1 if any)."""
+    h = _horizon(horizon)
+    loaded = _guarded(lambda: load_schedule(schedule))
+    report = _guarded(lambda: replay(loaded, mode=mode, exact=not float_time, horizon=h,
+                                     port_model=port_model))
+    ok = report.feasible and report.complete
+    if fmt == "json":
+        click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict()},
+                              indent=2))
+    else:
+        _print_validation(_console(), schedule, report)
+    sys.exit(EXIT_OK if ok else EXIT_INVALID)
+
+
+def _print_validation(console: Console, path: Path, report: Report) -> None:
+    verdict = "feasible and complete" if report.feasible and report.complete else (
+        "feasible but incomplete" if report.feasible else
+        f"{len(report.violations)} violation(s)")
+    console.print(f"{path}: {verdict} ({report.mode} replay, {report.port_model})")
+    if report.makespan is not None:
+        console.print(f"makespan: {_text(report.makespan)}")
+    if report.horizon is not None:
+        console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
+                      f"measured throughput: {_text(report.measured_throughput)}")
+    if report.violations:
+        table = Table(title="violations")
+        for column in ("time", "node", "kind", "events", "detail"):
+            table.add_column(column)
+        for v in report.violations:
+            table.add_row(_text(v.time), v.node, v.kind, ", ".join(map(str, v.events)),
+                          v.detail)
+        console.print(table)
+
+
+# -- plan -------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--planner", "planner_name", required=True, help="Planner name (see `portsim "
+                                                               "planners`).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="Schedule file to write.")
+def plan(scenario: Path, planner_name: str, output: Path) -> None:
+    """Write PLANNER's schedule for SCENARIO as a schedule file."""
+    loaded = _guarded(lambda: load_scenario(scenario))
+    options: dict[str, Any] = {}
+    for spec in loaded.planners:
+        if spec.name == planner_name:
+            options = dict(spec.options)
+            break
+    planner = _guarded(lambda: get_planner(planner_name))
+    result = _guarded(lambda: planner.plan(loaded.platform, loaded.operation, **options))
+    if not result.is_ok or result.schedule is None:
+        _fail(f"{scenario}: planner {planner_name} returned {result.status}: "
+              f"{result.message or 'no schedule'}")
+    assert result.schedule is not None
+    _guarded(lambda: dump_schedule(result.schedule, output))  # type: ignore[arg-type]
+    kind = "periodic" if result.schedule.period is not None else "one-shot"
+    click.echo(f"wrote {kind} schedule of {len(result.schedule.events)} events to {output}")
+
+
+# -- planners ----------------------------------------------------------------------------
+
+
+@main.command(name="planners")
+def planners_command() -> None:
+    """List the planners, the operations and port models each supports."""
+    table = Table(title="planners")
+    for column in ("name", "operations", "port models", "description"):
+        table.add_column(column)
+    for name, planner in sorted(available_planners().items()):
+        table.add_row(name, ", ".join(sorted(op.value for op in planner.operations)),
+                      ", ".join(sorted(pm.value for pm in planner.port_models)),
+                      planner.description)
+    _console().print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,191 @@
+"""Run a scenario: plan with every listed planner, replay, measure, collect.
+
+The lifecycle of DESIGN.md: load -> plan -> replay -> collect.  A planner is
+trusted for nothing: its schedule is replayed in strict mode (the validator),
+and the figures reported are the engine's.
+
+- One-shot schedule: ``makespan`` is the time the engine saw the operation
+  complete; the throughput is that of a pipelined series of operations reusing
+  the schedule, replayed as soon as possible over the horizon
+  (:func:`simulator.engine.replay_series`).
+- Periodic schedule: replayed strictly over the horizon; ``completed`` and
+  ``measured_throughput`` come from that replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from planners.base import PlanResult
+from planners.registry import get_planner
+from scenarios.loader import PlannerSpec, Scenario
+from simulator.engine import replay, replay_series
+from simulator.numbers import format_rational
+from simulator.report import Report, Violation
+
+__all__ = ["DEFAULT_HORIZON_LENGTHS", "PlannerRun", "ScenarioResult", "run_planner",
+           "run_scenario"]
+
+DEFAULT_HORIZON_LENGTHS = 100
+"""Without a horizon, replay this many periods (periodic) or makespans (one-shot)."""
+
+
+@dataclass(frozen=True)
+class PlannerRun:
+    """One planner's result on one scenario: the SPEC.md JSON record, typed.
+
+    Exact figures are ``Fraction``; measured figures are floats.
+    """
+
+    planner: str
+    operation: str
+    port_model: str
+    status: str
+    message: str = ""
+    throughput_bound: Fraction | None = None
+    period: Fraction | None = None
+    makespan: Fraction | None = None
+    measured_throughput: float | None = None
+    completed: int | None = None
+    horizon: Fraction | None = None
+    feasible: bool | None = None
+    violations: tuple[Violation, ...] = ()
+    notes: tuple[str, ...] = ()
+    plan: PlanResult | None = field(default=None, repr=False, compare=False)
+    validation: Report | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def failed_validation(self) -> bool:
+        """True when the planner produced a schedule the engine rejected."""
+        return self.status == "ok" and self.feasible is False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The SPEC.md JSON result (exact figures as strings such as ``"2/9"``)."""
+
+        def exact(value: Fraction | None) -> str | None:
+            return None if value is None else format_rational(value)
+
+        return {
+            "planner": self.planner,
+            "operation": self.operation,
+            "port_model": self.port_model,
+            "status": self.status,
+            "message": self.message,
+            "throughput_bound": exact(self.throughput_bound),
+            "period": exact(self.period),
+            "makespan": exact(self.makespan),
+            "measured_throughput": self.measured_throughput,
+            "completed": self.completed,
+            "horizon": exact(self.horizon),
+            "feasible": self.feasible,
+            "violations": [
+                {"kind": v.kind, "time": _time_text(v.time), "node": v.node, "detail": v.detail}
+                for v in self.violations
+            ],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    """Every planner's result on one scenario."""
+
+    scenario: Scenario
+    results: tuple[PlannerRun, ...]
+
+    @property
+    def any_failed_validation(self) -> bool:
+        return any(r.failed_validation for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``portsim run --json``."""
+        return {"scenario": self.scenario.name, "results": [r.to_dict() for r in self.results]}
+
+
+def _time_text(value: Fraction | float) -> str | float:
+    return format_rational(value) if isinstance(value, Fraction) else value
+
+
+def run_planner(
+    scenario: Scenario,
+    spec: PlannerSpec,
+    *,
+    horizon: Fraction | None = None,
+    exact: bool = True,
+) -> PlannerRun:
+    """Plan ``scenario`` with one planner, replay the schedule and measure it.
+
+    Raises
+    ------
+    PlannerError
+        On an unknown planner name or a bad option (misuse); an operation the
+        planner does not support is a returned ``unsupported`` record.
+    """
+    planner = get_planner(spec.name)
+    platform, operation = scenario.platform, scenario.operation
+    base = {"planner": spec.name, "operation": operation.kind.value,
+            "port_model": str(platform.port_model)}
+    result = planner.plan(platform, operation, **dict(spec.options))
+    if not result.is_ok or result.schedule is None:
+        return PlannerRun(status=result.status, message=result.message or "no schedule",
+                          throughput_bound=result.throughput_bound, notes=result.notes,
+                          plan=result, **base)
+    schedule = result.schedule
+    notes = list(result.notes)
+    horizon = horizon if horizon is not None else scenario.horizon
+    if schedule.period is not None:
+        if horizon is None:
+            horizon = schedule.period * DEFAULT_HORIZON_LENGTHS
+        check = replay(schedule, horizon=horizon, exact=exact)
+        measured = check
+        makespan = None
+    else:
+        check = replay(schedule, exact=exact)
+        makespan = check.makespan if isinstance(check.makespan, Fraction) else None
+        if (result.makespan is not None and makespan is not None
+                and result.makespan != makespan):
+            notes.append(f"the planner announced makespan {format_rational(result.makespan)}, "
+                         f"the engine measured {format_rational(makespan)}")
+        length = makespan or result.makespan or Fraction(check.end_time or 1)
+        if horizon is None:
+            horizon = Fraction(length) * DEFAULT_HORIZON_LENGTHS
+        measured = replay_series(schedule, horizon, exact=exact) if check.feasible else check
+    violations = check.violations + tuple(
+        v for v in measured.violations if measured is not check
+    )
+    return PlannerRun(
+        status="ok",
+        message=result.message,
+        throughput_bound=result.throughput_bound,
+        period=schedule.period,
+        makespan=makespan,
+        measured_throughput=measured.measured_throughput,
+        completed=measured.completed,
+        horizon=Fraction(horizon),
+        feasible=check.feasible,
+        violations=violations,
+        notes=tuple(notes),
+        plan=result,
+        validation=check,
+        **base,
+    )
+
+
+def run_scenario(
+    scenario: Scenario,
+    *,
+    horizon: Fraction | None = None,
+    exact: bool = True,
+    planners: Iterable[PlannerSpec] | None = None,
+    progress: Callable[[PlannerSpec], None] | None = None,
+) -> ScenarioResult:
+    """Run every planner of ``scenario`` (or ``planners``) and collect the results."""
+    runs = []
+    for spec in planners if planners is not None else scenario.planners:
+        if progress is not None:
+            progress(spec)
+        runs.append(run_planner(scenario, spec, horizon=horizon, exact=exact))
+    return ScenarioResult(scenario, tuple(runs))
