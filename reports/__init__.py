@@ -1,0 +1,31 @@
+"""portsim's reports: plotly figures and the self-contained HTML page of a run.
+
+:func:`write_run_report` writes the report of ``portsim run SCENARIO --report
+OUT.html``; the figure functions return :class:`plotly.graph_objects.Figure`
+objects for use elsewhere (notebooks, study reports).
+"""
+
+from reports.figures import (
+    GANTT_EVENT_CAP,
+    THROUGHPUT_UNIT,
+    TIME_UNIT,
+    gantt_figure,
+    makespan_figure,
+    platform_figure,
+    throughput_figure,
+)
+from reports.html import MAX_VIOLATION_ROWS, ReportScenario, render_run_report, write_run_report
+
+__all__ = [
+    "GANTT_EVENT_CAP",
+    "MAX_VIOLATION_ROWS",
+    "THROUGHPUT_UNIT",
+    "TIME_UNIT",
+    "ReportScenario",
+    "gantt_figure",
+    "makespan_figure",
+    "platform_figure",
+    "render_run_report",
+    "throughput_figure",
+    "write_run_report",
+]

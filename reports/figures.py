@@ -1,0 +1,582 @@
+"""Plotly figures of one scenario run: throughputs, makespans, Gantt charts, platform.
+
+Each function builds one :class:`plotly.graph_objects.Figure` from plain,
+typed data and touches no file; :mod:`reports.html` assembles them into a
+page.  Exact rationals appear in text and hover labels as ``"2/9"``; the
+plotted coordinates are floats (plotly draws floats).
+
+Every string coming from outside (planner names, node ids, item names) is
+HTML-escaped before it reaches a plotly label, since plotly renders a subset
+of HTML in titles, hover boxes and bar texts.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Final
+
+import networkx as nx
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from simulator.errors import PlatformError
+from simulator.numbers import format_rational
+from simulator.operations import Operation
+from simulator.platform import NodeId, Platform, PortKind
+from simulator.schedule import Event, Schedule, Send
+
+if TYPE_CHECKING:
+    from scenarios.runner import PlannerRun
+
+__all__ = [
+    "GANTT_EVENT_CAP",
+    "THROUGHPUT_UNIT",
+    "TIME_UNIT",
+    "gantt_figure",
+    "makespan_figure",
+    "platform_figure",
+    "throughput_figure",
+]
+
+GANTT_EVENT_CAP: Final = 2_000
+"""At most this many schedule events are drawn in one Gantt chart (the earliest)."""
+
+THROUGHPUT_UNIT: Final = "operations per time unit"
+"""Unit of every throughput axis."""
+
+TIME_UNIT: Final = "time units"
+"""Unit of every time axis."""
+
+_TEMPLATE: Final = "plotly_white"
+_MAX_ITEM_COLOURS: Final = 24
+"""Beyond this many distinct items, Gantt bars are coloured by instance or by kind."""
+_MAX_ARROWS: Final = 150
+"""Platform links drawn with arrowheads (beyond this they clutter and slow the page)."""
+_MAX_COST_LABELS: Final = 40
+"""Platform links whose cost is written on the drawing (hover always has it)."""
+
+_MEASURED_COLOUR: Final = "#1f77b4"
+_BOUND_COLOUR: Final = "#ff7f0e"
+_MAKESPAN_COLOUR: Final = "#2ca02c"
+
+
+def _esc(text: object) -> str:
+    """``text`` made safe for a plotly label (which renders a subset of HTML)."""
+    return html.escape(str(text), quote=False)
+
+
+def _exact(value: Fraction | None) -> str:
+    return "" if value is None else format_rational(value)
+
+
+# ---------------------------------------------------------------------------
+# planner comparison
+# ---------------------------------------------------------------------------
+
+
+def _planner_labels(runs: Sequence[PlannerRun]) -> list[str]:
+    """Axis labels: the planner names, numbered when a name comes back (other options)."""
+    seen: dict[str, int] = {}
+    labels = []
+    for run in runs:
+        seen[run.planner] = seen.get(run.planner, 0) + 1
+        count = seen[run.planner]
+        labels.append(_esc(run.planner if count == 1 else f"{run.planner} ({count})"))
+    return labels
+
+
+def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
+    """Bar chart of the measured throughput of each planner, beside its exact bound.
+
+    Parameters
+    ----------
+    runs:
+        The planner results of one scenario, in the order to show them.  A
+        planner without a measured throughput (no schedule) keeps its place on
+        the axis with no bar; the bound trace appears only when at least one
+        planner computes a bound.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Grouped bars: "measured throughput" (replayed by the engine, printed
+        to four significant digits) and "exact throughput bound" (printed as
+        an exact rational such as ``1/2``).
+    """
+    names = _planner_labels(runs)
+    measured = [r.measured_throughput for r in runs]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(
+        name="measured throughput (replay)", x=names, y=measured,
+        marker_color=_MEASURED_COLOUR,
+        text=["" if m is None else f"{m:.4g}" for m in measured], textposition="outside",
+        hovertemplate="%{x}<br>measured throughput %{y:.6g}<extra></extra>",
+    ))
+    if any(r.throughput_bound is not None for r in runs):
+        bounds = [None if r.throughput_bound is None else float(r.throughput_bound)
+                  for r in runs]
+        labels = [_exact(r.throughput_bound) for r in runs]
+        fig.add_trace(go.Bar(
+            name="exact throughput bound (planner)", x=names, y=bounds,
+            marker_color=_BOUND_COLOUR, text=labels, textposition="outside",
+            customdata=labels,
+            hovertemplate="%{x}<br>exact bound %{customdata}<extra></extra>",
+        ))
+    for name, run in zip(names, runs, strict=True):
+        if run.measured_throughput is None:
+            fig.add_annotation(x=name, y=0, yanchor="bottom", showarrow=False,
+                               text=f"<i>{_no_measure_text(run.status)}</i>",
+                               font={"color": "#7b8794", "size": 11})
+    fig.update_layout(
+        template=_TEMPLATE, barmode="group", height=420,
+        title="Throughput by planner: measured in the replay vs. exact bound",
+        xaxis_title="planner", yaxis_title=f"throughput ({THROUGHPUT_UNIT})",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"t": 90},
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def _no_measure_text(status: str) -> str:
+    return "not measured" if status == "ok" else f"no schedule ({_esc(status)})"
+
+
+def makespan_figure(runs: Sequence[PlannerRun]) -> go.Figure:
+    """Bar chart of the makespans of the one-shot planners.
+
+    Parameters
+    ----------
+    runs:
+        The planner results of one scenario; only those with a ``makespan``
+        (one-shot schedules the engine saw complete) are drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One bar per one-shot planner, labelled with the exact makespan.
+    """
+    names = [n for n, r in zip(_planner_labels(runs), runs, strict=True)
+             if r.makespan is not None]
+    shown = [r for r in runs if r.makespan is not None]
+    labels = [_exact(r.makespan) for r in shown]
+    fig = go.Figure(go.Bar(
+        name="makespan (replay)", x=names,
+        y=[float(r.makespan) for r in shown if r.makespan is not None],
+        marker_color=_MAKESPAN_COLOUR, text=labels, textposition="outside",
+        customdata=labels, showlegend=True,
+        hovertemplate="%{x}<br>makespan %{customdata}<extra></extra>",
+    ))
+    fig.update_layout(
+        template=_TEMPLATE, height=380,
+        title="Makespan of one operation, one-shot planners (lower is better)",
+        xaxis_title="planner", yaxis_title=f"makespan ({TIME_UNIT})",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"t": 90},
+    )
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Gantt chart of a schedule
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Bar:
+    """One bar of the Gantt chart: one port (or CPU) busy for one event."""
+
+    row: str
+    start: Fraction
+    duration: Fraction
+    colour_key: str
+    label: str
+    hover: str
+
+
+def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
+    """The rows of ``node``'s sending and receiving port(s) (one shared row if unidirectional)."""
+    model = platform.port_model_of(node)
+    if model.kind is PortKind.UNIDIRECTIONAL:
+        return f"{node} port", f"{node} port"
+    if model.kind is PortKind.MULTIPORT:
+        return f"{node} send ports (k={model.k})", f"{node} receive ports (k={model.k})"
+    return f"{node} send port", f"{node} receive port"
+
+
+def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
+    """``size * c(src, dst) * part``, or ``None`` when the link does not exist."""
+    try:
+        cost = schedule.platform.cost(send.src, send.dst)
+    except PlatformError:
+        return None
+    return schedule.operation.size * cost * send.part
+
+
+def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]:
+    """The bars of one event: sender and receiver ports of a send, the CPU of a compute."""
+    lines: list[str] = []
+    if isinstance(event, Send):
+        found = _send_duration(schedule, event)
+        duration = found if found is not None else (event.duration or Fraction(0))
+        label = str(event.item)
+        lines.append(f"<b>{_esc(label)}</b>")
+        lines.append(f"send {_esc(event.src)} → {_esc(event.dst)}")
+        if event.part != 1:
+            lines.append(f"part {format_rational(event.part)}")
+        if found is None:
+            lines.append("no such link!")
+    else:
+        duration = schedule.platform.compute_time(event.node)
+        label = str(event.output)
+        lines.append(f"<b>{_esc(label)}</b>")
+        inputs = " ⊕ ".join(_esc(x) for x in event.inputs)
+        lines.append(f"compute on {_esc(event.node)}: {inputs}")
+    lines.append(f"start {format_rational(event.start)}, "
+                 f"end {format_rational(event.start + duration)}")
+    lines.append(f"duration {format_rational(duration)}")
+    if event.lag:
+        lines.append(f"lag {event.lag} period(s)")
+    hover = "<br>".join(lines)
+    if isinstance(event, Send):
+        send_row, _ = _port_rows(schedule.platform, event.src)
+        _, receive_row = _port_rows(schedule.platform, event.dst)
+        rows = [send_row, receive_row]
+    else:
+        rows = [f"{event.node} CPU"]
+    return [_Bar(row, event.start, duration, colour_key, label, hover) for row in rows]
+
+
+def _event_item(event: Event) -> tuple[str, int]:
+    """The item an event moves or produces: ``(name without instance, instance)``."""
+    item = event.item if isinstance(event, Send) else event.output
+    return item.base_name(), item.instance
+
+
+def _colour_keys(events: Sequence[Event]) -> list[str]:
+    """A legend group per event: its item, else its instance, else its kind.
+
+    Colouring by item reads best; past :data:`_MAX_ITEM_COLOURS` distinct
+    items the colours would repeat, so it falls back to instances, then to
+    send/compute.
+    """
+    items = [_event_item(e) for e in events]
+    if len({name for name, _ in items}) <= _MAX_ITEM_COLOURS:
+        return [name for name, _ in items]
+    instances = {t for _, t in items}
+    if 1 < len(instances) <= _MAX_ITEM_COLOURS:
+        return [f"instance #{t}" for _, t in items]
+    return ["send" if isinstance(e, Send) else "compute" for e in events]
+
+
+def _ordered_rows(platform: Platform, bars: Sequence[_Bar]) -> list[tuple[NodeId, str]]:
+    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU."""
+    used = {b.row for b in bars}
+    rows: list[tuple[NodeId, str]] = []
+    for node in platform.node_ids:
+        send_row, receive_row = _port_rows(platform, node)
+        rows += [(node, row) for row in dict.fromkeys((send_row, receive_row, f"{node} CPU"))
+                 if row in used]
+    return rows
+
+
+def _palette(count: int) -> list[str]:
+    base = list(qualitative.Plotly)
+    return base if count <= len(base) else list(qualitative.Dark24)
+
+
+def _node_bands(rows: Sequence[tuple[NodeId, str]]) -> list[dict[str, object]]:
+    """Light background bands behind every other node's rows, to group them by eye."""
+    spans: dict[NodeId, list[int]] = {}
+    for index, (node, _) in enumerate(rows):
+        spans.setdefault(node, []).append(index)
+    return [
+        {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1,
+         "y0": indexes[0] - 0.5, "y1": indexes[-1] + 0.5, "layer": "below",
+         "line": {"width": 0}, "fillcolor": "rgba(0, 0, 0, 0.05)"}
+        for n, indexes in enumerate(spans.values()) if n % 2 == 0
+    ]
+
+
+def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
+    total = len(schedule.events)
+    if schedule.period is not None:
+        what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
+                f"{schedule.instances_per_period} instance(s) per period)")
+    else:
+        what = "one-shot schedule"
+    head = f"{_esc(title)}: {what}" if title else what.capitalize()
+    if shown < total:
+        head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {total:,} " \
+                "events (earliest starts)</span>"
+    return head
+
+
+def gantt_figure(
+    schedule: Schedule,
+    *,
+    title: str | None = None,
+    max_events: int = GANTT_EVENT_CAP,
+) -> go.Figure:
+    """Gantt chart of a one-shot schedule, or of one period of a periodic one.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule.  Durations are re-derived from its platform, as the
+        engine does: ``size * c(src, dst) * part`` for a send, the node's
+        compute time for a compute.
+    title:
+        Shown before the description of the schedule (the planner's name).
+    max_events:
+        Draw at most this many events, the earliest; the title says when
+        some were left out.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One row per port: ``"<node> send port"`` and ``"<node> receive port"``
+        (``"<node> port"`` for a unidirectional node, whose sends and receives
+        share it), and ``"<node> CPU"`` for computes; only rows in use appear.
+        A send is drawn twice, on the sender's and the receiver's port: a
+        schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
+        Bars are coloured by item (one legend entry per item) and their hover
+        text gives the item, ``src → dst``, start and end as exact rationals.
+        A periodic schedule has a dashed line at the period.
+
+    Examples
+    --------
+    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
+    ...                                  "item": "b", "start": 0}])
+    >>> fig = gantt_figure(s, title="by hand")
+    >>> sum(len(trace.x) for trace in fig.data)
+    2
+    >>> list(fig.data[0].y)
+    ['A send port', 'B receive port']
+    """
+    order = sorted(range(len(schedule.events)), key=lambda i: (schedule.events[i].start, i))
+    events = [schedule.events[i] for i in order[:max(0, max_events)]]
+    bars = [bar for event, key in zip(events, _colour_keys(events), strict=True)
+            for bar in _event_bars(schedule, event, key)]
+    keys = list(dict.fromkeys(b.colour_key for b in bars))
+    colours = _palette(len(keys))
+    fig = go.Figure()
+    for i, key in enumerate(keys):
+        group = [b for b in bars if b.colour_key == key]
+        fig.add_trace(go.Bar(
+            name=_esc(key), orientation="h",
+            y=[b.row for b in group], base=[float(b.start) for b in group],
+            x=[float(b.duration) for b in group],
+            marker={"color": colours[i % len(colours)], "line": {"color": "white", "width": 1}},
+            text=[_esc(b.label) for b in group], textposition="inside",
+            insidetextanchor="middle", textangle=0,
+            hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
+        ))
+    rows = _ordered_rows(schedule.platform, bars)
+    names = [row for _, row in rows]
+    fig.update_layout(
+        template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
+        title=_gantt_title(schedule, title, len(events)),
+        height=max(260, 160 + 26 * len(names)),
+        legend_title_text=_legend_title(keys),
+        uniformtext={"minsize": 8, "mode": "hide"},
+        shapes=_node_bands(rows),
+        margin={"l": 10, "t": 80 if len(events) < len(schedule.events) else 60},
+    )
+    fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
+                     title_text="port / CPU")
+    fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
+    if schedule.period is not None:
+        fig.add_vline(x=float(schedule.period), line_dash="dash", line_color="#555",
+                      annotation_text=f"period T = {format_rational(schedule.period)}",
+                      annotation_position="top right")
+    return fig
+
+
+def _legend_title(keys: Sequence[str]) -> str:
+    if keys and keys[0].startswith("instance #"):
+        return "instance"
+    if set(keys) <= {"send", "compute"}:
+        return "event"
+    return "item"
+
+
+# ---------------------------------------------------------------------------
+# the platform graph
+# ---------------------------------------------------------------------------
+
+
+_ROLE_STYLE: Final[dict[str, tuple[str, str]]] = {
+    "source": ("#d62728", "circle"),
+    "target": ("#2ca02c", "circle"),
+    "participant": ("#1f77b4", "circle"),
+    "other processor": ("#b0b0b0", "circle"),
+    "router": ("#7f7f7f", "square"),
+}
+"""Marker colour and symbol of each node role."""
+
+
+def _node_role(platform: Platform, operation: Operation | None, node: NodeId) -> str:
+    """What ``node`` is in the operation: source, target, participant, router or other."""
+    if platform.node(node).router:
+        return "router"
+    if operation is None:
+        return "other processor"
+    if node == operation.source or node in operation.sources:
+        return "source"
+    if node == operation.target or node in operation.targets:
+        return "target"
+    if node in operation.participants:
+        return "participant"
+    return "other processor"
+
+
+def _layout(platform: Platform) -> dict[NodeId, tuple[float, float]]:
+    """Node positions: Kamada–Kawai for small connected graphs, else a seeded spring layout."""
+    graph = platform.graph.to_undirected()
+    if len(graph) == 0:
+        return {}
+    if len(graph) <= 60 and nx.is_connected(graph):
+        pos = nx.kamada_kawai_layout(graph)
+    else:
+        pos = nx.spring_layout(graph, seed=0)
+    return {node: (float(x), float(y)) for node, (x, y) in pos.items()}
+
+
+def _link_pairs(platform: Platform) -> dict[tuple[NodeId, NodeId], list[tuple[NodeId, NodeId]]]:
+    """The directed links grouped by unordered node pair (a pair drawn once)."""
+    pairs: dict[tuple[NodeId, NodeId], list[tuple[NodeId, NodeId]]] = {}
+    for link in platform.links:
+        key = (link.src, link.dst) if link.src <= link.dst else (link.dst, link.src)
+        pairs.setdefault(key, []).append((link.src, link.dst))
+    return pairs
+
+
+def _cost_text(platform: Platform, directed: Sequence[tuple[NodeId, NodeId]]) -> str:
+    costs = {platform.cost(s, d) for s, d in directed}
+    return "; ".join(format_rational(c) for c in sorted(costs))
+
+
+def _edge_traces(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> list[go.Scatter]:
+    """The links: grey lines, and a marker at each midpoint carrying the costs."""
+    pairs = _link_pairs(platform)
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    mid_x, mid_y, texts, hovers = [], [], [], []
+    for (a, b), directed in pairs.items():
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        xs += [xa, xb, None]
+        ys += [ya, yb, None]
+        mid_x.append((xa + xb) / 2)
+        mid_y.append((ya + yb) / 2)
+        texts.append(_cost_text(platform, directed) if len(pairs) <= _MAX_COST_LABELS else "")
+        hovers.append("<br>".join(
+            f"{_esc(s)} → {_esc(d)}: c = {format_rational(platform.cost(s, d))}"
+            for s, d in directed))
+    lines = go.Scatter(x=xs, y=ys, mode="lines", line={"color": "#9aa5b1", "width": 1.5},
+                       hoverinfo="skip", name="link", showlegend=False)
+    costs = go.Scatter(
+        x=mid_x, y=mid_y, mode="markers+text", text=texts, textposition="middle center",
+        textfont={"size": 11, "color": "#1d2733"},
+        marker={"size": 16, "color": "white", "opacity": 0},  # invisible, but hoverable
+        hovertext=hovers, hovertemplate="%{hovertext}<extra>link cost</extra>",
+        name="link cost c", showlegend=False,
+    )
+    return [lines, costs]
+
+
+def _marker_size(platform: Platform) -> int:
+    """Node marker diameter in pixels: large on small platforms, smaller on big ones."""
+    return max(10, min(24, 24 - (len(platform.nodes) - 12) // 3))
+
+
+def _arrows(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> list[dict[str, object]]:
+    """Arrowheads showing each link's direction (both ends when both directions exist)."""
+    pairs = _link_pairs(platform)
+    if len(pairs) > _MAX_ARROWS:
+        return []
+    standoff = _marker_size(platform) // 2 + 2
+    arrows: list[dict[str, object]] = []
+    for directed in pairs.values():
+        both = len(directed) == 2
+        src, dst = directed[0]
+        (xs, ys), (xd, yd) = pos[src], pos[dst]
+        arrows.append({
+            "x": xd, "y": yd, "ax": xs, "ay": ys, "xref": "x", "yref": "y",
+            "axref": "x", "ayref": "y", "text": "", "showarrow": True,
+            "arrowhead": 2, "arrowsize": 1.3, "arrowwidth": 1.5, "arrowcolor": "#6c7a89",
+            "arrowside": "end+start" if both else "end", "standoff": standoff,
+            "startstandoff": standoff,
+        })
+    return arrows
+
+
+def _node_traces(
+    platform: Platform, operation: Operation | None, pos: dict[NodeId, tuple[float, float]]
+) -> list[go.Scatter]:
+    """One marker trace per node role (so the legend explains the colours)."""
+    by_role: dict[str, list[NodeId]] = {}
+    for node in platform.node_ids:
+        by_role.setdefault(_node_role(platform, operation, node), []).append(node)
+    traces = []
+    for role, (colour, symbol) in _ROLE_STYLE.items():
+        nodes = by_role.get(role, [])
+        if not nodes:
+            continue
+        hovers = [
+            f"<b>{_esc(n)}</b> ({role})<br>compute time {format_rational(platform.compute_time(n))}"
+            f"<br>port model {platform.port_model_of(n)}" for n in nodes
+        ]
+        traces.append(go.Scatter(
+            x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
+            mode="markers+text", text=[_esc(n) for n in nodes], textposition="top center",
+            textfont={"size": 13},
+            marker={"size": _marker_size(platform), "color": colour, "symbol": symbol,
+                    "line": {"color": "white", "width": 2}},
+            name=role, hovertext=hovers, hovertemplate="%{hovertext}<extra></extra>",
+        ))
+    return traces
+
+
+def platform_figure(platform: Platform, operation: Operation | None = None) -> go.Figure:
+    """Drawing of the platform graph.
+
+    Parameters
+    ----------
+    platform:
+        The platform.
+    operation:
+        The operation, if any: nodes are coloured by their role in it
+        (source, target, participant, other); routers are grey squares.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Nodes placed by Kamada–Kawai (small connected platforms) or a spring
+        layout seeded with 0, so the drawing is reproducible.  Each link is a
+        line with its cost ``c`` written at the middle (hover gives every
+        direction's cost), and arrowheads give its direction(s).
+    """
+    pos = _layout(platform)
+    fig = go.Figure([*_edge_traces(platform, pos), *_node_traces(platform, operation, pos)])
+    routers = sum(1 for n in platform.nodes if n.router)
+    fig.update_layout(
+        template=_TEMPLATE, height=600 if len(platform.nodes) <= 30 else 800,
+        title=(f"Platform: {len(platform.nodes)} nodes ({routers} router(s)), "
+               f"{len(platform.links)} directed links, port model {platform.port_model}"
+               "<br><sup>number on a link: its cost c, the time to send a unit-size message"
+               "</sup>"),
+        annotations=_arrows(platform, pos), hovermode="closest",
+        legend={"title": {"text": "node role"}},
+        margin={"t": 90},
+    )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return fig

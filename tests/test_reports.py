@@ -1,0 +1,381 @@
+"""The HTML run report and its figures.
+
+The outcome is built by hand, without the scenario loader: real flat-planner
+schedules replayed by the engine, plus hand-made records (a steady-state
+planner with an exact bound, an unsupported planner, a schedule with
+violations).  The report reads only ``name``, ``description``, ``platform``
+and ``operation`` of ``outcome.scenario``, so a small stand-in plays the
+scenario.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+import sys
+import types
+from dataclasses import dataclass
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planners.base import PlanResult
+from planners.registry import get_planner
+from reports import (
+    GANTT_EVENT_CAP,
+    THROUGHPUT_UNIT,
+    TIME_UNIT,
+    gantt_figure,
+    makespan_figure,
+    platform_figure,
+    render_run_report,
+    throughput_figure,
+    write_run_report,
+)
+from simulator.engine import replay
+from simulator.operations import Operation, OperationKind
+from simulator.platform import Platform
+from simulator.schedule import Compute, Schedule, Send
+
+
+def _import_runner() -> types.ModuleType:
+    """``scenarios.runner``, even while ``scenarios.loader`` is not written yet.
+
+    The runner imports the loader only for type names; without the loader a
+    throw-away stand-in is put in its place for the import, then removed so
+    that no other test sees it.
+    """
+    try:
+        importlib.import_module("scenarios.loader")
+    except ModuleNotFoundError as err:
+        if err.name != "scenarios.loader":
+            raise
+    else:
+        return importlib.import_module("scenarios.runner")
+    stand_in = types.ModuleType("scenarios.loader")
+    stand_in.Scenario = object  # type: ignore[attr-defined]
+    stand_in.PlannerSpec = object  # type: ignore[attr-defined]
+    sys.modules["scenarios.loader"] = stand_in
+    try:
+        return importlib.import_module("scenarios.runner")
+    finally:
+        sys.modules.pop("scenarios.loader", None)
+        sys.modules.pop("scenarios.runner", None)
+
+
+_runner = _import_runner()
+PlannerRun = _runner.PlannerRun
+ScenarioResult = _runner.ScenarioResult
+
+MALICIOUS = "<script>alert(1)</script>"
+PLOTLY_JS_BANNER = "* plotly.js v"
+
+
+@dataclass(frozen=True)
+class StandInScenario:
+    """The four attributes the report reads of a scenario."""
+
+    name: str
+    description: str
+    platform: Platform
+    operation: Operation
+
+
+# -- building blocks -----------------------------------------------------------
+
+
+def scatter_toy() -> tuple[Platform, Operation]:
+    """The scatter toy of the scatter/reduce report, plus a router on a detour."""
+    platform = Platform.build(
+        {"Ps": 1, "Pa": 1, "Pb": 1, "P0": 1, "P1": 1, "R": 1},
+        [("Ps", "Pa", 1), ("Ps", "Pb", 1), ("Pa", "P0", "2/3"), ("Pb", "P0", "4/3"),
+         ("Pb", "P1", "4/3"), ("P0", "Pa", "2/3"), ("Pa", "R", 1), ("R", "P1", 1)],
+        routers=["R"],
+    )
+    operation = Operation(OperationKind.SCATTER, source="Ps", targets=("P0", "P1"))
+    return platform, operation.resolve(platform)
+
+
+def reduce_star() -> tuple[Platform, Operation]:
+    """Four participants around a unidirectional target (computes on P0)."""
+    platform = Platform.build(
+        {"P0": "1/2", "P1": 1, "P2": 1, "P3": 1},
+        [("P1", "P0", 1), ("P2", "P0", "3/2"), ("P3", "P0", 2)],
+        node_port_models={"P0": "unidirectional"},
+    )
+    operation = Operation(OperationKind.REDUCE, participants=("P0", "P1", "P2", "P3"),
+                          target="P0")
+    return platform, operation.resolve(platform)
+
+
+def flat_run(platform: Platform, operation: Operation, name: str = "flat") -> Any:
+    """A PlannerRun of the real flat planner, replayed strictly by the engine."""
+    plan = get_planner("flat").plan(platform, operation)
+    assert plan.is_ok
+    assert plan.schedule is not None
+    report = replay(plan.schedule)
+    assert report.feasible
+    assert report.makespan is not None
+    horizon = F(report.makespan) * 10
+    return PlannerRun(
+        planner=name, operation=operation.kind.value, port_model=str(platform.port_model),
+        status="ok", makespan=report.makespan,
+        measured_throughput=float(report.completed / horizon), completed=report.completed,
+        horizon=horizon, feasible=True, notes=plan.notes, plan=plan, validation=report,
+    )
+
+
+def bound_run() -> Any:
+    """A steady-state record with an exact bound and period, without a schedule."""
+    return PlannerRun(
+        planner="lp", operation="scatter", port_model="bidirectional", status="ok",
+        throughput_bound=F(1, 2), period=F(12), measured_throughput=0.4987, completed=498,
+        horizon=F(1000), feasible=True,
+    )
+
+
+def unsupported_run() -> Any:
+    return PlannerRun(planner="snf", operation="scatter", port_model="bidirectional",
+                      status="unsupported", message="snf does not handle <scatter>")
+
+
+def violating_run(platform: Platform, operation: Operation) -> Any:
+    """Two sends of Ps at once: a port conflict, and the targets never served."""
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "Ps", "dst": "Pa", "item": "m[P0]", "start": 0},
+        {"kind": "send", "src": "Ps", "dst": "Pb", "item": "m[P1]", "start": "1/2"},
+    ])
+    report = replay(schedule)
+    assert not report.feasible
+    return PlannerRun(
+        planner="by-hand", operation="scatter", port_model="bidirectional", status="ok",
+        feasible=False, violations=report.violations,
+        plan=PlanResult.ok("by-hand", schedule), validation=report,
+    )
+
+
+@pytest.fixture
+def outcome() -> Any:
+    platform, operation = scatter_toy()
+    runs = (flat_run(platform, operation), bound_run(), unsupported_run(),
+            violating_run(platform, operation))
+    scenario = StandInScenario("scatter-toy", f"the toy {MALICIOUS} & more",
+                               platform, operation)
+    return ScenarioResult(scenario, runs)
+
+
+@pytest.fixture
+def report_html(outcome: Any, tmp_path: Path) -> str:
+    path = tmp_path / "report.html"
+    write_run_report(outcome, path)
+    assert path.is_file()
+    return path.read_text(encoding="utf-8")
+
+
+def has(page: str, part: str) -> bool:
+    """``part in page``, without pytest printing a 5 MB page when it fails."""
+    return part in page
+
+
+def bar_count(figure: Any) -> int:
+    return sum(len(trace.x) for trace in figure.data)
+
+
+# -- the page ------------------------------------------------------------------
+
+
+def test_report_names_every_planner_and_the_scenario(report_html: str) -> None:
+    assert report_html.startswith("<!DOCTYPE html>")
+    assert has(report_html, "scatter-toy")
+    for name in ("flat", "lp", "snf", "by-hand"):
+        assert has(report_html, f'<td class="name">{name}</td>')
+    assert has(report_html, "<dt>operation</dt><dd>scatter</dd>")
+    assert has(report_html, "<dt>links</dt><dd>8 directed</dd>")
+    assert has(report_html, "6 (1 router(s))")
+
+
+def test_report_prints_exact_figures(report_html: str) -> None:
+    assert has(report_html, '<td class="num">1/2</td>')  # the bound
+    assert has(report_html, '<td class="num">12</td>')  # the period
+    assert has(report_html, '<td class="num">10/3</td>')  # flat's makespan on the toy
+
+
+def test_plotly_js_is_inlined_once_and_nothing_is_fetched(report_html: str) -> None:
+    assert report_html.count(PLOTLY_JS_BANNER) == 1
+    # the bundle mentions its CDN in a string; nothing is loaded from it
+    assert not has(report_html, "<script src=")
+    assert not has(report_html, 'src="http')
+
+
+def test_scenario_and_planner_texts_are_escaped(report_html: str) -> None:
+    assert not has(report_html, MALICIOUS)
+    assert has(report_html, "the toy &lt;script&gt;alert(1)&lt;/script&gt; &amp; more")
+    assert has(report_html, "snf does not handle &lt;scatter&gt;")
+
+
+def test_violations_are_listed(report_html: str, outcome: Any) -> None:
+    bad = outcome.results[3]
+    assert has(report_html, "by-hand: 3 violation(s)")
+    for violation in bad.violations:
+        assert has(report_html, f'<td class="bad">{violation.kind}</td>')
+    assert has(report_html, '<td class="bad">no</td>')  # feasible: no
+
+
+def test_a_clean_run_says_no_violation(tmp_path: Path) -> None:
+    platform, operation = reduce_star()
+    scenario = StandInScenario("reduce-star", "", platform, operation)
+    html = render_run_report(ScenarioResult(scenario, (flat_run(platform, operation),)))
+    assert has(html, "The engine found no violation.")
+    assert not has(html, 'class="description"')  # no empty description paragraph
+    assert html.count(PLOTLY_JS_BANNER) == 1
+
+
+def test_no_makespan_section_without_a_one_shot_planner() -> None:
+    platform, operation = scatter_toy()
+    scenario = StandInScenario("only-lp", "", platform, operation)
+    html = render_run_report(ScenarioResult(scenario, (bound_run(),)))
+    assert not has(html, 'id="makespan"')
+    assert not has(html, 'href="#makespan"')
+    assert has(html, "No planner produced a schedule.")
+
+
+# -- figures ---------------------------------------------------------------------
+
+
+def test_gantt_draws_every_event_on_its_ports() -> None:
+    platform, operation = scatter_toy()
+    schedule = flat_run(platform, operation).plan.schedule
+    figure = gantt_figure(schedule, title="flat")
+    sends = sum(isinstance(e, Send) for e in schedule.events)
+    assert sends == len(schedule.events) > 0
+    # a send is busy on two ports: the sender's and the receiver's
+    assert bar_count(figure) == 2 * len(schedule.events)
+    rows = {row for trace in figure.data for row in trace.y}
+    assert {"Ps send port", "Pa receive port", "Pa send port", "P1 receive port"} <= rows
+    assert figure.layout.xaxis.title.text == f"time ({TIME_UNIT})"
+    hovers = [h for trace in figure.data for h in trace.hovertext]
+    assert any("Pa → P0" in h and "start 1, end 5/3" in h for h in hovers)
+
+
+def test_gantt_shares_one_port_row_when_unidirectional_and_shows_the_cpu() -> None:
+    platform, operation = reduce_star()
+    schedule = flat_run(platform, operation).plan.schedule
+    sends = sum(isinstance(e, Send) for e in schedule.events)
+    computes = sum(isinstance(e, Compute) for e in schedule.events)
+    assert computes == 3
+    figure = gantt_figure(schedule)
+    assert bar_count(figure) == 2 * sends + computes
+    rows = {row for trace in figure.data for row in trace.y}
+    assert rows == {"P0 port", "P0 CPU", "P1 send port", "P2 send port", "P3 send port"}
+    cpu = [(b, d) for trace in figure.data for y, b, d in zip(trace.y, trace.base, trace.x,
+                                                                 strict=True) if y == "P0 CPU"]
+    assert all(d == 0.5 for _, d in cpu)  # P0's compute time
+    assert {trace.name for trace in figure.data} >= {"v[0,1]", "v[0,2]", "v[0,3]"}
+
+
+def test_gantt_of_a_periodic_schedule_marks_the_period() -> None:
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", "1/2")])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": "1/2", "lag": 1},
+    ], period=1)
+    figure = gantt_figure(schedule, title="lp")
+    assert bar_count(figure) == 4
+    assert "one period" in figure.layout.title.text
+    assert any(shape.type == "line" and shape.x0 == 1 for shape in figure.layout.shapes)
+    assert any("lag 1" in h for trace in figure.data for h in trace.hovertext)
+
+
+def test_gantt_is_capped_with_a_visible_note() -> None:
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    events = [Send("A", "B", operation.initial_items(t)["A"][0], F(t))
+              for t in range(GANTT_EVENT_CAP + 5)]
+    schedule = Schedule(platform, operation, tuple(events))
+    figure = gantt_figure(schedule)
+    assert bar_count(figure) == 2 * GANTT_EVENT_CAP
+    assert f"showing the first {GANTT_EVENT_CAP:,} of {GANTT_EVENT_CAP + 5:,}" in \
+        figure.layout.title.text
+    # too many items for colours: grouped by instance or by kind instead
+    assert len(figure.data) <= 24
+
+
+def test_throughput_figure_shows_measures_and_exact_bounds(outcome: Any) -> None:
+    figure = throughput_figure(outcome.results)
+    measured, bound = figure.data
+    assert list(measured.x) == ["flat", "lp", "snf", "by-hand"]
+    assert bound.text[1] == "1/2"
+    assert bound.y[1] == 0.5
+    assert THROUGHPUT_UNIT in figure.layout.yaxis.title.text
+    assert figure.layout.title.text
+    assert any("unsupported" in a.text for a in figure.layout.annotations)
+
+
+def test_planners_run_twice_keep_their_own_bars() -> None:
+    platform, operation = reduce_star()
+    runs = [flat_run(platform, operation), flat_run(platform, operation)]
+    assert list(throughput_figure(runs).data[0].x) == ["flat", "flat (2)"]
+    assert list(makespan_figure(runs).data[0].x) == ["flat", "flat (2)"]
+
+
+def test_throughput_figure_without_bounds_has_one_trace() -> None:
+    platform, operation = reduce_star()
+    figure = throughput_figure([flat_run(platform, operation)])
+    assert len(figure.data) == 1
+
+
+def test_makespan_figure_only_shows_one_shot_planners(outcome: Any) -> None:
+    figure = makespan_figure(outcome.results)
+    (bars,) = figure.data
+    assert list(bars.x) == ["flat"]
+    assert list(bars.text) == ["10/3"]
+    assert TIME_UNIT in figure.layout.yaxis.title.text
+
+
+def test_platform_figure_draws_nodes_links_and_routers() -> None:
+    platform, operation = scatter_toy()
+    figure = platform_figure(platform, operation)
+    by_name = {trace.name: trace for trace in figure.data}
+    assert by_name["router"].marker.symbol == "square"
+    assert list(by_name["router"].text) == ["R"]
+    assert list(by_name["source"].text) == ["Ps"]
+    assert set(by_name["target"].text) == {"P0", "P1"}
+    costs = by_name["link cost c"]
+    assert len(costs.x) == 7  # Pa <-> P0 drawn once
+    assert any("Pb → P0: c = 4/3" in h for h in costs.hovertext)
+    assert len(figure.layout.annotations) == 7  # one arrow per drawn link
+    assert figure.layout.title.text.startswith("Platform: 6 nodes")
+
+
+def test_platform_layout_is_reproducible() -> None:
+    platform, operation = scatter_toy()
+    first = platform_figure(platform, operation).to_json()
+    assert platform_figure(platform, operation).to_json() == first
+
+
+# -- in a real browser -------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None,
+                    reason="headless Chromium is not installed at /usr/bin/chromium")
+def test_report_renders_in_headless_chromium(report_html: str, tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(report_html, encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+         f"--screenshot={shot}", "--window-size=1400,3000", "--virtual-time-budget=5000",
+         page.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    assert shot.is_file()
+    assert shot.stat().st_size > 50_000  # a blank page is a few kilobytes
