@@ -142,7 +142,7 @@ def get_planner(name: str) -> Planner:
     except KeyError as err:
         valid = ", ".join(sorted(planners))
         raise PlannerError(
-            f"unknown planner {name!r}; valid planners: {valid}", value=name
+            f"unknown planner; valid planners: {valid}", value=name
         ) from err
 
 

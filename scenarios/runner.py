@@ -126,13 +126,13 @@ def run_planner(
     """
     planner = get_planner(spec.name)
     platform, operation = scenario.platform, scenario.operation
-    base = {"planner": spec.name, "operation": operation.kind.value,
-            "port_model": str(platform.port_model)}
+    name, kind, model = spec.name, operation.kind.value, str(platform.port_model)
     result = planner.plan(platform, operation, **dict(spec.options))
     if not result.is_ok or result.schedule is None:
-        return PlannerRun(status=result.status, message=result.message or "no schedule",
+        return PlannerRun(name, kind, model, status=result.status,
+                          message=result.message or "no schedule",
                           throughput_bound=result.throughput_bound, notes=result.notes,
-                          plan=result, **base)
+                          plan=result)
     schedule = result.schedule
     notes = list(result.notes)
     horizon = horizon if horizon is not None else scenario.horizon
@@ -157,6 +157,7 @@ def run_planner(
         v for v in measured.violations if measured is not check
     )
     return PlannerRun(
+        name, kind, model,
         status="ok",
         message=result.message,
         throughput_bound=result.throughput_bound,
@@ -170,7 +171,6 @@ def run_planner(
         notes=tuple(notes),
         plan=result,
         validation=check,
-        **base,
     )
 
 

@@ -60,7 +60,7 @@ class PortsimError(Exception):
             parts.append(self.path)
         prefix = ": ".join(parts)
         text = self.message
-        if self.value is not None and repr(self.value) not in text:
+        if self.value is not None:
             text = f"{text} (got {self.value!r})"
         return f"{prefix}: {text}" if prefix else text
 

@@ -21,7 +21,7 @@ import networkx as nx
 from simulator.errors import PlatformError
 from simulator.numbers import parse_rational
 
-__all__ = ["Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"]
+__all__ = ["BIDIRECTIONAL", "Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"]
 
 NodeId: TypeAlias = str
 """A node identifier, matching ``[A-Za-z0-9_.-]+``."""

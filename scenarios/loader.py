@@ -1,0 +1,463 @@
+"""Load a scenario file into plain, checked, immutable model objects.
+
+``load_scenario`` reads YAML, checks its shape against
+:class:`scenarios.schema.ScenarioSpec`, builds the
+:class:`~simulator.platform.Platform` (explicit or generated) and resolves
+the :class:`~simulator.operations.Operation` against it.  Every bad input
+raises :class:`~simulator.errors.ScenarioError` whose message is one line
+naming the file, the key path and the bad value, e.g.::
+
+    toy.yaml: platform.links[2].c: must be > 0 (got '0')
+
+The building blocks (:func:`read_yaml`, :func:`build_platform`,
+:func:`build_operation`) are shared with the schedule-file reader.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from scenarios.generators import complete_platform, random_platform, sender_times_platform
+from scenarios.schema import (
+    CompleteGeneratorSpec,
+    OperationSpec,
+    PlatformSpec,
+    RandomGeneratorSpec,
+    ScenarioSpec,
+    SenderTimesGeneratorSpec,
+)
+from simulator.errors import OperationError, PlatformError, PortsimError, ScenarioError
+from simulator.operations import Operation, OperationKind
+from simulator.platform import Link, Node, Platform
+
+__all__ = [
+    "DEFAULT_SEED",
+    "PlannerSpec",
+    "Scenario",
+    "build_operation",
+    "build_platform",
+    "load_scenario",
+    "read_yaml",
+    "scenario_from_dict",
+    "validate_document",
+]
+
+DEFAULT_SEED = 0
+"""Seed of the generators of a scenario that gives none, so that loading a
+file twice always yields the same platform."""
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+# Which operation fields mean something for which kind (SPEC.md, "Scenario file").
+_OPERATION_FIELDS: dict[OperationKind, frozenset[str]] = {
+    OperationKind.SCATTER: frozenset({"source", "targets"}),
+    OperationKind.BROADCAST: frozenset({"source", "targets"}),
+    OperationKind.GATHER: frozenset({"participants", "target"}),
+    OperationKind.REDUCE: frozenset({"participants", "target", "commutative"}),
+    OperationKind.ALLREDUCE: frozenset({"participants", "commutative"}),
+    OperationKind.ALLGATHER: frozenset({"participants"}),
+    OperationKind.ALLTOALL: frozenset({"sources", "targets"}),
+}
+
+
+@dataclass(frozen=True)
+class PlannerSpec:
+    """A planner to run: its registry name and its (unchecked) options."""
+
+    name: str
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario: everything a run needs, checked.
+
+    Attributes
+    ----------
+    name:
+        The scenario name (``[a-z0-9_-]+``).
+    description:
+        Free text (the published figure, for the examples).
+    seed:
+        The file's ``seed``, or ``None`` when it gives none.
+    platform:
+        The platform, explicit or generated.
+    operation:
+        The operation, already resolved against :attr:`platform`.
+    planners:
+        The planners to run, in file order.
+    horizon:
+        Time span of the steady-state replay, or ``None`` (planner's choice).
+    source:
+        Where the scenario came from (a file path or ``"<string>"``).
+    """
+
+    name: str
+    description: str
+    seed: int | None
+    platform: Platform
+    operation: Operation
+    planners: tuple[PlannerSpec, ...]
+    horizon: Fraction | None
+    source: str
+
+
+# -- public entry points ---------------------------------------------------------
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and check a scenario file.
+
+    Parameters
+    ----------
+    path:
+        The YAML file.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        One line naming the file, the key path and the bad value: file not
+        found, YAML syntax error, empty file, unknown key, wrong type, unknown
+        node id, non-positive cost, target unreachable from its source,
+        participant listed twice, bad port model, bad generator parameter.
+    """
+    source = os.fspath(path)
+    return scenario_from_dict(read_yaml(path, error=ScenarioError), source=source)
+
+
+def scenario_from_dict(data: object, source: str = "<string>") -> Scenario:
+    """Check a scenario already parsed from YAML (or built in Python).
+
+    Parameters
+    ----------
+    data:
+        The scenario mapping, as in a scenario file.
+    source:
+        Named in error messages.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        As :func:`load_scenario`.
+
+    Examples
+    --------
+    >>> s = scenario_from_dict({
+    ...     "name": "tiny",
+    ...     "platform": {"nodes": [{"id": "A"}, {"id": "B"}],
+    ...                  "links": [{"src": "A", "dst": "B", "c": "2/3"}]},
+    ...     "operation": {"type": "broadcast", "source": "A"},
+    ...     "planners": ["flat", {"name": "greedy", "concurrent_transfers": 4}],
+    ... })
+    >>> s.platform.cost("A", "B"), s.operation.targets
+    (Fraction(2, 3), ('B',))
+    >>> s.planners[1].name, s.planners[1].options["concurrent_transfers"]
+    ('greedy', 4)
+    """
+    spec = validate_document(ScenarioSpec, data, source=source, error=ScenarioError)
+    seed = spec.seed if spec.seed is not None else DEFAULT_SEED
+    try:
+        platform = build_platform(spec.platform, seed=seed)
+        operation = build_operation(spec.operation, platform)
+    except (PlatformError, OperationError) as err:
+        raise _converted(err, ScenarioError, source) from None
+    return Scenario(
+        name=spec.name,
+        description=spec.description,
+        seed=spec.seed,
+        platform=platform,
+        operation=operation,
+        planners=tuple(PlannerSpec(p.name, MappingProxyType(dict(p.options)))
+                       for p in spec.planners),
+        horizon=spec.horizon,
+        source=source,
+    )
+
+
+# -- shared building blocks ------------------------------------------------------------
+
+
+def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any:
+    """Read one YAML document, rejecting duplicate keys.
+
+    Raises
+    ------
+    PortsimError
+        (of class ``error``) when the file cannot be read, is not valid YAML
+        or is empty; the message names the file, and the line and column of a
+        syntax error.
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error("file not found", source=source) from None
+    except (OSError, UnicodeDecodeError) as err:
+        reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
+        raise error(f"cannot read file: {reason}", source=source) from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, text, source, error) from None
+    if data is None:
+        raise error("empty file", source=source)
+    return data
+
+
+def validate_document(
+    model: type[_Model],
+    data: object,
+    *,
+    source: str,
+    error: type[PortsimError],
+    prefix: str = "",
+) -> _Model:
+    """Validate ``data`` against a schema model, as a one-line ``error``.
+
+    Parameters
+    ----------
+    model:
+        A model of :mod:`scenarios.schema`.
+    data:
+        The parsed document (or part of it).
+    source:
+        Named in the message.
+    error:
+        The exception class to raise.
+    prefix:
+        Key path of ``data`` inside its file (``""`` for the whole file).
+
+    Raises
+    ------
+    PortsimError
+        (of class ``error``) for the first problem pydantic reports, with the
+        key path read from its location.
+    """
+    if not isinstance(data, Mapping):
+        raise error("expected a mapping of keys", path=prefix or None, value=_short(data),
+                    source=source)
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise _from_validation(err, data, source=source, error=error, prefix=prefix) from None
+
+
+def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED) -> Platform:
+    """Build the platform a :class:`~scenarios.schema.PlatformSpec` describes.
+
+    An explicit link with ``both_ways: true`` also adds the reverse link with
+    the same cost.  A generator is called with ``seed``.
+
+    Raises
+    ------
+    PlatformError
+        With the key path in the file (``platform.links[2].dst``).
+    """
+    explicit = spec.nodes is not None or spec.links is not None
+    if explicit and spec.generator is not None:
+        raise PlatformError("give either nodes and links, or a generator, not both",
+                            path="platform.generator", value=spec.generator.type)
+    if spec.generator is not None:
+        return _generate(spec, seed)
+    if spec.nodes is None:
+        raise PlatformError("missing required key (or give a generator)", path="platform.nodes")
+    nodes = tuple(Node(n.id, n.compute, n.port_model, n.router) for n in spec.nodes)
+    links: list[Link] = []
+    origin: list[int] = []  # index, in the file, of the entry each link comes from
+    for i, link in enumerate(spec.links or ()):
+        links.append(Link(link.src, link.dst, link.c))
+        origin.append(i)
+        if link.both_ways:
+            links.append(Link(link.dst, link.src, link.c))
+            origin.append(i)
+    try:
+        return Platform(nodes, tuple(links), spec.port_model)
+    except PlatformError as err:
+        prefix = "platform.links["
+        if err.path and err.path.startswith(prefix):
+            index, _, rest = err.path[len(prefix):].partition("]")
+            err.path = f"{prefix}{origin[int(index)]}]{rest}"
+        raise
+
+
+def build_operation(spec: OperationSpec, platform: Platform) -> Operation:
+    """Build the operation of ``spec`` and resolve it against ``platform``.
+
+    Raises
+    ------
+    OperationError
+        With the key path (``operation.participants[1]``): a field that does
+        not apply to this kind of operation, an unknown node, a node listed
+        twice, a target unreachable from its source.
+    """
+    kind = spec.kind
+    misplaced = sorted(spec.model_fields_set - {"type", "size"} - _OPERATION_FIELDS[kind])
+    if misplaced:
+        key = misplaced[0]
+        raise OperationError(f"{key} does not apply to a {kind}", path=f"operation.{key}",
+                             value=getattr(spec, key))
+    operation = Operation(
+        kind=kind,
+        source=spec.source,
+        targets=tuple(spec.targets or ()),
+        participants=tuple(spec.participants or ()),
+        target=spec.target,
+        sources=tuple(spec.sources or ()),
+        commutative=spec.commutative,
+        size=spec.size,
+    )
+    return operation.resolve(platform)
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
+    generator = spec.generator
+    try:
+        if isinstance(generator, CompleteGeneratorSpec):
+            return complete_platform(generator.n, generator.c, generator.compute,
+                                     port_model=spec.port_model)
+        if isinstance(generator, SenderTimesGeneratorSpec):
+            return sender_times_platform(generator.times, port_model=spec.port_model)
+        assert isinstance(generator, RandomGeneratorSpec)
+        return random_platform(generator.n, generator.degree, generator.c, generator.compute,
+                               seed=seed, port_model=spec.port_model)
+    except PlatformError as err:
+        err.path = f"platform.generator.{err.path}" if err.path else "platform.generator"
+        raise
+
+
+def _converted(err: PortsimError, error: type[PortsimError], source: str) -> PortsimError:
+    return error(err.message, path=err.path, value=err.value, source=source)
+
+
+def _short(value: object, limit: int = 80) -> object:
+    """``value`` itself, or a truncated ``repr`` when it would make the line too long."""
+    text = repr(value)
+    return value if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _format_path(prefix: str, segments: Sequence[str | int]) -> str:
+    path = prefix
+    for segment in segments:
+        if isinstance(segment, int):
+            path += f"[{segment}]"
+        else:
+            path += f".{segment}" if path else str(segment)
+    return path
+
+
+def _document_location(loc: Sequence[str | int], data: object) -> list[str | int]:
+    """Turn a pydantic error location into a key path of the document.
+
+    Pydantic inserts union tags (``"random"``) and validator names into
+    locations; walking the document drops every element it does not hold.
+    The last element is kept (it names a missing or unknown key).  An index
+    into a list becomes an ``int``, a mapping key a ``str``.
+    """
+    segments: list[str | int] = []
+    node = data
+    for position, key in enumerate(loc):
+        if isinstance(node, Mapping) and key in node:
+            segments.append(str(key))
+            node = node[key]
+        elif (isinstance(node, list) and isinstance(key, int)
+              and not isinstance(key, bool) and 0 <= key < len(node)):
+            segments.append(key)
+            node = node[key]
+        elif position == len(loc) - 1 and key != "[key]":
+            segments.append(str(key))
+    return segments
+
+
+def _from_validation(
+    err: ValidationError,
+    data: object,
+    *,
+    source: str,
+    error: type[PortsimError],
+    prefix: str,
+) -> PortsimError:
+    errors = err.errors(include_url=False)
+    # A misspelt key shows up both as unknown and as missing: name the typo.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    segments = _document_location(first["loc"], data)
+    kind = first["type"]
+    message = first["msg"]
+    value: object = first.get("input")
+    context = first.get("ctx") or {}
+    if kind == "extra_forbidden":
+        message, value = "unknown key", segments[-1] if segments else None
+    elif kind == "missing":
+        message, value = "missing required key", None
+    elif kind in ("union_tag_invalid", "union_tag_not_found"):
+        segments.append(str(context.get("discriminator", "type")).strip("'"))
+        if kind == "union_tag_not_found":
+            message, value = "missing required key", None
+        else:
+            expected = context.get("expected_tags", "")
+            message, value = f"unknown type, expected one of {expected}", context.get("tag")
+    else:
+        message = message[:1].lower() + message[1:]
+    if value is not None:
+        value = _short(value)  # PortsimError prints it as "(got ...)"
+    return error(message, path=_format_path(prefix, segments) or None, value=value,
+                 source=source)
+
+
+def _yaml_error(
+    err: yaml.YAMLError, text: str, source: str, error: type[PortsimError]
+) -> PortsimError:
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    mark = getattr(err, "problem_mark", None)
+    if mark is None:
+        return error(f"invalid YAML: {problem}", source=source)
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    # The bad value is the text of the line; at the end of the file, the line
+    # where the unfinished construct began.
+    lines = text.splitlines()
+    line = None
+    for candidate in (mark, getattr(err, "context_mark", None)):
+        if candidate is not None and candidate.line < len(lines) and lines[candidate.line].strip():
+            line = lines[candidate.line].strip()
+            break
+    return error(f"invalid YAML: {problem}", path=where, value=_short(line) if line else None,
+                 source=source)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe YAML loader that rejects a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable key: let the base class report it
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"duplicate key {key!r}", key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)

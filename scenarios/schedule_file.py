@@ -1,0 +1,282 @@
+"""Read and write schedule files (SPEC.md, "Schedule file").
+
+A schedule file holds a platform, an operation and timed events::
+
+    platform: {...}              # as in a scenario (explicit or generator) ...
+    platform_file: toy.yaml      # ... or a file, relative to this one
+    port_model: unidirectional   # optional: overrides the platform-wide model
+    seed: 3                      # optional: seed of a platform generator
+    operation: {...}             # as in a scenario
+    period: "12"                 # periodic form only
+    instances_per_period: 1      # periodic form only
+    events:
+      - {kind: send, src: Ps, dst: Pa, item: "m[P0]", start: "0", part: "1/4", lag: 1}
+      - {kind: compute, node: P0, inputs: ["v[0,0]", "v[1,1]"], output: "v[0,1]", start: 1}
+    description: free text       # optional, ignored when reading
+
+``platform_file`` names a YAML file holding either a mapping with a
+``platform:`` key (a scenario file will do; its ``seed`` is used when the
+schedule gives none) or a bare platform mapping (``port_model``, ``nodes``,
+``links`` or ``generator``).  A generator without any seed uses seed 0.
+
+:func:`dump_schedule` always writes the platform explicitly, every exact
+number as a string (``"2/3"``), one node, link or event per line, so that
+``load_schedule`` gives back the same platform, operation and events.
+Every bad input raises :class:`~simulator.errors.ScheduleError` whose message
+is one line naming the file, the key path and the bad value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from scenarios.loader import (
+    DEFAULT_SEED,
+    build_operation,
+    build_platform,
+    read_yaml,
+    validate_document,
+)
+from scenarios.schema import PlatformSpec, ScheduleFileSpec
+from simulator.errors import PortsimError, ScheduleError
+from simulator.numbers import format_rational
+from simulator.platform import Platform
+from simulator.schedule import Schedule
+
+__all__ = [
+    "dump_schedule",
+    "load_schedule",
+    "platform_to_dict",
+    "schedule_from_dict",
+    "schedule_to_dict",
+]
+
+
+# -- reading ---------------------------------------------------------------------
+
+
+def load_schedule(path: str | os.PathLike[str]) -> Schedule:
+    """Read and check a schedule file.
+
+    Parameters
+    ----------
+    path:
+        The YAML file; a ``platform_file`` in it is relative to its directory.
+
+    Returns
+    -------
+    Schedule
+        One-shot, or periodic when the file has a ``period``.
+
+    Raises
+    ------
+    ScheduleError
+        One line naming the file, the key path and the bad value: unreadable
+        or invalid YAML, unknown key, bad platform or operation, bad event
+        (unknown key, unknown node, a time that is not a number, a negative
+        start, a start outside ``[0, period)``).
+    """
+    data = read_yaml(path, error=ScheduleError)
+    return schedule_from_dict(data, source=os.fspath(path), base_dir=Path(path).parent)
+
+
+def schedule_from_dict(
+    data: object,
+    *,
+    source: str = "<string>",
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Schedule:
+    """Check a schedule document already parsed from YAML.
+
+    Parameters
+    ----------
+    data:
+        The mapping, as in a schedule file.
+    source:
+        Named in error messages.
+    base_dir:
+        Directory a ``platform_file`` is relative to (default: the current one).
+
+    Returns
+    -------
+    Schedule
+
+    Raises
+    ------
+    ScheduleError
+        As :func:`load_schedule`.
+    """
+    spec = validate_document(ScheduleFileSpec, data, source=source, error=ScheduleError)
+    platform = _schedule_platform(spec, source, Path(base_dir) if base_dir is not None else None)
+    try:
+        if spec.port_model is not None:
+            platform = platform.with_port_model(spec.port_model)
+        operation = build_operation(spec.operation, platform)
+        return Schedule.from_dicts(platform, operation, spec.events, period=spec.period,
+                                   instances_per_period=spec.instances_per_period)
+    except PortsimError as err:
+        raise _as_schedule_error(err, source) from None
+
+
+def _schedule_platform(spec: ScheduleFileSpec, source: str, base_dir: Path | None) -> Platform:
+    if spec.platform is not None and spec.platform_file is not None:
+        raise ScheduleError("give either platform or platform_file, not both",
+                            path="platform_file", value=spec.platform_file, source=source)
+    if spec.platform is not None:
+        try:
+            return build_platform(spec.platform, seed=_seed(spec.seed))
+        except PortsimError as err:
+            raise _as_schedule_error(err, source) from None
+    if spec.platform_file is None:
+        raise ScheduleError("missing required key (or give platform_file)", path="platform",
+                            source=source)
+
+    file = (base_dir or Path()) / spec.platform_file
+    if not file.is_file():
+        raise ScheduleError("platform file not found", path="platform_file",
+                            value=spec.platform_file, source=source)
+    file_source = os.fspath(file)
+    data = read_yaml(file, error=ScheduleError)
+    seed = spec.seed
+    prefix = ""
+    if isinstance(data, Mapping) and "platform" in data:
+        prefix = "platform"
+        file_seed = data.get("seed")
+        if file_seed is not None and (isinstance(file_seed, bool) or not isinstance(file_seed,
+                                                                                      int)):
+            raise ScheduleError("seed must be an integer", path="seed", value=file_seed,
+                                source=file_source)
+        seed = seed if seed is not None else file_seed
+        data = data["platform"]
+    platform_spec = validate_document(PlatformSpec, data, source=file_source,
+                                      error=ScheduleError, prefix=prefix)
+    try:
+        return build_platform(platform_spec, seed=_seed(seed))
+    except PortsimError as err:
+        error = _as_schedule_error(err, file_source)
+        if not prefix and error.path and error.path.startswith("platform."):
+            error.path = error.path.removeprefix("platform.")
+        raise error from None
+
+
+def _seed(seed: int | None) -> int:
+    return seed if seed is not None else DEFAULT_SEED
+
+
+def _as_schedule_error(err: PortsimError, source: str) -> PortsimError:
+    return ScheduleError(err.message, path=err.path, value=err.value, source=source)
+
+
+# -- writing -----------------------------------------------------------------------
+
+
+def platform_to_dict(platform: Platform) -> dict[str, Any]:
+    """The platform as an explicit scenario-file mapping (numbers as strings).
+
+    Examples
+    --------
+    >>> p = Platform.build({"A": "1/2", "B": 1}, [("A", "B", "2/3")])
+    >>> platform_to_dict(p)["links"]
+    [{'src': 'A', 'dst': 'B', 'c': '2/3'}]
+    """
+    nodes: list[dict[str, Any]] = []
+    for node in platform.nodes:
+        entry: dict[str, Any] = {"id": node.id, "compute": format_rational(node.compute)}
+        if node.port_model is not None:
+            entry["port_model"] = str(node.port_model)
+        if node.router:
+            entry["router"] = True
+        nodes.append(entry)
+    links = [{"src": link.src, "dst": link.dst, "c": format_rational(link.c)}
+             for link in platform.links]
+    return {"port_model": str(platform.port_model), "nodes": nodes, "links": links}
+
+
+def schedule_to_dict(schedule: Schedule, *, description: str | None = None) -> dict[str, Any]:
+    """The schedule as a schedule-file mapping (platform explicit, numbers as strings)."""
+    document: dict[str, Any] = {}
+    if description:
+        document["description"] = description
+    document["platform"] = platform_to_dict(schedule.platform)
+    document["operation"] = schedule.operation.to_dict()
+    if schedule.period is not None:
+        document["period"] = format_rational(schedule.period)
+        document["instances_per_period"] = schedule.instances_per_period
+    document["events"] = schedule.to_dicts()
+    return document
+
+
+def dump_schedule(
+    schedule: Schedule,
+    destination: str | os.PathLike[str] | TextIO,
+    *,
+    description: str | None = None,
+) -> None:
+    """Write ``schedule`` as a schedule file that :func:`load_schedule` reads back exactly.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule to write.
+    destination:
+        A file path, or an open text stream.
+    description:
+        Optional free text written as ``description:`` (the planner, its
+        bound...); ignored when reading.
+    """
+    text = yaml.dump(
+        schedule_to_dict(schedule, description=description),
+        Dumper=_ScheduleDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000_000,
+    )
+    if isinstance(destination, str | os.PathLike):
+        Path(destination).write_text(text, encoding="utf-8")
+    else:
+        destination.write(text)
+
+
+def _is_flat(value: object) -> bool:
+    """True for a list of scalars, or a mapping of scalars and lists of scalars."""
+    def scalar(x: object) -> bool:
+        return not isinstance(x, Mapping | list)
+
+    if isinstance(value, list):
+        return all(scalar(x) for x in value)
+    if isinstance(value, Mapping):
+        return all(scalar(x) or (isinstance(x, list) and _is_flat(x)) for x in value.values())
+    return True
+
+
+_EXACT_NUMBER = re.compile(r"-?\d+(/\d+)?")
+
+
+class _ScheduleDumper(yaml.SafeDumper):
+    """Writes flat mappings and lists in flow style: one node, link or event per line.
+
+    Exact numbers (strings such as ``"2/3"``) are always double-quoted, so
+    that ``'1'`` and ``2/3`` do not alternate in one file.
+    """
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        if _EXACT_NUMBER.fullmatch(data):
+            return self.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+        return super().represent_str(data)
+
+    def represent_mapping(self, tag: str, mapping: Any, flow_style: bool | None = None
+                          ) -> yaml.MappingNode:
+        return super().represent_mapping(tag, mapping, flow_style=_is_flat(mapping))
+
+    def represent_sequence(self, tag: str, sequence: Any, flow_style: bool | None = None
+                           ) -> yaml.SequenceNode:
+        return super().represent_sequence(tag, sequence, flow_style=_is_flat(sequence))
+
+
+_ScheduleDumper.add_representer(str, _ScheduleDumper.represent_str)

@@ -1,0 +1,270 @@
+"""The scenario and schedule documents as pydantic models (SPEC.md).
+
+These models check the *shape* of a document: its keys (unknown keys are
+rejected everywhere), the type of every value, and the bounds that need no
+context (a cost is > 0, a node count >= 1).  Every number may be an integer,
+a decimal or a rational string such as ``"2/3"``; it becomes an exact
+:class:`fractions.Fraction`.  Checks that need the platform (unknown node ids,
+reachability, duplicate participants) happen when the loader builds the model
+objects of :mod:`simulator`.
+
+Validation is strict: a node id must be a string, a flag a boolean, a count
+an integer; nothing is silently coerced.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from simulator.errors import PortsimError
+from simulator.numbers import parse_rational
+from simulator.operations import OperationKind
+from simulator.platform import PortModel
+
+__all__ = [
+    "CompleteGeneratorSpec",
+    "CostRange",
+    "GeneratorSpec",
+    "LinkSpec",
+    "NodeSpec",
+    "NonNegativeRational",
+    "OperationSpec",
+    "PlannerEntry",
+    "PlatformSpec",
+    "PositiveRational",
+    "RandomGeneratorSpec",
+    "Rational",
+    "ScenarioSpec",
+    "ScheduleFileSpec",
+    "SenderTimesGeneratorSpec",
+]
+
+
+# -- exact numbers -------------------------------------------------------------
+
+
+def _rational(value: object) -> Fraction:
+    try:
+        return parse_rational(value)
+    except PortsimError as err:
+        raise PydanticCustomError("rational", err.message) from None
+
+
+def _positive_rational(value: object) -> Fraction:
+    number = _rational(value)
+    if number <= 0:
+        raise PydanticCustomError("positive", "must be > 0")
+    return number
+
+
+def _non_negative_rational(value: object) -> Fraction:
+    number = _rational(value)
+    if number < 0:
+        raise PydanticCustomError("non_negative", "must be >= 0")
+    return number
+
+
+Rational = Annotated[Fraction, PlainValidator(_rational)]
+"""Any exact number: ``3``, ``0.25``, ``"2/3"``."""
+
+PositiveRational = Annotated[Fraction, PlainValidator(_positive_rational)]
+"""An exact number > 0 (link costs, sizes, horizons)."""
+
+NonNegativeRational = Annotated[Fraction, PlainValidator(_non_negative_rational)]
+"""An exact number >= 0 (compute times)."""
+
+
+def _range(value: object, *, positive: bool) -> tuple[Fraction, Fraction]:
+    one = _positive_rational if positive else _non_negative_rational
+    if isinstance(value, list | tuple):
+        if len(value) != 2:
+            raise PydanticCustomError("range", "expected a number or a range [lo, hi]")
+        lo, hi = one(value[0]), one(value[1])
+        if lo > hi:
+            raise PydanticCustomError("range", "a range [lo, hi] needs lo <= hi")
+        return lo, hi
+    number = one(value)
+    return number, number
+
+
+def _positive_range(value: object) -> tuple[Fraction, Fraction]:
+    return _range(value, positive=True)
+
+
+def _non_negative_range(value: object) -> tuple[Fraction, Fraction]:
+    return _range(value, positive=False)
+
+
+CostRange = Annotated[tuple[Fraction, Fraction], PlainValidator(_positive_range)]
+"""A number or a range ``[lo, hi]`` of numbers > 0, read as ``(lo, hi)``."""
+
+ComputeRange = Annotated[tuple[Fraction, Fraction], PlainValidator(_non_negative_range)]
+"""A number or a range ``[lo, hi]`` of numbers >= 0, read as ``(lo, hi)``."""
+
+
+def _port_model(value: object) -> PortModel:
+    try:
+        return PortModel.parse(value)
+    except PortsimError as err:
+        raise PydanticCustomError("port_model", err.message) from None
+
+
+PortModelField = Annotated[PortModel, PlainValidator(_port_model)]
+
+
+class _Strict(BaseModel):
+    """Base of every document model: frozen, strict, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# -- platform ------------------------------------------------------------------
+
+
+class NodeSpec(_Strict):
+    """``{id, compute, port_model, router}``: one node of an explicit platform."""
+
+    id: str
+    compute: NonNegativeRational = Fraction(1)
+    port_model: PortModelField | None = None
+    router: bool = False
+
+
+class LinkSpec(_Strict):
+    """``{src, dst, c, both_ways}``: a directed link (and its reverse if ``both_ways``)."""
+
+    src: str
+    dst: str
+    c: PositiveRational
+    both_ways: bool = False
+
+
+class CompleteGeneratorSpec(_Strict):
+    """``{type: complete, n, c, compute}``: every ordered pair linked with cost ``c``."""
+
+    type: Literal["complete"]
+    n: int = Field(ge=1)
+    c: PositiveRational = Fraction(1)
+    compute: NonNegativeRational = Fraction(1)
+
+
+class SenderTimesGeneratorSpec(_Strict):
+    """``{type: sender_times, times: {A: 10, ...}}``: c(i, j) = t(i), compute 0."""
+
+    type: Literal["sender_times"]
+    times: dict[str, PositiveRational] = Field(min_length=1)
+
+
+class RandomGeneratorSpec(_Strict):
+    """``{type: random, n, degree, c, compute}``: a seeded, strongly connected digraph."""
+
+    type: Literal["random"]
+    n: int = Field(ge=2)
+    degree: int = Field(ge=1)
+    c: CostRange = (Fraction(1), Fraction(1))
+    compute: ComputeRange = (Fraction(1), Fraction(1))
+
+
+GeneratorSpec = Annotated[
+    CompleteGeneratorSpec | SenderTimesGeneratorSpec | RandomGeneratorSpec,
+    Field(discriminator="type"),
+]
+
+
+class PlatformSpec(_Strict):
+    """A platform: a port model and either ``nodes`` + ``links`` or a ``generator``.
+
+    Whether exactly one of the two forms is given is checked by the loader,
+    which can then name the offending key.
+    """
+
+    port_model: PortModelField = PortModel()
+    nodes: list[NodeSpec] | None = None
+    links: list[LinkSpec] | None = None
+    generator: GeneratorSpec | None = None
+
+
+# -- operation and planners ----------------------------------------------------
+
+
+class OperationSpec(_Strict):
+    """The collective operation; which fields apply to which ``type`` is in SPEC.md."""
+
+    type: Literal[
+        "scatter", "gather", "broadcast", "reduce", "allreduce", "alltoall", "allgather"
+    ]
+    source: str | None = None
+    targets: list[str] | None = Field(default=None, min_length=1)
+    participants: list[str] | None = Field(default=None, min_length=1)
+    target: str | None = None
+    commutative: bool = False
+    sources: list[str] | None = Field(default=None, min_length=1)
+    size: PositiveRational = Fraction(1)
+
+    @property
+    def kind(self) -> OperationKind:
+        """The operation kind as the simulator's enum."""
+        return OperationKind(self.type)
+
+
+class PlannerEntry(_Strict):
+    """One entry of ``planners``: a name, or ``{name: ..., <option>: <value>, ...}``.
+
+    Options are free-form; the planner checks them.
+    """
+
+    name: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_options(cls, data: object) -> object:
+        if isinstance(data, str):
+            return {"name": data}
+        if isinstance(data, dict):
+            options = {k: v for k, v in data.items() if k != "name"}
+            return {"name": data["name"], "options": options} if "name" in data else {
+                "options": options}
+        return data
+
+
+# -- documents -----------------------------------------------------------------
+
+
+class ScenarioSpec(_Strict):
+    """A scenario file (SPEC.md, "Scenario file")."""
+
+    name: str = Field(pattern=r"^[a-z0-9_-]+$")
+    description: str = ""
+    seed: int | None = None
+    platform: PlatformSpec
+    operation: OperationSpec
+    planners: list[PlannerEntry] = Field(default_factory=list)
+    horizon: PositiveRational | None = None
+
+
+class ScheduleFileSpec(_Strict):
+    """A schedule file (SPEC.md, "Schedule file"), one-shot or periodic.
+
+    ``events`` are checked one by one by :meth:`simulator.schedule.Schedule.from_dicts`.
+    """
+
+    description: str | None = None
+    platform: PlatformSpec | None = None
+    platform_file: str | None = None
+    port_model: PortModelField | None = None
+    seed: int | None = None
+    operation: OperationSpec
+    period: Rational | None = None
+    instances_per_period: int = 1
+    events: list[Any]

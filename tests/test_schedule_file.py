@@ -1,0 +1,287 @@
+"""Tests of schedule files: exact round trips and one-line errors."""
+
+from __future__ import annotations
+
+import io
+import re
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scenarios import (
+    dump_schedule,
+    load_schedule,
+    platform_to_dict,
+    schedule_from_dict,
+    schedule_to_dict,
+)
+from simulator.errors import ScheduleError
+from simulator.items import Item
+from simulator.operations import Operation, OperationKind
+from simulator.platform import Link, Node, Platform, PortKind, PortModel
+from simulator.schedule import Compute, Schedule, Send
+
+
+def write(tmp_path: Path, text: str, name: str = "schedule.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def reduce_platform() -> Platform:
+    """Three processors and a router, with exact costs and a per-node port model."""
+    nodes = (
+        Node("P0", Fraction(1, 2)),
+        Node("P1", Fraction(1), PortModel(PortKind.UNIDIRECTIONAL)),
+        Node("P2", Fraction(3, 4)),
+        Node("R", Fraction(0), router=True),
+    )
+    links = (
+        Link("P1", "P0", Fraction(2, 3)),
+        Link("P2", "R", Fraction(1, 3)),
+        Link("R", "P0", Fraction(1, 6)),
+        Link("P2", "P1", Fraction(5)),
+    )
+    return Platform(nodes, links, PortModel(PortKind.MULTIPORT, 2))
+
+
+def test_periodic_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform) -> None:
+    operation = Operation(OperationKind.REDUCE, participants=("P0", "P1", "P2"),
+                          target="P0").resolve(reduce_platform)
+    v = Item.interval
+    events = (
+        Send("P2", "R", v(2, 2), Fraction(0), part=Fraction(1, 4)),
+        Send("P2", "R", v(2, 2), Fraction(1, 2), part=Fraction(3, 4)),
+        Send("R", "P0", v(2, 2, instance=1), Fraction(1, 3), lag=1),
+        Send("P1", "P0", v(1, 1), Fraction(2, 3), duration=Fraction(2, 3)),
+        Compute("P0", (v(1, 1), v(2, 2)), v(1, 2), Fraction(5, 3), lag=1),
+        Compute("P0", (v(0, 0, 1), v(1, 2, 1)), v(0, 2, 1), Fraction(13, 6), lag=2),
+    )
+    schedule = Schedule(reduce_platform, operation, events, period=Fraction(7, 3),
+                        instances_per_period=2)
+    path = tmp_path / "periodic.yaml"
+    dump_schedule(schedule, path, description="hand-made")
+
+    loaded = load_schedule(path)
+    assert loaded.platform == reduce_platform
+    assert loaded.platform.port_model_of("P1") == PortModel(PortKind.UNIDIRECTIONAL)
+    assert loaded.platform.node("R").router
+    assert loaded.operation == operation
+    assert loaded.events == events
+    assert loaded.period == Fraction(7, 3)
+    assert loaded.instances_per_period == 2
+
+    text = path.read_text(encoding="utf-8")
+    assert 'c: "2/3"' in text
+    assert 'period: "7/3"' in text
+    assert text.startswith("description: hand-made\n")
+    event_lines = [line for line in text.splitlines() if line.startswith("- {kind: ")]
+    assert len(event_lines) == len(events)
+    assert 'part: "1/4"' in event_lines[0]
+    assert "lag: 2" in event_lines[5]
+
+
+def test_one_shot_round_trip_through_a_stream() -> None:
+    platform = Platform.build({"A": 1, "B": 2, "C": "1/3"},
+                              [("A", "B", "1/2"), ("B", "C", 3), ("A", "C", "7/5"),
+                               ("C", "A", 1)], "unidirectional")
+    operation = Operation(OperationKind.ALLREDUCE, participants=("C", "A"),
+                          commutative=True).resolve(platform)
+    s = Item.subset
+    events = (
+        Send("A", "C", s([1]), Fraction(0)),
+        Compute("C", (s([0]), s([1])), s([0, 1]), Fraction(7, 5)),
+        Send("C", "A", s([0, 1]), Fraction(26, 15)),
+        Send("A", "B", Item.message("A", "B", instance=3), Fraction(100)),
+    )
+    schedule = Schedule(platform, operation, events)
+    stream = io.StringIO()
+    dump_schedule(schedule, stream)
+    loaded = schedule_from_dict(yaml.safe_load(stream.getvalue()))
+    assert loaded.platform == platform
+    assert str(loaded.platform.port_model) == "unidirectional"
+    assert loaded.operation == operation
+    assert loaded.events == events
+    assert loaded.period is None
+    assert "period" not in stream.getvalue()
+
+
+def test_schedule_to_dict_writes_numbers_as_strings() -> None:
+    platform = Platform.build({"A": "1/2", "B": 1}, [("A", "B", "2/3")])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule(platform, operation, (Send("A", "B", Item.broadcast(), Fraction(1, 3)),))
+    document = schedule_to_dict(schedule)
+    assert document == {
+        "platform": {
+            "port_model": "bidirectional",
+            "nodes": [{"id": "A", "compute": "1/2"}, {"id": "B", "compute": "1"}],
+            "links": [{"src": "A", "dst": "B", "c": "2/3"}],
+        },
+        "operation": {"type": "broadcast", "source": "A", "targets": ["B"]},
+        "events": [{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": "1/3"}],
+    }
+    assert platform_to_dict(platform) == document["platform"]
+
+
+HAND_WRITTEN = """\
+platform:
+  nodes: [{id: A}, {id: B}, {id: C}]
+  links:
+    - {src: A, dst: B, c: 1, both_ways: true}
+    - {src: B, dst: C, c: "1/2"}
+operation: {type: broadcast, source: A}
+period: 2
+events:
+  - {kind: send, src: A, dst: B, item: b, start: 0}
+  - {kind: send, src: B, dst: C, item: b, start: 0.5, lag: 1, part: "1/2"}
+  - {kind: send, src: B, dst: C, item: b, start: 1.5, lag: 1, part: 0.5}
+"""
+
+
+def test_hand_written_schedule(tmp_path: Path) -> None:
+    schedule = load_schedule(write(tmp_path, HAND_WRITTEN))
+    assert schedule.platform.cost("B", "A") == 1  # both_ways
+    assert schedule.operation.targets == ("B", "C")
+    assert schedule.period == 2
+    assert schedule.instances_per_period == 1
+    assert schedule.events[1] == Send("B", "C", Item.broadcast(), Fraction(1, 2),
+                                      part=Fraction(1, 2), lag=1)
+    assert schedule.events[2].start == Fraction(3, 2)
+
+
+def test_port_model_key_overrides_the_platform(tmp_path: Path) -> None:
+    schedule = load_schedule(write(tmp_path, HAND_WRITTEN + "port_model: unidirectional\n"))
+    assert schedule.platform.port_model == PortModel(PortKind.UNIDIRECTIONAL)
+
+
+def test_generated_platform_uses_the_seed(tmp_path: Path) -> None:
+    template = """\
+        platform: {{generator: {{type: random, n: 6, degree: 2, c: [1, 50]}}}}
+        operation: {{type: allgather}}
+        seed: {seed}
+        events: []
+        """
+    one = load_schedule(write(tmp_path, template.format(seed=1), "one.yaml")).platform
+    again = load_schedule(write(tmp_path, template.format(seed=1), "again.yaml")).platform
+    two = load_schedule(write(tmp_path, template.format(seed=2), "two.yaml")).platform
+    assert one == again
+    assert one != two
+
+
+def test_platform_file_holding_a_scenario(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, """\
+        name: plat
+        seed: 5
+        platform: {generator: {type: random, n: 5, degree: 2, c: [1, 9]}}
+        operation: {type: allgather}
+        """, "sub/scenario.yaml")
+    path = write(tmp_path, """\
+        platform_file: sub/scenario.yaml
+        operation: {type: allgather}
+        events: []
+        """)
+    with_file_seed = load_schedule(path).platform
+    path.write_text(path.read_text() + "seed: 6\n")
+    with_own_seed = load_schedule(path).platform
+    path.write_text(path.read_text().replace("seed: 6", "seed: 5"))
+    assert with_file_seed != with_own_seed
+    assert load_schedule(path).platform == with_file_seed
+
+
+def test_bare_platform_file(tmp_path: Path) -> None:
+    write(tmp_path, """\
+        port_model: unidirectional
+        nodes: [{id: A}, {id: B, compute: "1/2"}]
+        links: [{src: A, dst: B, c: 3}]
+        """, "plat.yaml")
+    path = write(tmp_path, """\
+        platform_file: plat.yaml
+        operation: {type: scatter, source: A}
+        events: [{kind: send, src: A, dst: B, item: "m[B]", start: 0}]
+        """)
+    schedule = load_schedule(path)
+    assert schedule.platform.cost("A", "B") == 3
+    assert schedule.platform.compute_time("B") == Fraction(1, 2)
+    assert str(schedule.platform.port_model) == "unidirectional"
+
+
+def test_bad_bare_platform_file_names_that_file(tmp_path: Path) -> None:
+    plat = write(tmp_path, "nodes: [{id: A}, {id: B}]\nlinks: [{src: A, dst: C, c: 3}]\n",
+                 "plat.yaml")
+    path = write(tmp_path, "platform_file: plat.yaml\noperation: {type: gather}\nevents: []\n")
+    with pytest.raises(ScheduleError,
+                       match=re.escape(f"{plat}: links[0].dst: unknown node (got 'C')")):
+        load_schedule(path)
+
+
+# -- bad schedule files ----------------------------------------------------------------------
+
+BAD_SCHEDULES = [
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: 0, colour: red}"),
+                 "events[0].colour", "'colour'", id="unknown-event-key"),
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: abc}"),
+                 "events[0].start", "'abc'", id="garbage-time"),
+    pytest.param(HAND_WRITTEN.replace("start: 0.5", "start: -1"),
+                 "events[1].start", "-1", id="negative-start"),
+    pytest.param(HAND_WRITTEN.replace("dst: B, item", "dst: Q, item"),
+                 "events[0].dst", "'Q'", id="unknown-node"),
+    pytest.param(HAND_WRITTEN.replace("start: 1.5", "start: 2"),
+                 "events[2].start", "2", id="start-at-period"),
+    pytest.param(HAND_WRITTEN.replace("start: 1.5", "start: \"7/3\""),
+                 "events[2].start", "7/3", id="start-after-period"),
+    pytest.param(HAND_WRITTEN.replace("item: b, start: 0}", "item: \"w[1]\", start: 0}"),
+                 "events[0].item", "'w[1]'", id="bad-item"),
+    pytest.param(HAND_WRITTEN.replace("kind: send, src: A", "kind: sned, src: A"),
+                 "events[0].kind", "'sned'", id="bad-kind"),
+    pytest.param(HAND_WRITTEN.replace("part: 0.5", "part: 2"),
+                 "events[2].part", "2", id="part-above-one"),
+    pytest.param(HAND_WRITTEN + "horizon: 3\n", "horizon", "'horizon'", id="unknown-top-key"),
+    pytest.param(HAND_WRITTEN.replace("period: 2", "period: 0"), "period", "0",
+                 id="zero-period"),
+    pytest.param(HAND_WRITTEN.replace("source: A", "source: Z"),
+                 "operation.source", "'Z'", id="unknown-operation-node"),
+    pytest.param(HAND_WRITTEN.replace("c: \"1/2\"", "c: 0"),
+                 "platform.links[1].c", "0", id="zero-cost"),
+    pytest.param(HAND_WRITTEN + "port_model: sideways\n", "port_model", "'sideways'",
+                 id="bad-port-model"),
+    pytest.param(HAND_WRITTEN + "platform_file: x.yaml\n", "platform_file", "'x.yaml'",
+                 id="platform-and-file"),
+    pytest.param(HAND_WRITTEN.replace("platform:", "platform_file: missing.yaml\nold:"),
+                 "old", "'old'", id="unknown-key-first"),
+]
+
+
+@pytest.mark.parametrize(("text", "key_path", "value"), BAD_SCHEDULES)
+def test_bad_schedule_is_a_one_line_error(
+    tmp_path: Path, text: str, key_path: str, value: str
+) -> None:
+    path = write(tmp_path, text)
+    pattern = re.escape(f"{path}: {key_path}: ") + r"[^\n]*" + re.escape(value) + r"[^\n]*\Z"
+    with pytest.raises(ScheduleError, match=pattern) as info:
+        load_schedule(path)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_platform_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "platform_file: gone.yaml\noperation: {type: gather}\nevents: []\n")
+    with pytest.raises(ScheduleError,
+                       match=re.escape(f"{path}: platform_file: platform file not found "
+                                       "(got 'gone.yaml')")):
+        load_schedule(path)
+
+
+def test_no_platform_at_all(tmp_path: Path) -> None:
+    path = write(tmp_path, "operation: {type: gather}\nevents: []\n")
+    with pytest.raises(ScheduleError, match=re.escape(f"{path}: platform: missing")):
+        load_schedule(path)
+
+
+def test_schedule_file_not_found(tmp_path: Path) -> None:
+    path = tmp_path / "none.yaml"
+    with pytest.raises(ScheduleError, match=re.escape(f"{path}: file not found")):
+        load_schedule(path)
