@@ -37,7 +37,8 @@ T = TypeVar("T")
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    # A pipe or a file gets wide tables rather than columns cut to 80 characters.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _fail(message: str) -> None:
