@@ -1,0 +1,80 @@
+"""One conformance suite over every registered planner (STYLE.md, "Tests").
+
+The engine trusts no planner: on every example scenario and on random
+platforms, each planner that accepts the operation must return a schedule
+that replays in strict mode with no violation and completes the operation;
+a one-shot planner's announced makespan must be the one the engine measures;
+and a pipelined series of its operations must never beat the planner's own
+throughput bound when it gives one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planners.registry import available_planners
+from scenarios.generators import random_platform
+from scenarios.loader import load_scenario
+from simulator import Operation, OperationKind, replay
+from simulator.engine import replay_series
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "examples")
+                  .glob("*.yaml"))
+PLANNERS = sorted(available_planners())
+
+
+def check_plan(name: str, platform, operation) -> None:  # type: ignore[no-untyped-def]
+    result = available_planners()[name].plan(platform, operation)
+    if result.status == "unsupported":
+        assert result.message, "an unsupported answer must say why"
+        return
+    assert result.status == "ok", result.message
+    assert result.schedule is not None
+    report = replay(result.schedule)
+    assert report.violations == (), [str(v) for v in report.violations]
+    assert report.complete
+    if result.schedule.period is None:
+        assert report.makespan is not None
+        if result.makespan is not None:
+            assert result.makespan == report.makespan
+        if result.throughput_bound is not None:
+            series = replay_series(result.schedule, report.makespan * 20)
+            assert series.measured_throughput is not None
+            assert series.measured_throughput <= result.throughput_bound
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("name", PLANNERS)
+def test_every_planner_on_every_example(name: str, example: Path) -> None:
+    scenario = load_scenario(example)
+    check_plan(name, scenario.platform, scenario.operation)
+
+
+KINDS = [OperationKind.SCATTER, OperationKind.GATHER, OperationKind.BROADCAST,
+         OperationKind.REDUCE, OperationKind.ALLREDUCE, OperationKind.ALLGATHER,
+         OperationKind.ALLTOALL]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(2, 7), kind=st.sampled_from(KINDS),
+       model=st.sampled_from(["bidirectional", "unidirectional", "multiport:2"]),
+       commutative=st.booleans(), name=st.sampled_from(PLANNERS))
+def test_every_planner_on_random_platforms(seed: int, n: int, kind: OperationKind, model: str,
+                                           commutative: bool, name: str) -> None:
+    platform = random_platform(n, min(2, n - 1), c=(1, 5), compute=(0, 3), seed=seed,
+                               port_model=model)
+    root = platform.processors[seed % n]
+    if kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
+        operation = Operation(kind, source=root)
+    elif kind in (OperationKind.REDUCE, OperationKind.GATHER):
+        operation = Operation(kind, target=root, commutative=commutative and
+                              kind is OperationKind.REDUCE)
+    elif kind is OperationKind.ALLREDUCE:
+        operation = Operation(kind, commutative=commutative)
+    else:
+        operation = Operation(kind)
+    check_plan(name, platform, operation.resolve(platform))
