@@ -17,17 +17,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from planners.base import PlanResult
 from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
 from simulator.engine import replay, replay_series
+from simulator.errors import PlannerError
 from simulator.numbers import format_rational
 from simulator.report import Report, Violation
 
 __all__ = ["DEFAULT_HORIZON_LENGTHS", "PlannerRun", "ScenarioResult", "run_planner",
            "run_scenario"]
+
+T = TypeVar("T")
 
 DEFAULT_HORIZON_LENGTHS = 100
 """Without a horizon, replay this many periods (periodic) or makespans (one-shot)."""
@@ -182,10 +185,39 @@ def run_scenario(
     planners: Iterable[PlannerSpec] | None = None,
     progress: Callable[[PlannerSpec], None] | None = None,
 ) -> ScenarioResult:
-    """Run every planner of ``scenario`` (or ``planners``) and collect the results."""
+    """Run every planner of ``scenario`` (or ``planners``) and collect the results.
+
+    Raises
+    ------
+    PlannerError
+        Before anything runs, on an unknown planner name; on a bad option
+        when that planner runs.  The error names the scenario file and the
+        key path ``planners[i]``.
+    """
+    specs = list(planners if planners is not None else scenario.planners)
+    for i, spec in enumerate(specs):
+        _attributed(scenario, i, lambda spec=spec: get_planner(spec.name))  # type: ignore[misc]
     runs = []
-    for spec in planners if planners is not None else scenario.planners:
+    for i, spec in enumerate(specs):
         if progress is not None:
             progress(spec)
-        runs.append(run_planner(scenario, spec, horizon=horizon, exact=exact))
+        runs.append(_attributed(
+            scenario, i,
+            lambda spec=spec: run_planner(  # type: ignore[misc]
+                scenario, spec, horizon=horizon, exact=exact),
+        ))
     return ScenarioResult(scenario, tuple(runs))
+
+
+def _attributed(scenario: Scenario, index: int, action: Callable[[], T]) -> T:
+    """Run ``action``; a planner misuse is attributed to the scenario's ``planners[index]``."""
+    try:
+        return action()
+    except PlannerError as err:
+        if err.source is None:
+            err.source = scenario.source
+        if err.path is None:
+            err.path = f"planners[{index}]"
+        elif not err.path.startswith("planners["):
+            err.path = f"planners[{index}].{err.path.removeprefix('planners.')}"
+        raise

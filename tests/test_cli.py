@@ -190,8 +190,10 @@ BAD_SCENARIOS = {
         ["operation.participants[2]", "S"]),
     "unknown operation node": (SCATTER.replace("source: S", "source: Z"),
                                ["operation.source", "Z"]),
-    "unknown planner": (SCATTER.replace("planners: [flat]", "planners: [quantum]"),
-                        ["quantum", "flat"]),
+    "unknown planner": (SCATTER.replace("planners: [flat]", "planners: [flat, quantum]"),
+                        ["planners[1]", "quantum", "valid planners: flat"]),
+    "bad planner option": (SCATTER.replace("planners: [flat]", "planners: [{name: flat, k: 3}]"),
+                           ["planners[0]", "k"]),
 }
 
 
@@ -204,8 +206,7 @@ def test_bad_scenario_exit_2_one_line(case: str, tmp_path: Path) -> None:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr
-    if case != "unknown planner":
-        assert "bad.yaml" in lines[0]
+    assert "bad.yaml" in lines[0]
     for needle in needles:
         assert needle in lines[0]
 
