@@ -6,30 +6,50 @@ file").  Every bad input raises a one-line
 :class:`~simulator.errors.ScenarioError` (scenarios) or
 :class:`~simulator.errors.ScheduleError` (schedule files) naming the file,
 the key path and the bad value.
+
+The names below are imported on first use (PEP 562), so that importing one
+submodule, such as the pytest plugin :mod:`scenarios.pytest_plugin`, does
+not load the YAML schema and the generators.
 """
 
-from scenarios.generators import (
-    complete_platform,
-    draw_rational,
-    random_platform,
-    random_state,
-    sender_times_platform,
-)
-from scenarios.loader import (
-    PlannerSpec,
-    Scenario,
-    build_operation,
-    build_platform,
-    load_scenario,
-    scenario_from_dict,
-)
-from scenarios.schedule_file import (
-    dump_schedule,
-    load_schedule,
-    platform_to_dict,
-    schedule_from_dict,
-    schedule_to_dict,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scenarios.generators import (
+        complete_platform,
+        draw_rational,
+        random_platform,
+        random_state,
+        sender_times_platform,
+    )
+    from scenarios.loader import (
+        PlannerSpec,
+        Scenario,
+        build_operation,
+        build_platform,
+        load_scenario,
+        scenario_from_dict,
+    )
+    from scenarios.schedule_file import (
+        dump_schedule,
+        load_schedule,
+        platform_to_dict,
+        schedule_from_dict,
+        schedule_to_dict,
+    )
+
+_HOMES = {
+    "scenarios.generators": ("complete_platform", "draw_rational", "random_platform",
+                             "random_state", "sender_times_platform"),
+    "scenarios.loader": ("PlannerSpec", "Scenario", "build_operation", "build_platform",
+                         "load_scenario", "scenario_from_dict"),
+    "scenarios.schedule_file": ("dump_schedule", "load_schedule", "platform_to_dict",
+                                "schedule_from_dict", "schedule_to_dict"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "PlannerSpec",
@@ -49,3 +69,17 @@ __all__ = [
     "schedule_to_dict",
     "sender_times_platform",
 ]
+assert sorted(__all__) == sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scenarios' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -20,6 +20,8 @@ from simulator.numbers import format_rational, parse_rational
 from simulator.platform import BIDIRECTIONAL, Link, Node, NodeId, Platform, PortModel
 
 __all__ = [
+    "MAX_GENERATED_LINKS",
+    "MAX_GENERATED_NODES",
     "complete_platform",
     "draw_rational",
     "random_platform",
@@ -29,6 +31,21 @@ __all__ = [
 
 Number = Fraction | int | str
 """A number as accepted by :func:`simulator.numbers.parse_rational`."""
+
+MAX_GENERATED_NODES = 10_000
+"""Largest ``n`` a generator accepts (a typo such as ``n: 100000`` must not hang)."""
+
+MAX_GENERATED_LINKS = 1_000_000
+"""Largest number of links a generator may create (``complete`` makes ``n (n - 1)``)."""
+
+
+def _check_size(n: int, links: int, name: str) -> None:
+    if n > MAX_GENERATED_NODES:
+        raise PlatformError(f"must be <= {MAX_GENERATED_NODES}", path=name, value=n)
+    if links > MAX_GENERATED_LINKS:
+        raise PlatformError(
+            f"would generate {links} links, more than the cap of {MAX_GENERATED_LINKS}",
+            path=name, value=n)
 
 
 def random_state(seed: int | random.Random | None = None) -> random.Random:
@@ -149,6 +166,7 @@ def complete_platform(
     12
     """
     n = _count(n, "n", 1)
+    _check_size(n, n * (n - 1), "n")
     cost = _number(c, "c", positive=True)
     time = _number(compute, "compute", positive=False)
     ids = _names(n)
@@ -191,6 +209,7 @@ def sender_times_platform(
     if not isinstance(times, Mapping) or not times:
         raise PlatformError("times must be a non-empty mapping {node: time}", path="times",
                             value=times)
+    _check_size(len(times), len(times) * (len(times) - 1), "times")
     sender = {
         node: _number(t, f"times.{node}", positive=True) for node, t in times.items()
     }
@@ -247,6 +266,7 @@ def random_platform(
     degree = _count(degree, "degree", 1)
     if degree > n - 1:
         raise PlatformError(f"degree must be <= n - 1 = {n - 1}", path="degree", value=degree)
+    _check_size(n, n * degree, "n")
     cost_bounds = _bounds(c, "c", positive=True)
     compute_bounds = _bounds(compute, "compute", positive=False)
     rng = random_state(seed)

@@ -16,6 +16,7 @@ The building blocks (:func:`read_yaml`, :func:`build_platform`,
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -35,7 +36,13 @@ from scenarios.schema import (
     ScenarioSpec,
     SenderTimesGeneratorSpec,
 )
-from simulator.errors import OperationError, PlatformError, PortsimError, ScenarioError
+from simulator.errors import (
+    OperationError,
+    PlatformError,
+    PortsimError,
+    ScenarioError,
+    short_repr,
+)
 from simulator.operations import Operation, OperationKind
 from simulator.platform import Link, Node, Platform
 
@@ -216,6 +223,13 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as err:
         raise _yaml_error(err, text, source, error) from None
+    except RecursionError:
+        raise error("invalid YAML: nested too deeply", source=source) from None
+    except ValueError as err:  # an integer beyond Python's digit limit, for one
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if "integer string conversion" in reason:
+            reason = f"an integer has more than {sys.get_int_max_str_digits()} digits"
+        raise error(f"invalid YAML: {reason}", source=source) from None
     if data is None:
         raise error("empty file", source=source)
     return data
@@ -350,8 +364,12 @@ def _converted(err: PortsimError, error: type[PortsimError], source: str) -> Por
 
 
 def _short(value: object, limit: int = 80) -> object:
-    """``value`` itself, or a truncated ``repr`` when it would make the line too long."""
-    text = repr(value)
+    """``value`` itself, or a truncated ``repr`` when it would make the line too long.
+
+    The ``repr`` is bounded (:func:`~simulator.errors.short_repr`): a document
+    built from YAML aliases may hold a billion elements.
+    """
+    text = short_repr(value)
     return value if len(text) <= limit else text[: limit - 3] + "..."
 
 

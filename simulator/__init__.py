@@ -30,6 +30,7 @@ from simulator.operations import Operation, OperationKind
 from simulator.platform import Link, Node, NodeId, Platform, PortKind, PortModel
 from simulator.report import Report, Violation, ViolationKind
 from simulator.schedule import Compute, Event, Schedule, Send
+from simulator.validation import validate, violation_table
 
 __all__ = [
     "Compute",
@@ -60,4 +61,6 @@ __all__ = [
     "parse_item",
     "parse_rational",
     "replay",
+    "validate",
+    "violation_table",
 ]

@@ -49,7 +49,14 @@ from simulator.platform import PortKind, PortModel
 from simulator.report import Report, Violation, ViolationKind
 from simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["DEFAULT_PERIODS", "FLOAT_TOLERANCE", "MAX_SERIES_EVENTS", "replay", "replay_series"]
+__all__ = [
+    "DEFAULT_PERIODS",
+    "FLOAT_TOLERANCE",
+    "MAX_REPLAY_EVENTS",
+    "MAX_SERIES_EVENTS",
+    "replay",
+    "replay_series",
+]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative tolerance of float mode (times are compared up to this times the
@@ -61,6 +68,10 @@ without a horizon."""
 
 MAX_SERIES_EVENTS = 2_000_000
 """Cap on the events of the pipelined series that :func:`replay_series` builds."""
+
+MAX_REPLAY_EVENTS = 5_000_000
+"""Cap on the concrete events of a periodic replay (periods times pattern
+events): a huge horizon or lag is reported as bad input instead of hanging."""
 
 _SEND = 0
 _COMPUTE = 1
@@ -257,37 +268,41 @@ class _Run:
         if isinstance(e, Send):
             if duration is None:
                 self.violate(time, ViolationKind.NO_LINK, e.src,
-                             f"no link {e.src} -> {e.dst} for {e.item}", (i,))
+                             f"no link {e.src} -> {e.dst} for {e.item}", (i,),
+                             resource=f"link {e.src} -> {e.dst}")
                 return
             node = e.src
+            resource = f"link {e.src} -> {e.dst}"
         else:
             node = e.node
+            resource = f"CPU of {e.node}"
             if self.platform.node(e.node).router:
                 self.violate(time, ViolationKind.ROUTER_COMPUTE, e.node,
-                             f"router {e.node} computes {e.output}", (i,))
+                             f"router {e.node} computes {e.output}", (i,), resource=resource)
             inputs = [op.normalize(x) for x in e.inputs]
             result = combine(inputs, commutative=op.commutative)
             if isinstance(result, str):
                 self.violate(time, ViolationKind.REDUCTION_ORDER, e.node,
                              f"compute of {e.output} from "
-                             f"{', '.join(str(x) for x in e.inputs)}: {result}", (i,))
+                             f"{', '.join(str(x) for x in e.inputs)}: {result}", (i,),
+                             resource=str(e.output))
             elif result != op.normalize(e.output):
                 self.violate(time, ViolationKind.WRONG_OUTPUT, e.node,
                              f"inputs {', '.join(str(x) for x in e.inputs)} make {result}, "
-                             f"not {e.output}", (i,))
+                             f"not {e.output}", (i,), resource=str(e.output))
         if e.duration is not None and e.duration != duration:
             assert duration is not None
             self.violate(time, ViolationKind.WRONG_DURATION, node,
                          f"stated duration {format_rational(e.duration)} but the platform "
-                         f"implies {format_rational(duration)}", (i,))
+                         f"implies {format_rational(duration)}", (i,), resource=resource)
 
     # -- helpers -----------------------------------------------------------------
 
     def violate(self, time: Fraction | float, kind: str, node: str, detail: str,
-                events: tuple[int, ...]) -> None:
+                events: tuple[int, ...], *, resource: str = "") -> None:
         """Record a violation (``time`` as reported: Fraction or float)."""
         self.violations.append(
-            (time, len(self.violations), Violation(kind, time, node, detail, events))
+            (time, len(self.violations), Violation(kind, time, node, detail, events, resource))
         )
 
     def out_time(self, t: int | float) -> Fraction | float:
@@ -362,9 +377,16 @@ class _Strict:
         self.events = events
         self.held = held
         self.parts: dict[int, list[tuple[Any, Any]]] = {}
-        # Per resource slot: busy until when, and by which schedule event.
-        self.slots: list[list[Any]] = [[-math.inf] * c for c in run.capacity]
-        self.holders: list[list[int]] = [[-1] * c for c in run.capacity]
+        # Per resource slot: busy until when, and by which schedule event.  A
+        # resource never needs more slots than events use it (multiport:K with
+        # a huge K would otherwise allocate K slots).
+        uses = [0] * len(run.capacity)
+        for entry in events:
+            for r in entry[_RES]:
+                uses[r] += 1
+        width = [min(c, u) for c, u in zip(run.capacity, uses, strict=True)]
+        self.slots: list[list[Any]] = [[-math.inf] * w for w in width]
+        self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
         self.played: set[int] = set()
 
@@ -438,7 +460,7 @@ class _Strict:
             action = "sends" if entry[_KIND] == _SEND else "computes with"
             run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
                         f"{node} {action} {name} at t={_fmt(run.out_time(t))} but {why}",
-                        (entry[_INDEX],))
+                        (entry[_INDEX],), resource=name)
 
     def play(self, entry: tuple[Any, ...], t: Any) -> bool:
         """Play one event at ``t``; return True if it made an item available at ``t``."""
@@ -479,7 +501,7 @@ class _Strict:
         busy_with = ", ".join(f"event {h}" for h in others)
         run.violate(run.out_time(t), kind, run.resource_node[r],
                     f"{what} needs the {run.resource_names[r]}, busy with {busy_with}",
-                    (entry[_INDEX], *others))
+                    (entry[_INDEX], *others), resource=run.resource_names[r])
 
     def deliver(self, key: int, arrival: Any, part: Any) -> None:
         if part == 1:
@@ -614,13 +636,15 @@ class _Asap:
             if missing:
                 names = [run.key_name(k) for k in missing]
                 node = names[0][0]
-                why = f"{node} never holds {', '.join(name for _, name in names)}"
+                resource = ", ".join(name for _, name in names)
+                why = f"{node} never holds {resource}"
             else:
                 node = run.resource_node[entry[_RES][0]]
+                resource = run.resource_names[entry[_RES][0]]
                 why = "the per-port orders wait on each other (a cycle)"
             run.violate(run.out_time(self.env.now), ViolationKind.BLOCKED, node,
                         f"event {entry[_INDEX]} (instance {entry[_INSTANCE]}) never starts: "
-                        f"{why}", (entry[_INDEX],))
+                        f"{why}", (entry[_INDEX],), resource=resource)
 
 
 # ---------------------------------------------------------------------------
@@ -705,6 +729,9 @@ def replay(
         assert schedule.period is not None
         max_lag = max((e.lag for e in schedule.events), default=0)
         h = schedule.period * (max_lag + DEFAULT_PERIODS)
+    if periodic:
+        assert h is not None
+        _check_replay_size(schedule, h, explicit_horizon=horizon is not None)
     run.compile(h)
     horizon_t = None if h is None else run.to_time(h)
     events = run.concrete(horizon_t)
@@ -802,6 +829,23 @@ def replay_series(
     return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
 
 
+def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
+    """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events."""
+    assert schedule.period is not None
+    periods = math.ceil(horizon / schedule.period)
+    count = periods * len(schedule.events)
+    if count <= MAX_REPLAY_EVENTS:
+        return
+    why = (f"replaying {periods} periods of {len(schedule.events)} events exceeds the cap "
+           f"of {MAX_REPLAY_EVENTS} events")
+    if explicit_horizon:
+        raise ScheduleError(f"{why}: give a shorter horizon", path="horizon",
+                            value=format_rational(horizon))
+    lag, i = max((e.lag, i) for i, e in enumerate(schedule.events))
+    raise ScheduleError(f"{why} (the default horizon follows the largest lag)",
+                        path=f"events[{i}].lag", value=lag)
+
+
 def _conclude(
     run: _Run,
     engine: _Strict | _Asap,
@@ -842,11 +886,11 @@ def _conclude(
         expected = list(instance_numbers)
     else:
         expected = _fully_played(run, instance_numbers, horizon_t)
-        n = schedule.instances_per_period
-        max_lag = [0] * n
+        # Per instance slot #j (a dict: instances_per_period may be huge).
+        max_lag: dict[int, int] = {}
         for pat in run.patterns:
-            max_lag[pat.slot] = max(max_lag[pat.slot], pat.lag)
-        startup_skipped = sum(max_lag)
+            max_lag[pat.slot] = max(max_lag.get(pat.slot, 0), pat.lag)
+        startup_skipped = sum(max_lag.values())
         unfinished = sum(1 for t in engine.played if t not in completion)
 
     incomplete = [t for t in expected if t not in completion]
@@ -917,15 +961,21 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     assert schedule.period is not None
     n = schedule.instances_per_period
     period = run.to_time(schedule.period)
-    span: list[Any] = [None] * n
+    span: dict[int, Any] = {}  # per instance slot #j (instances_per_period may be huge)
+    # A zero-time event is played only if it starts before the horizon
+    # (``concrete`` drops starts >= horizon), so it must start strictly before.
+    instant: dict[int, Any] = {}
     for pat in run.patterns:
         end = pat.lag * period + pat.start + pat.duration
-        if span[pat.slot] is None or end > span[pat.slot]:
+        if pat.slot not in span or end > span[pat.slot]:
             span[pat.slot] = end
+        if pat.duration == 0 and (pat.slot not in instant or end > instant[pat.slot]):
+            instant[pat.slot] = end
     out = []
     for t in instance_numbers:
         q, j = divmod(t, n)
-        if span[j] is not None and q * period + span[j] <= horizon_t + run.tol:
+        if j in span and q * period + span[j] <= horizon_t + run.tol and (
+                j not in instant or q * period + instant[j] < horizon_t):
             out.append(t)
     return out
 
@@ -945,7 +995,7 @@ def _report_incomplete(
         node, name = run.key_name(key0 + instances[0] * run.stride)
         more = f" (and {len(instances) - 1} more instances)" if len(instances) > 1 else ""
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
-                    f"{node} never holds {name}{more}", ())
+                    f"{node} never holds {name}{more}", (), resource=name)
 
 
 def _fmt(value: Fraction | float) -> str:

@@ -8,6 +8,8 @@ front end can print it as one line.
 
 from __future__ import annotations
 
+import reprlib
+
 __all__ = [
     "OperationError",
     "PlannerError",
@@ -15,7 +17,34 @@ __all__ = [
     "PortsimError",
     "ScenarioError",
     "ScheduleError",
+    "short_repr",
 ]
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = 80
+_REPR.maxother = 80
+_REPR.maxlong = 60
+_MAX_VALUE_TEXT = 120
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)``, bounded: a deeply nested or self-referencing document
+    (YAML aliases can build one of a billion elements) prints in a few
+    characters, and the error stays one short line.
+
+    Examples
+    --------
+    >>> short_repr("2/3")
+    "'2/3'"
+    >>> short_repr([[[[[1]]]]])
+    '[[[[...]]]]'
+    """
+    text = _REPR.repr(value)
+    if len(text) > _MAX_VALUE_TEXT:
+        text = text[: _MAX_VALUE_TEXT - 3] + "..."
+    return text
 
 
 class PortsimError(Exception):
@@ -61,8 +90,10 @@ class PortsimError(Exception):
         prefix = ": ".join(parts)
         text = self.message
         if self.value is not None:
-            text = f"{text} (got {self.value!r})"
-        return f"{prefix}: {text}" if prefix else text
+            text = f"{text} (got {short_repr(self.value)})"
+        line = f"{prefix}: {text}" if prefix else text
+        # One line, always: a key read from a file may hold a line break.
+        return line.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class PlatformError(PortsimError):

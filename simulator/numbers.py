@@ -8,13 +8,20 @@ printed as ``"2/9"`` or ``"12"``, never as rounded floats.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import TypeAlias
 
 from simulator.errors import PortsimError
 
-__all__ = ["Time", "common_denominator", "format_rational", "parse_rational"]
+__all__ = ["MAX_EXPONENT", "Time", "common_denominator", "format_rational", "parse_rational"]
+
+MAX_EXPONENT = 1000
+"""Largest decimal exponent accepted in a number string (``"1e1000"``): Python
+would otherwise build ``10**99999999`` for ``"1e99999999"`` and hang."""
+
+_EXPONENT = re.compile(r"[eE]\s*([-+]?\d+)\s*$")
 
 Time: TypeAlias = Fraction
 """Simulated time, always an exact rational in the model."""
@@ -69,6 +76,10 @@ def parse_rational(
         text = value.strip()
         if len(text) > 200:
             raise error("number is too long", path=path, value=value[:40] + "...")
+        exponent = _EXPONENT.search(text)
+        if exponent is not None and abs(int(exponent.group(1))) > MAX_EXPONENT:
+            raise error(f"number is out of range (exponent beyond +-{MAX_EXPONENT})",
+                        path=path, value=value)
         try:
             result = Fraction(text)
         except (ValueError, ZeroDivisionError):

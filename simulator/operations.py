@@ -126,8 +126,10 @@ class Operation:
             _check_node(platform, self.source, "operation.source")
             targets = self.targets or tuple(n for n in processors if n != self.source)
             _check_nodes(platform, targets, "operation.targets")
+            # One traversal, not one per target: thousands of targets stay fast.
+            reachable = nx.descendants(platform.graph, self.source) | {self.source}
             for i, t in enumerate(targets):
-                if not platform.is_reachable(self.source, t):
+                if t not in reachable:
                     raise OperationError(
                         f"target unreachable from source {self.source}",
                         path=f"operation.targets[{i}]", value=t,
@@ -143,8 +145,9 @@ class Operation:
             if kind in (OperationKind.REDUCE, OperationKind.GATHER):
                 target = self.target if self.target is not None else participants[0]
                 _check_node(platform, target, "operation.target")
+                reaching = nx.ancestors(platform.graph, target) | {target}
                 for i, p in enumerate(participants):
-                    if not platform.is_reachable(p, target):
+                    if p not in reaching:
                         raise OperationError(
                             f"target {target} unreachable from this participant",
                             path=f"operation.participants[{i}]", value=p,
@@ -281,10 +284,19 @@ def _check_all_pairs(
     platform: Platform, sources: Iterable[NodeId], targets: Iterable[NodeId], path: str
 ) -> None:
     targets = list(targets)
+    graph = platform.graph
+    # Nodes of one strongly connected component reach the same nodes: one
+    # traversal per component, not per source (a ring of thousands is one).
+    component: dict[NodeId, int] = {}
+    for k, members in enumerate(nx.strongly_connected_components(graph)):
+        component.update(dict.fromkeys(members, k))
+    unreachable: dict[int, list[int]] = {}  # component -> indexes of targets it misses
     for src in sources:
-        reachable = nx.descendants(platform.graph, src)
-        for i, dst in enumerate(targets):
-            if src != dst and dst not in reachable:
-                raise OperationError(
-                    f"unreachable from {src}", path=f"{path}[{i}]", value=dst
-                )
+        k = component[src]
+        if k not in unreachable:
+            reachable = nx.descendants(graph, src) | {src}
+            unreachable[k] = [i for i, dst in enumerate(targets) if dst not in reachable]
+        if unreachable[k]:
+            i = unreachable[k][0]
+            raise OperationError(f"unreachable from {src}", path=f"{path}[{i}]",
+                                 value=targets[i])

@@ -76,7 +76,7 @@ class PortModel:
         name = text.strip().lower()
         if name in (PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL):
             return cls(PortKind(name))
-        match = re.fullmatch(r"multiport:(\d+)", name)
+        match = re.fullmatch(r"multiport:(\d{1,18})", name)  # int() of 5000 digits raises
         if match and int(match.group(1)) >= 1:
             return cls(PortKind.MULTIPORT, int(match.group(1)))
         raise PlatformError(

@@ -55,7 +55,9 @@ class Violation:
 
     ``time`` is exact (a ``Fraction``) in exact mode, a ``float`` in float mode.
     ``events`` holds the indexes (in the schedule's event list) of the events
-    involved, the offending one first.
+    involved, the offending one first.  ``resource`` names what the violation
+    is about: a port (``"send port of A"``), a CPU, a link (``"link A -> B"``)
+    or an item (``"v[0,1]#2"``); empty when unknown.
     """
 
     kind: str
@@ -63,11 +65,14 @@ class Violation:
     node: str
     detail: str
     events: tuple[int, ...] = ()
+    resource: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The SPEC.md form: ``{"kind", "time", "node", "detail"}`` (plus ``events``)."""
+        """The SPEC.md form: ``{"kind", "time", "node", "detail"}`` (plus ``events``
+        and ``resource``)."""
         return {"kind": self.kind, "time": _time_out(self.time), "node": self.node,
-                "detail": self.detail, "events": list(self.events)}
+                "detail": self.detail, "events": list(self.events),
+                "resource": self.resource}
 
     def __str__(self) -> str:
         return f"{self.kind} at t={_time_out(self.time)} on {self.node}: {self.detail}"

@@ -287,6 +287,9 @@ def event_from_dict(data: object, *, path: str = "event") -> Event:
             return default
         return parse_rational(data[key], path=f"{path}.{key}", error=ScheduleError)
 
+    if data["start"] is None:  # "start:" with no value in YAML
+        raise ScheduleError('start needs a value, a number such as 3, 0.25 or "2/3"',
+                            path=f"{path}.start")
     lag = data.get("lag", 0)
     if isinstance(lag, bool) or not isinstance(lag, int):
         raise ScheduleError("lag must be an integer", path=f"{path}.lag", value=lag)

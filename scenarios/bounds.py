@@ -1,0 +1,102 @@
+"""How far a schedule is from optimal: its throughput against the ``lp`` bound.
+
+The ``lp`` planner computes the optimal steady-state throughput of an
+operation on a platform (an exact rational).  Any schedule, one-shot or
+periodic, achieves at most that rate: a periodic schedule completes
+``instances_per_period / period`` operations per time unit, and a one-shot
+schedule run again and again, back to back, completes ``instances /
+makespan``.  :func:`lp_bound` looks the planner up in the registry at run
+time, so that portsim works, and says so, when no ``lp`` planner is installed
+or when it does not handle the operation or port model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from planners.registry import available_planners
+from simulator.errors import PortsimError
+from simulator.operations import Operation
+from simulator.platform import Platform
+
+__all__ = ["BoundComparison", "LpBound", "compare_to_bound", "lp_bound"]
+
+
+@dataclass(frozen=True, slots=True)
+class LpBound:
+    """The ``lp`` planner's throughput bound, or why there is none.
+
+    Attributes
+    ----------
+    bound:
+        The exact optimal steady-state throughput, or ``None``.
+    reason:
+        Empty when ``bound`` is known; else why not (no ``lp`` planner,
+        unsupported operation or port model, solver failure).
+    """
+
+    bound: Fraction | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundComparison:
+    """A throughput next to a bound: ``ratio = throughput / bound`` (1 is optimal)."""
+
+    throughput: Fraction
+    bound: Fraction
+    ratio: Fraction
+
+
+def lp_bound(platform: Platform, operation: Operation) -> LpBound:
+    """Ask the registered ``lp`` planner for the optimal throughput.
+
+    Parameters
+    ----------
+    platform:
+        The platform (with the port model to bound under).
+    operation:
+        The operation, resolved against ``platform``.
+
+    Returns
+    -------
+    LpBound
+        Never raises for a missing or failing planner: the reason says what
+        happened ("no lp planner is registered", the planner's own message).
+
+    Examples
+    --------
+    >>> from simulator import Operation, OperationKind, Platform
+    >>> p = Platform.build(["A", "B"], [("A", "B", 2)], "unidirectional")
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> result = lp_bound(p, op)
+    >>> result.bound is None or result.bound > 0
+    True
+    """
+    planner = available_planners().get("lp")
+    if planner is None:
+        return LpBound(None, "no lp planner is registered")
+    try:
+        result = planner.plan(platform, operation)
+    except PortsimError as err:
+        return LpBound(None, f"lp failed: {err}")
+    except Exception as err:  # a plug-in's bug must not break validation
+        return LpBound(None, f"lp failed: {type(err).__name__}: {err}")
+    if result.throughput_bound is None:
+        why = result.message or f"lp returned {result.status} without a bound"
+        return LpBound(None, why)
+    return LpBound(Fraction(result.throughput_bound))
+
+
+def compare_to_bound(throughput: Fraction, bound: Fraction) -> BoundComparison:
+    """``throughput / bound`` as an exact ratio.
+
+    Examples
+    --------
+    >>> compare_to_bound(Fraction(3, 7), Fraction(1, 2)).ratio
+    Fraction(6, 7)
+    """
+    if bound <= 0:
+        raise PortsimError("a throughput bound must be > 0", value=str(bound))
+    return BoundComparison(throughput, bound, throughput / bound)

@@ -1,0 +1,198 @@
+"""Assertions on schedules, for anyone's test suite (pytest, unittest, plain asserts).
+
+:func:`assert_feasible` and :func:`assert_throughput_at_least` raise a plain
+:class:`AssertionError` (a :class:`ScheduleAssertionError`) whose message
+lists the violations as a readable table (time, node, port or resource,
+kind, events involved, detail), so they need no assertion rewriting and read
+well under any test runner.  The pytest plugin
+(:mod:`scenarios.pytest_plugin`, installed with portsim) offers them as a
+fixture too.
+
+Examples
+--------
+>>> from simulator import Operation, OperationKind, Platform, Schedule
+>>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+>>> op = Operation(OperationKind.SCATTER, source="A").resolve(p)
+>>> good = Schedule.from_dicts(p, op, [
+...     {"kind": "send", "src": "A", "dst": "B", "item": "m[B]", "start": 0},
+...     {"kind": "send", "src": "A", "dst": "C", "item": "m[C]", "start": 1}])
+>>> assert_feasible(good).makespan
+Fraction(2, 1)
+>>> clash = Schedule.from_dicts(p, op, [
+...     {"kind": "send", "src": "A", "dst": "B", "item": "m[B]", "start": 0},
+...     {"kind": "send", "src": "A", "dst": "C", "item": "m[C]", "start": "1/2"}])
+>>> try:
+...     assert_feasible(clash)
+... except AssertionError as err:
+...     print(str(err).splitlines()[0])
+...     print(err.report.violations[0].resource)
+schedule is not feasible (strict replay, bidirectional): 1 violation(s)
+send port of A
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from simulator.errors import PlannerError
+from simulator.numbers import format_rational, parse_rational
+from simulator.platform import PortModel
+from simulator.report import Report
+from simulator.schedule import Schedule
+from simulator.validation import schedule_throughput, validate, violation_table
+
+__all__ = ["ScheduleAssertionError", "assert_feasible", "assert_throughput_at_least"]
+
+
+class ScheduleAssertionError(AssertionError):
+    """A schedule failed an assertion; ``report`` is the replay that showed it."""
+
+    def __init__(self, message: str, report: Report | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def assert_feasible(
+    schedule: Schedule,
+    *,
+    port_model: PortModel | str | None = None,
+    horizon: Fraction | int | str | None = None,
+    complete: bool = True,
+    limit: int | None = 50,
+) -> Report:
+    """Assert that ``schedule`` replays strictly with no violation.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule to check.
+    port_model, horizon:
+        As in :func:`simulator.validate`.
+    complete:
+        Also require every expected operation instance to complete (the
+        default; a strict replay reports an incomplete instance as an
+        ``incomplete`` violation anyway).
+    limit:
+        Show at most this many violations in the message.
+
+    Returns
+    -------
+    Report
+        The replay, for further checks (makespan, completed instances...).
+
+    Raises
+    ------
+    ScheduleAssertionError
+        An :class:`AssertionError` whose message is a table of the violations.
+    """
+    __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    report = validate(schedule, port_model=port_model, horizon=horizon)
+    if report.feasible and (report.complete or not complete):
+        return report
+    where = f"strict replay, {report.port_model}"
+    if report.feasible:
+        message = (f"schedule is feasible but incomplete ({where}): "
+                   f"{report.completed} of {report.instances} instances completed")
+    else:
+        message = (f"schedule is not feasible ({where}): {len(report.violations)} "
+                   f"violation(s)\n{violation_table(report, schedule, limit=limit)}")
+    raise ScheduleAssertionError(message, report)
+
+
+def assert_throughput_at_least(
+    schedule: Schedule,
+    fraction_of_bound: Fraction | int | float | str,
+    *,
+    bound: Fraction | int | str | None = None,
+    horizon: Fraction | int | str | None = None,
+    port_model: PortModel | str | None = None,
+) -> Fraction:
+    """Assert that a feasible ``schedule`` reaches a fraction of the optimal throughput.
+
+    The schedule's throughput is exact: ``instances_per_period / period`` for
+    a periodic schedule, ``instances / makespan`` for a one-shot one (run
+    back to back).  It must be at least ``fraction_of_bound * bound``.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule; it must first pass :func:`assert_feasible`.
+    fraction_of_bound:
+        Required fraction of the bound, such as ``"9/10"`` or ``0.9``.
+    bound:
+        The optimal throughput to compare with.  Default: the bound of the
+        registered ``lp`` planner for the schedule's platform and operation
+        (looked up at run time through :mod:`planners.registry`).
+    horizon, port_model:
+        As in :func:`simulator.validate`.
+
+    Returns
+    -------
+    Fraction
+        The ratio ``throughput / bound``.
+
+    Raises
+    ------
+    ScheduleAssertionError
+        When the schedule is infeasible or too slow.
+    PlannerError
+        When no bound is given and the ``lp`` planner gives none.
+
+    Examples
+    --------
+    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B"], [("A", "B", 2)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}],
+    ...     period=4)
+    >>> assert_throughput_at_least(s, "1/2", bound="1/2")
+    Fraction(1, 2)
+    >>> try:
+    ...     assert_throughput_at_least(s, "9/10", bound="1/2")
+    ... except AssertionError as err:
+    ...     print(str(err).partition(", below")[0])
+    throughput 1/4 (1 instance(s) per period 4) is 1/2 = 0.5 of the bound 1/2
+    """
+    __tracebackhide__ = True
+    required = parse_rational(fraction_of_bound, path="fraction_of_bound")
+    report = assert_feasible(schedule, port_model=port_model, horizon=horizon)
+    throughput = schedule_throughput(schedule, report)
+    if throughput is None:
+        raise ScheduleAssertionError("the replay completed no instance: no throughput", report)
+    if bound is None:
+        reference = _lp_bound(schedule, port_model)
+    else:
+        reference = parse_rational(bound, path="bound")
+        if reference <= 0:
+            raise PlannerError("a throughput bound must be > 0", path="bound", value=bound)
+    ratio = throughput / reference
+    if ratio < required:
+        if schedule.period is not None:
+            how = (f"{schedule.instances_per_period} instance(s) per period "
+                   f"{format_rational(schedule.period)}")
+        else:
+            assert isinstance(report.makespan, Fraction)
+            how = f"{report.instances} instance(s) in makespan {format_rational(report.makespan)}"
+        raise ScheduleAssertionError(
+            f"throughput {format_rational(throughput)} ({how}) is {format_rational(ratio)} "
+            f"= {float(ratio):.4g} of the bound {format_rational(reference)}, below the "
+            f"required {format_rational(required)}",
+            report,
+        )
+    return ratio
+
+
+def _lp_bound(schedule: Schedule, port_model: PortModel | str | None) -> Fraction:
+    # Imported lazily: the lp planner (scipy, HiGHS) loads only when a bound
+    # is asked for, so the pytest plugin stays cheap at start-up.
+    from scenarios.bounds import lp_bound
+
+    platform = schedule.platform
+    if port_model is not None:
+        platform = platform.with_port_model(port_model)
+    found = lp_bound(platform, schedule.operation)
+    if found.bound is None:
+        raise PlannerError(f"no lp bound available ({found.reason}); pass bound=",
+                           path="bound")
+    return found.bound

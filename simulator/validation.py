@@ -1,0 +1,224 @@
+"""The validator as a library call: strict replay, and violations as a table.
+
+Users who bring their own schedules (from their algorithms, from MPI traces)
+need two things from portsim: is this schedule feasible under a one-port
+model, and what exactly is wrong when it is not.  :func:`validate` answers
+the first (a strict replay: every event at its stated time), and
+:func:`violation_table` renders the second as a plain-text table for a test
+failure or a terminal.
+
+A schedule can be built in Python in two ways, both checked the same way as a
+schedule file: from :class:`~simulator.schedule.Send` and
+:class:`~simulator.schedule.Compute` dataclasses, or from a list of plain
+mappings with :meth:`~simulator.schedule.Schedule.from_dicts` (numbers may be
+``"2/3"`` strings).  A whole schedule document, platform included, goes through
+:func:`scenarios.schedule_from_dict` (the platform parser lives in
+:mod:`scenarios`).
+
+Examples
+--------
+From dataclasses: a relay ``A -> B -> C``, every link cost 1.
+
+>>> from fractions import Fraction
+>>> from simulator import Item, Operation, OperationKind, Platform, Schedule, Send
+>>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+>>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+>>> b = Item.broadcast()
+>>> s = Schedule(p, op, (Send("A", "B", b, Fraction(0)), Send("B", "C", b, Fraction(1))))
+>>> report = validate(s)
+>>> report.feasible, report.makespan
+(True, Fraction(2, 1))
+
+From a list of dicts, with B forwarding before it holds the message:
+
+>>> bad = Schedule.from_dicts(p, op, [
+...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+...     {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": "1/2"}])
+>>> print(violation_table(validate(bad)))
+time  node  resource  kind           events  detail
+----  ----  --------  -------------  ------  ---------------------------------------------
+1/2   B     b         item_not_held  1       B sends b at t=1/2 but it arrives only at t=1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from simulator.engine import replay
+from simulator.numbers import format_rational
+from simulator.platform import PortModel
+from simulator.report import Report, Violation
+from simulator.schedule import Compute, Event, Schedule, Send
+
+__all__ = ["describe_event", "schedule_throughput", "validate", "violation_table"]
+
+_COLUMNS = ("time", "node", "resource", "kind", "events", "detail")
+
+
+def validate(
+    schedule: Schedule,
+    *,
+    port_model: PortModel | str | None = None,
+    horizon: Fraction | int | str | None = None,
+) -> Report:
+    """Check ``schedule`` as written: a strict, exact replay.
+
+    Every event starts exactly at its stated time; the engine re-derives every
+    duration from the platform and reports every port or CPU conflict, every
+    item used before it is held, every bad reduction and every operation left
+    incomplete.
+
+    Parameters
+    ----------
+    schedule:
+        A one-shot or periodic schedule.
+    port_model:
+        Check under another platform-wide port model (``"unidirectional"``,
+        ``"multiport:2"``...); per-node overrides are kept.
+    horizon:
+        Time span of a periodic replay (default: ten periods past the largest
+        lag); for a one-shot schedule, completions after it do not count.
+
+    Returns
+    -------
+    Report
+        ``report.feasible`` is True when there is no violation;
+        ``report.violations`` lists them in time order.
+
+    Raises
+    ------
+    ScheduleError
+        On a bad ``horizon`` or a periodic replay too large to run.
+    PlatformError
+        On a bad ``port_model``.
+
+    See Also
+    --------
+    simulator.replay : the engine, with the as-soon-as-possible mode and float time.
+    violation_table : the violations as a readable table.
+
+    Examples
+    --------
+    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 2), ("A", "C", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "A", "dst": "C", "item": "b", "start": 2}])
+    >>> validate(s).makespan
+    Fraction(3, 1)
+    >>> [v.kind for v in validate(s, horizon=2).violations]
+    ['incomplete']
+    """
+    return replay(schedule, mode="strict", exact=True, horizon=horizon, port_model=port_model)
+
+
+def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:
+    """The exact throughput a feasible schedule achieves as written.
+
+    Periodic: ``instances_per_period / period``.  One-shot: the instances it
+    completes divided by its makespan (the rate of running it again and again,
+    back to back).  ``None`` when the report shows no complete replay.
+
+    Examples
+    --------
+    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}])
+    >>> schedule_throughput(s, validate(s))
+    Fraction(3, 2)
+    """
+    if not report.feasible or not report.complete:
+        return None
+    if schedule.period is not None:
+        return Fraction(schedule.instances_per_period) / schedule.period
+    if not isinstance(report.makespan, Fraction) or report.makespan <= 0:
+        return None
+    return Fraction(report.instances) / report.makespan
+
+
+def describe_event(index: int, event: Event) -> str:
+    """One event in a few words: ``#3 send v[1,1] P1->P0 @2/3``.
+
+    Examples
+    --------
+    >>> from simulator import Item
+    >>> describe_event(3, Send("P1", "P0", Item.interval(1, 1), Fraction(2, 3)))
+    '#3 send v[1,1] P1->P0 @2/3'
+    """
+    if isinstance(event, Send):
+        part = "" if event.part == 1 else f" part {format_rational(event.part)}"
+        text = f"#{index} send {event.item}{part} {event.src}->{event.dst}"
+    else:
+        assert isinstance(event, Compute)
+        inputs = "+".join(str(x) for x in event.inputs)
+        text = f"#{index} compute {inputs}->{event.output} on {event.node}"
+    lag = f" lag {event.lag}" if event.lag else ""
+    return f"{text} @{format_rational(event.start)}{lag}"
+
+
+def _time_text(value: Fraction | float) -> str:
+    if isinstance(value, Fraction):
+        return format_rational(value)
+    return f"{value:.6g}"
+
+
+def violation_table(
+    report: Report | Sequence[Violation],
+    schedule: Schedule | None = None,
+    *,
+    limit: int | None = 50,
+) -> str:
+    """The violations as a plain-text table, one line each.
+
+    Columns: time, node, resource (port, CPU, link or item), kind, the events
+    involved (described in a few words when ``schedule`` is given, else their
+    indexes) and the engine's detail.
+
+    Parameters
+    ----------
+    report:
+        A :class:`Report`, or the violations themselves.
+    schedule:
+        The schedule replayed, to describe the events involved.
+    limit:
+        Show at most this many rows, then a line counting the rest
+        (``None``: all of them).
+
+    Returns
+    -------
+    str
+        ``"no violations"`` when there are none.
+
+    Examples
+    --------
+    >>> from simulator import Violation
+    >>> print(violation_table([Violation("port_conflict", Fraction(1), "A",
+    ...                                  "two sends", (1, 0), "send port of A")]))
+    time  node  resource        kind           events  detail
+    ----  ----  --------------  -------------  ------  ---------
+    1     A     send port of A  port_conflict  1, 0    two sends
+    """
+    violations = list(report.violations if isinstance(report, Report) else report)
+    if not violations:
+        return "no violations"
+    shown = violations if limit is None else violations[:limit]
+    rows = []
+    for v in shown:
+        if schedule is not None and all(0 <= i < len(schedule.events) for i in v.events):
+            events = "; ".join(describe_event(i, schedule.events[i]) for i in v.events)
+        else:
+            events = ", ".join(str(i) for i in v.events)
+        rows.append((_time_text(v.time), v.node, v.resource, v.kind, events,
+                     " ".join(v.detail.split())))
+    widths = [max(len(c), *(len(r[k]) for r in rows)) for k, c in enumerate(_COLUMNS)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths, strict=True)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+              for r in rows]
+    if len(shown) < len(violations):
+        lines.append(f"... and {len(violations) - len(shown)} more violations")
+    return "\n".join(lines)

@@ -1,0 +1,322 @@
+"""The validator as a library and as a pytest plugin.
+
+``simulator.validate``, the ``portsim_validate`` fixture and the assertion
+helpers, their failure messages (a table, not a repr), the ``lp`` bound
+lookup, the entry point, and a user's test file run by pytest itself.
+Every expected figure is computed by hand from the link costs.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import importlib.metadata
+import os
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import scenarios.bounds
+from scenarios import schedule_from_dict
+from scenarios.pytest_plugin import PortsimValidator
+from scenarios.testing import (
+    ScheduleAssertionError,
+    assert_feasible,
+    assert_throughput_at_least,
+)
+from simulator import (
+    Compute,
+    Item,
+    Operation,
+    OperationKind,
+    PlannerError,
+    Platform,
+    Schedule,
+    Send,
+    validate,
+    violation_table,
+)
+
+pytest_plugins = ["pytester"]
+
+F = Fraction
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def relay() -> Platform:
+    """A -> B cost 1, B -> C cost 1/2."""
+    return Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", "1/2")])
+
+
+def relay_broadcast(events: list[dict[str, Any]], **kw: Any) -> Schedule:
+    p = relay()
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    return Schedule.from_dicts(p, op, events, **kw)
+
+
+def send(src: str, dst: str, item: str, start: object, **extra: object) -> dict[str, object]:
+    return {"kind": "send", "src": src, "dst": dst, "item": item, "start": start, **extra}
+
+
+# -- building schedules in Python ----------------------------------------------------
+
+
+def test_dataclasses_dicts_and_documents_build_the_same_schedule() -> None:
+    p = Platform.build({"P0": "1/2", "P1": 1}, [("P1", "P0", 2)])
+    op = Operation(OperationKind.REDUCE, participants=("P0", "P1"), target="P0").resolve(p)
+    from_classes = Schedule(p, op, (
+        Send("P1", "P0", Item.interval(1, 1), F(0)),
+        Compute("P0", (Item.interval(0, 0), Item.interval(1, 1)), Item.interval(0, 1), F(2)),
+    ))
+    dicts = [send("P1", "P0", "v[1,1]", 0),
+             {"kind": "compute", "node": "P0", "inputs": ["v[0,0]", "v[1,1]"],
+              "output": "v[0,1]", "start": 2}]
+    from_dicts = Schedule.from_dicts(p, op, dicts)
+    from_document = schedule_from_dict({
+        "platform": {"nodes": [{"id": "P0", "compute": "1/2"}, {"id": "P1"}],
+                     "links": [{"src": "P1", "dst": "P0", "c": 2}]},
+        "operation": {"type": "reduce", "participants": ["P0", "P1"], "target": "P0"},
+        "events": dicts,
+    })
+    assert from_classes.events == from_dicts.events == from_document.events
+    # The send lasts c = 2, then P0 computes for 1/2: makespan 5/2.
+    for schedule in (from_classes, from_dicts, from_document):
+        assert validate(schedule).makespan == F(5, 2)
+
+
+def test_validate_is_a_strict_exact_replay() -> None:
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", "1/2")])
+    report = validate(s)
+    assert report.mode == "strict"
+    assert report.exact
+    (v,) = report.violations
+    # B forwards at 1/2 what it fully holds only at 1.
+    assert (v.kind, v.node, v.time, v.resource, v.events) == (
+        "item_not_held", "B", F(1, 2), "b", (1,))
+
+
+def test_validate_port_model_and_horizon() -> None:
+    # B receives instance 1 while forwarding instance 0: fine bidirectional only.
+    s = relay_broadcast([send("A", "B", "b#0", 0), send("B", "C", "b#0", 1),
+                         send("A", "B", "b#1", 1), send("B", "C", "b#1", 2)])
+    assert validate(s).feasible
+    assert validate(s).makespan == F(5, 2)
+    uni = validate(s, port_model="unidirectional")
+    assert [(v.kind, v.node, v.resource) for v in uni.violations] == [
+        ("port_conflict", "B", "port of B")]
+    # Over a horizon of 2, instance 1 (done at 5/2) does not count.
+    assert [v.kind for v in validate(s, horizon=2).violations] == ["incomplete"]
+
+
+# -- the failure message ----------------------------------------------------------------
+
+
+def test_assert_feasible_message_is_a_table_of_violations() -> None:
+    s = relay_broadcast([send("A", "B", "b", 0), send("A", "C", "b", "1/2"),
+                         send("B", "C", "b", "1/2")])
+    with pytest.raises(ScheduleAssertionError) as caught:
+        assert_feasible(s)
+    message = str(caught.value)
+    lines = message.splitlines()
+    assert lines[0] == ("schedule is not feasible (strict replay, bidirectional): "
+                        "2 violation(s)")
+    assert lines[1].split() == ["time", "node", "resource", "kind", "events", "detail"]
+    assert set(lines[2]) == {"-", " "}
+    rows = lines[3:]
+    assert len(rows) == 2
+    # Event 1 sends over a link A -> C that does not exist (it is not played,
+    # so C's receive port stays free); event 2 forwards at 1/2 what B holds at 1.
+    assert any("no_link" in r and "link A -> C" in r and "#1 send b A->C @1/2" in r
+               for r in rows)
+    assert any("item_not_held" in r and "#2 send b B->C @1/2" in r for r in rows)
+    assert "Violation(" not in message
+    assert "Report(" not in message
+    assert caught.value.report is not None
+    assert len(caught.value.report.violations) == 2
+
+
+def test_violation_table_limit_counts_the_rest() -> None:
+    events = [send("A", "B", f"b#{i}", 0) for i in range(6)]
+    s = relay_broadcast(events)
+    report = validate(s)
+    conflicts = [v for v in report.violations if v.kind == "port_conflict"]
+    # Six sends at once on A's send port and B's receive port: 5 + 5 conflicts.
+    assert len(conflicts) == 10
+    table = violation_table(report, s, limit=4)
+    assert table.splitlines()[-1] == f"... and {len(report.violations) - 4} more violations"
+    assert violation_table([]) == "no violations"
+
+
+def test_incomplete_but_feasible_is_reported_when_asked() -> None:
+    # No event at all: C never receives b, a violation in strict replay.
+    s = relay_broadcast([])
+    with pytest.raises(AssertionError, match="incomplete"):
+        assert_feasible(s)
+
+
+# -- throughput -------------------------------------------------------------------------
+
+
+def test_throughput_of_a_periodic_schedule() -> None:
+    # One broadcast per period 2: A -> B during [0, 1), B -> C (lag 1) during
+    # [1, 3/2) of the next period: throughput 1/2.
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
+    assert assert_throughput_at_least(s, 1, bound="1/2") == 1
+    assert assert_throughput_at_least(s, "1/2", bound=1) == F(1, 2)
+    with pytest.raises(ScheduleAssertionError) as caught:
+        assert_throughput_at_least(s, "3/4", bound=1)
+    assert str(caught.value) == ("throughput 1/2 (1 instance(s) per period 2) is 1/2 = 0.5 "
+                                 "of the bound 1, below the required 3/4")
+
+
+def test_throughput_of_a_one_shot_schedule() -> None:
+    # Two instances pipelined: the last ends at 5/2, so 2 / (5/2) = 4/5.
+    s = relay_broadcast([send("A", "B", "b#0", 0), send("B", "C", "b#0", 1),
+                         send("A", "B", "b#1", 1), send("B", "C", "b#1", 2)])
+    assert assert_throughput_at_least(s, "4/5", bound=1) == F(4, 5)
+    with pytest.raises(AssertionError, match=r"2 instance\(s\) in makespan 5/2"):
+        assert_throughput_at_least(s, "9/10", bound=1)
+
+
+def test_throughput_requires_feasibility_first() -> None:
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 0)], period=2)
+    with pytest.raises(ScheduleAssertionError, match="item_not_held"):
+        assert_throughput_at_least(s, "1/10", bound=1)
+
+
+class _FakeLp:
+    def __init__(self, bound: Fraction | None, message: str = "") -> None:
+        self.bound = bound
+        self.message = message
+        self.seen: list[str] = []
+
+    def plan(self, platform: Platform, operation: Operation) -> SimpleNamespace:
+        self.seen.append(str(platform.port_model))
+        return SimpleNamespace(status="ok" if self.bound else "unsupported",
+                               throughput_bound=self.bound, message=self.message)
+
+
+def test_default_bound_comes_from_the_lp_planner(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
+    fake = _FakeLp(F(2, 3))
+    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: {"lp": fake})
+    # (1/2) / (2/3) = 3/4.
+    assert assert_throughput_at_least(s, "3/4") == F(3, 4)
+    assert assert_throughput_at_least(s, "3/4", port_model="unidirectional") == F(3, 4)
+    assert fake.seen == ["bidirectional", "unidirectional"]
+
+
+def test_no_lp_bound_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
+    monkeypatch.setattr(scenarios.bounds, "available_planners", dict)
+    with pytest.raises(PlannerError, match=r"no lp bound available \(no lp planner"):
+        assert_throughput_at_least(s, "1/2")
+    fake = _FakeLp(None, "lp does not handle broadcast")
+    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: {"lp": fake})
+    with pytest.raises(PlannerError, match="lp does not handle broadcast"):
+        assert_throughput_at_least(s, "1/2")
+
+
+# -- the fixture --------------------------------------------------------------------------
+
+
+def test_fixture_validates_and_remembers(portsim_validate: PortsimValidator) -> None:
+    good = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1)])
+    assert portsim_validate(good).makespan == F(3, 2)
+    assert portsim_validate.assert_feasible(good, port_model="unidirectional").makespan == F(
+        3, 2)
+    bad = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 0)])
+    with pytest.raises(ScheduleAssertionError):
+        portsim_validate.assert_feasible(bad)
+    assert len(portsim_validate.checked) == 3
+    assert "item_not_held" in portsim_validate.summary()
+    assert "schedule 3 (2 events, bidirectional)" in portsim_validate.summary()
+
+
+def test_plugin_is_declared_as_a_pytest11_entry_point() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert pyproject["project"]["entry-points"]["pytest11"] == {
+        "portsim": "scenarios.pytest_plugin"}
+    assert importlib.import_module("scenarios.pytest_plugin").portsim_validate
+
+
+def test_plugin_is_loaded_in_this_session(pytestconfig: pytest.Config) -> None:
+    assert pytestconfig.pluginmanager.has_plugin("portsim")
+
+
+USER_TEST = '''
+from simulator import Operation, OperationKind, Platform, Schedule
+from scenarios.pytest_plugin import assert_feasible
+
+P = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+OP = Operation(OperationKind.SCATTER, source="A").resolve(P)
+
+def schedule(second_start):
+    return Schedule.from_dicts(P, OP, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "m[B]", "start": 0},
+        {"kind": "send", "src": "A", "dst": "C", "item": "m[C]", "start": second_start}])
+
+def test_good(portsim_validate):
+    assert portsim_validate.assert_feasible(schedule(1)).makespan == 2
+
+def test_clash_helper():
+    assert_feasible(schedule("1/2"))
+
+def test_clash_fixture(portsim_validate):
+    portsim_validate(schedule("1/2"))
+    assert False, "the test fails on its own"
+'''
+
+
+def _plugin_args() -> list[str]:
+    """Load the plugin explicitly only when no entry point will (bare checkout)."""
+    installed = any(ep.name == "portsim" and ep.value == "scenarios.pytest_plugin"
+                    for ep in importlib.metadata.entry_points(group="pytest11"))
+    autoload = not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    return [] if installed and autoload else ["-p", "scenarios.pytest_plugin"]
+
+
+def test_a_users_test_file_under_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider", *_plugin_args())
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    # The helper's message: a verdict line and a table, pointing at the user's line.
+    lines = [line.strip() for line in text.splitlines()]
+    assert ("E       scenarios.testing.ScheduleAssertionError: schedule is not feasible "
+            "(strict replay, bidirectional): 1 violation(s)") in text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[1:] == [
+        "time", "node", "resource", "kind", "events", "detail"])
+    assert lines[header + 2].split()[1:8] == [
+        "1/2", "A", "send", "port", "of", "A", "port_conflict"]
+    assert "#1 send m[C] A->C @1/2; #0 send m[B] A->B @0" in lines[header + 2]
+    assert "test_user.py:16: ScheduleAssertionError" in text
+    assert "scenarios/testing.py" not in text  # helper frames are hidden
+    # The fixture adds a section to a test that failed for another reason.
+    section = lines.index("schedule 1 (2 events, bidirectional):")
+    assert "portsim violations" in lines[section - 1]
+    assert "port_conflict" in lines[section + 3]
+
+
+# -- the runnable examples ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["simulator.validation", "scenarios.testing",
+                                    "scenarios.pytest_plugin", "scenarios.bounds"])
+def test_docstring_examples_run(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_the_readme_example_passes(pytester: pytest.Pytester) -> None:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("A user's test:\n\n```python\n") + len("A user's test:\n\n```python\n")
+    code = readme[start:readme.index("```", start)]
+    pytester.makepyfile(test_readme_example=code)
+    result = pytester.runpytest("-p", "no:cacheprovider", *_plugin_args())
+    result.assert_outcomes(passed=1)

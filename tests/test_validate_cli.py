@@ -1,0 +1,143 @@
+"""``portsim validate``: throughput or makespan of a feasible schedule, and its
+ratio to the ``lp`` bound when one applies (expected figures by hand)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+import scenarios.bounds
+from scenarios.cli import main
+from simulator import Operation, Platform
+
+PERIODIC = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: "1/2"}]
+operation: {type: scatter, source: S, targets: [A, B]}
+period: 2
+events:
+  - {kind: send, src: S, dst: A, item: "m[A]", start: 0}
+  - {kind: send, src: S, dst: B, item: "m[B]", start: 1}
+"""
+
+ONE_SHOT = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: "1/2"}]
+operation: {type: scatter, source: S, targets: [A, B]}
+events:
+  - {kind: send, src: S, dst: A, item: "m[A]", start: 0}
+  - {kind: send, src: S, dst: B, item: "m[B]", start: 1}
+"""
+
+
+class FakeLp:
+    def __init__(self, bound: Fraction | None) -> None:
+        self.bound = bound
+        self.models: list[str] = []
+
+    def plan(self, platform: Platform, operation: Operation) -> SimpleNamespace:
+        self.models.append(str(platform.port_model))
+        return SimpleNamespace(status="ok" if self.bound else "unsupported",
+                               throughput_bound=self.bound,
+                               message="" if self.bound else "lp: not this operation")
+
+
+def validate(tmp_path: Path, text: str, *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "schedule.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["validate", str(path), *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def with_lp(monkeypatch: pytest.MonkeyPatch, lp: FakeLp | None) -> None:
+    planners = {} if lp is None else {"lp": lp}
+    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: planners)
+
+
+def test_periodic_throughput_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # S sends for 1 + 1/2 per period 2: one scatter per 2 time units.  With a
+    # bound of 2/3, the ratio is (1/2) / (2/3) = 3/4.
+    lp = FakeLp(Fraction(2, 3))
+    with_lp(monkeypatch, lp)
+    code, out, _ = validate(tmp_path, PERIODIC)
+    assert code == 0
+    assert "throughput: 1/2 (1 instance(s) per period 2)" in out
+    assert "lp bound: 2/3, ratio to the bound: 3/4 = 0.75" in out
+    code, _, _ = validate(tmp_path, PERIODIC, "--port-model", "unidirectional")
+    assert code == 0
+    assert lp.models == ["bidirectional", "unidirectional"]
+
+
+def test_one_shot_makespan_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
+    code, out, _ = validate(tmp_path, ONE_SHOT)
+    assert code == 0
+    # Makespan 1 + 1/2 = 3/2: back to back, 2/3 scatters per time unit, the bound.
+    assert "makespan: 3/2" in out
+    assert "throughput: 2/3 (1 instance(s) per makespan, back to back)" in out
+    assert "ratio to the bound: 1 = 1" in out
+
+
+def test_no_lp_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_lp(monkeypatch, None)
+    code, out, _ = validate(tmp_path, PERIODIC)
+    assert code == 0
+    assert "no lp bound available (no lp planner is registered)" in out
+    with_lp(monkeypatch, FakeLp(None))
+    _, out, _ = validate(tmp_path, PERIODIC)
+    assert "no lp bound available (lp: not this operation)" in out
+
+
+def test_json_carries_the_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
+    code, out, _ = validate(tmp_path, PERIODIC, "--format", "json")
+    document = json.loads(out)
+    assert code == 0
+    assert document["ok"] is True
+    assert (document["throughput"], document["lp_bound"], document["ratio_to_lp_bound"],
+            document["lp_note"]) == ("1/2", "2/3", "3/4", "")
+    with_lp(monkeypatch, None)
+    document = json.loads(validate(tmp_path, PERIODIC, "--format", "json")[1])
+    assert document["lp_bound"] is None
+    assert document["lp_note"] == "no lp bound available (no lp planner is registered)"
+
+
+def test_infeasible_schedule_gets_no_ratio(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    lp = FakeLp(Fraction(2, 3))
+    with_lp(monkeypatch, lp)
+    code, out, _ = validate(tmp_path, ONE_SHOT.replace('start: 1}', 'start: "1/2"}'))
+    assert code == 1
+    assert "port_conflict" in out
+    assert "throughput" not in out
+    assert "lp bound" not in out
+    assert lp.models == []  # the lp planner is not even asked
+
+
+def test_with_the_registered_planners(tmp_path: Path) -> None:
+    # Whatever lp is installed (or none), a feasible schedule gets one verdict line.
+    code, out, _ = validate(tmp_path, PERIODIC)
+    assert code == 0
+    assert ("lp bound:" in out) != ("no lp bound available" in out)
+
+
+def test_oversized_periodic_replay_is_bad_input(tmp_path: Path) -> None:
+    text = PERIODIC.replace('start: 1}', 'start: 1, lag: 1000000000000}')
+    code, out, err = validate(tmp_path, text)
+    assert (code, out) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert line.startswith("portsim: error: ")
+    assert "schedule.yaml: events[1].lag:" in line
+    assert "exceeds the cap" in line
+    code, _, err = validate(tmp_path, PERIODIC, "--horizon", "1e12")
+    assert code == 2
+    assert "schedule.yaml: horizon: replaying 500000000000 periods" in err
