@@ -1,0 +1,321 @@
+"""The ``greedy``, ``fibonacci`` and ``binomial`` planners (reduce and allreduce)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from planners._timing import PortClock
+from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from planners.trees._model import (
+    ReductionTree,
+    Strategy,
+    canon_antoniu_bounds,
+    greedy_tree,
+    sink_positions,
+    strategy_tree,
+    tree_length,
+)
+from planners.trees._placement import (
+    Placement,
+    emit_tree,
+    mean_costs,
+    model_costs,
+    place_by_labels,
+    place_greedy,
+    route,
+    transfer_cost,
+)
+from simulator.errors import PlannerError
+from simulator.items import Item
+from simulator.operations import Operation, OperationKind
+from simulator.platform import NodeId, Platform, PortKind
+from simulator.schedule import Schedule
+
+__all__ = [
+    "BINOMIAL_PLANNER",
+    "FIBONACCI_PLANNER",
+    "GREEDY_PLANNER",
+    "TREE_OPERATIONS",
+    "binomial_reduction",
+    "fibonacci_reduction",
+    "greedy_reduction",
+]
+
+TREE_OPERATIONS: frozenset[OperationKind] = frozenset({OperationKind.REDUCE,
+                                                       OperationKind.ALLREDUCE})
+"""Operations the tree planners handle."""
+
+_ZERO = Fraction(0)
+
+_ALGORITHM = {
+    "greedy": "Algorithm 1 (greedy)",
+    "fibonacci": "Fibonacci strategy (Algorithm 1 with d = c, section 7.3)",
+    "binomial": "binomial strategy (Algorithm 1 with min(d, c) = 0, section 7.3)",
+}
+
+
+def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operation,
+          concurrent_transfers: int | None = None, reducers: int | None = None) -> PlanResult:
+    """Shared body of the three planners (see :func:`greedy_reduction`)."""
+    reason = unsupported_reason(name, TREE_OPERATIONS, frozenset(PortKind), platform, operation)
+    if reason is not None:
+        return PlanResult.unsupported(name, reason)
+    if concurrent_transfers is not None and reducers is not None:
+        raise PlannerError("concurrent_transfers (Algorithm 2) and reducers (Algorithm 3) "
+                           "cannot be combined", path=f"planners.{name}",
+                           value="concurrent_transfers, reducers")
+    for option, value in (("concurrent_transfers", concurrent_transfers),
+                          ("reducers", reducers)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise PlannerError("must be an integer >= 1", path=f"planners.{name}.{option}",
+                               value=value)
+    op = operation.resolve(platform)
+    parts = op.participants
+    n = len(parts)
+    target = op.target if op.kind is OperationKind.REDUCE else None
+    clock = PortClock(platform, size=op.size)
+    for node, items in op.initial_items().items():
+        for item in items:
+            clock.hold(node, item)
+    cache: dict[NodeId, dict[NodeId, Fraction]] = {}
+    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
+
+    def cost_to_target(node: NodeId) -> Fraction:
+        if target is None or node == target:
+            return _ZERO
+        return transfer_cost(cache, platform, op.size, node, target)
+
+    model = model_costs(platform, op)
+    notes: list[str] = []
+    if model is None:
+        notes.append("heterogeneous costs among the participants: the tree is a heuristic "
+                     "and the model figures below are only indicative")
+    if (strategy == "greedy" and model is None and op.commutative
+            and concurrent_transfers is None):
+        sink = target if target in parts else min(parts, key=cost_to_target)
+        placed = place_greedy(platform, op, sink, reducers)
+        d, c = mean_costs(platform, op)
+        notes.append(f"{_ALGORITHM[strategy]} with the real link and compute costs"
+                     + (f", {reducers} reducers (Algorithm 3)" if reducers else ""))
+    else:
+        d, c = model if model is not None else mean_costs(platform, op)
+        if strategy == "greedy":
+            tree = greedy_tree(n, d, c, concurrent_transfers=concurrent_transfers,
+                               reducers=reducers)
+        else:
+            tree = strategy_tree(strategy, n)
+        sink_position, moved = _sink_position(tree, op, target, cost_to_target)
+        placed = place_by_labels(tree, op, 0 if op.commutative else sink_position)
+        if op.commutative and sink_position:  # sets: any machine may hold any index
+            other = placed.positions.index(sink_position)
+            placed.positions[0], placed.positions[other] = sink_position, 0
+            placed.nodes[0], placed.nodes[other] = parts[sink_position], parts[0]
+        label = _ALGORITHM[strategy]
+        if concurrent_transfers is not None:
+            label = f"Algorithm 2 (at most {concurrent_transfers} concurrent transfers)"
+        elif reducers is not None:
+            label = f"Algorithm 3 (at most {reducers} reducers)"
+        # Algorithms 1-3 announce their length; a strategy's tree is timed with (d, c).
+        length = tree.length if strategy == "greedy" else tree_length(tree, d, c)
+        notes.append(f"{label} on n = {n}, d = {d}, c = {c}: model length "
+                     f"{length} (Proposition 3 transfer times), "
+                     f"max in-degree {tree.max_in_degree()}, depth {tree.depth()}")
+        if moved:
+            notes.append(moved)
+    notes += canon_antoniu_bounds(n, d, c, concurrent_transfers=concurrent_transfers,
+                                  reducers=reducers).notes()
+
+    result = emit_tree(platform, op, placed, clock)
+    holder = placed.nodes[0]
+    if target is not None:
+        if holder != target:
+            route(clock, paths, holder, target, result)
+        makespan = clock.available(target, result)
+    else:
+        _broadcast_back(clock, paths, placed, result)
+        notes.append("allreduce: the reduction, then a broadcast of the result back along "
+                     "the reversed tree")
+        makespan = max(clock.available(p, result) or _ZERO for p in parts)
+    assert makespan is not None
+    schedule = Schedule(platform, op, clock.events)
+    return PlanResult.ok(name, schedule, makespan=makespan, notes=notes)
+
+
+def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
+                   cost_to_target: Callable[[NodeId], Fraction]) -> tuple[int, str]:
+    """The participant index of the sink, and a note when it is not the target's."""
+    parts = op.participants
+    if target is None:
+        return 0, ""
+    wanted = parts.index(target) if target in parts else None
+    reach = (1 << tree.n) - 1 if op.commutative else sink_positions(tree)
+    if wanted is not None and (reach >> wanted) & 1:
+        return wanted, ""
+    candidates = [q for q in range(tree.n) if (reach >> q) & 1]
+    best = min(candidates, key=lambda q: (cost_to_target(parts[q]),
+                                          abs(q - (wanted or 0)), q))
+    if wanted is None:
+        why = f"the target {target} is not a participant"
+    else:
+        why = (f"non-commutative reduce: no labelling of this tree (section 4.1) gives the "
+               f"sink the target's index {wanted}")
+    return best, f"{why}; the sink is {parts[best]}, which forwards the result to {target}"
+
+
+def _broadcast_back(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[NodeId]],
+                    placed: Placement, result: Item) -> None:
+    """Send the result from the sink back along the reversed tree, breadth first;
+    each machine serves first the predecessor it received from last."""
+    queue = [0]
+    for m in queue:
+        for p in reversed(placed.receptions[m]):
+            route(clock, paths, placed.nodes[m], placed.nodes[p], result)
+            queue.append(p)
+
+
+def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+    """Plan a reduce or allreduce with the Canon–Antoniu greedy tree.
+
+    Parameters
+    ----------
+    platform:
+        Any platform and port model.
+    operation:
+        A reduce or an allreduce (commutative or not); anything else is
+        answered ``unsupported``.
+    **options:
+        ``concurrent_transfers: K`` (Algorithm 2) or ``reducers: K``
+        (Algorithm 3), not both.
+
+    Returns
+    -------
+    PlanResult
+        A one-shot schedule with exact times, its makespan, and notes: the
+        model ``(d, c)``, the tree's model length, and the bounds of Lemma 5,
+        Proposition 6 and, with an option, Proposition 8 or Corollary 11.
+
+    Raises
+    ------
+    PlannerError
+        On an unknown option, a ``K`` that is not an integer ``>= 1``, or both
+        options.
+
+    Notes
+    -----
+    *Homogeneous platform* (every ordered pair of participants linked with
+    one cost ``c(i, j)``, so ``d = size * c(i, j)``, and one compute time
+    ``c``): the tree is Algorithm 1 of section 5 (Algorithm 2 or 3 with an
+    option, section 6), placed on the participants by the labelling of
+    section 4.1, so that every reduction combines ``v[k,l]`` then
+    ``v[l+1,m]``.  Events are timed by :class:`~planners._timing.PortClock`,
+    each as early as its ports, CPU and inputs allow (the transfer times of
+    Proposition 3).  Under the unidirectional model this is the paper's
+    model exactly and the makespan is optimal (Theorems 4, 7, 9).  A
+    bidirectional platform gives the same makespan (in a tree a machine sends
+    only after all its receptions); a multi-port one lets a machine receive
+    several elements at once, so the same tree may finish earlier.
+
+    *Heterogeneous platform*: it is then a heuristic.  With a commutative
+    operator and no ``concurrent_transfers``, the greedy choice of Algorithm 1
+    uses the real costs (``s_M + c_M + d(i, M)``, cheapest-path transfer
+    costs; machines inserted by increasing compute time).  Otherwise the tree
+    is Algorithm 1/2/3 on the mean link and compute costs, placed by the
+    section 4.1 labelling.  Participants without a direct link are joined
+    along the cheapest path, store and forward.
+
+    The sink is the reduce target.  With a non-commutative operator the
+    labelling can give the sink only the indexes that are subset sums of the
+    sizes of the subtrees it receives (section 4.1 assumes the sink is free);
+    otherwise, and when the target is not a participant, the sink is the
+    participant closest to the target among those possible, and it forwards
+    the result (a note says so).  An allreduce reduces on the first
+    participant, then broadcasts the result back along the reversed tree.
+
+    Examples
+    --------
+    >>> from scenarios.generators import complete_platform
+    >>> p = complete_platform(5, c=1, compute=1, port_model="unidirectional")
+    >>> r = greedy_reduction(p, Operation(OperationKind.REDUCE, target="P0"))
+    >>> r.makespan  # Fibonacci tree of order 3: d + 2 max(d, c) + c
+    Fraction(4, 1)
+    """
+    return _plan("greedy", "greedy", platform, operation,
+                 concurrent_transfers=options.get("concurrent_transfers"),
+                 reducers=options.get("reducers"))
+
+
+def fibonacci_reduction(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+    """Plan a reduce or allreduce with the Fibonacci strategy (section 7.3, Theorem 19).
+
+    The tree is Algorithm 1's with ``d = c`` whatever the real costs: a
+    Fibonacci tree of order ``k`` (Definition 15) when ``n = F(k+2)``, whose
+    length is ``d + (k - 1) max(d, c) + c`` (Proposition 16), within a factor
+    2 of the optimum.  Placement, timing, sink and allreduce as in
+    :func:`greedy_reduction`.  No options.
+
+    Examples
+    --------
+    >>> from scenarios.generators import complete_platform
+    >>> p = complete_platform(8, c=2, compute=1, port_model="unidirectional")
+    >>> fibonacci_reduction(p, Operation(OperationKind.REDUCE, target="P0")).makespan
+    Fraction(9, 1)
+    """
+    check_options("fibonacci", options, ())
+    return _plan("fibonacci", "fibonacci", platform, operation)
+
+
+def binomial_reduction(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+    """Plan a reduce or allreduce with the binomial strategy (section 7.3, Theorem 18).
+
+    The tree is Algorithm 1's with ``min(d, c) = 0``: a binomial tree of
+    order ``k`` (Definition 12) when ``n = 2^k``, of length ``k (d + c)``
+    (Proposition 13), a ``(1 + min(d, c) / max(d, c))``-approximation.
+    Placement, timing, sink and allreduce as in :func:`greedy_reduction`.
+    No options.
+
+    Examples
+    --------
+    >>> from scenarios.generators import complete_platform
+    >>> p = complete_platform(8, c=2, compute=1, port_model="unidirectional")
+    >>> binomial_reduction(p, Operation(OperationKind.REDUCE, target="P0")).makespan
+    Fraction(9, 1)
+    """
+    check_options("binomial", options, ())
+    return _plan("binomial", "binomial", platform, operation)
+
+
+_ALL_PORTS: frozenset[PortKind] = frozenset(PortKind)
+
+GREEDY_PLANNER = FunctionPlanner(
+    name="greedy",
+    function=greedy_reduction,
+    operations=TREE_OPERATIONS,
+    port_models=_ALL_PORTS,
+    description=("Canon-Antoniu greedy reduction tree (Algorithm 1; options "
+                 "concurrent_transfers: K = Algorithm 2, reducers: K = Algorithm 3), one-shot"),
+    options=frozenset({"concurrent_transfers", "reducers"}),
+)
+"""``greedy``: Canon–Antoniu Algorithms 1–3 as a :class:`~planners.base.Planner`."""
+
+FIBONACCI_PLANNER = FunctionPlanner(
+    name="fibonacci",
+    function=fibonacci_reduction,
+    operations=TREE_OPERATIONS,
+    port_models=_ALL_PORTS,
+    description="Canon-Antoniu Fibonacci strategy: Algorithm 1 with d = c (section 7.3), one-shot",
+)
+"""``fibonacci``: the Fibonacci strategy as a :class:`~planners.base.Planner`."""
+
+BINOMIAL_PLANNER = FunctionPlanner(
+    name="binomial",
+    function=binomial_reduction,
+    operations=TREE_OPERATIONS,
+    port_models=_ALL_PORTS,
+    description=("Canon-Antoniu binomial strategy: Algorithm 1 with min(d, c) = 0 "
+                 "(section 7.3), one-shot"),
+)
+"""``binomial``: the binomial strategy as a :class:`~planners.base.Planner`."""
+
