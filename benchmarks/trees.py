@@ -19,8 +19,11 @@ Run:  python benchmarks/trees.py [--n 1000000] [--materialise 10000] [--complete
 from __future__ import annotations
 
 import argparse
+import runpy
+import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 from planners.trees import (
     canon_antoniu_bounds,
@@ -116,7 +119,15 @@ def bench_planner(n: int) -> None:
 
 
 # --- Liu–Kuo–Wang: DP T(150, 150), branch and bound on 21-processor clusters ---
-# Written by the Liu–Kuo–Wang half of the issue in benchmarks/snf.py.
+def bench_liu_kuo_wang() -> None:
+    """Run ``benchmarks/snf.py`` with its defaults (DP T(150, 150), branch and bound)."""
+    script = Path(__file__).with_name("snf.py")
+    saved = sys.argv
+    sys.argv = [str(script)]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = saved
 
 
 def main() -> None:
@@ -125,11 +136,16 @@ def main() -> None:
     parser.add_argument("--materialise", type=int, default=10_000)
     parser.add_argument("--complete", type=int, default=150)
     parser.add_argument("--figure2", type=int, default=2000)
+    parser.add_argument("--skip-snf", action="store_true",
+                        help="skip the Liu-Kuo-Wang benchmarks (benchmarks/snf.py)")
     args = parser.parse_args()
     bench_construction(args.n)
     bench_materialise(args.materialise)
     bench_planner(args.complete)
     bench_figure_2(args.figure2)
+    if not args.skip_snf:
+        print()
+        bench_liu_kuo_wang()
 
 
 if __name__ == "__main__":
