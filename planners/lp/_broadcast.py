@@ -1,0 +1,322 @@
+"""Series of broadcasts, bidirectional one-port (Beaumont and Marchal, section 2.2.1).
+
+Two formulations:
+
+- **Per-destination flows** (the text's linear program): ``x_i^{j,k}``
+  messages for destination ``i`` cross link ``(j, k)``; a link is busy
+  ``t_{j,k} = c_{j,k} · max_i x_i^{j,k}`` (one copy serves every destination
+  behind it); every destination receives TP; ports ``Σ t <= 1``.  This is an
+  upper bound on any schedule.
+- **Weighted broadcast trees by column generation**: the master program
+  maximises ``Σ_T y_T`` under the port rows, over spanning arborescences
+  rooted at the source; the pricing step is a minimum arborescence
+  (Chu–Liu/Edmonds) under the port duals.  It gives the trees directly.  Its
+  bound is certified globally by an exact pricing: with exact duals ``π``
+  and ``W`` the exact minimum tree cost, ``Σπ / min(1, W)`` bounds every
+  spanning-tree packing.
+
+When every node reachable from the source is a destination, Edmonds'
+branching theorem makes the two optima equal (the text: "a weighted version of
+Edmond's branching theorem").  Otherwise (routers, or destinations a subset)
+spanning trees must also feed the other nodes: the flow program's exact
+optimum stays the bound, the trees give a certified lower end and the result
+states the interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from fractions import Fraction
+
+import networkx as nx
+
+from planners.base import PlanResult
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._exact import ExactSolution
+from planners.lp._periodic import SendTask, Unit
+from planners.lp._solve import LinearModel, solve_float
+from simulator.items import Item
+from simulator.operations import Operation
+from simulator.platform import NodeId, Platform
+
+__all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast"]
+
+MAX_COLUMNS = 500
+"""Cap on column-generation rounds."""
+
+Tree = tuple[tuple[NodeId, NodeId], ...]
+
+
+def broadcast_flow_model(platform: Platform, operation: Operation) -> LinearModel:
+    """The per-destination flow program of section 2.2.1 (``t = c · max_i x_i``)."""
+    assert operation.source is not None
+    return multicast_flow_model(platform, [(operation.source, operation.targets)],
+                                operation.size)
+
+
+def multicast_flow_model(platform: Platform,
+                         sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
+                         size: Fraction) -> LinearModel:
+    """Per-destination flows for several broadcasts sharing the ports.
+
+    For source ``s`` and destination ``i``, ``x_{s,i}(e)`` messages of ``s``
+    for ``i`` cross link ``e``; ``n_s(e) >= x_{s,i}(e)`` copies of ``s``'s
+    message cross it; ports: ``Σ_s Σ_e c(e) n_s(e) <= 1``; every destination
+    of every source receives TP.  Any schedule satisfies it (count, over a
+    time span, the distinct messages of each source crossing each link).
+    """
+    g = platform.graph
+    model = LinearModel()
+    cap = min(sum((1 / (size * g.edges[s, v]["c"]) for v in g.successors(s)), Fraction(0))
+              for s, _ in sources)
+    tp = model.variable("TP", upper=cap)
+    model.objective = tp
+    out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    for source, targets in sources:
+        copies: dict[tuple[NodeId, NodeId], int] = {}
+        for u, v, data in g.edges(data=True):
+            if v == source:
+                continue
+            busy = size * data["c"]
+            j = copies[u, v] = model.variable(("n", source, u, v), upper=1 / busy)
+            out_port[u][j] = busy
+            in_port[v][j] = busy
+        for t in targets:
+            if t == source:
+                continue
+            balance: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+            for (u, v), n_uv in copies.items():
+                if u == t:
+                    continue
+                j = model.variable(("x", source, t, u, v),
+                                   upper=1 / (size * g.edges[u, v]["c"]))
+                model.add({j: Fraction(1), n_uv: Fraction(-1)}, "<=", Fraction(0),
+                          f"copies of {source}'s message on {u}->{v} cover {t}")
+                balance[v][j] = Fraction(1)
+                balance[u][j] = Fraction(-1)
+            for node, coeffs in balance.items():
+                if node == source:
+                    continue
+                if node == t:
+                    row = dict(coeffs)
+                    row[tp] = Fraction(-1)
+                    model.add(row, "==", Fraction(0), f"{t} receives TP from {source}")
+                else:
+                    model.add(coeffs, "==", Fraction(0),
+                              f"conservation of {source}->{t} at {node}")
+    for node, coeffs in out_port.items():
+        model.add(coeffs, "<=", Fraction(1), f"one-port send of {node}")
+    for node, coeffs in in_port.items():
+        model.add(coeffs, "<=", Fraction(1), f"one-port receive of {node}")
+    return model
+
+
+def _tree_graph(platform: Platform, source: NodeId, nodes: set[NodeId],
+                weight: dict[tuple[NodeId, NodeId], Fraction | float]) -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for u, v in platform.graph.edges:
+        if v != source and u in nodes and v in nodes:
+            g.add_edge(u, v, w=weight[u, v])
+    return g
+
+
+def _min_tree(platform: Platform, source: NodeId, nodes: set[NodeId],
+              weight: dict[tuple[NodeId, NodeId], Fraction | float]
+              ) -> tuple[Tree, Fraction | float]:
+    g = _tree_graph(platform, source, nodes, weight)
+    if len(nodes) == 1:
+        return (), 0
+    t = nx.minimum_spanning_arborescence(g, attr="w", preserve_attrs=True)
+    edges: Tree = tuple(sorted(t.edges))
+    total: Fraction | float = 0 * next(iter(weight.values()))
+    for e in edges:
+        total += weight[e]
+    return edges, total
+
+
+def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
+            size: Fraction) -> LinearModel:
+    """Max TP: for every source, its trees' weights sum to TP; port rows per node."""
+    model = LinearModel()
+    tp = model.variable("TP", upper=Fraction(10**9))
+    model.objective = tp
+    link = {e: size * platform.cost(*e) for e in platform.graph.edges}
+    out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    totals: list[dict[int, Fraction]] = [{tp: Fraction(1)} for _ in range(n_sources)]
+    for k, (s, tree) in enumerate(columns):
+        first = min((link[e] for e in tree), default=Fraction(1))
+        j = model.variable(("tree", k), upper=1 / first)
+        totals[s][j] = Fraction(-1)
+        for u, v in tree:
+            out_port[u][j] = out_port[u].get(j, Fraction(0)) + link[u, v]
+            in_port[v][j] = in_port[v].get(j, Fraction(0)) + link[u, v]
+    for s, total in enumerate(totals):  # rows 0 .. n_sources-1: the == rows, in order
+        model.add(total, "==", Fraction(0), f"trees of source {s} carry TP")
+    for node in platform.node_ids:  # then, per node: send row, receive row
+        model.add(out_port.get(node, {}), "<=", Fraction(1), f"send:{node}")
+        model.add(in_port.get(node, {}), "<=", Fraction(1), f"recv:{node}")
+    return model
+
+
+def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fraction,
+                    options: LpOptions
+                    ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
+                               ExactSolution] | PlanResult:
+    """Column generation over spanning arborescences of every source.
+
+    Dual of the master: ``π >= 0`` on the ports, ``z_s`` on the source rows;
+    feasible when every tree ``T`` of ``s`` costs ``Σ_{(u,v)∈T} c (π_out(u) +
+    π_in(v)) >= z_s`` and ``Σ_s z_s >= 1``.  With exact duals, the exact
+    minimum tree cost ``W_s`` of each source gives the feasible dual
+    ``z'_s = min(z_s, W_s)``, scaled by ``1 / Σ z'_s`` when that sum is below
+    1: the certified bound is ``Σπ / min(1, Σ_s z'_s)``.
+
+    Returns
+    -------
+    ((source index, weight, tree) list, certified upper bound over spanning-tree
+    packings or None, master solution), or a :class:`PlanResult` on failure.
+    """
+    link = {e: size * platform.cost(*e) for e in platform.graph.edges}
+    reach = [{s} | nx.descendants(platform.graph, s) for s in sources]
+    columns: list[tuple[int, Tree]] = []
+    for i, s in enumerate(sources):
+        columns.append((i, tuple(sorted(nx.bfs_tree(_tree_graph(
+            platform, s, reach[i], dict.fromkeys(link, 1)), s).edges))))
+    seen = set(columns)
+    n = len(sources)
+    for _ in range(MAX_COLUMNS):
+        model = _master(platform, columns, n, size)
+        sol = solve_float(model, method="highs-ds", time_limit=options.time_limit)
+        if sol.status != "optimal" or sol.y_ub is None or sol.y_eq is None:
+            return PlanResult.error(NAME, f"broadcast master program: {sol.message}")
+        out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub])
+        price: dict[tuple[NodeId, NodeId], Fraction | float] = {
+            (u, v): float(busy) * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
+        added = False
+        for i, s in enumerate(sources):
+            tree, cost = _min_tree(platform, s, reach[i], price)
+            if float(cost) < float(sol.y_eq[i]) - 1e-9 and (i, tree) not in seen:
+                columns.append((i, tree))
+                seen.add((i, tree))
+                added = True
+        if not added:
+            break
+    model = _master(platform, columns, n, size)
+    exact = solve_exactly(model, options, what="broadcast master")
+    if isinstance(exact, PlanResult):
+        return exact
+    out_dual, in_dual = _port_duals(platform, exact.y_ub)
+    exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
+        (u, v): busy * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
+    z_total = Fraction(0)
+    for i, s in enumerate(sources):
+        _, cheapest = _min_tree(platform, s, reach[i], exact_price)
+        z_total += min(exact.y_eq[i], Fraction(cheapest))
+    pi = sum(exact.y_ub, Fraction(0))
+    # No certificate from duals that price every source's trees at zero: the
+    # caller then falls back to the flow program's bound.
+    upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
+    weighted = [(i, exact.values[model.index["tree", k]], tree)
+                for k, (i, tree) in enumerate(columns)]
+    return ([c for c in weighted if c[1] > 0],
+            None if upper is None else max(upper, exact.lower), exact)
+
+
+def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float]
+                ) -> tuple[dict[NodeId, Fraction], dict[NodeId, Fraction]]:
+    out: dict[NodeId, Fraction] = {}
+    inn: dict[NodeId, Fraction] = {}
+    for i, node in enumerate(platform.node_ids):
+        out[node] = y_ub[2 * i]  # type: ignore[assignment]
+        inn[node] = y_ub[2 * i + 1]  # type: ignore[assignment]
+    return out, inn
+
+
+def _unit(weight: Fraction, tree: Tree, source: NodeId, item: Item) -> Unit:
+    depth = {source: 0}
+    children: dict[NodeId, list[NodeId]] = defaultdict(list)
+    for u, v in tree:
+        children[u].append(v)
+    order = [source]
+    for u in order:
+        for v in children[u]:
+            depth[v] = depth[u] + 1
+            order.append(v)
+    return Unit(weight, tuple(SendTask(u, v, item, depth[u]) for u, v in tree))
+
+
+def plan_broadcast(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
+    """Optimal steady-state series of broadcasts (bidirectional one-port).
+
+    Notes
+    -----
+    On Fig. 2 of the broadcast report (links 1→2 and 1→3 of cost 1, 2→3 of
+    cost 1/2) the optimum is 1, with the single tree {1→2, 2→3}.
+    """
+    source = operation.source
+    assert source is not None
+    return plan_multicast(platform, operation, [(source, operation.targets, Item.broadcast())],
+                          options, "broadcast")
+
+
+def plan_allgather(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
+    """Optimal steady-state series of all-gathers: every participant broadcasts its piece.
+
+    Notes
+    -----
+    Formulation: one broadcast per participant ``k`` of ``m[k]`` to the other
+    participants, all sharing the ports, at a common throughput TP (the
+    per-destination flow program of :func:`multicast_flow_model`, the
+    bidirectional program of the broadcast report's section 2.2.1 with one
+    message type per source).  It bounds every schedule: over any time span,
+    the distinct copies of ``m[k]`` crossing each link satisfy it.  The
+    schedule uses weighted spanning arborescences per source, by column
+    generation; when every reachable node is a participant they meet the bound
+    (Edmonds' branching theorem, source by source).  The test suite checks the
+    bound against a brute force over every combination of trees on tiny
+    platforms.
+    """
+    parts = operation.participants
+    sources = [(k, tuple(p for p in parts if p != k), Item.message(k)) for k in parts]
+    return plan_multicast(platform, operation, sources, options, "allgather")
+
+
+def plan_multicast(platform: Platform, operation: Operation,
+                   sources: Sequence[tuple[NodeId, Sequence[NodeId], Item]],
+                   options: LpOptions, what: str) -> PlanResult:
+    """Trees by column generation, the bound certified, then the periodic schedule."""
+    sources = [(s, targets, item) for s, targets, item in sources
+               if [t for t in targets if t != s]]
+    if not sources:
+        return PlanResult.error(NAME, f"a {what} without destinations needs no "
+                                      f"communication: the throughput is unbounded")
+    found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options)
+    if isinstance(found, PlanResult):
+        return found
+    weighted, tree_upper, master = found
+    steiner = False
+    for s, targets, _ in sources:
+        reachable = {s} | nx.descendants(platform.graph, s)
+        steiner = steiner or bool(reachable - set(targets) - {s})
+    notes = [f"{len(weighted)} weighted broadcast tree(s) by column generation "
+             f"(minimum-arborescence pricing)"]
+    lower = master.lower
+    upper = tree_upper if tree_upper is not None else lower
+    if steiner or tree_upper is None:
+        flow = solve_exactly(
+            multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size),
+            options, what=f"{what} flow (section 2.2.1)")
+        if isinstance(flow, PlanResult):
+            return flow
+        upper = flow.upper
+        notes.append("some reachable nodes are not destinations: the bound is the "
+                     "per-destination flow program's, the spanning trees may fall short")
+    exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
+                          "rounding" if upper == lower else "interval")
+    groups = [[_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
+              for i in range(len(sources))]
+    return finish(platform, operation, exact, groups, options, notes=notes)

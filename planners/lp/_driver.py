@@ -1,0 +1,153 @@
+"""Shared driver: options, solve, exact recovery, schedule, result.
+
+Every collective module builds its model and its weighted units; this module
+does the rest the same way for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from planners.base import PlanResult, WeightedTree
+from planners.lp._exact import ExactSolution, Repair, recover
+from planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
+from planners.lp._solve import LinearModel, solve_float
+from simulator.errors import PlannerError
+from simulator.numbers import format_rational, parse_rational
+from simulator.operations import Operation
+from simulator.platform import Platform
+
+__all__ = ["NAME", "OPTIONS", "LpOptions", "finish", "parse_options", "solve_exactly"]
+
+NAME = "lp"
+
+OPTIONS = frozenset({"method", "time_limit", "split", "period", "max_events"})
+"""Options of the ``lp`` planner."""
+
+_METHODS = ("auto", "highs", "highs-ds", "highs-ipm")
+
+
+@dataclass(frozen=True)
+class LpOptions:
+    """Options of the ``lp`` planner.
+
+    Attributes
+    ----------
+    method:
+        HiGHS method: ``auto`` (interior point for large models), ``highs``,
+        ``highs-ds`` or ``highs-ipm``.
+    time_limit:
+        Seconds HiGHS may spend; past it the result has status ``error``.
+    split:
+        Split messages across matchings (default); ``False`` keeps them whole
+        with a longer period.
+    period:
+        A fixed period (Proposition 4 of RR-4872, section 4.6).
+    max_events:
+        Cap on the operations per period of the exact period; above it the
+        fixed-period approximation is used, with a warning.
+    """
+
+    method: str = "auto"
+    time_limit: float | None = None
+    split: bool = True
+    period: Fraction | None = None
+    max_events: int = DEFAULT_MAX_EVENTS
+
+
+def parse_options(options: Mapping[str, object]) -> LpOptions:
+    """Check and read the ``lp`` options.
+
+    Raises
+    ------
+    PlannerError
+        On a bad value, naming the option.
+    """
+    method = options.get("method", "auto")
+    if method not in _METHODS:
+        raise PlannerError("method must be one of " + ", ".join(_METHODS),
+                           path=f"planners.{NAME}.method", value=method)
+    time_limit = options.get("time_limit")
+    if time_limit is not None and (isinstance(time_limit, bool)
+                                   or not isinstance(time_limit, int | float)
+                                   or time_limit <= 0):
+        raise PlannerError("time_limit must be a positive number of seconds",
+                           path=f"planners.{NAME}.time_limit", value=time_limit)
+    split = options.get("split", True)
+    if not isinstance(split, bool):
+        raise PlannerError("split must be true or false", path=f"planners.{NAME}.split",
+                           value=split)
+    period = options.get("period")
+    fixed = None
+    if period is not None:
+        fixed = parse_rational(period, path=f"planners.{NAME}.period", error=PlannerError)
+        if fixed <= 0:
+            raise PlannerError("period must be > 0", path=f"planners.{NAME}.period",
+                               value=str(period))
+    cap = options.get("max_events", DEFAULT_MAX_EVENTS)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise PlannerError("max_events must be a positive integer",
+                           path=f"planners.{NAME}.max_events", value=cap)
+    return LpOptions(str(method), None if time_limit is None else float(time_limit),
+                     split, fixed, cap)
+
+
+def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
+                  repair: Repair | None = None) -> ExactSolution | PlanResult:
+    """Solve ``model`` and recover exact rationals, or say why not (a result)."""
+    sol = solve_float(model, method=options.method, time_limit=options.time_limit)
+    if sol.status == "time_limit":
+        return PlanResult.error(
+            NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.time_limit} s "
+                  f"on the {what} model ({model.n_variables} variables, {len(model.rows)} "
+                  f"rows); raise time_limit or try method: highs-ipm")
+    if sol.status == "infeasible":
+        return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
+    if sol.status != "optimal":
+        return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
+    exact = recover(model, sol, repair=repair)
+    if exact is None:
+        return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
+                                      f"answer to the {what} model")
+    return exact
+
+
+def finish(
+    platform: Platform,
+    operation: Operation,
+    exact: ExactSolution,
+    groups: Sequence[Sequence[Unit]],
+    options: LpOptions,
+    *,
+    tree_edges: Callable[[Unit], tuple[tuple[str, str], ...]] | None = None,
+    notes: Sequence[str] = (),
+) -> PlanResult:
+    """Build the periodic schedule and the :class:`PlanResult`."""
+    tp = exact.lower
+    plan = build_periodic(platform, operation, groups, tp, split=options.split,
+                          fixed_period=options.period, max_events=options.max_events)
+    all_notes = list(notes)
+    message = ""
+    if exact.exact:
+        all_notes.append(f"optimal throughput {format_rational(exact.upper)} exact "
+                         f"({exact.method}), certified by an exactly feasible dual")
+    else:
+        width = exact.upper - exact.lower
+        message = (f"certified interval [{format_rational(exact.lower)}, "
+                   f"{format_rational(exact.upper)}] of width {format_rational(width)} "
+                   f"(~{float(width):.3g}); throughput_bound is the upper end, the schedule "
+                   f"achieves the lower end")
+        all_notes.append(message)
+    all_notes.extend(plan.notes)
+    all_notes.append(f"period {format_rational(plan.period)}: {plan.instances_per_period} "
+                     f"instances per period, {plan.matchings} matchings")
+    trees = []
+    for group in groups:
+        for unit in group:
+            edges = (tree_edges(unit) if tree_edges is not None
+                     else tuple((s.src, s.dst) for s in unit.sends))
+            trees.append(WeightedTree(unit.weight, edges))
+    return PlanResult.ok(NAME, plan.schedule, throughput_bound=exact.upper,
+                         period=plan.period, trees=trees, notes=all_notes, message=message)

@@ -1,0 +1,343 @@
+"""Exact rational answers from a floating-point LP solution.
+
+Three steps, cheapest first (DESIGN.md, "Steady state", step 2):
+
+1. **Rounding.**  Every primal and dual value is rationalised with a small
+   denominator (``Fraction.limit_denominator``); the primal is checked
+   against every row exactly, the dual against every column exactly.  When
+   both hold and the objectives agree, the value is the exact optimum and the
+   dual is the certificate that no schedule beats it (weak duality; Lemma 1
+   of Legrand, Marchal and Robert, RR-4872, section 3.4, for why the LP bounds
+   every schedule).
+2. **Basis solve.**  Otherwise the support of the primal and the rows it
+   makes tight are solved exactly (python-flint ``fmpq_mat``, reduced row
+   echelon form), and likewise the dual on the tight rows.
+3. **Certified interval.**  Otherwise the answer is an interval: an exactly
+   feasible primal (the model's own repair, rounded down) gives the lower
+   end; the rationalised dual gives the upper end through weak duality with
+   the variables' explicit upper bounds ``u``:
+   ``c·x = y·(A x) − r·x <= b·y + Σ_j max(0, −r_j) u_j`` where
+   ``r = Aᵀy − c`` (``y >= 0`` on ``<=`` rows).  The upper end is valid even
+   when the rounded dual is slightly infeasible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from planners.lp._solve import FloatSolution, LinearModel
+
+__all__ = ["DENOMINATORS", "ExactSolution", "recover"]
+
+DENOMINATORS = (1_000, 100_000, 10_000_000)
+"""Denominator limits tried, in order, when rationalising."""
+
+BASIS_CELLS = 1_000_000
+"""Skip the dense exact basis solve above this many matrix cells."""
+
+_ZERO = 1e-9
+
+Repair = Callable[[np.ndarray], list[Fraction] | None]
+
+
+@dataclass(frozen=True)
+class ExactSolution:
+    """An exactly feasible primal and a certified upper bound.
+
+    Attributes
+    ----------
+    values:
+        Exact primal values (every row holds exactly).
+    lower:
+        The objective of ``values``.
+    upper:
+        A certified upper bound on the optimum (weak duality).
+    y_ub, y_eq:
+        The dual used as certificate (exact rationals).
+    method:
+        ``"rounding"``, ``"basis"`` or ``"interval"``.
+    """
+
+    values: list[Fraction]
+    lower: Fraction
+    upper: Fraction
+    y_ub: list[Fraction]
+    y_eq: list[Fraction]
+    method: str
+
+    @property
+    def exact(self) -> bool:
+        """True when ``lower == upper``: the optimum is known exactly."""
+        return self.lower == self.upper
+
+
+def _rationalise(values: np.ndarray, limit: int, *, nonneg: bool) -> list[Fraction]:
+    out = []
+    for v in values.tolist():
+        if abs(v) < _ZERO or (nonneg and v < 0):
+            out.append(Fraction(0))
+        else:
+            out.append(Fraction(v).limit_denominator(limit))
+    return out
+
+
+def primal_feasible(model: LinearModel, x: Sequence[Fraction]) -> bool:
+    """True when ``x >= 0`` satisfies every row of ``model`` exactly."""
+    if any(v < 0 for v in x):
+        return False
+    for row in model.rows:
+        total = sum((a * x[j] for j, a in row.coeffs.items() if x[j]), Fraction(0))
+        if row.sense == "==" and total != row.rhs:
+            return False
+        if row.sense == "<=" and total > row.rhs:
+            return False
+    return True
+
+
+def dual_bound(model: LinearModel, y_ub: Sequence[Fraction],
+               y_eq: Sequence[Fraction]) -> Fraction:
+    """A certified upper bound from any dual (see the module notes).
+
+    ``y_ub`` must be ``>= 0``; no other condition is needed.
+    """
+    reduced = [Fraction(0)] * model.n_variables
+    reduced[model.objective] = Fraction(-1)
+    bound = Fraction(0)
+    i_ub = i_eq = 0
+    for row in model.rows:
+        if row.sense == "<=":
+            y = y_ub[i_ub]
+            i_ub += 1
+        else:
+            y = y_eq[i_eq]
+            i_eq += 1
+        if not y:
+            continue
+        bound += y * row.rhs
+        for j, a in row.coeffs.items():
+            reduced[j] += a * y
+    for j, r in enumerate(reduced):
+        if r < 0:
+            bound += -r * model.upper[j]
+    return bound
+
+
+def _split_rows(model: LinearModel) -> tuple[list[int], list[int]]:
+    ub = [i for i, r in enumerate(model.rows) if r.sense == "<="]
+    eq = [i for i, r in enumerate(model.rows) if r.sense == "=="]
+    return ub, eq
+
+
+def _solve_exact(rows: list[dict[int, Fraction]], rhs: list[Fraction], columns: list[int],
+                 guess: dict[int, Fraction]) -> dict[int, Fraction] | None:
+    """Solve ``rows · x = rhs`` over ``columns`` exactly; free columns take ``guess``."""
+    if not columns or len(rows) * (len(columns) + 1) > BASIS_CELLS:
+        return None
+    try:
+        import flint
+    except ImportError:  # pragma: no cover - python-flint is a dependency
+        return None
+    pos = {j: k for k, j in enumerate(columns)}
+    n = len(columns)
+    dense: list[list[Fraction]] = [[Fraction(0)] * (n + 1) for _ in rows]
+    for i, row in enumerate(rows):
+        for j, a in row.items():
+            k = pos.get(j)
+            if k is not None:
+                dense[i][k] = a
+        dense[i][n] = rhs[i]
+    mat = flint.fmpq_mat(len(rows), n + 1,
+                         [flint.fmpq(v.numerator, v.denominator) for r in dense for v in r])
+    reduced, rank = mat.rref()
+    pivots: list[int] = []
+    for i in range(rank):
+        for k in range(n + 1):
+            if reduced[i, k] != 0:
+                pivots.append(k)
+                break
+    if n in pivots:  # inconsistent
+        return None
+    free = [k for k in range(n) if k not in set(pivots)]
+    value = {k: guess.get(columns[k], Fraction(0)) for k in free}
+    for i, k in enumerate(pivots):
+        total = Fraction(_frac(reduced[i, n]))
+        for f in free:
+            coeff = reduced[i, f]
+            if coeff != 0 and value[f]:
+                total -= Fraction(_frac(coeff)) * value[f]
+        value[k] = total
+    return {columns[k]: v for k, v in value.items()}
+
+
+def _frac(q: object) -> Fraction:
+    return Fraction(int(q.p), int(q.q))  # type: ignore[attr-defined]
+
+
+def _residual(a_ub: object, b_ub: np.ndarray, a_eq: object, b_eq: np.ndarray,
+              x: Sequence[Fraction]) -> float:
+    """Largest float violation of the rows by ``x`` (a screen, not a proof)."""
+    xf = np.array([float(v) for v in x])
+    worst = 0.0
+    if b_ub.size:
+        worst = max(worst, float(np.max(a_ub @ xf - b_ub)))  # type: ignore[operator]
+    if b_eq.size:
+        worst = max(worst, float(np.max(np.abs(a_eq @ xf - b_eq))))  # type: ignore[operator]
+    return worst
+
+
+def _dual_residual(model: LinearModel, a_ub: object, a_eq: object,
+                   y_ub: Sequence[Fraction], y_eq: Sequence[Fraction]) -> float:
+    """Smallest float reduced cost of the dual ``y`` (a screen, not a proof)."""
+    reduced = np.zeros(model.n_variables)
+    if len(y_ub):
+        reduced += a_ub.T @ np.array([float(v) for v in y_ub])  # type: ignore[attr-defined]
+    if len(y_eq):
+        reduced += a_eq.T @ np.array([float(v) for v in y_eq])  # type: ignore[attr-defined]
+    reduced[model.objective] -= 1
+    return float(np.min(reduced))
+
+
+def _exact_dual(model: LinearModel, x: Sequence[Fraction], sol: FloatSolution
+                ) -> tuple[list[Fraction], list[Fraction], Fraction] | None:
+    """A dual for the exact primal ``x``: complementary slackness solved exactly.
+
+    Rows with slack get ``y = 0``; on the support of ``x`` the reduced costs
+    are zero.  Free unknowns take zero, then the solver's values; the first
+    answer whose bound reaches ``c·x`` wins (else the best one).
+    """
+    assert sol.y_ub is not None
+    assert sol.y_eq is not None
+    support = [j for j in range(model.n_variables) if x[j] > 0]
+    ub_index = eq_index = 0
+    tight: list[int] = []
+    float_y: list[float] = []
+    kinds: list[tuple[str, int]] = []
+    for i, row in enumerate(model.rows):
+        if row.sense == "<=":
+            k = ub_index
+            ub_index += 1
+            total = sum((a * x[j] for j, a in row.coeffs.items() if x[j]), Fraction(0))
+            if total != row.rhs:
+                continue
+            float_y.append(float(sol.y_ub[k]))
+            kinds.append(("ub", k))
+        else:
+            k = eq_index
+            eq_index += 1
+            float_y.append(float(sol.y_eq[k]))
+            kinds.append(("eq", k))
+        tight.append(i)
+    pos = {j: k for k, j in enumerate(support)}
+    columns: list[dict[int, Fraction]] = [{} for _ in support]
+    for t, i in enumerate(tight):
+        for j, a in model.rows[i].coeffs.items():
+            col = pos.get(j)
+            if col is not None:
+                columns[col][t] = a
+    rhs = [Fraction(1) if j == model.objective else Fraction(0) for j in support]
+    target = x[model.objective]
+    best: tuple[list[Fraction], list[Fraction], Fraction] | None = None
+    guesses: list[dict[int, Fraction]] = [
+        {}, {t: Fraction(v).limit_denominator(10**6) for t, v in enumerate(float_y)}]
+    for guess in guesses:
+        solved = _solve_exact(columns, rhs, list(range(len(tight))), guess)
+        if solved is None:
+            continue
+        y_ub = [Fraction(0)] * ub_index
+        y_eq = [Fraction(0)] * eq_index
+        for t, v in solved.items():
+            kind, k = kinds[t]
+            if kind == "ub":
+                y_ub[k] = max(v, Fraction(0))
+            else:
+                y_eq[k] = v
+        bound = dual_bound(model, y_ub, y_eq)
+        if best is None or bound < best[2]:
+            best = (y_ub, y_eq, bound)
+        if bound == target:
+            break
+    return best
+
+
+def recover(model: LinearModel, sol: FloatSolution, *,
+            repair: Repair | None = None) -> ExactSolution | None:
+    """Turn a float optimum into exact rationals (see the module notes).
+
+    Parameters
+    ----------
+    model:
+        The exact model.
+    sol:
+        HiGHS's optimal solution of ``model``.
+    repair:
+        Model-specific fallback: from float primal values, an exactly
+        feasible primal (``None`` if it cannot make one).
+
+    Returns
+    -------
+    ExactSolution or None
+        ``None`` only when no exactly feasible primal could be found at all.
+    """
+    assert sol.x is not None
+    assert sol.y_ub is not None
+    assert sol.y_eq is not None
+    best_x: list[Fraction] | None = None
+    best_dual: tuple[list[Fraction], list[Fraction], Fraction] | None = None
+    a_ub, b_ub, a_eq, b_eq = model.matrices()
+    for i, limit in enumerate(DENOMINATORS):
+        last = i == len(DENOMINATORS) - 1
+        if best_x is None:
+            x = _rationalise(sol.x, limit, nonneg=True)
+            # A float residual screens out hopeless roundings before the exact check.
+            if (last or _residual(a_ub, b_ub, a_eq, b_eq, x) < 1e-12) and primal_feasible(
+                    model, x):
+                best_x = x
+        y_ub = _rationalise(sol.y_ub, limit, nonneg=True)
+        y_eq = _rationalise(sol.y_eq, limit, nonneg=False)
+        if not last and _dual_residual(
+                model, a_ub, a_eq, y_ub, y_eq) < -1e-12:
+            continue
+        upper = dual_bound(model, y_ub, y_eq)
+        if best_dual is None or upper < best_dual[2]:
+            best_dual = (y_ub, y_eq, upper)
+        if best_x is not None and best_x[model.objective] == best_dual[2]:
+            return ExactSolution(best_x, best_x[model.objective], best_dual[2],
+                                 best_dual[0], best_dual[1], "rounding")
+    assert best_dual is not None
+    # Basis solve: the support of x and the rows it makes tight.
+    ub_rows, eq_rows = _split_rows(model)
+    x_float = sol.x
+    slack = b_ub - a_ub @ x_float if a_ub.shape[0] else np.zeros(0)
+    tight = [ub_rows[i] for i in range(len(ub_rows)) if slack[i] < 1e-7] + eq_rows
+    support = [j for j in range(model.n_variables) if x_float[j] > 1e-9]
+    method = "basis"
+    if best_x is None or best_x[model.objective] < best_dual[2]:
+        guess = {j: Fraction(float(x_float[j])).limit_denominator(10**6) for j in support}
+        solved = _solve_exact([dict(model.rows[i].coeffs) for i in tight],
+                              [model.rows[i].rhs for i in tight], support, guess)
+        if solved is not None:
+            x = [Fraction(0)] * model.n_variables
+            for j, v in solved.items():
+                x[j] = v
+            if primal_feasible(model, x) and (
+                    best_x is None or x[model.objective] > best_x[model.objective]):
+                best_x = x
+    if best_x is not None and best_x[model.objective] < best_dual[2]:
+        candidate = _exact_dual(model, best_x, sol)
+        if candidate is not None and candidate[2] < best_dual[2]:
+            best_dual = candidate
+    if best_x is None and repair is not None:
+        best_x = repair(x_float)
+        if best_x is not None and not primal_feasible(model, best_x):
+            best_x = None
+    if best_x is None:
+        return None
+    if best_x[model.objective] != best_dual[2]:
+        method = "interval"
+    upper = max(best_dual[2], best_x[model.objective])
+    return ExactSolution(best_x, best_x[model.objective], upper, best_dual[0], best_dual[1],
+                         method)

@@ -1,0 +1,27 @@
+"""Series of gathers: the reverse of SSSP(G) (RR-4872, section 3.1, messages to one target).
+
+Every participant ``k`` other than the target sends its own message ``m_k``
+to the target: one commodity per participant, the same multi-commodity
+program as the scatter with the roles of source and targets swapped.
+"""
+
+from __future__ import annotations
+
+from planners.base import PlanResult
+from planners.lp._driver import LpOptions
+from planners.lp._flows import Commodity
+from planners.lp._scatter import plan_flows
+from simulator.items import Item
+from simulator.operations import Operation
+from simulator.platform import Platform
+
+__all__ = ["plan_gather"]
+
+
+def plan_gather(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
+    """Optimal steady-state series of gathers."""
+    assert operation.target is not None
+    ends = tuple(p for p in operation.participants if p != operation.target)
+    commodities = [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
+                             outward=False)] if ends else []
+    return plan_flows(platform, operation, commodities, options, "gather")

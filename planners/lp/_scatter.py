@@ -1,0 +1,45 @@
+"""Series of scatters: SSSP(G) (Legrand, Marchal and Robert, RR-4872, section 3.1).
+
+The source sends a distinct message ``m_k`` to every target ``k``; the flow
+of each message type is decomposed into weighted paths, scheduled
+periodically (section 3.3).
+"""
+
+from __future__ import annotations
+
+from planners.base import PlanResult
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._flows import Commodity, build_flow_model, decompose_paths
+from simulator.items import Item
+from simulator.operations import Operation
+from simulator.platform import Platform
+
+__all__ = ["plan_scatter"]
+
+
+def plan_scatter(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
+    """Optimal steady-state series of scatters (SSSP(G), equations (1)-(6)).
+
+    Notes
+    -----
+    On the toy platform of Fig. 2 the optimum is TP = 1/2 (section 3.2).
+    """
+    assert operation.source is not None
+    ends = tuple(k for k in operation.targets if k != operation.source)
+    commodities = [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
+                   ] if ends else []
+    return plan_flows(platform, operation, commodities, options, "scatter (SSSP)")
+
+
+def plan_flows(platform: Platform, operation: Operation, commodities: list[Commodity],
+               options: LpOptions, what: str) -> PlanResult:
+    """Solve a multi-commodity model, decompose it into paths, schedule it."""
+    if not commodities:
+        return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
+                                      f"the throughput is unbounded")
+    flow_model = build_flow_model(platform, commodities, operation.size)
+    exact = solve_exactly(flow_model.model, options, what=what, repair=flow_model.repair)
+    if isinstance(exact, PlanResult):
+        return exact
+    groups = decompose_paths(flow_model, exact.values, exact.lower)
+    return finish(platform, operation, exact, groups, options)
