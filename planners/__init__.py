@@ -33,11 +33,19 @@ from planners.registry import (
     plan,
     plugin_planners,
 )
+from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
+from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
 
 __all__ = [
+    "BINOMIAL_PLANNER",
     "BUILTIN_PLANNERS",
     "ENTRY_POINT_GROUP",
+    "FIBONACCI_PLANNER",
     "FLAT_PLANNER",
+    "FNF_PLANNER",
+    "GREEDY_PLANNER",
+    "OPTIMAL_PLANNER",
+    "SNF_PLANNER",
     "FunctionPlanner",
     "PlanFunction",
     "PlanResult",

@@ -23,6 +23,9 @@ from typing import Any
 
 from planners.base import Planner, PlanResult
 from planners.flat import FLAT_PLANNER
+from planners.lp import LP_PLANNER
+from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
+from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
 from simulator.errors import PlannerError
 from simulator.operations import Operation
 from simulator.platform import Platform
@@ -42,6 +45,13 @@ ENTRY_POINT_GROUP = "portsim.planners"
 
 BUILTIN_PLANNERS: Mapping[str, Planner] = MappingProxyType({
     FLAT_PLANNER.name: FLAT_PLANNER,
+    GREEDY_PLANNER.name: GREEDY_PLANNER,
+    FIBONACCI_PLANNER.name: FIBONACCI_PLANNER,
+    BINOMIAL_PLANNER.name: BINOMIAL_PLANNER,
+    LP_PLANNER.name: LP_PLANNER,
+    SNF_PLANNER.name: SNF_PLANNER,
+    OPTIMAL_PLANNER.name: OPTIMAL_PLANNER,
+    FNF_PLANNER.name: FNF_PLANNER,
 })
 """The planners shipped with portsim, by name (read-only)."""
 

@@ -93,12 +93,36 @@ def main() -> None:
 @click.option("--horizon", help="Time span of the throughput replay (e.g. 1000 or 2/3).")
 @click.option("--float", "float_time", is_flag=True,
               help="Replay in float time (faster on huge denominators) instead of exact.")
+@click.option("--asymptotic", is_flag=True,
+              help="Print completed(K)/(TP*K) for K = 10, 100, 1000 lp periods for every "
+                   "planner; exit 1 if a replay beats the bound or the lp ratio does not "
+                   "approach 1.")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
-        float_time: bool) -> None:
+        float_time: bool, asymptotic: bool) -> None:
     """Run every planner of SCENARIO, replay each schedule, print a table."""
     h = _horizon(horizon)
     loaded = _guarded(lambda: load_scenario(scenario))
     console = _console()
+    if asymptotic:
+        from scenarios.asymptotic import asymptotic_study
+
+        study = _guarded(lambda: asymptotic_study(loaded))
+        table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
+                            f"{_text(study.bound)}, lp period {_text(study.period)}")
+        for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
+                       "C", "note"):
+            table.add_column(column, justify="left" if column in ("planner", "note")
+                             else "right")
+        for row in study.rows:
+            table.add_row(row.planner, str(row.periods), _text(row.horizon),
+                          "-" if row.completed is None else str(row.completed),
+                          _text(row.bound_times_horizon),
+                          "-" if row.ratio is None else f"{float(row.ratio):.4f}",
+                          _text(row.constant), row.note)
+        console.print(table)
+        for problem in study.problems:
+            console.print(f"[red]{problem}[/red]")
+        sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
 
     def progress(spec: PlannerSpec) -> None:
         if console.is_terminal:
@@ -159,17 +183,61 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
               show_default=True)
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              port_model: str | None, fmt: str) -> None:
-    """Replay SCHEDULE strictly and report every violation (exit 1 if any)."""
+    """Replay SCHEDULE strictly and report every violation (exit 1 if any).
+
+    A feasible schedule is also compared with the optimal throughput of the
+    ``lp`` planner, when one is registered and handles the operation.
+    """
+    from scenarios.bounds import compare_to_bound, lp_bound
+    from simulator.validation import schedule_throughput
+
     h = _horizon(horizon)
     loaded = _guarded(lambda: load_schedule(schedule))
-    report = _guarded(lambda: replay(loaded, mode=mode, exact=not float_time, horizon=h,
-                                     port_model=port_model))
+
+    def replayed() -> Report:
+        try:
+            return replay(loaded, mode=mode, exact=not float_time, horizon=h,
+                          port_model=port_model)
+        except PortsimError as err:  # a horizon or lag too large: name the file
+            raise (err if err.source else err.with_source(str(schedule))) from None
+
+    report = _guarded(replayed)
     ok = report.feasible and report.complete
+    # Throughput as written (strict replay): n / period, or instances / makespan.
+    throughput = schedule_throughput(loaded, report) if ok and mode == "strict" else None
+    bound_note = ""
+    comparison = None
+    if throughput is not None:
+        platform = loaded.platform if port_model is None else loaded.platform.with_port_model(
+            port_model)
+        found = lp_bound(platform, loaded.operation)
+        if found.bound is not None and found.bound > 0:
+            comparison = compare_to_bound(throughput, found.bound)
+        else:
+            bound_note = f"no lp bound available ({found.reason})"
     if fmt == "json":
-        click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict()},
-                              indent=2))
+        extra = {
+            "throughput": None if throughput is None else format_rational(throughput),
+            "lp_bound": None if comparison is None else format_rational(comparison.bound),
+            "ratio_to_lp_bound": None if comparison is None else format_rational(
+                comparison.ratio),
+            "lp_note": bound_note,
+        }
+        click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict(),
+                               **extra}, indent=2))
     else:
-        _print_validation(_console(), schedule, report)
+        console = _console()
+        _print_validation(console, schedule, report)
+        if throughput is not None:
+            how = (f"{loaded.instances_per_period} instance(s) per period "
+                   f"{_text(loaded.period)}" if loaded.period is not None else
+                   f"{report.instances} instance(s) per makespan, back to back")
+            console.print(f"throughput: {_text(throughput)} ({how})")
+            if comparison is not None:
+                console.print(f"lp bound: {_text(comparison.bound)}, ratio to the bound: "
+                              f"{_text(comparison.ratio)} = {float(comparison.ratio):.4g}")
+            else:
+                console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 
 

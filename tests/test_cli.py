@@ -191,7 +191,7 @@ BAD_SCENARIOS = {
     "unknown operation node": (SCATTER.replace("source: S", "source: Z"),
                                ["operation.source", "Z"]),
     "unknown planner": (SCATTER.replace("planners: [flat]", "planners: [flat, quantum]"),
-                        ["planners[1]", "quantum", "valid planners: flat"]),
+                        ["planners[1]", "quantum", "valid planners: ", "flat"]),
     "bad planner option": (SCATTER.replace("planners: [flat]", "planners: [{name: flat, k: 3}]"),
                            ["planners[0]", "k"]),
 }

@@ -180,7 +180,7 @@ def test_scatter_toy_is_the_papers_platform() -> None:
     }
     assert scenario.operation.source == "Ps"
     assert scenario.operation.targets == ("P0", "P1")
-    assert [p.name for p in scenario.planners] == ["flat"]
+    assert [p.name for p in scenario.planners] == ["flat", "lp"]
     for figure in ("1/2", "12", "48"):
         assert figure in scenario.description
 
