@@ -155,7 +155,15 @@ def run_planner(
         length = makespan or result.makespan or Fraction(check.end_time or 1)
         if horizon is None:
             horizon = Fraction(length) * DEFAULT_HORIZON_LENGTHS
-        measured = replay_series(schedule, horizon, exact=exact) if check.feasible else check
+        if not schedule.events:
+            # Nothing to communicate or compute (e.g. a single participant):
+            # complete at time 0, and no throughput to measure.
+            notes.append("the operation needs no communication or computation")
+            measured = check
+        elif check.feasible:
+            measured = replay_series(schedule, horizon, exact=exact)
+        else:
+            measured = check
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )

@@ -800,6 +800,9 @@ def replay_series(
     """
     if schedule.period is not None or schedule.instances() != [0]:
         raise ScheduleError("a series repeats a one-shot schedule of instance 0 only")
+    if not schedule.events:
+        raise ScheduleError("an empty schedule has no series to measure: the operation "
+                            "needs no communication and completes at time 0")
     h = parse_rational(horizon, path="horizon", error=ScheduleError)
     if h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))

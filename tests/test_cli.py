@@ -251,3 +251,16 @@ def test_console_entry_point_has_no_traceback(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_run_an_operation_with_nothing_to_do(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: one\nplatform: {nodes: [{id: A}], links: []}\n"
+                           "operation: {type: reduce, participants: [A], target: A}\n"
+                           "planners: [flat]\n")
+    out = tmp_path / "out.json"
+    code, _, _ = invoke("run", str(path), "--json", str(out))
+    assert code == 0
+    (result,) = json.loads(out.read_text())["results"]
+    assert result["makespan"] == "0"
+    assert result["measured_throughput"] is None
+    assert "needs no communication" in result["notes"][0]

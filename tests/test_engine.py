@@ -23,6 +23,7 @@ from simulator import (
     ViolationKind,
     replay,
 )
+from simulator.engine import replay_series
 
 F = Fraction
 BOTH_MODELS = ("bidirectional", "unidirectional")
@@ -490,3 +491,14 @@ def test_asap_never_later_than_a_feasible_plan(seed: int, nodes: int, model: str
         assert asap.makespan is not None
         assert strict.makespan is not None
         assert asap.makespan <= strict.makespan
+
+
+def test_series_of_an_empty_schedule_is_refused() -> None:
+    p = Platform.build(["A"], [])
+    op = Operation(OperationKind.REDUCE, participants=("A",), target="A").resolve(p)
+    empty = Schedule(p, op, ())
+    report = replay(empty)
+    assert report.feasible
+    assert report.makespan == 0  # the target holds v[0,0] from the start
+    with pytest.raises(ScheduleError, match="no series"):
+        replay_series(empty, 10)
