@@ -2,7 +2,9 @@
 
 :func:`write_run_report` writes the report of ``portsim run SCENARIO --report
 OUT.html``; the figure functions return :class:`plotly.graph_objects.Figure`
-objects for use elsewhere (notebooks, study reports).
+objects for use elsewhere (notebooks, study reports).  Studies
+(:mod:`reports.studies`): :func:`load_study`, :func:`run_study`,
+:func:`load_results` (the tidy DataFrame) and :func:`write_study_report`.
 """
 
 from reports.figures import (
@@ -15,6 +17,7 @@ from reports.figures import (
     throughput_figure,
 )
 from reports.html import MAX_VIOLATION_ROWS, ReportScenario, render_run_report, write_run_report
+from reports.studies import load_results, load_study, run_study, write_study_report
 
 __all__ = [
     "GANTT_EVENT_CAP",
@@ -23,9 +26,13 @@ __all__ = [
     "TIME_UNIT",
     "ReportScenario",
     "gantt_figure",
+    "load_results",
+    "load_study",
     "makespan_figure",
     "platform_figure",
     "render_run_report",
+    "run_study",
     "throughput_figure",
     "write_run_report",
+    "write_study_report",
 ]

@@ -305,5 +305,76 @@ def planners_command() -> None:
     _console().print(table)
 
 
+# -- study, report -----------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("study_file", metavar="STUDY.yaml",
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder; rows go to OUT/results.parquet/.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
+              show_default=True, help="Local process pool or Dask distributed.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes (local default: CPU count; dask LocalCluster: 2).")
+@click.option("--scheduler", help="Address of an existing Dask scheduler (tcp://HOST:PORT).")
+@click.option("--resume", is_flag=True, help="Continue a stored study, skipping done runs.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Store finished runs once this many are pending (or every 2 s).")
+def study(study_file: Path, out: Path, executor: str, workers: int | None,
+          scheduler: str | None, resume: bool, batch_size: int) -> None:
+    """Run the comparative study STUDY.yaml; exit 1 if a run failed or was invalid."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from reports.studies import load_study, run_study
+
+    loaded = _guarded(lambda: load_study(study_file))
+    console = Console(stderr=True)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[failed]} failed"),
+               TextColumn("{task.fields[rate]:.2f} runs/s"), TimeElapsedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0, rate=0.0)
+
+        def progress(done: int, failed: int, total: int) -> None:
+            rate = (bar.tasks[task].speed or 0.0) if bar.tasks else 0.0
+            bar.update(task, completed=done, total=total, failed=failed, rate=rate)
+
+        outcome = _guarded(lambda: run_study(
+            loaded, out, executor=executor,  # type: ignore[arg-type]
+            workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
+            progress=progress))
+    click.echo(f"{loaded.name}: {outcome.total} run(s), {outcome.skipped} already stored, "
+               f"{outcome.computed} computed in {outcome.elapsed:.1f} s "
+               f"({outcome.rate:.2f} runs/s), {outcome.failed} failed, "
+               f"{outcome.invalid} with an invalid schedule; results in "
+               f"{out / 'results.parquet'}")
+    sys.exit(EXIT_INVALID if outcome.failed or outcome.invalid else EXIT_OK)
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file (default DIRECTORY/report.html).")
+@click.option("--run", "run_index", type=int, help="Run drawn in detail (default: first).")
+@click.option("--planner", help="Planner of the Gantt chart (default: first with a schedule).")
+def report(directory: Path, output: Path | None, run_index: int | None,
+           planner: str | None) -> None:
+    """Write the self-contained HTML report of the study stored in DIRECTORY."""
+    from reports.studies import write_study_report
+
+    written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
+                                                  planner=planner))
+    click.echo(f"report written to {written}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

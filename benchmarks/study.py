@@ -1,0 +1,58 @@
+"""Study execution: runs per second on the local process pool and on Dask.
+
+A 1,000-run study (random 8-node reduce platforms, ``flat`` and ``greedy``
+planners, 10 grid points x 100 replicate seeds) is run twice into fresh
+folders: on the local process pool (``--workers`` processes, default 2) and on
+a Dask ``LocalCluster`` of the same number of single-threaded workers.  The
+rate counts runs (each with two planners, so two result rows).
+
+Run:  python benchmarks/study.py [--runs 1000] [--workers 2] [--skip-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from reports.studies import load_results, run_study, study_from_dict
+
+
+def benchmark_study(runs: int) -> dict[str, Any]:
+    """The study document: 10 grid points x runs/10 seeds."""
+    return {
+        "name": "benchmark",
+        "base": {
+            "platform": {"generator": {"type": "random", "n": 8, "degree": 3,
+                                       "c": [1, 10], "compute": [1, 5]}},
+            "operation": {"type": "reduce", "target": "P0"},
+            "planners": ["flat", "greedy"],
+            "horizon": 200,
+        },
+        "grid": {"platform.generator.degree": [2, 3, 4, 5, 6],
+                 "platform.port_model": ["bidirectional", "unidirectional"]},
+        "replicates": max(1, runs // 10),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip-dask", action="store_true")
+    args = parser.parse_args()
+    study = study_from_dict(benchmark_study(args.runs))
+    executors = ["local"] if args.skip_dask else ["local", "dask"]
+    for executor in executors:
+        with tempfile.TemporaryDirectory() as folder:
+            outcome = run_study(study, Path(folder), executor=executor,  # type: ignore[arg-type]
+                                workers=args.workers)
+            rows = len(load_results(folder))
+        print(f"{executor:5s} x{args.workers}: {outcome.computed} runs ({rows} rows) in "
+              f"{outcome.elapsed:.1f} s = {outcome.rate:.1f} runs/s, "
+              f"{outcome.failed} failed")
+
+
+if __name__ == "__main__":
+    main()

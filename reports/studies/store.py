@@ -1,0 +1,203 @@
+"""The Parquet result store of a study: ``DIR/results.parquet/``, a dataset directory.
+
+Appending without losing or duplicating rows
+--------------------------------------------
+Parquet files cannot be appended to, so the store is a *directory* of part
+files, which pyarrow and pandas read as one table
+(``pandas.read_parquet("DIR/results.parquet")``).  Each batch of finished
+runs is written to a hidden temporary file (``.part-*.tmp``, ignored by
+readers) and then renamed to ``part-<time>-<uuid>.parquet`` with
+:func:`os.replace`, which is atomic: a killed study leaves every part either
+complete or absent, never half-written.  All rows of one run go into the same
+part, so a run is either fully stored or not at all; ``--resume`` recomputes
+exactly the runs whose key is absent.  :func:`load_results` also drops any
+repeated ``(run_key, planner_index)`` pair (possible only when two studies
+write into one directory concurrently) so a row is never counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = [
+    "RESULTS_NAME",
+    "RESULT_COLUMNS",
+    "ResultStore",
+    "grid_column_type",
+    "load_results",
+]
+
+RESULTS_NAME = "results.parquet"
+"""Name of the dataset directory inside a study's output folder."""
+
+RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("study", pa.string()),
+    ("run_key", pa.string()),
+    ("run_index", pa.int64()),
+    ("seed", pa.int64()),
+    ("scenario", pa.string()),
+    ("planner_index", pa.int64()),
+    ("planner", pa.string()),
+    ("planner_options", pa.string()),
+    ("operation", pa.string()),
+    ("port_model", pa.string()),
+    ("status", pa.string()),
+    ("message", pa.string()),
+    ("throughput_bound", pa.string()),
+    ("period", pa.string()),
+    ("makespan", pa.string()),
+    ("measured_throughput", pa.float64()),
+    ("completed", pa.int64()),
+    ("horizon", pa.string()),
+    ("feasible", pa.bool_()),
+    ("violations", pa.string()),
+    ("notes", pa.string()),
+    ("violation_count", pa.int64()),
+    ("reference_bound", pa.string()),
+    ("efficiency", pa.float64()),
+    ("elapsed", pa.float64()),
+    ("scenario_document", pa.string()),
+)
+"""Every column but the grid ones, with its Arrow type.
+
+The SPEC.md JSON result fields keep their names; exact figures
+(``throughput_bound``, ``period``, ``makespan``, ``horizon``) are exact
+rational strings such as ``"2/9"``; ``violations`` and ``notes`` are JSON
+text.  Added: ``violation_count``; ``reference_bound``, the ``lp`` bound of
+the run (else the largest bound any planner of the run gave);
+``efficiency = measured_throughput / reference_bound``; ``elapsed``, seconds
+spent planning and replaying; ``scenario_document``, the resolved scenario as
+JSON (enough to rerun it).
+"""
+
+
+def grid_column_type(values: Sequence[Any]) -> pa.DataType:
+    """The Arrow type of a grid column: native for uniform scalars, else JSON text.
+
+    Examples
+    --------
+    >>> grid_column_type([8, 16]), grid_column_type([1, 2.5]), grid_column_type(["a"])
+    (DataType(int64), DataType(double), DataType(string))
+    >>> grid_column_type([[1], [2]])
+    DataType(string)
+    """
+    if all(isinstance(v, bool) for v in values):
+        return pa.bool_()
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return pa.int64()
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return pa.float64()
+    return pa.string()
+
+
+class ResultStore:
+    """Append-only rows of one study under ``directory/results.parquet/``.
+
+    Parameters
+    ----------
+    directory:
+        The study's output folder (created if missing).
+    grid_types:
+        Arrow type of each grid column, by column name (``grid.<path>``).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str],
+                 grid_types: Mapping[str, pa.DataType]) -> None:
+        self.path = Path(directory) / RESULTS_NAME
+        self.schema = pa.schema([*RESULT_COLUMNS, *grid_types.items()])
+
+    def parts(self) -> list[Path]:
+        """The complete part files, oldest first."""
+        if not self.path.is_dir():
+            return []
+        return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
+
+    def done_keys(self) -> set[str]:
+        """Keys of the runs already stored."""
+        keys: set[str] = set()
+        for part in self.parts():
+            column = pq.read_table(part, columns=["run_key"]).column("run_key")
+            keys.update(str(k) for k in column.to_pylist())
+        return keys
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Write ``rows`` as one new part, atomically; return how many were written."""
+        rows = list(rows)
+        if not rows:
+            return 0
+        self.path.mkdir(parents=True, exist_ok=True)
+        text = {f.name for f in self.schema if f.type == pa.string()}
+        table = pa.Table.from_pylist(
+            [{name: _as_text(row.get(name)) if name in text else row.get(name)
+              for name in self.schema.names} for row in rows],
+            schema=self.schema)
+        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+        temporary = self.path / f".{name}.tmp"
+        pq.write_table(table, temporary)
+        os.replace(temporary, self.path / name)
+        return len(rows)
+
+    def discard_temporary(self) -> None:
+        """Remove the hidden leftovers of a killed writer."""
+        if self.path.is_dir():
+            for leftover in self.path.glob(".part-*.tmp"):
+                leftover.unlink(missing_ok=True)
+
+
+def _as_text(value: Any) -> str | None:
+    """Text columns hold text; a list or mapping grid value becomes its JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+_PANDAS_TYPES: dict[pa.DataType, Any] = {
+    pa.string(): pd.StringDtype(),
+    pa.int64(): pd.Int64Dtype(),
+    pa.bool_(): pd.BooleanDtype(),
+    pa.float64(): pd.Float64Dtype(),
+}
+
+
+def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
+    """The tidy results of a study: one row per run and planner.
+
+    Parameters
+    ----------
+    directory:
+        The study's output folder (holding ``results.parquet``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`RESULT_COLUMNS` then one ``grid.<path>`` column
+        per grid key, sorted by ``run_index`` then ``planner_index``.  Dtypes
+        are pandas' nullable ones: text ``string``, integers ``Int64``,
+        ``feasible`` ``boolean``, floats ``Float64`` (missing values are
+        ``<NA>``).  Grid columns are ``Int64``/``Float64``/``boolean`` for
+        uniform scalar values, else ``string`` (JSON text).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder holds no result store.
+    """
+    path = Path(directory) / RESULTS_NAME
+    parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
+    if not parts:
+        raise FileNotFoundError(f"{path}: no study results")
+    table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
+    frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    frame = frame.drop_duplicates(subset=["run_key", "planner_index"], keep="first")
+    return frame.sort_values(["run_index", "planner_index"], kind="stable").reset_index(
+        drop=True)

@@ -1,0 +1,396 @@
+"""Study files, grid expansion, execution (local pool, Dask), the result store, reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from reports.studies import (
+    RESULT_COLUMNS,
+    execute_run,
+    load_results,
+    load_study,
+    run_study,
+    study_from_dict,
+    write_study_report,
+)
+from scenarios.cli import main
+from simulator.errors import ScenarioError
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDIES = ROOT / "scenarios" / "studies"
+
+# Fields of SPEC.md's JSON result, every one a column.
+SPEC_FIELDS = ("planner", "operation", "port_model", "status", "message", "throughput_bound",
+               "period", "makespan", "measured_throughput", "completed", "horizon",
+               "feasible", "violations")
+
+
+def trees_study(n_values: list[int], replicates: int = 1, **extra: Any) -> dict[str, Any]:
+    """Canon–Antoniu homogeneous reduce, d = c = 1, unidirectional one-port."""
+    return {
+        "name": "trees",
+        "base": {
+            "platform": {"port_model": "unidirectional",
+                         "generator": {"type": "complete", "n": 8, "c": 1, "compute": 1}},
+            "operation": {"type": "reduce", "target": "P0"},
+            "planners": ["binomial", "fibonacci"],
+            "horizon": 50,
+        },
+        "grid": {"platform.generator.n": n_values},
+        "replicates": replicates,
+        **extra,
+    }
+
+
+# -- grid expansion ----------------------------------------------------------------------
+
+
+def test_grid_is_the_cartesian_product_with_seeds() -> None:
+    study = study_from_dict({
+        "name": "g",
+        "base": {"platform": {"generator": {"type": "random", "n": 4, "degree": 2}},
+                 "operation": {"type": "broadcast", "source": "P0"}},
+        "grid": {"platform.generator.n": [4, 6, 8], "platform.port_model":
+                 ["bidirectional", "unidirectional"], "operation.size": [1]},
+        "replicates": 3,
+    })
+    assert len(study.runs) == 3 * 2 * 1 * 3
+    points = [(r.grid["platform.generator.n"], r.grid["platform.port_model"], r.seed)
+              for r in study.runs]
+    assert points[:4] == [(4, "bidirectional", 0), (4, "bidirectional", 1),
+                          (4, "bidirectional", 2), (4, "unidirectional", 0)]
+    last = study.runs[-1].scenario
+    assert last["platform"]["generator"] == {"type": "random", "n": 8, "degree": 2}
+    assert last["platform"]["port_model"] == "unidirectional"
+    assert last["operation"] == {"type": "broadcast", "source": "P0", "size": 1}
+    assert last["seed"] == 2
+    assert last["name"] == "g"
+    assert len({r.key for r in study.runs}) == len(study.runs)
+    assert [r.index for r in study.runs] == list(range(18))
+
+
+def test_run_key_depends_on_inputs_only() -> None:
+    a = study_from_dict(trees_study([4, 8]))
+    b = study_from_dict({**trees_study([8]), "name": "trees"})
+    assert a.runs[1].key == b.runs[0].key
+    assert a.runs[0].key != a.runs[1].key
+
+
+@pytest.mark.parametrize(("data", "match"), [
+    ({"name": "x", "base": {}, "grids": {}}, r"grids"),
+    ({"name": "x", "base": {}, "grid": {"a.b": []}}, r"grid\.a\.b: a grid list must not"),
+    ({"name": "x", "base": {}, "replicates": 0}, r"replicates"),
+    ({"name": "X!", "base": {}}, r"name"),
+    ({"name": "x", "base": {"a": 3}, "grid": {"a.b": [1]}}, r"base\.a: .*not a mapping"),
+    ({"name": "x", "base": {}, "grid": {"a..b": [1]}}, r"dotted path"),
+    ({**trees_study([4, 8]), "base": {**trees_study([4])["base"], "planers": ["flat"]}},
+     r"s\.yaml: base\.planers: "),
+])
+def test_bad_study_files_are_one_line_errors(data: dict[str, Any], match: str) -> None:
+    with pytest.raises(ScenarioError, match=match):
+        study_from_dict(data, source="s.yaml")
+
+
+# -- results: one row per run and planner, typed ----------------------------------------
+
+
+def test_results_frame_columns_types_and_published_makespans(tmp_path: Path) -> None:
+    study = study_from_dict(trees_study([4, 8], replicates=2))
+    outcome = run_study(study, tmp_path, workers=2)
+    assert (outcome.total, outcome.computed, outcome.skipped, outcome.failed) == (4, 4, 0, 0)
+    frame = load_results(tmp_path)
+    assert len(frame) == 4 * 2
+    assert not frame.duplicated(["run_key", "planner"]).any()
+    for name in (*SPEC_FIELDS, "grid.platform.generator.n", "seed", "run_key"):
+        assert name in frame.columns
+    assert [c for c, _ in RESULT_COLUMNS] == list(frame.columns[:len(RESULT_COLUMNS)])
+    assert frame["completed"].dtype == pd.Int64Dtype()
+    assert frame["feasible"].dtype == pd.BooleanDtype()
+    assert frame["measured_throughput"].dtype == pd.Float64Dtype()
+    assert frame["makespan"].dtype == pd.StringDtype()
+    assert frame["grid.platform.generator.n"].dtype == pd.Int64Dtype()
+    assert sorted(frame["seed"].unique()) == [0, 1]
+    # Canon–Antoniu: binomial of order k reduces 2^k in k (d + c); Fibonacci of order
+    # k reduces F(k+2) = 8 (k = 4) in d + (k - 1) max(d, c) + c = 5.
+    by = frame.set_index(["grid.platform.generator.n", "seed", "planner"])["makespan"]
+    assert by[(4, 0, "binomial")] == "4"
+    assert by[(8, 1, "binomial")] == "6"
+    assert by[(8, 0, "fibonacci")] == "5"
+    assert (frame["status"] == "ok").all()
+    assert frame["feasible"].all()
+    assert (frame["horizon"] == "50").all()
+    assert json.loads(frame["violations"].iloc[0]) == []
+    # A pipelined series does at least as well as back-to-back operations (50 // 6).
+    row = frame[(frame["grid.platform.generator.n"] == 8) & (frame["planner"] == "binomial")]
+    assert (row["completed"] >= 50 // 6).all()
+    assert (row["measured_throughput"] == row["completed"] / 50).all()
+
+
+def test_failing_run_is_a_row_and_the_study_goes_on(tmp_path: Path) -> None:
+    data = trees_study([4, 0, 8])  # n = 0 is rejected by the scenario loader
+    data["grid"]["planners"] = [["binomial", {"name": "nosuch"}]]
+    study = study_from_dict(data)
+    outcome = run_study(study, tmp_path, workers=2)
+    assert (outcome.computed, outcome.failed) == (3, 3)
+    frame = load_results(tmp_path)
+    bad = frame[frame["grid.platform.generator.n"] == 0]
+    assert list(bad["planner"]) == ["binomial", "nosuch"]
+    assert (bad["status"] == "error").all()
+    assert bad["message"].str.contains("generator.n").all()
+    good = frame[frame["grid.platform.generator.n"] == 8].set_index("planner")
+    assert good.loc["binomial", "makespan"] == "6"
+    assert good.loc["nosuch", "status"] == "error"
+    assert "nosuch" in good.loc["nosuch", "message"]
+    assert frame["grid.planners"].iloc[0] == json.dumps(["binomial", {"name": "nosuch"}])
+
+
+def test_execute_run_never_raises() -> None:
+    study = study_from_dict(trees_study([0, 4]))  # n = 0: the loader rejects it
+    rows = execute_run(study.runs[0], "trees")
+    assert [r["planner"] for r in rows] == ["binomial", "fibonacci"]
+    assert [r["status"] for r in rows] == ["error", "error"]
+    assert rows[0]["message"].startswith("ScenarioError: ")
+
+
+# -- resume: nothing lost, nothing duplicated ------------------------------------------
+
+
+def test_resume_skips_stored_runs_and_recomputes_missing_ones(tmp_path: Path) -> None:
+    study = study_from_dict(trees_study([2, 3, 4, 5, 6, 7], replicates=1))
+    run_study(study, tmp_path, workers=2, batch_size=1)
+    full = load_results(tmp_path)
+    parts = sorted((tmp_path / "results.parquet").glob("part-*.parquet"))
+    assert len(parts) == 6  # one part per run with batch_size=1
+    for part in parts[:2]:  # as if the study had been killed before these were written
+        part.unlink()
+    (tmp_path / "results.parquet" / ".part-x.parquet.tmp").write_bytes(b"half-written")
+    with pytest.raises(ScenarioError, match="--resume"):
+        run_study(study, tmp_path)
+    outcome = run_study(study, tmp_path, workers=2, resume=True)
+    assert (outcome.skipped, outcome.computed) == (4, 2)
+    again = load_results(tmp_path)
+    columns = ["run_key", "planner", "makespan", "completed"]
+    assert again[columns].equals(full[columns])
+    assert not list((tmp_path / "results.parquet").glob(".*.tmp"))
+    repeated = run_study(study, tmp_path, resume=True)  # a repeated run is not recomputed
+    assert (repeated.skipped, repeated.computed) == (6, 0)
+
+
+@pytest.mark.slow
+def test_resume_after_a_killed_study(tmp_path: Path) -> None:
+    study_file = tmp_path / "s.yaml"
+    data = trees_study(list(range(2, 32)))
+    data["base"]["horizon"] = 300
+    study_file.write_text(yaml.safe_dump(data))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "scenarios.cli", "study", str(study_file), "--out",
+               str(out), "--workers", "1", "--batch-size", "1"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    store = out / "results.parquet"
+    while time.monotonic() < deadline and process.poll() is None:
+        if store.is_dir() and len(list(store.glob("part-*.parquet"))) >= 3:
+            break
+        time.sleep(0.05)
+    killed = process.poll() is None
+    if killed:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    partial = load_results(out)
+    assert 0 < partial["run_key"].nunique() <= 30
+    resume = [*command[:-4], "--workers", "2", "--resume"]
+    result = subprocess.run(resume, env=env, capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    frame = load_results(out)
+    assert frame["run_key"].nunique() == 30
+    assert len(frame) == 60
+    raw = pd.concat(pd.read_parquet(p) for p in store.glob("part-*.parquet"))
+    assert len(raw) == 60  # no duplicate row in the store itself
+    if killed:
+        assert f"{partial['run_key'].nunique()} already stored" in result.stdout
+
+
+# -- Dask ------------------------------------------------------------------------------------
+
+
+def test_dask_local_cluster_gives_the_local_results(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    study = study_from_dict(trees_study([4, 8], replicates=2))
+    outcome = run_study(study, tmp_path / "dask", executor="dask", workers=2)
+    assert (outcome.computed, outcome.failed) == (4, 0)
+    run_study(study, tmp_path / "local", workers=2)
+    columns = ["run_key", "planner", "status", "makespan", "completed", "feasible"]
+    dask_frame = load_results(tmp_path / "dask")[columns]
+    local_frame = load_results(tmp_path / "local")[columns]
+    assert dask_frame.equals(local_frame)
+
+
+def test_dask_existing_scheduler_address(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    study = study_from_dict(trees_study([4, 8]))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        outcome = run_study(study, tmp_path, executor="dask",
+                            scheduler=cluster.scheduler_address)
+    assert (outcome.computed, outcome.failed) == (2, 0)
+    frame = load_results(tmp_path).set_index(["grid.platform.generator.n", "planner"])
+    assert frame.loc[(8, "binomial"), "makespan"] == "6"
+    assert frame.loc[(8, "fibonacci"), "makespan"] == "5"
+
+
+def test_executor_options_are_checked(tmp_path: Path) -> None:
+    study = study_from_dict(trees_study([4]))
+    with pytest.raises(ScenarioError, match="--scheduler"):
+        run_study(study, tmp_path, scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ScenarioError, match="--workers"):
+        run_study(study, tmp_path, workers=0)
+
+
+# -- command line ------------------------------------------------------------------------
+
+
+def test_cli_study_and_report(tmp_path: Path) -> None:
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4, 8])))
+    runner = CliRunner()
+    result = runner.invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                  "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert "2 computed" in result.output
+    again = runner.invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert again.exit_code == 2
+    assert "--resume" in again.output
+    resumed = runner.invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                   "--resume"])
+    assert resumed.exit_code == 0
+    assert "2 already stored, 0 computed" in resumed.output
+    report = runner.invoke(main, ["report", str(tmp_path / "o")])
+    assert report.exit_code == 0, report.output
+    text = (tmp_path / "o" / "report.html").read_text()
+    assert text.count('class="plotly-graph-div"') >= 3
+    assert "Schedule of binomial" in text
+    assert "Makespan of one operation" in text
+
+
+def test_cli_study_exit_statuses(tmp_path: Path) -> None:
+    runner = CliRunner()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nbase: {}\nunknown: 1\n")
+    result = runner.invoke(main, ["study", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "unknown" in result.output
+    failing = tmp_path / "failing.yaml"
+    failing.write_text(yaml.safe_dump({**trees_study([4]), "grid": {
+        "planners": [["binomial"], [{"name": "nosuch"}]]}}))
+    result = runner.invoke(main, ["study", str(failing), "--out", str(tmp_path / "f")])
+    assert result.exit_code == 1
+    assert "2 computed" in result.output
+    assert "1 failed" in result.output
+    missing = runner.invoke(main, ["report", str(tmp_path / "nothing")])
+    assert missing.exit_code == 2
+    assert "no study results" in missing.output
+
+
+def test_report_with_convergence(tmp_path: Path) -> None:
+    study = study_from_dict({
+        "name": "conv",
+        "base": {"platform": {"generator": {"type": "random", "n": 5, "degree": 2,
+                                            "c": [1, 4], "compute": [1, 2]}},
+                 "operation": {"type": "reduce", "participants": ["P0", "P1", "P2"],
+                               "target": "P0"},
+                 "planners": ["lp", "flat"]},
+        "replicates": 1,
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    lp = frame[frame["planner"] == "lp"].iloc[0]
+    assert lp["reference_bound"] == lp["throughput_bound"]
+    assert lp["efficiency"] == pytest.approx(
+        lp["measured_throughput"] / float(Fraction(lp["throughput_bound"])))
+    path = write_study_report(tmp_path)
+    text = path.read_text()
+    assert "Convergence to the bound" in text
+    assert "Schedule of lp" in text
+    title = f"completed(K) / (TP·K) over horizon K, TP = {lp['throughput_bound']}"
+    assert title.replace("/", "\\u002f") in text  # as plotly's JSON escapes it
+
+
+# -- paper studies -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(STUDIES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_paper_studies_load_and_a_slice_runs(path: Path, tmp_path: Path) -> None:
+    study = load_study(path)
+    assert study.runs
+    assert study.description
+    small = sorted(study.runs, key=lambda r: len(json.dumps(r.scenario)))[:2]
+    for run in small:
+        rows = execute_run(run, study.name)
+        assert len(rows) == len(run.scenario["planners"])
+        assert all(r["status"] != "error" for r in rows), rows
+
+
+def test_canon_antoniu_study_slice_published_lengths() -> None:
+    study = load_study(STUDIES / "canon-antoniu-fig2.yaml")
+    run = next(r for r in study.runs if r.grid == {"platform.generator.n": 8,
+                                                     "platform.generator.compute": 1})
+    rows = {r["planner"]: r for r in execute_run(run, study.name)}
+    # d = c = 1, n = 8 = F(6): optimal (Algorithm 1) = Fibonacci = 5; binomial = 3 (d + c)
+    assert (rows["greedy"]["makespan"], rows["fibonacci"]["makespan"],
+            rows["binomial"]["makespan"]) == ("5", "5", "6")
+
+
+# -- the report in a real browser ------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
+                                         if Path("/usr/bin/chromium").exists() else None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian package chromium) "
+                                             "is not installed")
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    assert CHROMIUM is not None
+    study = study_from_dict({**trees_study([4, 8]), "grid": {
+        "platform.generator.n": [4, 8], "platform.generator.compute": [0, 1]}})
+    run_study(study, tmp_path, workers=2)
+    report = write_study_report(tmp_path)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--virtual-time-budget=10000", "--window-size=1400,3600"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", report.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    figures = report.read_text().count('class="plotly-graph-div"')
+    # plotly draws each figure into an SVG of class main-svg once its JavaScript ran
+    assert dom.count('class="main-svg"') >= figures >= 4
+    assert "Makespan of one operation" in dom
+    shot = tmp_path / "report.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", report.as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    assert shot.stat().st_size > 50_000  # drawn figures, not a blank page
+
+
+@pytest.mark.parametrize("module", ["reports.studies.spec", "reports.studies.store"])
+def test_docstring_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0
+    assert result.failed == 0
