@@ -20,7 +20,14 @@ from scipy.optimize import linprog
 
 from planners.base import PlanResult as PlanResultType
 from planners.lp import LP_PLANNER, steady_state
-from planners.lp._exact import _solve_exact, dual_bound, primal_feasible, recover
+from planners.lp._exact import (
+    _refine,
+    _solve_exact,
+    basis_recover,
+    dual_bound,
+    primal_feasible,
+    recover,
+)
 from planners.lp._flows import Commodity, build_flow_model
 from planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
 from planners.lp._solve import LinearModel, solve_float
@@ -109,7 +116,7 @@ def test_certificate_proves_the_toy_bound() -> None:
     exact = recover(flow_model.model, sol)
     assert exact is not None
     assert exact.exact
-    assert exact.method == "rounding"
+    assert exact.method in ("basis", "rounding")  # the sparse basis solve comes first
     assert all(y >= 0 for y in exact.y_ub)
     assert dual_bound(flow_model.model, exact.y_ub, exact.y_eq) == F(1, 2)
     assert primal_feasible(flow_model.model, exact.values)
@@ -261,6 +268,55 @@ def test_time_limit_is_a_status_not_a_hang() -> None:
 def test_exact_solve_of_a_small_system() -> None:
     rows = [{0: F(1), 1: F(1)}, {0: F(1), 1: F(-1)}]
     assert _solve_exact(rows, [F(1), F(1, 3)], [0, 1], {}) == {0: F(2, 3), 1: F(1, 3)}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sparse_refinement_matches_flint(seed: int) -> None:
+    """The numeric-symbolic solve of an integer system equals python-flint's
+    exact dense solve (an independent method)."""
+    import flint
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    rng = np.random.default_rng(seed)
+    n = 25
+    while True:
+        dense = rng.integers(-9, 10, size=(n, n)) * (rng.random((n, n)) < 0.2)
+        dense += np.diag(rng.integers(1, 30, size=n))
+        if round(np.linalg.det(dense)) != 0:
+            break
+    rhs = [int(v) for v in rng.integers(-50, 50, size=n)]
+    rows = [{j: int(dense[i, j]) for j in range(n) if dense[i, j]} for i in range(n)]
+    mat = sp.csc_matrix(dense.astype(float))
+    got = _refine(mat, spla.splu(mat), rows, rhs)
+    want = flint.fmpq_mat(n, n, [int(v) for v in dense.flat]).solve(
+        flint.fmpq_mat(n, 1, rhs))
+    assert got == [F(int(want[i, 0].p), int(want[i, 0].q)) for i in range(n)]
+    columns = [{i: int(dense[i, j]) for i in range(n) if dense[i, j]} for j in range(n)]
+    got_t = _refine(mat, spla.splu(mat), columns, rhs, trans="T")
+    want_t = flint.fmpq_mat(n, n, [int(v) for v in dense.T.flat]).solve(
+        flint.fmpq_mat(n, 1, rhs))
+    assert got_t == [F(int(want_t[i, 0].p), int(want_t[i, 0].q)) for i in range(n)]
+
+
+def test_reduce_n10_exact_from_the_basis_with_its_certificate() -> None:
+    """SSR(G) on the benchmark's N = n = 10 platform: the sparse basis solve
+    gives the value that rounding recovered before it existed (372541/2277090,
+    an independent method), and its dual certifies it by weak duality."""
+    from planners.lp._reduce import build_reduce_model
+
+    platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    model = build_reduce_model(platform, op)
+    sol = solve_float(model, method="highs-ipm")
+    assert sol.basis is not None
+    exact = basis_recover(model, sol)
+    assert exact is not None
+    assert exact.method == "basis"
+    assert exact.lower == exact.upper == F(372541, 2277090)
+    assert primal_feasible(model, exact.values)
+    assert all(y >= 0 for y in exact.y_ub)
+    assert dual_bound(model, exact.y_ub, exact.y_eq) == F(372541, 2277090)
 
 
 def test_ugly_denominators_are_recovered_or_bracketed() -> None:

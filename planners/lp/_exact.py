@@ -1,7 +1,19 @@
 """Exact rational answers from a floating-point LP solution.
 
-Three steps, cheapest first (DESIGN.md, "Steady state", step 2):
+Four steps, cheapest and most often exact first (DESIGN.md, "Steady state",
+step 2):
 
+0. **Sparse exact basis solve** (:func:`basis_recover`).  When HiGHS
+   returns its optimal basis (highspy; interior point with crossover, or the
+   simplex), the basic columns and the tight (nonbasic) rows form a square
+   sparse system.  It is solved exactly by iterative refinement with exact
+   integer residuals over a float sparse LU (``scipy.sparse.linalg.splu``),
+   then rational reconstruction with a common denominator (Wan's
+   numeric-symbolic method); the transposed system gives the dual.  The
+   primal is checked against every row, the dual against every column, both
+   in integers.  Measured on ``benchmarks/lp.py``: reduce N = 20 (4,205 x
+   4,205 basis) in 0.2 s, N = 30 (13,957) in about 2 s, where the dense
+   ``fmpq_mat`` solve of step 2 took 10 s at size 2,400.
 1. **Rounding.**  Every primal and dual value is rationalised with a small
    denominator (``Fraction.limit_denominator``); the primal is checked
    against every row exactly, the dual against every column exactly.  When
@@ -9,7 +21,7 @@ Three steps, cheapest first (DESIGN.md, "Steady state", step 2):
    dual is the certificate that no schedule beats it (weak duality; Lemma 1
    of Legrand, Marchal and Robert, RR-4872, section 3.4, for why the LP bounds
    every schedule).
-2. **Basis solve.**  Otherwise the support of the primal and the rows it
+2. **Dense basis solve.**  Otherwise the support of the primal and the rows it
    makes tight are solved exactly (python-flint ``fmpq_mat``, reduced row
    echelon form), and likewise the dual on the tight rows.
 3. **Certified interval.**  Otherwise the answer is an interval: an exactly
@@ -23,15 +35,18 @@ Three steps, cheapest first (DESIGN.md, "Steady state", step 2):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from planners.lp._solve import FloatSolution, LinearModel
 
-__all__ = ["DENOMINATORS", "ExactSolution", "recover"]
+__all__ = ["DENOMINATORS", "ExactSolution", "basis_recover", "recover"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
@@ -263,6 +278,218 @@ def _exact_dual(model: LinearModel, x: Sequence[Fraction], sol: FloatSolution
     return best
 
 
+def _integer_rows(model: LinearModel, rows: Sequence[int]
+                  ) -> tuple[list[dict[int, int]], list[int], list[int]]:
+    """Rows ``rows`` scaled to integers: coefficients, right-hand sides, scales."""
+    out: list[dict[int, int]] = []
+    rhs: list[int] = []
+    scales: list[int] = []
+    for i in rows:
+        row = model.rows[i]
+        s = row.rhs.denominator
+        for a in row.coeffs.values():
+            d = a.denominator
+            if s % d:
+                s = s * d // math.gcd(s, d)
+        out.append({j: a.numerator * (s // a.denominator) for j, a in row.coeffs.items()})
+        rhs.append(row.rhs.numerator * (s // row.rhs.denominator))
+        scales.append(s)
+    return out, rhs, scales
+
+
+def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
+            rhs: list[int], max_bits: int = 6_000, *, trans: str = "N"
+            ) -> list[Fraction] | None:
+    """Solve the square integer system exactly by numeric refinement.
+
+    Iterative refinement with exact integer residuals (``x ≈ N / 2^E``, the
+    residual ``2^E b − M N`` kept exactly), a float sparse LU for every
+    correction, then rational reconstruction with a common denominator and an
+    exact check ``M x = b`` (Wan's numeric-symbolic method).  ``None`` if the
+    check still fails after ``max_bits`` bits, or as soon as a step after the
+    first would gain fewer than 8 bits (the float factorisation is too inaccurate).  ``lu``
+    factorises ``mat``; ``trans="T"`` solves with its transpose (then
+    ``rows`` are the transpose's rows).
+    """
+    n = len(rhs)
+    num = [0] * n
+    shift = 0
+    resid = list(rhs)
+    last_q = 1
+    first = True
+    while shift <= max_bits:
+        top = max((abs(r) for r in resid), default=0)
+        if top == 0:  # num / 2^shift is the solution
+            return [Fraction(a, 1 << shift) for a in num]
+        scale = top.bit_length() - 60
+        rf = np.array([float(r >> scale) if scale > 0 else float(r) for r in resid])
+        z = lu.solve(rf, trans=trans)  # type: ignore[attr-defined]
+        if not np.all(np.isfinite(z)):
+            return None
+        zmax = float(np.max(np.abs(z)))
+        if zmax == 0:
+            return None
+        # the correction is z * 2^sc; keep ~30 significant bits of it
+        sc = max(scale, 0)
+        s = 30 - math.frexp(zmax)[1] - sc
+        if s < 8 and not first:
+            return None  # no contraction: the float solve is not accurate enough
+        first = False
+        s = max(s, 1)
+        factor = 2.0 ** (s + sc)
+        delta = [round(v * factor) for v in z.tolist()]
+        num = [(a << s) + d for a, d in zip(num, delta, strict=True)]
+        shift += s
+        resid = [r << s for r in resid]
+        for i, row in enumerate(rows):
+            acc = 0
+            for j, a in row.items():
+                dj = delta[j]
+                if dj:
+                    acc += a * dj
+            resid[i] -= acc
+        if shift < 60:
+            continue
+        # rational reconstruction with a common denominator
+        denom = 1 << shift
+        bound = 1 << (shift // 2 - 8)
+        q = last_q
+        values: list[Fraction] = []
+        ok = True
+        for a in num:
+            p = (a * q + (denom >> 1)) // denom
+            if abs(a * q - p * denom) < q << 10:  # within 2^10 ulps of the approximation
+                values.append(Fraction(p, q))
+                continue
+            f = Fraction(a, denom).limit_denominator(bound)
+            q = q * f.denominator // math.gcd(q, f.denominator)
+            if q > bound:
+                ok = False
+                break
+            values.append(f)
+        if not ok:
+            continue
+        last_q = q
+        ints = [v.numerator * (q // v.denominator) for v in values]
+        if all(sum(a * ints[j] for j, a in row.items()) == b * q
+               for row, b in zip(rows, rhs, strict=True)):
+            return values
+    return None
+
+
+def _basis_dual_value(model: LinearModel, tight: list[int], rows: list[dict[int, int]],
+                      rhs: list[int], ys: list[Fraction]) -> Fraction | None:
+    """``b·y`` when the basis dual is exactly feasible, else ``None``.
+
+    With the integer rows ``rows`` (row ``t`` scaled by ``s_t``) and
+    ``y_t = s_t·ys_t``, the reduced cost of column ``j`` is
+    ``Σ_t rows[t][j]·ys_t − c_j``; everything is checked in integers over the
+    common denominator of ``ys``: ``ys_t >= 0`` on ``<=`` rows and every
+    reduced cost ``>= 0``.  Then weak duality makes ``b·y`` an upper bound.
+    """
+    q = 1
+    for v in ys:
+        d = v.denominator
+        if q % d:
+            q = q * d // math.gcd(q, d)
+    big = [v.numerator * (q // v.denominator) for v in ys]
+    reduced = [0] * model.n_variables
+    for t, i in enumerate(tight):
+        y = big[t]
+        if not y:
+            continue
+        if y < 0 and model.rows[i].sense == "<=":
+            return None
+        for j, a in rows[t].items():
+            reduced[j] += a * y
+    reduced[model.objective] -= q
+    if any(r < 0 for r in reduced):
+        return None
+    return Fraction(sum(b * y for b, y in zip(rhs, big, strict=True)), q)
+
+
+def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | None:
+    """The exact vertex of HiGHS's optimal basis, and its exact dual.
+
+    The basic columns ``S`` and the nonbasic (tight) rows ``R`` form a
+    square system ``A[R, S] x_S = b_R`` (nonbasic columns are zero); its
+    transpose gives the dual on ``R`` (zero elsewhere).  Both are solved
+    exactly by sparse numeric refinement (:func:`_refine`), then the primal is
+    checked against every row and the dual bound computed exactly
+    (:func:`dual_bound`), so a slightly wrong basis only costs exactness,
+    never validity.
+
+    Returns
+    -------
+    ExactSolution or None
+        ``None`` when the basis is missing, singular, or yields no exactly
+        feasible primal.
+    """
+    if sol.basis is None:
+        return None
+    cols, basic_rows = sol.basis
+    skip = set(basic_rows)
+    tight = [i for i in range(len(model.rows)) if i not in skip]
+    if len(tight) != len(cols) or not cols:
+        return None
+    rows, rhs, scales = _integer_rows(model, tight)
+    pos = {j: k for k, j in enumerate(cols)}
+    local = [{pos[j]: a for j, a in row.items() if j in pos} for row in rows]
+    r_idx = [i for i, row in enumerate(local) for _ in row]
+    c_idx = [k for row in local for k in row]
+    vals = [float(a) for row in local for a in row.values()]
+    n = len(cols)
+    mat = sp.csc_matrix((vals, (r_idx, c_idx)), shape=(n, n))
+    try:
+        lu = spla.splu(mat)
+    except RuntimeError:  # singular
+        return None
+    xs = _refine(mat, lu, local, rhs)
+    if xs is None:
+        return None
+    x = [Fraction(0)] * model.n_variables
+    for k, j in enumerate(cols):
+        x[j] = xs[k]
+    if not primal_feasible(model, x):
+        return None
+    # dual: M^T y' = c_S, y = diag(scale) y' on the tight rows
+    columns: list[dict[int, int]] = [{} for _ in cols]
+    for i, row in enumerate(local):
+        for k, a in row.items():
+            columns[k][i] = a
+    c_s = [1 if j == model.objective else 0 for j in cols]
+    ys = _refine(mat, lu, columns, c_s, trans="T")
+    kinds: dict[int, int] = {}
+    i_ub = i_eq = 0
+    for i, model_row in enumerate(model.rows):
+        if model_row.sense == "<=":
+            kinds[i] = i_ub
+            i_ub += 1
+        else:
+            kinds[i] = i_eq
+            i_eq += 1
+    y_ub = [Fraction(0)] * i_ub
+    y_eq = [Fraction(0)] * i_eq
+    if ys is not None:
+        for t, i in enumerate(tight):
+            y = ys[t] * scales[t]
+            if model.rows[i].sense == "<=":
+                y_ub[kinds[i]] = max(y, Fraction(0))
+            else:
+                y_eq[kinds[i]] = y
+    else:
+        assert sol.y_ub is not None
+        assert sol.y_eq is not None
+        y_ub = _rationalise(sol.y_ub, 10**7, nonneg=True)
+        y_eq = _rationalise(sol.y_eq, 10**7, nonneg=False)
+    lower = x[model.objective]
+    upper = None if ys is None else _basis_dual_value(model, tight, rows, rhs, ys)
+    if upper is None:
+        upper = dual_bound(model, y_ub, y_eq)
+    return ExactSolution(x, lower, max(upper, lower), y_ub, y_eq,
+                         "basis" if upper == lower else "interval")
+
+
 def recover(model: LinearModel, sol: FloatSolution, *,
             repair: Repair | None = None) -> ExactSolution | None:
     """Turn a float optimum into exact rationals (see the module notes).
@@ -285,6 +512,10 @@ def recover(model: LinearModel, sol: FloatSolution, *,
     assert sol.x is not None
     assert sol.y_ub is not None
     assert sol.y_eq is not None
+    if sol.basis is not None:
+        from_basis = basis_recover(model, sol)
+        if from_basis is not None and from_basis.exact:
+            return from_basis
     best_x: list[Fraction] | None = None
     best_dual: tuple[list[Fraction], list[Fraction], Fraction] | None = None
     a_ub, b_ub, a_eq, b_eq = model.matrices()

@@ -46,6 +46,9 @@ __all__ = ["build_reduce_model", "extract_trees", "plan_reduce"]
 
 TP = "TP"
 
+_ONE = Fraction(1)
+_MINUS_ONE = Fraction(-1)
+
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 
 
@@ -74,16 +77,17 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
     cpu: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     for u, v, data in g.edges(data=True):
         busy = size * data["c"]
+        send_cap = 1 / busy
         for k, m in intervals:
             if u == target and (k, m) == (0, n - 1):
                 continue
             if k == m and owner.get(v) == k:
                 continue
-            j = model.variable(("send", u, v, k, m), upper=1 / busy)
+            j = model.variable(("send", u, v, k, m), upper=send_cap)
             out_port[u][j] = busy
             in_port[v][j] = busy
-            balance[v, k, m][j] = Fraction(1)
-            balance[u, k, m][j] = Fraction(-1)
+            balance[v, k, m][j] = _ONE
+            balance[u, k, m][j] = _MINUS_ONE
     for node in platform.processors:
         w = platform.compute_time(node)
         cap = 3 * receive_cap[node]
@@ -95,10 +99,10 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
                     j = model.variable(("cons", node, k, l_, m), upper=cap)
                     if w > 0:
                         cpu[node][j] = w
-                    balance[node, k, m][j] = Fraction(1)
-                    balance[node, k, l_][j] = balance[node, k, l_].get(j, Fraction(0)) - 1
-                    balance[node, l_ + 1, m][j] = (balance[node, l_ + 1, m].get(j, Fraction(0))
-                                                   - 1)
+                    # the three partial results are distinct: one coefficient each
+                    balance[node, k, m][j] = _ONE
+                    balance[node, k, l_][j] = _MINUS_ONE
+                    balance[node, l_ + 1, m][j] = _MINUS_ONE
     for (node, k, m), coeffs in balance.items():
         if k == m and owner.get(node) == k:
             continue  # v_k on its owner: unlimited
