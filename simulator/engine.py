@@ -379,12 +379,15 @@ class _Strict:
         self.parts: dict[int, list[tuple[Any, Any]]] = {}
         # Per resource slot: busy until when, and by which schedule event.  A
         # resource never needs more slots than events use it (multiport:K with
-        # a huge K would otherwise allocate K slots).
-        uses = [0] * len(run.capacity)
-        for entry in events:
-            for r in entry[_RES]:
-                uses[r] += 1
-        width = [min(c, u) for c, u in zip(run.capacity, uses, strict=True)]
+        # a huge K would otherwise allocate K slots); one-port platforms, where
+        # every capacity is 1, skip the count.
+        width = run.capacity
+        if max(run.capacity, default=1) > 1:
+            uses = [0] * len(run.capacity)
+            for entry in events:
+                for r in entry[_RES]:
+                    uses[r] += 1
+            width = [min(c, u) for c, u in zip(run.capacity, uses, strict=True)]
         self.slots: list[list[Any]] = [[-math.inf] * w for w in width]
         self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
