@@ -1,5 +1,9 @@
 """Platform generators: complete graphs, sender-time clusters, random digraphs.
 
+Also the random three-class sender-time clusters of Liu, Kuo and Wang
+(:func:`three_class_platform`); the Tiers-like hierarchy lives in
+:mod:`scenarios.tiers`.
+
 Each generator is a plain function returning a :class:`simulator.platform.Platform`.
 Randomness goes through one helper, :func:`random_state`, which turns a seed
 into a private :class:`random.Random`; there is no module-level random state.
@@ -10,10 +14,13 @@ of the generator in the file.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 from simulator.errors import PlatformError
 from simulator.numbers import format_rational, parse_rational
@@ -22,12 +29,16 @@ from simulator.platform import BIDIRECTIONAL, Link, Node, NodeId, Platform, Port
 __all__ = [
     "MAX_GENERATED_LINKS",
     "MAX_GENERATED_NODES",
+    "THREE_CLASS_TIME_RANGE",
     "complete_platform",
     "draw_rational",
     "random_platform",
     "random_state",
     "sender_times_platform",
+    "three_class_platform",
 ]
+
+_T = TypeVar("_T")
 
 Number = Fraction | int | str
 """A number as accepted by :func:`simulator.numbers.parse_rational`."""
@@ -288,3 +299,107 @@ def random_platform(
         for j in sorted(successors[i])
     )
     return Platform(nodes, links, PortModel.parse(port_model))
+
+
+THREE_CLASS_TIME_RANGE = (1, 10)
+"""Integers the class times of :func:`three_class_platform` are drawn from when not given."""
+
+
+def three_class_platform(
+    n: int,
+    times: Sequence[Number] | None = None,
+    *,
+    probabilities: Sequence[Number] | None = None,
+    counts: Sequence[int] | None = None,
+    seed: int | random.Random | None = None,
+    port_model: PortModel | str = BIDIRECTIONAL,
+) -> Platform:
+    """A random sender-time cluster whose processors fall into three speed classes.
+
+    Parameters
+    ----------
+    n:
+        Number of processors ``P0..P{n-1}`` (>= 2); the reduction's
+        destination is one of them (the scenario's ``target``).
+    times:
+        The transmission time ``t`` (> 0) of each class.  ``None`` draws
+        three distinct integers from 1..10 (:data:`THREE_CLASS_TIME_RANGE`),
+        sorted, so the class times vary with the seed.
+    probabilities:
+        Probability of each class (>= 0, summing to 1); each processor draws
+        its class independently.  Default: 1/3 each, as in the paper.
+    counts:
+        Instead of ``probabilities``: exactly ``counts[j]`` processors of
+        class ``j`` (summing to ``n``), in a random order.
+    seed:
+        See :func:`random_state`.
+    port_model:
+        Platform-wide port model.
+
+    Returns
+    -------
+    Platform
+        The sender-time model of :func:`sender_times_platform`:
+        ``c(i, j) = t(i)``, compute time 0.
+
+    Raises
+    ------
+    PlatformError
+        On ``n < 2``, a time <= 0, probabilities that are negative or do not
+        sum to 1, counts that do not sum to ``n``, or both ``probabilities``
+        and ``counts``.
+
+    Notes
+    -----
+    Liu, Kuo and Wang (2007), section 6.2 (Table 1): "We assume that the
+    number of classes in a cluster is 3 [...] For each processor we randomly
+    assign a communication speed from the three possible values."  The paper
+    gives neither the three values nor the probabilities; the defaults here
+    (uniform classes, times drawn from 1..10) are our reading, the same as
+    ``benchmarks/snf.py``.  Draws are exact: a class is chosen by a uniform
+    integer below the common denominator of the probabilities.
+
+    Examples
+    --------
+    >>> p = three_class_platform(6, (1, 2, 4), counts=(3, 2, 1), seed=0)
+    >>> [int(p.cost(x, "P1" if x == "P0" else "P0")) for x in p.node_ids]
+    [2, 1, 1, 1, 4, 2]
+    """
+    n = _count(n, "n", 2)
+    _check_size(n, n * (n - 1), "n")
+    if probabilities is not None and counts is not None:
+        raise PlatformError("give either probabilities or counts, not both", path="counts",
+                            value=list(counts))
+    rng = random_state(seed)
+    if times is None:
+        lo, hi = THREE_CLASS_TIME_RANGE
+        class_times = [Fraction(t) for t in sorted(rng.sample(range(lo, hi + 1), 3))]
+    else:
+        class_times = _three(times, "times", lambda v, name: _number(v, name, positive=True))
+    if counts is not None:
+        sizes = _three(counts, "counts", lambda v, name: _count(v, name, 0))
+        if sum(sizes) != n:
+            raise PlatformError(f"the counts must sum to n = {n}", path="counts",
+                                value=list(sizes))
+        classes = [j for j, size in enumerate(sizes) for _ in range(size)]
+        rng.shuffle(classes)
+    else:
+        chances = (_three(probabilities, "probabilities",
+                          lambda v, name: _number(v, name, positive=False))
+                   if probabilities is not None else [Fraction(1, 3)] * 3)
+        if sum(chances) != 1:
+            raise PlatformError("the probabilities must sum to 1", path="probabilities",
+                                value=[format_rational(x) for x in chances])
+        q = math.lcm(*(x.denominator for x in chances))
+        thresholds = list(itertools.accumulate(int(x * q) for x in chances))
+        classes = [bisect.bisect_right(thresholds, rng.randrange(q)) for _ in range(n)]
+    return sender_times_platform({name: class_times[j] for name, j in
+                                  zip(_names(n), classes, strict=True)},
+                                 port_model=port_model)
+
+
+def _three(values: object, name: str, item: Callable[[object, str], _T]) -> list[_T]:
+    if not isinstance(values, tuple | list) or len(values) != 3:
+        raise PlatformError("expected a list of three values, one per class", path=name,
+                            value=values)
+    return [item(v, f"{name}[{j}]") for j, v in enumerate(values)]

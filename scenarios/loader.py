@@ -27,7 +27,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from scenarios.generators import complete_platform, random_platform, sender_times_platform
+from scenarios.generators import (
+    complete_platform,
+    random_platform,
+    sender_times_platform,
+    three_class_platform,
+)
 from scenarios.schema import (
     CompleteGeneratorSpec,
     OperationSpec,
@@ -35,7 +40,12 @@ from scenarios.schema import (
     RandomGeneratorSpec,
     ScenarioSpec,
     SenderTimesGeneratorSpec,
+    SimgridSpec,
+    ThreeClassGeneratorSpec,
+    TiersGeneratorSpec,
 )
+from scenarios.simgrid import simgrid_platform
+from scenarios.tiers import tiers_platform
 from simulator.errors import (
     OperationError,
     PlatformError,
@@ -142,10 +152,12 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         participant listed twice, bad port model, bad generator parameter.
     """
     source = os.fspath(path)
-    return scenario_from_dict(read_yaml(path, error=ScenarioError), source=source)
+    return scenario_from_dict(read_yaml(path, error=ScenarioError), source=source,
+                              base_dir=Path(path).parent)
 
 
-def scenario_from_dict(data: object, source: str = "<string>") -> Scenario:
+def scenario_from_dict(data: object, source: str = "<string>", *,
+                       base_dir: str | os.PathLike[str] | None = None) -> Scenario:
     """Check a scenario already parsed from YAML (or built in Python).
 
     Parameters
@@ -154,6 +166,9 @@ def scenario_from_dict(data: object, source: str = "<string>") -> Scenario:
         The scenario mapping, as in a scenario file.
     source:
         Named in error messages.
+    base_dir:
+        Directory a ``platform.simgrid`` file is relative to (default: the
+        current directory).
 
     Returns
     -------
@@ -181,7 +196,7 @@ def scenario_from_dict(data: object, source: str = "<string>") -> Scenario:
     spec = validate_document(ScenarioSpec, data, source=source, error=ScenarioError)
     seed = spec.seed if spec.seed is not None else DEFAULT_SEED
     try:
-        platform = build_platform(spec.platform, seed=seed)
+        platform = build_platform(spec.platform, seed=seed, base_dir=base_dir)
         operation = build_operation(spec.operation, platform)
     except (PlatformError, OperationError) as err:
         raise _converted(err, ScenarioError, source) from None
@@ -273,23 +288,32 @@ def validate_document(
         raise _from_validation(err, data, source=source, error=error, prefix=prefix) from None
 
 
-def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED) -> Platform:
+def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED,
+                   base_dir: str | os.PathLike[str] | None = None) -> Platform:
     """Build the platform a :class:`~scenarios.schema.PlatformSpec` describes.
 
     An explicit link with ``both_ways: true`` also adds the reverse link with
-    the same cost.  A generator is called with ``seed``.
+    the same cost.  A generator is called with ``seed``.  A ``simgrid`` file
+    is read relative to ``base_dir`` (default: the current directory) by
+    :func:`scenarios.simgrid.simgrid_platform`.
 
     Raises
     ------
     PlatformError
-        With the key path in the file (``platform.links[2].dst``).
+        With the key path in the file (``platform.links[2].dst``); for a
+        SimGrid file, the path is ``platform.simgrid`` and the message names
+        the XML file and the element (``small.xml: route[0].dst: ...``).
     """
     explicit = spec.nodes is not None or spec.links is not None
-    if explicit and spec.generator is not None:
-        raise PlatformError("give either nodes and links, or a generator, not both",
-                            path="platform.generator", value=spec.generator.type)
+    forms = [key for key, given in (("nodes", explicit), ("generator", spec.generator),
+                                    ("simgrid", spec.simgrid)) if given]
+    if len(forms) > 1:
+        raise PlatformError("give one of nodes and links, a generator or a simgrid file, not both",
+                            path=f"platform.{forms[-1]}", value=", ".join(forms))
     if spec.generator is not None:
         return _generate(spec, seed)
+    if spec.simgrid is not None:
+        return _simgrid(spec.simgrid, spec, base_dir)
     if spec.nodes is None:
         raise PlatformError("missing required key (or give a generator)", path="platform.nodes")
     nodes = tuple(Node(n.id, n.compute, n.port_model, n.router) for n in spec.nodes)
@@ -351,12 +375,38 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
                                      port_model=spec.port_model)
         if isinstance(generator, SenderTimesGeneratorSpec):
             return sender_times_platform(generator.times, port_model=spec.port_model)
+        if isinstance(generator, TiersGeneratorSpec):
+            return tiers_platform(generator.wan, generator.man, generator.lan, generator.hosts,
+                                  c_wan=generator.c_wan, c_man=generator.c_man,
+                                  c_lan=generator.c_lan, compute=generator.compute,
+                                  wan_redundancy=generator.wan_redundancy, seed=seed,
+                                  port_model=spec.port_model)
+        if isinstance(generator, ThreeClassGeneratorSpec):
+            return three_class_platform(
+                generator.n, generator.times, probabilities=generator.probabilities,
+                counts=generator.counts,
+                seed=seed, port_model=spec.port_model)
         assert isinstance(generator, RandomGeneratorSpec)
         return random_platform(generator.n, generator.degree, generator.c, generator.compute,
                                seed=seed, port_model=spec.port_model)
     except PlatformError as err:
         err.path = f"platform.generator.{err.path}" if err.path else "platform.generator"
         raise
+
+
+def _simgrid(simgrid: SimgridSpec, spec: PlatformSpec,
+             base_dir: str | os.PathLike[str] | None) -> Platform:
+    """Import ``simgrid.file``; an error names the XML file as written and the element."""
+    path = Path(simgrid.file)
+    if base_dir is not None and not path.is_absolute():
+        path = Path(base_dir) / path
+    try:
+        return simgrid_platform(path, message_size=simgrid.message_size,
+                                task_flops=simgrid.task_flops, port_model=spec.port_model)
+    except ScenarioError as err:
+        where = f"{err.path}: " if err.path else ""
+        raise PlatformError(f"{simgrid.file}: {where}{err.message}", path="platform.simgrid",
+                            value=err.value) from None
 
 
 def _converted(err: PortsimError, error: type[PortsimError], source: str) -> PortsimError:

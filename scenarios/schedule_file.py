@@ -130,7 +130,7 @@ def _schedule_platform(spec: ScheduleFileSpec, source: str, base_dir: Path | Non
                             path="platform_file", value=spec.platform_file, source=source)
     if spec.platform is not None:
         try:
-            return build_platform(spec.platform, seed=_seed(spec.seed))
+            return build_platform(spec.platform, seed=_seed(spec.seed), base_dir=base_dir)
         except PortsimError as err:
             raise _as_schedule_error(err, source) from None
     if spec.platform_file is None:
@@ -157,7 +157,7 @@ def _schedule_platform(spec: ScheduleFileSpec, source: str, base_dir: Path | Non
     platform_spec = validate_document(PlatformSpec, data, source=file_source,
                                       error=ScheduleError, prefix=prefix)
     try:
-        return build_platform(platform_spec, seed=_seed(seed))
+        return build_platform(platform_spec, seed=_seed(seed), base_dir=file.parent)
     except PortsimError as err:
         error = _as_schedule_error(err, file_source)
         if not prefix and error.path and error.path.startswith("platform."):

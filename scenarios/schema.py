@@ -47,6 +47,9 @@ __all__ = [
     "ScenarioSpec",
     "ScheduleFileSpec",
     "SenderTimesGeneratorSpec",
+    "SimgridSpec",
+    "ThreeClassGeneratorSpec",
+    "TiersGeneratorSpec",
 ]
 
 
@@ -175,16 +178,113 @@ class RandomGeneratorSpec(_Strict):
     compute: ComputeRange = (Fraction(1), Fraction(1))
 
 
+class TiersGeneratorSpec(_Strict):
+    """``{type: tiers, wan, man, lan, hosts, c_wan, c_man, c_lan, compute, wan_redundancy}``.
+
+    A Tiers-like WAN/MAN/LAN platform with routers
+    (:func:`scenarios.tiers.tiers_platform`, whose defaults these are); hosts
+    are ``P0, P1, ...``, routers ``W*``, ``M*``, ``L*``.
+    """
+
+    type: Literal["tiers"]
+    wan: int = Field(default=3, ge=1)
+    man: int = Field(default=2, ge=1)
+    lan: int = Field(default=2, ge=1)
+    hosts: int = Field(default=4, ge=1)
+    c_wan: CostRange = (Fraction(5), Fraction(10))
+    c_man: CostRange = (Fraction(2), Fraction(5))
+    c_lan: CostRange = (Fraction(1, 2), Fraction(2))
+    compute: ComputeRange = (Fraction(1), Fraction(5))
+    wan_redundancy: int = Field(default=1, ge=0)
+
+
+def _three(value: object, what: str, positive: bool) -> tuple[Fraction, Fraction, Fraction]:
+    if not isinstance(value, list | tuple) or len(value) != 3:
+        raise PydanticCustomError("three", "expected a list of three {what}, one per class",
+                                  {"what": what})
+    numbers = []
+    for index, item in enumerate(value):
+        number = _rational(item)
+        if number < 0 or (positive and number == 0):
+            raise PydanticCustomError("class_value", "item {index} must be {bound} 0",
+                                      {"index": index, "bound": ">" if positive else ">="})
+        numbers.append(number)
+    return numbers[0], numbers[1], numbers[2]
+
+
+def _class_times(value: object) -> tuple[Fraction, Fraction, Fraction]:
+    return _three(value, "times", positive=True)
+
+
+def _class_probabilities(value: object) -> tuple[Fraction, Fraction, Fraction]:
+    first, second, third = _three(value, "probabilities", positive=False)
+    if first + second + third != 1:
+        raise PydanticCustomError("sum", "the three probabilities must sum to 1")
+    return first, second, third
+
+
+ClassTimes = Annotated[tuple[Fraction, Fraction, Fraction], PlainValidator(_class_times)]
+"""Three times > 0, one per processor class."""
+
+ClassProbabilities = Annotated[tuple[Fraction, Fraction, Fraction],
+                               PlainValidator(_class_probabilities)]
+"""Three probabilities >= 0 summing to 1 exactly."""
+
+
+class ThreeClassGeneratorSpec(_Strict):
+    """``{type: three_class, n, times, probabilities | counts}``: a random sender-time cluster.
+
+    Liu, Kuo and Wang (2007), section 6.2: each of the ``n`` processors
+    ``P0..`` draws its class among three (see
+    :func:`scenarios.generators.three_class_platform`).  Without ``times``,
+    three distinct integer times are drawn from 1..10 per seed.
+    """
+
+    type: Literal["three_class"]
+    n: int = Field(ge=2)
+    times: ClassTimes | None = None
+    probabilities: ClassProbabilities | None = None
+    counts: list[Annotated[int, Field(ge=0)]] | None = Field(default=None, min_length=3,
+                                                            max_length=3)
+
+
 GeneratorSpec = Annotated[
-    CompleteGeneratorSpec | SenderTimesGeneratorSpec | RandomGeneratorSpec,
+    CompleteGeneratorSpec | SenderTimesGeneratorSpec | RandomGeneratorSpec
+    | TiersGeneratorSpec | ThreeClassGeneratorSpec,
     Field(discriminator="type"),
 ]
 
 
-class PlatformSpec(_Strict):
-    """A platform: a port model and either ``nodes`` + ``links`` or a ``generator``.
+class SimgridSpec(_Strict):
+    """``{file, message_size, task_flops}``: a SimGrid platform XML file to import.
 
-    Whether exactly one of the two forms is given is checked by the loader,
+    ``file`` is relative to the scenario (or study) file.  A host's compute
+    time is ``task_flops / speed``; a route's cost is ``sum(latency) +
+    message_size / min(bandwidth)`` in seconds (:mod:`scenarios.simgrid`).
+    The defaults, one megabyte (10^6 bytes) and one gigaflop (10^9 flops),
+    are those of :func:`scenarios.simgrid.simgrid_platform`.  ``simgrid:
+    path.xml`` is short for ``simgrid: {file: path.xml}``.
+    """
+
+    file: str = Field(min_length=1)
+    message_size: PositiveRational = Fraction(10**6)
+    task_flops: PositiveRational = Fraction(10**9)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: object) -> object:
+        if isinstance(data, str):
+            return {"file": data}
+        if not isinstance(data, dict):
+            raise PydanticCustomError(
+                "simgrid", "expected a file name or a mapping {file, message_size, task_flops}")
+        return data
+
+
+class PlatformSpec(_Strict):
+    """A platform: a port model and ``nodes`` + ``links``, a ``generator`` or ``simgrid``.
+
+    Whether exactly one of the three forms is given is checked by the loader,
     which can then name the offending key.
     """
 
@@ -192,6 +292,7 @@ class PlatformSpec(_Strict):
     nodes: list[NodeSpec] | None = None
     links: list[LinkSpec] | None = None
     generator: GeneratorSpec | None = None
+    simgrid: SimgridSpec | None = None
 
 
 # -- operation and planners ----------------------------------------------------

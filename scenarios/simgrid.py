@@ -3,7 +3,14 @@
 Many users describe their clusters for SimGrid (``<platform version="4.1">``
 with ``<zone routing="Full">``, ``<host speed>``, ``<link bandwidth latency>``,
 ``<router>`` and ``<route src dst><link_ctn id/></route>``).
-:func:`simgrid_platform` reads such a file.
+:func:`simgrid_platform` reads such a file; a scenario file names one as::
+
+    platform:
+      port_model: bidirectional
+      simgrid: {file: platforms/cluster.xml, message_size: 1000000, task_flops: 1e9}
+
+(the path relative to the scenario or study file; ``simgrid: FILE`` alone
+takes the defaults :data:`DEFAULT_MESSAGE_SIZE` and :data:`DEFAULT_TASK_FLOPS`).
 
 Conversion
 ----------
@@ -40,9 +47,16 @@ from fractions import Fraction
 from pathlib import Path
 
 from simulator.errors import ScenarioError
+from simulator.numbers import format_rational, parse_rational
 from simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
 
-__all__ = ["simgrid_platform"]
+__all__ = ["DEFAULT_MESSAGE_SIZE", "DEFAULT_TASK_FLOPS", "simgrid_platform"]
+
+DEFAULT_MESSAGE_SIZE = 10**6
+"""Bytes of one message when not given: one megabyte."""
+
+DEFAULT_TASK_FLOPS = 10**9
+"""Flops of one reduction task when not given: one gigaflop."""
 
 _SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
        "E": 10**18}
@@ -50,7 +64,7 @@ _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
 _TIME = {"": Fraction(1), "s": Fraction(1), "ms": Fraction(1, 10**3),
          "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9), "ps": Fraction(1, 10**12),
          "m": Fraction(60), "h": Fraction(3600)}
-_NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+_NUMBER = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _UNSUPPORTED = ("zoneRoute", "ASroute", "cluster", "cabinet", "bypassRoute",
                 "bypassZoneRoute")
 
@@ -77,8 +91,9 @@ def _quantity(text: str | None, kind: str, where: str, source: str) -> Fraction:
         raise ScenarioError(f"unknown {kind} unit {unit!r}", path=where, value=text,
                             source=source)
     result = value * scale
-    if result <= 0 and kind != "latency":
-        raise ScenarioError(f"{kind} must be > 0", path=where, value=text, source=source)
+    if result < 0 or (result == 0 and kind != "latency"):
+        raise ScenarioError(f"{kind} must be {'>=' if kind == 'latency' else '>'} 0",
+                            path=where, value=text, source=source)
     return result
 
 
@@ -89,8 +104,8 @@ def _local(tag: str) -> str:
 def simgrid_platform(
     path: str | os.PathLike[str],
     *,
-    message_size: Fraction | int | str = 1,
-    task_flops: Fraction | int | str = 1,
+    message_size: Fraction | int | str = DEFAULT_MESSAGE_SIZE,
+    task_flops: Fraction | int | str = DEFAULT_TASK_FLOPS,
     port_model: PortModel | str = BIDIRECTIONAL,
 ) -> Platform:
     """Read a SimGrid platform XML file (see the module notes for the conversion).
@@ -100,9 +115,11 @@ def simgrid_platform(
     path:
         The XML file.
     message_size:
-        Bytes of one message (the unit-size message of SPEC.md).
+        Bytes of one message (the unit-size message of SPEC.md), > 0;
+        default one megabyte, :data:`DEFAULT_MESSAGE_SIZE`.
     task_flops:
-        Flops of one reduction task.
+        Flops of one reduction task, > 0; default one gigaflop,
+        :data:`DEFAULT_TASK_FLOPS`.
     port_model:
         Platform-wide port model (SimGrid has none; one-port is portsim's).
 
@@ -131,11 +148,12 @@ def simgrid_platform(
     (Fraction(161, 20000), Fraction(161, 20000), Fraction(2, 1))
     """
     source = os.fspath(path)
-    size = Fraction(message_size)
-    flops = Fraction(task_flops)
-    if size <= 0 or flops <= 0:
-        raise ScenarioError("message_size and task_flops must be > 0",
-                            value=f"{message_size}, {task_flops}", source=source)
+    size = parse_rational(message_size, path="message_size", error=ScenarioError)
+    flops = parse_rational(task_flops, path="task_flops", error=ScenarioError)
+    for name, number in (("message_size", size), ("task_flops", flops)):
+        if number <= 0:
+            raise ScenarioError("must be > 0", path=name, value=format_rational(number),
+                                source=source)
     try:
         root = ET.fromstring(Path(path).read_bytes())
     except FileNotFoundError:
@@ -191,6 +209,7 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
                  bandwidth: Mapping[str, Fraction], latency: Mapping[str, Fraction],
                  size: Fraction, source: str) -> dict[tuple[str, str], Fraction]:
     costs: dict[tuple[str, str], Fraction] = {}
+    explicit: set[tuple[str, str]] = set()  # reverse routes may be overridden, not these
     for index, route in enumerate(routes):
         where = f"route[{index}]"
         src, dst = route.get("src", ""), route.get("dst", "")
@@ -208,6 +227,10 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
                                     source=source)
         cost = sum((latency[h] for h in hops), Fraction(0)) + size / min(
             bandwidth[h] for h in hops)
+        if (src, dst) in explicit:
+            raise ScenarioError("a route between these two ends is given twice",
+                                path=where, value=f"{src} -> {dst}", source=source)
+        explicit.add((src, dst))
         costs[(src, dst)] = cost
         if route.get("symmetrical", "YES").upper() != "NO":
             costs.setdefault((dst, src), cost)

@@ -16,8 +16,13 @@ LAN to WAN.  :func:`tiers_platform` follows that shape:
 - hosts compute (time drawn in ``compute``); routers only forward.
 
 Every cost is exact (:func:`scenarios.generators.draw_rational`) and the
-platform is strongly connected.  Not (yet) a generator of the scenario file:
-call it from Python.
+platform is strongly connected.  In a scenario file::
+
+    platform:
+      generator: {type: tiers, wan: 3, man: 2, lan: 2, hosts: 4, c_wan: [5, 10]}
+
+with the parameters below (their defaults when omitted) and the scenario's
+``seed``.
 """
 
 from __future__ import annotations
@@ -25,21 +30,19 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from scenarios.generators import draw_rational, random_state
+from scenarios.generators import (
+    MAX_GENERATED_NODES,
+    _bounds,
+    draw_rational,
+    random_state,
+)
 from simulator.errors import PlatformError
 from simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
 
 __all__ = ["tiers_platform"]
 
-Range = tuple[Fraction | int | str, Fraction | int | str]
-
-
-def _range(value: Range, name: str, *, positive: bool) -> tuple[Fraction, Fraction]:
-    lo, hi = (Fraction(v) for v in value)
-    if (lo <= 0 if positive else lo < 0) or hi < lo:
-        raise PlatformError(f"{name} must be a range lo <= hi with lo "
-                            f"{'>' if positive else '>='} 0", path=name, value=value)
-    return lo, hi
+Number = Fraction | int | str
+Range = Number | tuple[Number, Number]
 
 
 def tiers_platform(
@@ -65,9 +68,10 @@ def tiers_platform(
         hosts per LAN (each >= 1).
     c_wan, c_man, c_lan:
         Ranges ``(lo, hi)``, ``0 < lo <= hi``, of the link costs per level
-        (WAN-WAN; WAN-MAN and MAN-LAN; LAN router-host).
+        (WAN-WAN; WAN-MAN and MAN-LAN; LAN router-host); a single number
+        fixes the cost.
     compute:
-        Range of the hosts' compute times (``0 <= lo <= hi``).
+        Range of the hosts' compute times (``0 <= lo <= hi``), or one number.
     wan_redundancy:
         Extra random WAN chords beyond the ring (ignored when the WAN is
         already complete).
@@ -85,7 +89,8 @@ def tiers_platform(
     Raises
     ------
     PlatformError
-        On a count below 1 or a bad range.
+        On a count below 1, a bad range, or more than
+        :data:`~scenarios.generators.MAX_GENERATED_NODES` nodes in all.
 
     Examples
     --------
@@ -98,13 +103,18 @@ def tiers_platform(
     for name, count in (("wan", wan), ("man", man), ("lan", lan), ("hosts", hosts)):
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise PlatformError("must be an integer >= 1", path=name, value=count)
-    if not isinstance(wan_redundancy, int) or wan_redundancy < 0:
+    if (not isinstance(wan_redundancy, int) or isinstance(wan_redundancy, bool)
+            or wan_redundancy < 0):
         raise PlatformError("must be an integer >= 0", path="wan_redundancy",
                             value=wan_redundancy)
-    ranges = {"c_wan": _range(c_wan, "c_wan", positive=True),
-              "c_man": _range(c_man, "c_man", positive=True),
-              "c_lan": _range(c_lan, "c_lan", positive=True),
-              "compute": _range(compute, "compute", positive=False)}
+    total = wan * (1 + man * (1 + lan * (1 + hosts)))
+    if total > MAX_GENERATED_NODES:
+        raise PlatformError(f"wan * (1 + man * (1 + lan * (1 + hosts))) = {total} nodes, more "
+                            f"than the cap of {MAX_GENERATED_NODES}", path="hosts", value=hosts)
+    ranges = {"c_wan": _bounds(c_wan, "c_wan", positive=True),
+              "c_man": _bounds(c_man, "c_man", positive=True),
+              "c_lan": _bounds(c_lan, "c_lan", positive=True),
+              "compute": _bounds(compute, "compute", positive=False)}
     rng = random_state(seed)
     host_nodes: list[Node] = []
     routers: list[Node] = []

@@ -177,3 +177,133 @@ def test_random_platform_rejects_bad_parameters(kwargs: dict, path: str) -> None
     with pytest.raises(PlatformError) as info:
         random_platform(**kwargs)
     assert info.value.path == path
+
+
+# -- three_class (Liu–Kuo–Wang, section 6.2) -----------------------------------------------
+
+
+def sender_time(platform: Platform, node: str) -> Fraction:
+    """t(node): the cost of its out-links (checked equal on two of them)."""
+    others = [v for v in platform.node_ids if v != node]
+    assert platform.cost(node, others[0]) == platform.cost(node, others[-1])
+    return platform.cost(node, others[0])
+
+
+def test_three_class_counts_give_exact_class_sizes() -> None:
+    from scenarios.generators import three_class_platform
+
+    platform = three_class_platform(12, (1, "3/2", 4), counts=(5, 4, 3), seed=2)
+    assert platform.node_ids == tuple(f"P{i}" for i in range(12))
+    times = [sender_time(platform, v) for v in platform.node_ids]
+    assert sorted(times) == [1] * 5 + [Fraction(3, 2)] * 4 + [4] * 3
+    assert all(platform.compute_time(v) == 0 for v in platform.node_ids)
+    assert len(platform.links) == 12 * 11  # complete
+    # counts shuffle the classes: other seeds, other orders, same multiset
+    orders = {tuple(sender_time(three_class_platform(12, (1, "3/2", 4), counts=(5, 4, 3),
+                                                     seed=s), v) for v in platform.node_ids)
+              for s in range(5)}
+    assert len(orders) > 1
+
+
+def test_three_class_is_seeded_and_deterministic() -> None:
+    from scenarios.generators import three_class_platform
+
+    assert three_class_platform(20, seed=7) == three_class_platform(20, seed=7)
+    assert three_class_platform(20, seed=7) != three_class_platform(20, seed=8)
+
+
+def test_three_class_default_draws_uniform_classes_and_times_in_1_to_10() -> None:
+    from scenarios.generators import three_class_platform
+
+    n = 300
+    platform = three_class_platform(n, seed=3)
+    times = [sender_time(platform, v) for v in platform.node_ids]
+    classes = sorted(set(times))
+    assert len(classes) == 3
+    assert all(t.denominator == 1 and 1 <= t <= 10 for t in classes)
+    # Each class has probability 1/3: a count off by more than 5 standard deviations
+    # (sqrt(300 * 1/3 * 2/3) ~ 8.2) would be a bug, not bad luck (p < 1e-6).
+    for t in classes:
+        assert abs(times.count(t) - n / 3) < 5 * math.sqrt(n * (1 / 3) * (2 / 3))
+    # Over seeds, the class times vary and cover 1..10.
+    drawn = {sender_time(three_class_platform(3, seed=s, counts=(1, 1, 1)), f"P{i}")
+             for s in range(40) for i in range(3)}
+    assert drawn == {Fraction(k) for k in range(1, 11)}
+
+
+def test_three_class_probabilities() -> None:
+    from scenarios.generators import three_class_platform
+
+    n = 300
+    platform = three_class_platform(n, (1, 2, 3), probabilities=("1/2", "3/10", "1/5"), seed=1)
+    times = [sender_time(platform, v) for v in platform.node_ids]
+    for t, p in ((1, 0.5), (2, 0.3), (3, 0.2)):
+        assert abs(times.count(Fraction(t)) - n * p) < 5 * math.sqrt(n * p * (1 - p))
+    only_slow = three_class_platform(10, (1, 2, 3), probabilities=(0, 0, 1), seed=1)
+    assert {sender_time(only_slow, v) for v in only_slow.node_ids} == {3}
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n": 1}, r"^n: must be >= 2"),
+    ({"n": 4, "times": (1, 2)}, r"^times: expected a list of three values"),
+    ({"n": 4, "times": (1, 0, 2)}, r"^times\[1\]: must be > 0"),
+    ({"n": 4, "counts": (1, 1, 1)}, r"^counts: the counts must sum to n = 4"),
+    ({"n": 4, "counts": (5, -1, 0)}, r"^counts\[1\]: must be >= 0"),
+    ({"n": 4, "probabilities": (1, 1, -1)}, r"^probabilities\[2\]: must be >= 0"),
+    ({"n": 4, "probabilities": ("1/2", "1/2", "1/2")}, r"^probabilities: .*sum to 1"),
+    ({"n": 4, "probabilities": (1, 0, 0), "counts": (4, 0, 0)}, r"^counts: give either"),
+    ({"n": 2000}, r"^n: would generate"),
+])
+def test_three_class_bad_parameters(kwargs: dict[str, object], match: str) -> None:
+    from scenarios.generators import three_class_platform
+
+    with pytest.raises(PlatformError, match=match):
+        three_class_platform(**kwargs)  # type: ignore[arg-type]
+
+
+def test_three_class_in_a_scenario_and_a_study() -> None:
+    from reports.studies.execute import execute_run
+    from reports.studies.spec import study_from_dict
+    from scenarios.generators import three_class_platform
+    from scenarios.loader import scenario_from_dict
+
+    generator = {"type": "three_class", "n": 8, "times": [1, 2, "5/2"],
+                 "probabilities": ["1/4", "1/4", "1/2"]}
+    scenario = scenario_from_dict({
+        "name": "t", "seed": 4, "platform": {"generator": generator},
+        "operation": {"type": "reduce", "target": "P0", "commutative": True}})
+    assert scenario.platform == three_class_platform(
+        8, (1, 2, Fraction(5, 2)), probabilities=(Fraction(1, 4), Fraction(1, 4),
+                                                  Fraction(1, 2)), seed=4)
+    study = study_from_dict({
+        "name": "s", "replicates": 2,
+        "base": {"platform": {"generator": {"type": "three_class", "n": 4}},
+                 "operation": {"type": "reduce", "target": "P0", "commutative": True},
+                 "planners": ["snf", "optimal"]},
+        "grid": {"platform.generator.n": [4, 6]}})
+    rows = [row for run in study.runs for row in execute_run(run, "s")]
+    assert len(rows) == 2 * 2 * 2
+    assert {row["status"] for row in rows} == {"ok"}
+    for snf, optimal in zip(rows[::2], rows[1::2], strict=True):
+        ratio = Fraction(snf["makespan"]) / Fraction(optimal["makespan"])
+        assert 1 <= ratio <= 2  # Theorem 2: SNF is a 2-approximation
+
+
+@pytest.mark.parametrize(("generator", "match"), [
+    ({"n": 6, "times": [1, 2]}, r"platform\.generator\.times: expected a list of three"),
+    ({"n": 6, "times": [1, 0, 4]}, r"platform\.generator\.times: item 1 must be > 0"),
+    ({"n": 6, "probabilities": ["1/2", "1/2", "1/2"]}, r"probabilities: .*sum to 1"),
+    ({"n": 6, "counts": [3, 2, 2]}, r"platform\.generator\.counts: the counts must sum"),
+    ({"n": 6, "counts": [3, 2]}, r"platform\.generator\.counts: list should have at least 3"),
+    ({"times": [1, 2, 3]}, r"platform\.generator\.n: missing required key"),
+    ({"n": 6, "classes": 3}, r"platform\.generator\.classes: unknown key"),
+    ({"n": "6"}, r"platform\.generator\.n: input should be a valid integer"),
+])
+def test_three_class_schema_errors(generator: dict[str, object], match: str) -> None:
+    from scenarios.loader import scenario_from_dict
+    from simulator.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match=match):
+        scenario_from_dict({"name": "t",
+                            "platform": {"generator": {"type": "three_class", **generator}},
+                            "operation": {"type": "reduce", "target": "P0"}}, source="t.yaml")

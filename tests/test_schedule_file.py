@@ -285,3 +285,29 @@ def test_schedule_file_not_found(tmp_path: Path) -> None:
     path = tmp_path / "none.yaml"
     with pytest.raises(ScheduleError, match=re.escape(f"{path}: file not found")):
         load_schedule(path)
+
+
+def test_simgrid_platform_is_relative_to_the_schedule_file(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``platform.simgrid`` file in a schedule file (inline or through
+    ``platform_file``) is read relative to the file that names it, whatever
+    the current directory."""
+    examples = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
+    (tmp_path / "xml").mkdir()
+    (tmp_path / "xml" / "cluster.xml").write_bytes(
+        (examples / "platforms" / "small-cluster.xml").read_bytes())
+    simgrid = "{file: xml/cluster.xml, message_size: 1000000, task_flops: 100000000}"
+    events = """\
+        operation: {type: broadcast, source: node0, targets: [node1]}
+        events:
+          - {kind: send, src: node0, dst: node1, item: b, start: 0}
+        """
+    inline = write(tmp_path, f"platform: {{simgrid: {simgrid}}}\n" + textwrap.dedent(events))
+    write(tmp_path, f"platform: {{simgrid: {simgrid}}}\n", name="platform.yaml")
+    by_file = write(tmp_path, "platform_file: platform.yaml\n" + textwrap.dedent(events),
+                    name="by-file.yaml")
+    monkeypatch.chdir(examples)  # somewhere without xml/cluster.xml
+    for path in (inline, by_file):
+        schedule = load_schedule(path)
+        # c = 2 ms of latency + 10^6 bytes at 125 MBps (simgrid-cluster.yaml, by hand)
+        assert schedule.platform.cost("node0", "node1") == Fraction(1, 100)

@@ -83,3 +83,97 @@ def test_docstring_example_runs() -> None:
     result = doctest.testmod(scenarios.simgrid)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# -- the scenario file: platform.simgrid ------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
+
+
+def scenario_text(simgrid: str) -> str:
+    return (f"name: sg\nplatform:\n  port_model: unidirectional\n  simgrid: {simgrid}\n"
+            "operation: {type: broadcast, source: A}\nplanners: [flat]\n")
+
+
+def test_a_scenario_names_its_xml_relative_to_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scenarios.loader import load_scenario
+
+    folder = tmp_path / "study" / "platforms"
+    folder.mkdir(parents=True)
+    (folder / "p.xml").write_text(PLATFORM)
+    path = tmp_path / "study" / "s.yaml"
+    path.write_text(scenario_text(
+        "{file: platforms/p.xml, message_size: 1000000, task_flops: \"1e9\"}"))
+    monkeypatch.chdir(tmp_path)  # not the scenario's folder
+    platform = load_scenario(path).platform
+    # As test_conversion_to_costs_and_compute_times: 8 ms + 10 us; 3 ms + 20 ms.
+    assert platform.cost("A", "B") == Fraction(8, 1000) + Fraction(10, 10**6)
+    assert platform.cost("A", "C") == Fraction(23, 1000)
+    assert platform.node("B").compute == 2
+    assert str(platform.port_model) == "unidirectional"
+
+
+def test_shorthand_and_documented_defaults(tmp_path: Path) -> None:
+    from scenarios.loader import load_scenario
+
+    write(tmp_path, PLATFORM)
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario_text("platform.xml"))
+    platform = load_scenario(path).platform
+    # Defaults: messages of 10^6 bytes, tasks of 10^9 flops (one Gf host: 1 s).
+    assert platform.cost("A", "B") == Fraction(8, 1000) + Fraction(10, 10**6)
+    assert platform.node("C").compute == 1
+    assert platform.node("A").compute == Fraction(1, 2)
+    assert platform == simgrid_platform(tmp_path / "platform.xml",
+                                        port_model="unidirectional")
+
+
+def test_the_bundled_example_and_its_figures() -> None:
+    from scenarios.loader import load_scenario
+    from scenarios.runner import run_scenario
+
+    scenario = load_scenario(EXAMPLES / "simgrid-cluster.yaml")
+    platform = scenario.platform
+    fast, slow = Fraction(1, 100), Fraction(1, 20)  # 2 ms + 8 ms; 10 ms + 40 ms
+    for a in ("node0", "node1", "node2"):
+        for b in ("node0", "node1", "node2"):
+            if a != b:
+                assert platform.cost(a, b) == fast
+        assert platform.cost(a, "node3") == platform.cost("node3", a) == slow
+    assert [platform.node(f"node{i}").compute for i in range(4)] == [
+        Fraction(1, 20), Fraction(1, 10), Fraction(1, 10), Fraction(1, 5)]
+    outcome = {r.planner: r for r in run_scenario(scenario).results}
+    assert outcome["flat"].plan is not None
+    assert outcome["flat"].plan.makespan == 2 * fast + slow == Fraction(7, 100)
+    assert outcome["lp"].plan is not None
+    assert outcome["lp"].plan.throughput_bound == 1 / slow == 20
+    for text in ("1/100", "1/20", "7/100", "TP = 20"):
+        assert text in scenario.description
+
+
+def test_a_study_reads_its_xml_relative_to_the_study_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reports.studies.execute import execute_run
+    from reports.studies.spec import load_study
+
+    (tmp_path / "p.xml").write_text(PLATFORM)
+    study = tmp_path / "study.yaml"
+    study.write_text(
+        "name: sg\nbase:\n  platform: {simgrid: {file: p.xml}}\n"
+        "  operation: {type: broadcast, source: A}\n  planners: [flat]\n"
+        "grid:\n  platform.simgrid.message_size: [1000000, 2000000]\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    runs = load_study(study).runs
+    assert len(runs) == 2
+    rows = [execute_run(run, "sg")[0] for run in runs]
+    assert [row["status"] for row in rows] == ["ok", "ok"]
+    assert all(Path(run.scenario["platform"]["simgrid"]["file"]).is_absolute() for run in runs)
+    # flat broadcast from A to B, then C (A -> C: 3 ms + size / 50 MB/s), one at a time;
+    # R is a router, not a target.  B: 10 us + size / 125 MB/s.
+    for row, size in zip(rows, (10**6, 2 * 10**6), strict=True):
+        a_b = Fraction(10, 10**6) + Fraction(size, 125 * 10**6)
+        a_c = Fraction(3, 1000) + Fraction(size, 50 * 10**6)
+        assert row["makespan"] == str(a_b + a_c)

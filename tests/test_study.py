@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -360,6 +361,35 @@ def test_canon_antoniu_study_slice_published_lengths() -> None:
             rows["binomial"]["makespan"]) == ("5", "5", "6")
 
 
+def test_canon_antoniu_study_reaches_10000_with_the_papers_worst_ratios(tmp_path: Path) -> None:
+    study = load_study(STUDIES / "canon-antoniu-fig2.yaml")
+    assert study.evaluation == "model"
+    sizes = {r.grid["platform.generator.n"] for r in study.runs}
+    assert set(range(2, 65)) <= sizes
+    assert max(sizes) == 10000
+    assert {1536, 4096} <= sizes  # where binomial/optimal first reaches 21/16 and 4/3
+    run_study(study, tmp_path, workers=2)
+    frame = load_results(tmp_path)
+    assert (frame["status"] == "ok").all()
+    greedy = frame[frame["planner"] == "greedy"].set_index("run_key")["makespan"]
+
+    def worst(planner: str, compute: int, largest: int = 10000) -> Fraction:
+        rows = frame[(frame["planner"] == planner)
+                     & (frame["grid.platform.generator.compute"] == compute)
+                     & (frame["grid.platform.generator.n"] <= largest)]
+        return max(Fraction(m) / Fraction(greedy[k])
+                   for m, k in zip(rows["makespan"], rows["run_key"], strict=True))
+
+    # Section 7.3, Fig. 2 (and every n <= 2000 measured by benchmarks/trees.py): the
+    # binomial strategy is at worst 21/16 of the optimum when d = c, and the Fibonacci
+    # strategy at worst 3/2 when c = 0 (n = 4: 3 against 2).  Up to 10000, 4/3 (n = 4096).
+    assert worst("binomial", 1, 2000) == Fraction(21, 16)
+    assert worst("binomial", 1) == Fraction(4, 3)
+    assert worst("fibonacci", 0) == Fraction(3, 2)
+    assert worst("fibonacci", 1) == worst("binomial", 0) == 1  # each optimal in its regime
+    assert frame["makespan_ratio"].max() == 1.5
+
+
 # -- the report in a real browser ------------------------------------------------------------
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
@@ -397,3 +427,121 @@ def test_docstring_examples_run(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# -- evaluation: model (Canon–Antoniu tree lengths without a platform) -----------------
+
+
+@pytest.mark.parametrize("compute", [1, 0], ids=["d=c", "c=0"])
+@pytest.mark.parametrize("planner", ["greedy", "binomial", "fibonacci"])
+def test_model_lengths_equal_the_replayed_makespans(planner: str, compute: int) -> None:
+    from planners.registry import get_planner
+    from reports.studies.model import model_length
+    from scenarios.generators import complete_platform
+    from simulator.engine import replay
+    from simulator.operations import Operation, OperationKind
+
+    for n in range(2, 65):
+        platform = complete_platform(n, c=1, compute=compute, port_model="unidirectional")
+        operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+        result = get_planner(planner).plan(platform, operation)
+        assert result.schedule is not None
+        report = replay(result.schedule)
+        assert report.feasible, (planner, n)
+        assert report.makespan == result.makespan == model_length(
+            planner, n, Fraction(1), Fraction(compute)), (planner, n)
+
+
+def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
+    from reports.studies.spec import study_from_dict
+
+    def study(evaluation: str) -> Any:
+        return study_from_dict({
+            "name": "fig2", "evaluation": evaluation,
+            "base": {"platform": {"port_model": "unidirectional",
+                                  "generator": {"type": "complete", "n": 2, "c": 2}},
+                     "operation": {"type": "reduce", "target": "P0"},
+                     "planners": ["greedy", "binomial", "fibonacci"]},
+            "grid": {"platform.generator.n": [2, 5, 8, 13, 16],
+                     "platform.generator.compute": [2, 0]}})
+
+    model, replayed = study("model"), study("replay")
+    assert {r.key for r in model.runs}.isdisjoint(r.key for r in replayed.runs)
+    run_study(model, tmp_path / "model", workers=1)
+    run_study(replayed, tmp_path / "replay", workers=1)
+    columns = ["run_index", "planner", "status", "makespan", "makespan_ratio"]
+    fast, slow = load_results(tmp_path / "model"), load_results(tmp_path / "replay")
+    assert fast[columns].equals(slow[columns])
+    assert fast["feasible"].isna().all()
+    assert slow["feasible"].all()
+    assert fast["notes"].str.contains("model evaluation").all()
+    # Published: binomial of order k, n = 2^k, k (d + c); Fibonacci of order k,
+    # n = F(k+2), d + (k - 1) max(d, c) + c (Propositions 13 and 16), d = 2.
+    row = fast.set_index(["grid.platform.generator.n", "grid.platform.generator.compute",
+                          "planner"])["makespan"]
+    assert row[(16, 2, "binomial")] == "16"  # k = 4: 4 (2 + 2)
+    assert row[(13, 0, "fibonacci")] == "10"  # k = 5: 2 + 4 * 2 + 0
+    assert row[(8, 2, "fibonacci")] == "10"  # n = 8 = F(6), k = 4: 2 + 3 * 2 + 2
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    ({"platform": {"generator": {"type": "random", "n": 4, "degree": 2}}},
+     r"base\.platform\.generator\.type: evaluation: model needs a complete generator"),
+    ({"platform": {"port_model": "multiport:2", "generator": {"type": "complete", "n": 4}}},
+     r"base\.platform\.port_model: evaluation: model needs a one-port model"),
+    ({"operation": {"type": "allreduce"}}, r"base\.operation\.type: .*needs a reduce"),
+    ({"planners": ["greedy", "snf"]}, r"base\.planners\[1\]: .*planners among"),
+    ({"operation": {"type": "reduce", "target": "P9"}},
+     r"base\.operation\.target: .*target among the participants"),
+])
+def test_model_study_rejects_what_the_model_cannot_evaluate(change: dict[str, Any],
+                                                            match: str) -> None:
+    from reports.studies.spec import study_from_dict
+
+    base = {"platform": {"generator": {"type": "complete", "n": 4}},
+            "operation": {"type": "reduce", "target": "P0"}, "planners": ["greedy"], **change}
+    with pytest.raises(ScenarioError, match=match):
+        study_from_dict({"name": "s", "evaluation": "model", "base": base}, source="s.yaml")
+
+
+def test_model_evaluation_reaches_n_10000_fast() -> None:
+    import time
+
+    from reports.studies.execute import execute_run
+    from reports.studies.spec import study_from_dict
+
+    study = study_from_dict({
+        "name": "big", "evaluation": "model",
+        "base": {"platform": {"port_model": "unidirectional",
+                              "generator": {"type": "complete", "n": 10000, "c": 1}},
+                 "operation": {"type": "reduce", "target": "P0"},
+                 "planners": ["greedy", "binomial", "fibonacci"]},
+        "grid": {"platform.generator.compute": [1, 0]}})
+    started = time.perf_counter()
+    rows = [row for run in study.runs for row in execute_run(run, "big")]
+    assert time.perf_counter() - started < 10
+    length = {(r["grid.platform.generator.compute"], r["planner"]): r["makespan"]
+              for r in rows}
+    # d = c = 1: Algorithm 1 builds the Fibonacci tree; F(k+2) >= 10000 first for k = 19
+    # (F(21) = 10946), length d + (k - 1) max(d, c) + c = 20 (Proposition 16).
+    assert length[(1, "greedy")] == length[(1, "fibonacci")] == "20"
+    assert 20 < int(length[(1, "binomial")]) <= 28  # below 14 (d + c), 2^14 >= 10000
+    # c = 0: the binomial tree is optimal; order k = 14 (2^14 >= 10000), k (d + c) = 14.
+    assert length[(0, "greedy")] == length[(0, "binomial")] == "14"
+
+
+def test_run_key_covers_the_simgrid_file_content(tmp_path: Path) -> None:
+    """Editing a SimGrid XML changes the key of the runs that import it, so a
+    resumed study recomputes them; other runs keep their keys."""
+    from reports.studies.spec import run_key
+
+    xml = tmp_path / "cluster.xml"
+    xml.write_text("<platform version='4.1'/>", encoding="utf-8")
+    doc = {"platform": {"simgrid": {"file": str(xml)}}, "seed": 0}
+    before = run_key(doc)
+    assert run_key(doc) == before
+    xml.write_text("<platform version='4.1'><zone/></platform>", encoding="utf-8")
+    assert run_key(doc) != before
+    plain = {"platform": {"generator": {"type": "complete", "n": 3}}, "seed": 0}
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    assert run_key(plain) == hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from reports.studies.model import model_results
 from reports.studies.spec import GRID_PREFIX, Study, StudyRun
 from reports.studies.store import ResultStore, grid_column_type
 from scenarios.loader import PlannerSpec, scenario_from_dict
@@ -122,6 +123,8 @@ def execute_run(run: StudyRun, study: str) -> list[dict[str, Any]]:
         plus the run's grid columns.
     """
     base = _base_row(run, study)
+    if run.evaluation == "model":
+        return _model_rows(base, run, study)
     started = time.perf_counter()
     try:
         scenario = scenario_from_dict(dict(run.scenario), source=f"{study}[run {run.index}]")
@@ -143,6 +146,21 @@ def execute_run(run: StudyRun, study: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _model_rows(base: Mapping[str, Any], run: StudyRun, study: str) -> list[dict[str, Any]]:
+    """The rows of a run evaluated on the Canon–Antoniu model (no platform, no replay)."""
+    started = time.perf_counter()
+    try:
+        results = model_results(run.scenario, source=f"{study}[run {run.index}]")
+    except Exception as err:  # a run that fails is a row
+        elapsed = time.perf_counter() - started
+        return [_error_row(base, i, name, options, err, elapsed)
+                for i, (name, options) in enumerate(_planner_names(run.scenario))]
+    elapsed = (time.perf_counter() - started) / max(len(results), 1)
+    options = _planner_names(run.scenario)
+    return [_result_row(base, index, PlannerSpec(*options[index]), result, elapsed)
+            for index, result in enumerate(results)]
+
+
 def _result_row(base: Mapping[str, Any], index: int, spec: PlannerSpec,
                 result: Mapping[str, Any], elapsed: float) -> dict[str, Any]:
     row = {**base, **result, "planner_index": index,
@@ -156,8 +174,11 @@ def _result_row(base: Mapping[str, Any], index: int, spec: PlannerSpec,
 
 def _add_efficiency(rows: list[dict[str, Any]]) -> None:
     """Set ``reference_bound`` (lp's bound, else the largest) and ``efficiency``."""
+    # An lp entry restricted to a tree or a DAG (option restrict) bounds only
+    # that sub-platform: never a reference for the others.
     bounds = [(r["planner"], parse_rational(r["throughput_bound"])) for r in rows
-              if r.get("throughput_bound")]
+              if r.get("throughput_bound") and json.loads(r.get("planner_options") or "{}")
+              .get("restrict", "graph") == "graph"]
     lp = [b for name, b in bounds if name == "lp"]
     reference: Fraction | None = lp[0] if lp else max((b for _, b in bounds), default=None)
     for row in rows:

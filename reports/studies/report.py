@@ -4,8 +4,11 @@ One self-contained file (plotly.js inlined once) with:
 
 - a summary table: rows per planner and status;
 - planners compared: mean ``efficiency`` (measured throughput / the run's
-  reference bound, the ``lp`` bound) and mean makespan, over the grid, with
-  the standard deviation across replicates and other grid keys as error bars;
+  reference bound, the ``lp`` bound), mean makespan and mean
+  ``makespan_ratio`` (makespan / the run's best makespan: the curves of
+  Canon–Antoniu's Fig. 2, SNF / optimal for Liu–Kuo–Wang), over the grid
+  (log scale when it spans two decades or more), with the standard
+  deviation across replicates and other grid keys as error bars;
 - convergence of completed(K) / (TP · K) over the horizon K for one chosen
   run (:func:`scenarios.asymptotic.asymptotic_study`, Lemma 1 and
   Proposition 1 of Legrand–Marchal–Robert);
@@ -88,11 +91,14 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()).sum())
     caption = (f'<p class="hint">{unbounded} ok row(s) have no reference bound (no lp '
                f"bound for that run) and are left out.</p>" if unbounded else "")
-    sections.append(("efficiency", "Planners compared: throughput",
-                     embed(_comparison_figure(frame, "efficiency")) + caption))
+    if frame["efficiency"].notna().any() or not frame["makespan"].notna().any():
+        sections.append(("efficiency", "Planners compared: throughput",
+                         embed(_comparison_figure(frame, "efficiency")) + caption))
     if frame["makespan"].notna().any():
         sections.append(("makespan", "Planners compared: makespan",
                          embed(_comparison_figure(frame, "makespan"))))
+        sections.append(("ratio", "Planners compared: makespan over the best of the run",
+                         embed(_comparison_figure(frame, "makespan_ratio"))))
     chosen = _chosen_run(frame, run_index)
     if chosen is not None:
         sections.extend(_run_sections(frame, chosen, planner, embed))
@@ -136,6 +142,10 @@ def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
         title, axis = "Makespan of one operation", f"makespan ({TIME_UNIT})"
+    elif measure == "makespan_ratio":
+        data["value"] = data["makespan_ratio"].astype("float64")
+        title = "Makespan / best makespan of the run (1 = the run's best planner)"
+        axis = "makespan / best makespan of the run (ratio)"
     else:
         data["value"] = data["efficiency"].astype("float64")
         title = "Measured throughput / bound (1 = optimal steady state)"
@@ -156,7 +166,10 @@ def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
         x_title = x_col.removeprefix(GRID_PREFIX)
     series = data["planner"].astype(str)
     if x_col is not None and others:
-        series = series + " (" + data[others].astype(str).agg(", ".join, axis=1) + ")"
+        labels = [", ".join(f"{c.removeprefix(GRID_PREFIX).rsplit('.', 1)[-1]}={v}"
+                            for c, v in zip(others, values, strict=True))
+                  for values in data[others].itertuples(index=False)]
+        series = series + " (" + pd.Series(labels, index=data.index) + ")"
     data["series"] = series
     for name, group in data.groupby("series", sort=True):
         stats = group.groupby("x", sort=True)["value"].agg(["mean", "std", "count"])
@@ -169,9 +182,14 @@ def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     figure.update_layout(template=_TEMPLATE, title=title, xaxis_title=x_title,
                          yaxis_title=axis, legend_title="planner", height=460,
                          margin={"t": 60, "l": 70, "r": 20, "b": 60})
+    if x_col is not None and len(data) and data["x"].min() > 0 and (
+            data["x"].max() >= 100 * data["x"].min()):
+        figure.update_xaxes(type="log", title_text=f"{x_title} (log scale)")
     if measure == "efficiency":
         figure.add_hline(y=1.0, line_dash="dot", line_color="#888",
                          annotation_text="bound")
+    if measure == "makespan_ratio":
+        figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="best")
     return figure
 
 

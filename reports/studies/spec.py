@@ -15,8 +15,16 @@ key is a dotted path into ``base``; missing intermediate mappings are created
 (``platform.generator.degree`` on a base generator without ``degree``), and a
 whole list or mapping may be a grid value (``planners: [[lp], [flat]]``).
 
+``evaluation: model`` (default ``replay``) evaluates Canon–Antoniu tree
+planners on their homogeneous model without building a platform or replaying
+(:mod:`reports.studies.model`); every run must then be that model.
+
 Each run is keyed by a hash of its inputs (the resolved scenario document and
 its seed), so the result store can tell done runs from new ones.
+
+A ``platform.simgrid`` file named in ``base`` or in the grid is relative to
+the study file; each run's document holds it as an absolute path, so a run
+loads from any working directory (and the report can rebuild it).
 """
 
 from __future__ import annotations
@@ -28,10 +36,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reports.studies.model import check_model_scenario
 from scenarios.loader import read_yaml, validate_document
 from scenarios.schema import ScenarioSpec
 from simulator.errors import ScenarioError
@@ -61,6 +71,7 @@ class StudySpec(BaseModel):
     base: dict[str, Any]
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     replicates: int = Field(default=1, ge=1)
+    evaluation: Literal["replay", "model"] = "replay"
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,9 @@ class StudyRun:
         The replicate seed, also the scenario's ``seed``.
     scenario:
         The resolved scenario document (a plain, JSON-able mapping).
+    evaluation:
+        ``"replay"`` (plan and replay in the engine) or ``"model"`` (tree
+        lengths on the homogeneous model, :mod:`reports.studies.model`).
     """
 
     index: int
@@ -86,32 +100,57 @@ class StudyRun:
     grid: Mapping[str, Any]
     seed: int
     scenario: Mapping[str, Any]
+    evaluation: str = "replay"
 
 
 @dataclass(frozen=True)
 class Study:
-    """A loaded study: its name, its grid keys and the expanded runs."""
+    """A loaded study: its name, its grid keys, the expanded runs, how they are evaluated."""
 
     name: str
     description: str
     grid_keys: tuple[str, ...]
     runs: tuple[StudyRun, ...]
     source: str
+    evaluation: str = "replay"
 
 
 def run_key(scenario: Mapping[str, Any]) -> str:
     """The hash of a run's inputs: SHA-256 of the canonical JSON of its scenario.
 
     The scenario document carries the seed, so two runs share a key exactly
-    when they would compute the same thing.
+    when they would compute the same thing.  A platform imported from a
+    SimGrid file is an input too: the file's content is hashed with the
+    document, so editing the XML and resuming recomputes the runs that use it.
 
     Examples
     --------
     >>> run_key({"a": 1, "b": [2]}) == run_key({"b": [2], "a": 1})
     True
     """
-    text = json.dumps(scenario, sort_keys=True, separators=(",", ":"), default=str)
+    inputs: dict[str, Any] = {"scenario": scenario}
+    content = _simgrid_content(scenario)
+    if content is not None:
+        inputs["simgrid_sha256"] = hashlib.sha256(content).hexdigest()
+    else:
+        inputs = dict(scenario)  # keys of studies without SimGrid files stay as they were
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _simgrid_content(scenario: Mapping[str, Any]) -> bytes | None:
+    """The bytes of the scenario's SimGrid platform file, if it names a readable one."""
+    platform = scenario.get("platform")
+    if not isinstance(platform, Mapping):
+        return None
+    simgrid = platform.get("simgrid")
+    file = simgrid.get("file") if isinstance(simgrid, Mapping) else simgrid
+    if not isinstance(file, str):
+        return None
+    try:
+        return Path(file).read_bytes()
+    except OSError:
+        return None  # the run itself reports the missing file
 
 
 def load_study(path: str | os.PathLike[str]) -> Study:
@@ -125,11 +164,16 @@ def load_study(path: str | os.PathLike[str]) -> Study:
         non-mapping value of ``base``.
     """
     source = os.fspath(path)
-    return study_from_dict(read_yaml(path, error=ScenarioError), source=source)
+    return study_from_dict(read_yaml(path, error=ScenarioError), source=source,
+                           base_dir=Path(path).parent)
 
 
-def study_from_dict(data: object, source: str = "<string>") -> Study:
+def study_from_dict(data: object, source: str = "<string>", *,
+                    base_dir: str | os.PathLike[str] | None = None) -> Study:
     """Check and expand a study already parsed from YAML.
+
+    ``base_dir`` is the directory ``platform.simgrid`` files are relative to
+    (default: the current one).
 
     Examples
     --------
@@ -143,10 +187,11 @@ def study_from_dict(data: object, source: str = "<string>") -> Study:
     ('s', 4)
     """
     spec = validate_document(StudySpec, data, source=source, error=ScenarioError)
-    return expand_study(spec, source=source)
+    return expand_study(spec, source=source, base_dir=base_dir)
 
 
-def expand_study(spec: StudySpec, *, source: str = "<string>") -> Study:
+def expand_study(spec: StudySpec, *, source: str = "<string>",
+                 base_dir: str | os.PathLike[str] | None = None) -> Study:
     """The runs of ``spec``: grid points in file order, then seeds.
 
     Raises
@@ -172,9 +217,17 @@ def expand_study(spec: StudySpec, *, source: str = "<string>") -> Study:
                 _assign(document, key, copy.deepcopy(value), source)
             document.setdefault("name", spec.name)
             document["seed"] = seed
-            runs.append(StudyRun(len(runs), run_key(document), grid, seed, document))
-    _check_some_run_is_well_formed(runs, source)
-    return Study(spec.name, spec.description, keys, tuple(runs), source)
+            _anchor_simgrid_file(document, Path(base_dir) if base_dir is not None else Path())
+            # A model evaluation computes other fields than a replay: another key.
+            key = (run_key(document) if spec.evaluation == "replay"
+                   else run_key({"evaluation": spec.evaluation, "scenario": document}))
+            runs.append(StudyRun(len(runs), key, grid, seed, document, spec.evaluation))
+    if spec.evaluation == "model":
+        for run in runs:  # the model is a static property of each document: check them all
+            check_model_scenario(run.scenario, source=source)
+    else:
+        _check_some_run_is_well_formed(runs, source)
+    return Study(spec.name, spec.description, keys, tuple(runs), source, spec.evaluation)
 
 
 def _check_some_run_is_well_formed(runs: list[StudyRun], source: str) -> None:
@@ -195,6 +248,15 @@ def _check_some_run_is_well_formed(runs: list[StudyRun], source: str) -> None:
         return
     if first is not None:
         raise first
+
+
+def _anchor_simgrid_file(document: dict[str, Any], base_dir: Path) -> None:
+    """Make a relative ``platform.simgrid`` file absolute (relative to ``base_dir``)."""
+    platform = document.get("platform")
+    simgrid = platform.get("simgrid") if isinstance(platform, dict) else None
+    holder, key = (platform, "simgrid") if isinstance(simgrid, str) else (simgrid, "file")
+    if isinstance(holder, dict) and isinstance(holder.get(key), str) and holder[key]:
+        holder[key] = str((base_dir / holder[key]).absolute())
 
 
 def _assign(document: dict[str, Any], dotted: str, value: Any, source: str) -> None:

@@ -22,6 +22,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,12 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
         are pandas' nullable ones: text ``string``, integers ``Int64``,
         ``feasible`` ``boolean``, floats ``Float64`` (missing values are
         ``<NA>``).  Grid columns are ``Int64``/``Float64``/``boolean`` for
-        uniform scalar values, else ``string`` (JSON text).
+        uniform scalar values, else ``string`` (JSON text).  Last, the
+        derived column ``makespan_ratio`` (``Float64``, not stored): the
+        row's makespan over the smallest makespan among the run's ``ok``
+        rows (1 for the best planner of the run; the ratio to the optimum
+        when an exact planner such as ``optimal`` or ``greedy`` on the
+        homogeneous model is in the run), empty without a makespan.
 
     Raises
     ------
@@ -199,5 +205,20 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
     frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
     frame = frame.drop_duplicates(subset=["run_key", "planner_index"], keep="first")
-    return frame.sort_values(["run_index", "planner_index"], kind="stable").reset_index(
+    frame = frame.sort_values(["run_index", "planner_index"], kind="stable").reset_index(
         drop=True)
+    frame["makespan_ratio"] = _makespan_ratios(frame)
+    return frame
+
+
+def _makespan_ratios(frame: pd.DataFrame) -> pd.Series:
+    """makespan / the smallest makespan of the run's ``ok`` rows, computed exactly."""
+    lengths = [Fraction(str(v)) if isinstance(v, str) and ok else None
+               for v, ok in zip(frame["makespan"], frame["status"] == "ok", strict=True)]
+    best: dict[str, Fraction] = {}
+    for key, length in zip(frame["run_key"], lengths, strict=True):
+        if length is not None and (key not in best or length < best[key]):
+            best[str(key)] = length
+    ratios = [float(length / best[str(key)]) if length is not None and best[str(key)] > 0
+              else None for key, length in zip(frame["run_key"], lengths, strict=True)]
+    return pd.Series(ratios, index=frame.index, dtype=pd.Float64Dtype())
