@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from planners.lp._solve import FloatSolution, LinearModel
+from planners.lp._solve import Deadline, FloatSolution, LinearModel
 
 __all__ = ["DENOMINATORS", "ExactSolution", "basis_recover", "recover"]
 
@@ -298,8 +298,8 @@ def _integer_rows(model: LinearModel, rows: Sequence[int]
 
 
 def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
-            rhs: list[int], max_bits: int = 6_000, *, trans: str = "N"
-            ) -> list[Fraction] | None:
+            rhs: list[int], max_bits: int = 6_000, *, trans: str = "N",
+            deadline: Deadline | None = None) -> list[Fraction] | None:
     """Solve the square integer system exactly by numeric refinement.
 
     Iterative refinement with exact integer residuals (``x ≈ N / 2^E``, the
@@ -309,7 +309,8 @@ def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
     check still fails after ``max_bits`` bits, or as soon as a step after the
     first would gain fewer than 8 bits (the float factorisation is too inaccurate).  ``lu``
     factorises ``mat``; ``trans="T"`` solves with its transpose (then
-    ``rows`` are the transpose's rows).
+    ``rows`` are the transpose's rows).  ``deadline`` is checked at every
+    step (:class:`~planners.lp._solve.TimeLimitReached`).
     """
     n = len(rhs)
     num = [0] * n
@@ -318,6 +319,8 @@ def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
     last_q = 1
     first = True
     while shift <= max_bits:
+        if deadline is not None:
+            deadline.check("exact recovery (basis refinement)")
         top = max((abs(r) for r in resid), default=0)
         if top == 0:  # num / 2^shift is the solution
             return [Fraction(a, 1 << shift) for a in num]
@@ -408,7 +411,8 @@ def _basis_dual_value(model: LinearModel, tight: list[int], rows: list[dict[int,
     return Fraction(sum(b * y for b, y in zip(rhs, big, strict=True)), q)
 
 
-def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | None:
+def basis_recover(model: LinearModel, sol: FloatSolution, *,
+                  deadline: Deadline | None = None) -> ExactSolution | None:
     """The exact vertex of HiGHS's optimal basis, and its exact dual.
 
     The basic columns ``S`` and the nonbasic (tight) rows ``R`` form a
@@ -419,11 +423,23 @@ def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | Non
     (:func:`dual_bound`), so a slightly wrong basis only costs exactness,
     never validity.
 
+    Parameters
+    ----------
+    model, sol:
+        The exact model and HiGHS's optimal answer with its basis.
+    deadline:
+        Checked between steps and at every refinement step.
+
     Returns
     -------
     ExactSolution or None
         ``None`` when the basis is missing, singular, or yields no exactly
         feasible primal.
+
+    Raises
+    ------
+    TimeLimitReached
+        When ``deadline`` passes.
     """
     if sol.basis is None:
         return None
@@ -444,7 +460,7 @@ def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | Non
         lu = spla.splu(mat)
     except RuntimeError:  # singular
         return None
-    xs = _refine(mat, lu, local, rhs)
+    xs = _refine(mat, lu, local, rhs, deadline=deadline)
     if xs is None:
         return None
     x = [Fraction(0)] * model.n_variables
@@ -458,7 +474,9 @@ def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | Non
         for k, a in row.items():
             columns[k][i] = a
     c_s = [1 if j == model.objective else 0 for j in cols]
-    ys = _refine(mat, lu, columns, c_s, trans="T")
+    if deadline is not None:
+        deadline.check("exact recovery (basis dual)")
+    ys = _refine(mat, lu, columns, c_s, trans="T", deadline=deadline)
     kinds: dict[int, int] = {}
     i_ub = i_eq = 0
     for i, model_row in enumerate(model.rows):
@@ -491,7 +509,8 @@ def basis_recover(model: LinearModel, sol: FloatSolution) -> ExactSolution | Non
 
 
 def recover(model: LinearModel, sol: FloatSolution, *,
-            repair: Repair | None = None) -> ExactSolution | None:
+            repair: Repair | None = None, deadline: Deadline | None = None
+            ) -> ExactSolution | None:
     """Turn a float optimum into exact rationals (see the module notes).
 
     Parameters
@@ -503,23 +522,33 @@ def recover(model: LinearModel, sol: FloatSolution, *,
     repair:
         Model-specific fallback: from float primal values, an exactly
         feasible primal (``None`` if it cannot make one).
+    deadline:
+        The planner's deadline, checked between the steps and inside the
+        basis refinement; ``None`` (default) never stops.
 
     Returns
     -------
     ExactSolution or None
         ``None`` only when no exactly feasible primal could be found at all.
+
+    Raises
+    ------
+    TimeLimitReached
+        When ``deadline`` passes, naming the step.
     """
+    clock = deadline if deadline is not None else Deadline()
     assert sol.x is not None
     assert sol.y_ub is not None
     assert sol.y_eq is not None
     if sol.basis is not None:
-        from_basis = basis_recover(model, sol)
+        from_basis = basis_recover(model, sol, deadline=clock)
         if from_basis is not None and from_basis.exact:
             return from_basis
     best_x: list[Fraction] | None = None
     best_dual: tuple[list[Fraction], list[Fraction], Fraction] | None = None
     a_ub, b_ub, a_eq, b_eq = model.matrices()
     for i, limit in enumerate(DENOMINATORS):
+        clock.check("exact recovery (rounding)")
         last = i == len(DENOMINATORS) - 1
         if best_x is None:
             x = _rationalise(sol.x, limit, nonneg=True)
@@ -547,6 +576,7 @@ def recover(model: LinearModel, sol: FloatSolution, *,
     support = [j for j in range(model.n_variables) if x_float[j] > 1e-9]
     method = "basis"
     if best_x is None or best_x[model.objective] < best_dual[2]:
+        clock.check("exact recovery (dense basis solve)")
         guess = {j: Fraction(float(x_float[j])).limit_denominator(10**6) for j in support}
         solved = _solve_exact([dict(model.rows[i].coeffs) for i in tight],
                               [model.rows[i].rhs for i in tight], support, guess)
@@ -558,10 +588,12 @@ def recover(model: LinearModel, sol: FloatSolution, *,
                     best_x is None or x[model.objective] > best_x[model.objective]):
                 best_x = x
     if best_x is not None and best_x[model.objective] < best_dual[2]:
+        clock.check("exact recovery (exact dual)")
         candidate = _exact_dual(model, best_x, sol)
         if candidate is not None and candidate[2] < best_dual[2]:
             best_dual = candidate
     if best_x is None and repair is not None:
+        clock.check("exact recovery (repair)")
         best_x = repair(x_float)
         if best_x is not None and not primal_feasible(model, best_x):
             best_x = None

@@ -16,9 +16,20 @@ never looser than a real schedule allows:
   by (11));
 - no variable sends ``v_i`` back into its owner (it would simply vanish).
 
-The solution is decomposed into weighted reduction trees by EXTRACT_TREES
-(section 4.4, Fig. 8), after cancelling send cycles of any one partial
-result (they carry nothing and could make FIND_TREE loop).
+:func:`build_reduce_model` builds this program whole (``N^3 n / 6`` task
+variables: 176,608 columns at N = n = 30, where HiGHS's interior point takes
+15-21 s); its solution is decomposed into weighted reduction trees by
+EXTRACT_TREES (section 4.4, Fig. 8), after cancelling send cycles of any one
+partial result (they carry nothing and could make FIND_TREE loop).
+
+The planner solves the same program as a packing of reduction trees
+(:func:`reduction_trees`): by Lemma 2 every SSR(G) solution is a weighted sum
+of trees, so the optimum is the same.  The master program has one row per
+port and per CPU; the pricing step is a dynamic program over intervals and
+shortest paths (:func:`cheapest_tree`), which also gives the certificate:
+priced exactly, it turns the master's exact dual into an exactly feasible
+dual of the whole SSR(G) program.  At N = n = 30 this takes well under a
+second, exact, and yields the weighted trees directly.
 
 The operator is taken non-commutative (intervals in order).  A commutative
 reduction could combine any subsets, which this program does not model: the
@@ -29,20 +40,26 @@ bound that might be beaten.
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from planners.base import PlanResult
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from planners.lp._exact import ExactSolution, recover
 from planners.lp._periodic import ComputeTask, SendTask, Unit
-from planners.lp._solve import LinearModel
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.items import Item
 from simulator.operations import Operation
 from simulator.platform import NodeId, Platform
 
-__all__ = ["build_reduce_model", "extract_trees", "plan_reduce"]
+__all__ = ["build_reduce_model", "cheapest_tree", "cheapest_trees", "extract_trees", "plan_reduce",
+           "reduction_trees"]
 
 TP = "TP"
 
@@ -292,8 +309,557 @@ def _repair(platform: Platform, operation: Operation, model: LinearModel, x: np.
     return values
 
 
+# -- column generation over reduction trees ----------------------------------------------
+
+MAX_ROUNDS = 5_000
+"""Cap on the float pricing rounds of the column generation."""
+
+EXACT_ROUNDS = 50
+"""Cap on the exact rounds (exact master, exact pricing); past it the answer
+is the certified interval of the last one."""
+
+COLUMNS_PER_ROUND = 3
+"""Trees added per pricing round at most (the cheapest, then other last tasks)."""
+
+SMOOTHING = 0.8
+"""Wentges dual smoothing: price at ``α·center + (1-α)·y`` (the center is the
+dual of the best bound so far), then at the master's ``y`` if that tree does
+not improve the master; 0 disables it."""
+
+_PRICING_TOLERANCE = 1e-9
+"""A tree enters the master when its float price is below ``1 - this``."""
+
+
+@dataclass
+class _TreeSpace:
+    """The platform as the pricing step sees it: indexes, link and compute costs.
+
+    Nodes are numbered in ``platform.node_ids`` order; ``links`` are index
+    pairs with their busy time ``size · c``; ``compute`` is ``w(i)`` for a
+    processor (``None`` for a router: no reduction task there).
+    """
+
+    nodes: tuple[NodeId, ...]
+    index: dict[NodeId, int]
+    owners: tuple[int, ...]
+    target: int
+    links: tuple[tuple[int, int], ...]
+    busy: tuple[Fraction, ...]
+    compute: tuple[Fraction | None, ...]
+    cpu_rows: dict[int, int]
+    """Node index -> master row of its CPU (processors with ``w > 0``)."""
+
+    @classmethod
+    def of(cls, platform: Platform, operation: Operation) -> _TreeSpace:
+        nodes = tuple(platform.node_ids)
+        index = {v: i for i, v in enumerate(nodes)}
+        processors = set(platform.processors)
+        links = tuple((index[u], index[v]) for u, v in platform.graph.edges)
+        busy = tuple(operation.size * platform.cost(u, v) for u, v in platform.graph.edges)
+        compute = tuple(platform.compute_time(v) if v in processors else None for v in nodes)
+        cpu_rows: dict[int, int] = {}
+        for i, w in enumerate(compute):
+            if w is not None and w > 0:
+                cpu_rows[i] = 2 * len(nodes) + len(cpu_rows)
+        assert operation.target is not None
+        return cls(nodes, index, tuple(index[p] for p in operation.participants),
+                   index[operation.target], links, busy, compute, cpu_rows)
+
+    @property
+    def n_rows(self) -> int:
+        """Master rows: send and receive port of every node, then the CPUs."""
+        return 2 * len(self.nodes) + len(self.cpu_rows)
+
+    def loads(self, tasks: Sequence[Task]) -> dict[int, Fraction]:
+        """Master row -> time one instance of the tree ``tasks`` keeps it busy."""
+        key = tuple(tasks)
+        known = self._loads.get(key)
+        if known is not None:
+            return known
+        out: dict[int, Fraction] = defaultdict(Fraction)
+        for task in tasks:
+            if task[0] == "send":
+                u, v = self.index[task[1]], self.index[task[2]]
+                b = self._busy[u, v]
+                out[2 * u] += b
+                out[2 * v + 1] += b
+            else:
+                i = self.index[task[1]]
+                row = self.cpu_rows.get(i)
+                if row is not None:
+                    w = self.compute[i]
+                    assert w is not None
+                    out[row] += w
+        self._loads[key] = dict(out)
+        return self._loads[key]
+
+    def float_loads(self, tasks: Sequence[Task]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`loads` in floats, as (rows, values) arrays for the solver."""
+        out: dict[int, float] = defaultdict(float)
+        index = self.index
+        for task in tasks:
+            if task[0] == "send":
+                u, v = index[task[1]], index[task[2]]
+                b = self._busy_float[u, v]
+                out[2 * u] += b
+                out[2 * v + 1] += b
+            else:
+                i = index[task[1]]
+                row = self.cpu_rows.get(i)
+                if row is not None:
+                    out[row] += self._compute_float[i]
+        rows = sorted(out)
+        return np.array(rows, dtype=np.int32), np.array([out[r] for r in rows])
+
+    def __post_init__(self) -> None:
+        self._busy = dict(zip(self.links, self.busy, strict=True))
+        self._busy_float = {e: float(b) for e, b in self._busy.items()}
+        self._compute_float = [0.0 if w is None else float(w) for w in self.compute]
+        self._loads: dict[tuple[Task, ...], dict[int, Fraction]] = {}
+
+    def prices(self, y: Sequence[Fraction] | np.ndarray, *, exact: bool
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Link and compute prices under the master dual ``y``.
+
+        Float prices when ``exact`` is false; else integers (object arrays)
+        over the returned common denominator.  A router's compute price is
+        infinite.
+        """
+        n = len(self.nodes)
+        if not exact:
+            yf = np.asarray([float(v) for v in y])
+            link = np.array([float(b) * (yf[2 * u] + yf[2 * v + 1])
+                             for (u, v), b in zip(self.links, self.busy, strict=True)])
+            cpu = np.array([np.inf if w is None else
+                            (float(w) * yf[self.cpu_rows[i]] if i in self.cpu_rows else 0.0)
+                            for i, w in enumerate(self.compute)])
+            return link, cpu, 1
+        fl = [b * (y[2 * u] + y[2 * v + 1]) for (u, v), b in zip(self.links, self.busy,
+                                                                   strict=True)]
+        fc: list[Fraction | None] = [
+            None if w is None else (w * y[self.cpu_rows[i]] if i in self.cpu_rows
+                                    else Fraction(0))
+            for i, w in enumerate(self.compute)]
+        q = 1
+        for f in [*fl, *(c for c in fc if c is not None)]:
+            d = Fraction(f).denominator
+            if q % d:
+                q = q * d // math.gcd(q, d)
+        link = np.empty(len(fl), dtype=object)
+        link[:] = [Fraction(f).numerator * (q // Fraction(f).denominator) for f in fl]
+        cpu = np.empty(n, dtype=object)
+        cpu[:] = [math.inf if c is None else c.numerator * (q // c.denominator) for c in fc]
+        return link, cpu, q
+
+
+def _all_pairs(n: int, links: Sequence[tuple[int, int]], link_price: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Floyd–Warshall: distances and next hops (``-1``: unreachable)."""
+    dtype = link_price.dtype
+    dist = np.full((n, n), math.inf, dtype=dtype)
+    nxt = np.full((n, n), -1, dtype=np.int64)
+    for i in range(n):
+        dist[i, i] = 0
+        nxt[i, i] = i
+    for (u, v), p in zip(links, link_price, strict=True):
+        if p < dist[u, v]:
+            dist[u, v] = p
+            nxt[u, v] = v
+    for k in range(n):
+        cand = dist[:, k:k + 1] + dist[k:k + 1, :]
+        better = cand < dist
+        if better.any():
+            dist = np.where(better, cand, dist)
+            nxt = np.where(better, nxt[:, k:k + 1], nxt)
+    return dist, nxt
+
+
+def cheapest_tree(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
+                  deadline: Deadline | None = None) -> tuple[float | int, list[Task] | None]:
+    """The reduction tree of least price (the pricing step), by dynamic programming.
+
+    ``best[j, k, m]``, the least price of holding ``v[k,m]`` on node ``j``,
+    is the shortest-path price from the owner for ``k = m``, else
+    ``min_i (cpu(i) + min_l best[i,k,l] + best[i,l+1,m]) + dist(i, j)``.
+    Exact on integer (object) prices.
+
+    Parameters
+    ----------
+    space:
+        The platform's indexes and costs.
+    link_price, cpu_price:
+        Price of one send over each link of ``space.links``, of one
+        reduction task on each node (infinite on routers).
+    deadline:
+        Checked at every interval length of the dynamic program.
+
+    Returns
+    -------
+    (price, tasks)
+        The least price and the tree's tasks in FIND_TREE order (each task
+        before the tasks producing its inputs); ``None`` when no tree exists.
+    """
+    found = cheapest_trees(space, link_price, cpu_price, 1, deadline=deadline)
+    if not found:
+        return math.inf, None
+    return found[0]
+
+
+def cheapest_trees(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
+                   count: int, below: float | int = math.inf, *,
+                   deadline: Deadline | None = None) -> list[tuple[float | int, list[Task]]]:
+    """Up to ``count`` cheap reduction trees, the cheapest first.
+
+    The cheapest tree, then the cheapest ones with another last task (the
+    node computing ``v[0,N-1]`` and its split point), each completed with the
+    cheapest subtrees: several columns from one dynamic program.  Only trees
+    priced below ``below`` are returned (the cheapest is always tried).
+    """
+    parts = len(space.owners)
+    dist, nxt, best, comp = price_tables(space, link_price, cpu_price, deadline=deadline)
+    cpu = cpu_price[:, None]
+    target = space.target
+    last = parts - 1
+    cheapest = best[target, 0, last]
+    if cheapest == math.inf:
+        return []
+    tables = (dist, nxt, best, comp, cpu_price)
+    roots: list[tuple[float | int, int, int]] = [(cheapest, -1, -1)]
+    if count > 1:
+        ls = np.arange(last)
+        root_price = (best[:, 0, ls] + best[:, ls + 1, last] + cpu
+                      + dist[:, target][:, None])                # (i, l)
+        order = np.argsort(root_price, axis=None, kind="stable")[:count]
+        for flat in order.tolist()[1:]:
+            i, l_ = divmod(flat, last)
+            p = root_price[i, l_]
+            if p < below and p != math.inf:
+                roots.append((p, i, l_))
+    out: list[tuple[float | int, list[Task]]] = []
+    for p, i0, l0 in roots[:count]:
+        if p >= below and out:
+            break
+        out.append((p, _backtrack(space, tables, i0, l0)))
+    return out
+
+
+def price_tables(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
+                 deadline: Deadline | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The dynamic program of :func:`cheapest_tree`.
+
+    Returns
+    -------
+    (dist, nxt, best, comp)
+        All-pairs shortest-path prices and next hops; ``best[j, k, m]``, the
+        least price of holding ``v[k,m]`` on ``j`` (``k <= m``);
+        ``comp[i, k, m]``, of computing it on ``i`` (``k < m``).
+    """
+    n = len(space.nodes)
+    parts = len(space.owners)
+    dist, nxt = _all_pairs(n, space.links, link_price)
+    dtype = link_price.dtype
+    best = np.empty((n, parts, parts), dtype=dtype)   # v[k,m] held on j
+    comp = np.empty((n, parts, parts), dtype=dtype)   # v[k,m] computed on i
+    for k, o in enumerate(space.owners):
+        best[:, k, k] = dist[o, :]
+    cpu = cpu_price[:, None]
+    for length in range(1, parts):
+        if deadline is not None:
+            deadline.check("pricing (dynamic program)")
+        ks = np.arange(parts - length)
+        ls = ks[:, None] + np.arange(length)[None, :]           # (K, L) split points
+        pair = best[:, ks[:, None], ls] + best[:, ls + 1, (ks + length)[:, None]]
+        here = pair.min(axis=2) + cpu                            # (i, K)
+        comp[:, ks, ks + length] = here
+        if length == parts - 1:  # only the target needs the result
+            best[:, 0, parts - 1] = (here + dist[:, :]).min(axis=0)
+        else:
+            best[:, ks, ks + length] = (here[:, :, None] + dist[:, None, :]).min(axis=0).T
+    return dist, nxt, best, comp
+
+
+def _backtrack(space: _TreeSpace, tables: tuple[np.ndarray, ...], root_maker: int,
+               root_split: int) -> list[Task]:
+    """The tree of the dynamic program's choices, recomputed along the way.
+
+    ``root_maker`` and ``root_split`` (``-1``: the cheapest) force the node
+    computing ``v[0,N-1]`` and its split point.
+    """
+    dist, nxt, best, comp, _ = tables
+    nodes = space.nodes
+    n = len(nodes)
+    parts = len(space.owners)
+    tasks: list[Task] = []
+    stack = [(space.target, 0, parts - 1)]
+    first = True
+    while stack:
+        j, k, m = stack.pop()
+        if k == m:
+            i = space.owners[k]
+        elif first and root_maker >= 0:
+            i = root_maker
+        else:
+            i = int(np.argmin(comp[:, k, m] + dist[:, j]))
+        hops = [i]
+        while hops[-1] != j:
+            hops.append(int(nxt[hops[-1], j]))
+            if len(hops) > n:  # pragma: no cover - next hops of shortest paths
+                raise AssertionError("next-hop cycle in the shortest paths")
+        for u, v in reversed(list(itertools.pairwise(hops))):
+            tasks.append(("send", nodes[u], nodes[v], k, m))
+        if k == m:
+            first = False
+            continue
+        if first and root_split >= 0:
+            l_ = root_split
+        else:
+            l_ = k + int(np.argmin(best[i, k, k:m] + best[i, k + 1:m + 1, m]))
+        first = False
+        tasks.append(("cons", nodes[i], k, l_, m))
+        stack.extend([(i, k, l_), (i, l_ + 1, m)])
+    return tasks
+
+
+def _float_price(space: _TreeSpace, tasks: list[Task], y: np.ndarray) -> float:
+    """The price of one tree under the float dual ``y``."""
+    rows, loads = space.float_loads(tasks)
+    return float(loads @ y[rows])
+
+
+def _master(space: _TreeSpace, columns: list[list[Task]]) -> LinearModel:
+    """The tree master program: ``max TP = Σ_T λ_T`` under the port and CPU rows."""
+    model = LinearModel()
+    tp = model.variable(TP, upper=Fraction(10**9))
+    model.objective = tp
+    rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+    total: dict[int, Fraction] = {tp: Fraction(1)}
+    for c, tasks in enumerate(columns):
+        loads = space.loads(tasks)
+        j = model.variable(("tree", c), upper=1 / max(loads.values()))
+        total[j] = Fraction(-1)
+        for r, a in loads.items():
+            rows[r][j] = a
+    model.add(total, "==", Fraction(0), "the trees carry TP")
+    for r, coeffs in enumerate(rows):
+        model.add(coeffs, "<=", Fraction(1), f"row {r}")
+    return model
+
+
+class _FloatMaster:
+    """The master program kept in one highspy object, columns added as found."""
+
+    def __init__(self, space: _TreeSpace) -> None:
+        import highspy
+
+        self._hs = highspy
+        self.h = highspy.Highs()
+        h = self.h
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("presolve", "off")
+        inf = highspy.kHighsInf
+        h.addRows(space.n_rows, np.full(space.n_rows, -inf), np.ones(space.n_rows),
+                  0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.space = space
+
+    def add(self, tasks: list[Task]) -> None:
+        idx, val = self.space.float_loads(tasks)
+        self.h.addCol(-1.0, 0.0, self._hs.kHighsInf, len(idx), idx, val)
+
+    def solve(self, time_limit: float | None) -> tuple[str, float, np.ndarray]:
+        """Status, optimum and the port/CPU dual (maximisation form, ``>= 0``)."""
+        if time_limit is not None:  # HiGHS's clock runs on across the runs of one object
+            self.h.setOptionValue("time_limit",
+                                  self.h.getRunTime() + max(float(time_limit), 1e-3))
+        self.h.run()
+        status = self.h.getModelStatus()
+        ms = self._hs.HighsModelStatus
+        if status == ms.kTimeLimit:
+            return "time_limit", 0.0, np.zeros(0)
+        if status != ms.kOptimal:
+            return self.h.modelStatusToString(status), 0.0, np.zeros(0)
+        y = -np.asarray(self.h.getSolution().row_dual, dtype=float)
+        return "optimal", -float(self.h.getInfo().objective_function_value), np.maximum(y, 0)
+
+    def used(self) -> list[int]:
+        """Columns with a positive value, or basic, in the last solution."""
+        x = self.h.getSolution().col_value
+        basis = self.h.getBasis()
+        basic = self._hs.HighsBasisStatus.kBasic
+        return [c for c, (v, st) in enumerate(zip(x, basis.col_status, strict=True))
+                if v > 0 or st == basic]
+
+
+def reduction_trees(platform: Platform, operation: Operation, *,
+                    deadline: Deadline | None = None, method: str = "auto",
+                    stats: dict[str, float] | None = None
+                    ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]], int] | str:
+    """SSR(G) solved as a packing of reduction trees, by column generation.
+
+    The master program maximises ``Σ_T λ_T`` over weighted reduction trees
+    under the send, receive and CPU rows of SSR(G) (2), (3), (7); the
+    pricing step finds the tree of least price under the master's dual by
+    :func:`cheapest_tree`.  Floats drive the generation; then the master is
+    solved exactly (:func:`planners.lp._exact.recover`) and priced exactly.
+
+    Parameters
+    ----------
+    platform, operation:
+        The platform and the (resolved, non-commutative) reduce.
+    deadline:
+        Checked between rounds and during the exact recovery
+        (:class:`~planners.lp._solve.TimeLimitReached` names the phase).
+    method:
+        HiGHS method for the exact solve of the master (``auto``: dual simplex).
+    stats:
+        When given, filled with the seconds spent in ``build``, ``solve``
+        (float column generation) and ``exact`` (exact master and exact
+        pricing), and the counts ``rounds``, ``exact_rounds`` and ``columns``.
+
+    Returns
+    -------
+    (exact, trees, rounds) or str
+        The exact master solution, whose ``upper`` is certified for SSR(G),
+        the weighted trees (weights sum to ``exact.lower``) and the number of
+        pricing rounds; or the phase during which ``deadline`` passed.
+
+    Notes
+    -----
+    Equal to SSR(G): a tree is a feasible SSR(G) point and every SSR(G) point
+    is a weighted sum of trees after cancelling send cycles (Lemma 2 and
+    Theorem 1 of RR-4872, section 4.4), which only lowers the loads.  The
+    certificate: given the master's exact dual ``y >= 0`` on the port and CPU
+    rows and ``W``, the exact least tree price, let ``π(j, v[k,m])`` be the
+    least price of holding ``v[k,m]`` on ``j`` (0 for ``v_k`` on its owner).
+    Then ``π / W``, ``y / W`` satisfy every dual row of SSR(G): a send
+    ``(u→v, v[k,m])`` gives ``π(v) <= π(u) + price(u→v)`` (shortest paths),
+    a task ``T_{k,l,m}`` on ``i`` gives ``π(i, v[k,m]) <= π(i, v[k,l]) +
+    π(i, v[l+1,m]) + w(i) y_cpu(i)``, and the throughput column gives
+    ``π(target, v[0,N-1]) / W = 1``.  Weak duality bounds SSR(G) by
+    ``Σ y / min(1, W)``, which equals the master's optimum once ``W >= 1``.
+    Sends of ``v_k`` into its owner and of the result out of the target never
+    occur in these trees (shortest paths are simple), as in
+    :func:`build_reduce_model`.
+    """
+    clock = deadline if deadline is not None else Deadline()
+    started = time.perf_counter()
+    space = _TreeSpace.of(platform, operation)
+    built = time.perf_counter()
+    columns: list[list[Task]] = []
+    seen: set[tuple[Task, ...]] = set()
+
+    def add(tasks: list[Task] | None) -> bool:
+        if tasks is None or tuple(tasks) in seen:
+            return False
+        seen.add(tuple(tasks))
+        columns.append(tasks)
+        master.add(tasks)
+        return True
+
+    try:
+        master = _FloatMaster(space)
+    except ImportError:  # pragma: no cover - highspy is a dependency
+        return "highspy is not installed"
+    link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
+    price, first = cheapest_tree(space, link, cpu, deadline=clock)
+    if first is None:
+        return "no reduction tree reaches the target"
+    add(first)
+    rounds = 0
+    center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
+    best_bound = math.inf
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        clock.check("column generation (master program)")
+        status, value, y = master.solve(clock.remaining())
+        if status == "time_limit":
+            raise TimeLimitReached("column generation (master program)")
+        if status != "optimal":
+            return f"HiGHS failed on the reduce tree master program: {status}"
+        clock.check("column generation (pricing)")
+        entered = False
+        for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):
+            probe = y if alpha == 0.0 or center is None else alpha * center + (1 - alpha) * y
+            link, cpu, _ = space.prices(probe, exact=False)
+            found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
+            if not found:
+                return "no reduction tree reaches the target"
+            if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σy / (least tree price)
+                bound = float(np.sum(probe)) / float(found[0][0])
+                if bound < best_bound:
+                    best_bound, center = bound, probe
+            improving = [t for t in (t for _, t in found) if _float_price(space, t, y)
+                         < 1 - _PRICING_TOLERANCE]
+            if improving and sum(add(t) for t in improving):
+                entered = True
+                break
+        if center is None:
+            center = y
+        if not entered or value >= best_bound * (1 - _PRICING_TOLERANCE):
+            break
+    # Exact phase: the master over the trees in use solved exactly, its dual
+    # priced exactly; a tree priced below 1 joins and the master is solved again.
+    active = [columns[c] for c in master.used()] or list(columns)
+    generated = time.perf_counter()
+    exact_rounds = 0
+    while True:
+        exact_rounds += 1
+        clock.check("exact recovery (tree master)")
+        model = _master(space, active)
+        options_method = "highs-ds" if method == "auto" else method
+        sol = solve_float(model, method=options_method, time_limit=clock.remaining())
+        if sol.status == "time_limit":
+            raise TimeLimitReached("exact recovery (tree master)")
+        if sol.status != "optimal":
+            return f"HiGHS failed on the reduce tree master program: {sol.message}"
+        exact = recover(model, sol, deadline=clock)
+        if exact is None:
+            return "no exactly feasible solution of the reduce tree master program"
+        clock.check("exact pricing (certificate)")
+        y_rows = exact.y_ub
+        link, cpu, q = space.prices(y_rows, exact=True)
+        price, tasks = cheapest_tree(space, link, cpu, deadline=clock)
+        if tasks is None:
+            return "no reduction tree reaches the target"
+        cheapest = Fraction(int(price), q)
+        dual_value = sum(y_rows, Fraction(0))
+        if cheapest >= 1:
+            upper = dual_value
+        elif cheapest > 0:
+            upper = dual_value / cheapest
+        else:
+            upper = None
+        if (upper is not None and upper <= exact.lower) or exact_rounds >= EXACT_ROUNDS \
+                or tasks in active:
+            break
+        active.append(tasks)
+    if upper is None:
+        return "the exact pricing found a tree of price 0: no certified bound"
+    trees = [(exact.values[model.index["tree", c]], tasks)
+             for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
+    upper = max(upper, exact.lower)
+    method_name = exact.method if upper == exact.lower else "interval"
+    certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
+                              method_name)
+    if stats is not None:
+        stats.update(build=built - started, solve=generated - built,
+                     exact=time.perf_counter() - generated, rounds=rounds,
+                     exact_rounds=exact_rounds, columns=len(columns))
+    return certified, trees, rounds
+
+
 def plan_reduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Optimal steady-state series of non-commutative reduces (SSR(G)).
+
+    SSR(G) is solved as a packing of reduction trees by column generation
+    (:func:`reduction_trees`; the same optimum as :func:`build_reduce_model`,
+    certified by an exact pricing), which gives the weighted trees of
+    EXTRACT_TREES directly.  ``time_limit`` covers the column generation,
+    the exact recovery and the certificate (the periodic schedule is built
+    only if time remains); ``method`` is HiGHS's method for the exact solve
+    of the master.  Should the column generation fail (HiGHS error on the
+    master), the whole SSR(G) program is solved instead.
 
     Notes
     -----
@@ -307,16 +873,42 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions) ->
     if len(operation.participants) < 2:
         return PlanResult.error(NAME, "a reduce of one participant needs no communication: "
                                       "the throughput is unbounded")
+    deadline = Deadline.after(options.time_limit)
+    try:
+        found = reduction_trees(platform, operation, deadline=deadline, method=options.method)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the reduce (SSR) trees")
+    if isinstance(found, str):
+        return _plan_reduce_flat(platform, operation, options, deadline, found)
+    exact, trees, rounds = found
+    if deadline.expired:
+        return time_limit_error(options, "the reduce (SSR) trees (before the periodic "
+                                         "schedule)")
+    groups = [[_unit(w, tasks) for w, tasks in trees]]
+    return finish(platform, operation, exact, groups, options,
+                  notes=[f"SSR(G) by column generation over reduction trees: {rounds} "
+                         f"pricing rounds, {len(trees)} weighted trees"])
+
+
+def _plan_reduce_flat(platform: Platform, operation: Operation, options: LpOptions,
+                      deadline: Deadline, why: str) -> PlanResult:
+    """The whole SSR(G) program, when the column generation gave no answer."""
+    if deadline.expired:
+        return time_limit_error(options, f"the reduce (SSR) trees ({why})")
     model = build_reduce_model(platform, operation)
 
     def repair(x: np.ndarray) -> list[Fraction] | None:
         return _repair(platform, operation, model, x)
 
-    exact = solve_exactly(model, options, what="reduce (SSR)", repair=repair)
+    exact = solve_exactly(model, options, what="reduce (SSR)", repair=repair,
+                          deadline=deadline)
     if isinstance(exact, PlanResult):
         return exact
     amount = {key: exact.values[j] for key, j in model.index.items()
               if key != TP and exact.values[j] > 0}
     trees = extract_trees(operation, amount, exact.lower)  # type: ignore[arg-type]
+    if deadline.expired:
+        return time_limit_error(options, "tree extraction (before the periodic schedule)")
     groups = [[_unit(w, tasks) for w, tasks in trees]]
-    return finish(platform, operation, exact, groups, options)
+    return finish(platform, operation, exact, groups, options,
+                  notes=[f"whole SSR(G) program (column generation: {why})"])

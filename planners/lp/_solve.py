@@ -17,7 +17,13 @@ basis, which :func:`planners.lp._exact.basis_recover` solves exactly.
 Measured with highspy on reduce N = n = 20 (39,138 columns): interior point
 with crossover 1.5-1.9 s, dual simplex 36 s; N = 30 (176,608 columns):
 15-17 s, of which crossover is well under 1 s (69 IPX iterations); a looser
-``ipm_optimality_tolerance`` (1e-5) and presolve off did not help.
+``ipm_optimality_tolerance`` (1e-5) and presolve off did not help.  The
+reduce planner therefore solves SSR(G) by column generation over reduction
+trees instead (:func:`planners.lp._reduce.reduction_trees`).
+
+A :class:`Deadline` carries a planner's ``time_limit`` through its phases;
+a phase that passes it raises :class:`TimeLimitReached`, which the driver
+turns into an ``error`` result naming the phase.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ try:
 except ImportError:  # pragma: no cover - highspy is a dependency
     _HAVE_HIGHSPY = False
 
-__all__ = ["IPM_THRESHOLD", "FloatSolution", "LinearModel", "Row", "solve_float"]
+__all__ = ["IPM_THRESHOLD", "Deadline", "FloatSolution", "LinearModel", "Row", "TimeLimitReached",
+           "solve_float"]
 
 IPM_THRESHOLD = 2_000
 """With ``method="auto"``, models with more variables than this use HiGHS's
@@ -48,6 +55,57 @@ simplex.  Measured with highspy: reduce N = n = 10 (3,268 variables) takes
 0.06-0.08 s with the interior point against 0.18-0.37 s with the dual simplex."""
 
 Sense = Literal["<=", "=="]
+
+
+class TimeLimitReached(Exception):
+    """The planner's ``time_limit`` passed during ``phase`` (caught, becomes a status).
+
+    Parameters
+    ----------
+    phase:
+        What was running, for the message (``"exact recovery"``, ...).
+    """
+
+    def __init__(self, phase: str) -> None:
+        super().__init__(f"time limit reached during {phase}")
+        self.phase = phase
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A wall-clock deadline shared by the phases of one planner call.
+
+    Examples
+    --------
+    >>> Deadline.after(None).remaining() is None
+    True
+    >>> Deadline.after(60).expired
+    False
+    """
+
+    at: float | None = None
+    """``time.perf_counter()`` value after which the planner stops, or ``None``."""
+
+    @classmethod
+    def after(cls, seconds: float | None) -> Deadline:
+        """The deadline ``seconds`` from now (``None``: no deadline)."""
+        return cls(None if seconds is None else time.perf_counter() + float(seconds))
+
+    def remaining(self) -> float | None:
+        """Seconds left (at least 0), or ``None`` without a deadline."""
+        if self.at is None:
+            return None
+        return max(0.0, self.at - time.perf_counter())
+
+    @property
+    def expired(self) -> bool:
+        """True once the deadline has passed."""
+        return self.at is not None and time.perf_counter() >= self.at
+
+    def check(self, phase: str) -> None:
+        """Raise :class:`TimeLimitReached` naming ``phase`` once the deadline has passed."""
+        if self.expired:
+            raise TimeLimitReached(phase)
 
 
 @dataclass(frozen=True, slots=True)
