@@ -248,12 +248,14 @@ def test_bad_options(options: dict, match: str) -> None:  # type: ignore[type-ar
         LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"), **options)
 
 
-@pytest.mark.parametrize("model", ["unidirectional", "multiport:2"])
-def test_other_port_models_unsupported(model: str) -> None:
+@pytest.mark.parametrize(("model", "bound"), [("unidirectional", 1), ("multiport:2", 2)])
+def test_other_port_models_supported(model: str, bound: int) -> None:
+    """Issue 4: column generation over matchings (tests/test_lp_unidirectional.py);
+    a multiport:2 pair may run its link twice at once (the engine counts port slots)."""
     p = Platform.build(["S", "A"], [("S", "A", 1)], model)
     result = LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"))
-    assert result.status == "unsupported"
-    assert model.split(":")[0] in result.message
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == bound
 
 
 def test_time_limit_is_a_status_not_a_hang() -> None:
@@ -520,6 +522,139 @@ def test_commutative_reduce_is_unsupported() -> None:
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 5))
 def test_random_reduces(seed: int, n: int) -> None:
     _check_random(seed, n, 2, OperationKind.REDUCE)
+
+
+def _reduce_case(seed: int) -> tuple[Platform, Operation]:
+    """A small random reduce: a participant subset, a router or a free CPU now and then."""
+    import random
+
+    rng = random.Random(seed)
+    n = rng.randint(3, 6)
+    base = random_platform(n, rng.randint(2, n - 1), c=(1, 6), compute=(1, 4), seed=seed)
+    compute = {v: base.compute_time(v) for v in base.node_ids}
+    routers = set()
+    if seed % 3 == 0:
+        compute[base.node_ids[-1]] = F(0)   # a processor computing for free
+    if seed % 4 == 1:
+        routers.add(base.node_ids[-1])     # a router: forwards, never computes
+    platform = Platform.build(compute, [(u, v, base.cost(u, v)) for u, v in base.graph.edges],
+                              routers=routers)
+    processors = list(platform.processors)
+    rng.shuffle(processors)
+    parts = tuple(processors[:rng.randint(2, len(processors))])
+    op = Operation(OperationKind.REDUCE, participants=parts, target=rng.choice(processors),
+                   size=rng.choice([F(1), F(1, 2)]))
+    return platform, op.resolve(platform)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reduce_trees_equal_the_whole_ssr_program(seed: int) -> None:
+    """The column generation over reduction trees reaches exactly the optimum of
+    the whole SSR(G) program (an independent solve of the full model)."""
+    from planners.lp._reduce import build_reduce_model, reduction_trees
+
+    platform, op = _reduce_case(seed)
+    found = reduction_trees(platform, op)
+    assert not isinstance(found, str), found
+    exact, trees, _ = found
+    model = build_reduce_model(platform, op)
+    sol = solve_float(model)
+    whole = recover(model, sol)
+    assert whole is not None
+    assert whole.exact
+    assert exact.exact
+    assert exact.lower == exact.upper == whole.lower
+    assert sum(w for w, _ in trees) == exact.lower
+    # the trees, added up, are an exactly feasible point of the whole program
+    values = [F(0)] * model.n_variables
+    for w, tasks in trees:
+        for task in tasks:
+            values[model.index[task]] += w
+    values[model.objective] = exact.lower
+    assert primal_feasible(model, values)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_reduce_tree_certificate_is_a_dual_of_the_whole_program(seed: int) -> None:
+    """The exact pricing's holding prices, with the master's port and CPU duals,
+    are an exactly feasible dual of the whole SSR(G) program whose value is the
+    optimum (the certificate the column generation relies on)."""
+    import re
+
+    from planners.lp._reduce import _TreeSpace, build_reduce_model, price_tables, reduction_trees
+
+    platform, op = _reduce_case(seed)
+    found = reduction_trees(platform, op)
+    assert not isinstance(found, str)
+    exact = found[0]
+    space = _TreeSpace.of(platform, op)
+    link, cpu, q = space.prices(exact.y_ub, exact=True)
+    best = price_tables(space, link, cpu)[2]
+    cheapest = F(best[space.target, 0, len(op.participants) - 1], q)
+    assert cheapest > 0
+    model = build_reduce_model(platform, op)
+    y_ub: list[F] = []
+    y_eq: list[F] = []
+    for row in model.rows:
+        name = row.name
+        if row.sense == "<=":
+            port = re.fullmatch(r"one-port (send|receive) \(\d\) of (.+)", name)
+            if port:
+                r = 2 * space.index[port[2]] + (port[1] == "receive")
+            else:
+                r = space.cpu_rows[space.index[name.removeprefix("computation (7) of ")]]
+            y_ub.append(exact.y_ub[r] / cheapest)
+        else:
+            k, m, node = re.fullmatch(r"conservation \(10\) of v\[(\d+),(\d+)\] at (.+)",
+                                      name).groups() if name.startswith("conservation") else (
+                0, len(op.participants) - 1, name.removeprefix("throughput (11) at "))
+            y_eq.append(-F(best[space.index[node], int(k), int(m)], q) / cheapest)
+    # dual_bound adds a penalty for every violated dual row: none here.
+    assert dual_bound(model, y_ub, y_eq) == exact.lower == exact.upper
+
+
+def test_reduce_time_limit_names_the_phase() -> None:
+    """A small time_limit on a medium reduce: the clean error status naming the
+    phase, quickly, never a hang."""
+    import time
+
+    platform = random_platform(20, 3, c=(1, 10), compute=(1, 5), seed=20)
+    op = Operation(OperationKind.REDUCE, target="P0")
+    started = time.perf_counter()
+    result = steady_state(platform, op, time_limit=0.05)
+    assert time.perf_counter() - started < 5
+    assert result.status == "error"
+    assert "time limit of 0.05 s reached during" in result.message
+    assert "reduce (SSR)" in result.message
+
+
+def test_exact_recovery_respects_the_deadline() -> None:
+    """The exact recovery of a large basis stops at the deadline, naming its step;
+    through the driver the planner gets the error status with that phase."""
+    from planners.lp._driver import LpOptions, solve_exactly
+    from planners.lp._reduce import build_reduce_model
+    from planners.lp._solve import Deadline, TimeLimitReached
+
+    platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    model = build_reduce_model(platform, op)
+    sol = solve_float(model)
+    with pytest.raises(TimeLimitReached, match="exact recovery"):
+        recover(model, sol, deadline=Deadline(at=0.0))
+
+    class AfterSolve(Deadline):
+        """Expires once HiGHS is done: the next check is in the exact recovery."""
+
+        def remaining(self) -> float | None:
+            object.__setattr__(self, "at", 0.0)
+            return 60.0
+
+    result = solve_exactly(model, LpOptions(time_limit=60.0), what="reduce (SSR)",
+                           deadline=AfterSolve(at=None))
+    assert isinstance(result, PlanResultType)
+    assert result.status == "error"
+    assert "exact recovery" in result.message
+    assert "time limit of 60.0 s" in result.message
 
 
 # -- broadcast (Beaumont and Marchal, section 2.2.1) ------------------------------------------

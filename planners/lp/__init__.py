@@ -3,12 +3,18 @@
 A facade in the manner of ``scipy.optimize.linprog``: :func:`steady_state`
 checks the options and dispatches on the collective to one private module
 per operation (``_scatter``, ``_gather``, ``_alltoall``, ``_reduce``,
-``_broadcast``), sharing the solver
+``_broadcast``, ``_allreduce``), sharing the solver
 (``_solve``: HiGHS with sparse matrices), the exact recovery (``_exact``),
 the flow model (``_flows``) and the periodic orchestration (``_periodic``).
 
-Under the bidirectional one-port model only (the other port models are
-issue 4): any other node model gives ``unsupported`` with the reason.
+All-bidirectional platforms take the port-sum programs above (König's
+theorem makes port sums exact there, and they are fastest).  Any other
+platform (unidirectional one-port nodes, or a mix of unidirectional,
+bidirectional and ``multiport:k`` nodes) goes to ``_matchings``: the same
+collective rows, link times covered by weighted matchings of the port graph
+(``_ports``, node splitting of Beaumont and Marchal, LIP RR-2004-32, section
+5), solved by column generation with maximum-weight-matching pricing and
+certified exactly (section 3 of that report).
 
 Sources: Legrand, Marchal and Robert, "Optimizing the steady-state
 throughput of scatter and reduce operations on heterogeneous platforms",
@@ -21,16 +27,21 @@ from collections.abc import Callable
 from typing import Any
 
 from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from planners.lp._allreduce import plan_allreduce
 from planners.lp._alltoall import plan_alltoall
 from planners.lp._broadcast import plan_allgather, plan_broadcast
 from planners.lp._driver import NAME, OPTIONS, LpOptions, parse_options
 from planners.lp._gather import plan_gather
+from planners.lp._matchings import plan_matchings
+from planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
 from planners.lp._reduce import plan_reduce
+from planners.lp._restrict import plan_restricted
 from planners.lp._scatter import plan_scatter
 from simulator.operations import Operation, OperationKind
 from simulator.platform import Platform, PortKind
 
-__all__ = ["LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions", "steady_state"]
+__all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
+           "naive_steady_state", "steady_state"]
 
 _DISPATCH: dict[OperationKind, Callable[[Platform, Operation, LpOptions], PlanResult]] = {
     OperationKind.SCATTER: plan_scatter,
@@ -39,15 +50,18 @@ _DISPATCH: dict[OperationKind, Callable[[Platform, Operation, LpOptions], PlanRe
     OperationKind.REDUCE: plan_reduce,
     OperationKind.BROADCAST: plan_broadcast,
     OperationKind.ALLGATHER: plan_allgather,
+    OperationKind.ALLREDUCE: plan_allreduce,
 }
 
 LP_OPERATIONS: frozenset[OperationKind] = frozenset(_DISPATCH)
 """Collectives the ``lp`` planner handles."""
 
-LP_PORT_MODELS: frozenset[PortKind] = frozenset({PortKind.BIDIRECTIONAL})
-"""Port models the ``lp`` planner handles (bidirectional one-port)."""
+LP_PORT_MODELS: frozenset[PortKind] = frozenset(
+    {PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL, PortKind.MULTIPORT})
+"""Port models the ``lp`` planner handles (all three, mixed per node)."""
 
-_DESCRIPTION = ("steady-state linear program (bidirectional one-port): exact optimal "
+_DESCRIPTION = ("steady-state linear program (any port models; column generation over "
+                "matchings unless all bidirectional): exact optimal "
                 "throughput, certified by the dual, and an asymptotically optimal "
                 "periodic schedule")
 
@@ -58,22 +72,29 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     Parameters
     ----------
     platform:
-        A platform whose every node obeys the bidirectional one-port model.
+        Any platform: all bidirectional (port-sum programs), else
+        unidirectional, bidirectional and ``multiport:k`` nodes in any mix
+        (column generation over matchings of the port graph; the notes give
+        the rounds and the columns).
     operation:
         The collective (resolved against ``platform`` here).
     **options:
         ``method`` (``auto``, ``highs``, ``highs-ds``, ``highs-ipm``),
         ``time_limit`` (seconds), ``split`` (default true), ``period`` (a
         fixed period, Proposition 4), ``max_events`` (cap on the operations
-        per period of the exact period).
+        per period of the exact period), ``restrict`` (broadcast: ``tree``,
+        ``dag`` or ``graph``, the default; the best single spanning tree or
+        acyclic sub-platform, by enumeration, capped; section 2.3 of the
+        broadcast report).
 
     Returns
     -------
     PlanResult
         ``ok`` with the periodic schedule, ``throughput_bound`` (the exact
         optimum, or the upper end of a certified interval), ``period``, the
-        weighted paths or trees, and notes; ``unsupported`` for another port
-        model or collective; ``error`` when the solver hits its time limit.
+        weighted paths or trees, and notes; ``unsupported`` for another
+        collective (or a commutative reduce, or a multi-port node with more
+        than 16 useful ports); ``error`` when the solver hits its time limit.
 
     Raises
     ------
@@ -87,14 +108,23 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     >>> r = steady_state(p, Operation(OperationKind.SCATTER, source="S"))
     >>> r.throughput_bound, r.period
     (Fraction(1, 2), Fraction(2, 1))
+    >>> u = p.with_port_model("unidirectional")
+    >>> steady_state(u, Operation(OperationKind.SCATTER, source="S")).throughput_bound
+    Fraction(1, 2)
     """
     check_options(NAME, options, OPTIONS)
     parsed = parse_options(options)
     reason = unsupported_reason(NAME, LP_OPERATIONS, LP_PORT_MODELS, platform, operation)
     if reason is not None:
-        return PlanResult.unsupported(NAME, reason + "; other port models are planned "
-                                      "for a later issue")
+        return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
+    if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
+        whole = {**options, "restrict": "graph"}
+        return plan_restricted(platform, op, parsed.restrict,
+                               lambda sub: steady_state(sub, op, **whole))
+    if any(platform.port_model_of(node).kind is not PortKind.BIDIRECTIONAL
+           for node in platform.node_ids):
+        return plan_matchings(platform, op, parsed)
     return _DISPATCH[op.kind](platform, op, parsed)
 
 

@@ -32,6 +32,7 @@ from fractions import Fraction
 import networkx as nx
 
 from planners.base import PlanResult
+from planners.lp._arborescence import min_arborescence
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
 from planners.lp._exact import ExactSolution
 from planners.lp._periodic import SendTask, Unit
@@ -57,7 +58,8 @@ def broadcast_flow_model(platform: Platform, operation: Operation) -> LinearMode
 
 def multicast_flow_model(platform: Platform,
                          sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
-                         size: Fraction) -> LinearModel:
+                         size: Fraction, *,
+                         port_sum: frozenset[NodeId] = frozenset()) -> LinearModel:
     """Per-destination flows for several broadcasts sharing the ports.
 
     For source ``s`` and destination ``i``, ``x_{s,i}(e)`` messages of ``s``
@@ -65,6 +67,10 @@ def multicast_flow_model(platform: Platform,
     message cross it; ports: ``Σ_s Σ_e c(e) n_s(e) <= 1``; every destination
     of every source receives TP.  Any schedule satisfies it (count, over a
     time span, the distinct messages of each source crossing each link).
+
+    A node of ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of two
+    (the naive port-sum program of the broadcast report, section 2.2.2: a
+    relaxation under the unidirectional model, not achievable in general).
     """
     g = platform.graph
     model = LinearModel()
@@ -106,6 +112,9 @@ def multicast_flow_model(platform: Platform,
                 else:
                     model.add(coeffs, "==", Fraction(0),
                               f"conservation of {source}->{t} at {node}")
+    for node in port_sum:
+        for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
+            out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node, coeffs in out_port.items():
         model.add(coeffs, "<=", Fraction(1), f"one-port send of {node}")
     for node, coeffs in in_port.items():
@@ -126,20 +135,33 @@ def _tree_graph(platform: Platform, source: NodeId, nodes: set[NodeId],
 def _min_tree(platform: Platform, source: NodeId, nodes: set[NodeId],
               weight: dict[tuple[NodeId, NodeId], Fraction | float]
               ) -> tuple[Tree, Fraction | float]:
-    g = _tree_graph(platform, source, nodes, weight)
+    """The cheapest arborescence rooted at ``source`` spanning ``nodes``, and its cost."""
+    zero: Fraction | float = 0 * next(iter(weight.values()))
     if len(nodes) == 1:
-        return (), 0
-    t = nx.minimum_spanning_arborescence(g, attr="w", preserve_attrs=True)
-    edges: Tree = tuple(sorted(t.edges))
-    total: Fraction | float = 0 * next(iter(weight.values()))
+        return (), zero
+    index = {source: 0}
+    for node in sorted(nodes - {source}):
+        index[node] = len(index)
+    arcs = [(u, v) for u, v in platform.graph.edges
+            if v != source and u in nodes and v in nodes]
+    chosen = min_arborescence(  # type: ignore[type-var]  # all floats or all Fractions
+        len(index), 0, [(index[u], index[v], weight[u, v]) for u, v in arcs])
+    if chosen is None:
+        raise AssertionError(f"no arborescence from {source} spans {sorted(nodes)}")
+    edges: Tree = tuple(sorted(arcs[i] for i in chosen))
+    total = zero
     for e in edges:
         total += weight[e]
     return edges, total
 
 
 def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
-            size: Fraction) -> LinearModel:
-    """Max TP: for every source, its trees' weights sum to TP; port rows per node."""
+            size: Fraction, port_sum: frozenset[NodeId] = frozenset()) -> LinearModel:
+    """Max TP: for every source, its trees' weights sum to TP; port rows per node.
+
+    A node of ``port_sum`` has one row, send and receive summed (in the send
+    position; its receive row is empty), see :func:`multicast_flow_model`.
+    """
     model = LinearModel()
     tp = model.variable("TP", upper=Fraction(10**9))
     model.objective = tp
@@ -156,6 +178,9 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
             in_port[v][j] = in_port[v].get(j, Fraction(0)) + link[u, v]
     for s, total in enumerate(totals):  # rows 0 .. n_sources-1: the == rows, in order
         model.add(total, "==", Fraction(0), f"trees of source {s} carry TP")
+    for node in port_sum:
+        for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
+            out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node in platform.node_ids:  # then, per node: send row, receive row
         model.add(out_port.get(node, {}), "<=", Fraction(1), f"send:{node}")
         model.add(in_port.get(node, {}), "<=", Fraction(1), f"recv:{node}")
@@ -163,7 +188,7 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
 
 
 def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fraction,
-                    options: LpOptions
+                    options: LpOptions, *, port_sum: frozenset[NodeId] = frozenset()
                     ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
                                ExactSolution] | PlanResult:
     """Column generation over spanning arborescences of every source.
@@ -189,11 +214,11 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     seen = set(columns)
     n = len(sources)
     for _ in range(MAX_COLUMNS):
-        model = _master(platform, columns, n, size)
+        model = _master(platform, columns, n, size, port_sum)
         sol = solve_float(model, method="highs-ds", time_limit=options.time_limit)
         if sol.status != "optimal" or sol.y_ub is None or sol.y_eq is None:
             return PlanResult.error(NAME, f"broadcast master program: {sol.message}")
-        out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub])
+        out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub], port_sum)
         price: dict[tuple[NodeId, NodeId], Fraction | float] = {
             (u, v): float(busy) * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
         added = False
@@ -205,11 +230,11 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 added = True
         if not added:
             break
-    model = _master(platform, columns, n, size)
+    model = _master(platform, columns, n, size, port_sum)
     exact = solve_exactly(model, options, what="broadcast master")
     if isinstance(exact, PlanResult):
         return exact
-    out_dual, in_dual = _port_duals(platform, exact.y_ub)
+    out_dual, in_dual = _port_duals(platform, exact.y_ub, port_sum)
     exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
         (u, v): busy * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
     z_total = Fraction(0)
@@ -226,13 +251,15 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             None if upper is None else max(upper, exact.lower), exact)
 
 
-def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float]
+def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
+                port_sum: frozenset[NodeId] = frozenset()
                 ) -> tuple[dict[NodeId, Fraction], dict[NodeId, Fraction]]:
     out: dict[NodeId, Fraction] = {}
     inn: dict[NodeId, Fraction] = {}
     for i, node in enumerate(platform.node_ids):
         out[node] = y_ub[2 * i]  # type: ignore[assignment]
-        inn[node] = y_ub[2 * i + 1]  # type: ignore[assignment]
+        # A port-sum node's single row (send position) prices both directions.
+        inn[node] = y_ub[2 * i + (0 if node in port_sum else 1)]  # type: ignore[assignment]
     return out, inn
 
 
@@ -287,14 +314,21 @@ def plan_allgather(platform: Platform, operation: Operation, options: LpOptions)
 
 def plan_multicast(platform: Platform, operation: Operation,
                    sources: Sequence[tuple[NodeId, Sequence[NodeId], Item]],
-                   options: LpOptions, what: str) -> PlanResult:
-    """Trees by column generation, the bound certified, then the periodic schedule."""
+                   options: LpOptions, what: str, *,
+                   port_sum: frozenset[NodeId] = frozenset()) -> PlanResult:
+    """Trees by column generation, the bound certified, then the periodic schedule.
+
+    ``port_sum``: nodes whose send and receive rows are summed (the naive
+    program of ``lp-naive``; the periodic schedule then peels the port-sum
+    trees bipartite-wise, feasible only under the bidirectional model).
+    """
     sources = [(s, targets, item) for s, targets, item in sources
                if [t for t in targets if t != s]]
     if not sources:
         return PlanResult.error(NAME, f"a {what} without destinations needs no "
                                       f"communication: the throughput is unbounded")
-    found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options)
+    found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options,
+                            port_sum=port_sum)
     if isinstance(found, PlanResult):
         return found
     weighted, tree_upper, master = found
@@ -308,7 +342,8 @@ def plan_multicast(platform: Platform, operation: Operation,
     upper = tree_upper if tree_upper is not None else lower
     if steiner or tree_upper is None:
         flow = solve_exactly(
-            multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size),
+            multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size,
+                                 port_sum=port_sum),
             options, what=f"{what} flow (section 2.2.1)")
         if isinstance(flow, PlanResult):
             return flow

@@ -13,20 +13,24 @@ from fractions import Fraction
 from planners.base import PlanResult, WeightedTree
 from planners.lp._exact import ExactSolution, Repair, recover
 from planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
-from planners.lp._solve import LinearModel, solve_float
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.errors import PlannerError
 from simulator.numbers import format_rational, parse_rational
 from simulator.operations import Operation
 from simulator.platform import Platform
 
-__all__ = ["NAME", "OPTIONS", "LpOptions", "finish", "parse_options", "solve_exactly"]
+__all__ = ["NAME", "OPTIONS", "LpOptions", "finish", "parse_options", "solve_exactly",
+           "time_limit_error"]
 
 NAME = "lp"
 
-OPTIONS = frozenset({"method", "time_limit", "split", "period", "max_events"})
+OPTIONS = frozenset({"method", "time_limit", "split", "period", "max_events", "restrict"})
 """Options of the ``lp`` planner."""
 
 _METHODS = ("auto", "highs", "highs-ds", "highs-ipm")
+
+RESTRICTIONS = ("tree", "dag", "graph")
+"""Values of the ``restrict`` option (broadcast report, section 2.3)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,9 @@ class LpOptions:
         HiGHS method: ``auto`` (interior point for large models), ``highs``,
         ``highs-ds`` or ``highs-ipm``.
     time_limit:
-        Seconds HiGHS may spend; past it the result has status ``error``.
+        Seconds the planner may spend (solve and exact recovery; the reduce
+        planner also counts its column generation); past it the result has
+        status ``error`` with a message naming the phase.
     split:
         Split messages across matchings (default); ``False`` keeps them whole
         with a longer period.
@@ -48,6 +54,10 @@ class LpOptions:
     max_events:
         Cap on the operations per period of the exact period; above it the
         fixed-period approximation is used, with a warning.
+    restrict:
+        Broadcast only: ``graph`` (default) uses the whole platform;
+        ``tree`` the best single spanning arborescence, ``dag`` the best
+        acyclic sub-platform (:mod:`planners.lp._restrict`).
     """
 
     method: str = "auto"
@@ -55,6 +65,7 @@ class LpOptions:
     split: bool = True
     period: Fraction | None = None
     max_events: int = DEFAULT_MAX_EVENTS
+    restrict: str = "graph"
 
 
 def parse_options(options: Mapping[str, object]) -> LpOptions:
@@ -90,14 +101,28 @@ def parse_options(options: Mapping[str, object]) -> LpOptions:
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise PlannerError("max_events must be a positive integer",
                            path=f"planners.{NAME}.max_events", value=cap)
+    restrict = options.get("restrict", "graph")
+    if restrict not in RESTRICTIONS:
+        raise PlannerError("restrict must be one of " + ", ".join(RESTRICTIONS),
+                           path=f"planners.{NAME}.restrict", value=restrict)
     return LpOptions(str(method), None if time_limit is None else float(time_limit),
-                     split, fixed, cap)
+                     split, fixed, cap, str(restrict))
 
 
 def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
-                  repair: Repair | None = None) -> ExactSolution | PlanResult:
-    """Solve ``model`` and recover exact rationals, or say why not (a result)."""
-    sol = solve_float(model, method=options.method, time_limit=options.time_limit)
+                  repair: Repair | None = None, deadline: Deadline | None = None
+                  ) -> ExactSolution | PlanResult:
+    """Solve ``model`` and recover exact rationals, or say why not (a result).
+
+    ``deadline`` (default: ``options.time_limit`` from now) bounds the solve
+    and the exact recovery together.
+    """
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
+    if deadline.expired:
+        return time_limit_error(options, f"the build of the {what} model (before HiGHS "
+                                         f"started)")
+    sol = solve_float(model, method=options.method, time_limit=deadline.remaining())
     if sol.status == "time_limit":
         return PlanResult.error(
             NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.time_limit} s "
@@ -107,11 +132,21 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
         return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
     if sol.status != "optimal":
         return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
-    exact = recover(model, sol, repair=repair)
+    try:
+        exact = recover(model, sol, repair=repair, deadline=deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the {what} model "
+                                         f"({model.n_variables} variables, {len(model.rows)} rows)")
     if exact is None:
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
     return exact
+
+
+def time_limit_error(options: LpOptions, where: str) -> PlanResult:
+    """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``."""
+    return PlanResult.error(NAME, f"time limit of {options.time_limit} s reached during "
+                                  f"{where}; raise time_limit")
 
 
 def finish(
@@ -123,11 +158,17 @@ def finish(
     *,
     tree_edges: Callable[[Unit], tuple[tuple[str, str], ...]] | None = None,
     notes: Sequence[str] = (),
+    matchings: Sequence[tuple[Fraction, Sequence[tuple[str, str]]]] | None = None,
 ) -> PlanResult:
-    """Build the periodic schedule and the :class:`PlanResult`."""
+    """Build the periodic schedule and the :class:`PlanResult`.
+
+    ``matchings`` (weighted link sets per time unit) orchestrate the period
+    instead of the bipartite peeling (unidirectional and mixed platforms).
+    """
     tp = exact.lower
     plan = build_periodic(platform, operation, groups, tp, split=options.split,
-                          fixed_period=options.period, max_events=options.max_events)
+                          fixed_period=options.period, max_events=options.max_events,
+                          matchings=matchings)
     all_notes = list(notes)
     message = ""
     if exact.exact:

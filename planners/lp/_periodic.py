@@ -258,6 +258,7 @@ def build_periodic(
     split: bool = True,
     fixed_period: Fraction | None = None,
     max_events: int = DEFAULT_MAX_EVENTS,
+    matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None = None,
 ) -> PeriodicPlan:
     """Build the periodic schedule of weighted units (see the module notes).
 
@@ -277,6 +278,12 @@ def build_periodic(
         Use this period (Proposition 4) instead of the exact one.
     max_events:
         Cap on the operations per period of the exact period.
+    matchings:
+        The orchestration of one time unit, when the caller has it: weighted
+        sets of links active together (a link listed twice runs two
+        transfers at once), run one after the other, each for ``weight ×
+        period``; every link's busy time must fit in its matchings.  By
+        default the period's link loads are peeled (:func:`peel_matchings`).
 
     Returns
     -------
@@ -350,7 +357,11 @@ def build_periodic(
     link_tasks, cpu_tasks = tasks(1)
     duration = {e: size * platform.cost(*e) for e in link_tasks}
     loads = {e: len(ts) * duration[e] for e, ts in link_tasks.items()}
-    matchings = peel_matchings(loads)
+    if matchings is None:
+        matchings = peel_matchings(loads)
+    else:
+        matchings = [(w * period, [e for e in links if e in duration])
+                     for w, links in matchings if w > 0]
     scale = 1
     if not split:
         denoms = [(d / duration[e]).denominator for d, links in matchings for e in links]

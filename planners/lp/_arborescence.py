@@ -1,0 +1,83 @@
+"""Minimum spanning arborescences (Chu–Liu/Edmonds) on exact or float weights.
+
+The pricing step of every tree column generation (broadcast and allgather in
+both port models): networkx's ``minimum_spanning_arborescence`` copies
+multigraphs at every contraction (half of a broadcast's column generation at
+n = 80) and, in networkx 3.6, raised "No minimum spanning arborescence" on a
+few reachable graphs with zero weights, which duals produce often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TypeVar
+
+__all__ = ["min_arborescence"]
+
+W = TypeVar("W", float, Fraction)
+
+
+def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]]
+                     ) -> list[int] | None:
+    """Chu–Liu/Edmonds: a minimum spanning arborescence of ``0..n-1`` rooted at ``root``.
+
+    ``O(n·|edges|)`` with plain lists (networkx's version copies multigraphs
+    at every contraction: measured, it took half of a broadcast's column
+    generation at n = 80; and it raised "No minimum spanning arborescence"
+    on a few reachable graphs with zero weights, which duals produce often).
+    Exact on Fractions (the certificate's pricing), fast on floats.
+
+    Returns
+    -------
+    list of int or None
+        Indexes into ``edges`` of the tree's ``n - 1`` arcs; ``None`` when some
+        node cannot be reached from ``root``.
+
+    Examples
+    --------
+    >>> sorted(min_arborescence(3, 0, [(0, 1, 5.0), (0, 2, 1.0), (2, 1, 1.0), (1, 2, 0.0)]))
+    [1, 2]
+    """
+    best = [-1] * n
+    for i, (u, v, w) in enumerate(edges):
+        if v != root and u != v and (best[v] < 0 or w < edges[best[v]][2]):
+            best[v] = i
+    if any(best[v] < 0 for v in range(n) if v != root):
+        return None
+    comp = [-1] * n
+    mark = [-1] * n
+    cycles = 0
+    for v in range(n):
+        x = v
+        while x != root and mark[x] == -1 and comp[x] == -1:
+            mark[x] = v
+            x = edges[best[x]][0]
+        if x != root and comp[x] == -1 and mark[x] == v:
+            y = x
+            while True:
+                comp[y] = cycles
+                y = edges[best[y]][0]
+                if y == x:
+                    break
+            cycles += 1
+    if cycles == 0:
+        return [best[v] for v in range(n) if v != root]
+    k = cycles
+    for v in range(n):
+        if comp[v] == -1:
+            comp[v] = k
+            k += 1
+    contracted: list[tuple[int, int, W]] = []
+    origin: list[int] = []
+    for i, (u, v, w) in enumerate(edges):
+        if comp[u] != comp[v] and v != root:
+            contracted.append((comp[u], comp[v], w - edges[best[v]][2]))
+            origin.append(i)
+    inner = min_arborescence(k, comp[root], contracted)
+    if inner is None:
+        return None
+    chosen = [origin[j] for j in inner]
+    entered = {edges[i][1] for i in chosen}
+    return chosen + [best[v] for v in range(n)
+                     if v != root and comp[v] < cycles and v not in entered]

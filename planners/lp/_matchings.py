@@ -1,0 +1,617 @@
+"""Steady state on unidirectional and mixed platforms: column generation over matchings.
+
+Under the unidirectional one-port model port sums are not enough (Beaumont
+and Marchal, LIP RR-2004-32, section 2.2.2): the communications of a period
+must be a weighted set of *matchings* of the platform graph.  With the
+:class:`~planners.lp._ports.PortGraph` (one port vertex per unidirectional
+node, ``out`` and ``in`` for a bidirectional node, ``k`` copies of each for
+``multiport:k``, section 5) the same holds for mixed platforms, a matching
+of the port graph being a *configuration* of links active together.
+
+The linear program (P) of section 3.2, generalised to every collective::
+
+    maximise TP
+    the collective's rows (flows, SSR(G) conservation and CPU, or trees)
+    size · c(e) · traffic(e)  <=  Σ_{M ∋ e} mult_M(e) · x_M     (edge_e)
+    Σ_M x_M  <=  1                                              (comm)
+
+where ``traffic(e)`` is the explicit flow (scatter, gather, all-to-all), the
+``send`` variables (reduce) or ``Σ_{T ∋ e} y_T`` (broadcast, all-gather:
+weighted spanning arborescences, as in :mod:`planners.lp._broadcast`).
+
+**Column generation** (the paper proves polynomiality with the ellipsoid
+method on the dual (D) and calls it impractical; this is the practical
+route, constraint generation on (D)).  The master starts with one
+configuration per link (and one breadth-first tree per source) and is
+solved by HiGHS's dual simplex, warm-started after every new column.  With
+the duals ``v_e >= 0`` of the edge rows and ``u`` of the comm row, a
+configuration improves when its weight ``Σ mult·v_e`` exceeds ``u``: the
+best one is a maximum-weight matching of the port graph (networkx's
+blossom algorithm).  A tree of source ``s`` improves when its cost
+``Σ c·size·v_e`` is below the dual ``z_s`` of its source row: the best one
+is a minimum arborescence (Chu–Liu/Edmonds).  Paths and flows stay explicit
+variables (polynomially many).  The loop stops when no column has a reduced
+cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
+duals), or after :data:`MAX_ROUNDS` rounds.
+
+**Certification.**  The final master is solved again and recovered in exact
+rationals (:mod:`planners.lp._exact`); its exact duals are priced exactly
+(the maximum-weight matching on integer-scaled weights, the minimum
+arborescence in Fractions).  An exactly improving column is added and the
+exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
+``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
+``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree) make the dual
+feasible for every column outside the master, and weak duality over the
+master's own columns (:func:`planners.lp._exact.dual_bound`, with the
+variables' explicit upper bounds) gives a certified upper bound on the full
+program.  When it meets the exact primal the optimum is exact; else the
+result states the certified interval.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TypeVar
+
+import highspy
+import networkx as nx
+import numpy as np
+
+from planners.base import PlanResult
+from planners.lp._arborescence import min_arborescence
+from planners.lp._broadcast import _tree_graph, multicast_flow_model
+from planners.lp._broadcast import _unit as _tree_unit
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._exact import ExactSolution, dual_bound
+from planners.lp._flows import Commodity, build_flow_model, decompose_paths
+from planners.lp._periodic import Unit
+from planners.lp._ports import Configuration, Link, PortGraph
+from planners.lp._reduce import _unit as _reduce_unit
+from planners.lp._reduce import build_reduce_model, extract_trees
+from planners.lp._solve import LinearModel
+from simulator.errors import PlannerError
+from simulator.items import Item
+from simulator.operations import Operation, OperationKind
+from simulator.platform import NodeId, Platform
+
+__all__ = [
+    "EXACT_ROUNDS",
+    "MAX_ROUNDS",
+    "TOLERANCE",
+    "CGSolution",
+    "min_arborescence",
+    "plan_matchings",
+    "solve_with_matchings",
+]
+
+TOLERANCE = 1e-9
+"""Column generation stops when no column's float reduced cost exceeds this."""
+
+MAX_ROUNDS = 5_000
+"""Cap on the float column-generation rounds."""
+
+EXACT_ROUNDS = 20
+"""Cap on the exact re-solves after the float loop."""
+
+Tree = tuple[tuple[NodeId, NodeId], ...]
+W = TypeVar("W", float, Fraction)
+KeyToLink = Callable[[Hashable], Link | None]
+
+
+@dataclass
+class Base:
+    """The collective's part of the master: its variables and rows, no port rows.
+
+    Attributes
+    ----------
+    model:
+        TP (the objective), the explicit variables and the collective's rows.
+    loads:
+        Per link, the busy time per unit of each explicit variable crossing it.
+    """
+
+    model: LinearModel
+    loads: dict[Link, dict[int, Fraction]]
+
+
+@dataclass
+class CGSolution:
+    """The certified outcome of the column generation."""
+
+    exact: ExactSolution
+    trees: list[tuple[int, Fraction, Tree]]
+    configurations: list[tuple[Fraction, Configuration]]
+    rounds: int
+    columns: int
+    notes: list[str] = field(default_factory=list)
+
+
+def strip_ports(model: LinearModel, platform: Platform, size: Fraction,
+                key_to_link: KeyToLink, scale: int) -> Base:
+    """Drop the one-port rows of a bidirectional ``model`` and record link loads.
+
+    A one-port row is a ``<= 1`` row over link variables only.  Upper bounds
+    are multiplied by ``scale`` (the largest link multiplicity), so that they
+    stay valid when a link may carry several transfers at once.
+    """
+    out = LinearModel()
+    out.keys = list(model.keys)
+    out.index = dict(model.index)
+    out.upper = [u * scale for u in model.upper]
+    out.objective = model.objective
+    links: dict[int, Link] = {}
+    loads: dict[Link, dict[int, Fraction]] = defaultdict(dict)
+    for key, j in model.index.items():
+        link = key_to_link(key)
+        if link is not None:
+            links[j] = link
+            loads[link][j] = size * platform.cost(*link)
+    out.rows = [row for row in model.rows
+                if not (row.sense == "<=" and row.rhs == 1 and row.coeffs
+                        and all(j in links for j in row.coeffs))]
+    return Base(out, dict(loads))
+
+
+def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]],
+            n_sources: int, configs: Sequence[Configuration], busy: dict[Link, Fraction]
+            ) -> tuple[LinearModel, tuple[int, int, int]]:
+    """The exact master over the given columns, and where its rows are."""
+    m = LinearModel()
+    m.keys = list(base.model.keys)
+    m.index = dict(base.model.index)
+    m.upper = list(base.model.upper)
+    m.objective = base.model.objective
+    tp = m.objective
+    scale = max((mult for c in configs for _, mult in c), default=1)
+    edge: dict[Link, dict[int, Fraction]] = {e: dict(base.loads.get(e, {})) for e in links}
+    source_rows: list[dict[int, Fraction]] = [{tp: Fraction(1)} for _ in range(n_sources)]
+    for k, (s, tree) in enumerate(trees):
+        first = min((busy[e] for e in tree), default=Fraction(1))
+        j = m.variable(("tree", k), upper=scale / first)
+        source_rows[s][j] = Fraction(-1)
+        for e in tree:
+            edge[e][j] = busy[e]
+    comm: dict[int, Fraction] = {}
+    for k, config in enumerate(configs):
+        j = m.variable(("config", k), upper=Fraction(1))
+        comm[j] = Fraction(1)
+        for e, mult in config:
+            edge[e][j] = Fraction(-mult)
+    m.rows = list(base.model.rows)
+    first_source = len(m.rows)
+    for s, row in enumerate(source_rows):
+        m.add(row, "==", Fraction(0), f"trees of source {s} carry TP")
+    first_edge = len(m.rows)
+    for e in links:
+        m.add(edge[e], "<=", Fraction(0), f"matchings cover {e[0]}->{e[1]}")
+    m.add(comm, "<=", Fraction(1), "matchings fit in one time unit")
+    return m, (first_source, first_edge, len(m.rows) - 1)
+
+
+class _FloatMaster:
+    """The master in HiGHS (dual simplex), warm-started as columns arrive."""
+
+    def __init__(self, model: LinearModel, time_limit: float | None) -> None:
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("simplex_strategy", 1)
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        inf = highspy.kHighsInf
+        n = model.n_variables
+        cols: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        lower, upper = [], []
+        for i, row in enumerate(model.rows):
+            for j, a in row.coeffs.items():
+                cols[j].append((i, float(a)))
+            lower.append(-inf if row.sense == "<=" else float(row.rhs))
+            upper.append(float(row.rhs))
+        h.addRows(len(lower), np.array(lower), np.array(upper), 0,
+                  np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        for j in range(n):
+            self._add(h, -1.0 if j == model.objective else 0.0, cols[j])
+        self.h = h
+
+    @staticmethod
+    def _add(h: highspy.Highs, cost: float, col: list[tuple[int, float]]) -> None:
+        h.addCol(cost, 0.0, highspy.kHighsInf, len(col),
+                 np.array([i for i, _ in col], dtype=np.int32),
+                 np.array([a for _, a in col], dtype=np.float64))
+
+    def add(self, col: dict[int, Fraction]) -> None:
+        self._add(self.h, 0.0, [(i, float(a)) for i, a in col.items()])
+
+    def solve(self) -> tuple[str, float, np.ndarray]:
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return "time_limit", 0.0, np.zeros(0)
+        if status != highspy.HighsModelStatus.kOptimal:
+            return self.h.modelStatusToString(status), 0.0, np.zeros(0)
+        duals = -np.asarray(self.h.getSolution().row_dual, dtype=float)
+        return "optimal", -self.h.getObjectiveValue(), duals
+
+
+def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
+                         what: str, size: Fraction,
+                         sources: Sequence[NodeId] = ()) -> CGSolution | PlanResult:
+    """Column generation over configurations (and trees of ``sources``), certified.
+
+    Parameters
+    ----------
+    platform:
+        The platform (any port models).
+    base:
+        The collective's variables and rows (:func:`strip_ports`), or TP alone
+        with ``sources`` for broadcast trees.
+    options:
+        The ``lp`` options (``time_limit`` bounds the float loop and every
+        HiGHS solve).
+    what:
+        The program's name, for messages.
+    size:
+        Message size (tree columns load ``size · c(e)`` on their links).
+    sources:
+        Sources of weighted spanning arborescences (broadcast, all-gather).
+
+    Returns
+    -------
+    CGSolution or PlanResult
+        A :class:`PlanResult` on solver failure.
+    """
+    ports = PortGraph.of(platform)
+    links = list(ports.links)
+    busy = {e: size * platform.cost(*e) for e in links}
+    reach = [{s} | nx.descendants(platform.graph, s) for s in sources]
+    trees: list[tuple[int, Tree]] = []
+    for i, s in enumerate(sources):
+        g = _tree_graph(platform, s, reach[i], dict.fromkeys(busy, Fraction(1)))
+        trees.append((i, tuple(sorted(nx.bfs_tree(g, s).edges))))
+    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    seen_trees = set(trees)
+    seen_configs = set(configs)
+    model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
+    float_master = _FloatMaster(model, options.time_limit)
+    pricers = [_TreePricer(platform, s, reach[i]) for i, s in enumerate(sources)]
+    rounds = 0
+
+    link_row = {e: edge0 + i for i, e in enumerate(links)}
+
+    def tree_column(s: int, tree: Tree) -> dict[int, Fraction]:
+        col = {src0 + s: Fraction(-1)}
+        for e in tree:
+            col[link_row[e]] = busy[e]
+        return col
+
+    def config_column(config: Configuration) -> dict[int, Fraction]:
+        col = {comm_row: Fraction(1)}
+        for e, mult in config:
+            col[link_row[e]] = Fraction(-mult)
+        return col
+
+    started = time.perf_counter()
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        if (options.time_limit is not None
+                and time.perf_counter() - started > options.time_limit):
+            return PlanResult.error(NAME, f"time limit of {options.time_limit} s reached "
+                                          f"during the column generation of the {what} "
+                                          f"master ({rounds} rounds); raise time_limit")
+        status, _, y = float_master.solve()
+        if status == "time_limit":
+            return PlanResult.error(NAME, f"HiGHS stopped at the time limit of "
+                                          f"{options.time_limit} s on the {what} master")
+        if status != "optimal":
+            return PlanResult.error(NAME, f"HiGHS failed on the {what} master: {status}")
+        v = {e: max(float(y[link_row[e]]), 0.0) for e in links}
+        added = False
+        weight, config = ports.best_float(v)
+        if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
+            configs.append(config)
+            seen_configs.add(config)
+            float_master.add(config_column(config))
+            added = True
+        if sources:
+            price = {e: float(busy[e]) * v[e] for e in links}
+            for i in range(len(sources)):
+                cheapest_float = pricers[i].best(price, 0.0)
+                if cheapest_float is None:
+                    break
+                tree, cost = cheapest_float
+                if (cost < float(y[src0 + i]) - TOLERANCE
+                        and (i, tree) not in seen_trees):
+                    trees.append((i, tree))
+                    seen_trees.add((i, tree))
+                    float_master.add(tree_column(i, tree))
+                    added = True
+        if not added:
+            break
+    float_rounds = rounds
+    exact: ExactSolution | None = None
+    best_weight = Fraction(0)
+    cheapest: list[Fraction] = []
+    used_trees: list[tuple[int, Tree]] = []
+    used_configs: list[Configuration] = []
+    for _ in range(EXACT_ROUNDS):
+        used_trees, used_configs = list(trees), list(configs)
+        model, _ = _master(base, links, used_trees, len(sources), used_configs, busy)
+        found = solve_exactly(model, options, what=f"{what} master")
+        if isinstance(found, PlanResult):
+            return found
+        exact = found
+        y_row = _row_duals(model, exact)
+        v_exact = {e: max(y_row[link_row[e]], Fraction(0)) for e in links}
+        best_weight, config = ports.best(v_exact)
+        added = False
+        if best_weight > y_row[comm_row] and config not in seen_configs:
+            configs.append(config)
+            seen_configs.add(config)
+            added = True
+        cheapest = []
+        price_exact = {e: busy[e] * v_exact[e] for e in links}
+        for i in range(len(sources)):
+            found_tree = pricers[i].best(price_exact, Fraction(0))
+            if found_tree is None:
+                return PlanResult.error(NAME, f"{sources[i]} reaches no spanning tree")
+            exact_tree, exact_cost = found_tree
+            cheapest.append(exact_cost)
+            if exact_cost < y_row[src0 + i] and (i, exact_tree) not in seen_trees:
+                trees.append((i, exact_tree))
+                seen_trees.add((i, exact_tree))
+                added = True
+        if not added:
+            break
+    assert exact is not None
+    # Certificate: make the dual feasible for every column outside the master.
+    y_row = _row_duals(model, exact)
+    y_row[comm_row] = max(y_row[comm_row], best_weight)
+    for i in range(len(sources)):
+        y_row[src0 + i] = min(y_row[src0 + i], cheapest[i])
+    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
+    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
+    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
+    certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
+                              exact.method if upper == exact.lower else "interval")
+    n_base = base.model.n_variables
+    weighted_trees = [(s, exact.values[n_base + k], tree)
+                      for k, (s, tree) in enumerate(used_trees)]
+    offset = n_base + len(used_trees)
+    weighted_configs = [(exact.values[offset + k], config)
+                        for k, config in enumerate(used_configs)]
+    notes = [f"column generation over matchings of the port graph ({what}): {float_rounds} "
+             f"float round(s) with reduced-cost tolerance {TOLERANCE:g}, then exact pricing; "
+             f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
+             f"{sum(1 for w, _ in weighted_configs if w > 0)} matching(s) and "
+             f"{sum(1 for _, w, _ in weighted_trees if w > 0)} tree(s) used"]
+    return CGSolution(certified, [t for t in weighted_trees if t[1] > 0],
+                      [c for c in weighted_configs if c[0] > 0], float_rounds,
+                      len(configs) + len(trees), notes)
+
+
+class _TreePricer:
+    """Minimum trees of one source over its reachable nodes, in floats."""
+
+    def __init__(self, platform: Platform, source: NodeId, reach: set[NodeId]) -> None:
+        order = [source, *sorted(reach - {source})]
+        index = {v: i for i, v in enumerate(order)}
+        self.n = len(order)
+        self.arcs = [(u, v) for u, v in platform.graph.edges
+                     if u in index and v in index and v != source]
+        self.ends = [(index[u], index[v]) for u, v in self.arcs]
+
+    def best(self, price: Mapping[Link, W], zero: W) -> tuple[Tree, W] | None:
+        """The cheapest tree and its cost (``zero`` starts the sum), or ``None``."""
+        edges = [(a, b, price[e]) for (a, b), e in zip(self.ends, self.arcs, strict=True)]
+        chosen = min_arborescence(self.n, 0, edges)
+        if chosen is None:
+            return None
+        total = zero
+        for i in chosen:
+            total += edges[i][2]
+        return tuple(sorted(self.arcs[i] for i in chosen)), total
+
+
+def _row_duals(model: LinearModel, exact: ExactSolution) -> list[Fraction]:
+    """The exact dual of every row, in the model's row order."""
+    out: list[Fraction] = []
+    i_ub = i_eq = 0
+    for row in model.rows:
+        if row.sense == "<=":
+            out.append(exact.y_ub[i_ub])
+            i_ub += 1
+        else:
+            out.append(exact.y_eq[i_eq])
+            i_eq += 1
+    return out
+
+
+def _lanes(configs: Sequence[tuple[Fraction, Configuration]]
+           ) -> list[tuple[Fraction, list[Link]]]:
+    """Configurations as the schedule's weighted matchings (a link once per lane)."""
+    return [(w, [e for e, mult in config for _ in range(mult)]) for w, config in configs]
+
+
+# -- the collectives -----------------------------------------------------------------------
+
+def _flow_link(key: Hashable) -> Link | None:
+    if isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], int):
+        return key[1], key[2]
+    return None
+
+
+def _send_link(key: Hashable) -> Link | None:
+    if isinstance(key, tuple) and key and key[0] == "send":
+        return key[1], key[2]
+    return None
+
+
+def _copies_link(key: Hashable) -> Link | None:
+    if isinstance(key, tuple) and key and key[0] == "n":
+        return key[2], key[3]
+    return None
+
+
+def _commodities(operation: Operation) -> list[Commodity]:
+    kind = operation.kind
+    if kind is OperationKind.SCATTER:
+        assert operation.source is not None
+        ends = tuple(k for k in operation.targets if k != operation.source)
+        return [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
+                ] if ends else []
+    if kind is OperationKind.GATHER:
+        assert operation.target is not None
+        ends = tuple(p for p in operation.participants if p != operation.target)
+        return [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
+                          outward=False)] if ends else []
+    out = []
+    for j in operation.sources:
+        ends = tuple(k for k in operation.targets if k != j)
+        if ends:
+            out.append(Commodity(j, ends, tuple(Item.message(j, k) for k in ends)))
+    return out
+
+
+def _plan_flows(platform: Platform, operation: Operation, options: LpOptions,
+                scale: int) -> PlanResult:
+    commodities = _commodities(operation)
+    if not commodities:
+        return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
+                                      f"the throughput is unbounded")
+    flow_model = build_flow_model(platform, commodities, operation.size)
+    base = strip_ports(flow_model.model, platform, operation.size, _flow_link, scale)
+    found = solve_with_matchings(platform, base, options, what=str(operation.kind),
+                                 size=operation.size)
+    if isinstance(found, PlanResult):
+        return found
+    groups = decompose_paths(flow_model, found.exact.values, found.exact.lower)
+    return finish(platform, operation, found.exact, groups, options, notes=found.notes,
+                  matchings=_lanes(found.configurations))
+
+
+def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
+                 scale: int) -> PlanResult:
+    if operation.commutative:
+        return PlanResult.unsupported(
+            NAME, "lp models non-commutative reductions only (SSR(G) combines intervals "
+                  "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
+    if len(operation.participants) < 2:
+        return PlanResult.error(NAME, "a reduce of one participant needs no communication: "
+                                      "the throughput is unbounded")
+    model = build_reduce_model(platform, operation)
+    base = strip_ports(model, platform, operation.size, _send_link, scale)
+    found = solve_with_matchings(platform, base, options, what="reduce (SSR)",
+                                 size=operation.size)
+    if isinstance(found, PlanResult):
+        return found
+    values = found.exact.values
+    amount = {key: values[j] for key, j in model.index.items()
+              if key != "TP" and values[j] > 0}
+    trees = extract_trees(operation, amount, found.exact.lower)  # type: ignore[arg-type]
+    groups = [[_reduce_unit(w, tasks) for w, tasks in trees]]
+    return finish(platform, operation, found.exact, groups, options, notes=found.notes,
+                  matchings=_lanes(found.configurations))
+
+
+def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions,
+                    scale: int) -> PlanResult:
+    if operation.kind is OperationKind.BROADCAST:
+        assert operation.source is not None
+        sources = [(operation.source, operation.targets, Item.broadcast())]
+    else:
+        parts = operation.participants
+        sources = [(k, tuple(p for p in parts if p != k), Item.message(k)) for k in parts]
+    sources = [(s, t, item) for s, t, item in sources if [x for x in t if x != s]]
+    what = str(operation.kind)
+    if not sources:
+        return PlanResult.error(NAME, f"a {what} without destinations needs no "
+                                      f"communication: the throughput is unbounded")
+    base_model = LinearModel()
+    tp = base_model.variable("TP", upper=Fraction(10**9))
+    base_model.objective = tp
+    found = solve_with_matchings(platform, Base(base_model, {}), options,
+                                 what=f"{what} trees", size=operation.size,
+                                 sources=[s for s, _, _ in sources])
+    if isinstance(found, PlanResult):
+        return found
+    notes = list(found.notes)
+    exact = found.exact
+    steiner = any(({s} | nx.descendants(platform.graph, s)) - set(t) - {s}
+                  for s, t, _ in sources)
+    if steiner:
+        flow = multicast_flow_model(platform, [(s, t) for s, t, _ in sources],
+                                    operation.size)
+        bound = solve_with_matchings(
+            platform, strip_ports(flow, platform, operation.size, _copies_link, scale),
+            options, what=f"{what} per-destination flow", size=operation.size)
+        if isinstance(bound, PlanResult):
+            return bound
+        upper = max(bound.exact.upper, exact.lower)
+        notes.append("some reachable nodes are not destinations: the bound is the "
+                     "per-destination flow program's over matchings, the spanning trees "
+                     "may fall short")
+        exact = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
+                              exact.method if upper == exact.lower else "interval")
+    groups: list[list[Unit]] = [
+        [_tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in found.trees if j == i]
+        for i in range(len(sources))]
+    return finish(platform, operation, exact, groups, options, notes=notes,
+                  matchings=_lanes(found.configurations))
+
+
+_PLANS: dict[OperationKind, Callable[[Platform, Operation, LpOptions, int], PlanResult]] = {
+    OperationKind.SCATTER: _plan_flows,
+    OperationKind.GATHER: _plan_flows,
+    OperationKind.ALLTOALL: _plan_flows,
+    OperationKind.REDUCE: _plan_reduce,
+    OperationKind.BROADCAST: _plan_multicast,
+    OperationKind.ALLGATHER: _plan_multicast,
+}
+
+
+def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
+                   ) -> PlanResult:
+    """Optimal steady state on any mix of port models, by column generation.
+
+    Parameters
+    ----------
+    platform:
+        Nodes under any port models (unidirectional, bidirectional, multiport:k).
+    operation:
+        A resolved collective.
+    options:
+        The ``lp`` options.
+
+    Returns
+    -------
+    PlanResult
+        As :func:`planners.lp.steady_state`; the notes give the rounds and columns.
+
+    Notes
+    -----
+    On Fig. 2 of the broadcast report under the unidirectional model (links
+    1→2 and 1→3 of cost 1, 2→3 of cost 1/2) the optimum is 2/3 (section
+    2.2.2), against 1 under the bidirectional model.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["P1", "P2", "P3"], [("P1", "P2", 1), ("P1", "P3", 1),
+    ...                    ("P2", "P3", "1/2")], "unidirectional")
+    >>> op = Operation(OperationKind.BROADCAST, source="P1").resolve(p)
+    >>> plan_matchings(p, op, LpOptions()).throughput_bound
+    Fraction(2, 3)
+    """
+    plan = _PLANS.get(operation.kind)
+    if plan is None:
+        return PlanResult.unsupported(NAME, f"lp handles {operation.kind} on "
+                                            f"bidirectional platforms only")
+    try:
+        scale = PortGraph.of(platform).max_multiplicity
+    except PlannerError as exc:
+        return PlanResult.unsupported(NAME, str(exc))
+    return plan(platform, operation, options, scale)
