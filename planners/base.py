@@ -30,6 +30,7 @@ __all__ = [
     "PlanResult",
     "PlanStatus",
     "Planner",
+    "ReplayMode",
     "WeightedTree",
     "check_options",
     "unsupported_reason",
@@ -39,6 +40,13 @@ PlanStatus: TypeAlias = Literal["ok", "unsupported", "infeasible", "error"]
 """Outcome of a planner: ``ok``, ``unsupported``, ``infeasible`` or ``error``."""
 
 _STATUSES: frozenset[str] = frozenset(get_args(PlanStatus))
+
+ReplayMode: TypeAlias = Literal["strict", "asap"]
+"""How the runner replays a plan's schedule: ``strict`` (the validator: the
+planned times are claimed feasible) or ``asap`` (only the per-port order is
+kept and the engine measures what it achieves, e.g. ``lp-naive``)."""
+
+_REPLAY_MODES: frozenset[str] = frozenset(get_args(ReplayMode))
 
 
 def _exact(value: object, name: str) -> Fraction | None:
@@ -120,6 +128,14 @@ class PlanResult:
         Remarks for the user (approximations made, caps hit...).
     planner:
         Name of the planner that produced the result.
+    replay:
+        ``"strict"`` (default): the schedule's times are claimed feasible and
+        the runner validates them; ``"asap"``: the planner claims only an
+        order of events (``lp-naive``, whose port-sum timing is not
+        achievable under the unidirectional model) and the runner replays it
+        as soon as possible under the real port model to measure it.
+        ``throughput_bound`` is then the planner's own (possibly unachievable)
+        figure, never a bound other planners are checked against.
 
     Raises
     ------
@@ -144,12 +160,15 @@ class PlanResult:
     trees: tuple[WeightedTree, ...] = ()
     notes: tuple[str, ...] = ()
     planner: str = ""
+    replay: ReplayMode = "strict"
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:
             raise PlannerError(
                 "status must be one of " + ", ".join(sorted(_STATUSES)), value=self.status
             )
+        if self.replay not in _REPLAY_MODES:
+            raise PlannerError("replay must be strict or asap", value=self.replay)
         for name in ("throughput_bound", "period", "makespan"):
             object.__setattr__(self, name, _exact(getattr(self, name), name))
         object.__setattr__(self, "trees", tuple(self.trees))
@@ -169,11 +188,12 @@ class PlanResult:
         trees: Iterable[WeightedTree] = (),
         notes: Iterable[str] = (),
         message: str = "",
+        replay: ReplayMode = "strict",
     ) -> PlanResult:
         """A successful plan (integer figures become exact ``Fraction``)."""
         return cls("ok", schedule, message, _exact(throughput_bound, "throughput_bound"),
                    _exact(period, "period"), _exact(makespan, "makespan"),
-                   tuple(trees), tuple(notes), planner)
+                   tuple(trees), tuple(notes), planner, replay)
 
     @classmethod
     def unsupported(cls, planner: str, reason: str) -> PlanResult:
@@ -200,12 +220,16 @@ class PlanResult:
         return self.status == "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        """The planner's part of a SPEC.md JSON result (exact figures as strings)."""
+        """The planner's part of a SPEC.md JSON result (exact figures as strings).
+
+        ``"replay": "asap"`` is added only for a plan replayed as soon as
+        possible (the default, strict, is left implicit).
+        """
 
         def text(value: Fraction | None) -> str | None:
             return None if value is None else format_rational(value)
 
-        return {
+        out: dict[str, Any] = {
             "planner": self.planner,
             "status": self.status,
             "message": self.message,
@@ -215,6 +239,9 @@ class PlanResult:
             "trees": [t.to_dict() for t in self.trees],
             "notes": list(self.notes),
         }
+        if self.replay != "strict":
+            out["replay"] = self.replay
+        return out
 
 
 @runtime_checkable
@@ -296,7 +323,7 @@ def check_options(name: str, options: Mapping[str, object], allowed: Iterable[st
     Traceback (most recent call last):
     ...
     simulator.errors.PlannerError: planners.flat.depth: unknown option 'depth' for \
-planner 'flat'; it takes no options
+planner 'flat'; it takes no options (got 'depth')
     """
     valid = sorted(set(allowed))
     unknown = sorted(str(key) for key in options if key not in valid)

@@ -23,7 +23,7 @@ from typing import Any
 
 from planners.base import Planner, PlanResult
 from planners.flat import FLAT_PLANNER
-from planners.lp import LP_PLANNER
+from planners.lp import LP_NAIVE_PLANNER, LP_PLANNER
 from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
 from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
 from simulator.errors import PlannerError
@@ -49,6 +49,7 @@ BUILTIN_PLANNERS: Mapping[str, Planner] = MappingProxyType({
     FIBONACCI_PLANNER.name: FIBONACCI_PLANNER,
     BINOMIAL_PLANNER.name: BINOMIAL_PLANNER,
     LP_PLANNER.name: LP_PLANNER,
+    LP_NAIVE_PLANNER.name: LP_NAIVE_PLANNER,
     SNF_PLANNER.name: SNF_PLANNER,
     OPTIMAL_PLANNER.name: OPTIMAL_PLANNER,
     FNF_PLANNER.name: FNF_PLANNER,

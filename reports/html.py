@@ -171,8 +171,8 @@ def _schedules_html(runs: Sequence[PlannerRun], embed: _FigureEmbedder) -> str:
         if total > GANTT_EVENT_CAP:
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
                     "(earliest starts) are drawn.</p>")
-        parts.append(f"<h3>{_esc(run.planner)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=run.planner)))
+        parts.append(f"<h3>{_esc(run.label)}</h3>{note}"
+                     + embed(gantt_figure(schedule, title=run.label)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
     intro = ("<p>One row per port (a unidirectional node's sends and receives share one "
@@ -223,7 +223,7 @@ def _time(value: Fraction | float) -> str:
 def _result_row(run: PlannerRun) -> list[_Cell]:
     feasible = {True: _Cell("yes", "good"), False: _Cell("no", "bad"), None: _Cell("—")}
     return [
-        _Cell(run.planner, "name"),
+        _Cell(run.label, "name"),
         _Cell(run.status, "good" if run.status == "ok" else "warn"),
         _Cell(run.message, "message"),
         _Cell(_exact(run.throughput_bound), "num"),
@@ -248,7 +248,7 @@ def _results_table(runs: Sequence[PlannerRun]) -> str:
 
 
 def _notes_html(runs: Sequence[PlannerRun]) -> str:
-    items = "".join(f"<li><b>{_esc(r.planner)}</b>: {_esc(note)}</li>"
+    items = "".join(f"<li><b>{_esc(r.label)}</b>: {_esc(note)}</li>"
                     for r in runs for note in r.notes)
     return f"<h3>Notes</h3><ul class=\"notes\">{items}</ul>" if items else ""
 
@@ -264,7 +264,7 @@ def _violations_html(runs: Sequence[PlannerRun]) -> str:
                  _Cell(v.detail)] for v in shown)
         more = len(run.violations) - len(shown)
         tail = f'<p class="warn">… and {more:,} more.</p>' if more > 0 else ""
-        parts.append(f"<h3>{_esc(run.planner)}: {len(run.violations):,} violation(s)</h3>"
+        parts.append(f"<h3>{_esc(run.label)}: {len(run.violations):,} violation(s)</h3>"
                      + _table(("time", "node", "kind", "detail"), rows, "violations") + tail)
     return "".join(parts) or "<p class=\"good\">The engine found no violation.</p>"
 

@@ -151,20 +151,20 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
     for r in outcome.results:
         feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
-        table.add_row(r.planner, r.status, _text(r.throughput_bound), _text(r.period),
+        table.add_row(r.label, r.status, _text(r.throughput_bound), _text(r.period),
                       _text(r.makespan), _text(r.measured_throughput),
                       "-" if r.completed is None else str(r.completed), _text(r.horizon),
                       feasible)
     console.print(table)
     for r in outcome.results:
         if r.message and r.status != "ok":
-            console.print(f"{r.planner}: {r.status}: {r.message}")
+            console.print(f"{r.label}: {r.status}: {r.message}")
         for note in r.notes:
-            console.print(f"{r.planner}: note: {note}")
+            console.print(f"{r.label}: note: {note}")
         for v in r.violations[:20]:
-            console.print(f"[red]{r.planner}: {v}[/red]")
+            console.print(f"[red]{r.label}: {v}[/red]")
         if len(r.violations) > 20:
-            console.print(f"[red]{r.planner}: ... {len(r.violations) - 20} more violations[/red]")
+            console.print(f"[red]{r.label}: ... {len(r.violations) - 20} more violations[/red]")
 
 
 # -- validate ----------------------------------------------------------------------------

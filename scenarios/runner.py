@@ -10,12 +10,17 @@ and the figures reported are the engine's.
   (:func:`simulator.engine.replay_series`).
 - Periodic schedule: replayed strictly over the horizon; ``completed`` and
   ``measured_throughput`` come from that replay.
+- A plan with ``replay="asap"`` (``lp-naive``: its planned times are not
+  claimed feasible) is replayed as soon as possible under the platform's
+  real port model instead, keeping the order of events on every port; its
+  figures and violations are that replay's (a strict replay of the planned
+  times is only counted, in a note).  ``replay`` in the JSON says which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -57,8 +62,17 @@ class PlannerRun:
     feasible: bool | None = None
     violations: tuple[Violation, ...] = ()
     notes: tuple[str, ...] = ()
+    replay: str = "strict"
+    options: tuple[tuple[str, Any], ...] = ()
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        """The planner's name with its options (tells apart ``lp`` listed twice)."""
+        if not self.options:
+            return self.planner
+        return self.planner + " (" + ", ".join(f"{k}: {v}" for k, v in self.options) + ")"
 
     @property
     def failed_validation(self) -> bool:
@@ -89,6 +103,8 @@ class PlannerRun:
                 for v in self.violations
             ],
             "notes": list(self.notes),
+            "replay": self.replay,
+            "options": dict(self.options),
         }
 
 
@@ -135,10 +151,13 @@ def run_planner(
         return PlannerRun(name, kind, model, status=result.status,
                           message=result.message or "no schedule",
                           throughput_bound=result.throughput_bound, notes=result.notes,
-                          plan=result)
+                          options=tuple(spec.options.items()), plan=result)
     schedule = result.schedule
     notes = list(result.notes)
     horizon = horizon if horizon is not None else scenario.horizon
+    if result.replay == "asap":
+        return replace(_run_asap(name, kind, model, result, horizon, exact),
+                       options=tuple(spec.options.items()))
     if schedule.period is not None:
         if horizon is None:
             horizon = schedule.period * DEFAULT_HORIZON_LENGTHS
@@ -180,9 +199,49 @@ def run_planner(
         feasible=check.feasible,
         violations=violations,
         notes=tuple(notes),
+        options=tuple(spec.options.items()),
         plan=result,
         validation=check,
     )
+
+
+def _run_asap(name: str, kind: str, model: str, result: PlanResult,
+              horizon: Fraction | None, exact: bool) -> PlannerRun:
+    """Measure a plan that claims only an order of events (``replay="asap"``).
+
+    Periodic: the pattern is expanded over the horizon and replayed as soon as
+    possible (per-port order kept); one-shot: one ASAP replay for the makespan,
+    then the ASAP series.  ``feasible`` is that replay's: no event blocked, no
+    missing link, nothing else the ASAP engine reports.
+    """
+    schedule = result.schedule
+    assert schedule is not None
+    notes = list(result.notes)
+    makespan = None
+    if schedule.period is not None:
+        if horizon is None:
+            max_lag = max((e.lag for e in schedule.events), default=0)
+            horizon = schedule.period * (max_lag + DEFAULT_HORIZON_LENGTHS)
+        measured = check = replay(schedule, mode="asap", horizon=horizon, exact=exact)
+        strict = replay(schedule, horizon=horizon, exact=exact)
+    else:
+        check = replay(schedule, mode="asap", exact=exact)
+        makespan = check.makespan if isinstance(check.makespan, Fraction) else None
+        if horizon is None:
+            horizon = Fraction(makespan or check.end_time or 1) * DEFAULT_HORIZON_LENGTHS
+        measured = (replay_series(schedule, horizon, exact=exact)
+                    if schedule.events and check.feasible else check)
+        strict = replay(schedule, exact=exact)
+    notes.append(f"replayed as soon as possible under the real port model; a strict replay "
+                 f"of the planned times finds {len(strict.violations)} violation(s)")
+    violations = check.violations + tuple(
+        v for v in measured.violations if measured is not check)
+    return PlannerRun(
+        name, kind, model, status="ok", message=result.message,
+        throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
+        measured_throughput=measured.measured_throughput, completed=measured.completed,
+        horizon=Fraction(horizon), feasible=not violations, violations=violations,
+        notes=tuple(notes), replay="asap", plan=result, validation=check)
 
 
 def run_scenario(

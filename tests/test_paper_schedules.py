@@ -39,7 +39,8 @@ def test_scatter_toy_published_schedule(name: str, period: F, per_period: int) -
     result = CliRunner().invoke(main, ["validate", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert report["feasible"] is True and report["violations"] == []
+    assert report["feasible"] is True
+    assert report["violations"] == []
     assert report["throughput"] == "1/2"  # published TP
     assert report["lp_bound"] == "1/2"
     # Lag 1: the first period's instances finish one period late, so over the

@@ -127,8 +127,14 @@ def _flow_key(key: object) -> tuple[int, NodeId, NodeId]:
 
 
 def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
-                     size: Fraction) -> FlowModel:
-    """Build the aggregated SSSP(G) / SSPA2A(G) program (see the module notes)."""
+                     size: Fraction, *,
+                     port_sum: frozenset[NodeId] = frozenset()) -> FlowModel:
+    """Build the aggregated SSSP(G) / SSPA2A(G) program (see the module notes).
+
+    A node of ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of (2)
+    and (3): the naive port-sum program of ``lp-naive`` (broadcast report,
+    section 2.2.2), not achievable in general under the unidirectional model.
+    """
     g = platform.graph
     model = LinearModel()
     caps = []
@@ -172,6 +178,9 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
                 row[tp] = -demand[node]
             what = "throughput (6)" if node in demand else "conservation (5)"
             model.add(row, "==", Fraction(0), f"{what} of the flow of {com.hub} at {node}")
+    for node in port_sum:
+        for j, a in in_rows.pop(node, {}).items():  # one summed row
+            out_rows[node][j] = out_rows[node].get(j, Fraction(0)) + a
     for node, coeffs in out_rows.items():
         model.add(coeffs, "<=", Fraction(1), f"one-port send (2) of {node}")
     for node, coeffs in in_rows.items():

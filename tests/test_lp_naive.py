@@ -1,0 +1,268 @@
+"""The ``lp-naive`` planner: the port-sum program of the broadcast report, section 2.2.2.
+
+Figures from Beaumont and Marchal, LIP RR-2004-32, section 2.2.2 (the
+platform of Fig. 2: links 1->2 and 1->3 of cost 1, 2->3 of cost 1/2, source
+1, unidirectional): the naive program claims 3/4 with the trees 1/4 on
+{1->2, 1->3} and 1/2 on {1->2, 2->3}; replaying them achieves only 3/5; the
+true optimum (the ``lp`` planner) is 2/3.
+
+Why 3/5, by hand: per 3/4 of a message, the trees keep link 1->2 busy 3/4,
+link 1->3 busy 1/4 and link 2->3 busy 1/2 * 1/2 = 1/4.  Any two of those
+three links share a node (1, 2 or 3), and every node has ONE port, so no two
+of the transfers can ever overlap: they take 3/4 + 1/4 + 1/4 = 5/4 time
+units, and the trees carry at most (3/4) / (5/4) = 3/5 message per time
+unit.  The ASAP replay keeps some port busy at every instant once the
+pipeline is full, so it reaches 3/5 up to the start-up: over a horizon of
+4000 the measured throughput lies in [0.59, 0.61].
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planners.base import PlanResult
+from planners.lp import LP_NAIVE_PLANNER, naive_steady_state, steady_state
+from planners.registry import available_planners, get_planner
+from scenarios.asymptotic import asymptotic_study
+from scenarios.cli import main
+from scenarios.generators import random_platform
+from scenarios.loader import load_scenario
+from scenarios.runner import run_scenario
+from simulator import Operation, OperationKind, Platform, replay
+from simulator.errors import PlannerError
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
+F = Fraction
+FIG2 = [("P1", "P2", 1), ("P1", "P3", 1), ("P2", "P3", "1/2")]
+BROADCAST = Operation(OperationKind.BROADCAST, source="P1")
+
+
+def fig2(model: str = "unidirectional") -> Platform:
+    return Platform.build(["P1", "P2", "P3"], FIG2, model)
+
+
+# -- the published figures -----------------------------------------------------------------
+
+
+def test_naive_bound_and_trees_of_fig2() -> None:
+    result = naive_steady_state(fig2(), BROADCAST)
+    assert result.status == "ok"
+    assert result.planner == "lp-naive"
+    assert result.replay == "asap"
+    assert result.throughput_bound == F(3, 4)
+    assert sorted((t.weight, t.edges) for t in result.trees) == [
+        (F(1, 4), (("P1", "P2"), ("P1", "P3"))),
+        (F(1, 2), (("P1", "P2"), ("P2", "P3"))),
+    ]
+    # Clearly labelled as the naive bound, not an achievable throughput.
+    assert "naive port-sum bound 3/4" in result.message
+    assert "NOT achievable" in result.message
+    assert result.notes[0].startswith("naive port-sum bound 3/4")
+    assert not any(n.startswith("optimal throughput") for n in result.notes)
+
+
+def test_naive_timing_conflicts_under_the_unidirectional_model() -> None:
+    result = naive_steady_state(fig2(), BROADCAST)
+    assert result.schedule is not None
+    assert result.period is not None
+    strict = replay(result.schedule, horizon=result.period * 10)
+    assert strict.violations
+    assert {v.kind for v in strict.violations} == {"port_conflict"}
+    # ... but the same timing is fine where each node has two ports.
+    bidirectional = replay(result.schedule, horizon=result.period * 10,
+                           port_model="bidirectional")
+    assert bidirectional.violations == ()
+
+
+def test_example_file_figures() -> None:
+    scenario = load_scenario(EXAMPLES / "broadcast-unidir.yaml")
+    assert [spec.name for spec in scenario.planners] == ["lp", "lp-naive"]
+    outcome = run_scenario(scenario, horizon=F(4000))
+    lp, naive = outcome.results
+    assert (lp.planner, lp.throughput_bound, lp.replay) == ("lp", F(2, 3), "strict")
+    assert (naive.planner, naive.throughput_bound, naive.replay) == ("lp-naive", F(3, 4), "asap")
+    assert naive.feasible is True
+    assert naive.violations == ()
+    assert naive.measured_throughput is not None
+    assert lp.measured_throughput is not None
+    # 3/5 (module notes), measured over a long horizon.
+    assert 0.59 <= naive.measured_throughput <= 0.61
+    assert naive.measured_throughput < float(F(3, 5)) + 1e-12
+    # The true optimum is achieved, the naive trees fall short of it.
+    assert lp.measured_throughput > 0.66
+    assert naive.measured_throughput < lp.measured_throughput
+    assert any("strict replay of the planned times finds" in n for n in naive.notes)
+    record = naive.to_dict()
+    assert record["replay"] == "asap"
+    assert record["throughput_bound"] == "3/4"
+
+
+def test_bidirectional_naive_equals_lp_and_is_exact() -> None:
+    platform = fig2("bidirectional")
+    naive = naive_steady_state(platform, BROADCAST)
+    assert naive.throughput_bound == 1 == steady_state(platform, BROADCAST).throughput_bound
+    assert "exact lp optimum" in naive.message
+    assert naive.schedule is not None
+    assert naive.period is not None
+    assert replay(naive.schedule, horizon=naive.period * 20).violations == ()
+
+
+@pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.ALLGATHER,
+                                  OperationKind.SCATTER, OperationKind.GATHER,
+                                  OperationKind.ALLTOALL])
+@pytest.mark.parametrize("seed", [3, 11, 20])
+def test_naive_is_a_relaxation(kind: OperationKind, seed: int) -> None:
+    """Naive >= lp under the unidirectional model (port sums hold in any schedule);
+    equal under the bidirectional one (the same program)."""
+    for model in ("unidirectional", "bidirectional"):
+        platform = random_platform(4, 2, c=(1, 4), compute=(0, 2), seed=seed, port_model=model)
+        root = platform.processors[seed % 4]
+        op = (Operation(kind, source=root) if kind in (OperationKind.BROADCAST,
+                                                       OperationKind.SCATTER)
+              else Operation(kind, target=root) if kind is OperationKind.GATHER
+              else Operation(kind))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a capped period is a warning, not the point
+            naive = naive_steady_state(platform, op)
+            exact = steady_state(platform, op)
+        assert naive.status == exact.status == "ok", (naive.message, exact.message)
+        assert naive.throughput_bound is not None
+        assert exact.throughput_bound is not None
+        if model == "bidirectional":
+            assert naive.throughput_bound == exact.throughput_bound
+        else:
+            assert naive.throughput_bound >= exact.throughput_bound
+
+
+def test_asymptotic_study_replays_naive_asap() -> None:
+    study = asymptotic_study(load_scenario(EXAMPLES / "broadcast-unidir.yaml"),
+                             periods=(10, 100))
+    assert study.bound == F(2, 3)
+    assert study.problems == ()
+    naive = [r for r in study.rows if r.planner == "lp-naive"]
+    assert naive
+    assert all(r.ratio is not None and r.ratio < 1 for r in naive)
+
+
+# -- options, support, registry ------------------------------------------------------------
+
+
+def test_registered_with_its_operations_and_port_models() -> None:
+    planner = get_planner("lp-naive")
+    assert planner is LP_NAIVE_PLANNER
+    assert "lp-naive" in available_planners()
+    assert {str(k) for k in planner.operations} == {"broadcast", "allgather", "scatter",
+                                                     "gather", "alltoall"}
+    assert {str(m) for m in planner.port_models} == {"bidirectional", "unidirectional"}
+
+
+def test_bad_options() -> None:
+    with pytest.raises(PlannerError, match="unknown option 'restrict' for planner 'lp-naive'"):
+        LP_NAIVE_PLANNER.plan(fig2(), BROADCAST, restrict="tree")
+    with pytest.raises(PlannerError, match=r"planners\.lp\.method: method must be one of"):
+        LP_NAIVE_PLANNER.plan(fig2(), BROADCAST, method="simplex")
+    with pytest.raises(PlannerError, match="max_events must be a positive integer"):
+        naive_steady_state(fig2(), BROADCAST, max_events=0)
+
+
+def test_unsupported_answers_say_why() -> None:
+    reduce = Operation(OperationKind.REDUCE, target="P3")
+    result = LP_NAIVE_PLANNER.plan(fig2(), reduce)
+    assert result.status == "unsupported"
+    assert "lp-naive does not handle reduce" in result.message
+    multiport = fig2().with_port_model("multiport:2")
+    result = LP_NAIVE_PLANNER.plan(multiport, BROADCAST)
+    assert result.status == "unsupported"
+    assert "multiport:2" in result.message
+
+
+def test_plan_result_replay_field() -> None:
+    with pytest.raises(PlannerError, match="replay must be strict or asap"):
+        PlanResult("ok", None, replay="later")  # type: ignore[arg-type]
+    assert "replay" not in PlanResult.ok("lp", None).to_dict()
+    assert PlanResult.ok("lp-naive", None, replay="asap").to_dict()["replay"] == "asap"
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_cli_run_example(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["run", str(EXAMPLES / "broadcast-unidir.yaml"),
+                                       "--json", str(out), "--horizon", "1000"])
+    assert result.exit_code == 0, result.stdout
+    records = {r["planner"]: r for r in json.loads(out.read_text())["results"]}
+    assert records["lp"]["throughput_bound"] == "2/3"
+    naive = records["lp-naive"]
+    assert (naive["status"], naive["throughput_bound"], naive["replay"]) == ("ok", "3/4", "asap")
+    assert naive["feasible"] is True
+    assert naive["violations"] == []
+    assert 0.58 <= naive["measured_throughput"] <= 0.61
+    assert "naive port-sum bound 3/4" in result.stdout
+
+
+def test_runner_replays_a_one_shot_asap_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot plan with replay="asap": conflicting planned times are only counted."""
+    import scenarios.runner as runner
+    from planners.base import FunctionPlanner
+    from scenarios.loader import PlannerSpec
+    from simulator import Schedule
+    from simulator.platform import PortKind
+
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)], "unidirectional")
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    # B forwards at 1/2 what it receives until 1, on its single port: strictly wrong.
+    schedule = Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": "1/2"}])
+
+    def order_only(platform: Platform, operation: Operation) -> PlanResult:
+        return PlanResult.ok("order-only", schedule, replay="asap")
+
+    fake = FunctionPlanner("order-only", order_only, frozenset({OperationKind.BROADCAST}),
+                           frozenset(PortKind), "claims an order only")
+    monkeypatch.setattr(runner, "get_planner", lambda name: fake)
+    scenario = load_scenario(EXAMPLES / "broadcast-unidir.yaml")
+    scenario = type(scenario)(**{**scenario.__dict__, "platform": p, "operation": op})
+    run = runner.run_planner(scenario, PlannerSpec("order-only"), horizon=F(30))
+    assert run.replay == "asap"
+    assert run.feasible is True
+    assert run.violations == ()
+    # ASAP: A->B [0, 1), then B->C [1, 2); the series: one operation per 2 time units.
+    assert run.makespan == 2
+    assert run.completed == 15
+    strict = replay(schedule)
+    assert strict.violations
+    assert any(f"finds {len(strict.violations)} violation(s)" in n for n in run.notes)
+
+
+@pytest.mark.parametrize("seed", [1, 7, 12, 30])
+def test_naive_trees_never_beat_the_true_optimum(seed: int) -> None:
+    """Replayed ASAP under the unidirectional model, the naive trees complete at most
+    lp's optimum times the horizon (the lp bound holds for any feasible execution)."""
+    platform = random_platform(5, 2, c=(1, 4), compute=(0, 2), seed=seed,
+                               port_model="unidirectional")
+    op = Operation(OperationKind.BROADCAST, source=platform.processors[0])
+    naive = naive_steady_state(platform, op)
+    exact = steady_state(platform, op)
+    assert naive.schedule is not None
+    assert naive.period is not None
+    assert exact.throughput_bound is not None
+    assert naive.throughput_bound is not None
+    assert exact.throughput_bound <= naive.throughput_bound
+    horizon = naive.period * 60
+    report = replay(naive.schedule, mode="asap", horizon=horizon)
+    assert report.violations == ()
+    assert 0 < report.completed <= exact.throughput_bound * horizon
+
+
+def test_cli_planners_lists_lp_naive() -> None:
+    result = CliRunner().invoke(main, ["planners"])
+    assert result.exit_code == 0
+    assert "lp-naive" in result.stdout
