@@ -7,7 +7,7 @@ n = 10, 20, 40, 80.  Each line is one full ``lp`` run (column generation,
 exact re-solve and exact pricing, periodic schedule): float rounds, columns
 generated (matchings + trees), wall time, peak memory, and the answer.
 
-Run:  python benchmarks/lp_unidirectional.py [--n 10 20 40 80] [--ops broadcast scatter]
+Run:  python benchmarks/lp_unidirectional.py [--n 10 20 40 80] [--ops broadcast scatter reduce]
       [--trace-memory]
 
 Measured on the shared 2-core machine (load average about 5 from other
@@ -22,6 +22,19 @@ exact certified rational::
     scatter   n=20  rounds=  15 columns= 75 (  75 matchings +    0 trees) time=0.08s  TP=1/118
     scatter   n=40  rounds=  23 columns=143 ( 143 matchings +    0 trees) time=1.79s  TP=5/932
     scatter   n=80  rounds=  25 columns=264 ( 264 matchings +    0 trees) time=2.06s  TP=73/14713
+
+Reduce (``--ops reduce --n 10 15 20 30``, target ``P0``, every node a
+participant, compute 1 everywhere), before (the whole SSR(G) program with
+matching coverage rows, now ``_matchings._plan_reduce_full``) and after
+(reduction-tree columns priced by ``_reduce.cheapest_tree`` under the
+coverage-row and CPU duals, beside the matching columns); same exact bounds
+(checked equal at N = 10 and 15), machine loaded by parallel runs::
+
+    N    before     after   (columns after: the benchmark line's counts)
+    10    2.74 s    1.4-1.6 s   TP=173040061/1426400527
+    15   75.1 s     2.8-3.1 s   TP=4144812811/55535156742
+    20   > 400 s    4.8-8.5 s   TP=980807321513/9814859674013  (before: killed unfinished)
+    30   (not run)  23.5 s      exact
 
 maxrss stays under 130 MiB; Python's own peak (``--trace-memory``) is
 17.5 MiB for broadcast n = 40.  The issue's target (n = 40 broadcast under
@@ -65,7 +78,8 @@ from simulator.operations import Operation, OperationKind
 def measure(kind: OperationKind, n: int, *, trace_memory: bool = False) -> None:
     """Run the ``lp`` planner once and print one line."""
     platform = random_platform(n, 3, c=(1, 10), seed=n, port_model="unidirectional")
-    op = Operation(kind, source="P0")
+    op = (Operation(kind, target="P0") if kind is OperationKind.REDUCE
+          else Operation(kind, source="P0"))
     if trace_memory:
         tracemalloc.start()
     started = time.perf_counter()
@@ -99,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="*", default=[10, 20, 40, 80])
     parser.add_argument("--ops", nargs="*", default=["broadcast", "scatter"],
-                        choices=["broadcast", "scatter"])
+                        choices=["broadcast", "scatter", "reduce"])
     parser.add_argument("--trace-memory", action="store_true",
                         help="also report Python's peak (tracemalloc; slows the run)")
     args = parser.parse_args()

@@ -18,6 +18,12 @@ The linear program (P) of section 3.2, generalised to every collective::
 where ``traffic(e)`` is the explicit flow (scatter, gather, all-to-all), the
 ``send`` variables (reduce) or ``Σ_{T ∋ e} y_T`` (broadcast, all-gather:
 weighted spanning arborescences, as in :mod:`planners.lp._broadcast`).
+Reduce takes the same structure as broadcast (:func:`reduce_with_matchings`):
+weighted reduction trees as columns, priced by the interval dynamic program
+:func:`planners.lp._reduce.cheapest_tree` under link prices
+``size · c(e) · v_e`` and CPU prices ``w(i) · y_cpu(i)``; the whole program
+with ``send`` variables (``_plan_reduce_full``) is kept as the reference
+the tests compare against, and for a commutative or one-participant reduce.
 
 **Column generation** (the paper proves polynomiality with the ellipsoid
 method on the dual (D) and calls it impractical; this is the practical
@@ -50,7 +56,7 @@ result states the certified interval.
 
 from __future__ import annotations
 
-import time
+import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -65,14 +71,21 @@ from planners.base import PlanResult
 from planners.lp._arborescence import min_arborescence
 from planners.lp._broadcast import _tree_graph, multicast_flow_model
 from planners.lp._broadcast import _unit as _tree_unit
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution, dual_bound
 from planners.lp._flows import Commodity, build_flow_model, decompose_paths
 from planners.lp._periodic import Unit
 from planners.lp._ports import Configuration, Link, PortGraph
+from planners.lp._reduce import (
+    Task,
+    _TreeSpace,
+    build_reduce_model,
+    cheapest_tree,
+    cheapest_trees,
+    extract_trees,
+)
 from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._reduce import build_reduce_model, extract_trees
-from planners.lp._solve import LinearModel
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from simulator.errors import PlannerError
 from simulator.items import Item
 from simulator.operations import Operation, OperationKind
@@ -195,13 +208,12 @@ def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]]
 class _FloatMaster:
     """The master in HiGHS (dual simplex), warm-started as columns arrive."""
 
-    def __init__(self, model: LinearModel, time_limit: float | None) -> None:
+    def __init__(self, model: LinearModel, deadline: Deadline) -> None:
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", 1)
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
+        self.deadline = deadline
         inf = highspy.kHighsInf
         n = model.n_variables
         cols: list[list[tuple[int, float]]] = [[] for _ in range(n)]
@@ -227,6 +239,9 @@ class _FloatMaster:
         self._add(self.h, 0.0, [(i, float(a)) for i, a in col.items()])
 
     def solve(self) -> tuple[str, float, np.ndarray]:
+        left = self.deadline.remaining()
+        if left is not None:  # HiGHS's clock runs on across the runs of one object
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(left, 1e-3))
         self.h.run()
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kTimeLimit:
@@ -276,7 +291,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     seen_trees = set(trees)
     seen_configs = set(configs)
     model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
-    float_master = _FloatMaster(model, options.time_limit)
+    deadline = options.clock()
+    float_master = _FloatMaster(model, deadline)
     pricers = [_TreePricer(platform, s, reach[i]) for i, s in enumerate(sources)]
     rounds = 0
 
@@ -294,18 +310,16 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             col[link_row[e]] = Fraction(-mult)
         return col
 
-    started = time.perf_counter()
     while rounds < MAX_ROUNDS:
         rounds += 1
-        if (options.time_limit is not None
-                and time.perf_counter() - started > options.time_limit):
+        if deadline.expired:
             return PlanResult.error(NAME, f"time limit of {options.time_limit} s reached "
                                           f"during the column generation of the {what} "
                                           f"master ({rounds} rounds); raise time_limit")
         status, _, y = float_master.solve()
         if status == "time_limit":
-            return PlanResult.error(NAME, f"HiGHS stopped at the time limit of "
-                                          f"{options.time_limit} s on the {what} master")
+            return time_limit_error(options, f"the column generation of the {what} "
+                                             f"master (HiGHS, round {rounds})")
         if status != "optimal":
             return PlanResult.error(NAME, f"HiGHS failed on the {what} master: {status}")
         v = {e: max(float(y[link_row[e]]), 0.0) for e in links}
@@ -338,6 +352,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     used_trees: list[tuple[int, Tree]] = []
     used_configs: list[Configuration] = []
     for _ in range(EXACT_ROUNDS):
+        if deadline.expired:
+            return time_limit_error(options, f"the exact pricing of the {what} master")
         used_trees, used_configs = list(trees), list(configs)
         model, _ = _master(base, links, used_trees, len(sources), used_configs, busy)
         found = solve_exactly(model, options, what=f"{what} master")
@@ -495,6 +511,21 @@ def _plan_flows(platform: Platform, operation: Operation, options: LpOptions,
 
 def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
                  scale: int) -> PlanResult:
+    """Reduce by reduction-tree and matching columns (:func:`reduce_with_matchings`)."""
+    if operation.commutative or len(operation.participants) < 2:
+        return _plan_reduce_full(platform, operation, options, scale)
+    found = reduce_with_matchings(platform, operation, options)
+    if isinstance(found, PlanResult):
+        return found
+    exact, trees, configs, notes = found
+    groups = [[_reduce_unit(w, tasks) for w, tasks in trees]]
+    return finish(platform, operation, exact, groups, options, notes=notes,
+                  matchings=_lanes(configs))
+
+
+def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptions,
+                      scale: int) -> PlanResult:
+    """Reduce by the whole SSR(G) program with matching coverage rows (the reference)."""
     if operation.commutative:
         return PlanResult.unsupported(
             NAME, "lp models non-commutative reductions only (SSR(G) combines intervals "
@@ -511,7 +542,11 @@ def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
     values = found.exact.values
     amount = {key: values[j] for key, j in model.index.items()
               if key != "TP" and values[j] > 0}
-    trees = extract_trees(operation, amount, found.exact.lower)  # type: ignore[arg-type]
+    try:
+        trees = extract_trees(operation, amount, found.exact.lower,  # type: ignore[arg-type]
+                              deadline=options.clock())
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the reduce (SSR) program")
     groups = [[_reduce_unit(w, tasks) for w, tasks in trees]]
     return finish(platform, operation, found.exact, groups, options, notes=found.notes,
                   matchings=_lanes(found.configurations))
@@ -615,3 +650,251 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
     except PlannerError as exc:
         return PlanResult.unsupported(NAME, str(exc))
     return plan(platform, operation, options, scale)
+
+
+def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequence[list[Task]],
+                        configs: Sequence[Configuration], scale: int
+                        ) -> tuple[LinearModel, int, dict[Link, int], dict[int, int], int]:
+    """The SSR(G) tree-packing master with matching coverage, over the given columns.
+
+    Rows: ``TP - Σ_T λ_T == 0``; per link ``Σ_T busy_T(e) λ_T - Σ_M mult_M(e) μ_M <= 0``;
+    per CPU ``Σ_T w(i) tasks_T(i) λ_T <= 1``; ``Σ_M μ_M <= 1``.  Returns the
+    model, the tree row, the link rows, the CPU rows (node index -> row) and
+    the matching row.
+    """
+    m = LinearModel()
+    tp = m.variable("TP", upper=Fraction(10**9))
+    m.objective = tp
+    tree_row: dict[int, Fraction] = {tp: Fraction(1)}
+    edge: dict[Link, dict[int, Fraction]] = {e: {} for e in links}
+    cpu: dict[int, dict[int, Fraction]] = {i: {} for i in space.cpu_rows}
+    for k, tasks in enumerate(trees):
+        link_load, cpu_load = _tree_loads(space, tasks)
+        most = max(link_load.values(), default=Fraction(0))
+        j = m.variable(("tree", k), upper=(scale / most) if most > 0 else Fraction(10**9))
+        tree_row[j] = Fraction(-1)
+        for e, a in link_load.items():
+            edge[e][j] = a
+        for i, a in cpu_load.items():
+            cpu[i][j] = a
+    comm: dict[int, Fraction] = {}
+    for k, config in enumerate(configs):
+        j = m.variable(("config", k), upper=Fraction(1))
+        comm[j] = Fraction(1)
+        for e, mult in config:
+            edge[e][j] = Fraction(-mult)
+    m.add(tree_row, "==", Fraction(0), "the reduction trees carry TP")
+    link_row: dict[Link, int] = {}
+    for e in links:
+        link_row[e] = len(m.rows)
+        m.add(edge[e], "<=", Fraction(0), f"matchings cover {e[0]}->{e[1]}")
+    cpu_row: dict[int, int] = {}
+    for i, coeffs in cpu.items():
+        cpu_row[i] = len(m.rows)
+        m.add(coeffs, "<=", Fraction(1), f"CPU of {space.nodes[i]}")
+    m.add(comm, "<=", Fraction(1), "matchings fit in one time unit")
+    return m, 0, link_row, cpu_row, len(m.rows) - 1
+
+
+def _tree_loads(space: _TreeSpace, tasks: Sequence[Task]
+                ) -> tuple[dict[Link, Fraction], dict[int, Fraction]]:
+    """Busy time per link and per CPU (node index) of one instance of a reduction tree."""
+    link_load: dict[Link, Fraction] = defaultdict(Fraction)
+    cpu_load: dict[int, Fraction] = defaultdict(Fraction)
+    busy = dict(zip((tuple(space.nodes[x] for x in uv) for uv in space.links), space.busy,
+                    strict=True))
+    for task in tasks:
+        if task[0] == "send":
+            e = (task[1], task[2])
+            link_load[e] += busy[e]  # type: ignore[index]
+        else:
+            i = space.index[task[1]]  # type: ignore[index]
+            if i in space.cpu_rows:
+                w = space.compute[i]
+                assert w is not None
+                cpu_load[i] += w
+    return dict(link_load), dict(cpu_load)  # type: ignore[return-value]
+
+
+def _tree_prices(space: _TreeSpace, y_link: Mapping[Link, W], y_cpu: Mapping[int, W]
+                 ) -> tuple[list[W], list[W | None]]:
+    """Price of one send per link of ``space.links`` and of one task per node (None: router)."""
+    link = [b * y_link.get((space.nodes[u], space.nodes[v]), 0 * b)  # type: ignore[operator]
+            for (u, v), b in zip(space.links, space.busy, strict=True)]
+    cpu: list[W | None] = []
+    for i, w in enumerate(space.compute):
+        if w is None:
+            cpu.append(None)
+        else:
+            cpu.append(w * y_cpu[i] if i in y_cpu else 0 * w)  # type: ignore[operator,arg-type]
+    return link, cpu  # type: ignore[return-value]
+
+
+def _cheapest_reduce_trees(space: _TreeSpace, y_link: Mapping[Link, float],
+                           y_cpu: Mapping[int, float], count: int, deadline: Deadline
+                           ) -> list[tuple[float | int, list[Task]]]:
+    link, cpu = _tree_prices(space, {e: float(v) for e, v in y_link.items()},
+                             {i: float(v) for i, v in y_cpu.items()})
+    return cheapest_trees(space, np.array([float(x) for x in link]),
+                          np.array([np.inf if c is None else float(c) for c in cpu]),
+                          count, deadline=deadline)
+
+
+def _cheapest_reduce_tree_exact(space: _TreeSpace, y_link: Mapping[Link, Fraction],
+                                y_cpu: Mapping[int, Fraction], deadline: Deadline
+                                ) -> tuple[Fraction, list[Task] | None]:
+    """The least exact tree price (integers scaled by the lcm of the denominators)."""
+    link, cpu = _tree_prices(space, y_link, y_cpu)
+    q = 1
+    for f in [*link, *(c for c in cpu if c is not None)]:
+        d = Fraction(f).denominator
+        q = q * d // math.gcd(q, d)
+    link_int = np.empty(len(link), dtype=object)
+    link_int[:] = [int(f * q) for f in link]
+    cpu_int = np.empty(len(cpu), dtype=object)
+    cpu_int[:] = [math.inf if c is None else int(c * q) for c in cpu]
+    price, tasks = cheapest_tree(space, link_int, cpu_int, deadline=deadline)
+    if tasks is None:
+        return Fraction(0), None
+    return Fraction(int(price), q), tasks
+
+
+def reduce_with_matchings(platform: Platform, operation: Operation, options: LpOptions
+                          ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]],
+                                     list[tuple[Fraction, Configuration]], list[str]
+                                     ] | PlanResult:
+    """SSR(G) on any port models as a packing of reduction trees and matchings.
+
+    The master holds reduction-tree columns (priced by
+    :func:`planners.lp._reduce.cheapest_tree` under link prices
+    ``busy(e) · y(e)``, ``y`` the coverage-row duals, and CPU prices
+    ``w(i) · y_cpu(i)``) and matching columns (priced by a maximum-weight
+    configuration of the port graph), the same structure as broadcast trees.
+
+    Returns
+    -------
+    (exact, trees, configurations, notes) or PlanResult
+        The certified master solution, the weighted trees (weights sum to
+        ``exact.lower``), the weighted configurations; a result on failure.
+
+    Notes
+    -----
+    Equal to SSR(G) with matching coverage: every SSR(G) point is a weighted
+    sum of reduction trees with no larger link and CPU loads (Lemma 2 of
+    RR-4872, section 4.4), and every tree packing is an SSR(G) point.  The
+    certificate is the broadcast one: the exact master dual, with the
+    matching row raised to the exact best configuration weight and the tree
+    row lowered to the exact least tree price, is feasible for every column,
+    so :func:`planners.lp._exact.dual_bound` bounds the whole program.
+    """
+    deadline = options.clock()
+    space = _TreeSpace.of(platform, operation)
+    ports = PortGraph.of(platform)
+    links = list(ports.links)
+    scale = max((ports.multiplicity(e) for e in links), default=1)
+    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    seen_configs = set(configs)
+    ones = dict.fromkeys(links, 1.0)
+    first = _cheapest_reduce_trees(space, ones, dict.fromkeys(space.cpu_rows, 1.0), 1, deadline)
+    if not first:
+        return PlanResult.error(NAME, "no reduction tree reaches the target")
+    trees: list[list[Task]] = [first[0][1]]
+    seen_trees = {tuple(first[0][1])}
+    model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
+        space, links, trees, configs, scale)
+    float_master = _FloatMaster(model, deadline)
+
+    def tree_column(tasks: list[Task]) -> dict[int, Fraction]:
+        link_load, cpu_load = _tree_loads(space, tasks)
+        col = {tree_row: Fraction(-1)}
+        for e, a in link_load.items():
+            col[link_row[e]] = a
+        for i, a in cpu_load.items():
+            col[cpu_row[i]] = a
+        return col
+
+    def config_column(config: Configuration) -> dict[int, Fraction]:
+        col = {comm_row: Fraction(1)}
+        for e, mult in config:
+            col[link_row[e]] = Fraction(-mult)
+        return col
+
+    rounds = 0
+    try:
+        while rounds < MAX_ROUNDS:
+            rounds += 1
+            deadline.check("the column generation of the reduce (SSR) master")
+            status, _, y = float_master.solve()
+            if status == "time_limit":
+                raise TimeLimitReached("the column generation of the reduce (SSR) master")
+            if status != "optimal":
+                return PlanResult.error(NAME, f"HiGHS failed on the reduce (SSR) master: "
+                                              f"{status}")
+            v = {e: max(float(y[link_row[e]]), 0.0) for e in links}
+            vc = {i: max(float(y[r]), 0.0) for i, r in cpu_row.items()}
+            added = False
+            weight, config = ports.best_float(v)
+            if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
+                configs.append(config)
+                seen_configs.add(config)
+                float_master.add(config_column(config))
+                added = True
+            for price, tasks in _cheapest_reduce_trees(space, v, vc, 4, deadline):
+                if float(price) < float(y[tree_row]) - TOLERANCE \
+                        and tuple(tasks) not in seen_trees:
+                    trees.append(tasks)
+                    seen_trees.add(tuple(tasks))
+                    float_master.add(tree_column(tasks))
+                    added = True
+            if not added:
+                break
+        float_rounds = rounds
+        for _ in range(EXACT_ROUNDS):
+            deadline.check("the exact pricing of the reduce (SSR) master")
+            model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
+                space, links, trees, configs, scale)
+            found = solve_exactly(model, options, what="reduce (SSR) tree master")
+            if isinstance(found, PlanResult):
+                return found
+            exact = found
+            y_row = _row_duals(model, exact)
+            v_exact = {e: max(y_row[link_row[e]], Fraction(0)) for e in links}
+            vc_exact = {i: max(y_row[r], Fraction(0)) for i, r in cpu_row.items()}
+            best_weight, config = ports.best(v_exact)
+            cheapest, tasks_exact = _cheapest_reduce_tree_exact(space, v_exact, vc_exact,
+                                                                deadline)
+            if tasks_exact is None:
+                return PlanResult.error(NAME, "no reduction tree reaches the target")
+            added = False
+            if best_weight > y_row[comm_row] and config not in seen_configs:
+                configs.append(config)
+                seen_configs.add(config)
+                added = True
+            if cheapest < y_row[tree_row] and tuple(tasks_exact) not in seen_trees:
+                trees.append(tasks_exact)
+                seen_trees.add(tuple(tasks_exact))
+                added = True
+            if not added:
+                break
+    except TimeLimitReached as stop:
+        return time_limit_error(options, stop.phase)
+    # Certificate: a dual feasible for every column outside the master too.
+    y_row[comm_row] = max(y_row[comm_row], best_weight)
+    y_row[tree_row] = min(y_row[tree_row], cheapest)
+    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
+    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
+    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
+    certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
+                              exact.method if upper == exact.lower else "interval")
+    weighted_trees = [(exact.values[model.index["tree", k]], tasks)
+                      for k, tasks in enumerate(trees)
+                      if exact.values[model.index["tree", k]] > 0]
+    weighted_configs = [(exact.values[model.index["config", k]], c)
+                        for k, c in enumerate(configs)
+                        if exact.values[model.index["config", k]] > 0]
+    notes = [f"SSR(G) by column generation over reduction trees and matchings of the port "
+             f"graph: {float_rounds} float round(s), then exact pricing; "
+             f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
+             f"{len(weighted_trees)} tree(s) and "
+             f"{len(weighted_configs)} matching(s) used"]
+    return certified, weighted_trees, weighted_configs, notes
