@@ -158,7 +158,7 @@ def test_registered_with_its_operations_and_port_models() -> None:
     assert planner is LP_NAIVE_PLANNER
     assert "lp-naive" in available_planners()
     assert {str(k) for k in planner.operations} == {"broadcast", "allgather", "scatter",
-                                                     "gather", "alltoall"}
+                                                     "gather", "alltoall", "reduce"}
     assert {str(m) for m in planner.port_models} == {"bidirectional", "unidirectional"}
 
 
@@ -172,10 +172,10 @@ def test_bad_options() -> None:
 
 
 def test_unsupported_answers_say_why() -> None:
-    reduce = Operation(OperationKind.REDUCE, target="P3")
-    result = LP_NAIVE_PLANNER.plan(fig2(), reduce)
+    allreduce = Operation(OperationKind.ALLREDUCE)
+    result = LP_NAIVE_PLANNER.plan(fig2(), allreduce)
     assert result.status == "unsupported"
-    assert "lp-naive does not handle reduce" in result.message
+    assert "lp-naive does not handle allreduce" in result.message
     multiport = fig2().with_port_model("multiport:2")
     result = LP_NAIVE_PLANNER.plan(multiport, BROADCAST)
     assert result.status == "unsupported"
@@ -266,3 +266,59 @@ def test_cli_planners_lists_lp_naive() -> None:
     result = CliRunner().invoke(main, ["planners"])
     assert result.exit_code == 0
     assert "lp-naive" in result.stdout
+
+
+# -- reduce ----------------------------------------------------------------------------------
+
+TRIANGLE = [("P1", "P0", 1), ("P2", "P0", 1), ("P2", "P1", "1/2")]
+"""Reduce to P0 of v0, v1, v2 (non-commutative), every node unidirectional, compute 1.
+
+By hand.  Two useful reduction trees: A sends v2 over P2->P1 (busy 1/2),
+P1 computes v[1,2] and sends it over P1->P0 (busy 1), P0 computes v[0,2];
+B sends v1 over P1->P0 and v2 over P2->P0 (busy 1 each), P0 computes twice.
+Weights a, b.  Naive port sums: P0 receives a + 2b <= 1 (its CPU: a + 2b <= 1
+too); P1 sends and receives a + a/2 + b <= 1; P2 sends a/2 + b <= 1.  The
+vertex a + 2b = 1, 3a/2 + b = 1 gives a = 1/2, b = 1/4: naive bound 3/4.
+Real model: any two of the three links share a node, so no two transfers
+overlap and a/2 + (a + b) + b = 3a/2 + 2b <= 1: the optimum is a = 2/3,
+b = 0, TP = 2/3 < 3/4.
+"""
+
+
+def test_naive_reduce_bound_on_the_triangle() -> None:
+    platform = Platform.build(["P0", "P1", "P2"], TRIANGLE, "unidirectional")
+    op = Operation(OperationKind.REDUCE, target="P0")
+    naive = naive_steady_state(platform, op)
+    exact = steady_state(platform, op)
+    assert naive.status == "ok", naive.message
+    assert naive.planner == "lp-naive"
+    assert naive.replay == "asap"
+    assert naive.throughput_bound == F(3, 4)
+    assert exact.throughput_bound == F(2, 3)
+    bidirectional = naive_steady_state(platform.with_port_model("bidirectional"), op)
+    assert bidirectional.throughput_bound == steady_state(
+        platform.with_port_model("bidirectional"), op).throughput_bound
+    assert naive.schedule is not None
+    assert naive.period is not None
+    horizon = naive.period * 60
+    report = replay(naive.schedule, mode="asap", horizon=horizon)
+    assert report.violations == ()
+    assert 0 < report.completed <= exact.throughput_bound * horizon
+
+
+@pytest.mark.parametrize("seed", [1, 7, 12])
+def test_naive_reduce_never_beats_the_true_optimum(seed: int) -> None:
+    platform = random_platform(4, 2, c=(1, 4), compute=(0, 2), seed=seed,
+                               port_model="unidirectional")
+    op = Operation(OperationKind.REDUCE, target=platform.processors[0])
+    naive = naive_steady_state(platform, op)
+    exact = steady_state(platform, op)
+    assert naive.throughput_bound is not None
+    assert exact.throughput_bound is not None
+    assert exact.throughput_bound <= naive.throughput_bound
+    assert naive.schedule is not None
+    assert naive.period is not None
+    horizon = naive.period * 40
+    report = replay(naive.schedule, mode="asap", horizon=horizon)
+    assert report.violations == ()
+    assert 0 < report.completed <= exact.throughput_bound * horizon

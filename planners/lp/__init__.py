@@ -24,19 +24,21 @@ INRIA RR-4872 (2003), sections 3 and 4.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
 from planners.lp._allreduce import plan_allreduce
 from planners.lp._alltoall import plan_alltoall
 from planners.lp._broadcast import plan_allgather, plan_broadcast
-from planners.lp._driver import NAME, OPTIONS, LpOptions, parse_options
+from planners.lp._driver import NAME, OPTIONS, LpOptions, parse_options, time_limit_error
 from planners.lp._gather import plan_gather
 from planners.lp._matchings import plan_matchings
 from planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
 from planners.lp._reduce import plan_reduce
 from planners.lp._restrict import plan_restricted
 from planners.lp._scatter import plan_scatter
+from planners.lp._solve import TimeLimitReached
 from simulator.operations import Operation, OperationKind
 from simulator.platform import Platform, PortKind
 
@@ -113,15 +115,27 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     Fraction(1, 2)
     """
     check_options(NAME, options, OPTIONS)
-    parsed = parse_options(options)
+    # One deadline for the whole call, from here: every phase of every
+    # collective and port model (and every ``restrict`` candidate) shares it.
+    parsed = parse_options(options).started()
+    try:
+        return _steady_state(platform, operation, parsed)
+    except TimeLimitReached as stop:
+        # Phases turn the deadline into an ``error`` result themselves; this
+        # is the net under any check that runs outside their handlers.
+        return time_limit_error(parsed, stop.phase)
+
+
+def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:
+    """:func:`steady_state` on checked options whose deadline is already running."""
     reason = unsupported_reason(NAME, LP_OPERATIONS, LP_PORT_MODELS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
     if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
-        whole = {**options, "restrict": "graph"}
+        whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,
-                               lambda sub: steady_state(sub, op, **whole))
+                               lambda sub: _steady_state(sub, op, whole))
     if any(platform.port_model_of(node).kind is not PortKind.BIDIRECTIONAL
            for node in platform.node_ids):
         return plan_matchings(platform, op, parsed)

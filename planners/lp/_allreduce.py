@@ -502,7 +502,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     if len(operation.participants) < 2:
         return PlanResult.error(NAME, "an allreduce of one participant needs no "
                                       "communication: the throughput is unbounded")
-    deadline = Deadline.after(options.time_limit)
+    deadline = options.clock()
     bound = allreduce_bound(platform, operation, options, deadline=deadline)
     if isinstance(bound, PlanResult):
         return bound
@@ -531,7 +531,10 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     for root, trees in by_root.items():
         carried = sum((w for w, _ in trees), Fraction(0))
         reduce_op = replace(operation, kind=OperationKind.REDUCE, target=root)
-        reductions = extract_trees(reduce_op, amount, carried)
+        try:
+            reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
         for w, tasks, tree in _pair(reductions, trees):
             units.append(_instance_unit(w, tasks, root, tree, len(operation.participants)))
     if deadline.expired:

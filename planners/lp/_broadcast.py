@@ -33,7 +33,7 @@ import networkx as nx
 
 from planners.base import PlanResult
 from planners.lp._arborescence import min_arborescence
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution
 from planners.lp._periodic import SendTask, Unit
 from planners.lp._solve import LinearModel, solve_float
@@ -215,7 +215,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     n = len(sources)
     for _ in range(MAX_COLUMNS):
         model = _master(platform, columns, n, size, port_sum)
-        sol = solve_float(model, method="highs-ds", time_limit=options.time_limit)
+        sol = solve_float(model, method="highs-ds", time_limit=options.clock().remaining())
+        if sol.status == "time_limit":
+            return time_limit_error(options, "the column generation of the broadcast master")
         if sol.status != "optimal" or sol.y_ub is None or sol.y_eq is None:
             return PlanResult.error(NAME, f"broadcast master program: {sol.message}")
         out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub], port_sum)

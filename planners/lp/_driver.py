@@ -7,7 +7,7 @@ does the rest the same way for all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from planners.base import PlanResult, WeightedTree
@@ -58,6 +58,12 @@ class LpOptions:
         Broadcast only: ``graph`` (default) uses the whole platform;
         ``tree`` the best single spanning arborescence, ``dag`` the best
         acyclic sub-platform (:mod:`planners.lp._restrict`).
+    deadline:
+        The one wall-clock deadline of the planner call, set by the facade
+        from ``time_limit`` when the call starts and shared by every phase
+        (solves, exact recovery, column generation, tree extraction, the
+        periodic schedule) and by every sub-call (``restrict`` candidates);
+        ``None`` until then (:meth:`clock` makes one from ``time_limit``).
     """
 
     method: str = "auto"
@@ -66,6 +72,26 @@ class LpOptions:
     period: Fraction | None = None
     max_events: int = DEFAULT_MAX_EVENTS
     restrict: str = "graph"
+    deadline: Deadline | None = field(default=None, compare=False, repr=False)
+
+    def clock(self) -> Deadline:
+        """The call's deadline, or a fresh one ``time_limit`` from now without one.
+
+        Examples
+        --------
+        >>> LpOptions(time_limit=5.0).clock().remaining() is not None
+        True
+        >>> d = Deadline.after(1.0)
+        >>> LpOptions(deadline=d).clock() is d
+        True
+        """
+        return self.deadline if self.deadline is not None else Deadline.after(self.time_limit)
+
+    def started(self) -> LpOptions:
+        """These options with the call's deadline fixed now (kept if already set)."""
+        if self.deadline is not None:
+            return self
+        return replace(self, deadline=Deadline.after(self.time_limit))
 
 
 def parse_options(options: Mapping[str, object]) -> LpOptions:
@@ -114,11 +140,11 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                   ) -> ExactSolution | PlanResult:
     """Solve ``model`` and recover exact rationals, or say why not (a result).
 
-    ``deadline`` (default: ``options.time_limit`` from now) bounds the solve
-    and the exact recovery together.
+    ``deadline`` (default: the call's deadline, :meth:`LpOptions.clock`)
+    bounds the solve and the exact recovery together.
     """
     if deadline is None:
-        deadline = Deadline.after(options.time_limit)
+        deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
@@ -166,9 +192,15 @@ def finish(
     instead of the bipartite peeling (unidirectional and mixed platforms).
     """
     tp = exact.lower
-    plan = build_periodic(platform, operation, groups, tp, split=options.split,
-                          fixed_period=options.period, max_events=options.max_events,
-                          matchings=matchings)
+    deadline = options.clock()
+    if deadline.expired:
+        return time_limit_error(options, "the periodic schedule (before it started)")
+    try:
+        plan = build_periodic(platform, operation, groups, tp, split=options.split,
+                              fixed_period=options.period, max_events=options.max_events,
+                              matchings=matchings, deadline=deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, stop.phase)
     all_notes = list(notes)
     message = ""
     if exact.exact:

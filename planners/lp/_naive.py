@@ -28,8 +28,17 @@ from typing import Any
 
 from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
 from planners.lp._broadcast import plan_multicast
-from planners.lp._driver import OPTIONS, LpOptions, finish, parse_options, solve_exactly
+from planners.lp._driver import (
+    OPTIONS,
+    LpOptions,
+    finish,
+    parse_options,
+    solve_exactly,
+    time_limit_error,
+)
 from planners.lp._flows import Commodity, build_flow_model, decompose_paths
+from planners.lp._reduce import plan_reduce
+from planners.lp._solve import TimeLimitReached
 from simulator.items import Item
 from simulator.numbers import format_rational
 from simulator.operations import Operation, OperationKind
@@ -42,8 +51,9 @@ LP_NAIVE_NAME = "lp-naive"
 
 LP_NAIVE_OPERATIONS: frozenset[OperationKind] = frozenset({
     OperationKind.BROADCAST, OperationKind.ALLGATHER, OperationKind.SCATTER,
-    OperationKind.GATHER, OperationKind.ALLTOALL})
-"""Collectives ``lp-naive`` handles (trees: broadcast, all-gather; paths: the others)."""
+    OperationKind.GATHER, OperationKind.ALLTOALL, OperationKind.REDUCE})
+"""Collectives ``lp-naive`` handles (trees: broadcast, all-gather; reduction trees:
+reduce; paths: the others)."""
 
 LP_NAIVE_PORT_MODELS: frozenset[PortKind] = frozenset(
     {PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL})
@@ -65,7 +75,8 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     platform:
         Bidirectional and unidirectional one-port nodes, in any mix.
     operation:
-        Broadcast, all-gather, scatter, gather or all-to-all.
+        Broadcast, all-gather, scatter, gather, all-to-all or a
+        non-commutative reduce (SSR(G) of RR-4872 with port sums).
     **options:
         As the ``lp`` planner (``method``, ``time_limit``, ``split``,
         ``period``, ``max_events``), but ``restrict``.
@@ -103,7 +114,7 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     [('1/2', (('P1', 'P2'), ('P2', 'P3'))), ('1/4', (('P1', 'P2'), ('P1', 'P3')))]
     """
     check_options(LP_NAIVE_NAME, options, LP_NAIVE_OPTIONS)
-    parsed = parse_options(options)
+    parsed = parse_options(options).started()  # one deadline for the whole call
     reason = unsupported_reason(LP_NAIVE_NAME, LP_NAIVE_OPERATIONS, LP_NAIVE_PORT_MODELS,
                                 platform, operation)
     if reason is not None:
@@ -111,10 +122,16 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     op = operation.resolve(platform)
     port_sum = frozenset(node for node in platform.node_ids
                          if platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL)
-    if op.kind in (OperationKind.BROADCAST, OperationKind.ALLGATHER):
-        result = _plan_trees(platform, op, parsed, port_sum)
-    else:
-        result = _plan_paths(platform, op, parsed, port_sum)
+    try:
+        if op.kind is OperationKind.REDUCE:
+            # SSR(G) with each unidirectional node's send and receive rows merged.
+            result = plan_reduce(platform, op, parsed, port_sum=port_sum)
+        elif op.kind in (OperationKind.BROADCAST, OperationKind.ALLGATHER):
+            result = _plan_trees(platform, op, parsed, port_sum)
+        else:
+            result = _plan_paths(platform, op, parsed, port_sum)
+    except TimeLimitReached as stop:  # the net under checks outside the phases' handlers
+        result = time_limit_error(parsed, stop.phase)
     return _relabel(result, port_sum)
 
 

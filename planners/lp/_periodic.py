@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from planners.lp._solve import Deadline
 from simulator.items import Item
 from simulator.numbers import format_rational
 from simulator.operations import Operation
@@ -93,7 +94,12 @@ class PeriodicPlan:
     notes: tuple[str, ...] = field(default=())
 
 
-def peel_matchings(loads: dict[tuple[NodeId, NodeId], Fraction]
+_PHASE = "periodic schedule"
+"""The phase named when the deadline passes during :func:`build_periodic`."""
+
+
+def peel_matchings(loads: dict[tuple[NodeId, NodeId], Fraction], *,
+                   deadline: Deadline | None = None
                    ) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
     """Decompose link busy times into matchings (weighted bipartite edge colouring).
 
@@ -178,6 +184,8 @@ def peel_matchings(loads: dict[tuple[NodeId, NodeId], Fraction]
     matchings: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]] = []
     remaining_real = len(loads)
     while remaining_real:
+        if deadline is not None:
+            deadline.check(_PHASE)
         for a in left:
             if a not in match_of_left and not augment(a):
                 raise AssertionError("no perfect matching in a regular bipartite graph")
@@ -259,6 +267,7 @@ def build_periodic(
     fixed_period: Fraction | None = None,
     max_events: int = DEFAULT_MAX_EVENTS,
     matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None = None,
+    deadline: Deadline | None = None,
 ) -> PeriodicPlan:
     """Build the periodic schedule of weighted units (see the module notes).
 
@@ -284,11 +293,19 @@ def build_periodic(
         transfers at once), run one after the other, each for ``weight ×
         period``; every link's busy time must fit in its matchings.  By
         default the period's link loads are peeled (:func:`peel_matchings`).
+    deadline:
+        The planner call's deadline, checked in every loop of the build.
 
     Returns
     -------
     PeriodicPlan
+
+    Raises
+    ------
+    TimeLimitReached
+        When ``deadline`` passes, naming the phase ``"periodic schedule"``.
     """
+    clock = deadline if deadline is not None else Deadline()
     size = operation.size
     notes: list[str] = []
     exact = fixed_period is None
@@ -343,6 +360,7 @@ def build_periodic(
         for group, row in zip(groups, counts, strict=True):
             slot = 0
             for unit, count in zip(group, row, strict=True):
+                clock.check(_PHASE)
                 for j in range(slot, slot + count * scale):
                     for oi, s in enumerate(unit.sends):
                         link_tasks[s.src, s.dst].append((s.item.with_instance(j), (uid, j, oi)))
@@ -358,7 +376,7 @@ def build_periodic(
     duration = {e: size * platform.cost(*e) for e in link_tasks}
     loads = {e: len(ts) * duration[e] for e, ts in link_tasks.items()}
     if matchings is None:
-        matchings = peel_matchings(loads)
+        matchings = peel_matchings(loads, deadline=clock)
     else:
         matchings = [(w * period, [e for e in links if e in duration])
                      for w, links in matchings if w > 0]
@@ -391,6 +409,7 @@ def build_periodic(
         span[key] = (min(first, start), max(last, end))
 
     for node, jobs in cpu_tasks.items():
+        clock.check(_PHASE)
         w = platform.compute_time(node)
         t = Fraction(0)
         for inputs, output, key in jobs:
@@ -405,6 +424,7 @@ def build_periodic(
             intervals[e].append((t, t + d))
         t += d
     for e, transfers in link_tasks.items():
+        clock.check(_PHASE)
         d = duration[e]
         slots = intervals[e]
         k = 0
@@ -426,7 +446,9 @@ def build_periodic(
     # buffers fill during start-up).  Operations come in depth order.
     lag: dict[OpKey, int] = {}
     order = sorted(span, key=lambda key: (key[0], key[1], _depth(units[key[0]], key[2])))
-    for key in order:
+    for done, key in enumerate(order):
+        if done % 256 == 0:
+            clock.check(_PHASE)
         uid, j, oi = key
         ready = Fraction(0)
         for pi in producers[uid][oi]:

@@ -187,7 +187,8 @@ def _find_cycle(succ: dict[NodeId, list[NodeId]], amount: dict[Task, Fraction],
 
 
 def extract_trees(operation: Operation, amount: dict[Task, Fraction], tp: Fraction, *,
-                  eps: float = 0, strict: bool = True) -> list[tuple[Fraction, list[Task]]]:
+                  eps: float = 0, strict: bool = True, deadline: Deadline | None = None
+                  ) -> list[tuple[Fraction, list[Task]]]:
     """EXTRACT_TREES (RR-4872, section 4.4, Fig. 8) on per-time-unit amounts.
 
     Parameters
@@ -202,11 +203,18 @@ def extract_trees(operation: Operation, amount: dict[Task, Fraction], tp: Fracti
         Amounts at most ``eps`` count as zero (float amounts, for the repair).
     strict:
         Raise when FIND_TREE gets stuck; else return the trees found so far.
+    deadline:
+        The planner call's deadline, checked before every tree.
 
     Returns
     -------
     list of (weight, tasks)
         Reduction trees whose weights sum to ``tp``.
+
+    Raises
+    ------
+    TimeLimitReached
+        When ``deadline`` passes (phase ``"tree extraction"``).
     """
     parts = operation.participants
     n = len(parts)
@@ -223,6 +231,8 @@ def extract_trees(operation: Operation, amount: dict[Task, Fraction], tp: Fracti
     trees: list[tuple[Fraction, list[Task]]] = []
     extracted = Fraction(0)
     while extracted < tp - eps:
+        if deadline is not None:
+            deadline.check("tree extraction")
         inputs = [(target, 0, n - 1)]
         tasks: list[Task] = []
         while inputs:
@@ -348,9 +358,12 @@ class _TreeSpace:
     compute: tuple[Fraction | None, ...]
     cpu_rows: dict[int, int]
     """Node index -> master row of its CPU (processors with ``w > 0``)."""
+    merged: frozenset[int] = frozenset()
+    """Node indexes whose receive row is their send row (``lp-naive``'s port sums)."""
 
     @classmethod
-    def of(cls, platform: Platform, operation: Operation) -> _TreeSpace:
+    def of(cls, platform: Platform, operation: Operation,
+           port_sum: frozenset[NodeId] = frozenset()) -> _TreeSpace:
         nodes = tuple(platform.node_ids)
         index = {v: i for i, v in enumerate(nodes)}
         processors = set(platform.processors)
@@ -363,7 +376,8 @@ class _TreeSpace:
                 cpu_rows[i] = 2 * len(nodes) + len(cpu_rows)
         assert operation.target is not None
         return cls(nodes, index, tuple(index[p] for p in operation.participants),
-                   index[operation.target], links, busy, compute, cpu_rows)
+                   index[operation.target], links, busy, compute, cpu_rows,
+                   frozenset(index[v] for v in port_sum))
 
     @property
     def n_rows(self) -> int:
@@ -382,7 +396,7 @@ class _TreeSpace:
                 u, v = self.index[task[1]], self.index[task[2]]
                 b = self._busy[u, v]
                 out[2 * u] += b
-                out[2 * v + 1] += b
+                out[self._in_row[v]] += b
             else:
                 i = self.index[task[1]]
                 row = self.cpu_rows.get(i)
@@ -402,7 +416,7 @@ class _TreeSpace:
                 u, v = index[task[1]], index[task[2]]
                 b = self._busy_float[u, v]
                 out[2 * u] += b
-                out[2 * v + 1] += b
+                out[self._in_row[v]] += b
             else:
                 i = index[task[1]]
                 row = self.cpu_rows.get(i)
@@ -416,6 +430,9 @@ class _TreeSpace:
         self._busy_float = {e: float(b) for e, b in self._busy.items()}
         self._compute_float = [0.0 if w is None else float(w) for w in self.compute]
         self._loads: dict[tuple[Task, ...], dict[int, Fraction]] = {}
+        # A merged node's receptions load its send row: Σ in + Σ out <= 1.
+        self._in_row = [2 * v if v in self.merged else 2 * v + 1
+                        for v in range(len(self.nodes))]
 
     def prices(self, y: Sequence[Fraction] | np.ndarray, *, exact: bool
                ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -428,13 +445,13 @@ class _TreeSpace:
         n = len(self.nodes)
         if not exact:
             yf = np.asarray([float(v) for v in y])
-            link = np.array([float(b) * (yf[2 * u] + yf[2 * v + 1])
+            link = np.array([float(b) * (yf[2 * u] + yf[self._in_row[v]])
                              for (u, v), b in zip(self.links, self.busy, strict=True)])
             cpu = np.array([np.inf if w is None else
                             (float(w) * yf[self.cpu_rows[i]] if i in self.cpu_rows else 0.0)
                             for i, w in enumerate(self.compute)])
             return link, cpu, 1
-        fl = [b * (y[2 * u] + y[2 * v + 1]) for (u, v), b in zip(self.links, self.busy,
+        fl = [b * (y[2 * u] + y[self._in_row[v]]) for (u, v), b in zip(self.links, self.busy,
                                                                    strict=True)]
         fc: list[Fraction | None] = [
             None if w is None else (w * y[self.cpu_rows[i]] if i in self.cpu_rows
@@ -693,7 +710,8 @@ class _FloatMaster:
 
 def reduction_trees(platform: Platform, operation: Operation, *,
                     deadline: Deadline | None = None, method: str = "auto",
-                    stats: dict[str, float] | None = None
+                    stats: dict[str, float] | None = None,
+                    port_sum: frozenset[NodeId] = frozenset()
                     ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]], int] | str:
     """SSR(G) solved as a packing of reduction trees, by column generation.
 
@@ -716,6 +734,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         When given, filled with the seconds spent in ``build``, ``solve``
         (float column generation) and ``exact`` (exact master and exact
         pricing), and the counts ``rounds``, ``exact_rounds`` and ``columns``.
+    port_sum:
+        Nodes whose send and receive rows are one ``Σ in + Σ out <= 1`` row
+        (the naive port-sum program of ``lp-naive``; not a valid bound for
+        unidirectional nodes in general, see Beaumont and Marchal, section
+        2.2.2).
 
     Returns
     -------
@@ -744,7 +767,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()
-    space = _TreeSpace.of(platform, operation)
+    space = _TreeSpace.of(platform, operation, port_sum)
     built = time.perf_counter()
     columns: list[list[Task]] = []
     seen: set[tuple[Task, ...]] = set()
@@ -849,7 +872,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     return certified, trees, rounds
 
 
-def plan_reduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
+def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
+                port_sum: frozenset[NodeId] = frozenset()) -> PlanResult:
     """Optimal steady-state series of non-commutative reduces (SSR(G)).
 
     SSR(G) is solved as a packing of reduction trees by column generation
@@ -873,11 +897,14 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions) ->
     if len(operation.participants) < 2:
         return PlanResult.error(NAME, "a reduce of one participant needs no communication: "
                                       "the throughput is unbounded")
-    deadline = Deadline.after(options.time_limit)
+    deadline = options.clock()
     try:
-        found = reduction_trees(platform, operation, deadline=deadline, method=options.method)
+        found = reduction_trees(platform, operation, deadline=deadline, method=options.method,
+                                port_sum=port_sum)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the reduce (SSR) trees")
+    if isinstance(found, str) and port_sum:
+        return PlanResult.error(NAME, f"naive port-sum reduce program: {found}")
     if isinstance(found, str):
         return _plan_reduce_flat(platform, operation, options, deadline, found)
     exact, trees, rounds = found
@@ -906,7 +933,11 @@ def _plan_reduce_flat(platform: Platform, operation: Operation, options: LpOptio
         return exact
     amount = {key: exact.values[j] for key, j in model.index.items()
               if key != TP and exact.values[j] > 0}
-    trees = extract_trees(operation, amount, exact.lower)  # type: ignore[arg-type]
+    try:
+        trees = extract_trees(operation, amount, exact.lower,  # type: ignore[arg-type]
+                              deadline=deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the reduce (SSR) program")
     if deadline.expired:
         return time_limit_error(options, "tree extraction (before the periodic schedule)")
     groups = [[_unit(w, tasks) for w, tasks in trees]]

@@ -1,0 +1,139 @@
+"""One deadline per ``lp`` planner call: every phase honours ``time_limit``.
+
+The facade starts one :class:`~planners.lp._solve.Deadline` from
+``time_limit`` and every phase (solves, exact recovery, column generation,
+tree extraction, the periodic schedule) and every ``restrict`` candidate
+shares it.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from fractions import Fraction
+
+import pytest
+
+from planners.lp import naive_steady_state, steady_state
+from planners.lp._driver import LpOptions, parse_options
+from planners.lp._periodic import SendTask, Unit, build_periodic
+from planners.lp._reduce import extract_trees
+from planners.lp._solve import Deadline, TimeLimitReached
+from scenarios.generators import random_platform
+from simulator.items import Item
+from simulator.operations import Operation, OperationKind
+from simulator.platform import Platform
+
+_PHASES = ("column generation", "periodic schedule", "exact recovery", "pricing",
+           "HiGHS", "tree extraction", "model", "master")
+"""Words one of which names the phase in a time-limit message."""
+
+_CASES = [
+    (OperationKind.SCATTER, 30),
+    (OperationKind.BROADCAST, 20),
+    (OperationKind.REDUCE, 8),
+]
+
+
+def _operation(kind: OperationKind) -> Operation:
+    if kind is OperationKind.REDUCE:
+        return Operation(kind, target="P0")
+    return Operation(kind, source="P0")
+
+
+def _platform(n: int, port_model: str) -> Platform:
+    return random_platform(n, 3, c=(1, 10), seed=n, port_model=port_model)
+
+
+@pytest.mark.parametrize("port_model", ["bidirectional", "unidirectional"])
+@pytest.mark.parametrize(("kind", "n"), _CASES)
+def test_tiny_time_limit_is_an_error_naming_the_phase(port_model: str, kind: OperationKind,
+                                                      n: int) -> None:
+    platform = _platform(n, port_model)
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = steady_state(platform, _operation(kind), time_limit=0.01)
+    seconds = time.perf_counter() - started
+    assert result.status == "error", result.message
+    assert "time limit of 0.01 s" in result.message
+    assert any(word in result.message for word in _PHASES), result.message
+    assert seconds < 0.01 + 1.0
+
+
+@pytest.mark.parametrize("port_model", ["bidirectional", "unidirectional"])
+@pytest.mark.parametrize(("kind", "n"), _CASES)
+def test_generous_time_limit_gives_the_same_exact_bound(port_model: str, kind: OperationKind,
+                                                        n: int) -> None:
+    platform = _platform(n, port_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        free = steady_state(platform, _operation(kind))
+        limited = steady_state(platform, _operation(kind), time_limit=600)
+    assert free.is_ok
+    assert limited.is_ok
+    assert isinstance(limited.throughput_bound, Fraction)
+    assert limited.throughput_bound == free.throughput_bound
+    assert limited.period == free.period
+
+
+def test_naive_tiny_time_limit_is_an_error() -> None:
+    platform = _platform(20, "unidirectional")
+    started = time.perf_counter()
+    result = naive_steady_state(platform, _operation(OperationKind.BROADCAST), time_limit=0.001)
+    assert time.perf_counter() - started < 0.001 + 1.0
+    assert result.status == "error"
+    assert result.planner == "lp-naive"
+    assert "time limit of 0.001 s" in result.message
+
+
+def test_restrict_candidates_share_the_callers_deadline(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    import planners.lp as facade
+
+    seen: list[Deadline | None] = []
+    real = facade._DISPATCH[OperationKind.BROADCAST]
+
+    def spy(platform: Platform, operation: Operation, options: LpOptions):  # type: ignore[no-untyped-def]
+        seen.append(options.deadline)
+        return real(platform, operation, options)
+
+    monkeypatch.setitem(facade._DISPATCH, OperationKind.BROADCAST, spy)
+    platform = Platform.build(["1", "2", "3"], [("1", "2", 1), ("1", "3", 1), ("2", "3", "1/2"),
+                                                ("3", "2", "1/2")])
+    result = steady_state(platform, Operation(OperationKind.BROADCAST, source="1"),
+                          restrict="tree", time_limit=60)
+    assert result.is_ok
+    assert len(seen) >= 2
+    assert all(d is not None for d in seen)
+    assert len({id(d) for d in seen}) == 1  # one Deadline object for every candidate
+
+
+def test_parse_options_leaves_the_deadline_unset() -> None:
+    options = parse_options({"time_limit": 5})
+    assert options.time_limit == 5.0
+    assert options.deadline is None
+    started = options.started()
+    assert started.deadline is not None
+    assert started.started().deadline is started.deadline
+    assert started == options  # the deadline does not take part in equality
+
+
+def test_build_periodic_checks_the_deadline() -> None:
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    op = Operation(OperationKind.SCATTER, source="S").resolve(platform)
+    groups = [[Unit(Fraction(1, 2), (SendTask("S", "A", Item.message("A"), 0),))],
+              [Unit(Fraction(1, 2), (SendTask("S", "B", Item.message("B"), 0),))]]
+    expired = Deadline(time.perf_counter() - 1)
+    with pytest.raises(TimeLimitReached, match="periodic schedule"):
+        build_periodic(platform, op, groups, Fraction(1, 2), deadline=expired)
+    plan = build_periodic(platform, op, groups, Fraction(1, 2), deadline=Deadline.after(60))
+    assert plan.period == 2
+
+
+def test_extract_trees_checks_the_deadline() -> None:
+    op = Operation(OperationKind.REDUCE, target="P0")
+    platform = _platform(4, "bidirectional")
+    resolved = op.resolve(platform)
+    with pytest.raises(TimeLimitReached, match="tree extraction"):
+        extract_trees(resolved, {}, Fraction(1), deadline=Deadline(time.perf_counter() - 1))
