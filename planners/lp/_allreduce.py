@@ -80,7 +80,8 @@ from planners.base import PlanResult
 from planners.lp._arborescence import min_arborescence
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution
-from planners.lp._periodic import ComputeTask, SendTask, Unit
+from planners.lp._periodic import SendTask, Unit
+from planners.lp._reduce import _unit as _reduce_unit
 from planners.lp._reduce import extract_trees
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.items import Item
@@ -427,23 +428,10 @@ def _pair(reductions: list[tuple[Fraction, list[Task]]], broadcasts: list[tuple[
 def _instance_unit(weight: Fraction, tasks: list[Task], root: NodeId, tree: Tree,
                    n: int) -> Unit:
     """One instance: the reduction tree, then the broadcast of the result from ``root``."""
-    made: dict[tuple[NodeId, int, int], int] = {}
-    sends: list[SendTask] = []
-    computes: list[ComputeTask] = []
-    final = 0
-    for task in reversed(tasks):  # FIND_TREE lists consumers before producers
-        if task[0] == "send":
-            _, u, v, k, m = task
-            depth = made.get((u, k, m), -1) + 1
-            made[v, k, m] = depth
-            sends.append(SendTask(u, v, Item.interval(k, m), depth))
-        else:
-            _, node, k, l_, m = task
-            depth = max(made.get((node, k, l_), -1), made.get((node, l_ + 1, m), -1)) + 1
-            made[node, k, m] = depth
-            computes.append(ComputeTask(node, (Item.interval(k, l_), Item.interval(l_ + 1, m)),
-                                        Item.interval(k, m), depth))
-            final = max(final, depth)
+    reduction = _reduce_unit(weight, tasks)
+    sends = list(reduction.sends)
+    computes = list(reduction.computes)
+    final = max((c.depth for c in computes), default=0)
     result = Item.interval(0, n - 1)
     depth_of = {root: final}
     children: dict[NodeId, list[NodeId]] = defaultdict(list)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from planners.base import PlanResult
 from planners.lp._driver import LpOptions
-from planners.lp._flows import Commodity
+from planners.lp._flows import commodities_of
 from planners.lp._scatter import plan_flows
-from simulator.items import Item
 from simulator.operations import Operation
 from simulator.platform import Platform
 
@@ -19,9 +18,5 @@ __all__ = ["plan_alltoall"]
 
 def plan_alltoall(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Optimal steady-state series of personalized all-to-alls (SSPA2A(G))."""
-    commodities = []
-    for j in operation.sources:
-        ends = tuple(k for k in operation.targets if k != j)
-        if ends:
-            commodities.append(Commodity(j, ends, tuple(Item.message(j, k) for k in ends)))
-    return plan_flows(platform, operation, commodities, options, "all-to-all (SSPA2A)")
+    return plan_flows(platform, operation, commodities_of(operation), options,
+                      "all-to-all (SSPA2A)")

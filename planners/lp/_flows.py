@@ -37,9 +37,10 @@ import numpy as np
 from planners.lp._periodic import SendTask, Unit
 from planners.lp._solve import LinearModel
 from simulator.items import Item
+from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
-__all__ = ["Commodity", "FlowModel", "build_flow_model", "decompose_paths"]
+__all__ = ["Commodity", "FlowModel", "build_flow_model", "commodities_of", "decompose_paths"]
 
 TP = "TP"
 
@@ -124,6 +125,37 @@ class FlowModel:
 def _flow_key(key: object) -> tuple[int, NodeId, NodeId]:
     assert isinstance(key, tuple)
     return key[0], key[1], key[2]
+
+
+def commodities_of(operation: Operation) -> list[Commodity]:
+    """The flows of a scatter, gather or personalized all-to-all (resolved operation).
+
+    Scatter: one commodity out of the source to every other target; gather:
+    one into the target from every other participant; all-to-all: one out of
+    every source.  Empty when nothing moves.
+
+    Examples
+    --------
+    >>> op = Operation(OperationKind.SCATTER, source="S", targets=("A", "B"))
+    >>> [(c.hub, c.ends) for c in commodities_of(op)]
+    [('S', ('A', 'B'))]
+    """
+    if operation.kind is OperationKind.SCATTER:
+        assert operation.source is not None
+        ends = tuple(k for k in operation.targets if k != operation.source)
+        return [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
+                ] if ends else []
+    if operation.kind is OperationKind.GATHER:
+        assert operation.target is not None
+        ends = tuple(p for p in operation.participants if p != operation.target)
+        return [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
+                          outward=False)] if ends else []
+    commodities = []
+    for j in operation.sources:
+        ends = tuple(k for k in operation.targets if k != j)
+        if ends:
+            commodities.append(Commodity(j, ends, tuple(Item.message(j, k) for k in ends)))
+    return commodities
 
 
 def build_flow_model(platform: Platform, commodities: Sequence[Commodity],

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from planners.base import PlanResult
 from planners.lp._driver import LpOptions
-from planners.lp._flows import Commodity
+from planners.lp._flows import commodities_of
 from planners.lp._scatter import plan_flows
-from simulator.items import Item
 from simulator.operations import Operation
 from simulator.platform import Platform
 
@@ -20,8 +19,4 @@ __all__ = ["plan_gather"]
 
 def plan_gather(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Optimal steady-state series of gathers."""
-    assert operation.target is not None
-    ends = tuple(p for p in operation.participants if p != operation.target)
-    commodities = [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
-                             outward=False)] if ends else []
-    return plan_flows(platform, operation, commodities, options, "gather")
+    return plan_flows(platform, operation, commodities_of(operation), options, "gather")

@@ -73,7 +73,7 @@ from planners.lp._broadcast import _tree_graph, multicast_flow_model
 from planners.lp._broadcast import _unit as _tree_unit
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution, dual_bound
-from planners.lp._flows import Commodity, build_flow_model, decompose_paths
+from planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from planners.lp._periodic import Unit
 from planners.lp._ports import Configuration, Link, PortGraph
 from planners.lp._reduce import (
@@ -472,29 +472,9 @@ def _copies_link(key: Hashable) -> Link | None:
     return None
 
 
-def _commodities(operation: Operation) -> list[Commodity]:
-    kind = operation.kind
-    if kind is OperationKind.SCATTER:
-        assert operation.source is not None
-        ends = tuple(k for k in operation.targets if k != operation.source)
-        return [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
-                ] if ends else []
-    if kind is OperationKind.GATHER:
-        assert operation.target is not None
-        ends = tuple(p for p in operation.participants if p != operation.target)
-        return [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
-                          outward=False)] if ends else []
-    out = []
-    for j in operation.sources:
-        ends = tuple(k for k in operation.targets if k != j)
-        if ends:
-            out.append(Commodity(j, ends, tuple(Item.message(j, k) for k in ends)))
-    return out
-
-
 def _plan_flows(platform: Platform, operation: Operation, options: LpOptions,
                 scale: int) -> PlanResult:
-    commodities = _commodities(operation)
+    commodities = commodities_of(operation)
     if not commodities:
         return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
                                       f"the throughput is unbounded")

@@ -36,7 +36,7 @@ from planners.lp._driver import (
     solve_exactly,
     time_limit_error,
 )
-from planners.lp._flows import Commodity, build_flow_model, decompose_paths
+from planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from planners.lp._reduce import plan_reduce
 from planners.lp._solve import TimeLimitReached
 from simulator.items import Item
@@ -148,29 +148,9 @@ def _plan_trees(platform: Platform, operation: Operation, options: LpOptions,
     return plan_multicast(platform, operation, sources, options, what, port_sum=port_sum)
 
 
-def _commodities(operation: Operation) -> list[Commodity]:
-    """The flows of a scatter, gather or all-to-all (as the ``lp`` modules build them)."""
-    if operation.kind is OperationKind.SCATTER:
-        assert operation.source is not None
-        ends = tuple(k for k in operation.targets if k != operation.source)
-        return [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
-                ] if ends else []
-    if operation.kind is OperationKind.GATHER:
-        assert operation.target is not None
-        ends = tuple(p for p in operation.participants if p != operation.target)
-        return [Commodity(operation.target, ends, tuple(Item.message(p) for p in ends),
-                          outward=False)] if ends else []
-    commodities = []
-    for j in operation.sources:
-        ends = tuple(k for k in operation.targets if k != j)
-        if ends:
-            commodities.append(Commodity(j, ends, tuple(Item.message(j, k) for k in ends)))
-    return commodities
-
-
 def _plan_paths(platform: Platform, operation: Operation, options: LpOptions,
                 port_sum: frozenset[NodeId]) -> PlanResult:
-    commodities = _commodities(operation)
+    commodities = commodities_of(operation)
     if not commodities:
         return PlanResult.error(LP_NAIVE_NAME, f"nothing to transfer in this "
                                                f"{operation.kind}: the throughput is unbounded")

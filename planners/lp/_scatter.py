@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from planners.base import PlanResult
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
-from planners.lp._flows import Commodity, build_flow_model, decompose_paths
-from simulator.items import Item
+from planners.lp._flows import Commodity, build_flow_model, commodities_of, decompose_paths
 from simulator.operations import Operation
 from simulator.platform import Platform
 
@@ -24,11 +23,8 @@ def plan_scatter(platform: Platform, operation: Operation, options: LpOptions) -
     -----
     On the toy platform of Fig. 2 the optimum is TP = 1/2 (section 3.2).
     """
-    assert operation.source is not None
-    ends = tuple(k for k in operation.targets if k != operation.source)
-    commodities = [Commodity(operation.source, ends, tuple(Item.message(k) for k in ends))
-                   ] if ends else []
-    return plan_flows(platform, operation, commodities, options, "scatter (SSSP)")
+    return plan_flows(platform, operation, commodities_of(operation), options,
+                      "scatter (SSSP)")
 
 
 def plan_flows(platform: Platform, operation: Operation, commodities: list[Commodity],
