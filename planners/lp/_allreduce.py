@@ -78,11 +78,12 @@ import networkx as nx
 
 from planners.base import PlanResult
 from planners.lp._arborescence import min_arborescence
+from planners.lp._broadcast import tree_depths
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution
 from planners.lp._periodic import SendTask, Unit
 from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._reduce import extract_trees
+from planners.lp._reduce import extract_trees, refuse_reduction
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.items import Item
 from simulator.numbers import format_rational
@@ -433,16 +434,8 @@ def _instance_unit(weight: Fraction, tasks: list[Task], root: NodeId, tree: Tree
     computes = list(reduction.computes)
     final = max((c.depth for c in computes), default=0)
     result = Item.interval(0, n - 1)
-    depth_of = {root: final}
-    children: dict[NodeId, list[NodeId]] = defaultdict(list)
-    for u, v in tree:
-        children[u].append(v)
-    order = [root]
-    for u in order:
-        for v in children[u]:
-            depth_of[v] = depth_of[u] + 1
-            order.append(v)
-    sends.extend(SendTask(u, v, result, depth_of[u] + 1) for u, v in tree)
+    below = tree_depths(tree, root)  # the broadcast starts after the final computation
+    sends.extend(SendTask(u, v, result, final + below[u] + 1) for u, v in tree)
     return Unit(weight, tuple(sends), tuple(computes))
 
 
@@ -483,13 +476,9 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     >>> r.status, r.throughput_bound, r.message
     ('ok', Fraction(1, 1), '')
     """
-    if operation.commutative:
-        return PlanResult.unsupported(
-            NAME, "lp models non-commutative all-reduces only (SSR(G) combines intervals "
-                  "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
-    if len(operation.participants) < 2:
-        return PlanResult.error(NAME, "an allreduce of one participant needs no "
-                                      "communication: the throughput is unbounded")
+    refused = refuse_reduction(operation)
+    if refused is not None:
+        return refused
     deadline = options.clock()
     bound = allreduce_bound(platform, operation, options, deadline=deadline)
     if isinstance(bound, PlanResult):

@@ -41,7 +41,8 @@ from simulator.items import Item
 from simulator.operations import Operation
 from simulator.platform import NodeId, Platform
 
-__all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast"]
+__all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast",
+           "tree_depths"]
 
 MAX_COLUMNS = 500
 """Cap on column-generation rounds."""
@@ -265,16 +266,28 @@ def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
     return out, inn
 
 
-def _unit(weight: Fraction, tree: Tree, source: NodeId, item: Item) -> Unit:
-    depth = {source: 0}
+def tree_depths(tree: Tree, root: NodeId) -> dict[NodeId, int]:
+    """Depth of every node of an arborescence below ``root`` (``root`` at 0).
+
+    Examples
+    --------
+    >>> tree_depths((("S", "A"), ("A", "B"), ("S", "C")), "S")
+    {'S': 0, 'A': 1, 'C': 1, 'B': 2}
+    """
+    depth = {root: 0}
     children: dict[NodeId, list[NodeId]] = defaultdict(list)
     for u, v in tree:
         children[u].append(v)
-    order = [source]
+    order = [root]
     for u in order:
         for v in children[u]:
             depth[v] = depth[u] + 1
             order.append(v)
+    return depth
+
+
+def _unit(weight: Fraction, tree: Tree, source: NodeId, item: Item) -> Unit:
+    depth = tree_depths(tree, source)
     return Unit(weight, tuple(SendTask(u, v, item, depth[u]) for u, v in tree))
 
 

@@ -83,6 +83,7 @@ from planners.lp._reduce import (
     cheapest_tree,
     cheapest_trees,
     extract_trees,
+    refuse_reduction,
 )
 from planners.lp._reduce import _unit as _reduce_unit
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached
@@ -304,12 +305,6 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             col[link_row[e]] = busy[e]
         return col
 
-    def config_column(config: Configuration) -> dict[int, Fraction]:
-        col = {comm_row: Fraction(1)}
-        for e, mult in config:
-            col[link_row[e]] = Fraction(-mult)
-        return col
-
     while rounds < MAX_ROUNDS:
         rounds += 1
         if deadline.expired:
@@ -328,7 +323,7 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
         if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
             configs.append(config)
             seen_configs.add(config)
-            float_master.add(config_column(config))
+            float_master.add(_config_column(config, comm_row, link_row))
             added = True
         if sources:
             price = {e: float(busy[e]) * v[e] for e in links}
@@ -407,6 +402,15 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     return CGSolution(certified, [t for t in weighted_trees if t[1] > 0],
                       [c for c in weighted_configs if c[0] > 0], float_rounds,
                       len(configs) + len(trees), notes)
+
+
+def _config_column(config: Configuration, comm_row: int,
+                   link_row: Mapping[Link, int]) -> dict[int, Fraction]:
+    """A matching's master column: 1 on the time row, ``-multiplicity`` on each link it covers."""
+    col = {comm_row: Fraction(1)}
+    for e, mult in config:
+        col[link_row[e]] = Fraction(-mult)
+    return col
 
 
 class _TreePricer:
@@ -506,13 +510,9 @@ def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
 def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptions,
                       scale: int) -> PlanResult:
     """Reduce by the whole SSR(G) program with matching coverage rows (the reference)."""
-    if operation.commutative:
-        return PlanResult.unsupported(
-            NAME, "lp models non-commutative reductions only (SSR(G) combines intervals "
-                  "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
-    if len(operation.participants) < 2:
-        return PlanResult.error(NAME, "a reduce of one participant needs no communication: "
-                                      "the throughput is unbounded")
+    refused = refuse_reduction(operation)
+    if refused is not None:
+        return refused
     model = build_reduce_model(platform, operation)
     base = strip_ports(model, platform, operation.size, _send_link, scale)
     found = solve_with_matchings(platform, base, options, what="reduce (SSR)",
@@ -793,12 +793,6 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
             col[cpu_row[i]] = a
         return col
 
-    def config_column(config: Configuration) -> dict[int, Fraction]:
-        col = {comm_row: Fraction(1)}
-        for e, mult in config:
-            col[link_row[e]] = Fraction(-mult)
-        return col
-
     rounds = 0
     try:
         while rounds < MAX_ROUNDS:
@@ -817,7 +811,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
             if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
                 configs.append(config)
                 seen_configs.add(config)
-                float_master.add(config_column(config))
+                float_master.add(_config_column(config, comm_row, link_row))
                 added = True
             for price, tasks in _cheapest_reduce_trees(space, v, vc, 4, deadline):
                 if float(price) < float(y[tree_row]) - TOLERANCE \

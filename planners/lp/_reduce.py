@@ -55,11 +55,11 @@ from planners.lp._exact import ExactSolution, recover
 from planners.lp._periodic import ComputeTask, SendTask, Unit
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.items import Item
-from simulator.operations import Operation
+from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
 __all__ = ["build_reduce_model", "cheapest_tree", "cheapest_trees", "extract_trees", "plan_reduce",
-           "reduction_trees"]
+           "reduction_trees", "refuse_reduction"]
 
 TP = "TP"
 
@@ -872,6 +872,26 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     return certified, trees, rounds
 
 
+def refuse_reduction(operation: Operation) -> PlanResult | None:
+    """Why ``lp`` cannot plan this reduce or allreduce, or ``None`` when it can.
+
+    SSR(G) orders operands, so a commutative operator (which could combine
+    any subsets, beating the bound) is ``unsupported``; one participant needs
+    no communication (unbounded throughput, an ``error``).
+    """
+    allreduce = operation.kind is OperationKind.ALLREDUCE
+    if operation.commutative:
+        what = "all-reduces" if allreduce else "reductions"
+        return PlanResult.unsupported(
+            NAME, f"lp models non-commutative {what} only (SSR(G) combines intervals "
+                  "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
+    if len(operation.participants) < 2:
+        what = "an allreduce" if allreduce else "a reduce"
+        return PlanResult.error(NAME, f"{what} of one participant needs no communication: "
+                                      "the throughput is unbounded")
+    return None
+
+
 def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
                 port_sum: frozenset[NodeId] = frozenset()) -> PlanResult:
     """Optimal steady-state series of non-commutative reduces (SSR(G)).
@@ -890,13 +910,9 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
     On the toy platform of Fig. 6 (three nodes, links of cost 1, compute 1
     except 1/2 on the target) the optimum is TP = 1 (section 4.3).
     """
-    if operation.commutative:
-        return PlanResult.unsupported(
-            NAME, "lp models non-commutative reductions only (SSR(G) combines intervals "
-                  "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
-    if len(operation.participants) < 2:
-        return PlanResult.error(NAME, "a reduce of one participant needs no communication: "
-                                      "the throughput is unbounded")
+    refused = refuse_reduction(operation)
+    if refused is not None:
+        return refused
     deadline = options.clock()
     try:
         found = reduction_trees(platform, operation, deadline=deadline, method=options.method,
