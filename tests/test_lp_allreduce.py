@@ -23,8 +23,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+import planners.lp._allreduce as allreduce_module
 from planners.lp import steady_state
-from planners.lp._allreduce import build_allreduce_bound_model
+from planners.lp._allreduce_bound import allreduce_bound, build_allreduce_bound_model
+from planners.lp._driver import LpOptions
+from planners.lp._exact import ExactSolution
 from planners.lp._solve import solve_float
 from planners.registry import available_planners
 from scenarios.generators import random_platform
@@ -219,13 +222,18 @@ def _check_schedule(platform: Platform, participants: tuple[str, ...] = ()) -> N
     schedule = result.schedule
     achieved = F(schedule.instances_per_period) / result.period  # what the schedule carries
     assert achieved <= bound
-    if achieved < bound and not any("Proposition 4" in note for note in result.notes):
-        assert "certified interval" in result.message  # else: the period was capped
+    capped = any("Proposition 4" in note for note in result.notes)
+    if achieved < bound and not capped:
+        assert "certified interval" in result.message
+    # The issue's property: 0.9 of the bound by 100 periods.  Only a capped
+    # period (a fixed-period approximation) may carry less than the bound.
+    assert result.message == "", result.message
+    target = achieved if capped else bound
     horizon = result.period * 100
     report = replay(schedule, horizon=horizon)
     assert report.violations == (), [str(v) for v in report.violations[:3]]
     assert report.completed <= bound * horizon
-    assert report.completed >= 0.9 * float(achieved * horizon)
+    assert report.completed >= 0.9 * float(target * horizon)
     for name, planner in available_planners().items():
         if name in ("lp", "lp-naive"):
             continue
@@ -258,13 +266,37 @@ def test_random_medium_platforms(seed: int, n: int) -> None:
     _check_schedule(random_platform(n, 3, c=(1, 5), compute=(0, 3), seed=seed))
 
 
-def test_an_interval_when_reduce_then_broadcast_falls_short() -> None:
-    """Seed 2, four nodes: the bound is 13/80, reduce-then-broadcast carries 3/20."""
+@pytest.mark.parametrize(("seed", "relaxation", "optimum"), [
+    (2, F(13, 80), F(3, 20)), (3, F(3, 17), F(1, 6))])
+def test_structures_close_the_gap_of_the_relaxation(seed: int, relaxation: Fraction,
+                                                    optimum: Fraction) -> None:
+    """Four nodes: the per-destination relaxation is not reachable; the packing is exact.
+
+    ``tests/test_lp_allreduce_independent.py`` recomputes both optima with a
+    formulation of its own.
+    """
+    platform = random_platform(4, 2, c=(1, 5), compute=(0, 3), seed=seed)
+    op, result = _plan(platform)
+    relaxed = allreduce_bound(platform, op, LpOptions())
+    assert isinstance(relaxed, ExactSolution)
+    assert relaxed.exact
+    assert relaxed.upper == relaxation
+    assert result.throughput_bound == optimum
+    assert result.message == ""
+    assert any("branch and bound" in note and f"beats {optimum}" in note
+               for note in result.notes), result.notes
+    _check_schedule(platform)
+
+
+def test_an_interval_when_the_structure_search_is_skipped(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Above the participant cap the result is the interval [reduce-then-broadcast, relaxation]."""
+    monkeypatch.setattr(allreduce_module, "PACKING_MAX_PARTICIPANTS", 3)
     platform = random_platform(4, 2, c=(1, 5), compute=(0, 3), seed=2)
     _, result = _plan(platform)
     assert result.throughput_bound == F(13, 80)
     assert "certified interval [3/20, 13/80]" in result.message
-    _check_schedule(platform)
+    assert any("skipped" in note for note in result.notes)
 
 
 def test_routers_and_non_participants() -> None:

@@ -1,49 +1,30 @@
-"""Series of all-reduces, bidirectional one-port: a valid bound and a periodic schedule.
+"""Series of all-reduces, bidirectional one-port: the optimal throughput and a periodic schedule.
 
 Every participant ``P_d`` must end with ``v[0,N-1] = v_0 ⊕ … ⊕ v_{N-1}``
 (non-commutative operator, intervals combined left then right as in SSR(G),
 Legrand, Marchal and Robert, RR-4872, section 4.2).
 
-**Upper bound: per-destination SSR(G) flows over shared operations**
-(:func:`build_allreduce_bound_model`).  Variables: the *actual* operations
-per time unit, ``x(i→j, v[k,m])`` (sends) and ``y(i, T_{k,l,m})``
-(computations); for every destination ``d`` a copy of SSR(G) with target
-``d``, ``send_d`` and ``cons_d``, delivering ``v[0,N-1]`` to ``d`` at the
-common rate TP (conservation law (10), throughput (11)).  Coupling:
-``send_d <= x`` and ``cons_d <= y`` for every ``d`` (a partial result, once
-made, may be copied and serve several destinations, so the operations are
-shared, not summed); one-port rows ``Σ size·c·x <= 1`` on every send port
-and every receive port; CPU rows ``Σ w·y <= 1``.
+Three steps, the later ones only when needed:
 
-*Why no schedule beats it.*  Take any feasible schedule and a horizon
-``H``.  For a completed instance and a destination ``d``, trace ``d``'s
-result back in time: a held item was obtained first either by a
-computation on that node (follow both inputs) or by received parts (follow
-each part's sender, with weight the part, the parts taken in arrival order
-until they sum to 1), down to the initial ``v_i`` on ``P_i``.  The weights
-satisfy the conservation law (10) with one result delivered at ``d``, so
-the trace is a feasible point of SSR(G) for target ``d`` with TP = 1; it
-never sends ``v_i`` into its owner (that copy is held from the start) nor
-the result out of ``d`` (``d`` held it before).  For a participant index
-``i``, the trace weight on items containing ``i`` is a unit flow backwards
-in time (a computation passes its weight to exactly one input containing
-``i``, a reception passes it to parts summing to 1), from ``d``'s result to
-``v_i`` on ``P_i``, in an acyclic graph of holdings; so every holding gets
-weight at most 1 and every operation in the trace has weight at most its
-actual amount (its part, or 1).  Summing over the instances completed by
-``H`` and dividing by ``H``: ``send_d``, ``cons_d`` (one per ``d``),
-``x``, ``y`` (every operation ending by ``H``) and ``TP = completed / H``
-satisfy every row, because one-port sends, receives and computations do
-not overlap in ``[0, H]``.  Hence ``completed(H) <= TP* · H`` for every
-``H``; ``tests/test_lp_allreduce.py`` checks it against a brute force over
-every union of per-destination reduction trees on tiny platforms.
-
-*Size.*  ``N`` copies of SSR(G): about ``N · (|E| N²/2 + n N³/6)``
-variables and as many coupling rows, solved by HiGHS (interior point above
-2,000 variables) and recovered exactly from the basis.  Measured on random
-platforms of degree 3 (every node a participant): N = 6 in 0.8 s, N = 8 in
-5 s, N = 10 (35,611 variables) in about 30 s, of which 22 s is the bound;
-beyond that, set ``time_limit``.
+1. **Relaxation** (:mod:`planners.lp._allreduce_bound`): one SSR(G) copy per
+   destination over shared operations, an exact upper bound with its proof.
+2. **Reduce to a root, then broadcast from it** (below): a schedule.  When
+   it carries the relaxation's value, both are the optimum.
+3. **Structures** (:mod:`planners.lp._allreduce_packing`), when step 2
+   falls short: the optimum is the best packing of instance structures
+   (unions of per-destination reduction trees, which is where butterflies
+   live); column generation with mixed integer pricing, started from step
+   2's instances, then an exact branch and bound proves that no structure
+   improves the packing, so its value is the exact optimum.  Measured on
+   random platforms (``random_platform(n, min(2, n - 1))`` for n = 2-5 and
+   ``random_platform(n, 3)`` for n = 6-8, seeds 0-15 and 0-4): step 2
+   reached the relaxation on 76 of 79.  On the other three the relaxation
+   is not reachable by any schedule, and step 3 proved step 2's schedule
+   optimal: n = 4, seeds 2 and 3, 3/20 and 1/6 against 13/80 and 3/17, in
+   0.2 s; n = 7, seed 2, 382723/2068740 against 55523/300084, in 6 s.  Step
+   3 runs up to :data:`PACKING_MAX_PARTICIPANTS` participants; above, or
+   when its branch and bound stops at its node limit, the message states
+   the certified interval.
 
 **Schedule: reduce to a root, then broadcast from it**
 (:func:`build_allreduce_master`).  An instance is one reduction tree whose
@@ -61,10 +42,9 @@ weighted units, each a whole instance: the broadcast sends come after the
 final computation, so the lags of :mod:`planners.lp._periodic` never send
 ``v[0,N-1]`` before it exists.
 
-When the schedule's rate equals the bound the result is exact; otherwise
-``throughput_bound`` is the bound and the message states the certified
-interval ``[achieved, bound]`` (reduce-then-broadcast may fall short of the
-optimum, and the bound may not be reachable by any schedule).
+When the schedule's rate equals the certified upper end the result is
+exact; otherwise ``throughput_bound`` is the upper end and the message
+states the certified interval ``[achieved, upper end]``.
 """
 
 from __future__ import annotations
@@ -77,6 +57,13 @@ from fractions import Fraction
 import networkx as nx
 
 from planners.base import PlanResult
+from planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
+from planners.lp._allreduce_packing import (
+    canonical,
+    pack_structures,
+    packing_solution,
+    structure_unit,
+)
 from planners.lp._arborescence import min_arborescence
 from planners.lp._broadcast import tree_depths
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
@@ -90,151 +77,22 @@ from simulator.numbers import format_rational
 from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
-__all__ = ["allreduce_bound", "build_allreduce_bound_model", "build_allreduce_master",
-           "plan_allreduce"]
-
-TP = "TP"
+__all__ = ["build_allreduce_master", "plan_allreduce"]
 
 MAX_ROUNDS = 300
 """Cap on the column-generation rounds over broadcast arborescences."""
+
+PACKING_MAX_PARTICIPANTS = 8
+"""When reduce-then-broadcast falls short of the bound, the search over every
+instance structure (:mod:`planners.lp._allreduce_packing`) runs up to this
+many participants; its mixed integer pricing programs grow as N copies of
+SSR(G)."""
 
 _ONE = Fraction(1)
 _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
-
-
-def _caps(platform: Platform, operation: Operation) -> tuple[dict[NodeId, Fraction], Fraction]:
-    """Receive capacity of every node (messages per time unit) and a cap on TP.
-
-    Every participant must receive at least one message per instance (``N >= 2``),
-    so TP is at most the smallest receive capacity of a participant.
-    """
-    g = platform.graph
-    size = operation.size
-    receive = {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)),
-                      Fraction(0)) for v in g.nodes}
-    return receive, min(receive[p] for p in operation.participants)
-
-
-def build_allreduce_bound_model(platform: Platform, operation: Operation) -> LinearModel:
-    """The upper-bound program: one SSR(G) copy per destination over shared operations.
-
-    Parameters
-    ----------
-    platform:
-        A bidirectional platform.
-    operation:
-        A resolved, non-commutative allreduce with at least two participants.
-
-    Returns
-    -------
-    LinearModel
-        Maximises ``"TP"``.  Variable keys: ``("x", i, j, k, m)`` and
-        ``("y", i, k, l, m)`` (actual sends and computations), ``("send", d,
-        i, j, k, m)`` and ``("cons", d, i, k, l, m)`` (the copy of
-        destination ``d``).  The module notes prove that no schedule beats it.
-
-    Examples
-    --------
-    Two nodes, links of cost 1 both ways, compute time 1: each node must
-    receive one message per instance, so TP <= 1, and the butterfly (or
-    reduce then send back) reaches it.
-
-    >>> from simulator.platform import Platform
-    >>> from planners.lp._solve import solve_float
-    >>> p = Platform.build(["A", "B"], [("A", "B", 1), ("B", "A", 1)])
-    >>> op = Operation(OperationKind.ALLREDUCE).resolve(p)
-    >>> m = build_allreduce_bound_model(p, op)
-    >>> round(float(solve_float(m).x[m.objective]), 9)
-    1.0
-    """
-    g = platform.graph
-    parts = operation.participants
-    n = len(parts)
-    size = operation.size
-    owner = {p: i for i, p in enumerate(parts)}
-    intervals = [(k, m) for k in range(n) for m in range(k, n)]
-    _, tp_cap = _caps(platform, operation)
-    model = LinearModel()
-    tp = model.variable(TP, upper=tp_cap)
-    model.objective = tp
-    out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    cpu: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    x: dict[tuple[NodeId, NodeId, int, int], int] = {}
-    for u, v, data in g.edges(data=True):
-        busy = size * data["c"]
-        for k, m in intervals:
-            if k == m and owner.get(v) == k:
-                continue  # v_k into its owner: never in a trace
-            j = x[u, v, k, m] = model.variable(("x", u, v, k, m), upper=1 / busy)
-            out_port[u][j] = busy
-            in_port[v][j] = busy
-    y: dict[tuple[NodeId, int, int, int], int] = {}
-    tasks = [(k, l_, m) for k in range(n) for m in range(k + 1, n) for l_ in range(k, m)]
-    for node in platform.processors:
-        w = platform.compute_time(node)
-        if w > 0:  # a free computation needs no CPU row, so no shared variable
-            for k, l_, m in tasks:
-                j = y[node, k, l_, m] = model.variable(("y", node, k, l_, m),
-                                                       upper=min(tp_cap, 1 / w))
-                cpu[node][j] = w
-    for d in parts:
-        balance: dict[tuple[NodeId, int, int], dict[int, Fraction]] = defaultdict(dict)
-        for (u, v, k, m), xj in x.items():
-            if u == d and (k, m) == (0, n - 1):
-                continue  # the result never leaves d in d's trace
-            j = model.variable(("send", d, u, v, k, m), upper=model.upper[xj])
-            balance[v, k, m][j] = _ONE
-            balance[u, k, m][j] = _MINUS_ONE
-            model.add({j: _ONE, xj: _MINUS_ONE}, "<=", Fraction(0),
-                      f"copy {d}: send {u}->{v} v[{k},{m}] is an actual send")
-        for node in platform.processors:
-            for k, l_, m in tasks:
-                # a trace uses each task at most once per instance: cons_d <= TP
-                j = model.variable(("cons", d, node, k, l_, m), upper=tp_cap)
-                balance[node, k, m][j] = _ONE
-                balance[node, k, l_][j] = _MINUS_ONE
-                balance[node, l_ + 1, m][j] = _MINUS_ONE
-                yj = y.get((node, k, l_, m))
-                if yj is not None:
-                    model.add({j: _ONE, yj: _MINUS_ONE}, "<=", Fraction(0),
-                              f"copy {d}: T[{k},{l_},{m}] on {node} is an actual task")
-        for (node, k, m), coeffs in balance.items():
-            if k == m and owner.get(node) == k:
-                continue  # v_k on its owner: unlimited
-            if node == d and (k, m) == (0, n - 1):
-                row = dict(coeffs)
-                row[tp] = _MINUS_ONE
-                model.add(row, "==", Fraction(0), f"throughput (11) at {d}")
-            else:
-                model.add(coeffs, "==", Fraction(0),
-                          f"copy {d}: conservation (10) of v[{k},{m}] at {node}")
-        if (d, 0, n - 1) not in balance:
-            model.add({tp: _ONE}, "==", Fraction(0), f"no way to build the result at {d}")
-    for node, coeffs in out_port.items():
-        model.add(coeffs, "<=", _ONE, f"one-port send of {node}")
-    for node, coeffs in in_port.items():
-        model.add(coeffs, "<=", _ONE, f"one-port receive of {node}")
-    for node, coeffs in cpu.items():
-        model.add(coeffs, "<=", _ONE, f"computation of {node}")
-    return model
-
-
-def allreduce_bound(platform: Platform, operation: Operation, options: LpOptions, *,
-                    deadline: Deadline | None = None) -> ExactSolution | PlanResult:
-    """Solve :func:`build_allreduce_bound_model` exactly (or a certified interval).
-
-    Returns
-    -------
-    ExactSolution or PlanResult
-        ``upper`` is a certified upper bound on the throughput of every
-        schedule; a :class:`PlanResult` says why the solve failed.
-    """
-    model = build_allreduce_bound_model(platform, operation)
-    return solve_exactly(model, options, what="allreduce bound", deadline=deadline)
 
 
 # -- the schedule: reduce to a root, broadcast from it ---------------------------------------
@@ -306,10 +164,10 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
     intervals = [(k, m) for k in range(n) for m in range(k, n) if (k, m) != (0, n - 1)]
-    _, tp_cap = _caps(platform, operation)
+    cap = tp_cap(platform, operation)
     roots = _roots(platform, operation)
     model = LinearModel()
-    tp = model.variable(TP, upper=tp_cap)
+    tp = model.variable(TP, upper=cap)
     model.objective = tp
     out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
@@ -327,13 +185,13 @@ def build_allreduce_master(platform: Platform, operation: Operation,
             balance[u, k, m][j] = _MINUS_ONE
     for node in platform.processors:
         w = platform.compute_time(node)
-        cap = tp_cap if w == 0 else min(tp_cap, 1 / w)
+        task_cap = cap if w == 0 else min(cap, 1 / w)
         for k in range(n):
             for m in range(k + 1, n):
                 if (k, m) == (0, n - 1) and node not in roots:
                     continue
                 for l_ in range(k, m):
-                    j = model.variable(("cons", node, k, l_, m), upper=cap)
+                    j = model.variable(("cons", node, k, l_, m), upper=task_cap)
                     if w > 0:
                         cpu[node][j] = w
                     balance[node, k, m][j] = _ONE
@@ -342,7 +200,7 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     total: dict[int, Fraction] = {tp: _ONE}
     for c, (root, tree) in enumerate(columns):
         first = min((size * platform.cost(*e) for e in tree), default=_ONE)
-        j = model.variable(("tree", c), upper=min(tp_cap, 1 / first))
+        j = model.variable(("tree", c), upper=min(cap, 1 / first))
         total[j] = _MINUS_ONE
         balance[root, 0, n - 1][j] = _MINUS_ONE
         for u, v in tree:
@@ -454,18 +312,21 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     Returns
     -------
     PlanResult
-        ``ok`` with ``throughput_bound`` the certified bound of
-        :func:`build_allreduce_bound_model` and a periodic reduce-then-broadcast
-        schedule: exact when the schedule reaches the bound, else the message
-        states the interval ``[achieved, bound]``.  ``unsupported`` for a
-        commutative operator; ``error`` for one participant or a time limit.
+        ``ok`` with ``throughput_bound`` the optimal throughput (the
+        relaxation's value, or the packing's proven by branch and bound) and
+        a periodic schedule achieving it; when the optimum is not proven,
+        the message states the certified interval ``[achieved, upper end]``.
+        ``unsupported`` for a commutative operator; ``error`` for one
+        participant or a time limit.
 
     Notes
     -----
-    The formulation and the proof that no schedule beats the bound are in the
-    module notes.  Two nodes with links of cost 1 and compute time 1: TP = 1
-    (each node receives one message per instance; reduce on either node and
-    send the result back, roots alternating, meets it).
+    The formulations and the proofs that no schedule beats them are in the
+    module notes of :mod:`planners.lp._allreduce_bound` and
+    :mod:`planners.lp._allreduce_packing`.  Two nodes with links of cost 1
+    and compute time 1: TP = 1 (each node receives one message per
+    instance; reduce on either node and send the result back, roots
+    alternating, meets it).
 
     Examples
     --------
@@ -500,6 +361,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
         key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
         if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
     units: list[Unit] = []
+    instances: list[tuple[Fraction, list[Task], NodeId, Tree]] = []
     by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
     for c, (root, tree) in enumerate(columns):
         w = master.values[model.index["tree", c]]
@@ -512,16 +374,38 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
             reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
         except TimeLimitReached as stop:
             return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
-        for w, tasks, tree in _pair(reductions, trees):
-            units.append(_instance_unit(w, tasks, root, tree, len(operation.participants)))
+        instances.extend((w, tasks, root, tree) for w, tasks, tree in _pair(reductions, trees))
     if deadline.expired:
         return time_limit_error(options, "tree extraction, before the periodic schedule")
+    n = len(operation.participants)
+    notes = [f"bound: {n} per-destination SSR(G) copies over "
+             f"shared operations ({bound.method}), {format_rational(bound.upper)}",
+             f"reduce to a root then broadcast: {len(columns)} arborescence "
+             f"column(s), {len(instances)} weighted instance(s) over {len(by_root)} root(s), "
+             f"{format_rational(master.lower)}"]
+    if master.lower < bound.upper and n <= PACKING_MAX_PARTICIPANTS:
+        start = [canonical(operation, [*tasks, *(("send", u, v, 0, n - 1) for u, v in tree)])
+                 for _, tasks, _, tree in instances]
+        try:
+            packing = pack_structures(platform, operation, [s for s in start if s is not None],
+                                      options, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase}")
+        if isinstance(packing, PlanResult):
+            return packing
+        units = [structure_unit(w, s) for w, s in packing.weights]
+        exact = packing_solution(packing, bound)
+        notes.append(f"structures (unions of per-destination reduction trees): "
+                     f"{packing.rounds} column-generation round(s), {len(units)} weighted "
+                     f"structure(s), {format_rational(packing.lower)}; exact branch and bound "
+                     f"({packing.nodes} node(s)) proves no schedule beats "
+                     f"{format_rational(packing.upper)}")
+        return finish(platform, operation, exact, [units], options, notes=notes)
+    units = [_instance_unit(w, tasks, root, tree, n) for w, tasks, root, tree in instances]
     upper = max(bound.upper, master.lower)
     exact = ExactSolution(master.values, master.lower, upper, bound.y_ub, bound.y_eq,
                           bound.method if upper == master.lower else "interval")
-    notes = [f"bound: {len(operation.participants)} per-destination SSR(G) copies over "
-             f"shared operations ({bound.method}), {format_rational(bound.upper)}",
-             f"schedule: reduce to a root then broadcast, {len(columns)} arborescence "
-             f"column(s), {len(units)} weighted instance unit(s) over {len(by_root)} root(s), "
-             f"{format_rational(master.lower)}"]
+    if master.lower < bound.upper:
+        notes.append(f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search over "
+                     f"every structure (mixed integer pricing) is skipped")
     return finish(platform, operation, exact, [units], options, notes=notes)
