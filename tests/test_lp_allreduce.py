@@ -351,3 +351,26 @@ def test_allreduce_toy_example_file() -> None:
     for other in outcome.results:
         if other.measured_throughput is not None:
             assert other.measured_throughput <= 0.75 + 1e-12
+
+
+def test_allreduce_gap_example_file() -> None:
+    """The relaxation says 13/80; the proven optimum 3/20 is reached (the file's description)."""
+    scenario = load_scenario(EXAMPLES / "allreduce-gap.yaml")
+    written, generated = scenario.platform, random_platform(4, 2, c=(1, 5), compute=(0, 3),
+                                                            seed=2)
+    assert {v: written.compute_time(v) for v in written.node_ids} == {
+        v: generated.compute_time(v) for v in generated.node_ids}
+    assert {e: written.cost(*e) for e in written.graph.edges} == {
+        e: generated.cost(*e) for e in generated.graph.edges}
+    outcome = run_scenario(scenario)
+    (lp,) = [r for r in outcome.results if r.planner == "lp"]
+    assert lp.status == "ok"
+    assert lp.throughput_bound == F(3, 20)
+    assert lp.period == 100
+    assert lp.message == ""
+    assert lp.feasible is True
+    assert lp.measured_throughput is not None
+    assert 0.9 * 0.15 <= lp.measured_throughput <= 0.15
+    for other in outcome.results:
+        if other.measured_throughput is not None:
+            assert other.measured_throughput <= 0.15 + 1e-12
