@@ -296,7 +296,19 @@ def test_an_interval_when_the_structure_search_is_skipped(monkeypatch: pytest.Mo
     _, result = _plan(platform)
     assert result.throughput_bound == F(13, 80)
     assert "certified interval [3/20, 13/80]" in result.message
-    assert any("skipped" in note for note in result.notes)
+    assert any("above 3, the search" in note and "not completed" in note
+               for note in result.notes)
+
+
+def test_the_structure_search_budget_leaves_the_interval(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Without a time_limit the search has PACKING_SECONDS; past them the interval stands."""
+    monkeypatch.setattr(allreduce_module, "PACKING_SECONDS", 0.0)
+    platform = random_platform(4, 2, c=(1, 5), compute=(0, 3), seed=2)
+    _, result = _plan(platform)
+    assert result.throughput_bound == F(13, 80)
+    assert "certified interval [3/20, 13/80]" in result.message
+    assert any("stopped after 0.0 s" in note for note in result.notes), result.notes
 
 
 def test_routers_and_non_participants() -> None:
