@@ -79,9 +79,9 @@ from planners.base import PlanResult
 from planners.lp._allreduce_bound import TP, add_copies, add_operations, reduction_tasks, tp_cap
 from planners.lp._driver import NAME, LpOptions, solve_exactly
 from planners.lp._exact import ExactSolution
-from planners.lp._periodic import ComputeTask, SendTask, Unit
+from planners.lp._periodic import Unit
+from planners.lp._reduce import tasks_unit
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.items import Item
 from simulator.operations import Operation
 from simulator.platform import NodeId, Platform
 
@@ -185,22 +185,7 @@ def canonical(operation: Operation, tasks: Iterable[Task]) -> Structure | None:
 
 def structure_unit(weight: Fraction, structure: Structure) -> Unit:
     """A structure as a weighted :class:`Unit`: each task one deeper than its inputs' producers."""
-    depth_of: dict[tuple[NodeId, int, int], int] = {}
-    sends: list[SendTask] = []
-    computes: list[ComputeTask] = []
-    for task in structure:
-        if task[0] == "send":
-            _, u, v, k, m = task
-            depth = depth_of.get((u, k, m), -1) + 1
-            depth_of[v, k, m] = depth
-            sends.append(SendTask(u, v, Item.interval(k, m), depth))
-        else:
-            _, node, k, l_, m = task
-            depth = max(depth_of.get((node, k, l_), -1), depth_of.get((node, l_ + 1, m), -1)) + 1
-            depth_of[node, k, m] = depth
-            computes.append(ComputeTask(node, (Item.interval(k, l_), Item.interval(l_ + 1, m)),
-                                        Item.interval(k, m), depth))
-    return Unit(weight, tuple(sends), tuple(computes))
+    return tasks_unit(weight, structure)
 
 
 def _rows(platform: Platform) -> list[tuple[str, NodeId]]:

@@ -43,7 +43,7 @@ import itertools
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -59,7 +59,7 @@ from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
 __all__ = ["build_reduce_model", "cheapest_tree", "cheapest_trees", "extract_trees", "plan_reduce",
-           "reduction_trees", "refuse_reduction"]
+           "reduction_trees", "refuse_reduction", "tasks_unit"]
 
 TP = "TP"
 
@@ -260,12 +260,21 @@ def extract_trees(operation: Operation, amount: dict[Task, Fraction], tp: Fracti
 
 
 def _unit(weight: Fraction, tasks: list[Task]) -> Unit:
-    """A reduction tree as a :class:`Unit`: each task at depth 1 + its inputs' depth."""
-    # tasks were found top-down; producers come after consumers in the list.
+    """A reduction tree as a :class:`Unit` (``tasks`` found top-down: consumers first)."""
+    return tasks_unit(weight, reversed(tasks))
+
+
+def tasks_unit(weight: Fraction, tasks: Iterable[Task]) -> Unit:
+    """Reduction tasks and sends, producers first, as a :class:`Unit`.
+
+    Each task is one deeper than the producers of its inputs (an item a
+    node holds from the start has depth -1), so the lags of
+    :mod:`planners.lp._periodic` never use an item before it exists.
+    """
     made: dict[tuple[NodeId, int, int], int] = {}  # (node, k, m) -> depth of its producer
     sends: list[SendTask] = []
     computes: list[ComputeTask] = []
-    for task in reversed(tasks):
+    for task in tasks:
         if task[0] == "send":
             _, u, v, k, m = task
             depth = made.get((u, k, m), -1) + 1
