@@ -419,8 +419,11 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
         skipped = f"stopped after {PACKING_SECONDS} s (set time_limit to allow longer), the search"
     units = [_instance_unit(w, tasks, root, tree, n) for w, tasks, root, tree in instances]
     upper = max(bound.upper, master.lower)
+    # the relaxation's own lower end may be 0 (its recovery failed): only its
+    # certified upper end counts, against what the schedule carries
+    method = bound.method if bound.method != "interval" else "rationalised dual"
     exact = ExactSolution(master.values, master.lower, upper, bound.y_ub, bound.y_eq,
-                          bound.method if upper == master.lower else "interval")
+                          method if upper == master.lower else "interval")
     if master.lower < bound.upper:
         notes.append(f"{skipped} over every structure (mixed integer pricing) was not "
                      f"completed")

@@ -250,6 +250,16 @@ def allreduce_bound(platform: Platform, operation: Operation, options: LpOptions
     ExactSolution or PlanResult
         ``upper`` is a certified upper bound on the throughput of every
         schedule; a :class:`PlanResult` says why the solve failed.
+
+    Notes
+    -----
+    Only the upper end matters here (the schedule gives the lower one).  When
+    the exact recovery fails (seen once: N = 7, the basis HiGHS's crossover
+    returned did not solve exactly), the zero point, feasible for every row,
+    is the primal, and the upper end is the rationalised dual's certified
+    bound, a hair above the optimum; the structure packing then decides.
     """
     model = build_allreduce_bound_model(platform, operation)
-    return solve_exactly(model, options, what="allreduce bound", deadline=deadline)
+    zero = [Fraction(0)] * model.n_variables
+    return solve_exactly(model, options, what="allreduce bound", repair=lambda _: zero,
+                         deadline=deadline)
