@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bound_checks import assert_no_planner_beats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
@@ -28,12 +29,10 @@ from planners.lp._driver import parse_options
 from planners.lp._matchings import min_arborescence, plan_matchings
 from planners.lp._ports import PortGraph
 from planners.lp._reduce import build_reduce_model
-from planners.registry import available_planners
 from scenarios.generators import random_platform
 from scenarios.loader import load_scenario
 from scenarios.runner import run_scenario
 from simulator import Operation, OperationKind, Platform, replay
-from simulator.engine import replay_series
 from simulator.platform import Node, PortKind, PortModel
 from simulator.schedule import Send
 
@@ -294,23 +293,7 @@ def _check(platform: Platform, op: Operation, *, others: bool = True) -> PlanRes
         ratio = _ratio(result, 100)
         assert 0.9 <= ratio <= 1
     if others:
-        for name, planner in available_planners().items():
-            if name == "lp":
-                continue
-            other = planner.plan(platform, op)
-            if other.status != "ok" or other.schedule is None:
-                continue
-            if other.schedule.period is not None:
-                rep = replay(other.schedule, horizon=other.schedule.period * 50)
-                if rep.violations == ():
-                    assert rep.completed <= float(bound * other.schedule.period * 50) + 1e-9
-                continue
-            check = replay(other.schedule)
-            if not check.feasible or check.makespan is None:
-                continue
-            series = replay_series(other.schedule, F(check.makespan) * 20)
-            assert series.measured_throughput is not None
-            assert series.measured_throughput <= bound + 1e-12, name
+        assert_no_planner_beats(platform, op, bound, periodic=True)
     return result
 
 
