@@ -72,7 +72,7 @@ from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_lim
 from planners.lp._exact import ExactSolution
 from planners.lp._periodic import SendTask, Unit
 from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._reduce import extract_trees, refuse_reduction
+from planners.lp._reduce import add_ssr_variables, extract_trees, refuse_reduction
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from simulator.items import Item
 from simulator.numbers import format_rational
@@ -166,45 +166,18 @@ def build_allreduce_master(platform: Platform, operation: Operation,
         and, per root, the index among the ``==`` rows of the row tying the
         results made at the root to its arborescences (for the duals).
     """
-    g = platform.graph
     parts = operation.participants
     n = len(parts)
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
-    intervals = [(k, m) for k in range(n) for m in range(k, n) if (k, m) != (0, n - 1)]
     cap = tp_cap(platform, operation)
     roots = _roots(platform, operation)
     model = LinearModel()
     tp = model.variable(TP, upper=cap)
     model.objective = tp
-    out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    cpu: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    balance: dict[tuple[NodeId, int, int], dict[int, Fraction]] = defaultdict(dict)
-    for u, v, data in g.edges(data=True):
-        busy = size * data["c"]
-        for k, m in intervals:
-            if k == m and owner.get(v) == k:
-                continue
-            j = model.variable(("send", u, v, k, m), upper=1 / busy)
-            out_port[u][j] = busy
-            in_port[v][j] = busy
-            balance[v, k, m][j] = _ONE
-            balance[u, k, m][j] = _MINUS_ONE
-    for node in platform.processors:
-        w = platform.compute_time(node)
-        task_cap = cap if w == 0 else min(cap, 1 / w)
-        for k in range(n):
-            for m in range(k + 1, n):
-                if (k, m) == (0, n - 1) and node not in roots:
-                    continue
-                for l_ in range(k, m):
-                    j = model.variable(("cons", node, k, l_, m), upper=task_cap)
-                    if w > 0:
-                        cpu[node][j] = w
-                    balance[node, k, m][j] = _ONE
-                    balance[node, k, l_][j] = _MINUS_ONE
-                    balance[node, l_ + 1, m][j] = _MINUS_ONE
+    ssr = add_ssr_variables(model, platform, operation, no_final_from=platform.graph.nodes,
+                            task_cap=dict.fromkeys(platform.processors, cap), final_at=roots)
+    balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
     total: dict[int, Fraction] = {tp: _ONE}
     for c, (root, tree) in enumerate(columns):
         first = min((size * platform.cost(*e) for e in tree), default=_ONE)

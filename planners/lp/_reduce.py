@@ -43,7 +43,7 @@ import itertools
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -58,8 +58,9 @@ from simulator.items import Item
 from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
-__all__ = ["build_reduce_model", "cheapest_tree", "cheapest_trees", "extract_trees", "plan_reduce",
-           "reduction_trees", "refuse_reduction", "tasks_unit"]
+__all__ = ["SsrVariables", "add_ssr_variables", "build_reduce_model", "cheapest_tree",
+           "cheapest_trees", "extract_trees", "plan_reduce", "reduction_trees", "refuse_reduction",
+           "tasks_unit"]
 
 TP = "TP"
 
@@ -67,6 +68,76 @@ _ONE = Fraction(1)
 _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
+
+
+@dataclass(frozen=True)
+class SsrVariables:
+    """The ``send`` and ``cons`` variables of SSR(G) and their rows, not yet added.
+
+    Attributes
+    ----------
+    balance:
+        ``(node, k, m) ->`` coefficients of in minus out of ``v[k,m]`` on
+        ``node`` (conservation law (10)), in declaration order.
+    out_port, in_port, cpu:
+        Busy time per unit of each variable, per node (rows (2), (3), (7)).
+    """
+
+    balance: dict[tuple[NodeId, int, int], dict[int, Fraction]]
+    out_port: dict[NodeId, dict[int, Fraction]]
+    in_port: dict[NodeId, dict[int, Fraction]]
+    cpu: dict[NodeId, dict[int, Fraction]]
+
+
+def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operation, *,
+                      no_final_from: Container[NodeId],
+                      task_cap: Mapping[NodeId, Fraction],
+                      final_at: Container[NodeId] | None = None) -> SsrVariables:
+    """Declare SSR(G)'s ``("send", i, j, k, m)`` and ``("cons", i, k, l, m)`` variables.
+
+    Never a send of ``v_k`` into its owner, nor of ``v[0,N-1]`` out of a node
+    in ``no_final_from``; the final task ``T_{0,l,N-1}`` only on ``final_at``
+    (every processor when ``None``).  A send is at most ``1 / (size · c)``;
+    a task at most ``task_cap[node]``, and ``1 / w`` on a node of compute
+    time ``w > 0``.  Shared by the reduce (SSR(G) itself) and the allreduce's
+    reduce-then-broadcast program.
+    """
+    g = platform.graph
+    parts = operation.participants
+    n = len(parts)
+    size = operation.size
+    owner = {p: i for i, p in enumerate(parts)}
+    intervals = [(k, m) for k in range(n) for m in range(k, n)]
+    ssr = SsrVariables(defaultdict(dict), defaultdict(dict), defaultdict(dict), defaultdict(dict))
+    for u, v, data in g.edges(data=True):
+        busy = size * data["c"]
+        send_cap = 1 / busy
+        for k, m in intervals:
+            if (k, m) == (0, n - 1) and u in no_final_from:
+                continue
+            if k == m and owner.get(v) == k:
+                continue
+            j = model.variable(("send", u, v, k, m), upper=send_cap)
+            ssr.out_port[u][j] = busy
+            ssr.in_port[v][j] = busy
+            ssr.balance[v, k, m][j] = _ONE
+            ssr.balance[u, k, m][j] = _MINUS_ONE
+    for node in platform.processors:
+        w = platform.compute_time(node)
+        cap = task_cap[node] if w == 0 else min(task_cap[node], 1 / w)
+        for k in range(n):
+            for m in range(k + 1, n):
+                if (k, m) == (0, n - 1) and final_at is not None and node not in final_at:
+                    continue
+                for l_ in range(k, m):
+                    j = model.variable(("cons", node, k, l_, m), upper=cap)
+                    if w > 0:
+                        ssr.cpu[node][j] = w
+                    # the three partial results are distinct: one coefficient each
+                    ssr.balance[node, k, m][j] = _ONE
+                    ssr.balance[node, k, l_][j] = _MINUS_ONE
+                    ssr.balance[node, l_ + 1, m][j] = _MINUS_ONE
+    return ssr
 
 
 def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
@@ -81,45 +152,14 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
     assert target is not None
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
-    intervals = [(k, m) for k in range(n) for m in range(k, n)]
     model = LinearModel()
     receive_cap = {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)),
                           Fraction(0)) for v in g.nodes}
     tp = model.variable(TP, upper=4 * receive_cap[target] + 1)
     model.objective = tp
-    # balance[(node, k, m)] = coefficients of in - out (== 0, or == TP for the final)
-    balance: dict[tuple[NodeId, int, int], dict[int, Fraction]] = defaultdict(dict)
-    out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    cpu: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
-    for u, v, data in g.edges(data=True):
-        busy = size * data["c"]
-        send_cap = 1 / busy
-        for k, m in intervals:
-            if u == target and (k, m) == (0, n - 1):
-                continue
-            if k == m and owner.get(v) == k:
-                continue
-            j = model.variable(("send", u, v, k, m), upper=send_cap)
-            out_port[u][j] = busy
-            in_port[v][j] = busy
-            balance[v, k, m][j] = _ONE
-            balance[u, k, m][j] = _MINUS_ONE
-    for node in platform.processors:
-        w = platform.compute_time(node)
-        cap = 3 * receive_cap[node]
-        if w > 0:
-            cap = min(cap, 1 / w)
-        for k in range(n):
-            for m in range(k + 1, n):
-                for l_ in range(k, m):
-                    j = model.variable(("cons", node, k, l_, m), upper=cap)
-                    if w > 0:
-                        cpu[node][j] = w
-                    # the three partial results are distinct: one coefficient each
-                    balance[node, k, m][j] = _ONE
-                    balance[node, k, l_][j] = _MINUS_ONE
-                    balance[node, l_ + 1, m][j] = _MINUS_ONE
+    ssr = add_ssr_variables(model, platform, operation, no_final_from={target},
+                            task_cap={v: 3 * receive_cap[v] for v in g.nodes})
+    balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
     for (node, k, m), coeffs in balance.items():
         if k == m and owner.get(node) == k:
             continue  # v_k on its owner: unlimited
