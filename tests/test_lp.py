@@ -17,6 +17,7 @@ import pytest
 from bound_checks import assert_no_planner_beats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from random_cases import operation_for
 from scipy.optimize import linprog
 
 from planners.base import PlanResult as PlanResultType
@@ -349,20 +350,9 @@ def test_ugly_denominators_are_recovered_or_bracketed() -> None:
 KINDS = [OperationKind.SCATTER, OperationKind.GATHER, OperationKind.ALLTOALL]
 
 
-def _operation(kind: OperationKind, platform: Platform, seed: int) -> Operation:
-    root = platform.processors[seed % len(platform.processors)]
-    if kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
-        return Operation(kind, source=root).resolve(platform)
-    if kind in (OperationKind.GATHER, OperationKind.REDUCE):
-        return Operation(kind, target=root).resolve(platform)
-    if kind is OperationKind.ALLGATHER:
-        return Operation(kind).resolve(platform)
-    return Operation(kind).resolve(platform)
-
-
 def _check_random(seed: int, n: int, degree: int, kind: OperationKind) -> None:
     platform = random_platform(n, min(degree, n - 1), c=(1, 6), compute=(0, 3), seed=seed)
-    op = _operation(kind, platform, seed)
+    op = operation_for(kind, platform, seed)
     result = steady_state(platform, op, max_events=5_000)
     assert result.status == "ok", result.message
     bound = result.throughput_bound

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from random_cases import mixed_platform
 
 from planners.lp import steady_state
 from planners.lp._driver import LpOptions
@@ -19,15 +20,7 @@ from planners.lp._ports import PortGraph
 from scenarios.generators import random_platform
 from simulator.engine import replay
 from simulator.operations import Operation, OperationKind
-from simulator.platform import Node, Platform, PortModel
-
-
-def _mixed(platform: Platform, seed: int, models: list[str]) -> Platform:
-    nodes = list(platform.nodes)
-    for i, model in enumerate(models):
-        k = (seed + i) % len(nodes)
-        nodes[k] = Node(nodes[k].id, nodes[k].compute, PortModel.parse(model))
-    return Platform(tuple(nodes), platform.links, platform.port_model)
+from simulator.platform import Platform
 
 
 def _compare(platform: Platform) -> None:
@@ -56,5 +49,5 @@ def test_unidirectional_tree_columns_equal_the_whole_program(seed: int, n: int) 
 @pytest.mark.parametrize("models", [["bidirectional"], ["multiport:2"],
                                     ["bidirectional", "multiport:2"]])
 def test_mixed_tree_columns_equal_the_whole_program(seed: int, models: list[str]) -> None:
-    _compare(_mixed(random_platform(5, 2, c=(1, 5), compute=(0, 2), seed=seed,
-                                    port_model="unidirectional"), seed, models))
+    _compare(mixed_platform(random_platform(5, 2, c=(1, 5), compute=(0, 2), seed=seed,
+                                            port_model="unidirectional"), seed, models))

@@ -21,6 +21,7 @@ import pytest
 from bound_checks import assert_no_planner_beats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from random_cases import mixed_platform, operation_for
 from scipy.optimize import linprog
 
 from planners.base import PlanResult
@@ -245,15 +246,6 @@ def brute_force_bound(platform: Platform, op: Operation) -> float:
     return lp.solve()
 
 
-def _operation(kind: OperationKind, platform: Platform, seed: int) -> Operation:
-    root = platform.processors[seed % len(platform.processors)]
-    if kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
-        return Operation(kind, source=root).resolve(platform)
-    if kind in (OperationKind.GATHER, OperationKind.REDUCE):
-        return Operation(kind, target=root).resolve(platform)
-    return Operation(kind).resolve(platform)
-
-
 KINDS = [OperationKind.SCATTER, OperationKind.GATHER, OperationKind.ALLTOALL,
          OperationKind.BROADCAST, OperationKind.ALLGATHER, OperationKind.REDUCE]
 
@@ -262,15 +254,6 @@ def test_brute_force_on_fig2() -> None:
     p = Platform.build(["P1", "P2", "P3"], FIG2, "unidirectional")
     op = Operation(OperationKind.BROADCAST, source="P1").resolve(p)
     assert brute_force_bound(p, op) == pytest.approx(2 / 3, abs=1e-12)
-
-
-def _mixed(platform: Platform, seed: int, models: list[str]) -> Platform:
-    """``platform`` with the first nodes overridden by ``models`` (rotated by seed)."""
-    nodes = list(platform.nodes)
-    for i, model in enumerate(models):
-        k = (seed + i) % len(nodes)
-        nodes[k] = Node(nodes[k].id, nodes[k].compute, PortModel.parse(model))
-    return Platform(tuple(nodes), platform.links, platform.port_model)
 
 
 def _check(platform: Platform, op: Operation, *, others: bool = True) -> PlanResult:
@@ -303,24 +286,25 @@ def test_random_unidirectional_against_brute_force(seed: int, n: int,
                                                    kind: OperationKind) -> None:
     platform = random_platform(n, min(2, n - 1), c=(1, 6), compute=(0, 3), seed=seed,
                                port_model="unidirectional")
-    _check(platform, _operation(kind, platform, seed))
+    _check(platform, operation_for(kind, platform, seed))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_mixed_bidirectional_node_among_unidirectional(seed: int, kind: OperationKind) -> None:
-    platform = _mixed(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
-                                      port_model="unidirectional"), seed, ["bidirectional"])
-    _check(platform, _operation(kind, platform, seed))
+    platform = mixed_platform(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
+                                              port_model="unidirectional"), seed,
+                              ["bidirectional"])
+    _check(platform, operation_for(kind, platform, seed))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", [3, 4])
 def test_mixed_multiport_node(seed: int, kind: OperationKind) -> None:
-    platform = _mixed(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
-                                      port_model="unidirectional"), seed,
-                      ["multiport:2", "bidirectional"])
-    _check(platform, _operation(kind, platform, seed))
+    platform = mixed_platform(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
+                                              port_model="unidirectional"), seed,
+                              ["multiport:2", "bidirectional"])
+    _check(platform, operation_for(kind, platform, seed))
 
 
 def test_multiport_pair_runs_a_link_twice_at_once() -> None:
@@ -342,7 +326,7 @@ def test_all_bidirectional_column_generation_equals_port_sums(seed: int, n: int,
     the bound over matchings equals the port-sum program's exactly."""
     platform = random_platform(n, min(2, n - 1), c=(1, 6), compute=(0, 3), seed=seed)
     assert PortGraph.of(platform).bipartite
-    op = _operation(kind, platform, seed)
+    op = operation_for(kind, platform, seed)
     port_sums = steady_state(platform, op)
     matchings = plan_matchings(platform, op, parse_options({}))
     assert port_sums.status == matchings.status == "ok"
@@ -354,8 +338,8 @@ def test_all_bidirectional_column_generation_equals_port_sums(seed: int, n: int,
 
 def test_configurations_enumeration_matches_port_graph_pricing() -> None:
     """The port graph's best configuration equals the enumerated best (mixed platform)."""
-    p = _mixed(random_platform(5, 2, c=(1, 5), seed=7, port_model="unidirectional"), 0,
-               ["multiport:2", "bidirectional"])
+    p = mixed_platform(random_platform(5, 2, c=(1, 5), seed=7, port_model="unidirectional"), 0,
+                       ["multiport:2", "bidirectional"])
     graph = PortGraph.of(p)
     configs = _configurations(p)
     for trial in range(5):
@@ -373,7 +357,7 @@ def test_configurations_enumeration_matches_port_graph_pricing() -> None:
 def test_random_medium_unidirectional(seed: int, n: int, kind: OperationKind) -> None:
     platform = random_platform(n, 2, c=(1, 6), compute=(0, 3), seed=seed,
                                port_model="unidirectional")
-    op = _operation(kind, platform, seed)
+    op = operation_for(kind, platform, seed)
     result = steady_state(platform, op, max_events=5_000)
     assert result.status == "ok", result.message
     assert _ratio(result, 100) >= 0.9 or any("Proposition 4" in x for x in result.notes)
@@ -504,4 +488,4 @@ def test_random_mixed_platforms(seed: int, n: int, kind: OperationKind,
     platform = Platform(tuple(Node(x.id, x.compute, PortModel.parse(m))
                               for x, m in zip(base.nodes, models, strict=False)),
                         base.links, base.port_model)
-    _check(platform, _operation(kind, platform, seed))
+    _check(platform, operation_for(kind, platform, seed))
