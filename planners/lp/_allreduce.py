@@ -61,20 +61,18 @@ from planners.base import PlanResult
 from planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
 from planners.lp._allreduce_packing import (
     Packing,
+    Structure,
     canonical,
     pack_structures,
     packing_solution,
     structure_unit,
 )
 from planners.lp._arborescence import min_arborescence
-from planners.lp._broadcast import tree_depths
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution
-from planners.lp._periodic import SendTask, Unit
-from planners.lp._reduce import _unit as _reduce_unit
+from planners.lp._periodic import Unit
 from planners.lp._reduce import add_ssr_variables, extract_trees, refuse_reduction
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.items import Item
 from simulator.numbers import format_rational
 from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
@@ -265,17 +263,18 @@ def _pair(reductions: list[tuple[Fraction, list[Task]]], broadcasts: list[tuple[
     return out
 
 
-def _instance_unit(weight: Fraction, tasks: list[Task], root: NodeId, tree: Tree,
-                   n: int) -> Unit:
-    """One instance: the reduction tree, then the broadcast of the result from ``root``."""
-    reduction = _reduce_unit(weight, tasks)
-    sends = list(reduction.sends)
-    computes = list(reduction.computes)
-    final = max((c.depth for c in computes), default=0)
-    result = Item.interval(0, n - 1)
-    below = tree_depths(tree, root)  # the broadcast starts after the final computation
-    sends.extend(SendTask(u, v, result, final + below[u] + 1) for u, v in tree)
-    return Unit(weight, tuple(sends), tuple(computes))
+def _instance_structure(operation: Operation, tasks: list[Task], tree: Tree) -> Structure:
+    """One instance: the reduction tree, then the broadcast of the result along ``tree``.
+
+    As a structure, so that its unit (:func:`structure_unit`) sends the result
+    only after the final computation, one level deeper per hop.
+    """
+    n = len(operation.participants)
+    structure = canonical(operation, [*tasks, *(("send", u, v, 0, n - 1) for u, v in tree)])
+    if structure is None:
+        raise AssertionError("a reduce-then-broadcast instance leaves a participant "
+                             "without the result")
+    return structure
 
 
 def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
@@ -342,7 +341,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
         key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
         if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
     units: list[Unit] = []
-    instances: list[tuple[Fraction, list[Task], NodeId, Tree]] = []
+    structures: list[tuple[Fraction, Structure]] = []  # weighted instances
     by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
     for c, (root, tree) in enumerate(columns):
         w = master.values[model.index["tree", c]]
@@ -355,25 +354,24 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
             reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
         except TimeLimitReached as stop:
             return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
-        instances.extend((w, tasks, root, tree) for w, tasks, tree in _pair(reductions, trees))
+        structures.extend((w, _instance_structure(operation, tasks, tree))
+                          for w, tasks, tree in _pair(reductions, trees))
     if deadline.expired:
         return time_limit_error(options, "tree extraction, before the periodic schedule")
     n = len(operation.participants)
     notes = [f"bound: {n} per-destination SSR(G) copies over "
              f"shared operations ({bound.method}), {format_rational(bound.upper)}",
              f"reduce to a root then broadcast: {len(columns)} arborescence "
-             f"column(s), {len(instances)} weighted instance(s) over {len(by_root)} root(s), "
+             f"column(s), {len(structures)} weighted instance(s) over {len(by_root)} root(s), "
              f"{format_rational(master.lower)}"]
     skipped = f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search"
     if master.lower < bound.upper and n <= PACKING_MAX_PARTICIPANTS:
-        start = [canonical(operation, [*tasks, *(("send", u, v, 0, n - 1) for u, v in tree)])
-                 for _, tasks, _, tree in instances]
         # Without a time_limit the search has PACKING_SECONDS, then the
         # interval stands; with one, the call's deadline rules (an error past it).
         budget = Deadline.after(PACKING_SECONDS) if deadline.at is None else deadline
         try:
-            packing = pack_structures(platform, operation, [s for s in start if s is not None],
-                                      options, deadline=budget)
+            packing = pack_structures(platform, operation, [s for _, s in structures], options,
+                                      deadline=budget)
         except TimeLimitReached as stop:
             if budget is deadline:
                 return time_limit_error(options, f"{stop.phase}")
@@ -390,7 +388,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
                          f"{format_rational(packing.upper)}")
             return finish(platform, operation, exact, [units], options, notes=notes)
         skipped = f"stopped after {PACKING_SECONDS} s (set time_limit to allow longer), the search"
-    units = [_instance_unit(w, tasks, root, tree, n) for w, tasks, root, tree in instances]
+    units = [structure_unit(w, s) for w, s in structures]
     upper = max(bound.upper, master.lower)
     # the relaxation's own lower end may be 0 (its recovery failed): only its
     # certified upper end counts, against what the schedule carries

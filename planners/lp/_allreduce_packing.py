@@ -495,10 +495,6 @@ class Packing:
     rounds: int
     nodes: int
 
-    @property
-    def exact(self) -> bool:
-        return self.lower == self.upper
-
 
 def _duals(platform: Platform, y_ub: Iterable[object], *, exact: bool
            ) -> dict[tuple[str, NodeId], Fraction]:
