@@ -437,9 +437,9 @@ def certify(platform: Platform, operation: Operation, y: Mapping[tuple[str, Node
             structure = _structure_from(operation, pricing, values)
             if structure is not None and pricing.total - solved.lower < threshold:
                 return Certificate(min(lower, threshold), nodes, structure)
-            if solved.exact:
-                continue
-            return Certificate(min(lower, threshold), nodes)  # cannot split further
+            # (exact, the structure costs ``lower`` < threshold and returned above;
+            # else the bound is an interval and nothing is left to split)
+            return Certificate(min(lower, threshold), nodes)
         columns, amount = split
         for row in ((columns, "<=", math.floor(amount)), (columns, ">=", math.ceil(amount))):
             counter += 1
