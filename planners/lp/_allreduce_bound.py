@@ -60,6 +60,7 @@ from fractions import Fraction
 from planners.base import PlanResult
 from planners.lp._driver import LpOptions, solve_exactly
 from planners.lp._exact import ExactSolution
+from planners.lp._reduce import receive_capacity
 from planners.lp._solve import Deadline, LinearModel
 from simulator.operations import Operation
 from simulator.platform import NodeId, Platform
@@ -79,10 +80,7 @@ def tp_cap(platform: Platform, operation: Operation) -> Fraction:
     Every participant must receive at least one message per instance (``N >= 2``),
     so TP is at most the smallest receive capacity of a participant.
     """
-    g = platform.graph
-    size = operation.size
-    receive = {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)),
-                      Fraction(0)) for v in g.nodes}
+    receive = receive_capacity(platform, operation.size)
     return min(receive[p] for p in operation.participants)
 
 

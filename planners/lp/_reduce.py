@@ -59,8 +59,8 @@ from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
 
 __all__ = ["SsrVariables", "add_ssr_variables", "build_reduce_model", "cheapest_tree",
-           "cheapest_trees", "extract_trees", "plan_reduce", "reduction_trees", "refuse_reduction",
-           "tasks_unit"]
+           "cheapest_trees", "extract_trees", "plan_reduce", "receive_capacity",
+           "reduction_trees", "refuse_reduction", "tasks_unit"]
 
 TP = "TP"
 
@@ -68,6 +68,13 @@ _ONE = Fraction(1)
 _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
+
+
+def receive_capacity(platform: Platform, size: Fraction) -> dict[NodeId, Fraction]:
+    """Messages of ``size`` each node can receive per time unit, all its in-links together."""
+    g = platform.graph
+    return {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)), Fraction(0))
+            for v in g.nodes}
 
 
 @dataclass(frozen=True)
@@ -153,8 +160,7 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
     model = LinearModel()
-    receive_cap = {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)),
-                          Fraction(0)) for v in g.nodes}
+    receive_cap = receive_capacity(platform, size)
     tp = model.variable(TP, upper=4 * receive_cap[target] + 1)
     model.objective = tp
     ssr = add_ssr_variables(model, platform, operation, no_final_from={target},
