@@ -290,20 +290,13 @@ def test_random_unidirectional_against_brute_force(seed: int, n: int,
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_mixed_bidirectional_node_among_unidirectional(seed: int, kind: OperationKind) -> None:
+@pytest.mark.parametrize(("seed", "models"), [
+    (1, ["bidirectional"]), (2, ["bidirectional"]),                  # one bidirectional node
+    (3, ["multiport:2", "bidirectional"]), (4, ["multiport:2", "bidirectional"])])
+def test_mixed_nodes_among_unidirectional(seed: int, models: list[str],
+                                          kind: OperationKind) -> None:
     platform = mixed_platform(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
-                                              port_model="unidirectional"), seed,
-                              ["bidirectional"])
-    _check(platform, operation_for(kind, platform, seed))
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("seed", [3, 4])
-def test_mixed_multiport_node(seed: int, kind: OperationKind) -> None:
-    platform = mixed_platform(random_platform(4, 2, c=(1, 5), compute=(0, 2), seed=seed,
-                                              port_model="unidirectional"), seed,
-                              ["multiport:2", "bidirectional"])
+                                              port_model="unidirectional"), seed, models)
     _check(platform, operation_for(kind, platform, seed))
 
 
