@@ -1,13 +1,13 @@
 """The README runs: every fenced block of ``README.md`` is executed or checked.
 
-An example that drifts from the code fails here (as SimPy runs its docs).
-Each fenced block is handled by its language tag:
+So is every block of the tutorial, ``docs/tutorial.md``. An example that
+drifts from the code fails here (as SimPy runs its docs). Each fenced block is
+handled by its language tag:
 
 - ``yaml``: a whole scenario (keys ``platform`` and ``operation``) is written
   to a file and run with ``portsim run``, exit status 0; a study (key
-  ``base``) is run with ``portsim study`` then ``portsim report`` (slow:
-  twelve runs of ``lp`` on random platforms take minutes, so that case is
-  marked ``slow``). A file is written to a directory holding the entries of
+  ``base``) is run with ``portsim study`` then ``portsim report``. A file is
+  written to a directory holding the entries of
   ``scenarios/examples/`` (``platforms/``, ``schedules/``), so relative paths
   resolve as they do for the bundled examples.
 - ``python``: executed in a fresh namespace. A ``print(...)  # VALUE`` line
@@ -22,12 +22,16 @@ Each fenced block is handled by its language tag:
   ``pytest``, ``ruff`` and ``mypy`` are CI's own commands (``.ci/run``) and
   are not run here.
 - ``toml``: parsed with :mod:`tomllib`.
+- ``{directive}`` (MyST, in ``docs/``: ``{literalinclude}``, ``{toctree}``):
+  not an example; Sphinx renders it (the docs build checks it).
 
 A block that is not whole needs a marker, an HTML comment on the line just
 above its fence, visible in the README's source:
 
 - ``<!-- readme-test: skip REASON -->``: not run (REASON is required: an
   output sample, for instance). An untagged block without it fails.
+- ``<!-- readme-test: slow REASON -->``: run as its tag says, in the ``slow``
+  tests only (``pytest -m slow``).
 - ``<!-- readme-test: each line completes YAML -->``: every line of the
   block is a YAML fragment (``platform: {...}``); merged into the mapping
   YAML, it must make a scenario that runs as above.
@@ -38,7 +42,7 @@ above its fence, visible in the README's source:
 
 The command is the ``portsim`` console script named in ``pyproject.toml``,
 so this file names no module of portsim. Besides the blocks, every path of
-the repository that the README quotes in inline code must exist.
+the repository that the documents quote in inline code must exist.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCUMENTS = (README, ROOT / "docs" / "tutorial.md")
 EXAMPLES = ROOT / "scenarios" / "examples"
 MARKER = re.compile(r"^<!--\s*readme-test:\s*(?P<body>.*?)\s*-->$")
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
@@ -71,8 +76,9 @@ CI_COMMANDS = ("pip", "pytest", "ruff", "mypy")
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block of the README: language tag, marker, text, first line."""
+    """One fenced block: its document, language tag, marker, text and first line."""
 
+    document: str
     lang: str
     marker: str
     text: str
@@ -80,16 +86,20 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"L{self.line}-{self.lang or 'plain'}"
+        return f"{self.document}:{self.line}-{self.lang or 'plain'}"
+
+    @property
+    def slow(self) -> bool:
+        return self.marker.startswith("slow")
 
 
-def blocks(text: str) -> list[Block]:
+def blocks(text: str, document: str = "README.md") -> list[Block]:
     """Every fenced block of a markdown text, with the marker just above it."""
     found: list[Block] = []
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        fence = re.match(r"^(`{3,})\s*([\w+-]*)", lines[i])
+        fence = re.match(r"^(`{3,})\s*(\{[\w-]+\}|[\w+-]*)", lines[i])
         if not fence:
             i += 1
             continue
@@ -97,13 +107,15 @@ def blocks(text: str) -> list[Block]:
                      if lines[j].strip() == fence.group(1))
         above = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         marker = MARKER.match(above)
-        found.append(Block(fence.group(2).lower(), marker.group("body") if marker else "",
+        found.append(Block(document, fence.group(2).lower(),
+                           marker.group("body") if marker else "",
                            "\n".join(lines[i + 1:close]) + "\n", i + 2))
         i = close + 1
     return found
 
 
-BLOCKS = blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for path in DOCUMENTS
+          for block in blocks(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())]
 
 
 def _cli() -> click.Command:
@@ -131,7 +143,7 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def _run_scenario(document: dict[str, Any], workdir: Path, name: str) -> None:
-    path = workdir / f"readme-{name}.yaml"
+    path = workdir / f"readme-{name.replace('/', '-').replace(':', '-')}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     status, output = run_portsim(["run", str(path)], workdir)
     assert status == 0, f"portsim run of the README's scenario: exit {status}\n{output}"
@@ -140,7 +152,7 @@ def _run_scenario(document: dict[str, Any], workdir: Path, name: str) -> None:
 def _by_kind(kind: str) -> list[Any]:
     """The parameters of the test of one kind of block (slow ones marked)."""
     chosen = [b for b in BLOCKS if _kind(b) == kind]
-    return [pytest.param(b, id=b.id, marks=[pytest.mark.slow] if _kind(b) == "study" else [])
+    return [pytest.param(b, id=b.id, marks=[pytest.mark.slow] if b.slow else [])
             for b in chosen]
 
 
@@ -151,6 +163,8 @@ def _kind(block: Block) -> str:
         return "output"
     if block.marker.startswith("each line completes"):
         return "fragments"
+    if block.lang.startswith("{"):
+        return "directive"
     if block.lang == "yaml":
         document = yaml.safe_load(block.text)
         return "study" if isinstance(document, dict) and "base" in document else "scenario"
@@ -172,12 +186,15 @@ def test_the_readme_has_blocks_of_every_kind() -> None:
 def test_every_block_is_run_or_explicitly_skipped(block: Block) -> None:
     kind = _kind(block)
     assert kind != "unknown", (
-        f"README.md line {block.line}: a ```{block.lang} block is neither run nor marked; "
+        f"{block.document} line {block.line}: a ```{block.lang} block is neither run nor marked; "
         "tag it (yaml, python, bash, toml) or put <!-- readme-test: skip REASON --> above it")
     if kind == "skip":
         assert block.marker.removeprefix("skip").strip(), "a skip marker needs a reason"
     if block.marker:
-        assert kind in {"skip", "fragments", "output"}, f"unknown marker {block.marker!r}"
+        assert kind in {"skip", "fragments", "output"} or block.slow, (
+            f"unknown marker {block.marker!r}")
+    if block.slow:
+        assert block.marker.removeprefix("slow").strip(), "a slow marker needs a reason"
 
 
 # -- YAML ---------------------------------------------------------------------------------
@@ -224,7 +241,7 @@ def test_replace_follows_error_paths() -> None:
 @pytest.mark.parametrize("block", _by_kind("output"))
 def test_output_blocks_are_what_the_command_prints(block: Block, workdir: Path) -> None:
     spec = OUTPUT.fullmatch(block.marker)
-    assert spec, f"an output marker reads 'output of portsim ARGS, FILE: BASE with PATH = VALUE'"
+    assert spec, "an output marker reads 'output of portsim ARGS, FILE: BASE with PATH = VALUE'"
     document = yaml.safe_load((ROOT / spec["base"]).read_text())
     replace(document, spec["path"], yaml.safe_load(spec["value"]))
     (workdir / spec["file"]).write_text(yaml.safe_dump(document, sort_keys=False))
@@ -260,10 +277,10 @@ def test_announced_values_are_read() -> None:
 
 @pytest.mark.parametrize("block", _by_kind("python"))
 def test_python_blocks_run(block: Block, request: pytest.FixtureRequest) -> None:
-    namespace: dict[str, Any] = {"__name__": f"readme_{block.id}"}
+    namespace: dict[str, Any] = {"__name__": f"readme_block_{block.line}"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(block.text, f"README.md:{block.line}", "exec"), namespace)
+        exec(compile(block.text, f"{block.document}:{block.line}", "exec"), namespace)
         tests = [f for name, f in namespace.items() if name.startswith("test_") and callable(f)]
         for test in tests:
             test(**{name: request.getfixturevalue(name)
@@ -353,9 +370,10 @@ def quoted_paths(text: str) -> list[str]:
     return sorted({p for w in words if w.split("/")[0] in TOP and "/" in w for p in _expand(w)})
 
 
-def test_quoted_paths_exist() -> None:
-    paths = quoted_paths(README.read_text(encoding="utf-8"))
-    assert len(paths) > 10
+@pytest.mark.parametrize("path", DOCUMENTS, ids=[p.name for p in DOCUMENTS])
+def test_quoted_paths_exist(path: Path) -> None:
+    paths = quoted_paths(path.read_text(encoding="utf-8"))
+    assert paths, "no quoted path found: the parser is broken"
     missing = [p for p in paths if not (ROOT / p).exists()]
     assert missing == []
 

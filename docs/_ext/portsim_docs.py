@@ -1,0 +1,136 @@
+"""Sphinx extension: portsim's generated pages, written before the sources are listed.
+
+- ``_generated/api.rst``: the API reference, a recursive autosummary over the
+  packages of the configuration value ``portsim_packages`` (``conf.py``);
+  autosummary then writes one page per public module, from the docstrings.
+- ``_generated/gallery.md``: the bundled examples, one section per
+  ``scenarios/examples/*.yaml`` (its description, which states its source and
+  its published figure, its operation and planners, the command that runs
+  it, and the file itself), then the bundled studies ``scenarios/studies/``.
+
+Both are generated on every build from the files themselves, so they cannot
+drift; ``docs/_generated/`` is not committed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+GENERATED = "_generated"
+
+
+def _api_page(packages: list[str]) -> str:
+    modules = "\n".join(f"   {name}" for name in packages)
+    return f"""API reference
+=============
+
+Generated from the docstrings of the public modules (a name starting with an
+underscore is private). The command line is described in the
+:doc:`tutorial <../tutorial>` and in ``docs/SPEC.md``.
+
+.. autosummary::
+   :toctree: api
+   :recursive:
+
+{modules}
+"""
+
+
+def _operation(document: dict[str, Any]) -> str:
+    operation = document.get("operation") or {}
+    if not isinstance(operation, dict):
+        return "?"
+    parts = [str(operation.get("type", "?"))]
+    for key in ("source", "target"):
+        if key in operation:
+            parts.append(f"{key} {operation[key]}")
+    return ", ".join(parts)
+
+
+def _planners(document: dict[str, Any]) -> str:
+    names = []
+    for entry in document.get("planners") or []:
+        if isinstance(entry, dict):
+            options = ", ".join(f"{k}: {v}" for k, v in entry.items() if k != "name")
+            name = f"`{entry.get('name')}`"
+            names.append(f"{name} ({options})" if options else name)
+        else:
+            names.append(f"`{entry}`")
+    return ", ".join(names)
+
+
+def _section(path: Path, root: Path, command: str) -> str:
+    """One example: heading, file, operation, planners, description, command, file text."""
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    relative = path.relative_to(root).as_posix()
+    description = " ".join(str(document.get("description", "")).split())
+    scenario = document.get("base", document)
+    return f"""### {document.get("name", path.stem)}
+
+`{relative}`: {_operation(scenario)}; planners {_planners(scenario)}.
+
+{description}
+
+```bash
+{command.format(path=relative)}
+```
+
+```{{literalinclude}} ../../{relative}
+:language: yaml
+```
+
+"""
+
+
+def _gallery_page(root: Path) -> str:
+    examples = sorted((root / "scenarios" / "examples").glob("*.yaml"))
+    studies = sorted((root / "scenarios" / "studies").glob("*.yaml"))
+    return "".join([
+        """# Gallery of the bundled examples
+
+## Scenarios
+
+Every scenario of `scenarios/examples/` (they ship with the package), as its
+file describes itself: the published source it reproduces and the figure it
+should give. Schedule files that `portsim validate` replays are in
+`scenarios/examples/schedules/`, SimGrid platforms in
+`scenarios/examples/platforms/`.
+
+""",
+        *(_section(path, root, "portsim run {path}") for path in examples),
+        """## Studies
+
+The comparative studies of `scenarios/studies/`; `portsim report results` then
+draws their report.
+
+""",
+        *(_section(path, root, "portsim study {path} --out results") for path in studies),
+    ])
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` unless the file already holds it (an unchanged page is not rebuilt)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def generate(app: Sphinx, config: Config) -> None:
+    """Write the generated pages into the source directory (before it is read)."""
+    source = Path(app.srcdir)
+    root = source.parent
+    target = source / GENERATED
+    target.mkdir(exist_ok=True)
+    _write(target / "api.rst", _api_page(list(config.portsim_packages)))
+    _write(target / "gallery.md", _gallery_page(root))
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("portsim_packages", [], "env", types=[list])
+    # Once the configuration is read, before Sphinx lists the source files.
+    app.connect("config-inited", generate)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
