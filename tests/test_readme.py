@@ -19,8 +19,8 @@ handled by its language tag:
   ``portsim ARGS`` (or ``python -m portsim ARGS``) runs in process from the
   repository's top level, and exits 0, or N when the line ends with the
   comment ``# exit N``. ``python PATH ...`` needs PATH to exist. ``pip``,
-  ``pytest``, ``ruff`` and ``mypy`` are CI's own commands (``.ci/run``) and
-  are not run here.
+  ``pytest``, ``ruff``, ``mypy`` and ``sphinx-build`` are CI's own commands
+  (``.ci/run``) and are not run here.
 - ``toml``: parsed with :mod:`tomllib`.
 - ``{directive}`` (MyST, in ``docs/``: ``{literalinclude}``, ``{toctree}``):
   not an example; Sphinx renders it (the docs build checks it).
@@ -71,7 +71,7 @@ DOCUMENTS = (README, ROOT / "docs" / "tutorial.md")
 EXAMPLES = ROOT / "scenarios" / "examples"
 MARKER = re.compile(r"^<!--\s*readme-test:\s*(?P<body>.*?)\s*-->$")
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
-CI_COMMANDS = ("pip", "pytest", "ruff", "mypy")
+CI_COMMANDS = ("pip", "pytest", "ruff", "mypy", "sphinx-build")
 
 
 @dataclass(frozen=True)
@@ -327,17 +327,17 @@ def test_shell_blocks_run(block: Block, tmp_path: Path) -> None:
     for entry in ROOT.iterdir():
         if not entry.name.startswith("."):
             (tmp_path / entry.name).symlink_to(entry)
-    ran = 0
+    ci_script = (ROOT / ".ci" / "run").read_text()
     for words, status in commands(block.text):
         args = _portsim_args(words)
         if args is not None:
             got, output = run_portsim(args, tmp_path)
             assert got == status, f"{shlex.join(words)}: exit {got}, not {status}\n{output}"
-            ran += 1
         elif words[0] == "python":
             assert (ROOT / words[1]).is_file(), f"{shlex.join(words)}: no such script"
         else:
             assert words[0] in CI_COMMANDS, f"{shlex.join(words)}: not run by this test"
+            assert words[0] in ci_script, f"{shlex.join(words)}: .ci/run never runs {words[0]}"
 
 
 # -- TOML ---------------------------------------------------------------------------------
