@@ -14,6 +14,7 @@ drift; ``docs/_generated/`` is not committed.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,9 @@ def generate(app: Sphinx, config: Config) -> None:
     root = source.parent
     target = source / GENERATED
     target.mkdir(exist_ok=True)
+    # Autosummary writes the module pages under api/ but never removes one: a
+    # page left by a module since renamed or removed would fail to import.
+    shutil.rmtree(target / "api", ignore_errors=True)
     _write(target / "api.rst", _api_page(list(config.portsim_packages)))
     _write(target / "gallery.md", _gallery_page(root))
 
