@@ -77,7 +77,7 @@ CI_COMMANDS = ("pip", "pytest", "ruff", "mypy", "sphinx-build")
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block: its document, language tag, marker, text and first line."""
+    """One fenced block: its document, language tag, marker, text and fence line."""
 
     document: str
     lang: str
@@ -110,7 +110,7 @@ def blocks(text: str, document: str = "README.md") -> list[Block]:
         marker = MARKER.match(above)
         found.append(Block(document, fence.group(2).lower(),
                            marker.group("body") if marker else "",
-                           "\n".join(lines[i + 1:close]) + "\n", i + 2))
+                           "\n".join(lines[i + 1:close]) + "\n", i + 1))
         i = close + 1
     return found
 
@@ -181,6 +181,16 @@ def test_the_readme_has_blocks_of_every_kind() -> None:
     kinds = {_kind(b) for b in BLOCKS}
     assert {"scenario", "study", "python", "shell", "toml", "fragments", "output", "skip"} <= kinds
     assert len(BLOCKS) >= 10
+
+
+def test_blocks_are_read_with_their_markers() -> None:
+    text = ("Text.\n\n<!-- readme-test: skip an output sample -->\n```\nout\n```\n"
+            "```yaml\na: 1\n\nb: 2\n```\n\n````{literalinclude} x.yaml\n```\n````\n")
+    assert blocks(text, "d.md") == [
+        Block("d.md", "", "skip an output sample", "out\n", 4),
+        Block("d.md", "yaml", "", "a: 1\n\nb: 2\n", 7),
+        Block("d.md", "{literalinclude}", "", "```\n", 13),
+    ]
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
