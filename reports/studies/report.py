@@ -29,7 +29,6 @@ schedule in the store.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import os
@@ -56,7 +55,7 @@ from reports.figures import (
 from reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from reports.studies.spec import GRID_PREFIX
 from reports.studies.store import load_results
-from scenarios.loader import PlannerSpec, Scenario, scenario_from_dict
+from scenarios.loader import Scenario, scenario_from_dict
 from scenarios.runner import PlannerRun, run_planner
 from simulator.errors import PortsimError, ScenarioError
 from simulator.numbers import parse_rational
@@ -379,45 +378,52 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
             if c.startswith(GRID_PREFIX)}
     label = ", ".join(f"{k}={v}" for k, v in grid.items())
     label = f"run {index} ({label}, seed {rows['seed'].iloc[0]})" if label else f"run {index}"
+    usable = rows[rows["status"] != "error"]
+    if usable.empty:
+        return [("run", label.capitalize(), '<p class="hint">No planner of this run gave a '
+                 'result (see <a href="#failed">failed runs</a>).</p>')]
+    labels = [str(x) for x in usable[_LABEL]]
     document = json.loads(str(rows["scenario_document"].iloc[0]))
+    # the run's planners that gave a result, in their order (one that failed may
+    # not even load)
+    entries = document.get("planners") if isinstance(document, dict) else None
+    listed = entries if isinstance(entries, list) else []
+    document = {**document, "planners": [
+        listed[i] if 0 <= i < len(listed) else {"name": name} for i, name in
+        zip(usable["planner_index"].astype(int), usable["planner"].astype(str), strict=True)]}
     try:
         scenario = scenario_from_dict(document, source=f"run {index}")
     except PortsimError as err:
         return [("run", label.capitalize(),
                  f'<p class="bad">The scenario of this run does not load: '
                  f"{html.escape(str(err))}</p>")]
-    usable = rows[rows["status"] != "error"]
-    specs = [_spec(scenario, int(i), str(name)) for i, name in
-             zip(usable["planner_index"], usable["planner"], strict=True)]
-    labels = [str(x) for x in usable[_LABEL]]
-    scenario = dataclasses.replace(scenario, planners=tuple(specs))
-    sections: list[tuple[str, str, str]] = []
-    study, note = convergence_study(scenario)
-    convergence = convergence_figure(study, labels, subtitle=label, colours=colours,
-                                     notes=[note] if note else [])
-    if convergence is not None:
-        sections.append(("convergence", "Convergence to the bound", embed(convergence)))
-    else:
-        why = "; ".join(study.problems) or "no lp bound"
-        sections.append(("convergence", "Convergence to the bound",
-                         f'<p class="hint">No convergence chart for {html.escape(label)}: '
-                         f"{html.escape(why)}.</p>"))
+    sections = [("convergence", "Convergence to the bound",
+                 _convergence_html(scenario, labels, label, embed, colours))]
     sections.append(_gantt_section(rows, scenario, planner, label, embed))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
     return sections
 
 
-def _spec(scenario: Scenario, index: int, name: str) -> PlannerSpec:
-    """The run's planner at ``index`` (the row's ``planner_index``)."""
-    if index < len(scenario.planners) and scenario.planners[index].name == name:
-        return scenario.planners[index]
-    return PlannerSpec(name)
+def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
+                      embed: FigureEmbedder, colours: dict[str, str]) -> str:
+    """The convergence chart of the chosen run, or why there is none."""
+    try:
+        study, note = convergence_study(scenario)
+    except PortsimError as err:
+        study, note = None, str(err)
+    figure = None if study is None else convergence_figure(
+        study, labels, subtitle=run, colours=colours, notes=[note] if note else [])
+    if figure is not None:
+        return embed(figure)
+    why = note if study is None else "; ".join(study.problems) or "no lp bound"
+    return f'<p class="hint">No convergence chart for {html.escape(run)}: {html.escape(why)}.</p>'
 
 
 def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, label: str,
                    embed: FigureEmbedder) -> tuple[str, str, str]:
     """The schedule of the chosen planner (default: the first with one)."""
+    usable = list(rows.loc[rows["status"] != "error", _LABEL])
     candidates = rows if planner is None else _planner_rows(rows, planner)
     tried: list[str] = []
     for _, row in candidates.iterrows():
@@ -425,7 +431,7 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
         if row["status"] != "ok":
             tried.append(f"{name}: {row['status']}")
             continue
-        spec = _spec(scenario, int(row["planner_index"]), str(row["planner"]))
+        spec = scenario.planners[usable.index(name)]
         try:
             outcome = run_planner(scenario, spec)
         except PortsimError as err:
