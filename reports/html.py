@@ -223,9 +223,9 @@ def convergence_study(scenario: Scenario) -> tuple[AsymptoticStudy, str]:
     if len(periods) < len(CONVERGENCE_PERIODS):
         left = [k for k in CONVERGENCE_PERIODS if k not in periods]
         note = (f"horizons of {', '.join(map(str, left))} lp periods left out: one period "
-                f"holds {format_rational(per_period)} operations and the chart replays at "
-                f"most {CONVERGENCE_OPERATIONS:,} (TP·K); portsim run --asymptotic replays "
-                "longer horizons")
+                f"holds {format_rational(per_period)} (about {float(per_period):,.0f}) "
+                f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
+                "portsim run --asymptotic replays longer horizons")
     return asymptotic_study(scenario, periods=periods), note
 
 

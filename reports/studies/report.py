@@ -277,7 +277,10 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         series = series + " [" + pd.Series(labels, index=data.index) + "]"
     data["series"] = series
     trace_colours: dict[str, str] = {}
-    for (label, name), group in data.groupby([_LABEL, "series"], sort=False):
+    order = {label: i for i, label in enumerate(dict.fromkeys(frame[_LABEL]))}
+    groups = sorted(data.groupby([_LABEL, "series"], sort=False),
+                    key=lambda item: (order[item[0][0]], str(item[0][1])))
+    for (label, name), group in groups:
         stats = group.groupby("x", sort=True)["value"].agg(["mean", "min", "max", "count"])
         mean = stats["mean"].to_numpy(dtype=float)
         # whiskers from the smallest to the largest value: a ratio >= 1 stays >= 1
