@@ -701,7 +701,8 @@ def keep_series_visible(figure: go.Figure, colours: Mapping[str, str] | None = N
     style and marker symbol (cycled in trace order).  Series with identical
     points (same ``x`` and ``y``) are drawn as nested rings: the first drawn
     has the largest markers and the widest line, each later one is smaller,
-    so every one of them shows; and a note under the chart says
+    so every one of them shows (unless the figure already sets them side by
+    side, ``scattermode="group"``); and a note under the chart says
     ``"<later>: identical to <first>"``.
 
     Parameters
@@ -725,10 +726,11 @@ def keep_series_visible(figure: go.Figure, colours: Mapping[str, str] | None = N
         key = (tuple(trace.x or ()), tuple(trace.y or ()))
         groups.setdefault(key, []).append(index)
     identical: list[str] = []
+    side_by_side = figure.layout.scattermode == "group"  # already apart on the x axis
     for members in groups.values():
         for rank, index in enumerate(members):
             trace = traces[index]
-            larger = min(len(members) - 1 - rank, 3)
+            larger = 0 if side_by_side else min(len(members) - 1 - rank, 3)
             trace.update(
                 line={"dash": _DASHES[index % len(_DASHES)],
                       "width": _LINE_WIDTH + 1.5 * larger},
