@@ -2,7 +2,9 @@
 
 :func:`write_run_report` writes the report of ``portsim run SCENARIO --report
 OUT.html``; the figure functions return :class:`plotly.graph_objects.Figure`
-objects for use elsewhere (notebooks, study reports).  Studies
+objects for use elsewhere (notebooks, study reports); :func:`convergence_figure`
+draws completed(K) / (TP · K) in both reports, and :func:`run_labels` gives
+the one label of each planner row.  Studies
 (:mod:`reports.studies`): :func:`load_study`, :func:`run_study`,
 :func:`load_results` (the tidy DataFrame) and :func:`write_study_report`.
 """
@@ -11,9 +13,11 @@ from reports.figures import (
     GANTT_EVENT_CAP,
     THROUGHPUT_UNIT,
     TIME_UNIT,
+    convergence_figure,
     gantt_figure,
     makespan_figure,
     platform_figure,
+    run_labels,
     throughput_figure,
 )
 from reports.html import MAX_VIOLATION_ROWS, ReportScenario, render_run_report, write_run_report
@@ -25,12 +29,14 @@ __all__ = [
     "THROUGHPUT_UNIT",
     "TIME_UNIT",
     "ReportScenario",
+    "convergence_figure",
     "gantt_figure",
     "load_results",
     "load_study",
     "makespan_figure",
     "platform_figure",
     "render_run_report",
+    "run_labels",
     "run_study",
     "throughput_figure",
     "write_run_report",

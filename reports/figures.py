@@ -13,7 +13,8 @@ of HTML in titles, hover boxes and bar texts.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Final
@@ -29,15 +30,24 @@ from simulator.platform import NodeId, Platform, PortKind
 from simulator.schedule import Event, Schedule, Send
 
 if TYPE_CHECKING:
+    from scenarios.asymptotic import AsymptoticRow, AsymptoticStudy
     from scenarios.runner import PlannerRun
 
 __all__ = [
+    "CONVERGENCE_PERIODS",
     "GANTT_EVENT_CAP",
+    "MODEBAR_SPACE",
     "THROUGHPUT_UNIT",
     "TIME_UNIT",
+    "convergence_figure",
+    "distinct_labels",
     "gantt_figure",
+    "keep_series_visible",
     "makespan_figure",
     "platform_figure",
+    "run_labels",
+    "series_colours",
+    "set_title",
     "throughput_figure",
 ]
 
@@ -49,6 +59,13 @@ THROUGHPUT_UNIT: Final = "operations per time unit"
 
 TIME_UNIT: Final = "time units"
 """Unit of every time axis."""
+
+CONVERGENCE_PERIODS: Final = (1, 2, 5, 10, 20, 50, 100)
+"""Horizons K of the convergence figure, in periods of the ``lp`` schedule."""
+
+MODEBAR_SPACE: Final = 36
+"""Pixels kept free above every title for plotly's toolbar (the modebar), so it never
+covers the title, whatever the width of the page."""
 
 _TEMPLATE: Final = "plotly_white"
 _MAX_ITEM_COLOURS: Final = 24
@@ -72,20 +89,101 @@ def _exact(value: Fraction | None) -> str:
     return "" if value is None else format_rational(value)
 
 
+_TITLE_WIDTH: Final = 90
+"""Characters per title line: longer plain lines are broken (plotly does not wrap)."""
+_TITLE_LINE: Final = 24
+"""Pixels per line of a title (plotly's default 17 px font, with line spacing)."""
+_LEGEND_ROW: Final = 34
+"""Pixels of a horizontal legend placed between the title and the plot."""
+
+
+def _wrapped(title: str) -> str:
+    """``title`` with its long plain lines broken at spaces (lines with markup are kept).
+
+    Examples
+    --------
+    >>> _wrapped("a " * 50 + "<br><sup>b</sup>").count("<br>")
+    2
+    """
+    lines = []
+    for line in title.split("<br>"):
+        if len(line) > _TITLE_WIDTH and "<" not in line:
+            lines.extend(textwrap.wrap(line, _TITLE_WIDTH, break_long_words=False))
+        else:
+            lines.append(line)
+    return "<br>".join(lines)
+
+
+def set_title(figure: go.Figure, title: str, *, legend_on_top: bool = False) -> go.Figure:
+    """Put ``title`` at the top left, below a strip kept free for plotly's toolbar.
+
+    Parameters
+    ----------
+    figure:
+        The figure (changed in place).
+    title:
+        Its title, already escaped; ``<br>`` starts a new line.
+    legend_on_top:
+        Also place a horizontal legend between the title and the plot.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``figure``: its title starts :data:`MODEBAR_SPACE` pixels below the top
+        of the figure, where the toolbar sits (at the top right, shown on
+        hover), and the top margin is large enough for every title line (and
+        the legend), so neither the toolbar nor the legend covers the title.
+    """
+    title = _wrapped(title)
+    lines = title.count("<br>") + 1
+    top = MODEBAR_SPACE + _TITLE_LINE * lines + (_LEGEND_ROW if legend_on_top else 14)
+    figure.update_layout(
+        title={"text": title, "x": 0, "xref": "container", "xanchor": "left", "y": 1,
+               "yref": "container", "yanchor": "top",
+               "pad": {"t": MODEBAR_SPACE, "l": 20}},
+        margin_t=top,
+    )
+    if legend_on_top:
+        figure.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.02,
+                                     "x": 0, "xanchor": "left"})
+    return figure
+
+
 # ---------------------------------------------------------------------------
 # planner comparison
 # ---------------------------------------------------------------------------
 
 
-def _planner_labels(runs: Sequence[PlannerRun]) -> list[str]:
-    """Axis labels: the planner names, numbered when a name comes back (other options)."""
+def distinct_labels(labels: Sequence[str]) -> list[str]:
+    """``labels`` made distinct: a label that comes back gets ``" #2"``, ``" #3"``...
+
+    A planner's label (:attr:`scenarios.runner.PlannerRun.label`) already
+    carries its options, so only a planner listed twice with the same
+    options needs a number; the number never looks like an option.
+
+    Examples
+    --------
+    >>> distinct_labels(["lp", "lp (split: False)", "lp", "flat"])
+    ['lp', 'lp (split: False)', 'lp #2', 'flat']
+    """
     seen: dict[str, int] = {}
-    labels = []
-    for run in runs:
-        seen[run.planner] = seen.get(run.planner, 0) + 1
-        count = seen[run.planner]
-        labels.append(_esc(run.planner if count == 1 else f"{run.planner} ({count})"))
-    return labels
+    distinct = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        distinct.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return distinct
+
+
+def run_labels(runs: Sequence[PlannerRun]) -> list[str]:
+    """The one label of each planner row, as the results table, the charts and the
+    convergence chart of a run report show it: :func:`distinct_labels` of the
+    runs' :attr:`~scenarios.runner.PlannerRun.label`."""
+    return distinct_labels([run.label for run in runs])
+
+
+def _planner_labels(runs: Sequence[PlannerRun]) -> list[str]:
+    """Axis labels: :func:`run_labels`, escaped for plotly."""
+    return [_esc(label) for label in run_labels(runs)]
 
 
 def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
@@ -131,12 +229,11 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
                                text=f"<i>{_no_measure_text(run.status)}</i>",
                                font={"color": "#7b8794", "size": 11})
     fig.update_layout(
-        template=_TEMPLATE, barmode="group", height=420,
-        title="Throughput by planner: measured in the replay vs. exact bound",
+        template=_TEMPLATE, barmode="group", height=440,
         xaxis_title="planner", yaxis_title=f"throughput ({THROUGHPUT_UNIT})",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        margin={"t": 90},
     )
+    set_title(fig, "Throughput by planner: measured in the replay vs. exact bound",
+              legend_on_top=True)
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -171,12 +268,11 @@ def makespan_figure(runs: Sequence[PlannerRun]) -> go.Figure:
         hovertemplate="%{x}<br>makespan %{customdata}<extra></extra>",
     ))
     fig.update_layout(
-        template=_TEMPLATE, height=380,
-        title="Makespan of one operation, one-shot planners (lower is better)",
+        template=_TEMPLATE, height=400, bargap=max(0.2, 0.8 - 0.15 * len(names)),
         xaxis_title="planner", yaxis_title=f"makespan ({TIME_UNIT})",
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-        margin={"t": 90},
     )
+    set_title(fig, "Makespan of one operation, one-shot planners (lower is better)",
+              legend_on_top=True)
     fig.update_yaxes(rangemode="tozero")
     return fig
 
@@ -383,13 +479,13 @@ def gantt_figure(
     names = [row for _, row in rows]
     fig.update_layout(
         template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
-        title=_gantt_title(schedule, title, len(events)),
         height=max(260, 160 + 26 * len(names)),
         legend_title_text=_legend_title(keys),
         uniformtext={"minsize": 8, "mode": "hide"},
         shapes=_node_bands(rows),
-        margin={"l": 10, "t": 80 if len(events) < len(schedule.events) else 60},
+        margin={"l": 10},
     )
+    set_title(fig, _gantt_title(schedule, title, len(events)))
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
@@ -569,14 +665,169 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     routers = sum(1 for n in platform.nodes if n.router)
     fig.update_layout(
         template=_TEMPLATE, height=600 if len(platform.nodes) <= 30 else 800,
-        title=(f"Platform: {len(platform.nodes)} nodes ({routers} router(s)), "
-               f"{len(platform.links)} directed links, port model {platform.port_model}"
-               "<br><sup>number on a link: its cost c, the time to send a unit-size message"
-               "</sup>"),
         annotations=_arrows(platform, pos), hovermode="closest",
         legend={"title": {"text": "node role"}},
-        margin={"t": 90},
     )
+    set_title(fig, f"Platform: {len(platform.nodes)} nodes ({routers} router(s)), "
+                   f"{len(platform.links)} directed links, port model {platform.port_model}"
+                   "<br><sup>number on a link: its cost c, the time to send a unit-size "
+                   "message</sup>")
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
+
+
+# ---------------------------------------------------------------------------
+# line charts whose series may coincide
+# ---------------------------------------------------------------------------
+
+
+_DASHES: Final = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+_SYMBOLS: Final = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross",
+                   "x", "star", "pentagon", "hexagon")
+_MARKER_SIZE: Final = 7
+_LINE_WIDTH: Final = 2.0
+_NOTE_LINE: Final = 17
+"""Pixels per line of the notes written under a chart."""
+_BELOW_AXIS: Final = 64
+"""Pixels between the bottom of the plot area and the notes (tick labels, axis title)."""
+
+
+def keep_series_visible(figure: go.Figure, colours: Mapping[str, str] | None = None,
+                        *, notes: Sequence[str] = ()) -> list[str]:
+    """Style the line series of ``figure`` so that none hides another.
+
+    Every :class:`~plotly.graph_objects.Scatter` trace gets its own dash
+    style and marker symbol (cycled in trace order).  Series with identical
+    points (same ``x`` and ``y``) are drawn as nested rings: the first drawn
+    has the largest markers and the widest line, each later one is smaller,
+    so every one of them shows (unless the figure already sets them side by
+    side, ``scattermode="group"``); and a note under the chart says
+    ``"<later>: identical to <first>"``.
+
+    Parameters
+    ----------
+    figure:
+        The figure, changed in place.
+    colours:
+        A colour per trace name, for the same colour of a planner across
+        several charts; traces not named keep plotly's colours.
+    notes:
+        More lines to write under the chart (after the identity notes).
+
+    Returns
+    -------
+    list of str
+        The identity notes (also written on the figure).
+    """
+    traces = [t for t in figure.data if isinstance(t, go.Scatter)]
+    groups: dict[tuple[tuple[object, ...], tuple[object, ...]], list[int]] = {}
+    for index, trace in enumerate(traces):
+        key = (tuple(trace.x or ()), tuple(trace.y or ()))
+        groups.setdefault(key, []).append(index)
+    identical: list[str] = []
+    side_by_side = figure.layout.scattermode == "group"  # already apart on the x axis
+    for members in groups.values():
+        for rank, index in enumerate(members):
+            trace = traces[index]
+            larger = 0 if side_by_side else min(len(members) - 1 - rank, 3)
+            trace.update(
+                line={"dash": _DASHES[index % len(_DASHES)],
+                      "width": _LINE_WIDTH + 1.5 * larger},
+                marker={"symbol": _SYMBOLS[index % len(_SYMBOLS)],
+                        "size": _MARKER_SIZE + 5 * larger,
+                        "line": {"width": 1, "color": "white"}},
+            )
+            if colours is not None and trace.name in colours:
+                trace.update(line_color=colours[trace.name],
+                             marker_color=colours[trace.name])
+            if rank:
+                identical.append(f"{trace.name}: identical to {traces[members[0]].name}")
+    lines = [*identical, *notes]
+    if lines:
+        figure.add_annotation(
+            text="<br>".join(lines), x=0, xref="paper", xanchor="left", y=0, yref="paper",
+            yanchor="top", yshift=-_BELOW_AXIS, showarrow=False, align="left",
+            font={"size": 12, "color": "#45515e"})
+        bottom = _BELOW_AXIS + 12 + _NOTE_LINE * len(lines)
+        figure.update_layout(margin_b=bottom,
+                             height=(figure.layout.height or 460) + _NOTE_LINE * len(lines))
+    return identical
+
+
+def series_colours(labels: Sequence[str]) -> dict[str, str]:
+    """A colour per label, from plotly's qualitative palettes, in the order given."""
+    palette = _palette(len(labels))
+    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+
+
+def convergence_figure(study: AsymptoticStudy, labels: Sequence[str] = (), *,
+                       subtitle: str = "", colours: Mapping[str, str] | None = None,
+                       notes: Sequence[str] = ()) -> go.Figure | None:
+    """completed(K) / (TP · K) over the horizon K, one line per planner.
+
+    Lemma 1 of Legrand, Marchal and Robert (RR-4872): no schedule completes
+    more than ``TP · K`` operations by time K, so every line stays under 1;
+    the ``lp`` schedule's tends to 1 (Proposition 1).
+
+    Parameters
+    ----------
+    study:
+        From :func:`scenarios.asymptotic.asymptotic_study`, whose rows come
+        planner by planner, in the order of the scenario's planners (then
+        ``lp`` when the scenario does not list it).
+    labels:
+        The label of each of the scenario's planners, in that order (a
+        planner's name with its options, as the results table has it); a
+        planner past the end of ``labels`` is named by its name.
+    subtitle:
+        A second title line (which run).
+    colours:
+        A colour per label (see :func:`keep_series_visible`).
+    notes:
+        More lines to write under the chart (plain text, escaped here).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or None
+        ``None`` when the study has no ``lp`` bound (``study.problems``
+        says why).  A planner without a replay (no schedule) is named in a
+        note under the chart; series that coincide stay visible
+        (:func:`keep_series_visible`).
+    """
+    if study.bound is None or study.period is None:
+        return None
+    blocks: list[list[AsymptoticRow]] = []
+    for row in study.rows:
+        if (not blocks or row.planner != blocks[-1][-1].planner
+                or row.periods <= blocks[-1][-1].periods):
+            blocks.append([])
+        blocks[-1].append(row)
+    names = distinct_labels([labels[i] if i < len(labels) else block[0].planner
+                             for i, block in enumerate(blocks)])
+    figure = go.Figure()
+    missing: list[str] = []
+    for name, block in zip(names, blocks, strict=True):
+        rows = [r for r in block if r.ratio is not None]
+        if not rows:
+            missing.append(f"{_esc(name)}: not drawn ({_esc(block[0].note or 'no replay')})")
+            continue
+        figure.add_trace(go.Scatter(
+            x=[float(r.horizon) for r in rows], y=[float(r.ratio or 0) for r in rows],
+            name=_esc(name), mode="lines+markers",
+            customdata=[[r.completed, format_rational(r.bound_times_horizon), r.periods]
+                        for r in rows],
+            hovertemplate=(f"{_esc(name)}<br>K=%{{x}} (%{{customdata[2]}} periods)<br>"
+                           "ratio=%{y:.4f}<br>completed=%{customdata[0]}<br>"
+                           "TP·K=%{customdata[1]}<extra></extra>")))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="TP·K")
+    figure.update_layout(
+        template=_TEMPLATE, height=480, legend_title="planner",
+        xaxis={"title": f"horizon K ({TIME_UNIT}, log scale)", "type": "log"},
+        yaxis_title="completed(K) / (TP·K)", margin={"l": 70, "r": 20, "b": 60})
+    title = (f"completed(K) / (TP·K) over horizon K, TP = {format_rational(study.bound)}, "
+             f"lp period {format_rational(study.period)}")
+    set_title(figure, title + (f"<br><sup>{_esc(subtitle)}</sup>" if subtitle else ""))
+    keep_series_visible(figure, {_esc(k): v for k, v in (colours or {}).items()},
+                        notes=[*missing, *(_esc(n) for n in notes)])
+    return figure

@@ -7,8 +7,15 @@ HTML-escaped.
 
 The page holds, in order: a header (scenario, operation, port model, size of
 the platform), the results table, a throughput chart, a makespan chart (when
-some planner is one-shot), a Gantt chart per planner schedule, the platform
-graph, and the violations found by the engine.
+some planner is one-shot), the convergence chart completed(K) / (TP · K) over
+the horizon K (when the ``lp`` planner gives a bound), a Gantt chart per
+planner schedule, the platform graph, and the violations found by the engine.
+A planner row has one label everywhere, its name with its options
+(:func:`reports.figures.run_labels`).
+
+:class:`FigureEmbedder`, :class:`Cell`, :func:`html_table` and
+:data:`PAGE_CSS` are the building blocks the study report
+(:mod:`reports.studies.report`) shares.
 """
 
 from __future__ import annotations
@@ -23,10 +30,14 @@ from typing import TYPE_CHECKING, Final, Protocol
 import plotly.graph_objects as go
 
 from reports.figures import (
+    CONVERGENCE_PERIODS,
     GANTT_EVENT_CAP,
+    THROUGHPUT_UNIT,
+    convergence_figure,
     gantt_figure,
     makespan_figure,
     platform_figure,
+    run_labels,
     throughput_figure,
 )
 from simulator.numbers import format_rational
@@ -34,17 +45,33 @@ from simulator.operations import Operation
 from simulator.platform import Platform
 
 if TYPE_CHECKING:
+    from scenarios.asymptotic import AsymptoticStudy
+    from scenarios.loader import Scenario
     from scenarios.runner import PlannerRun, ScenarioResult
 
 __all__ = [
+    "CONVERGENCE_OPERATIONS",
     "MAX_VIOLATION_ROWS",
+    "PAGE_CSS",
+    "Cell",
+    "FigureEmbedder",
     "ReportScenario",
+    "convergence_study",
+    "html_table",
     "render_run_report",
     "write_run_report",
 ]
 
 MAX_VIOLATION_ROWS: Final = 500
 """At most this many violations are listed per planner (the count is always given)."""
+
+CONVERGENCE_OPERATIONS: Final = 5_000
+"""The convergence charts replay horizons K of at most this many operations (TP · K).
+
+Replaying costs time in proportion to the operations completed (about a
+millisecond each); a platform whose ``lp`` period holds thousands of
+operations gets only its first horizons, and the chart says so (``portsim
+run SCENARIO --asymptotic`` replays the long ones)."""
 
 _MAX_LISTED_NODES: Final = 30
 _PLOTLY_CONFIG: Final = {"displaylogo": False, "responsive": True}
@@ -127,17 +154,21 @@ def render_run_report(outcome: ScenarioResult) -> str:
     """
     scenario: ReportScenario = outcome.scenario
     runs = tuple(outcome.results)
-    embed = _FigureEmbedder()
+    embed = FigureEmbedder()
+    labels = run_labels(runs)
     sections = [
-        _section("results", "Results", _results_table(runs) + _notes_html(runs)),
+        _section("results", "Results",
+                 _results_table(runs, labels) + _notes_html(runs, labels)),
         _section("throughput", "Throughput", embed(throughput_figure(runs))),
     ]
     if any(r.makespan is not None for r in runs):
         sections.append(_section("makespan", "Makespan", embed(makespan_figure(runs))))
-    sections.append(_section("schedules", "Schedules", _schedules_html(runs, embed)))
+    sections.append(_section("convergence", "Convergence to the bound",
+                             _convergence_html(scenario, runs, labels, embed)))
+    sections.append(_section("schedules", "Schedules", _schedules_html(runs, labels, embed)))
     sections.append(_section("platform", "Platform",
                              embed(platform_figure(scenario.platform, scenario.operation))))
-    sections.append(_section("violations", "Violations", _violations_html(runs)))
+    sections.append(_section("violations", "Violations", _violations_html(runs, labels)))
     return _page(scenario, sections)
 
 
@@ -146,8 +177,12 @@ def render_run_report(outcome: ScenarioResult) -> str:
 # ---------------------------------------------------------------------------
 
 
-class _FigureEmbedder:
-    """Turns figures into ``<div>``s; plotly.js goes inline with the first one only."""
+class FigureEmbedder:
+    """Turns figures into ``<div>``s; plotly.js goes inline with the first one only.
+
+    Call it with a :class:`plotly.graph_objects.Figure`; it returns the HTML
+    of the figure, for one self-contained page.
+    """
 
     def __init__(self) -> None:
         self._js_written = False
@@ -159,10 +194,88 @@ class _FigureEmbedder:
                                   config=_PLOTLY_CONFIG, default_width="100%"))
 
 
-def _schedules_html(runs: Sequence[PlannerRun], embed: _FigureEmbedder) -> str:
+def convergence_study(scenario: Scenario) -> tuple[AsymptoticStudy, str]:
+    """The convergence of ``scenario``'s planners, as both reports draw it.
+
+    :func:`scenarios.asymptotic.asymptotic_study` over the horizons of
+    :data:`~reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
+    ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
+
+    Returns
+    -------
+    tuple of (AsymptoticStudy, str)
+        The study, and a note saying which horizons were left out (empty
+        when none was).
+    """
+    from dataclasses import replace
+
+    from scenarios.asymptotic import asymptotic_study
+
+    # one lp period first (the same lp entry asymptotic_study takes): TP and the period
+    probe = asymptotic_study(replace(scenario, planners=tuple(
+        s for s in scenario.planners if s.name == "lp")), periods=(1,))
+    if probe.bound is None or probe.period is None:
+        return probe, ""
+    per_period = probe.bound * probe.period
+    periods = [k for k in CONVERGENCE_PERIODS if per_period * k <= CONVERGENCE_OPERATIONS]
+    periods = periods or [CONVERGENCE_PERIODS[0]]
+    note = ""
+    if len(periods) < len(CONVERGENCE_PERIODS):
+        left = [k for k in CONVERGENCE_PERIODS if k not in periods]
+        note = (f"horizons of {', '.join(map(str, left))} lp periods left out: one period "
+                f"holds {format_rational(per_period)} (about {float(per_period):,.0f}) "
+                f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
+                "portsim run --asymptotic replays longer horizons")
+    return asymptotic_study(scenario, periods=periods), note
+
+
+def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
+                      labels: Sequence[str], embed: FigureEmbedder) -> str:
+    """completed(K) / (TP · K) over K for the run's planners that returned a result.
+
+    The scenario is replayed again (:func:`convergence_study`); a planner that
+    returned no result (``error``), or that is not registered (a hand-made
+    record), is left out and said so.
+    """
+    from planners.registry import available_planners
+    from scenarios.loader import PlannerSpec, Scenario
+    from simulator.errors import PortsimError
+
+    known = available_planners()
+    kept = [(run, label) for run, label in zip(runs, labels, strict=True)
+            if run.status != "error" and run.planner in known]
+    left_out = [f"{label} ({run.status if run.status == 'error' else 'not registered'})"
+                for run, label in zip(runs, labels, strict=True)
+                if run.status == "error" or run.planner not in known]
+    study_scenario = Scenario(
+        name=scenario.name, description=scenario.description or "", seed=None,
+        platform=scenario.platform, operation=scenario.operation,
+        planners=tuple(PlannerSpec(run.planner, dict(run.options)) for run, _ in kept),
+        horizon=None, source=scenario.name)
+    try:
+        study, note = convergence_study(study_scenario)
+    except PortsimError as err:
+        return f'<p class="warn">No convergence chart: {_esc(err)}.</p>'
+    figure = convergence_figure(study, [label for _, label in kept],
+                                notes=[note] if note else [])
+    if figure is None:
+        why = "; ".join(study.problems) or "no lp bound"
+        return f'<p class="hint">No convergence chart: {_esc(why)}.</p>'
+    intro = ("<p>Operations completed by time K over the optimal steady-state bound "
+             f"TP · K (TP: the lp bound, in {_esc(THROUGHPUT_UNIT)}), for K = "
+             f"{', '.join(str(r) for r in dict.fromkeys(r.periods for r in study.rows))} "
+             "periods of the lp schedule. No schedule goes above 1 (Lemma 1 of Legrand, "
+             "Marchal and Robert); the lp schedule tends to 1.</p>")
+    tail = (f'<p class="hint">Left out: {_esc(", ".join(left_out))}.</p>'
+            if left_out else "")
+    return intro + embed(figure) + tail
+
+
+def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
+                    embed: FigureEmbedder) -> str:
     """A Gantt chart per planner that produced a schedule."""
     parts = []
-    for run in runs:
+    for run, label in zip(runs, labels, strict=True):
         schedule = None if run.plan is None else run.plan.schedule
         if schedule is None:
             continue
@@ -171,8 +284,8 @@ def _schedules_html(runs: Sequence[PlannerRun], embed: _FigureEmbedder) -> str:
         if total > GANTT_EVENT_CAP:
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
                     "(earliest starts) are drawn.</p>")
-        parts.append(f"<h3>{_esc(run.label)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=run.label)))
+        parts.append(f"<h3>{_esc(label)}</h3>{note}"
+                     + embed(gantt_figure(schedule, title=label)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
     intro = ("<p>One row per port (a unidirectional node's sends and receives share one "
@@ -187,14 +300,15 @@ def _schedules_html(runs: Sequence[PlannerRun], embed: _FigureEmbedder) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Cell:
+class Cell:
     """One table cell: its text (escaped when rendered) and an optional CSS class."""
 
     text: str
     css: str = ""
 
 
-def _table(columns: Sequence[str], rows: Iterable[Sequence[_Cell]], css: str) -> str:
+def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], css: str = "") -> str:
+    """An HTML table: ``columns`` as the head, one ``<tr>`` per row of cells, all escaped."""
     head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(
@@ -220,52 +334,53 @@ def _time(value: Fraction | float) -> str:
     return format_rational(value) if isinstance(value, Fraction) else f"{value:.6g}"
 
 
-def _result_row(run: PlannerRun) -> list[_Cell]:
-    feasible = {True: _Cell("yes", "good"), False: _Cell("no", "bad"), None: _Cell("—")}
+def _result_row(run: PlannerRun, label: str) -> list[Cell]:
+    feasible = {True: Cell("yes", "good"), False: Cell("no", "bad"), None: Cell("—")}
     return [
-        _Cell(run.label, "name"),
-        _Cell(run.status, "good" if run.status == "ok" else "warn"),
-        _Cell(run.message, "message"),
-        _Cell(_exact(run.throughput_bound), "num"),
-        _Cell(_exact(run.period), "num"),
-        _Cell(_exact(run.makespan), "num"),
-        _Cell("—" if run.measured_throughput is None else f"{run.measured_throughput:.6g}",
+        Cell(label, "name"),
+        Cell(run.status, "good" if run.status == "ok" else "warn"),
+        Cell(run.message, "message"),
+        Cell(_exact(run.throughput_bound), "num"),
+        Cell(_exact(run.period), "num"),
+        Cell(_exact(run.makespan), "num"),
+        Cell("—" if run.measured_throughput is None else f"{run.measured_throughput:.6g}",
               "num"),
-        _Cell("—" if run.completed is None else str(run.completed), "num"),
-        _Cell(_exact(run.horizon), "num"),
+        Cell("—" if run.completed is None else str(run.completed), "num"),
+        Cell(_exact(run.horizon), "num"),
         feasible[run.feasible],
-        _Cell(str(len(run.violations)), "num bad" if run.violations else "num"),
+        Cell(str(len(run.violations)), "num bad" if run.violations else "num"),
     ]
 
 
-def _results_table(runs: Sequence[PlannerRun]) -> str:
+def _results_table(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
     if not runs:
         return "<p>No planner was run.</p>"
     legend = ("<p class=\"hint\">Exact figures (bound, period, makespan, horizon) are exact "
               "rationals; the measured throughput (operations per time unit) and the "
               "completed count come from the engine's replay over the horizon.</p>")
-    return _table(_RESULT_COLUMNS, (_result_row(r) for r in runs), "results") + legend
+    rows = (_result_row(r, label) for r, label in zip(runs, labels, strict=True))
+    return html_table(_RESULT_COLUMNS, rows, "results") + legend
 
 
-def _notes_html(runs: Sequence[PlannerRun]) -> str:
-    items = "".join(f"<li><b>{_esc(r.label)}</b>: {_esc(note)}</li>"
-                    for r in runs for note in r.notes)
+def _notes_html(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
+    items = "".join(f"<li><b>{_esc(label)}</b>: {_esc(note)}</li>"
+                    for r, label in zip(runs, labels, strict=True) for note in r.notes)
     return f"<h3>Notes</h3><ul class=\"notes\">{items}</ul>" if items else ""
 
 
-def _violations_html(runs: Sequence[PlannerRun]) -> str:
+def _violations_html(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
     """A table of violations per planner that has some."""
     parts = []
-    for run in runs:
+    for run, label in zip(runs, labels, strict=True):
         if not run.violations:
             continue
         shown = run.violations[:MAX_VIOLATION_ROWS]
-        rows = ([_Cell(_time(v.time), "num"), _Cell(v.node), _Cell(v.kind, "bad"),
-                 _Cell(v.detail)] for v in shown)
+        rows = ([Cell(_time(v.time), "num"), Cell(v.node), Cell(v.kind, "bad"),
+                 Cell(v.detail)] for v in shown)
         more = len(run.violations) - len(shown)
         tail = f'<p class="warn">… and {more:,} more.</p>' if more > 0 else ""
-        parts.append(f"<h3>{_esc(run.label)}: {len(run.violations):,} violation(s)</h3>"
-                     + _table(("time", "node", "kind", "detail"), rows, "violations") + tail)
+        parts.append(f"<h3>{_esc(label)}: {len(run.violations):,} violation(s)</h3>"
+                     + html_table(("time", "node", "kind", "detail"), rows, "violations") + tail)
     return "".join(parts) or "<p class=\"good\">The engine found no violation.</p>"
 
 
@@ -342,7 +457,7 @@ def _header(scenario: ReportScenario) -> str:
     )
 
 
-_CSS: Final = """
+PAGE_CSS: Final = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
        margin: 0 auto; max-width: 1400px; padding: 1rem 2rem; color: #1d2733; }
 h1 { margin-bottom: .3rem; }
@@ -368,7 +483,7 @@ def _page(scenario: ReportScenario, sections: Sequence[_Section]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>portsim: {_esc(scenario.name)}</title><style>{_CSS}</style></head>"
+        f"<title>portsim: {_esc(scenario.name)}</title><style>{PAGE_CSS}</style></head>"
         f"<body>{_header(scenario)}{_nav(sections)}{''.join(s.html() for s in sections)}"
         '<footer class="hint"><p>Generated by portsim.</p></footer></body></html>\n'
     )

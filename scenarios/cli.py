@@ -364,11 +364,17 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file (default DIRECTORY/report.html).")
-@click.option("--run", "run_index", type=int, help="Run drawn in detail (default: first).")
-@click.option("--planner", help="Planner of the Gantt chart (default: first with a schedule).")
+@click.option("--run", "run_index", type=int,
+              help="Run drawn in detail (default: the first where every planner ran).")
+@click.option("--planner", help="Planner of the Gantt chart, by label ('lp (split: False)') "
+                                "or name (default: the first with a schedule).")
 def report(directory: Path, output: Path | None, run_index: int | None,
            planner: str | None) -> None:
-    """Write the self-contained HTML report of the study stored in DIRECTORY."""
+    """Write the self-contained HTML report of the study stored in DIRECTORY.
+
+    A --run or --planner not in the study is bad input (exit 2, the valid
+    choices named); failed rows are listed in the report.
+    """
     from reports.studies import write_study_report
 
     written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,

@@ -2,17 +2,25 @@
 
 One self-contained file (plotly.js inlined once) with:
 
-- a summary table: rows per planner and status;
+- a summary table: rows per planner and status, and a table of the failed
+  rows (status other than ``ok``, or a schedule the engine rejected) with
+  their messages;
 - planners compared: mean ``efficiency`` (measured throughput / the run's
   reference bound, the ``lp`` bound), mean makespan and mean
   ``makespan_ratio`` (makespan / the run's best makespan: the curves of
   Canon–Antoniu's Fig. 2, SNF / optimal for Liu–Kuo–Wang), over the grid
-  (log scale when it spans two decades or more), with the standard
-  deviation across replicates and other grid keys as error bars;
+  (log scale when it spans two decades or more), with whiskers from the
+  smallest to the largest value across replicates (never past a bound the
+  values respect, such as a ratio >= 1);
 - convergence of completed(K) / (TP · K) over the horizon K for one chosen
-  run (:func:`scenarios.asymptotic.asymptotic_study`, Lemma 1 and
-  Proposition 1 of Legrand–Marchal–Robert);
+  run (:func:`reports.figures.convergence_figure`, the same chart as the run
+  report's);
 - a Gantt chart of the chosen run's schedule, per port, and the platform graph.
+
+A planner row has one label everywhere, in the tables and the charts: its
+name with its options, ``lp (split: False)``, as ``portsim run`` prints it
+(:func:`row_labels`).  Series with identical values stay visible
+(:func:`reports.figures.keep_series_visible`).
 
 The chosen run (default: the first run where every planner ran) is rebuilt
 from its stored ``scenario_document`` and replayed again: reports need no
@@ -25,28 +33,41 @@ import html
 import json
 import os
 from collections.abc import Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Final
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from reports.figures import THROUGHPUT_UNIT, TIME_UNIT, gantt_figure, platform_figure
-from reports.html import _CSS, _FigureEmbedder
+from reports.figures import (
+    CONVERGENCE_PERIODS,
+    THROUGHPUT_UNIT,
+    TIME_UNIT,
+    convergence_figure,
+    distinct_labels,
+    gantt_figure,
+    keep_series_visible,
+    platform_figure,
+    series_colours,
+    set_title,
+)
+from reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from reports.studies.spec import GRID_PREFIX
 from reports.studies.store import load_results
-from scenarios.asymptotic import asymptotic_study
-from scenarios.loader import PlannerSpec, Scenario, scenario_from_dict
-from scenarios.runner import run_planner
+from scenarios.loader import Scenario, scenario_from_dict
+from scenarios.runner import PlannerRun, run_planner
+from simulator.errors import PortsimError, ScenarioError
 from simulator.numbers import parse_rational
 
-__all__ = ["CONVERGENCE_PERIODS", "render_study_report", "write_study_report"]
+__all__ = ["CONVERGENCE_PERIODS", "MAX_FAILED_ROWS", "render_study_report", "row_labels",
+           "write_study_report"]
 
-CONVERGENCE_PERIODS: Final = (1, 2, 5, 10, 20, 50, 100)
-"""Horizons K of the convergence figure, in periods of the ``lp`` schedule."""
+MAX_FAILED_ROWS: Final = 200
+"""At most this many failed rows are listed (the count is always given)."""
 
 _TEMPLATE: Final = "plotly_white"
+_LABEL: Final = "label"
 
 
 def write_study_report(directory: str | os.PathLike[str],
@@ -62,8 +83,9 @@ def write_study_report(directory: str | os.PathLike[str],
         The HTML file (default ``directory/report.html``).
     run_index, planner:
         The run whose convergence, platform and schedule are drawn, and the
-        planner of the Gantt chart (defaults: the first run where every
-        planner ran; its first planner with a schedule).
+        planner of the Gantt chart, by label (``lp (split: False)``) or name
+        (defaults: the first run where every planner ran; its first planner
+        with a schedule).
 
     Returns
     -------
@@ -74,41 +96,86 @@ def write_study_report(directory: str | os.PathLike[str],
     ------
     FileNotFoundError
         When ``directory`` holds no results.
+    ScenarioError
+        When ``run_index`` or ``planner`` is not in the study; the message
+        lists the valid choices.
     """
     path = Path(out) if out is not None else Path(directory) / "report.html"
     frame = load_results(directory)
-    path.write_text(render_study_report(frame, run_index=run_index, planner=planner),
-                    encoding="utf-8")
+    try:
+        text = render_study_report(frame, run_index=run_index, planner=planner)
+    except ScenarioError as err:
+        raise err.with_source(str(directory)) from None
+    path.write_text(text, encoding="utf-8")
     return path
+
+
+def row_labels(frame: pd.DataFrame) -> pd.Series:
+    """The label of each row of :func:`~reports.studies.store.load_results`' frame.
+
+    The planner's name with its options, as ``portsim run`` prints it
+    (:attr:`scenarios.runner.PlannerRun.label`), e.g. ``lp (split: False)``;
+    a planner listed twice in a run with the same options gets ``" #2"``
+    (:func:`reports.figures.distinct_labels`).  Options come in the order
+    the store keeps them (sorted by key).
+    """
+    pairs = list(zip(frame["planner"].astype(str), frame["planner_options"], strict=True))
+    named = {pair: _option_label(*pair) for pair in dict.fromkeys(pairs)}
+    base = [named[pair] for pair in pairs]
+    labels = list(base)
+    for rows in frame.groupby("run_key", sort=False).indices.values():
+        for row, label in zip(rows, distinct_labels([base[r] for r in rows]), strict=True):
+            labels[row] = label
+    return pd.Series(labels, index=frame.index, dtype=object)
+
+
+def _option_label(name: str, options: object) -> str:
+    """The label of a planner with its stored options (JSON text)."""
+    parsed = json.loads(options) if isinstance(options, str) and options else {}
+    return PlannerRun(name, "", "", "", options=tuple(parsed.items())).label
 
 
 def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
                         planner: str | None = None) -> str:
-    """The HTML text of :func:`write_study_report`, from :func:`load_results`' frame."""
-    embed = _FigureEmbedder()
+    """The HTML text of :func:`write_study_report`, from :func:`load_results`' frame.
+
+    Raises
+    ------
+    ScenarioError
+        When ``run_index`` or ``planner`` is not in the study (path
+        ``--run`` or ``--planner``, the valid choices in the message).
+    """
+    frame = frame.copy()
+    frame[_LABEL] = row_labels(frame)
+    chosen = _chosen_run(frame, run_index, planner)
+    embed = FigureEmbedder()
+    colours = series_colours(list(dict.fromkeys(frame[_LABEL])))
     study = str(frame["study"].iloc[0]) if len(frame) else "study"
     sections = [("summary", "Summary", _summary_table(frame))]
+    failed = _failed_table(frame)
+    if failed:
+        sections.append(("failed", "Failed runs", failed))
     unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()).sum())
     caption = (f'<p class="hint">{unbounded} ok row(s) have no reference bound (no lp '
                f"bound for that run) and are left out.</p>" if unbounded else "")
     if frame["efficiency"].notna().any() or not frame["makespan"].notna().any():
         sections.append(("efficiency", "Planners compared: throughput",
-                         embed(_comparison_figure(frame, "efficiency")) + caption))
+                         embed(_comparison_figure(frame, "efficiency", colours)) + caption))
     if frame["makespan"].notna().any():
         sections.append(("makespan", "Planners compared: makespan",
-                         embed(_comparison_figure(frame, "makespan"))))
+                         embed(_comparison_figure(frame, "makespan", colours))))
         sections.append(("ratio", "Planners compared: makespan over the best of the run",
-                         embed(_comparison_figure(frame, "makespan_ratio"))))
-    chosen = _chosen_run(frame, run_index)
+                         embed(_comparison_figure(frame, "makespan_ratio", colours))))
     if chosen is not None:
-        sections.extend(_run_sections(frame, chosen, planner, embed))
+        sections.extend(_run_sections(frame, chosen, planner, embed, colours))
     nav = " · ".join(f'<a href="#{a}">{html.escape(t.lower())}</a>' for a, t, _ in sections)
     body = "".join(f'<section id="{a}"><h2>{html.escape(t)}</h2>{b}</section>'
                    for a, t, b in sections)
     runs = frame["run_key"].nunique()
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>portsim study: {html.escape(study)}</title><style>{_CSS}</style></head>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>portsim study: {html.escape(study)}</title><style>{PAGE_CSS}</style></head>"
         f"<body><header><h1>portsim study report: {html.escape(study)}</h1>"
         f'<p class="description">{runs} run(s), {len(frame)} row(s) '
         f"(one per run and planner).</p></header><nav>{nav}</nav>{body}"
@@ -116,27 +183,65 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     )
 
 
+# ---------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------
+
+
 def _summary_table(frame: pd.DataFrame) -> str:
-    counts = frame.groupby(["planner", "status"]).size().unstack(fill_value=0)
+    """Rows per planner label and status, labels in the order of the study."""
+    counts = frame.groupby([_LABEL, "status"], sort=False).size().unstack(fill_value=0)
     columns = [str(c) for c in counts.columns]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["planner", *columns])
-    rows = "".join(
-        f'<tr><td class="name">{html.escape(str(name))}</td>'
-        + "".join(f'<td class="num">{int(v)}</td>' for v in counts.loc[name]) + "</tr>"
-        for name in counts.index)
-    errors = frame[frame["status"] == "error"]["message"].dropna().unique()[:10]
-    listed = "".join(f"<li>{html.escape(str(m))}</li>" for m in errors)
-    return (f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-            + (f"<p>Errors (first {len(errors)} distinct):</p><ul>{listed}</ul>"
-               if listed else ""))
+    rows = ([Cell(str(label), "name"), *(Cell(str(int(v)), "num") for v in counts.loc[label])]
+            for label in counts.index)
+    return html_table(["planner", *columns], rows, "summary")
+
+
+def _grid_text(frame: pd.DataFrame, row: pd.Series) -> str:
+    return ", ".join(f"{c.removeprefix(GRID_PREFIX)}={row[c]}" for c in frame.columns
+                     if c.startswith(GRID_PREFIX))
+
+
+def _failed_table(frame: pd.DataFrame) -> str:
+    """The rows that failed (status not ``ok``, or a rejected schedule), with messages."""
+    rejected = frame["status"].eq("ok") & frame["feasible"].eq(False).fillna(False)
+    failed = frame[frame["status"].ne("ok") | rejected]
+    if failed.empty:
+        return ""
+    shown = failed.head(MAX_FAILED_ROWS)
+
+    def status(row: pd.Series) -> Cell:
+        if row["status"] == "ok":
+            return Cell(f"ok, schedule rejected ({int(row['violation_count'])} violation(s))",
+                        "bad")
+        return Cell(str(row["status"]), "bad" if row["status"] == "error" else "warn")
+
+    rows = ([Cell(str(row["run_index"]), "num"), Cell(_grid_text(frame, row)),
+             Cell(str(row["seed"]), "num"), Cell(str(row[_LABEL]), "name"), status(row),
+             Cell("" if pd.isna(row["message"]) else str(row["message"]), "message")]
+            for _, row in shown.iterrows())
+    runs = failed["run_key"].nunique()
+    head = (f"<p>{len(failed)} row(s) of {runs} run(s) did not give a valid result; "
+            "they are left out of the charts.</p>")
+    more = len(failed) - len(shown)
+    tail = (f'<p class="warn">… and {more:,} more failed row(s), not listed (all are in '
+            "results.parquet).</p>" if more > 0 else "")
+    return head + html_table(("run", "grid point", "seed", "planner", "status", "message"),
+                             rows, "failed") + tail
+
+
+# ---------------------------------------------------------------------------
+# comparison charts
+# ---------------------------------------------------------------------------
 
 
 def _grid_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c.startswith(GRID_PREFIX) and frame[c].nunique() > 1]
 
 
-def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
-    """Mean of ``measure`` per planner over the grid, std as error bars."""
+def _comparison_figure(frame: pd.DataFrame, measure: str,
+                       colours: dict[str, str]) -> go.Figure:
+    """Mean of ``measure`` per planner over the grid, min-max whiskers across replicates."""
     data = frame[frame["status"] == "ok"].copy()
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
@@ -164,24 +269,39 @@ def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
     else:
         data["x"] = data[x_col].astype("float64")
         x_title = x_col.removeprefix(GRID_PREFIX)
-    series = data["planner"].astype(str)
+    series = data[_LABEL].astype(str)
     if x_col is not None and others:
         labels = [", ".join(f"{c.removeprefix(GRID_PREFIX).rsplit('.', 1)[-1]}={v}"
                             for c, v in zip(others, values, strict=True))
                   for values in data[others].itertuples(index=False)]
-        series = series + " (" + pd.Series(labels, index=data.index) + ")"
+        series = series + " [" + pd.Series(labels, index=data.index) + "]"
     data["series"] = series
-    for name, group in data.groupby("series", sort=True):
-        stats = group.groupby("x", sort=True)["value"].agg(["mean", "std", "count"])
+    trace_colours: dict[str, str] = {}
+    order = {label: i for i, label in enumerate(dict.fromkeys(frame[_LABEL]))}
+    groups = sorted(data.groupby([_LABEL, "series"], sort=False),
+                    key=lambda item: (order[item[0][0]], str(item[0][1])))
+    for (label, name), group in groups:
+        stats = group.groupby("x", sort=True)["value"].agg(["mean", "min", "max", "count"])
+        mean = stats["mean"].to_numpy(dtype=float)
+        # whiskers from the smallest to the largest value: a ratio >= 1 stays >= 1
+        above = np.maximum(stats["max"].to_numpy(dtype=float) - mean, 0.0)
+        below = np.maximum(mean - stats["min"].to_numpy(dtype=float), 0.0)
+        escaped = html.escape(str(name))
+        trace_colours[escaped] = colours.get(str(label), "#444")
         figure.add_trace(go.Scatter(
-            x=list(stats.index), y=list(stats["mean"]), name=str(name),
+            x=list(stats.index), y=list(mean), name=escaped,
             mode="lines+markers" if x_col is not None else "markers",
-            error_y={"type": "data", "array": list(stats["std"].fillna(0.0))},
-            hovertemplate=f"{html.escape(str(name))}<br>{x_title}=%{{x}}<br>mean=%{{y:.4g}}"
-                          "<extra></extra>"))
-    figure.update_layout(template=_TEMPLATE, title=title, xaxis_title=x_title,
-                         yaxis_title=axis, legend_title="planner", height=460,
-                         margin={"t": 60, "l": 70, "r": 20, "b": 60})
+            error_y={"type": "data", "symmetric": False, "array": list(above),
+                     "arrayminus": list(below)},
+            customdata=np.column_stack([stats["min"], stats["max"], stats["count"]]),
+            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}<br>mean=%{{y:.4g}}"
+                           "<br>min=%{customdata[0]:.4g}, max=%{customdata[1]:.4g}"
+                           "<br>%{customdata[2]} run(s)<extra></extra>")))
+    figure.update_layout(template=_TEMPLATE, xaxis_title=x_title,
+                         yaxis_title=axis, legend_title="planner", height=480,
+                         margin={"l": 70, "r": 20, "b": 60})
+    if x_col is None:
+        figure.update_layout(scattermode="group")  # side by side at each grid point
     if x_col is not None and len(data) and data["x"].min() > 0 and (
             data["x"].max() >= 100 * data["x"].min()):
         figure.update_xaxes(type="log", title_text=f"{x_title} (log scale)")
@@ -190,72 +310,140 @@ def _comparison_figure(frame: pd.DataFrame, measure: str) -> go.Figure:
                          annotation_text="bound")
     if measure == "makespan_ratio":
         figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="best")
+    set_title(figure, f"{title}<br><sup>mean over the replicates (seeds); whiskers from the "
+                      "smallest to the largest value</sup>")
+    never = [str(label) for label in dict.fromkeys(frame[_LABEL])
+             if not frame.loc[frame[_LABEL] == label, "status"].eq("ok").any()]
+    notes = ([f"not drawn, no ok row: {html.escape(', '.join(never))} (see Failed runs)"]
+             if never else [])
+    keep_series_visible(figure, trace_colours, notes=notes)
     return figure
 
 
-def _chosen_run(frame: pd.DataFrame, run_index: int | None) -> int | None:
+# ---------------------------------------------------------------------------
+# the chosen run
+# ---------------------------------------------------------------------------
+
+
+def _index_ranges(values: Sequence[int]) -> str:
+    """``0-3, 7, 9-12``: sorted integers as ranges.
+
+    Examples
+    --------
+    >>> _index_ranges([9, 0, 1, 2, 3, 7, 10, 11, 12])
+    '0-3, 7, 9-12'
+    """
+    spans: list[list[int]] = []
+    for value in sorted(set(values)):
+        if spans and value == spans[-1][1] + 1:
+            spans[-1][1] = value
+        else:
+            spans.append([value, value])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _planner_rows(rows: pd.DataFrame, planner: str) -> pd.DataFrame:
+    """The rows of ``planner``, by label, else by name."""
+    exact = rows[rows[_LABEL] == planner]
+    return exact if len(exact) else rows[rows["planner"] == planner]
+
+
+def _chosen_run(frame: pd.DataFrame, run_index: int | None, planner: str | None) -> int | None:
+    """The run drawn in detail; a run or planner not in the study is an error."""
+    if run_index is not None and not (frame["run_index"] == run_index).any():
+        raise ScenarioError(f"no such run in the study; valid runs: "
+                            f"{_index_ranges([int(i) for i in frame['run_index'].unique()])}",
+                            path="--run", value=run_index)
+    rows = frame if run_index is None else frame[frame["run_index"] == run_index]
+    if planner is not None and _planner_rows(rows, planner).empty:
+        where = "the study" if run_index is None else f"run {run_index}"
+        valid = list(dict.fromkeys(rows[_LABEL].astype(str)))
+        raise ScenarioError(f"no such planner in {where}; valid planners: "
+                            f"{', '.join(valid)}", path="--planner", value=planner)
     if run_index is not None:
-        return run_index if (frame["run_index"] == run_index).any() else None
+        return run_index
+    wanted = frame if planner is None else _planner_rows(frame, planner)
+    wanted_runs = set(wanted["run_index"])
     for index, group in frame.groupby("run_index", sort=True):
-        if (group["status"] == "ok").all():
+        if index in wanted_runs and (group["status"] == "ok").all():
             return int(str(index))
-    ok = frame[frame["status"] == "ok"]
-    return int(ok["run_index"].iloc[0]) if len(ok) else None
+    ok = wanted[wanted["status"] == "ok"]
+    if len(ok):
+        return int(ok["run_index"].iloc[0])
+    return int(wanted["run_index"].iloc[0]) if planner is not None and len(wanted) else None
 
 
 def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
-                  embed: _FigureEmbedder) -> list[tuple[str, str, str]]:
-    rows = frame[frame["run_index"] == index]
-    document = json.loads(str(rows["scenario_document"].iloc[0]))
-    scenario = scenario_from_dict(document, source=f"run {index}")
+                  embed: FigureEmbedder,
+                  colours: dict[str, str]) -> list[tuple[str, str, str]]:
+    rows = frame[frame["run_index"] == index].sort_values("planner_index")
     grid = {c.removeprefix(GRID_PREFIX): rows[c].iloc[0] for c in frame.columns
             if c.startswith(GRID_PREFIX)}
     label = ", ".join(f"{k}={v}" for k, v in grid.items())
     label = f"run {index} ({label}, seed {rows['seed'].iloc[0]})" if label else f"run {index}"
-    sections: list[tuple[str, str, str]] = []
-    convergence = _convergence_figure(scenario, label)
-    if convergence is not None:
-        sections.append(("convergence", "Convergence to the bound", embed(convergence)))
-    names = [p.name for p in scenario.planners]
-    wanted = [planner] if planner is not None else names
-    for name in wanted:
-        spec = next((p for p in scenario.planners if p.name == name), PlannerSpec(name))
-        try:
-            outcome = run_planner(scenario, spec)
-        except Exception:  # a planner that fails here already has its error row
-            continue
-        if outcome.plan is not None and outcome.plan.schedule is not None:
-            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}")
-            sections.append(("gantt", f"Schedule of {name}", embed(figure)))
-            break
+    usable = rows[rows["status"] != "error"]
+    if usable.empty:
+        return [("run", label.capitalize(), '<p class="hint">No planner of this run gave a '
+                 'result (see <a href="#failed">failed runs</a>).</p>')]
+    labels = [str(x) for x in usable[_LABEL]]
+    document = json.loads(str(rows["scenario_document"].iloc[0]))
+    # the run's planners that gave a result, in their order (one that failed may
+    # not even load)
+    entries = document.get("planners") if isinstance(document, dict) else None
+    listed = entries if isinstance(entries, list) else []
+    document = {**document, "planners": [
+        listed[i] if 0 <= i < len(listed) else {"name": name} for i, name in
+        zip(usable["planner_index"].astype(int), usable["planner"].astype(str), strict=True)]}
+    try:
+        scenario = scenario_from_dict(document, source=f"run {index}")
+    except PortsimError as err:
+        return [("run", label.capitalize(),
+                 f'<p class="bad">The scenario of this run does not load: '
+                 f"{html.escape(str(err))}</p>")]
+    sections = [("convergence", "Convergence to the bound",
+                 _convergence_html(scenario, labels, label, embed, colours))]
+    sections.append(_gantt_section(rows, scenario, planner, label, embed))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
     return sections
 
 
-def _convergence_figure(scenario: Scenario, label: str,
-                        periods: Sequence[int] = CONVERGENCE_PERIODS) -> go.Figure | None:
-    """completed(K) / (TP · K) over K, one line per planner, or None without an lp bound."""
-    study = asymptotic_study(scenario, periods=periods)
-    if study.bound is None or study.period is None:
-        return None
-    figure = go.Figure()
-    for name in dict.fromkeys(r.planner for r in study.rows):
-        rows = [r for r in study.rows if r.planner == name and r.ratio is not None]
-        if rows:
-            figure.add_trace(go.Scatter(
-                x=[float(r.horizon) for r in rows], y=[float(r.ratio or 0) for r in rows],
-                name=name, mode="lines+markers",
-                customdata=[[r.completed, float(r.bound_times_horizon)] for r in rows],
-                hovertemplate=(f"{name}<br>K=%{{x}}<br>ratio=%{{y:.4f}}<br>"
-                               "completed=%{customdata[0]}<br>TP·K=%{customdata[1]:.4g}"
-                               "<extra></extra>")))
-    bound = Fraction(study.bound)
-    figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="TP·K")
-    figure.update_layout(
-        template=_TEMPLATE, height=460, legend_title="planner",
-        title=f"completed(K) / (TP·K) over horizon K, TP = {bound} — {label}",
-        xaxis={"title": f"horizon K ({TIME_UNIT}, log scale)", "type": "log"},
-        yaxis_title="completed(K) / (TP·K)",
-        margin={"t": 60, "l": 70, "r": 20, "b": 60})
-    return figure
+def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
+                      embed: FigureEmbedder, colours: dict[str, str]) -> str:
+    """The convergence chart of the chosen run, or why there is none."""
+    try:
+        study, note = convergence_study(scenario)
+    except PortsimError as err:
+        study, note = None, str(err)
+    figure = None if study is None else convergence_figure(
+        study, labels, subtitle=run, colours=colours, notes=[note] if note else [])
+    if figure is not None:
+        return embed(figure)
+    why = note if study is None else "; ".join(study.problems) or "no lp bound"
+    return f'<p class="hint">No convergence chart for {html.escape(run)}: {html.escape(why)}.</p>'
+
+
+def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, label: str,
+                   embed: FigureEmbedder) -> tuple[str, str, str]:
+    """The schedule of the chosen planner (default: the first with one)."""
+    usable = list(rows.loc[rows["status"] != "error", _LABEL])
+    candidates = rows if planner is None else _planner_rows(rows, planner)
+    tried: list[str] = []
+    for _, row in candidates.iterrows():
+        name = str(row[_LABEL])
+        if row["status"] != "ok":
+            tried.append(f"{name}: {row['status']}")
+            continue
+        spec = scenario.planners[usable.index(name)]
+        try:
+            outcome = run_planner(scenario, spec)
+        except PortsimError as err:
+            tried.append(f"{name}: {err}")
+            continue
+        if outcome.plan is not None and outcome.plan.schedule is not None:
+            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}")
+            return ("gantt", f"Schedule of {name}", embed(figure))
+        tried.append(f"{name}: no schedule")
+    why = "; ".join(tried) or "no planner"
+    return ("gantt", "Schedule", f'<p class="hint">No schedule to draw for {html.escape(label)}'
+                                 f" ({html.escape(why)}).</p>")

@@ -1,0 +1,326 @@
+"""What a reader sees in the reports: labels, whiskers, identical series, titles, failures.
+
+The study stores here are written row by row through the store's own API
+(:class:`reports.studies.store.ResultStore`), with makespans chosen so that
+every expected figure is computed by hand; the charts are read back from the
+plotly JSON embedded in the HTML, as a browser would get them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+
+from reports.figures import MODEBAR_SPACE, keep_series_visible, throughput_figure
+from reports.html import CONVERGENCE_OPERATIONS, render_run_report
+from reports.studies import RESULT_COLUMNS, ResultStore, load_results, write_study_report
+from reports.studies.report import render_study_report, row_labels
+from scenarios.asymptotic import asymptotic_study
+from scenarios.cli import main
+from scenarios.loader import load_scenario
+from scenarios.runner import PlannerRun, ScenarioResult, run_scenario
+from simulator.errors import ScenarioError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- reading the page ------------------------------------------------------------------------
+
+_NEW_PLOT = re.compile(r'Plotly\.newPlot\(\s*"[^"]+",\s*')
+
+
+def figures(page: str) -> list[dict[str, Any]]:
+    """Every figure of a page: ``{"data": [...], "layout": {...}}`` as plotly.js receives it."""
+    decoder = json.JSONDecoder()
+    found = []
+    for match in _NEW_PLOT.finditer(page):
+        data, end = decoder.raw_decode(page, match.end())
+        rest = page[end:].lstrip()
+        assert rest.startswith(",")
+        layout, _ = decoder.raw_decode(rest[1:].lstrip())
+        found.append({"data": data, "layout": layout})
+    return found
+
+
+def values(array: Any) -> list[float]:
+    """A plotly array as numbers (plotly encodes numpy arrays as base64 typed arrays)."""
+    if isinstance(array, dict) and "bdata" in array:
+        return [float(v) for v in np.frombuffer(base64.b64decode(array["bdata"]),
+                                                dtype=np.dtype(array["dtype"]))]
+    return [float(v) for v in array]
+
+
+def figure_titled(page: str, start: str) -> dict[str, Any]:
+    matches = [f for f in figures(page) if f["layout"]["title"]["text"].startswith(start)]
+    assert len(matches) == 1, [f["layout"]["title"]["text"] for f in figures(page)]
+    return matches[0]
+
+
+def table_labels(page: str, css: str) -> list[str]:
+    """The first column of the table of class ``css``."""
+    table = page.split(f'<table class="{css}">', 1)[1].split("</table>", 1)[0]
+    return re.findall(r'<tr><td class="name">([^<]*)</td>', table)
+
+
+# -- a hand-written store --------------------------------------------------------------------
+
+DOCUMENT = {  # Canon-Antoniu's homogeneous reduce on 4 machines, d = c = 1
+    "name": "hand",
+    "platform": {"port_model": "unidirectional",
+                 "generator": {"type": "complete", "n": 4, "c": 1, "compute": 1}},
+    "operation": {"type": "reduce", "target": "P0"},
+    "planners": ["binomial", "fibonacci", "greedy", {"name": "greedy", "reducers": 2}],
+}
+PLANNERS = [("binomial", {}), ("fibonacci", {}), ("greedy", {}), ("greedy", {"reducers": 2})]
+# makespans per planner over 4 seeds, at n = 4 and n = 8: fibonacci and greedy identical;
+# binomial's ratios to the best are 1, 1, 1, 3/2 (mean 9/8, standard deviation 1/4)
+MAKESPANS = {"binomial": [4, 4, 4, 6], "fibonacci": [4, 4, 4, 4], "greedy": [4, 4, 4, 4],
+             "greedy (reducers: 2)": [5, 5, 6, 6]}
+
+
+def stored_row(run_index: int, seed: int, n: int, planner_index: int, **fields: Any
+               ) -> dict[str, Any]:
+    name, options = PLANNERS[planner_index]
+    row: dict[str, Any] = {column: None for column, _ in RESULT_COLUMNS}
+    row.update(study="hand", run_key=f"k{run_index}", run_index=run_index, seed=seed,
+               scenario="hand", planner_index=planner_index, planner=name,
+               planner_options=json.dumps(options, sort_keys=True), operation="reduce",
+               port_model="unidirectional", status="ok", message="", violations="[]",
+               notes="[]", violation_count=0, elapsed=0.0,
+               scenario_document=json.dumps(DOCUMENT, sort_keys=True))
+    row["grid.platform.generator.n"] = n
+    row.update(fields)
+    return row
+
+
+def write_store(directory: Path, *, failures: bool = False) -> None:
+    store = ResultStore(directory, {"grid.platform.generator.n": pa.int64()})
+    rows = []
+    run = 0
+    for n in (4, 8):
+        for seed in range(4):
+            for index, (name, options) in enumerate(PLANNERS):
+                label = name + "".join(f" ({k}: {v})" for k, v in options.items())
+                rows.append(stored_row(run, seed, n, index,
+                                       makespan=str(MAKESPANS[label][seed])))
+            run += 1
+    if failures:
+        rows[1] = stored_row(0, 0, 4, 1, status="error",
+                             message="PlannerError: no path from P3 to P0")
+        rows[2] = stored_row(0, 0, 4, 2, status="unsupported",
+                             message="greedy does not handle this <port model>")
+    store.append(rows)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("hand-study")
+    write_store(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def study_page(store: Path) -> str:
+    return render_study_report(load_results(store))
+
+
+# -- one label per planner row -----------------------------------------------------------------
+
+
+def test_study_rows_are_labelled_with_their_options(store: Path) -> None:
+    frame = load_results(store)
+    labels = row_labels(frame)
+    assert list(labels[:4]) == ["binomial", "fibonacci", "greedy", "greedy (reducers: 2)"]
+
+
+def test_study_table_and_charts_use_the_same_labels(study_page: str) -> None:
+    expected = ["binomial", "fibonacci", "greedy", "greedy (reducers: 2)"]
+    assert table_labels(study_page, "summary") == expected
+    for title in ("Makespan of one operation", "Makespan / best makespan"):
+        names = [t["name"] for t in figure_titled(study_page, title)["data"]]
+        assert names == expected
+    # the two greedy entries are two series: 8 rows each, not 16 in one
+    ratio = figure_titled(study_page, "Makespan / best makespan")["data"]
+    assert values(ratio[3]["y"]) == [pytest.approx(float(F(11, 2) / 4))] * 2
+
+
+def test_run_report_table_and_charts_use_the_same_labels() -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    runs = (PlannerRun("lp", "scatter", "bidirectional", "ok", throughput_bound=F(1, 2),
+                       period=F(12), measured_throughput=0.5, completed=10, horizon=F(20),
+                       feasible=True),
+            PlannerRun("lp", "scatter", "bidirectional", "ok", throughput_bound=F(1, 2),
+                       period=F(48), measured_throughput=0.5, completed=10, horizon=F(20),
+                       feasible=True, options=(("split", False),)))
+    labels = ["lp", "lp (split: False)"]
+    assert list(throughput_figure(runs).data[0].x) == labels
+    page = render_run_report(ScenarioResult(scenario, runs))
+    assert table_labels(page, "results") == labels
+    assert figure_titled(page, "Throughput by planner")["data"][0]["x"] == labels
+    convergence = figure_titled(page, "completed(K) / (TP·K)")
+    assert [t["name"] for t in convergence["data"]] == labels
+
+
+# -- whiskers ------------------------------------------------------------------------------
+
+
+def test_ratio_whiskers_never_go_below_one(study_page: str) -> None:
+    ratio = figure_titled(study_page, "Makespan / best makespan")
+    for trace in ratio["data"]:
+        error = trace["error_y"]
+        lows = [y - below for y, below in zip(values(trace["y"]), values(error["arrayminus"]),
+                                              strict=True)]
+        assert min(lows) >= 1 - 1e-12, trace["name"]
+    binomial = ratio["data"][0]
+    # mean 9/8; whiskers from the smallest (1) to the largest (3/2) ratio, not 9/8 ± 1/4
+    assert values(binomial["y"]) == [1.125, 1.125]
+    assert values(binomial["error_y"]["arrayminus"]) == [0.125, 0.125]
+    assert values(binomial["error_y"]["array"]) == [0.375, 0.375]
+
+
+# -- identical series ----------------------------------------------------------------------
+
+
+def test_identical_series_stay_visible(study_page: str) -> None:
+    for title in ("Makespan of one operation", "Makespan / best makespan"):
+        figure = figure_titled(study_page, title)
+        traces = {t["name"]: t for t in figure["data"]}
+        first, second = traces["fibonacci"], traces["greedy"]
+        assert values(first["y"]) == values(second["y"])  # they coincide...
+        styles = {(t["marker"]["symbol"], t["line"]["dash"]) for t in figure["data"]}
+        assert len(styles) == len(figure["data"])  # ...but every series is drawn its own way
+        assert first["marker"]["size"] > second["marker"]["size"]  # the later one inside
+        assert first["line"]["width"] > second["line"]["width"]
+        notes = " ".join(a.get("text", "") for a in figure["layout"]["annotations"])
+        assert "greedy: identical to fibonacci" in notes
+        assert "binomial: identical" not in notes
+
+
+def test_keep_series_visible_on_distinct_series_writes_no_note() -> None:
+    figure = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name="a"),
+                        go.Scatter(x=[1, 2], y=[1, 3], name="b")])
+    assert keep_series_visible(figure) == []
+    assert not figure.layout.annotations
+    assert figure.data[0].marker.size == figure.data[1].marker.size
+
+
+# -- titles clear of the toolbar ---------------------------------------------------------------
+
+
+def test_every_title_sits_below_the_toolbar(study_page: str) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    run_page = render_run_report(run_scenario(scenario))
+    shown = figures(study_page) + figures(run_page)
+    assert len(shown) >= 10
+    for figure in shown:
+        title = figure["layout"]["title"]
+        assert title["yref"] == "container"
+        assert title["pad"]["t"] >= MODEBAR_SPACE
+        lines = title["text"].count("<br>") + 1
+        assert figure["layout"]["margin"]["t"] >= MODEBAR_SPACE + 20 * lines
+
+
+# -- the convergence chart of a run report ---------------------------------------------------
+
+
+def test_run_report_has_the_convergence_chart() -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    page = render_run_report(run_scenario(scenario))
+    assert 'id="convergence"' in page
+    chart = figure_titled(page, "completed(K) / (TP·K) over horizon K")
+    # the toy's published bound (RR-4872, section 3.2): TP = 1/2
+    assert "TP = 1/2" in chart["layout"]["title"]["text"]
+    assert [t["name"] for t in chart["data"]] == ["flat", "lp"]
+    # the same figures as the asymptotic study; the lp ratio tends to 1, none passes it
+    study = asymptotic_study(scenario, periods=(1, 2, 5, 10, 20, 50, 100))
+    assert CONVERGENCE_OPERATIONS >= 3 * 100  # 3 operations per lp period: nothing left out
+    for trace in chart["data"]:
+        expected = [float(r.ratio) for r in study.rows
+                    if r.planner == trace["name"] and r.ratio is not None]
+        assert values(trace["y"]) == pytest.approx(expected)
+        assert max(values(trace["y"])) <= 1
+    assert values(chart["data"][1]["y"])[-1] >= 0.9
+
+
+# -- failed rows -----------------------------------------------------------------------------
+
+
+def test_report_shows_failed_rows_instead_of_refusing_the_store(tmp_path: Path) -> None:
+    write_store(tmp_path, failures=True)
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert 'id="failed"' in page
+    failed = page.split('<table class="failed">', 1)[1].split("</table>", 1)[0]
+    assert failed.count("<tr><td") == 2
+    assert "PlannerError: no path from P3 to P0" in failed
+    assert "greedy does not handle this &lt;port model&gt;" in failed
+    summary = page.split('<table class="summary">', 1)[1].split("</table>", 1)[0]
+    assert "<th>error</th>" in summary
+    assert "<th>unsupported</th>" in summary
+
+
+def test_report_of_a_store_where_a_planner_never_ran(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    document = {**DOCUMENT, "planners": ["binomial", "lpp"]}
+    rows = []
+    for run in range(2):
+        rows.append(stored_row(run, 0, 4 + 4 * run, 0, makespan="4",
+                               scenario_document=json.dumps(document)))
+        rows.append(stored_row(run, 0, 4 + 4 * run, 1, planner="lpp", status="error",
+                               scenario_document=json.dumps(document),
+                               message="PlannerError: unknown planner (got 'lpp')"))
+    store.append(rows)
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "unknown planner (got &#x27;lpp&#x27;)" in page
+    makespan = figure_titled(page, "Makespan of one operation")
+    notes = " ".join(a.get("text", "") for a in makespan["layout"]["annotations"])
+    assert "not drawn, no ok row: lpp" in notes
+    assert "Schedule of binomial" in page
+
+
+# -- --run and --planner -------------------------------------------------------------------
+
+
+def test_cli_rejects_an_unknown_run_or_planner(store: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = str(tmp_path / "r.html")
+    bad_run = runner.invoke(main, ["report", str(store), "-o", out, "--run", "999"])
+    assert bad_run.exit_code == 2
+    assert bad_run.output.strip().splitlines() == [
+        f"portsim: error: {store}: --run: no such run in the study; valid runs: 0-7 "
+        "(got 999)"]
+    bad_planner = runner.invoke(main, ["report", str(store), "-o", out, "--planner", "nope"])
+    assert bad_planner.exit_code == 2
+    assert bad_planner.output.strip().splitlines() == [
+        f"portsim: error: {store}: --planner: no such planner in the study; valid planners: "
+        "binomial, fibonacci, greedy, greedy (reducers: 2) (got 'nope')"]
+    assert not Path(out).exists()
+
+
+def test_planner_is_chosen_by_label_or_name(store: Path) -> None:
+    frame = load_results(store)
+    page = render_study_report(frame, run_index=5, planner="greedy (reducers: 2)")
+    assert "Schedule of greedy (reducers: 2)" in page
+    assert "run 5 (platform.generator.n=8, seed 1)" in page
+    assert "Schedule of fibonacci" in render_study_report(frame, planner="fibonacci")
+    with pytest.raises(ScenarioError, match="valid runs: 0-7"):
+        render_study_report(frame, run_index=8)
+
+
+def test_write_study_report_names_the_store(store: Path, tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        write_study_report(store, tmp_path / "r.html", planner="lp")
+    assert str(caught.value).startswith(f"{store}: --planner: ")
