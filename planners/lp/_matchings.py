@@ -86,7 +86,7 @@ from planners.lp._reduce import (
     refuse_reduction,
 )
 from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
 from simulator.errors import PlannerError
 from simulator.items import Item
 from simulator.operations import Operation, OperationKind
@@ -210,8 +210,7 @@ class _FloatMaster:
     """The master in HiGHS (dual simplex), warm-started as columns arrive."""
 
     def __init__(self, model: LinearModel, deadline: Deadline) -> None:
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", 1)
         self.deadline = deadline
