@@ -31,14 +31,13 @@ from planners.base import FunctionPlanner, PlanResult, check_options, unsupporte
 from planners.lp._allreduce import plan_allreduce
 from planners.lp._alltoall import plan_alltoall
 from planners.lp._broadcast import plan_allgather, plan_broadcast
-from planners.lp._driver import NAME, OPTIONS, LpOptions, parse_options, time_limit_error
+from planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse_options
 from planners.lp._gather import plan_gather
 from planners.lp._matchings import plan_matchings
 from planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
 from planners.lp._reduce import plan_reduce
 from planners.lp._restrict import plan_restricted
 from planners.lp._scatter import plan_scatter
-from planners.lp._solve import TimeLimitReached
 from simulator.operations import Operation, OperationKind
 from simulator.platform import Platform, PortKind
 
@@ -118,12 +117,8 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     # One deadline for the whole call, from here: every phase of every
     # collective and port model (and every ``restrict`` candidate) shares it.
     parsed = parse_options(options).started()
-    try:
-        return _steady_state(platform, operation, parsed)
-    except TimeLimitReached as stop:
-        # Phases turn the deadline into an ``error`` result themselves; this
-        # is the net under any check that runs outside their handlers.
-        return time_limit_error(parsed, stop.phase)
+    return guarded(NAME, platform, operation, parsed,
+                   lambda: _steady_state(platform, operation, parsed))
 
 
 def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:

@@ -366,7 +366,7 @@ def plan_multicast(platform: Platform, operation: Operation,
         notes.append("some reachable nodes are not destinations: the bound is the "
                      "per-destination flow program's, the spanning trees may fall short")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
-                          "rounding" if upper == lower else "interval")
+                          "rounding" if upper == lower else "interval", master.notes)
     groups = [[_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
               for i in range(len(sources))]
     return finish(platform, operation, exact, groups, options, notes=notes)

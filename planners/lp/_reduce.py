@@ -918,7 +918,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
     certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
-                              method_name)
+                              method_name, exact.notes)
     if stats is not None:
         stats.update(build=built - started, solve=generated - built,
                      exact=time.perf_counter() - generated, rounds=rounds,

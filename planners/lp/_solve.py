@@ -67,10 +67,8 @@ _STDOUT_LOCK = threading.Lock()
 
 def _flush_c_stdout() -> None:
     """Flush the C library's ``stdout`` buffer (best effort: POSIX ``fflush(NULL)``)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # no C runtime handle
         ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError, TypeError):  # pragma: no cover - no C runtime handle
-        pass
 
 
 @contextlib.contextmanager
@@ -82,10 +80,8 @@ def _stdout_silenced() -> Iterator[None]:
     descriptor 1 (closed), the block runs as is.
     """
     with _STDOUT_LOCK:
-        try:
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed stdout
             sys.stdout.flush()
-        except (AttributeError, OSError, ValueError):  # closed or replaced stdout
-            pass
         try:
             saved = os.dup(1)
         except OSError:
