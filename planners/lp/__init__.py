@@ -81,7 +81,8 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         The collective (resolved against ``platform`` here).
     **options:
         ``method`` (``auto``, ``highs``, ``highs-ds``, ``highs-ipm``),
-        ``time_limit`` (seconds), ``split`` (default true), ``period`` (a
+        ``time_limit`` (seconds for the whole call, default
+        :data:`~planners.lp._driver.DEFAULT_TIME_LIMIT`), ``split`` (default true), ``period`` (a
         fixed period, Proposition 4), ``max_events`` (cap on the operations
         per period of the exact period), ``restrict`` (broadcast: ``tree``,
         ``dag`` or ``graph``, the default; the best single spanning tree or
@@ -95,7 +96,11 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         optimum, or the upper end of a certified interval), ``period``, the
         weighted paths or trees, and notes; ``unsupported`` for another
         collective (or a commutative reduce, or a multi-port node with more
-        than 16 useful ports); ``error`` when the solver hits its time limit.
+        than 16 useful ports); ``error`` when the call hits its time limit,
+        when a time of the platform is beyond floating point or needs more
+        than :data:`~planners.lp._driver.MAX_SCALE_BITS` bits of denominator,
+        or on any failure inside the planner (never an exception on a valid
+        input).
 
     Raises
     ------

@@ -130,7 +130,7 @@ def _arborescence(platform: Platform, root: NodeId, nodes: set[NodeId],
             if v != root and u in nodes and v in nodes]
     if price is None:
         g = nx.DiGraph(arcs)
-        g.add_nodes_from(nodes)
+        g.add_nodes_from(sorted(nodes))
         return tuple(sorted(nx.bfs_tree(g, root).edges))
     # Our Chu-Liu/Edmonds: networkx's raised "No minimum spanning
     # arborescence" on some reachable graphs with zero weights (duals).
