@@ -8,9 +8,10 @@ fields aside.  Before the fix, ``lp`` on ``gather-complete.yaml`` wrote a
 period of 4 matchings under one seed and 5 under another
 (``planners/lp/_flows.py`` built LP rows by iterating a set of node ids).
 
-Two cases run in the default suite (the issue's reproducer, and a run of
-the unidirectional broadcast, whose column generation prices matchings);
-every example is in the slow suite (about 5 to 10 s each).
+Two cases run in the default suite, both the issue's reproducer (``lp`` on
+``gather-complete.yaml``: its schedule file, and a run whose scenario lists
+``lp`` too); every example, with every planner it lists, is in the slow
+suite (about 5 to 10 s each).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ _TIMING = re.compile(r"seconds|elapsed|wall|cpu_time|timing", re.IGNORECASE)
 """Keys of measured times, the only fields allowed to differ between two runs."""
 
 FAST_PLANS = {("gather-complete", "lp")}
-FAST_RUNS = {"broadcast-unidir"}
+FAST_RUNS: set[str] = set()
+GATHER = EXAMPLES[[e.stem for e in EXAMPLES].index("gather-complete")]
 
 
 def _portsim(args: list[str], out: Path) -> list[tuple[int, str, str, bytes]]:
@@ -77,13 +79,26 @@ def _param(*case: Any, id: str, fast: bool) -> Any:
     return pytest.param(*case, id=id, marks=() if fast else pytest.mark.slow)
 
 
-_RUNS = [_param(e, id=e.stem, fast=e.stem in FAST_RUNS) for e in EXAMPLES]
+_RUNS = [_param(e, False, id=e.stem, fast=e.stem in FAST_RUNS) for e in EXAMPLES]
 _PLANS = [_param(e, p, id=f"{e.stem}-{p}", fast=(e.stem, p) in FAST_PLANS)
           for e in EXAMPLES for p in _planners(e)]
 
 
-@pytest.mark.parametrize("example", _RUNS)
-def test_run_json_does_not_depend_on_the_hash_seed(example: Path, tmp_path: Path) -> None:
+def _with_lp(example: Path, tmp_path: Path) -> Path:
+    """A copy of ``example`` that lists ``lp`` too."""
+    document = yaml.safe_load(example.read_text())
+    document["planners"] = [*document.get("planners", []), "lp"]
+    path = tmp_path / example.name
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+@pytest.mark.parametrize(("example", "add_lp"),
+                         [*_RUNS, _param(GATHER, True, id="gather-complete+lp", fast=True)])
+def test_run_json_does_not_depend_on_the_hash_seed(example: Path, add_lp: bool,
+                                                    tmp_path: Path) -> None:
+    if add_lp:
+        example = _with_lp(example, tmp_path)
     out = tmp_path / "run-{seed}.json"
     (code_a, table_a, _, json_a), (code_b, table_b, _, json_b) = _portsim(
         ["run", str(example), "--json", str(out)], out)
