@@ -31,14 +31,13 @@ from planners.base import FunctionPlanner, PlanResult, check_options, unsupporte
 from planners.lp._allreduce import plan_allreduce
 from planners.lp._alltoall import plan_alltoall
 from planners.lp._broadcast import plan_allgather, plan_broadcast
-from planners.lp._driver import NAME, OPTIONS, LpOptions, parse_options, time_limit_error
+from planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse_options
 from planners.lp._gather import plan_gather
 from planners.lp._matchings import plan_matchings
 from planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
 from planners.lp._reduce import plan_reduce
 from planners.lp._restrict import plan_restricted
 from planners.lp._scatter import plan_scatter
-from planners.lp._solve import TimeLimitReached
 from simulator.operations import Operation, OperationKind
 from simulator.platform import Platform, PortKind
 
@@ -82,7 +81,8 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         The collective (resolved against ``platform`` here).
     **options:
         ``method`` (``auto``, ``highs``, ``highs-ds``, ``highs-ipm``),
-        ``time_limit`` (seconds), ``split`` (default true), ``period`` (a
+        ``time_limit`` (seconds for the whole call, default
+        :data:`~planners.lp._driver.DEFAULT_TIME_LIMIT`), ``split`` (default true), ``period`` (a
         fixed period, Proposition 4), ``max_events`` (cap on the operations
         per period of the exact period), ``restrict`` (broadcast: ``tree``,
         ``dag`` or ``graph``, the default; the best single spanning tree or
@@ -96,7 +96,11 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         optimum, or the upper end of a certified interval), ``period``, the
         weighted paths or trees, and notes; ``unsupported`` for another
         collective (or a commutative reduce, or a multi-port node with more
-        than 16 useful ports); ``error`` when the solver hits its time limit.
+        than 16 useful ports); ``error`` when the call hits its time limit,
+        when a time of the platform is beyond floating point or needs more
+        than :data:`~planners.lp._driver.MAX_SCALE_BITS` bits of denominator,
+        or on any failure inside the planner (never an exception on a valid
+        input).
 
     Raises
     ------
@@ -118,12 +122,8 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     # One deadline for the whole call, from here: every phase of every
     # collective and port model (and every ``restrict`` candidate) shares it.
     parsed = parse_options(options).started()
-    try:
-        return _steady_state(platform, operation, parsed)
-    except TimeLimitReached as stop:
-        # Phases turn the deadline into an ``error`` result themselves; this
-        # is the net under any check that runs outside their handlers.
-        return time_limit_error(parsed, stop.phase)
+    return guarded(NAME, platform, operation, parsed,
+                   lambda: _steady_state(platform, operation, parsed))
 
 
 def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:

@@ -130,7 +130,7 @@ def _arborescence(platform: Platform, root: NodeId, nodes: set[NodeId],
             if v != root and u in nodes and v in nodes]
     if price is None:
         g = nx.DiGraph(arcs)
-        g.add_nodes_from(nodes)
+        g.add_nodes_from(sorted(nodes))
         return tuple(sorted(nx.bfs_tree(g, root).edges))
     # Our Chu-Liu/Edmonds: networkx's raised "No minimum spanning
     # arborescence" on some reachable graphs with zero weights (duals).
@@ -366,9 +366,14 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
              f"{format_rational(master.lower)}"]
     skipped = f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search"
     if master.lower < bound.upper and n <= PACKING_MAX_PARTICIPANTS:
-        # Without a time_limit the search has PACKING_SECONDS, then the
-        # interval stands; with one, the call's deadline rules (an error past it).
-        budget = Deadline.after(PACKING_SECONDS) if deadline.at is None else deadline
+        # Without a time_limit option the search has PACKING_SECONDS (within the
+        # default time limit), then the interval stands; with one, the call's
+        # deadline rules (an error past it).
+        budget = deadline
+        if options.time_limit is None:
+            cut = Deadline.after(PACKING_SECONDS)
+            if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
+                budget = cut
         try:
             packing = pack_structures(platform, operation, [s for _, s in structures], options,
                                       deadline=budget)
@@ -394,7 +399,8 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     # certified upper end counts, against what the schedule carries
     method = bound.method if bound.method != "interval" else "rationalised dual"
     exact = ExactSolution(master.values, master.lower, upper, bound.y_ub, bound.y_eq,
-                          method if upper == master.lower else "interval")
+                          method if upper == master.lower else "interval",
+                          master.notes + bound.notes)
     if master.lower < bound.upper:
         notes.append(f"{skipped} over every structure (mixed integer pricing) was not "
                      f"completed")

@@ -589,4 +589,5 @@ def packing_solution(packing: Packing, bound: ExactSolution) -> ExactSolution:
     """The result's exact solution: the packing's value, the tighter of the two upper ends."""
     upper = max(min(packing.upper, bound.upper), packing.lower)
     return ExactSolution([], packing.lower, upper, bound.y_ub, bound.y_eq,
-                         "structure packing" if upper == packing.lower else "interval")
+                         "structure packing" if upper == packing.lower else "interval",
+                         bound.notes)

@@ -27,6 +27,8 @@ def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]]
     generation at n = 80; and it raised "No minimum spanning arborescence"
     on a few reachable graphs with zero weights, which duals produce often).
     Exact on Fractions (the certificate's pricing), fast on floats.
+    Iterative: a chain of 2-cycles contracts one level per node, which
+    overflowed Python's recursion limit on a 2,000-node platform.
 
     Returns
     -------
@@ -39,45 +41,54 @@ def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]]
     >>> sorted(min_arborescence(3, 0, [(0, 1, 5.0), (0, 2, 1.0), (2, 1, 1.0), (1, 2, 0.0)]))
     [1, 2]
     """
-    best = [-1] * n
-    for i, (u, v, w) in enumerate(edges):
-        if v != root and u != v and (best[v] < 0 or w < edges[best[v]][2]):
-            best[v] = i
-    if any(best[v] < 0 for v in range(n) if v != root):
-        return None
-    comp = [-1] * n
-    mark = [-1] * n
-    cycles = 0
-    for v in range(n):
-        x = v
-        while x != root and mark[x] == -1 and comp[x] == -1:
-            mark[x] = v
-            x = edges[best[x]][0]
-        if x != root and comp[x] == -1 and mark[x] == v:
-            y = x
-            while True:
-                comp[y] = cycles
-                y = edges[best[y]][0]
-                if y == x:
-                    break
-            cycles += 1
-    if cycles == 0:
-        return [best[v] for v in range(n) if v != root]
-    k = cycles
-    for v in range(n):
-        if comp[v] == -1:
-            comp[v] = k
-            k += 1
-    contracted: list[tuple[int, int, W]] = []
-    origin: list[int] = []
-    for i, (u, v, w) in enumerate(edges):
-        if comp[u] != comp[v] and v != root:
-            contracted.append((comp[u], comp[v], w - edges[best[v]][2]))
-            origin.append(i)
-    inner = min_arborescence(k, comp[root], contracted)
-    if inner is None:
-        return None
-    chosen = [origin[j] for j in inner]
-    entered = {edges[i][1] for i in chosen}
-    return chosen + [best[v] for v in range(n)
-                     if v != root and comp[v] < cycles and v not in entered]
+    # Contract cycles level by level (no recursion: one level per contracted
+    # cycle set, and a long chain of 2-cycles makes as many levels as nodes),
+    # then expand the levels back in reverse order.
+    levels: list[tuple[int, int, Sequence[tuple[int, int, W]], list[int], list[int], int,
+                       list[int]]] = []
+    while True:
+        best = [-1] * n
+        for i, (u, v, w) in enumerate(edges):
+            if v != root and u != v and (best[v] < 0 or w < edges[best[v]][2]):
+                best[v] = i
+        if any(best[v] < 0 for v in range(n) if v != root):
+            return None
+        comp = [-1] * n
+        mark = [-1] * n
+        cycles = 0
+        for v in range(n):
+            x = v
+            while x != root and mark[x] == -1 and comp[x] == -1:
+                mark[x] = v
+                x = edges[best[x]][0]
+            if x != root and comp[x] == -1 and mark[x] == v:
+                y = x
+                while True:
+                    comp[y] = cycles
+                    y = edges[best[y]][0]
+                    if y == x:
+                        break
+                cycles += 1
+        if cycles == 0:
+            chosen = [best[v] for v in range(n) if v != root]
+            break
+        k = cycles
+        for v in range(n):
+            if comp[v] == -1:
+                comp[v] = k
+                k += 1
+        contracted: list[tuple[int, int, W]] = []
+        origin: list[int] = []
+        for i, (u, v, w) in enumerate(edges):
+            if comp[u] != comp[v] and v != root:
+                contracted.append((comp[u], comp[v], w - edges[best[v]][2]))
+                origin.append(i)
+        levels.append((n, root, edges, best, comp, cycles, origin))
+        n, root, edges = k, comp[root], contracted
+    while levels:
+        n, root, edges, best, comp, cycles, origin = levels.pop()
+        chosen = [origin[j] for j in chosen]
+        entered = {edges[i][1] for i in chosen}
+        chosen += [best[v] for v in range(n)
+                   if v != root and comp[v] < cycles and v not in entered]
+    return chosen

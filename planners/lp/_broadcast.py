@@ -113,7 +113,7 @@ def multicast_flow_model(platform: Platform,
                 else:
                     model.add(coeffs, "==", Fraction(0),
                               f"conservation of {source}->{t} at {node}")
-    for node in port_sum:
+    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
         for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
             out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node, coeffs in out_port.items():
@@ -126,7 +126,7 @@ def multicast_flow_model(platform: Platform,
 def _tree_graph(platform: Platform, source: NodeId, nodes: set[NodeId],
                 weight: dict[tuple[NodeId, NodeId], Fraction | float]) -> nx.DiGraph:
     g = nx.DiGraph()
-    g.add_nodes_from(nodes)
+    g.add_nodes_from(sorted(nodes))
     for u, v in platform.graph.edges:
         if v != source and u in nodes and v in nodes:
             g.add_edge(u, v, w=weight[u, v])
@@ -179,7 +179,7 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
             in_port[v][j] = in_port[v].get(j, Fraction(0)) + link[u, v]
     for s, total in enumerate(totals):  # rows 0 .. n_sources-1: the == rows, in order
         model.add(total, "==", Fraction(0), f"trees of source {s} carry TP")
-    for node in port_sum:
+    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
         for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
             out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node in platform.node_ids:  # then, per node: send row, receive row
@@ -366,7 +366,7 @@ def plan_multicast(platform: Platform, operation: Operation,
         notes.append("some reachable nodes are not destinations: the bound is the "
                      "per-destination flow program's, the spanning trees may fall short")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
-                          "rounding" if upper == lower else "interval")
+                          "rounding" if upper == lower else "interval", master.notes)
     groups = [[_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
               for i in range(len(sources))]
     return finish(platform, operation, exact, groups, options, notes=notes)

@@ -8,21 +8,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Context
 from fractions import Fraction
 
 from planners.base import PlanResult, WeightedTree
 from planners.lp._exact import ExactSolution, Repair, recover
 from planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
 from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.errors import PlannerError
-from simulator.numbers import format_rational, parse_rational
-from simulator.operations import Operation
+from simulator.errors import PlannerError, PortsimError
+from simulator.numbers import common_denominator, format_rational, parse_rational
+from simulator.operations import Operation, OperationKind
 from simulator.platform import Platform
+from simulator.schedule import Schedule, Send
 
-__all__ = ["NAME", "OPTIONS", "LpOptions", "finish", "parse_options", "solve_exactly",
-           "time_limit_error"]
+__all__ = ["DEFAULT_TIME_LIMIT", "MAX_SCALE_BITS", "NAME", "OPTIONS", "LpOptions", "finish",
+           "guarded", "parse_options", "solve_exactly", "time_limit_error"]
 
 NAME = "lp"
+
+DEFAULT_TIME_LIMIT = 300.0
+"""Seconds an ``lp`` (or ``lp-naive``) call may spend without a ``time_limit``
+option: past it the result is an ``error`` naming the phase (a 1,000-node
+broadcast ran for more than 300 s before there was a default)."""
+
+MAX_SCALE_BITS = 2048
+"""Largest common denominator (in bits, about 617 decimal digits) of the
+times of a schedule the planner returns.  The exact replay multiplies every
+time by that denominator and computes on integers of its size: on the reduce
+toy with a compute time of ``1e-999`` (a 3,320-bit denominator) a replay of
+the 5,000-instance fixed period took 3.3 GB, against 1.2 GB at ``1e-18``.
+A platform time whose denominator is larger, or a schedule whose times need
+a larger one, is an ``error`` naming the value."""
+
+_FLOAT_BITS = 1023
+"""A time of ``2**1023`` or more does not fit a double, the solver's arithmetic."""
 
 OPTIONS = frozenset({"method", "time_limit", "split", "period", "max_events", "restrict"})
 """Options of the ``lp`` planner."""
@@ -43,9 +62,10 @@ class LpOptions:
         HiGHS method: ``auto`` (interior point for large models), ``highs``,
         ``highs-ds`` or ``highs-ipm``.
     time_limit:
-        Seconds the planner may spend (solve and exact recovery; the reduce
-        planner also counts its column generation); past it the result has
-        status ``error`` with a message naming the phase.
+        Seconds the planner may spend (every phase of the call); past it the
+        result has status ``error`` with a message naming the phase.
+        ``None``: not given, :data:`DEFAULT_TIME_LIMIT` applies
+        (:attr:`seconds`).
     split:
         Split messages across matchings (default); ``False`` keeps them whole
         with a longer period.
@@ -74,6 +94,17 @@ class LpOptions:
     restrict: str = "graph"
     deadline: Deadline | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def seconds(self) -> float:
+        """The time limit in force: ``time_limit``, else :data:`DEFAULT_TIME_LIMIT`."""
+        return self.time_limit if self.time_limit is not None else DEFAULT_TIME_LIMIT
+
+    @property
+    def limit_text(self) -> str:
+        """The time limit in force, for messages (``"300.0 s (the default time_limit)"``)."""
+        text = f"{self.seconds} s"
+        return text if self.time_limit is not None else f"{text} (the default time_limit)"
+
     def clock(self) -> Deadline:
         """The call's deadline, or a fresh one ``time_limit`` from now without one.
 
@@ -85,13 +116,13 @@ class LpOptions:
         >>> LpOptions(deadline=d).clock() is d
         True
         """
-        return self.deadline if self.deadline is not None else Deadline.after(self.time_limit)
+        return self.deadline if self.deadline is not None else Deadline.after(self.seconds)
 
     def started(self) -> LpOptions:
         """These options with the call's deadline fixed now (kept if already set)."""
         if self.deadline is not None:
             return self
-        return replace(self, deadline=Deadline.after(self.time_limit))
+        return replace(self, deadline=Deadline.after(self.seconds))
 
 
 def parse_options(options: Mapping[str, object]) -> LpOptions:
@@ -151,7 +182,7 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
     sol = solve_float(model, method=options.method, time_limit=deadline.remaining())
     if sol.status == "time_limit":
         return PlanResult.error(
-            NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.time_limit} s "
+            NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.limit_text} "
                   f"on the {what} model ({model.n_variables} variables, {len(model.rows)} "
                   f"rows); raise time_limit or try method: highs-ipm")
     if sol.status == "infeasible":
@@ -171,8 +202,90 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
 
 def time_limit_error(options: LpOptions, where: str) -> PlanResult:
     """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``."""
-    return PlanResult.error(NAME, f"time limit of {options.time_limit} s reached during "
+    return PlanResult.error(NAME, f"time limit of {options.limit_text} reached during "
                                   f"{where}; raise time_limit")
+
+
+def _approx(value: Fraction) -> str:
+    """``value`` exactly when short, else to 4 significant digits (``~1.000e-999``)."""
+    text = format_rational(value)
+    if len(text) <= 24:
+        return text
+    ctx = Context(prec=4, Emax=10**9, Emin=-10**9)
+    return "~" + format(ctx.divide(value.numerator, value.denominator), ".3e")
+
+
+def _out_of_range(platform: Platform, operation: Operation) -> str | None:
+    """Why a time of the platform is beyond what the planner can take, or ``None``.
+
+    The times are the transfer times ``size · c`` of the links and, for a
+    reduction, the nodes' compute times: above ``2**1023`` a time does not
+    fit HiGHS's floating point; with a denominator of more than
+    :data:`MAX_SCALE_BITS` bits its schedule could not be replayed exactly.
+    """
+    times = [(f"the transfer time of link {link.src}->{link.dst} (size x c)",
+              operation.size * link.c) for link in platform.links]
+    if operation.kind in (OperationKind.REDUCE, OperationKind.ALLREDUCE):
+        times += [(f"the compute time of node {node.id}", node.compute)
+                  for node in platform.nodes]
+    for what, t in times:
+        if t and t.numerator.bit_length() - t.denominator.bit_length() >= _FLOAT_BITS:
+            return (f"{what}, {_approx(t)}, is beyond the range of floating-point numbers "
+                    f"(about 1.8e308), in which HiGHS solves the linear program")
+        if t.denominator.bit_length() > MAX_SCALE_BITS:
+            return (f"{what}, {_approx(t)}, has a denominator of "
+                    f"{t.denominator.bit_length()} bits: an exact replay scales every time "
+                    f"to an integer, and the lp planner keeps that scale within "
+                    f"{MAX_SCALE_BITS} bits")
+    return None
+
+
+def _time_scale(schedule: Schedule) -> int:
+    """The common denominator of every time of ``schedule``, as the exact replay takes it."""
+    platform, size = schedule.platform, schedule.operation.size
+    times: set[Fraction] = {e.start for e in schedule.events}
+    for e in schedule.events:
+        if isinstance(e, Send):
+            times.add(size * platform.cost(e.src, e.dst) * e.part)
+        else:
+            times.add(platform.compute_time(e.node))
+    if schedule.period is not None:
+        times.add(schedule.period)
+    return common_denominator(times)
+
+
+def guarded(planner: str, platform: Platform, operation: Operation, options: LpOptions,
+            plan: Callable[[], PlanResult]) -> PlanResult:
+    """Run one planner call so that it never raises on a valid input.
+
+    The platform's times are checked first (:func:`_out_of_range`); then
+    ``plan`` runs, and its deadline (:class:`TimeLimitReached`), an
+    arithmetic overflow or any other failure inside the planner becomes an
+    ``error`` result with the reason.  Input errors (:class:`PortsimError`
+    other than :class:`PlannerError`, such as an operation naming an unknown
+    node) still propagate: the command reports them as bad input.
+    """
+    reason = _out_of_range(platform, operation)
+    if reason is not None:
+        return PlanResult.error(planner, reason)
+    try:
+        return plan()
+    except TimeLimitReached as stop:
+        # Phases turn the deadline into an ``error`` result themselves; this
+        # is the net under any check that runs outside their handlers.
+        return replace(time_limit_error(options, stop.phase), planner=planner)
+    except PlannerError as exc:
+        return PlanResult.error(planner, f"the {planner} planner failed: {exc}")
+    except PortsimError:
+        raise
+    except (OverflowError, FloatingPointError) as exc:
+        return PlanResult.error(planner, f"arithmetic overflow in the {planner} planner "
+                                         f"({exc}): the platform's times span too wide a "
+                                         f"range for HiGHS's floating point")
+    except Exception as exc:  # never a traceback from a planner (SPEC: status error)
+        return PlanResult.error(planner, f"internal error in the {planner} planner "
+                                         f"({type(exc).__name__}: {exc}); please report it "
+                                         f"with the scenario")
 
 
 def finish(
@@ -201,7 +314,15 @@ def finish(
                               matchings=matchings, deadline=deadline)
     except TimeLimitReached as stop:
         return time_limit_error(options, stop.phase)
+    scale = _time_scale(plan.schedule)
+    if scale.bit_length() > MAX_SCALE_BITS:
+        return PlanResult.error(NAME, f"the schedule's times need a common denominator of "
+                                      f"{scale.bit_length()} bits (~{_approx(Fraction(scale))}) "
+                                      f"to be replayed exactly; the lp planner keeps it "
+                                      f"within {MAX_SCALE_BITS} bits (try the option "
+                                      f"'period:' with a round value)")
     all_notes = list(notes)
+    all_notes.extend(exact.notes)
     message = ""
     if exact.exact:
         all_notes.append(f"optimal throughput {format_rational(exact.upper)} exact "

@@ -31,6 +31,12 @@ step 2):
    ``c·x = y·(A x) − r·x <= b·y + Σ_j max(0, −r_j) u_j`` where
    ``r = Aᵀy − c`` (``y >= 0`` on ``<=`` rows).  The upper end is valid even
    when the rounded dual is slightly infeasible.
+
+Steps 0 and 2 are improvements: an arithmetic overflow inside one of them
+(integers too large for a float, as when a row's common denominator is the
+product of many primes) skips that step, and the answer comes from the
+others, at worst the certified interval; :attr:`ExactSolution.notes` says
+which step was skipped and why.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ _ZERO = 1e-9
 
 Repair = Callable[[np.ndarray], list[Fraction] | None]
 
+_OVERFLOW = (OverflowError, FloatingPointError)
+"""Arithmetic failures that skip an optional exact step instead of failing."""
+
 
 @dataclass(frozen=True)
 class ExactSolution:
@@ -75,6 +84,9 @@ class ExactSolution:
         The dual used as certificate (exact rationals).
     method:
         ``"rounding"``, ``"basis"`` or ``"interval"``.
+    notes:
+        Exact steps skipped on an arithmetic overflow, one sentence each
+        (the planner adds them to its result's notes).
     """
 
     values: list[Fraction]
@@ -83,6 +95,7 @@ class ExactSolution:
     y_ub: list[Fraction]
     y_eq: list[Fraction]
     method: str
+    notes: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -540,8 +553,13 @@ def recover(model: LinearModel, sol: FloatSolution, *,
     assert sol.x is not None
     assert sol.y_ub is not None
     assert sol.y_eq is not None
+    notes: list[str] = []
     if sol.basis is not None:
-        from_basis = basis_recover(model, sol, deadline=clock)
+        try:
+            from_basis = basis_recover(model, sol, deadline=clock)
+        except _OVERFLOW as exc:
+            from_basis = None
+            notes.append(_skipped("the exact solve of HiGHS's optimal basis", exc))
         if from_basis is not None and from_basis.exact:
             return from_basis
     best_x: list[Fraction] | None = None
@@ -566,7 +584,7 @@ def recover(model: LinearModel, sol: FloatSolution, *,
             best_dual = (y_ub, y_eq, upper)
         if best_x is not None and best_x[model.objective] == best_dual[2]:
             return ExactSolution(best_x, best_x[model.objective], best_dual[2],
-                                 best_dual[0], best_dual[1], "rounding")
+                                 best_dual[0], best_dual[1], "rounding", tuple(notes))
     assert best_dual is not None
     # Basis solve: the support of x and the rows it makes tight.
     ub_rows, eq_rows = _split_rows(model)
@@ -578,8 +596,12 @@ def recover(model: LinearModel, sol: FloatSolution, *,
     if best_x is None or best_x[model.objective] < best_dual[2]:
         clock.check("exact recovery (dense basis solve)")
         guess = {j: Fraction(float(x_float[j])).limit_denominator(10**6) for j in support}
-        solved = _solve_exact([dict(model.rows[i].coeffs) for i in tight],
-                              [model.rows[i].rhs for i in tight], support, guess)
+        try:
+            solved = _solve_exact([dict(model.rows[i].coeffs) for i in tight],
+                                  [model.rows[i].rhs for i in tight], support, guess)
+        except _OVERFLOW as exc:
+            solved = None
+            notes.append(_skipped("the dense exact basis solve", exc))
         if solved is not None:
             x = [Fraction(0)] * model.n_variables
             for j, v in solved.items():
@@ -589,7 +611,11 @@ def recover(model: LinearModel, sol: FloatSolution, *,
                 best_x = x
     if best_x is not None and best_x[model.objective] < best_dual[2]:
         clock.check("exact recovery (exact dual)")
-        candidate = _exact_dual(model, best_x, sol)
+        try:
+            candidate = _exact_dual(model, best_x, sol)
+        except _OVERFLOW as exc:
+            candidate = None
+            notes.append(_skipped("the exact dual by complementary slackness", exc))
         if candidate is not None and candidate[2] < best_dual[2]:
             best_dual = candidate
     if best_x is None and repair is not None:
@@ -603,4 +629,11 @@ def recover(model: LinearModel, sol: FloatSolution, *,
         method = "interval"
     upper = max(best_dual[2], best_x[model.objective])
     return ExactSolution(best_x, best_x[model.objective], upper, best_dual[0], best_dual[1],
-                         method)
+                         method, tuple(notes))
+
+
+def _skipped(step: str, exc: BaseException) -> str:
+    """The note of an exact step skipped on an arithmetic overflow."""
+    return (f"exact recovery: {step} was skipped on an arithmetic overflow ({exc}); "
+            f"the answer comes from the remaining steps (rounding, else a certified "
+            f"interval)")

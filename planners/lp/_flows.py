@@ -204,13 +204,13 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
         sign = Fraction(1) if com.outward else Fraction(-1)
         demand = dict.fromkeys(com.ends, sign)
         demand[com.hub] = -sign * len(com.ends)
-        for node in set(balance) | set(demand):
+        for node in [*balance, *(n for n in demand if n not in balance)]:
             row = dict(balance.get(node, {}))
             if node in demand:
                 row[tp] = -demand[node]
             what = "throughput (6)" if node in demand else "conservation (5)"
             model.add(row, "==", Fraction(0), f"{what} of the flow of {com.hub} at {node}")
-    for node in port_sum:
+    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
         for j, a in in_rows.pop(node, {}).items():  # one summed row
             out_rows[node][j] = out_rows[node].get(j, Fraction(0)) + a
     for node, coeffs in out_rows.items():

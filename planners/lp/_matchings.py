@@ -86,7 +86,7 @@ from planners.lp._reduce import (
     refuse_reduction,
 )
 from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
 from simulator.errors import PlannerError
 from simulator.items import Item
 from simulator.operations import Operation, OperationKind
@@ -210,8 +210,7 @@ class _FloatMaster:
     """The master in HiGHS (dual simplex), warm-started as columns arrive."""
 
     def __init__(self, model: LinearModel, deadline: Deadline) -> None:
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", 1)
         self.deadline = deadline
@@ -308,9 +307,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     while rounds < MAX_ROUNDS:
         rounds += 1
         if deadline.expired:
-            return PlanResult.error(NAME, f"time limit of {options.time_limit} s reached "
-                                          f"during the column generation of the {what} "
-                                          f"master ({rounds} rounds); raise time_limit")
+            return time_limit_error(options, f"the column generation of the {what} "
+                                             f"master ({rounds} rounds)")
         status, _, y = float_master.solve()
         if status == "time_limit":
             return time_limit_error(options, f"the column generation of the {what} "
@@ -387,7 +385,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
     upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
     certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
-                              exact.method if upper == exact.lower else "interval")
+                              exact.method if upper == exact.lower else "interval",
+                              exact.notes)
     n_base = base.model.n_variables
     weighted_trees = [(s, exact.values[n_base + k], tree)
                       for k, (s, tree) in enumerate(used_trees)]
@@ -570,7 +569,8 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
                      "per-destination flow program's over matchings, the spanning trees "
                      "may fall short")
         exact = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
-                              exact.method if upper == exact.lower else "interval")
+                              exact.method if upper == exact.lower else "interval",
+                              exact.notes + bound.exact.notes)
     groups: list[list[Unit]] = [
         [_tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in found.trees if j == i]
         for i in range(len(sources))]
@@ -859,7 +859,8 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
     upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
     certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
-                              exact.method if upper == exact.lower else "interval")
+                              exact.method if upper == exact.lower else "interval",
+                              exact.notes)
     weighted_trees = [(exact.values[model.index["tree", k]], tasks)
                       for k, tasks in enumerate(trees)
                       if exact.values[model.index["tree", k]] > 0]

@@ -32,13 +32,12 @@ from planners.lp._driver import (
     OPTIONS,
     LpOptions,
     finish,
+    guarded,
     parse_options,
     solve_exactly,
-    time_limit_error,
 )
 from planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from planners.lp._reduce import plan_reduce
-from planners.lp._solve import TimeLimitReached
 from simulator.items import Item
 from simulator.numbers import format_rational
 from simulator.operations import Operation, OperationKind
@@ -122,17 +121,16 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     op = operation.resolve(platform)
     port_sum = frozenset(node for node in platform.node_ids
                          if platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL)
-    try:
+
+    def plan() -> PlanResult:
         if op.kind is OperationKind.REDUCE:
             # SSR(G) with each unidirectional node's send and receive rows merged.
-            result = plan_reduce(platform, op, parsed, port_sum=port_sum)
-        elif op.kind in (OperationKind.BROADCAST, OperationKind.ALLGATHER):
-            result = _plan_trees(platform, op, parsed, port_sum)
-        else:
-            result = _plan_paths(platform, op, parsed, port_sum)
-    except TimeLimitReached as stop:  # the net under checks outside the phases' handlers
-        result = time_limit_error(parsed, stop.phase)
-    return _relabel(result, port_sum)
+            return plan_reduce(platform, op, parsed, port_sum=port_sum)
+        if op.kind in (OperationKind.BROADCAST, OperationKind.ALLGATHER):
+            return _plan_trees(platform, op, parsed, port_sum)
+        return _plan_paths(platform, op, parsed, port_sum)
+
+    return _relabel(guarded(LP_NAIVE_NAME, platform, op, parsed, plan), port_sum)
 
 
 def _plan_trees(platform: Platform, operation: Operation, options: LpOptions,

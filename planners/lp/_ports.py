@@ -139,7 +139,7 @@ class PortGraph:
         """A maximum-weight configuration under float weights (pricing in the loop)."""
         g, owner = self._graph(weights)
         count: dict[Link, int] = {}
-        for x, y in nx.max_weight_matching(g, weight="w"):
+        for x, y in sorted(nx.max_weight_matching(g, weight="w")):  # a set: fix the order
             link = owner[x, y]
             count[link] = count.get(link, 0) + 1
         value = sum(weights[e] * m for e, m in count.items())
@@ -158,7 +158,7 @@ class PortGraph:
         scaled = {e: int(w * denominator) for e, w in positive.items()}
         g, owner = self._graph(scaled)
         count: dict[Link, int] = {}
-        for x, y in nx.max_weight_matching(g, weight="w"):
+        for x, y in sorted(nx.max_weight_matching(g, weight="w")):  # a set: fix the order
             link = owner[x, y]
             count[link] = count.get(link, 0) + 1
         value = sum((positive[e] * m for e, m in count.items()), Fraction(0))

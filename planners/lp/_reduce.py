@@ -53,7 +53,7 @@ from planners.base import PlanResult
 from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from planners.lp._exact import ExactSolution, recover
 from planners.lp._periodic import ComputeTask, SendTask, Unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs, solve_float
 from simulator.items import Item
 from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform
@@ -725,9 +725,8 @@ class _FloatMaster:
         import highspy
 
         self._hs = highspy
-        self.h = highspy.Highs()
+        self.h = new_highs()
         h = self.h
-        h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
         inf = highspy.kHighsInf
@@ -919,7 +918,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
     certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
-                              method_name)
+                              method_name, exact.notes)
     if stats is not None:
         stats.update(build=built - started, solve=generated - built,
                      exact=time.perf_counter() - generated, rounds=rounds,

@@ -28,8 +28,13 @@ turns into an ``error`` result naming the phase.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import sys
+import threading
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -39,14 +44,14 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 try:
-    import highspy  # noqa: F401
+    import highspy
 
     _HAVE_HIGHSPY = True
 except ImportError:  # pragma: no cover - highspy is a dependency
     _HAVE_HIGHSPY = False
 
 __all__ = ["IPM_THRESHOLD", "Deadline", "FloatSolution", "LinearModel", "Row", "TimeLimitReached",
-           "solve_float"]
+           "new_highs", "solve_float"]
 
 IPM_THRESHOLD = 2_000
 """With ``method="auto"``, models with more variables than this use HiGHS's
@@ -55,6 +60,59 @@ simplex.  Measured with highspy: reduce N = n = 10 (3,268 variables) takes
 0.06-0.08 s with the interior point against 0.18-0.37 s with the dual simplex."""
 
 Sense = Literal["<=", "=="]
+
+_STDOUT_LOCK = threading.Lock()
+"""Serialises the redirection of file descriptor 1 in :func:`new_highs`."""
+
+
+def _flush_c_stdout() -> None:
+    """Flush the C library's ``stdout`` buffer (best effort: POSIX ``fflush(NULL)``)."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # no C runtime handle
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def _stdout_silenced() -> Iterator[None]:
+    """File descriptor 1 points to the null device inside the block.
+
+    HiGHS writes its banner with C ``printf``, below Python's ``sys.stdout``,
+    so only the descriptor itself can be redirected.  Without a usable
+    descriptor 1 (closed), the block runs as is.
+    """
+    with _STDOUT_LOCK:
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed stdout
+            sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:
+            yield
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            _flush_c_stdout()
+            os.dup2(null, 1)
+            yield
+        finally:
+            _flush_c_stdout()
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
+
+
+def new_highs() -> highspy.Highs:
+    """A new ``highspy.Highs`` object that writes nothing, ever.
+
+    highspy 1.16 prints HiGHS's banner ("Running HiGHS ... Copyright ...")
+    on standard output when the object is created, before any option can be
+    set; older versions print it at the first call other than setting an
+    option.  The object is therefore created with file descriptor 1 on the
+    null device and ``output_flag`` is switched off before it is returned.
+    Every HiGHS object of the ``lp`` planner comes from here.
+    """
+    with _stdout_silenced():
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    return h
 
 
 class TimeLimitReached(Exception):
@@ -241,8 +299,7 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     n = model.n_variables
     a = sp.vstack([a_ub, a_eq]).tocsc()
     n_ub = a_ub.shape[0]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     h.setOptionValue("presolve", "on")
     if method == "highs-ipm":
         h.setOptionValue("solver", "ipm")
