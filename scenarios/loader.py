@@ -62,7 +62,9 @@ __all__ = [
     "Scenario",
     "build_operation",
     "build_platform",
+    "STDIN",
     "load_scenario",
+    "read_document",
     "read_yaml",
     "scenario_from_dict",
     "validate_document",
@@ -131,13 +133,48 @@ class Scenario:
 # -- public entry points ---------------------------------------------------------
 
 
+STDIN = "-"
+"""The file name that means standard input (and standard output for outputs)."""
+
+
+def read_document(path: str | os.PathLike[str], *,
+                  error: type[PortsimError]) -> tuple[Any, str, Path]:
+    """Read one YAML document from ``path``, or from standard input for ``"-"``.
+
+    Returns
+    -------
+    tuple
+        ``(data, source, base_dir)``: the parsed document, the name errors
+        give it (``"<stdin>"`` for standard input) and the directory its
+        relative file names are relative to (the current one for stdin).
+
+    Raises
+    ------
+    PortsimError
+        (of class ``error``) as :func:`read_yaml`.
+    """
+    if os.fspath(path) != STDIN:
+        return read_yaml(path, error=error), os.fspath(path), Path(path).parent
+    import tempfile
+
+    text = sys.stdin.read()
+    with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+        copy = Path(folder) / "stdin.yaml"
+        copy.write_text(text, encoding="utf-8")
+        try:
+            data = read_yaml(copy, error=error)
+        except PortsimError as err:
+            raise err.with_source("<stdin>") from None
+    return data, "<stdin>", Path.cwd()
+
+
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read and check a scenario file.
 
     Parameters
     ----------
     path:
-        The YAML file.
+        The YAML file, or ``"-"`` for standard input.
 
     Returns
     -------
@@ -151,9 +188,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         node id, non-positive cost, target unreachable from its source,
         participant listed twice, bad port model, bad generator parameter.
     """
-    source = os.fspath(path)
-    return scenario_from_dict(read_yaml(path, error=ScenarioError), source=source,
-                              base_dir=Path(path).parent)
+    data, source, base_dir = read_document(path, error=ScenarioError)
+    if isinstance(data, dict) and "events" in data and "planners" not in data:
+        raise ScenarioError("this is a schedule file (it has events and no planners): "
+                            "check it with `portsim validate`", source=source)
+    return scenario_from_dict(data, source=source, base_dir=base_dir)
 
 
 def scenario_from_dict(data: object, source: str = "<string>", *,

@@ -19,21 +19,23 @@ and the figures reported are the engine's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from planners.base import PlanResult
+from planners.base import Planner, PlanResult
 from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
 from simulator.engine import replay, replay_series
 from simulator.errors import PlannerError
+from simulator.operations import Operation
+from simulator.platform import Platform
 from simulator.numbers import format_rational
 from simulator.report import Report, Violation
 
-__all__ = ["DEFAULT_HORIZON_LENGTHS", "PlannerRun", "ScenarioResult", "run_planner",
-           "run_scenario"]
+__all__ = ["DEFAULT_HORIZON_LENGTHS", "PlannerRun", "ScenarioResult", "guarded_plan",
+           "run_planner", "run_scenario"]
 
 T = TypeVar("T")
 
@@ -117,7 +119,13 @@ class ScenarioResult:
 
     @property
     def any_failed_validation(self) -> bool:
+        """True when some planner's schedule failed validation (exit status 1)."""
         return any(r.failed_validation for r in self.results)
+
+    @property
+    def any_planner_error(self) -> bool:
+        """True when some planner ended in ``status: error`` (exit status 3)."""
+        return any(r.status == "error" for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``portsim run --json``."""
@@ -126,6 +134,35 @@ class ScenarioResult:
 
 def _time_text(value: Fraction | float) -> str | float:
     return format_rational(value) if isinstance(value, Fraction) else value
+
+
+def guarded_plan(planner: Planner, platform: Platform, operation: Operation,
+                 options: Mapping[str, Any]) -> PlanResult:
+    """``planner.plan(...)``, with the planner's own failure turned into its result.
+
+    One planner's failure never sinks the others: an exception raised while
+    planning becomes a :meth:`PlanResult.error` saying what went wrong.  Only
+    misuse is raised: a :class:`PlannerError` on an option (its key path
+    starts with ``planners.``), which is bad input.
+
+    Raises
+    ------
+    PlannerError
+        On an unknown option or a bad option value.
+    """
+    try:
+        return planner.plan(platform, operation, **options)
+    except PlannerError as err:
+        if err.path is not None and err.path.startswith("planners."):
+            raise
+        return PlanResult.error(planner.name, _one_line(f"the planner failed: {err}"))
+    except Exception as err:  # any failure of the planner's own code is its result
+        return PlanResult.error(planner.name, _one_line(
+            f"the planner failed: {type(err).__name__}: {err}"))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def run_planner(
@@ -146,7 +183,7 @@ def run_planner(
     planner = get_planner(spec.name)
     platform, operation = scenario.platform, scenario.operation
     name, kind, model = spec.name, operation.kind.value, str(platform.port_model)
-    result = planner.plan(platform, operation, **dict(spec.options))
+    result = guarded_plan(planner, platform, operation, spec.options)
     if not result.is_ok or result.schedule is None:
         return PlannerRun(name, kind, model, status=result.status,
                           message=result.message or "no schedule",

@@ -350,7 +350,7 @@ class ScenarioSpec(_Strict):
     seed: int | None = None
     platform: PlatformSpec
     operation: OperationSpec
-    planners: list[PlannerEntry] = Field(default_factory=list)
+    planners: list[PlannerEntry] = Field(default_factory=list, min_length=1)
     horizon: PositiveRational | None = None
 
 
