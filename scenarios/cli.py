@@ -11,10 +11,11 @@ error, one line each.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +26,7 @@ from rich.table import Table
 
 from planners.registry import available_planners, get_planner
 from scenarios.loader import STDIN, PlannerSpec, load_scenario, read_document
-from scenarios.runner import ScenarioResult, guarded_plan, run_scenario
+from scenarios.runner import ScenarioResult, guarded_plan, planner_label, run_scenario
 from scenarios.schedule_file import dump_schedule, schedule_from_dict
 from simulator.engine import replay
 from simulator.errors import PortsimError, ScheduleError
@@ -55,6 +56,17 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     """Print a warning as one line on standard error (no source line)."""
     text = " ".join(str(message).split())
     click.echo(f"portsim: warning: {text}", err=True)
+
+
+@contextlib.contextmanager
+def _activity() -> Iterator[Callable[[str], None]]:
+    """A function showing what runs now: a spinner on a terminal's stderr, else nothing."""
+    console = _console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _text: None
+        return
+    with console.status("starting...") as status:
+        yield lambda text: status.update(f"[dim]{text}...[/dim]")
 
 
 def _write_text(destination: Path, text: str) -> None:
@@ -144,14 +156,13 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     if asymptotic:
         _run_asymptotic(console, loaded)
 
-    def progress(spec: PlannerSpec) -> None:
-        status = _console(stderr=True)
-        if status.is_terminal:
-            status.print(f"[dim]planning with {spec.name}...[/dim]")
+    with _activity() as show:
+        def progress(spec: PlannerSpec) -> None:
+            show(f"{planner_label(spec.name, spec.options)}: planning and replaying")
 
-    outcome = _guarded(lambda: run_scenario(loaded, horizon=h, exact=not float_time,
-                                            progress=progress,
-                                            horizon_key=None if h is None else "--horizon"))
+        outcome = _guarded(lambda: run_scenario(
+            loaded, horizon=h, exact=not float_time, progress=progress,
+            horizon_key=None if h is None else "--horizon"))
     _print_results(console, outcome)
     if json_out is not None:
         text = json.dumps(outcome.to_dict(), indent=2) + "\n"
@@ -183,7 +194,8 @@ def _run_asymptotic(console: Console, loaded: Any) -> None:
     """``run --asymptotic``: print the table and exit (1 on a problem)."""
     from scenarios.asymptotic import asymptotic_study
 
-    study = _guarded(lambda: asymptotic_study(loaded))
+    with _activity() as show:
+        study = _guarded(lambda: asymptotic_study(loaded, progress=show))
     table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
                         f"{_text(study.bound)}, lp period {_text(study.period)}")
     for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
