@@ -226,7 +226,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
         table.add_row(r.label, r.status, _text(r.throughput_bound), _text(r.period),
                       _text(r.makespan), _text(r.measured_throughput),
-                      "-" if r.completed is None else str(r.completed), _text(r.horizon),
+                      "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
+                      _text(r.horizon),
                       feasible)
     console.print(table)
     for r in outcome.results:
