@@ -58,11 +58,11 @@ from simulator.platform import Link, Node, Platform
 
 __all__ = [
     "DEFAULT_SEED",
+    "STDIN",
     "PlannerSpec",
     "Scenario",
     "build_operation",
     "build_platform",
-    "STDIN",
     "load_scenario",
     "read_document",
     "read_yaml",

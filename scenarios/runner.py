@@ -31,9 +31,9 @@ from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
 from simulator.engine import replay, replay_series
 from simulator.errors import PlannerError, ScenarioError, ScheduleError
+from simulator.numbers import format_rational
 from simulator.operations import Operation
 from simulator.platform import Platform
-from simulator.numbers import format_rational
 from simulator.report import Report, Violation
 from simulator.schedule import Compute, Schedule, Send
 

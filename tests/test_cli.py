@@ -292,7 +292,7 @@ def test_tree_planners_without_paths_answer_unsupported(tmp_path: Path) -> None:
     # planners once raised "no path from N4 to N3" and the run exited 2,
     # losing the flat result.
     out = tmp_path / "out.json"
-    code, stdout, stderr = invoke("run", str(star_reduce(tmp_path, "greedy, binomial, "
+    code, _stdout, stderr = invoke("run", str(star_reduce(tmp_path, "greedy, binomial, "
                                                          "fibonacci, flat")),
                                   "--json", str(out))
     assert code == 0, stderr
@@ -301,7 +301,8 @@ def test_tree_planners_without_paths_answer_unsupported(tmp_path: Path) -> None:
         assert results[name]["status"] == "unsupported"
         assert "no path from" in results[name]["message"]
     flat = results["flat"]
-    assert flat["status"] == "ok" and flat["feasible"] is True
+    assert flat["status"] == "ok"
+    assert flat["feasible"] is True
     # Flat reduce: N0 receives v1..v5 one after the other, 1 + 2 + 1 + 3 + 1 = 8
     # time units of its receive port, and combines them in order (compute 1
     # each, overlapping the next receive): the last ends at 8 + 1.
@@ -335,8 +336,10 @@ def test_a_raising_planner_is_an_error_row_and_exit_3(
     assert code == 3
     boom_row, flat_row = json.loads(out.read_text())["results"]
     assert boom_row["status"] == "error"
-    assert type(error).__name__ in boom_row["message"] and str(error) in boom_row["message"]
-    assert flat_row["status"] == "ok" and flat_row["makespan"] == "9"
+    assert type(error).__name__ in boom_row["message"]
+    assert str(error) in boom_row["message"]
+    assert flat_row["status"] == "ok"
+    assert flat_row["makespan"] == "9"
     assert "boom: error: the planner failed" in stdout
 
 
@@ -356,7 +359,8 @@ def test_validation_failure_outranks_a_planner_error() -> None:
 def test_a_bad_option_is_still_bad_input(tmp_path: Path) -> None:
     code, stdout, stderr = invoke("run", str(star_reduce(tmp_path, "{name: greedy, "
                                                          "reducers: 0}, flat")))
-    assert code == 2 and stdout == ""
+    assert code == 2
+    assert stdout == ""
     assert stderr.splitlines() == [
         f"portsim: error: {tmp_path / 'scenario.yaml'}: planners[0].greedy.reducers: must "
         "be an integer >= 1 (got 0)"]
@@ -368,7 +372,8 @@ def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
                         lambda name: raising_planner(RuntimeError("solver crashed")))
     code, stdout, stderr = invoke("plan", str(star_reduce(tmp_path, "flat")), "--planner",
                                   "boom", "-o", str(tmp_path / "s.yaml"))
-    assert code == 3 and stdout == ""
+    assert code == 3
+    assert stdout == ""
     assert "returned error: the planner failed: RuntimeError: solver crashed" in stderr
 
 
@@ -395,7 +400,8 @@ def test_run_json_to_stdout_parses(tmp_path: Path) -> None:
     labels = [r["label"] for r in document["results"]]
     assert labels == ["greedy", "fibonacci", "binomial", "greedy (reducers: 2)", "flat"]
     assert "reduce-fibonacci" in done.stderr  # the table went to standard error
-    assert not (tmp_path / "-").exists() and not Path("-").exists()
+    assert not (tmp_path / "-").exists()
+    assert not Path("-").exists()
 
 
 @HIGHS_BANNER
@@ -421,7 +427,8 @@ def test_plan_to_stdout_then_validate_from_stdin() -> None:
     checked = portsim("validate", "-", "--format", "json", stdin=yaml.safe_dump(document))
     assert checked.returncode == 1, checked.stderr
     report = json.loads(checked.stdout)
-    assert report["ok"] is False and report["schedule"] == "-"
+    assert report["ok"] is False
+    assert report["schedule"] == "-"
     assert "port_conflict" in {v["kind"] for v in report["violations"]}
 
 
@@ -435,7 +442,8 @@ def test_validate_json_to_stdout_parses_with_lp(tmp_path: Path) -> None:
     checked = portsim("validate", str(schedule), "--format", "json")
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
-    assert report["ok"] is True and report["lp_bound"] == "1/2"  # RR-4872 Fig. 2
+    assert report["ok"] is True
+    assert report["lp_bound"] == "1/2"
 
 
 def test_run_reads_the_scenario_from_stdin() -> None:
@@ -447,7 +455,8 @@ def test_run_reads_the_scenario_from_stdin() -> None:
 
 def test_bad_input_on_stdin_is_named_stdin() -> None:
     done = portsim("run", "-", stdin="name: x\nplatform: {nodes: []}\n")
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2
+    assert done.stdout == ""
     assert done.stderr.startswith("portsim: error: <stdin>: ")
     assert len(done.stderr.splitlines()) == 1
 
@@ -500,7 +509,8 @@ def test_over_budget_horizon_is_one_line_naming_file_and_option(
     monkeypatch.setattr(simulator.engine, "MAX_REPLAY_EVENTS", 5)
     scenario = write(tmp_path, SCATTER.replace("[flat]", "[lp]"))
     code, stdout, stderr = invoke("run", str(scenario), "--horizon", "1000000")
-    assert code == 2 and stdout == ""
+    assert code == 2
+    assert stdout == ""
     (line,) = stderr.splitlines()
     assert line.startswith(f"portsim: error: {scenario}: --horizon: replaying ")
     assert line.endswith("(got '1000000')")

@@ -168,4 +168,5 @@ def test_the_sparse_platforms_miss_paths() -> None:
     assert missing_path(platform, platform.node_ids) is not None
     result = available_planners()["greedy"].plan(
         platform, Operation(OperationKind.REDUCE, target="P0").resolve(platform))
-    assert result.status == "unsupported" and "no path from" in result.message
+    assert result.status == "unsupported"
+    assert "no path from" in result.message

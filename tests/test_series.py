@@ -9,6 +9,7 @@ one (issue 12: a silent cap of 2,000,000 events once printed 0.1000 ratios).
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from pathlib import Path
 
@@ -92,11 +93,11 @@ def test_series_count_on_random_platforms(seed: int, n: int, model: str, planner
 def chain(n: int) -> Schedule:
     """A broadcast along a chain of n nodes, cost 1 per hop: one per time unit."""
     names = [f"N{i}" for i in range(n)]
-    platform = Platform.build(names, [(a, b, 1) for a, b in zip(names, names[1:])])
+    platform = Platform.build(names, [(a, b, 1) for a, b in itertools.pairwise(names)])
     op = Operation(OperationKind.BROADCAST, source="N0").resolve(platform)
     return Schedule.from_dicts(platform, op, [
         {"kind": "send", "src": a, "dst": b, "item": "b", "start": i}
-        for i, (a, b) in enumerate(zip(names, names[1:]))])
+        for i, (a, b) in enumerate(itertools.pairwise(names))])
 
 
 def test_a_huge_horizon_is_counted_exactly() -> None:
@@ -113,7 +114,8 @@ def test_a_series_that_does_not_settle_is_cut_and_says_so(
     # which its count is exact, not the one asked.
     monkeypatch.setattr(simulator.engine, "MAX_SERIES_EVENTS", 2 * 4)
     report = replay_series(chain(5), 1000)
-    assert report.horizon is not None and report.horizon < 1000
+    assert report.horizon is not None
+    assert report.horizon < 1000
     assert report.completed == brute_series(chain(5), Fraction(report.horizon))
 
 
@@ -124,7 +126,8 @@ def test_run_marks_a_cut_series(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
     (flat,) = [r for r in run_scenario(scenario).results if r.planner == "flat"]
     assert flat.replay_cut is True
-    assert flat.measured_throughput is None and flat.completed is None
+    assert flat.measured_throughput is None
+    assert flat.completed is None
     assert flat.to_dict()["replay_cut"] is True
     assert any(note.startswith("replay cut:") for note in flat.notes)
 
@@ -134,7 +137,8 @@ def test_run_marks_a_cut_series(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 def test_periodic_count_equals_the_full_replay(example: str) -> None:
     scenario = load_scenario(EXAMPLES / f"{example}.yaml")
     result = get_planner("lp").plan(scenario.platform, scenario.operation)
-    assert result.is_ok and result.schedule is not None
+    assert result.is_ok
+    assert result.schedule is not None
     period = result.schedule.period
     assert period is not None
     for horizon in (period * 3, period * 37 + period / 3, period * 120):
@@ -143,4 +147,5 @@ def test_periodic_count_equals_the_full_replay(example: str) -> None:
         assert (fast.completed, fast.instances, fast.unfinished) == (
             full.completed, full.instances, full.unfinished)
         assert fast.horizon == horizon
-        assert fast.feasible and full.feasible
+        assert fast.feasible
+        assert full.feasible
