@@ -18,21 +18,23 @@ import warnings
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from planners.registry import available_planners, get_planner
-from scenarios.loader import STDIN, PlannerSpec, load_scenario, read_document
-from scenarios.runner import ScenarioResult, guarded_plan, planner_label, run_scenario
-from scenarios.schedule_file import dump_schedule, schedule_from_dict
-from simulator.engine import replay
 from simulator.errors import PortsimError, ScheduleError
 from simulator.numbers import format_rational, parse_rational
-from simulator.report import Report
-from simulator.schedule import Schedule
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scenarios.loader import PlannerSpec, Scenario
+    from scenarios.runner import ScenarioResult
+    from simulator.report import Report
+    from simulator.schedule import Schedule
+
+# Imports are made inside the commands: `portsim --help` and `portsim planners`
+# must not pay for pydantic, networkx, SimPy or scipy (benchmarks/startup.py).
 
 __all__ = ["main"]
 
@@ -45,6 +47,8 @@ T = TypeVar("T")
 
 
 def _console(*, stderr: bool = False) -> Console:
+    from rich.console import Console
+
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
     stream = sys.stderr if stderr else sys.stdout
     return Console(highlight=False, stderr=stderr,
@@ -71,6 +75,8 @@ def _activity() -> Iterator[Callable[[str], None]]:
 
 def _write_text(destination: Path, text: str) -> None:
     """Write ``text`` to the file ``destination``, or to standard output for ``-``."""
+    from scenarios.loader import STDIN
+
     if str(destination) == STDIN:
         click.echo(text, nl=False)
     else:
@@ -149,6 +155,9 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
     failed (its row says status error; every other planner still runs).
     """
+    from scenarios.loader import STDIN, load_scenario
+    from scenarios.runner import planner_label, run_scenario
+
     h = _horizon(horizon)
     loaded = _guarded(lambda: load_scenario(scenario))
     to_stdout = STDIN in (str(json_out), str(report_out))
@@ -190,8 +199,10 @@ def _run_status(outcome: ScenarioResult) -> int:
     return EXIT_PLANNER_ERROR if outcome.any_planner_error else EXIT_OK
 
 
-def _run_asymptotic(console: Console, loaded: Any) -> None:
+def _run_asymptotic(console: Console, loaded: Scenario) -> None:
     """``run --asymptotic``: print the table and exit (1 on a problem)."""
+    from rich.table import Table
+
     from scenarios.asymptotic import asymptotic_study
 
     with _activity() as show:
@@ -215,6 +226,8 @@ def _run_asymptotic(console: Console, loaded: Any) -> None:
 
 
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
+    from rich.table import Table
+
     scenario = outcome.scenario
     title = f"{scenario.name}: {scenario.operation.kind.value} on " \
             f"{len(scenario.platform.nodes)} nodes, {scenario.platform.port_model}"
@@ -263,6 +276,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     ``lp`` planner, when one is registered and handles the operation.
     """
     from scenarios.bounds import compare_to_bound, lp_bound
+    from simulator.engine import replay
     from simulator.validation import schedule_throughput
 
     h = _horizon(horizon)
@@ -317,6 +331,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
 
 def _load_schedule(path: Path) -> Schedule:
     """Read a schedule file (``-``: standard input); a scenario file is pointed to ``run``."""
+    from scenarios.loader import read_document
+    from scenarios.schedule_file import schedule_from_dict
+
     data, source, base_dir = read_document(path, error=ScheduleError)
     if isinstance(data, dict) and "events" not in data and "planners" in data:
         raise ScheduleError("this is a scenario file (it has planners and no events): run "
@@ -326,6 +343,8 @@ def _load_schedule(path: Path) -> Schedule:
 
 
 def _print_validation(console: Console, path: Path, report: Report) -> None:
+    from rich.table import Table
+
     verdict = "feasible and complete" if report.feasible and report.complete else (
         "feasible but incomplete" if report.feasible else
         f"{len(report.violations)} violation(s)")
@@ -360,6 +379,11 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     Exit status: 0 written, 2 bad input or no schedule (unsupported,
     infeasible), 3 the planner failed.
     """
+    from planners.registry import get_planner
+    from scenarios.loader import STDIN, load_scenario
+    from scenarios.runner import guarded_plan
+    from scenarios.schedule_file import dump_schedule
+
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     for spec in loaded.planners:
@@ -388,13 +412,16 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
 @main.command(name="planners")
 def planners_command() -> None:
     """List the planners, the operations and port models each supports."""
+    from rich.table import Table
+
+    from planners.registry import planner_infos
+
     table = Table(title="planners")
     for column in ("name", "operations", "port models", "description"):
         table.add_column(column)
-    for name, planner in sorted(available_planners().items()):
-        table.add_row(name, ", ".join(sorted(op.value for op in planner.operations)),
-                      ", ".join(sorted(pm.value for pm in planner.port_models)),
-                      planner.description)
+    for info in sorted(planner_infos(), key=lambda info: info.name):
+        table.add_row(info.name, ", ".join(sorted(info.operations)),
+                      ", ".join(sorted(info.port_models)), info.description)
     _console().print(table)
 
 
@@ -417,6 +444,7 @@ def planners_command() -> None:
 def study(study_file: Path, out: Path, executor: str, workers: int | None,
           scheduler: str | None, resume: bool, batch_size: int) -> None:
     """Run the comparative study STUDY.yaml; exit 1 if a run failed or was invalid."""
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
