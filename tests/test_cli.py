@@ -368,7 +368,7 @@ def test_a_bad_option_is_still_bad_input(tmp_path: Path) -> None:
 
 def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("scenarios.cli.get_planner",
+    monkeypatch.setattr("planners.registry.get_planner",
                         lambda name: raising_planner(RuntimeError("solver crashed")))
     code, stdout, stderr = invoke("plan", str(star_reduce(tmp_path, "flat")), "--planner",
                                   "boom", "-o", str(tmp_path / "s.yaml"))
