@@ -44,8 +44,6 @@ from scenarios.schema import (
     ThreeClassGeneratorSpec,
     TiersGeneratorSpec,
 )
-from scenarios.simgrid import simgrid_platform
-from scenarios.tiers import tiers_platform
 from simulator.errors import (
     OperationError,
     PlatformError,
@@ -415,6 +413,8 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
         if isinstance(generator, SenderTimesGeneratorSpec):
             return sender_times_platform(generator.times, port_model=spec.port_model)
         if isinstance(generator, TiersGeneratorSpec):
+            from scenarios.tiers import tiers_platform  # on use: start-up
+
             return tiers_platform(generator.wan, generator.man, generator.lan, generator.hosts,
                                   c_wan=generator.c_wan, c_man=generator.c_man,
                                   c_lan=generator.c_lan, compute=generator.compute,
@@ -436,6 +436,8 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
 def _simgrid(simgrid: SimgridSpec, spec: PlatformSpec,
              base_dir: str | os.PathLike[str] | None) -> Platform:
     """Import ``simgrid.file``; an error names the XML file as written and the element."""
+    from scenarios.simgrid import simgrid_platform  # on use: start-up (XML parser)
+
     path = Path(simgrid.file)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
