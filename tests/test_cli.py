@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -541,3 +542,24 @@ def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,
     code, stdout, _ = invoke("run", str(write(tmp_path, SCATTER)), "--asymptotic")
     assert code == 1
     assert "the lp ratio is not measured at the longest horizon" in stdout
+
+
+def test_a_huge_horizon_on_the_reduce_toy(tmp_path: Path) -> None:
+    # Issue 13: 42 s and 2.5 GB on the flat replay, then exit 2.  Now exact:
+    # the flat reduce (makespan 5/2) is paced by P0's receive port, 2 per
+    # operation, so copy t completes at 5/2 + 2t; lp (TP = 1, Fig. 6) loses a
+    # start-up constant C that a full replay of 1000 time units already shows.
+    from scenarios.loader import load_scenario
+    from scenarios.runner import run_scenario
+    from simulator.engine import replay
+
+    horizon = Fraction(10**12)
+    scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
+    flat, lp = run_scenario(scenario, horizon=horizon).results
+    assert flat.completed == (horizon - Fraction(5, 2)) // 2 + 1 == 499_999_999_999
+    assert lp.plan is not None
+    assert lp.plan.schedule is not None
+    short = replay(lp.plan.schedule, horizon=1000)
+    assert lp.completed == 10**12 - (1000 - short.completed)
+    assert lp.feasible
+    assert not lp.replay_cut
