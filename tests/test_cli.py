@@ -293,11 +293,16 @@ def test_tree_planners_without_paths_answer_unsupported(tmp_path: Path) -> None:
     # planners once raised "no path from N4 to N3" and the run exited 2,
     # losing the flat result.
     out = tmp_path / "out.json"
-    code, _stdout, stderr = invoke("run", str(star_reduce(tmp_path, "greedy, binomial, "
+    code, _stdout, stderr = invoke("run", str(star_reduce(tmp_path, "lp, greedy, binomial, "
                                                          "fibonacci, flat")),
                                   "--json", str(out))
     assert code == 0, stderr
     results = {r["planner"]: r for r in json.loads(out.read_text())["results"]}
+    # Every v_i must cross its own link into N0, whose receive port then
+    # works 1 + 2 + 1 + 3 + 1 = 8 per reduction: TP = 1/8.
+    assert results["lp"]["status"] == "ok"
+    assert results["lp"]["throughput_bound"] == "1/8"
+    assert results["lp"]["feasible"] is True
     for name in ("greedy", "binomial", "fibonacci"):
         assert results[name]["status"] == "unsupported"
         assert "no path from" in results[name]["message"]
