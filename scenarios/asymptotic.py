@@ -19,7 +19,7 @@ from fractions import Fraction
 from planners.base import PlanResult
 from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
-from scenarios.runner import guarded_plan, planner_label, replay_periodic
+from scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
 from simulator.engine import replay, replay_series
 from simulator.errors import PortsimError
 from simulator.report import Report
@@ -149,7 +149,7 @@ def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
     except PortsimError as err:
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"not replayed: {err}"), None
-    if report.horizon is not None and Fraction(report.horizon) < horizon:
+    if series_cut(report, horizon):
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"replay cut: exact only up to {report.horizon} "
                              f"({report.completed} completed by then)"), None

@@ -149,3 +149,16 @@ def test_periodic_count_equals_the_full_replay(example: str) -> None:
         assert fast.horizon == horizon
         assert fast.feasible
         assert full.feasible
+
+
+def test_float_mode_is_not_mistaken_for_a_cut(tmp_path: Path) -> None:
+    # 1000/3 is no float: the float replay's horizon rounds it, not a cut.
+    from scenarios.runner import run_scenario
+
+    scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
+    exact = run_scenario(scenario, horizon=Fraction(1000, 3)).results[0]
+    rounded = run_scenario(scenario, horizon=Fraction(1000, 3), exact=False).results[0]
+    assert exact.planner == rounded.planner == "flat"
+    assert not rounded.replay_cut
+    # Copy t of the flat reduce completes at 5/2 + 2t (P0's receive port).
+    assert rounded.completed == exact.completed == (Fraction(1000, 3) - Fraction(5, 2)) // 2 + 1
