@@ -372,7 +372,7 @@ def series_cut(measured: Report, horizon: Fraction) -> bool:
 
 def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
     """:func:`series_cut`, with a note saying how far the exact count went."""
-    if not series_cut(measured, horizon):
+    if measured.horizon is None or not series_cut(measured, horizon):
         return False
     notes.append(f"replay cut: the pipelined series did not settle into a repeating pattern "
                  f"within the replay cap; {measured.completed} operations completed by "
