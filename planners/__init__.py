@@ -2,10 +2,14 @@
 
 Each planner follows the :class:`Planner` protocol and returns a
 :class:`PlanResult`.  The registry maps names to planners, built-in or
-plugged in through the ``portsim.planners`` entry-point group.
+plugged in through the ``portsim.planners`` entry-point group.  Names are
+imported on first use (PEP 562), and the registry lists the built-in planners
+without importing them, so ``portsim --help`` and ``portsim planners`` start
+fast.
 
 Examples
 --------
+>>> from planners import plan
 >>> from simulator.platform import Platform
 >>> from simulator.operations import Operation, OperationKind
 >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
@@ -13,28 +17,63 @@ Examples
 Fraction(3, 1)
 """
 
-from planners.base import (
-    FunctionPlanner,
-    PlanFunction,
-    Planner,
-    PlanResult,
-    PlanStatus,
-    WeightedTree,
-    check_options,
-    unsupported_reason,
-)
-from planners.flat import FLAT_PLANNER, flat_tree
-from planners.registry import (
-    BUILTIN_PLANNERS,
-    ENTRY_POINT_GROUP,
-    PlannerPluginWarning,
-    available_planners,
-    get_planner,
-    plan,
-    plugin_planners,
-)
-from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
-from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from planners.base import (
+        FunctionPlanner,
+        PlanFunction,
+        Planner,
+        PlanResult,
+        PlanStatus,
+        WeightedTree,
+        check_options,
+        missing_path,
+        unsupported_reason,
+    )
+    from planners.flat import (
+        FLAT_PLANNER,
+        flat_tree,
+    )
+    from planners.registry import (
+        BUILTIN_PLANNERS,
+        ENTRY_POINT_GROUP,
+        PlannerInfo,
+        PlannerPluginWarning,
+        available_planners,
+        get_planner,
+        plan,
+        planner_infos,
+        plugin_planners,
+    )
+    from planners.snf import (
+        FNF_PLANNER,
+        OPTIMAL_PLANNER,
+        SNF_PLANNER,
+    )
+    from planners.trees import (
+        BINOMIAL_PLANNER,
+        FIBONACCI_PLANNER,
+        GREEDY_PLANNER,
+    )
+
+_HOMES: dict[str, list[str]] = {
+    "planners.base": [
+        "FunctionPlanner", "PlanFunction", "Planner", "PlanResult", "PlanStatus", "WeightedTree",
+        "check_options", "missing_path", "unsupported_reason",
+    ],
+    "planners.flat": ["FLAT_PLANNER", "flat_tree"],
+    "planners.registry": [
+        "BUILTIN_PLANNERS", "ENTRY_POINT_GROUP", "PlannerInfo", "PlannerPluginWarning",
+        "available_planners", "get_planner", "plan", "planner_infos", "plugin_planners",
+    ],
+    "planners.snf": ["FNF_PLANNER", "OPTIMAL_PLANNER", "SNF_PLANNER"],
+    "planners.trees": ["BINOMIAL_PLANNER", "FIBONACCI_PLANNER", "GREEDY_PLANNER"],
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "BINOMIAL_PLANNER",
@@ -51,13 +90,31 @@ __all__ = [
     "PlanResult",
     "PlanStatus",
     "Planner",
+    "PlannerInfo",
     "PlannerPluginWarning",
     "WeightedTree",
     "available_planners",
     "check_options",
     "flat_tree",
     "get_planner",
+    "missing_path",
     "plan",
+    "planner_infos",
     "plugin_planners",
     "unsupported_reason",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: a name is imported on first use, so that importing one light
+    # submodule does not load every heavy one.
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'planners' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

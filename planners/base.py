@@ -33,6 +33,7 @@ __all__ = [
     "ReplayMode",
     "WeightedTree",
     "check_options",
+    "missing_path",
     "unsupported_reason",
 ]
 
@@ -381,6 +382,40 @@ def unsupported_reason(
             handled = ", ".join(sorted(str(k) for k in models)) or "nothing"
             return (f"{name} does not handle the {model} port model of node {node} "
                     f"(it handles: {handled})")
+    return None
+
+
+def missing_path(platform: Platform, nodes: Iterable[NodeId]) -> tuple[NodeId, NodeId] | None:
+    """The first ordered pair of ``nodes`` with no path from the first to the second.
+
+    A planner that may send between any two of ``nodes`` (a reduction tree
+    arranges its participants freely) answers ``unsupported`` naming this
+    pair instead of failing half-way.
+
+    Returns
+    -------
+    tuple or None
+        ``(src, dst)`` with ``dst`` unreachable from ``src``, in the order of
+        ``nodes``; ``None`` when every node reaches every other.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["A", "B", "C"], [("A", "C", 1), ("B", "C", 1)])
+    >>> missing_path(p, ["A", "B", "C"])
+    ('A', 'B')
+    >>> missing_path(p, ["C"]) is None
+    True
+    """
+    import networkx as nx  # lazily: listing the planners must not import networkx
+
+    wanted = list(dict.fromkeys(nodes))
+    graph = platform.graph
+    for src in wanted:
+        reachable = nx.descendants(graph, src)
+        for dst in wanted:
+            if dst != src and dst not in reachable:
+                return src, dst
     return None
 
 

@@ -15,46 +15,141 @@ the built-in planners.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
+import importlib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planners.base import Planner, PlanResult
-from planners.flat import FLAT_PLANNER
-from planners.lp import LP_NAIVE_PLANNER, LP_PLANNER
-from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
-from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
 from simulator.errors import PlannerError
-from simulator.operations import Operation
-from simulator.platform import Platform
+
+if TYPE_CHECKING:
+    import importlib.metadata
+
+    from planners.base import Planner, PlanResult
+    from simulator.operations import Operation
+    from simulator.platform import Platform
 
 __all__ = [
     "BUILTIN_PLANNERS",
     "ENTRY_POINT_GROUP",
+    "PlannerInfo",
     "PlannerPluginWarning",
     "available_planners",
     "get_planner",
     "plan",
+    "planner_infos",
     "plugin_planners",
 ]
 
 ENTRY_POINT_GROUP = "portsim.planners"
 """The entry-point group read for plug-in planners."""
 
-BUILTIN_PLANNERS: Mapping[str, Planner] = MappingProxyType({
-    FLAT_PLANNER.name: FLAT_PLANNER,
-    GREEDY_PLANNER.name: GREEDY_PLANNER,
-    FIBONACCI_PLANNER.name: FIBONACCI_PLANNER,
-    BINOMIAL_PLANNER.name: BINOMIAL_PLANNER,
-    LP_PLANNER.name: LP_PLANNER,
-    LP_NAIVE_PLANNER.name: LP_NAIVE_PLANNER,
-    SNF_PLANNER.name: SNF_PLANNER,
-    OPTIMAL_PLANNER.name: OPTIMAL_PLANNER,
-    FNF_PLANNER.name: FNF_PLANNER,
-})
-"""The planners shipped with portsim, by name (read-only)."""
+
+@dataclass(frozen=True)
+class PlannerInfo:
+    """What ``portsim planners`` lists about a planner, without importing it.
+
+    The built-in planners' modules pull in networkx, scipy and HiGHS; their
+    listing and the check of a scenario's planner names must not.
+    ``tests/test_planners.py`` checks each entry against the planner itself.
+    ``operations`` and ``port_models`` hold the kinds' names (``"reduce"``,
+    ``"multiport"``).
+    """
+
+    name: str
+    operations: frozenset[str]
+    port_models: frozenset[str]
+    description: str
+    module: str = ""
+    attribute: str = ""
+
+    @classmethod
+    def of(cls, planner: Planner) -> PlannerInfo:
+        """The listing of an already loaded planner (a plug-in)."""
+        return cls(planner.name, frozenset(str(k) for k in planner.operations),
+                   frozenset(str(k) for k in planner.port_models), planner.description)
+
+
+def _info(name: str, operations: str, port_models: str, description: str,
+          home: str) -> PlannerInfo:
+    module, attribute = home.split(":")
+    return PlannerInfo(name, frozenset(operations.split()), frozenset(port_models.split()),
+                       description, module, attribute)
+
+
+_ALL_PORTS = "bidirectional unidirectional multiport"
+_ONE_PORT = "bidirectional unidirectional"
+
+_BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
+    _info("flat", "scatter gather broadcast reduce", _ALL_PORTS,
+          "naive flat tree: the root or source deals with every other participant "
+          "directly, one at a time, in participant order (one-shot)",
+          "planners.flat:FLAT_PLANNER"),
+    _info("greedy", "reduce allreduce", _ALL_PORTS,
+          "Canon-Antoniu greedy reduction tree (Algorithm 1; options "
+          "concurrent_transfers: K = Algorithm 2, reducers: K = Algorithm 3), one-shot",
+          "planners.trees:GREEDY_PLANNER"),
+    _info("fibonacci", "reduce allreduce", _ALL_PORTS,
+          "Canon-Antoniu Fibonacci strategy: Algorithm 1 with d = c (section 7.3), one-shot",
+          "planners.trees:FIBONACCI_PLANNER"),
+    _info("binomial", "reduce allreduce", _ALL_PORTS,
+          "Canon-Antoniu binomial strategy: Algorithm 1 with min(d, c) = 0 (section 7.3), "
+          "one-shot",
+          "planners.trees:BINOMIAL_PLANNER"),
+    _info("lp", "scatter gather alltoall reduce broadcast allgather allreduce", _ALL_PORTS,
+          "steady-state linear program (any port models; column generation over matchings "
+          "unless all bidirectional): exact optimal throughput, certified by the dual, and "
+          "an asymptotically optimal periodic schedule",
+          "planners.lp:LP_PLANNER"),
+    _info("lp-naive", "scatter gather alltoall reduce broadcast allgather", _ONE_PORT,
+          "naive port-sum steady-state LP (Beaumont-Marchal 2004, section 2.2.2; "
+          "unidirectional port: sum in + out <= 1), for comparison: its bound is NOT "
+          "achievable in general; its trees are replayed as soon as possible",
+          "planners.lp:LP_NAIVE_PLANNER"),
+    _info("snf", "reduce allreduce", _ONE_PORT,
+          "slowest node first + EP (Liu\u2013Kuo\u2013Wang), sender-time model, commutative "
+          "reduce (2-approximation) and all-reduce (SNF then FNF, 3.5-approximation)",
+          "planners.snf:SNF_PLANNER"),
+    _info("optimal", "reduce", _ONE_PORT,
+          "exact one-shot commutative reduce in the sender-time model: two-class DP, "
+          "k-class DP or branch and bound (Liu\u2013Kuo\u2013Wang), the fastest per instance",
+          "planners.snf:OPTIMAL_PLANNER"),
+    _info("fnf", "broadcast", _ONE_PORT,
+          "fastest node first broadcast in the sender-time model (one-shot)",
+          "planners.snf:FNF_PLANNER"),
+)
+
+
+class _Builtins(Mapping[str, "Planner"]):
+    """The built-in planners by name, each module imported on first use (read-only)."""
+
+    def __init__(self, infos: tuple[PlannerInfo, ...]) -> None:
+        self._infos = {info.name: info for info in infos}
+
+    def __getitem__(self, name: str) -> Planner:
+        info = self._infos[name]
+        planner: Planner = getattr(importlib.import_module(info.module), info.attribute)
+        return planner
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def __repr__(self) -> str:
+        return f"BUILTIN_PLANNERS({', '.join(self._infos)})"
+
+    def infos(self) -> tuple[PlannerInfo, ...]:
+        """The listing of every built-in planner (nothing imported)."""
+        return tuple(self._infos.values())
+
+
+BUILTIN_PLANNERS: Mapping[str, Planner] = _Builtins(_BUILTIN_INFOS)
+"""The planners shipped with portsim, by name (read-only; a planner's module is
+imported when it is first looked up)."""
 
 
 class PlannerPluginWarning(UserWarning):
@@ -63,11 +158,15 @@ class PlannerPluginWarning(UserWarning):
 
 def _entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
     """The entry points of :data:`ENTRY_POINT_GROUP` (a seam for tests)."""
+    import importlib.metadata
+
     return tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
 
 
 def _load(entry_point: importlib.metadata.EntryPoint) -> Planner:
     """Load one plug-in; raise :class:`PlannerError` when it is not a planner."""
+    from planners.base import Planner
+
     obj = entry_point.load()
     if not isinstance(obj, Planner) and callable(obj):
         obj = obj()
@@ -132,6 +231,20 @@ def available_planners() -> dict[str, Planner]:
     return {**BUILTIN_PLANNERS, **plugin_planners()}
 
 
+def planner_infos() -> tuple[PlannerInfo, ...]:
+    """What ``portsim planners`` lists: the built-ins (without importing them), then
+    the plug-ins.
+
+    Examples
+    --------
+    >>> sorted(info.name for info in planner_infos())[:3]
+    ['binomial', 'fibonacci', 'flat']
+    """
+    assert isinstance(BUILTIN_PLANNERS, _Builtins)
+    return BUILTIN_PLANNERS.infos() + tuple(
+        PlannerInfo.of(planner) for planner in plugin_planners().values())
+
+
 def get_planner(name: str) -> Planner:
     """The planner called ``name``.
 
@@ -147,17 +260,20 @@ def get_planner(name: str) -> Planner:
     """
     if not isinstance(name, str):
         raise PlannerError("a planner name must be a string", value=name)
-    planners = available_planners()
+    if name in BUILTIN_PLANNERS:
+        return BUILTIN_PLANNERS[name]
+    plugins = plugin_planners()
     try:
-        return planners[name]
+        return plugins[name]
     except KeyError as err:
-        valid = ", ".join(sorted(planners))
+        valid = ", ".join(sorted({*BUILTIN_PLANNERS, *plugins}))
         raise PlannerError(
             f"unknown planner; valid planners: {valid}", value=name
         ) from err
 
 
-def plan(name: str, platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+def plan(name: str, platform: Platform, operation: Operation,
+         **options: Any) -> PlanResult:
     """Plan ``operation`` on ``platform`` with the planner called ``name``.
 
     Raises

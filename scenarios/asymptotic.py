@@ -12,14 +12,17 @@ a constant ``C`` (start-up and wind-down), so its ratio tends to 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from planners.base import PlanResult
 from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
+from scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
 from simulator.engine import replay, replay_series
 from simulator.errors import PortsimError
+from simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study"]
 
@@ -39,6 +42,7 @@ class AsymptoticRow:
     """
 
     planner: str
+    """The row label: the planner's name with its options (``greedy (reducers: 2)``)."""
     periods: int
     horizon: Fraction
     completed: int | None
@@ -64,15 +68,24 @@ class AsymptoticStudy:
 
 
 def asymptotic_study(scenario: Scenario,
-                     periods: Sequence[int] = DEFAULT_PERIODS) -> AsymptoticStudy:
+                     periods: Sequence[int] = DEFAULT_PERIODS, *,
+                     progress: Callable[[str], None] | None = None) -> AsymptoticStudy:
     """Replay every planner of ``scenario`` over growing horizons (see the module notes).
+
+    Every figure is exact for its whole horizon: a periodic schedule is
+    counted by :func:`scenarios.runner.replay_periodic`, a one-shot one by
+    the pipelined series of :func:`simulator.engine.replay_series`.  A row
+    whose replay is cut or impossible has no count and no ratio, and says
+    why in its note.  Rows are labelled with their options
+    (``greedy (reducers: 2)``).  ``progress`` is told each step
+    (``"greedy: 1000 periods"``) before it starts.
 
     Returns
     -------
     AsymptoticStudy
         ``problems`` lists every replay that beats the bound and an ``lp``
         ratio that does not approach 1 (below :data:`APPROACH` at the longest
-        horizon, or decreasing).
+        horizon, decreasing, or not measured at the longest horizon).
     """
     platform, operation = scenario.platform, scenario.operation
     specs = list(scenario.planners)
@@ -83,44 +96,64 @@ def asymptotic_study(scenario: Scenario,
     if lp_spec is None:  # the bound and the lp row are shown even when lp is not listed
         lp_spec = PlannerSpec("lp")
         specs.append(lp_spec)
-    lp = get_planner("lp").plan(platform, operation, **dict(lp_spec.options))
+    lp = guarded_plan(get_planner("lp"), platform, operation, lp_spec.options)
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",))
     bound, period = lp.throughput_bound, lp.period
     rows: list[AsymptoticRow] = []
     problems: list[str] = []
     for spec in specs:
-        result = lp if spec is lp_spec else get_planner(spec.name).plan(
-            platform, operation, **dict(spec.options))
-        lp_ratios: list[Fraction] = []
+        label = planner_label(spec.name, spec.options)
+        if progress is not None:
+            progress(f"{label}: planning")
+        result = lp if spec is lp_spec else guarded_plan(
+            get_planner(spec.name), platform, operation, spec.options)
+        lp_ratios: list[Fraction | None] = []
         for k in periods:
             horizon = period * k
             scale = bound * horizon
-            if not result.is_ok or result.schedule is None:
-                rows.append(AsymptoticRow(spec.name, k, horizon, None, scale, None, None,
-                                          result.status))
-                continue
-            try:
-                if result.schedule.period is not None:
-                    # replay="asap" (lp-naive): its timing is not claimed feasible.
-                    report = replay(result.schedule, horizon=horizon, mode=result.replay)
-                else:
-                    report = replay_series(result.schedule, horizon)
-            except PortsimError as err:
-                rows.append(AsymptoticRow(spec.name, k, horizon, None, scale, None, None,
-                                          f"not replayed: {err}"))
-                continue
-            ratio = Fraction(report.completed) / scale
-            rows.append(AsymptoticRow(spec.name, k, horizon, report.completed, scale, ratio,
-                                      scale - report.completed,
-                                      "" if report.feasible else "violations"))
-            if ratio > 1:
-                problems.append(f"{spec.name} completes {report.completed} operations in "
-                                f"{horizon}, more than the bound {bound} allows")
+            if progress is not None:
+                progress(f"{label}: replaying {k} periods")
+            row, report = _row(label, result, k, horizon, scale)
+            rows.append(row)
             if spec is lp_spec:
-                lp_ratios.append(ratio)
-        if spec is lp_spec and lp_ratios and (
-                lp_ratios[-1] < APPROACH or lp_ratios[-1] < lp_ratios[0]):
-            problems.append(f"the lp ratio does not approach 1: "
-                                f"{', '.join(f'{float(r):.4f}' for r in lp_ratios)}")
+                lp_ratios.append(row.ratio)
+            if row.ratio is not None and row.ratio > 1 and report is not None:
+                problems.append(f"{label} completes {report.completed} operations in "
+                                f"{horizon}, more than the bound {bound} allows")
+        if spec is lp_spec and lp_ratios:
+            measured = [r for r in lp_ratios if r is not None]
+            if lp_ratios[-1] is None:
+                problems.append(f"the lp ratio is not measured at the longest horizon "
+                                f"({periods[-1]} periods)")
+            elif lp_ratios[-1] < APPROACH or lp_ratios[-1] < measured[0]:
+                problems.append(f"the lp ratio does not approach 1: "
+                                f"{', '.join(f'{float(r):.4f}' for r in measured)}")
     return AsymptoticStudy(bound, period, tuple(rows), tuple(problems))
+
+
+def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
+         scale: Fraction) -> tuple[AsymptoticRow, Report | None]:
+    """One planner at one horizon: its exact count and ratio, or why there is none."""
+    if not result.is_ok or result.schedule is None:
+        return AsymptoticRow(label, k, horizon, None, scale, None, None,
+                             f"{result.status}: {result.message}"), None
+    schedule = result.schedule
+    try:
+        if schedule.period is None:
+            report = replay_series(schedule, horizon)
+        elif result.replay == "strict":
+            report = replay_periodic(schedule, horizon)
+        else:  # replay="asap" (lp-naive): its timing is not claimed feasible
+            report = replay(schedule, horizon=horizon, mode="asap")
+    except PortsimError as err:
+        return AsymptoticRow(label, k, horizon, None, scale, None, None,
+                             f"not replayed: {err}"), None
+    if series_cut(report, horizon):
+        return AsymptoticRow(label, k, horizon, None, scale, None, None,
+                             f"replay cut: exact only up to {report.horizon} "
+                             f"({report.completed} completed by then)"), None
+    ratio = Fraction(report.completed) / scale
+    return AsymptoticRow(label, k, horizon, report.completed, scale, ratio,
+                         scale - report.completed,
+                         "" if report.feasible else "violations"), report

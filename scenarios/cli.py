@@ -1,44 +1,86 @@
 """The ``portsim`` command line: parse, call library functions, format.
 
-Exit status (SPEC.md): 0 ok, 1 a schedule failed validation, 2 bad input.
-Bad input is one line on standard error naming the file, the key path and the
-value, never a traceback.
+Exit status (SPEC.md): 0 ok, 1 a schedule failed validation, 2 bad input,
+3 a planner failed (``status: error``).  Bad input is one line on standard
+error naming the file, the key path and the value, never a traceback.
+
+Standard output carries nothing but portsim's own output (the table, or the
+JSON or schedule written to ``-``); progress and warnings go to standard
+error, one line each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from planners.registry import available_planners, get_planner
-from scenarios.loader import PlannerSpec, load_scenario
-from scenarios.runner import ScenarioResult, run_scenario
-from scenarios.schedule_file import dump_schedule, load_schedule
-from simulator.engine import replay
-from simulator.errors import PortsimError
+from simulator.errors import PortsimError, ScheduleError
 from simulator.numbers import format_rational, parse_rational
-from simulator.report import Report
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scenarios.loader import PlannerSpec, Scenario
+    from scenarios.runner import ScenarioResult
+    from simulator.report import Report
+    from simulator.schedule import Schedule
+
+# Imports are made inside the commands: `portsim --help` and `portsim planners`
+# must not pay for pydantic, networkx, SimPy or scipy (benchmarks/startup.py).
 
 __all__ = ["main"]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_BAD_INPUT = 2
+EXIT_PLANNER_ERROR = 3
 
 T = TypeVar("T")
 
 
-def _console() -> Console:
+def _console(*, stderr: bool = False) -> Console:
+    from rich.console import Console
+
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(highlight=False, stderr=stderr,
+                   width=None if stream.isatty() else 160)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """Print a warning as one line on standard error (no source line)."""
+    text = " ".join(str(message).split())
+    click.echo(f"portsim: warning: {text}", err=True)
+
+
+@contextlib.contextmanager
+def _activity() -> Iterator[Callable[[str], None]]:
+    """A function showing what runs now: a spinner on a terminal's stderr, else nothing."""
+    console = _console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _text: None
+        return
+    with console.status("starting...") as status:
+        yield lambda text: status.update(f"[dim]{text}...[/dim]")
+
+
+def _write_text(destination: Path, text: str) -> None:
+    """Write ``text`` to the file ``destination``, or to standard output for ``-``."""
+    from scenarios.loader import STDIN
+
+    if str(destination) == STDIN:
+        click.echo(text, nl=False)
+    else:
+        destination.write_text(text, encoding="utf-8")
 
 
 def _fail(message: str) -> None:
@@ -78,7 +120,14 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="portsim")
 def main() -> None:
-    """portsim: simulate and validate collective communications on one-port platforms."""
+    """portsim: simulate and validate collective communications on one-port platforms.
+
+    Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
+    failed. A file name `-` is standard input (SCENARIO, SCHEDULE) or standard
+    output (--json, --report, -o).
+    """
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("once")
 
 
 # -- run ---------------------------------------------------------------------------------
@@ -87,61 +136,98 @@ def main() -> None:
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the results as JSON (SPEC.md format).")
+              help="Write the results as JSON (SPEC.md format); - for standard output "
+                   "(the table then goes to standard error).")
 @click.option("--report", "report_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a self-contained HTML report.")
+              help="Write a self-contained HTML report; - for standard output.")
 @click.option("--horizon", help="Time span of the throughput replay (e.g. 1000 or 2/3).")
 @click.option("--float", "float_time", is_flag=True,
               help="Replay in float time (faster on huge denominators) instead of exact.")
 @click.option("--asymptotic", is_flag=True,
               help="Print completed(K)/(TP*K) for K = 10, 100, 1000 lp periods for every "
-                   "planner; exit 1 if a replay beats the bound or the lp ratio does not "
-                   "approach 1.")
+                   "planner; exit 1 if a replay beats the bound, or if the lp ratio does "
+                   "not approach 1 (below 0.9 at the longest horizon, decreasing, or not "
+                   "measured).")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
         float_time: bool, asymptotic: bool) -> None:
-    """Run every planner of SCENARIO, replay each schedule, print a table."""
+    """Run every planner of SCENARIO, replay each schedule, print a table.
+
+    Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
+    failed (its row says status error; every other planner still runs).
+    """
+    from scenarios.loader import STDIN, load_scenario
+    from scenarios.runner import planner_label, run_scenario
+
     h = _horizon(horizon)
     loaded = _guarded(lambda: load_scenario(scenario))
-    console = _console()
+    to_stdout = STDIN in (str(json_out), str(report_out))
+    console = _console(stderr=to_stdout)
     if asymptotic:
-        from scenarios.asymptotic import asymptotic_study
+        _run_asymptotic(console, loaded)
 
-        study = _guarded(lambda: asymptotic_study(loaded))
-        table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
-                            f"{_text(study.bound)}, lp period {_text(study.period)}")
-        for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
-                       "C", "note"):
-            table.add_column(column, justify="left" if column in ("planner", "note")
-                             else "right")
-        for row in study.rows:
-            table.add_row(row.planner, str(row.periods), _text(row.horizon),
-                          "-" if row.completed is None else str(row.completed),
-                          _text(row.bound_times_horizon),
-                          "-" if row.ratio is None else f"{float(row.ratio):.4f}",
-                          _text(row.constant), row.note)
-        console.print(table)
-        for problem in study.problems:
-            console.print(f"[red]{problem}[/red]")
-        sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
+    with _activity() as show:
+        def progress(spec: PlannerSpec) -> None:
+            show(f"{planner_label(spec.name, spec.options)}: planning and replaying")
 
-    def progress(spec: PlannerSpec) -> None:
-        if console.is_terminal:
-            console.print(f"[dim]planning with {spec.name}...[/dim]")
-
-    outcome = _guarded(lambda: run_scenario(loaded, horizon=h, exact=not float_time,
-                                            progress=progress))
+        outcome = _guarded(lambda: run_scenario(
+            loaded, horizon=h, exact=not float_time, progress=progress,
+            horizon_key=None if h is None else "--horizon"))
     _print_results(console, outcome)
     if json_out is not None:
-        _guarded(lambda: json_out.write_text(json.dumps(outcome.to_dict(), indent=2) + "\n"))
+        text = json.dumps(outcome.to_dict(), indent=2) + "\n"
+        _guarded(lambda: _write_text(json_out, text))
     if report_out is not None:
         from reports.html import write_run_report
 
-        _guarded(lambda: write_run_report(outcome, report_out))
-        console.print(f"report written to {report_out}")
-    sys.exit(EXIT_INVALID if outcome.any_failed_validation else EXIT_OK)
+        if str(report_out) == STDIN:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+                page = Path(folder) / "report.html"
+                _guarded(lambda: write_run_report(outcome, page))
+                _write_text(report_out, page.read_text(encoding="utf-8"))
+        else:
+            _guarded(lambda: write_run_report(outcome, report_out))
+            console.print(f"report written to {report_out}")
+    sys.exit(_run_status(outcome))
+
+
+def _run_status(outcome: ScenarioResult) -> int:
+    """1 if a schedule failed validation, else 3 if a planner failed, else 0."""
+    if outcome.any_failed_validation:
+        return EXIT_INVALID
+    return EXIT_PLANNER_ERROR if outcome.any_planner_error else EXIT_OK
+
+
+def _run_asymptotic(console: Console, loaded: Scenario) -> None:
+    """``run --asymptotic``: print the table and exit (1 on a problem)."""
+    from rich.table import Table
+
+    from scenarios.asymptotic import asymptotic_study
+
+    with _activity() as show:
+        study = _guarded(lambda: asymptotic_study(loaded, progress=show))
+    table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
+                        f"{_text(study.bound)}, lp period {_text(study.period)}")
+    for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
+                   "C", "note"):
+        table.add_column(column, justify="left" if column in ("planner", "note")
+                         else "right")
+    for row in study.rows:
+        table.add_row(row.planner, str(row.periods), _text(row.horizon),
+                      "-" if row.completed is None else str(row.completed),
+                      _text(row.bound_times_horizon),
+                      "-" if row.ratio is None else f"{float(row.ratio):.4f}",
+                      _text(row.constant), row.note)
+    console.print(table)
+    for problem in study.problems:
+        console.print(f"[red]{problem}[/red]")
+    sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
 
 
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
+    from rich.table import Table
+
     scenario = outcome.scenario
     title = f"{scenario.name}: {scenario.operation.kind.value} on " \
             f"{len(scenario.platform.nodes)} nodes, {scenario.platform.port_model}"
@@ -153,7 +239,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
         table.add_row(r.label, r.status, _text(r.throughput_bound), _text(r.period),
                       _text(r.makespan), _text(r.measured_throughput),
-                      "-" if r.completed is None else str(r.completed), _text(r.horizon),
+                      "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
+                      _text(r.horizon),
                       feasible)
     console.print(table)
     for r in outcome.results:
@@ -189,10 +276,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     ``lp`` planner, when one is registered and handles the operation.
     """
     from scenarios.bounds import compare_to_bound, lp_bound
+    from simulator.engine import replay
     from simulator.validation import schedule_throughput
 
     h = _horizon(horizon)
-    loaded = _guarded(lambda: load_schedule(schedule))
+    loaded = _guarded(lambda: _load_schedule(schedule))
 
     def replayed() -> Report:
         try:
@@ -241,7 +329,22 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 
 
+def _load_schedule(path: Path) -> Schedule:
+    """Read a schedule file (``-``: standard input); a scenario file is pointed to ``run``."""
+    from scenarios.loader import read_document
+    from scenarios.schedule_file import schedule_from_dict
+
+    data, source, base_dir = read_document(path, error=ScheduleError)
+    if isinstance(data, dict) and "events" not in data and "planners" in data:
+        raise ScheduleError("this is a scenario file (it has planners and no events): run "
+                            "it with `portsim run`, or write a planner's schedule with "
+                            "`portsim plan`", source=source)
+    return schedule_from_dict(data, source=source, base_dir=base_dir)
+
+
 def _print_validation(console: Console, path: Path, report: Report) -> None:
+    from rich.table import Table
+
     verdict = "feasible and complete" if report.feasible and report.complete else (
         "feasible but incomplete" if report.feasible else
         f"{len(report.violations)} violation(s)")
@@ -269,9 +372,18 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
 @click.option("--planner", "planner_name", required=True, help="Planner name (see `portsim "
                                                                "planners`).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              required=True, help="Schedule file to write.")
+              required=True, help="Schedule file to write; - for standard output.")
 def plan(scenario: Path, planner_name: str, output: Path) -> None:
-    """Write PLANNER's schedule for SCENARIO as a schedule file."""
+    """Write PLANNER's schedule for SCENARIO as a schedule file.
+
+    Exit status: 0 written, 2 bad input or no schedule (unsupported,
+    infeasible), 3 the planner failed.
+    """
+    from planners.registry import get_planner
+    from scenarios.loader import STDIN, load_scenario
+    from scenarios.runner import guarded_plan
+    from scenarios.schedule_file import dump_schedule
+
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     for spec in loaded.planners:
@@ -279,14 +391,19 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
             options = dict(spec.options)
             break
     planner = _guarded(lambda: get_planner(planner_name))
-    result = _guarded(lambda: planner.plan(loaded.platform, loaded.operation, **options))
+    result = _guarded(lambda: guarded_plan(planner, loaded.platform, loaded.operation, options))
     if not result.is_ok or result.schedule is None:
-        _fail(f"{scenario}: planner {planner_name} returned {result.status}: "
-              f"{result.message or 'no schedule'}")
-    assert result.schedule is not None
-    _guarded(lambda: dump_schedule(result.schedule, output))  # type: ignore[arg-type]
-    kind = "periodic" if result.schedule.period is not None else "one-shot"
-    click.echo(f"wrote {kind} schedule of {len(result.schedule.events)} events to {output}")
+        click.echo(f"portsim: error: {loaded.source}: planner {planner_name} returned "
+                   f"{result.status}: {result.message or 'no schedule'}", err=True)
+        sys.exit(EXIT_PLANNER_ERROR if result.status == "error" else EXIT_BAD_INPUT)
+    schedule = result.schedule
+    if str(output) == STDIN:
+        dump_schedule(schedule, sys.stdout)
+    else:
+        _guarded(lambda: dump_schedule(schedule, output))
+    kind = "periodic" if schedule.period is not None else "one-shot"
+    click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
+               err=str(output) == STDIN)
 
 
 # -- planners ----------------------------------------------------------------------------
@@ -295,13 +412,16 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
 @main.command(name="planners")
 def planners_command() -> None:
     """List the planners, the operations and port models each supports."""
+    from rich.table import Table
+
+    from planners.registry import planner_infos
+
     table = Table(title="planners")
     for column in ("name", "operations", "port models", "description"):
         table.add_column(column)
-    for name, planner in sorted(available_planners().items()):
-        table.add_row(name, ", ".join(sorted(op.value for op in planner.operations)),
-                      ", ".join(sorted(pm.value for pm in planner.port_models)),
-                      planner.description)
+    for info in sorted(planner_infos(), key=lambda info: info.name):
+        table.add_row(info.name, ", ".join(sorted(info.operations)),
+                      ", ".join(sorted(info.port_models)), info.description)
     _console().print(table)
 
 
@@ -324,6 +444,7 @@ def planners_command() -> None:
 def study(study_file: Path, out: Path, executor: str, workers: int | None,
           scheduler: str | None, resume: bool, batch_size: int) -> None:
     """Run the comparative study STUDY.yaml; exit 1 if a run failed or was invalid."""
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -44,8 +44,6 @@ from scenarios.schema import (
     ThreeClassGeneratorSpec,
     TiersGeneratorSpec,
 )
-from scenarios.simgrid import simgrid_platform
-from scenarios.tiers import tiers_platform
 from simulator.errors import (
     OperationError,
     PlatformError,
@@ -58,11 +56,13 @@ from simulator.platform import Link, Node, Platform
 
 __all__ = [
     "DEFAULT_SEED",
+    "STDIN",
     "PlannerSpec",
     "Scenario",
     "build_operation",
     "build_platform",
     "load_scenario",
+    "read_document",
     "read_yaml",
     "scenario_from_dict",
     "validate_document",
@@ -131,13 +131,48 @@ class Scenario:
 # -- public entry points ---------------------------------------------------------
 
 
+STDIN = "-"
+"""The file name that means standard input (and standard output for outputs)."""
+
+
+def read_document(path: str | os.PathLike[str], *,
+                  error: type[PortsimError]) -> tuple[Any, str, Path]:
+    """Read one YAML document from ``path``, or from standard input for ``"-"``.
+
+    Returns
+    -------
+    tuple
+        ``(data, source, base_dir)``: the parsed document, the name errors
+        give it (``"<stdin>"`` for standard input) and the directory its
+        relative file names are relative to (the current one for stdin).
+
+    Raises
+    ------
+    PortsimError
+        (of class ``error``) as :func:`read_yaml`.
+    """
+    if os.fspath(path) != STDIN:
+        return read_yaml(path, error=error), os.fspath(path), Path(path).parent
+    import tempfile
+
+    text = sys.stdin.read()
+    with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+        copy = Path(folder) / "stdin.yaml"
+        copy.write_text(text, encoding="utf-8")
+        try:
+            data = read_yaml(copy, error=error)
+        except PortsimError as err:
+            raise err.with_source("<stdin>") from None
+    return data, "<stdin>", Path.cwd()
+
+
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     """Read and check a scenario file.
 
     Parameters
     ----------
     path:
-        The YAML file.
+        The YAML file, or ``"-"`` for standard input.
 
     Returns
     -------
@@ -151,9 +186,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         node id, non-positive cost, target unreachable from its source,
         participant listed twice, bad port model, bad generator parameter.
     """
-    source = os.fspath(path)
-    return scenario_from_dict(read_yaml(path, error=ScenarioError), source=source,
-                              base_dir=Path(path).parent)
+    data, source, base_dir = read_document(path, error=ScenarioError)
+    if isinstance(data, dict) and "events" in data and "planners" not in data:
+        raise ScenarioError("this is a schedule file (it has events and no planners): "
+                            "check it with `portsim validate`", source=source)
+    return scenario_from_dict(data, source=source, base_dir=base_dir)
 
 
 def scenario_from_dict(data: object, source: str = "<string>", *,
@@ -376,6 +413,8 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
         if isinstance(generator, SenderTimesGeneratorSpec):
             return sender_times_platform(generator.times, port_model=spec.port_model)
         if isinstance(generator, TiersGeneratorSpec):
+            from scenarios.tiers import tiers_platform  # on use: start-up
+
             return tiers_platform(generator.wan, generator.man, generator.lan, generator.hosts,
                                   c_wan=generator.c_wan, c_man=generator.c_man,
                                   c_lan=generator.c_lan, compute=generator.compute,
@@ -397,6 +436,8 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
 def _simgrid(simgrid: SimgridSpec, spec: PlatformSpec,
              base_dir: str | os.PathLike[str] | None) -> Platform:
     """Import ``simgrid.file``; an error names the XML file as written and the element."""
+    from scenarios.simgrid import simgrid_platform  # on use: start-up (XML parser)
+
     path = Path(simgrid.file)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path

@@ -19,21 +19,35 @@ and the figures reported are the engine's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from planners.base import PlanResult
+from planners.base import Planner, PlanResult
 from planners.registry import get_planner
 from scenarios.loader import PlannerSpec, Scenario
 from simulator.engine import replay, replay_series
-from simulator.errors import PlannerError
+from simulator.errors import PlannerError, ScenarioError, ScheduleError
 from simulator.numbers import format_rational
+from simulator.operations import Operation
+from simulator.platform import Platform
 from simulator.report import Report, Violation
+from simulator.schedule import Compute, Schedule, Send
 
-__all__ = ["DEFAULT_HORIZON_LENGTHS", "PlannerRun", "ScenarioResult", "run_planner",
-           "run_scenario"]
+__all__ = [
+    "DEFAULT_HORIZON_LENGTHS",
+    "PlannerRun",
+    "ScenarioResult",
+    "guarded_plan",
+    "planner_label",
+    "replay_periodic",
+    "run_planner",
+    "run_scenario",
+    "series_cut",
+]
 
 T = TypeVar("T")
 
@@ -64,15 +78,14 @@ class PlannerRun:
     notes: tuple[str, ...] = ()
     replay: str = "strict"
     options: tuple[tuple[str, Any], ...] = ()
+    replay_cut: bool = False
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
         """The planner's name with its options (tells apart ``lp`` listed twice)."""
-        if not self.options:
-            return self.planner
-        return self.planner + " (" + ", ".join(f"{k}: {v}" for k, v in self.options) + ")"
+        return planner_label(self.planner, self.options)
 
     @property
     def failed_validation(self) -> bool:
@@ -105,6 +118,8 @@ class PlannerRun:
             "notes": list(self.notes),
             "replay": self.replay,
             "options": dict(self.options),
+            "label": self.label,
+            "replay_cut": self.replay_cut,
         }
 
 
@@ -117,15 +132,124 @@ class ScenarioResult:
 
     @property
     def any_failed_validation(self) -> bool:
+        """True when some planner's schedule failed validation (exit status 1)."""
         return any(r.failed_validation for r in self.results)
+
+    @property
+    def any_planner_error(self) -> bool:
+        """True when some planner ended in ``status: error`` (exit status 3)."""
+        return any(r.status == "error" for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``portsim run --json``."""
         return {"scenario": self.scenario.name, "results": [r.to_dict() for r in self.results]}
 
 
+def planner_label(name: str, options: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> str:
+    """``greedy (reducers: 2)``: a planner's name with its options, the one row label.
+
+    Examples
+    --------
+    >>> planner_label("greedy", {"reducers": 2})
+    'greedy (reducers: 2)'
+    >>> planner_label("flat", {})
+    'flat'
+    """
+    pairs = list(options.items() if isinstance(options, Mapping) else options)
+    if not pairs:
+        return name
+    return name + " (" + ", ".join(f"{k}: {v}" for k, v in pairs) + ")"
+
+
 def _time_text(value: Fraction | float) -> str | float:
     return format_rational(value) if isinstance(value, Fraction) else value
+
+
+def guarded_plan(planner: Planner, platform: Platform, operation: Operation,
+                 options: Mapping[str, Any]) -> PlanResult:
+    """``planner.plan(...)``, with the planner's own failure turned into its result.
+
+    One planner's failure never sinks the others: an exception raised while
+    planning becomes a :meth:`PlanResult.error` saying what went wrong.  Only
+    misuse is raised: a :class:`PlannerError` on an option (its key path
+    starts with ``planners.``), which is bad input.  Warnings the planner
+    issues become notes of its result (once each), not lines on a terminal.
+
+    Raises
+    ------
+    PlannerError
+        On an unknown option or a bad option value.
+    """
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = planner.plan(platform, operation, **options)
+    except PlannerError as err:
+        if err.path is not None and err.path.startswith("planners."):
+            raise
+        return PlanResult.error(planner.name, _one_line(f"the planner failed: {err}"))
+    except Exception as err:  # any failure of the planner's own code is its result
+        return PlanResult.error(planner.name, _one_line(
+            f"the planner failed: {type(err).__name__}: {err}"))
+    said = [_one_line(str(w.message)) for w in caught]
+    said = [text for text in dict.fromkeys(said) if text not in result.notes]
+    return replace(result, notes=result.notes + tuple(said)) if said else result
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True) -> Report:
+    """Strict replay of a periodic schedule over ``horizon``, in a time independent of it.
+
+    Instance ``q * n + j`` (period ``q``, slot ``j``) is played at the same
+    offsets from ``q * T`` as instance ``j``, so it completes at ``q * T +
+    off(j)`` with ``off(j)`` at most ``settle``, the latest end of a pattern
+    event counted from the start of its instance's first period.  Past
+    ``settle`` each period therefore adds the same number of completions.
+    The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
+    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
+    the difference of the two counts is the completions per period, and
+    ``completed(H) = completed(H') + m * (that difference)``.  Violations are
+    those of the ``H'`` replay: by then every pattern event has been played
+    at every lag, next to every other.
+
+    Returns
+    -------
+    Report
+        As :func:`simulator.engine.replay` over ``horizon`` (``completed``,
+        ``instances``, ``measured_throughput`` and ``horizon`` for the whole
+        horizon; ``completion_times`` those of the ``H'`` replay).
+
+    Raises
+    ------
+    ScheduleError
+        As :func:`simulator.engine.replay`, e.g. when even ``H'`` needs more
+        events than the engine replays.
+    """
+    period = schedule.period
+    if period is None:
+        raise ScheduleError("replay_periodic needs a periodic schedule")
+    platform, size = schedule.platform, schedule.operation.size
+    settle = Fraction(0)
+    for e in schedule.events:
+        duration = (size * platform.cost(e.src, e.dst) * e.part if isinstance(e, Send)
+                    and platform.has_link(e.src, e.dst) else
+                    platform.compute_time(e.node) if isinstance(e, Compute) else Fraction(0))
+        settle = max(settle, e.lag * period + e.start + duration)
+    skipped = math.floor((horizon - settle) / period) - 1
+    if skipped <= 0:
+        return replay(schedule, horizon=horizon, exact=exact)
+    short = horizon - skipped * period
+    last = replay(schedule, horizon=short, exact=exact)
+    before = replay(schedule, horizon=short - period, exact=exact)
+    gain = last.completed - before.completed
+    completed = last.completed + skipped * gain
+    whole: Fraction | float = horizon if exact else float(horizon)
+    return replace(last, completed=completed,
+                   instances=last.instances + skipped * (last.instances - before.instances),
+                   horizon=whole, measured_throughput=completed / float(horizon))
 
 
 def run_planner(
@@ -134,34 +258,67 @@ def run_planner(
     *,
     horizon: Fraction | None = None,
     exact: bool = True,
+    horizon_key: str | None = None,
 ) -> PlannerRun:
     """Plan ``scenario`` with one planner, replay the schedule and measure it.
+
+    Parameters
+    ----------
+    horizon:
+        The replay's time span (default: the scenario's ``horizon``, else
+        :data:`DEFAULT_HORIZON_LENGTHS` periods or makespans).
+    horizon_key:
+        How the caller names ``horizon`` in an error (``"--horizon"``);
+        default ``horizon``, the scenario key.
 
     Raises
     ------
     PlannerError
         On an unknown planner name or a bad option (misuse); an operation the
-        planner does not support is a returned ``unsupported`` record.
+        planner does not support is a returned ``unsupported`` record, and a
+        planner that fails is a returned ``error`` record.
+    ScenarioError
+        When a horizon given by the user needs more replayed events than the
+        engine allows (checked before replaying), naming the scenario file,
+        ``horizon_key`` and the value.
     """
     planner = get_planner(spec.name)
     platform, operation = scenario.platform, scenario.operation
     name, kind, model = spec.name, operation.kind.value, str(platform.port_model)
-    result = planner.plan(platform, operation, **dict(spec.options))
+    options = tuple(spec.options.items())
+    result = guarded_plan(planner, platform, operation, spec.options)
     if not result.is_ok or result.schedule is None:
         return PlannerRun(name, kind, model, status=result.status,
                           message=result.message or "no schedule",
                           throughput_bound=result.throughput_bound, notes=result.notes,
-                          options=tuple(spec.options.items()), plan=result)
+                          options=options, plan=result)
+    given = horizon if horizon is not None else scenario.horizon
+    key = (horizon_key or "horizon") if horizon is not None else "horizon"
+    try:
+        if result.replay == "asap":
+            return replace(_run_asap(name, kind, model, result, given, exact), options=options)
+        return replace(_run_strict(name, kind, model, result, given, exact), options=options)
+    except ScheduleError as err:
+        if given is not None and err.path == "horizon":
+            raise ScenarioError(err.message, source=scenario.source, path=key,
+                                value=format_rational(given)) from None
+        return PlannerRun(name, kind, model, status="error",
+                          message=_one_line(f"the schedule cannot be replayed: {err}"),
+                          throughput_bound=result.throughput_bound, notes=result.notes,
+                          options=options, plan=result)
+
+
+def _run_strict(name: str, kind: str, model: str, result: PlanResult,
+                horizon: Fraction | None, exact: bool) -> PlannerRun:
+    """Validate a plan's schedule at its stated times and measure it (see the module)."""
     schedule = result.schedule
+    assert schedule is not None
     notes = list(result.notes)
-    horizon = horizon if horizon is not None else scenario.horizon
-    if result.replay == "asap":
-        return replace(_run_asap(name, kind, model, result, horizon, exact),
-                       options=tuple(spec.options.items()))
+    cut = False
     if schedule.period is not None:
         if horizon is None:
             horizon = schedule.period * DEFAULT_HORIZON_LENGTHS
-        check = replay(schedule, horizon=horizon, exact=exact)
+        check = replay_periodic(schedule, horizon, exact=exact)
         measured = check
         makespan = None
     else:
@@ -181,6 +338,7 @@ def run_planner(
             measured = check
         elif check.feasible:
             measured = replay_series(schedule, horizon, exact=exact)
+            cut = _series_cut(measured, horizon, notes)
         else:
             measured = check
     violations = check.violations + tuple(
@@ -193,16 +351,34 @@ def run_planner(
         throughput_bound=result.throughput_bound,
         period=schedule.period,
         makespan=makespan,
-        measured_throughput=measured.measured_throughput,
-        completed=measured.completed,
+        measured_throughput=None if cut else measured.measured_throughput,
+        completed=None if cut else measured.completed,
         horizon=Fraction(horizon),
         feasible=check.feasible,
         violations=violations,
         notes=tuple(notes),
-        options=tuple(spec.options.items()),
+        replay_cut=cut,
         plan=result,
         validation=check,
     )
+
+
+def series_cut(measured: Report, horizon: Fraction) -> bool:
+    """True when :func:`~simulator.engine.replay_series` measured a shorter span than
+    ``horizon`` (its replay was cut; float mode rounds the span, hence the margin)."""
+    return measured.horizon is not None and float(measured.horizon) < float(horizon) * (
+        1 - 1e-9)
+
+
+def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
+    """:func:`series_cut`, with a note saying how far the exact count went."""
+    if measured.horizon is None or not series_cut(measured, horizon):
+        return False
+    notes.append(f"replay cut: the pipelined series did not settle into a repeating pattern "
+                 f"within the replay cap; {measured.completed} operations completed by "
+                 f"{_time_text(measured.horizon)}, and no throughput is given for the "
+                 f"horizon {format_rational(horizon)}")
+    return True
 
 
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
@@ -232,6 +408,7 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         measured = (replay_series(schedule, horizon, exact=exact)
                     if schedule.events and check.feasible else check)
         strict = replay(schedule, exact=exact)
+    cut = measured is not check and _series_cut(measured, horizon, notes)
     notes.append(f"replayed as soon as possible under the real port model; a strict replay "
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(
@@ -239,9 +416,10 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
     return PlannerRun(
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
-        measured_throughput=measured.measured_throughput, completed=measured.completed,
+        measured_throughput=None if cut else measured.measured_throughput,
+        completed=None if cut else measured.completed,
         horizon=Fraction(horizon), feasible=not violations, violations=violations,
-        notes=tuple(notes), replay="asap", plan=result, validation=check)
+        notes=tuple(notes), replay="asap", replay_cut=cut, plan=result, validation=check)
 
 
 def run_scenario(
@@ -251,8 +429,13 @@ def run_scenario(
     exact: bool = True,
     planners: Iterable[PlannerSpec] | None = None,
     progress: Callable[[PlannerSpec], None] | None = None,
+    horizon_key: str | None = None,
 ) -> ScenarioResult:
     """Run every planner of ``scenario`` (or ``planners``) and collect the results.
+
+    One planner's failure is its own ``error`` record; the others still run.
+    ``horizon_key`` names ``horizon`` in errors (``"--horizon"`` for the
+    command line).
 
     Raises
     ------
@@ -260,8 +443,14 @@ def run_scenario(
         Before anything runs, on an unknown planner name; on a bad option
         when that planner runs.  The error names the scenario file and the
         key path ``planners[i]``.
+    ScenarioError
+        When there is no planner to run, or when a given horizon needs more
+        replayed events than the engine allows (see :func:`run_planner`).
     """
     specs = list(planners if planners is not None else scenario.planners)
+    if not specs:
+        raise ScenarioError("no planner to run: list at least one", source=scenario.source,
+                            path="planners", value=[])
     for i, spec in enumerate(specs):
         _attributed(scenario, i, lambda spec=spec: get_planner(spec.name))  # type: ignore[misc]
     runs = []
@@ -271,7 +460,7 @@ def run_scenario(
         runs.append(_attributed(
             scenario, i,
             lambda spec=spec: run_planner(  # type: ignore[misc]
-                scenario, spec, horizon=horizon, exact=exact),
+                scenario, spec, horizon=horizon, exact=exact, horizon_key=horizon_key),
         ))
     return ScenarioResult(scenario, tuple(runs))
 

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -352,6 +353,13 @@ class ScenarioSpec(_Strict):
     operation: OperationSpec
     planners: list[PlannerEntry] = Field(default_factory=list)
     horizon: PositiveRational | None = None
+
+    @field_validator("planners")
+    @classmethod
+    def _some_planner(cls, planners: list[PlannerEntry]) -> list[PlannerEntry]:
+        if not planners:
+            raise PydanticCustomError("planners", "list at least one planner to run")
+        return planners
 
 
 class ScheduleFileSpec(_Strict):

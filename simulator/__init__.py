@@ -2,7 +2,9 @@
 
 The one flow: a :class:`Platform` and an :class:`Operation` go to a planner,
 which returns a :class:`Schedule`; :func:`replay` plays the schedule in SimPy
-and returns a :class:`Report` with every :class:`Violation`.
+and returns a :class:`Report` with every :class:`Violation`.  Names are
+imported on first use (PEP 562): importing :mod:`simulator.errors` alone
+does not load networkx and SimPy.
 
 Examples
 --------
@@ -15,22 +17,76 @@ Examples
 Fraction(2, 3)
 """
 
-from simulator.engine import replay
-from simulator.errors import (
-    OperationError,
-    PlannerError,
-    PlatformError,
-    PortsimError,
-    ScenarioError,
-    ScheduleError,
-)
-from simulator.items import Item, combine, parse_item
-from simulator.numbers import Time, format_rational, parse_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Link, Node, NodeId, Platform, PortKind, PortModel
-from simulator.report import Report, Violation, ViolationKind
-from simulator.schedule import Compute, Event, Schedule, Send
-from simulator.validation import validate, violation_table
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simulator.engine import (
+        replay,
+    )
+    from simulator.errors import (
+        OperationError,
+        PlannerError,
+        PlatformError,
+        PortsimError,
+        ScenarioError,
+        ScheduleError,
+    )
+    from simulator.items import (
+        Item,
+        combine,
+        parse_item,
+    )
+    from simulator.numbers import (
+        Time,
+        format_rational,
+        parse_rational,
+    )
+    from simulator.operations import (
+        Operation,
+        OperationKind,
+    )
+    from simulator.platform import (
+        Link,
+        Node,
+        NodeId,
+        Platform,
+        PortKind,
+        PortModel,
+    )
+    from simulator.report import (
+        Report,
+        Violation,
+        ViolationKind,
+    )
+    from simulator.schedule import (
+        Compute,
+        Event,
+        Schedule,
+        Send,
+    )
+    from simulator.validation import (
+        validate,
+        violation_table,
+    )
+
+_HOMES: dict[str, list[str]] = {
+    "simulator.engine": ["replay"],
+    "simulator.errors": [
+        "OperationError", "PlannerError", "PlatformError", "PortsimError", "ScenarioError",
+        "ScheduleError",
+    ],
+    "simulator.items": ["Item", "combine", "parse_item"],
+    "simulator.numbers": ["Time", "format_rational", "parse_rational"],
+    "simulator.operations": ["Operation", "OperationKind"],
+    "simulator.platform": ["Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"],
+    "simulator.report": ["Report", "Violation", "ViolationKind"],
+    "simulator.schedule": ["Compute", "Event", "Schedule", "Send"],
+    "simulator.validation": ["validate", "violation_table"],
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Compute",
@@ -64,3 +120,18 @@ __all__ = [
     "validate",
     "violation_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: a name is imported on first use, so that importing one light
+    # submodule does not load every heavy one.
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'simulator' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -34,7 +34,7 @@ so a transfer never holds one port while waiting for another.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
@@ -67,7 +67,9 @@ DEFAULT_PERIODS = 10
 without a horizon."""
 
 MAX_SERIES_EVENTS = 2_000_000
-"""Cap on the events of the pipelined series that :func:`replay_series` builds."""
+"""Cap on the events :func:`replay_series` replays to find the repeating
+pattern of a pipelined series (beyond it the replay is cut, and says so by
+a shorter ``horizon``)."""
 
 MAX_REPLAY_EVENTS = 5_000_000
 """Cap on the concrete events of a periodic replay (periods times pattern
@@ -784,10 +786,36 @@ def replay_series(
     exact, port_model:
         As in :func:`replay`.
 
+    Returns
+    -------
+    Report
+        ``completed`` counts the instances complete by ``horizon``, exactly,
+        however long the horizon (see the notes).  Should the series not
+        settle into a repeating pattern within :data:`MAX_SERIES_EVENTS`
+        replayed events, the replay is cut: the report's ``horizon`` is then
+        shorter than the one asked (the span over which the count is still
+        exact), and the caller must say so.
+
     Raises
     ------
     ScheduleError
         If the schedule is periodic or mentions instances other than 0.
+
+    Notes
+    -----
+    The series is a max-plus linear system: each event of instance ``t + 1``
+    starts at the latest of the ends of its predecessors on its ports and
+    CPU (events of instance ``t``, or of the last ``k`` instances on a
+    ``multiport:k`` node) and of its inputs' arrivals.  Shifting a state by a
+    constant shifts everything after it by the same constant, so once the
+    start times of ``W`` consecutive instances (``W`` = one more than the
+    largest ``k``) equal those ``c`` instances earlier plus a constant
+    ``delta``, instance ``t + c`` repeats instance ``t`` ``delta`` later
+    forever.  :func:`replay_series` replays a prefix of the series long
+    enough to see this (doubling it up to the cap), then counts the
+    completions up to the horizon in closed form; a short horizon is
+    replayed directly.  The periodic count agrees with the full replay
+    (``tests/test_series.py`` compares them).
 
     Examples
     --------
@@ -800,6 +828,8 @@ def replay_series(
     ...     {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
     >>> replay_series(s, 100).completed  # one per time unit once the pipe is full
     99
+    >>> replay_series(s, 10**12).completed  # counted from the repeating pattern
+    999999999999
     """
     if schedule.period is not None or schedule.instances() != [0]:
         raise ScheduleError("a series repeats a one-shot schedule of instance 0 only")
@@ -812,9 +842,10 @@ def replay_series(
     platform = schedule.platform if port_model is None else schedule.platform.with_port_model(
         port_model)
     # Per-port (and per-CPU) busy time of one instance: instances pass each
-    # resource one after the other, so at most horizon / load + 1 complete.
+    # resource one after the other, so instance t ends after (t + 1) * heaviest.
     load: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
     span = Fraction(0)
+    window = 1
     for e in schedule.events:
         if isinstance(e, Send):
             if not platform.has_link(e.src, e.dst):
@@ -824,15 +855,70 @@ def replay_series(
                 model = platform.port_model_of(node)
                 shared = model.kind is PortKind.UNIDIRECTIONAL
                 load[node, "port" if shared else direction] += d / model.k
+                window = max(window, model.k)
         else:
             d = platform.compute_time(e.node)
             load[e.node, "cpu"] += d
         span = max(span, e.start + d)
     heaviest = max(load.values(), default=Fraction(0))
-    cap = max(1, MAX_SERIES_EVENTS // max(1, len(schedule.events)))
-    count = cap if heaviest == 0 else min(cap, int(h / heaviest) + 2)
-    series = schedule.repeat(count, span if span > 0 else Fraction(1))
-    return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
+    spacing = span if span > 0 else Fraction(1)
+    cap = max(1, MAX_SERIES_EVENTS // len(schedule.events))
+    # Instances that may complete by the horizon (all of them at time 0 when
+    # nothing takes time: the count is then unbounded, and the replay cut).
+    needed = None if heaviest == 0 else int(h / heaviest) + 2
+    count = min(64, cap)
+    while True:
+        if needed is not None and needed <= count:
+            series = schedule.repeat(needed, spacing)
+            return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
+        full = replay(schedule.repeat(count, spacing), mode="asap", exact=True,
+                      port_model=port_model, record_starts=True)
+        if full.violations or full.completed != count:
+            break  # blocked: measure the prefix honestly below
+        found = _series_pattern(full.event_starts, len(schedule.events), count, window + 1)
+        if found is not None:
+            cycle, delta = found
+            head = replay(schedule.repeat(count - cycle, spacing), mode="asap", exact=True,
+                          port_model=port_model)
+            last = Counter(full.completion_times)
+            last.subtract(Counter(head.completion_times))
+            done = sum(1 for x in full.completion_times if x <= h)
+            for b, times in last.items():
+                if times > 0 and b + delta <= h:
+                    done += times * int((h - b) / delta)
+            out_h: Fraction | float = h if exact else float(h)
+            return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
+                          violations=(), completed=done, instances=done, horizon=out_h,
+                          measured_throughput=done / float(h))
+        if count >= cap:
+            break
+        count = min(cap, count * 4)
+    # Cut: ``count`` instances replayed, and none of the others can end before
+    # (count + 1) * heaviest, so the count is exact up to count * heaviest.
+    reach = count * heaviest
+    if reach <= 0:
+        reach = min(h, spacing)
+    return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
+                  horizon=min(h, reach), port_model=port_model)
+
+
+def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
+                    window: int) -> tuple[int, Fraction] | None:
+    """``(c, delta)`` such that the last ``window`` instances of a series start
+    exactly ``delta`` after the instances ``c`` earlier, event by event; the
+    smallest such ``c``, or ``None``."""
+    if any(x is None for x in starts):
+        return None
+    last = count - 1
+    for cycle in range(1, count - window + 1):
+        base = (last - cycle) * size
+        delta = starts[last * size] - starts[base]
+        if delta <= 0:
+            continue
+        if all(starts[(last - j) * size + i] - starts[(last - cycle - j) * size + i] == delta
+               for j in range(window) for i in range(size)):
+            return cycle, Fraction(delta)
+    return None
 
 
 def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:

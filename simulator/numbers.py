@@ -15,11 +15,17 @@ from typing import TypeAlias
 
 from simulator.errors import PortsimError
 
-__all__ = ["MAX_EXPONENT", "Time", "common_denominator", "format_rational", "parse_rational"]
+__all__ = ["MAX_EXPONENT", "MAX_TERM", "Time", "common_denominator", "format_rational",
+           "parse_rational"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``): Python
 would otherwise build ``10**99999999`` for ``"1e99999999"`` and hang."""
+
+MAX_TERM = 10**18
+"""Largest numerator (in absolute value) and denominator of a number read from
+input: ``"1e400"``, ``1e-999`` or an integer of 30 digits are refused rather
+than carried through the engine's integer time scale (below 2**63)."""
 
 _EXPONENT = re.compile(r"[eE]\s*([-+]?\d+)\s*$")
 
@@ -53,7 +59,10 @@ def parse_rational(
     Raises
     ------
     PortsimError
-        (or ``error``) when the value is not a finite number.
+        (or ``error``) when the value is not a finite number, or when the
+        numerator or the denominator of an ``int``, ``float`` or string
+        exceeds :data:`MAX_TERM` in absolute value (a ``Fraction`` built by
+        the program is taken as it is).
 
     Examples
     --------
@@ -67,11 +76,11 @@ def parse_rational(
     if isinstance(value, Fraction):
         return value
     if isinstance(value, int):
-        return Fraction(value)
+        return _bounded(Fraction(value), value, path, error)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise error("expected a finite number", path=path, value=value)
-        return Fraction(repr(value))
+        return _bounded(Fraction(repr(value)), value, path, error)
     if isinstance(value, str):
         text = value.strip()
         if len(text) > 200:
@@ -86,8 +95,25 @@ def parse_rational(
             raise error(
                 "expected a number such as 3, 0.25 or \"2/3\"", path=path, value=value
             ) from None
-        return result
+        return _bounded(result, value, path, error)
     raise error("expected a number such as 3, 0.25 or \"2/3\"", path=path, value=value)
+
+
+def _bounded(number: Fraction, value: object, path: str | None,
+             error: type[PortsimError]) -> Fraction:
+    """``number``, unless its numerator or denominator exceeds :data:`MAX_TERM`."""
+    if abs(number.numerator) > MAX_TERM:
+        raise error("number is out of range (beyond +-10^18)", path=path, value=_short(value))
+    if number.denominator > MAX_TERM:
+        raise error("number is too fine (a denominator beyond 10^18: write it as a "
+                    "fraction such as \"1/3\", or use a larger unit)",
+                    path=path, value=_short(value))
+    return number
+
+
+def _short(value: object) -> object:
+    text = str(value)
+    return value if len(text) <= 40 else text[:40] + "..."
 
 
 def format_rational(value: Fraction | int) -> str:

@@ -17,6 +17,7 @@ never used to check another planner.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from planners.registry import available_planners
 from scenarios.generators import random_platform
 from scenarios.loader import load_scenario
 from scenarios.pytest_plugin import assert_feasible
-from simulator import Operation, OperationKind
+from simulator import Operation, OperationKind, Platform
 from simulator.engine import replay, replay_series
 from simulator.platform import PortKind
 
@@ -36,10 +37,12 @@ EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "examp
 PLANNERS = sorted(available_planners())
 
 
-def check_plan(name: str, platform, operation) -> None:  # type: ignore[no-untyped-def]
-    result = available_planners()[name].plan(platform, operation)
-    if result.status == "unsupported":
-        assert result.message, "an unsupported answer must say why"
+def check_plan(name: str, platform, operation,  # type: ignore[no-untyped-def]
+               answers: tuple[str, ...] = ("unsupported",)) -> None:
+    """``name`` on the problem: an answer in ``answers`` saying why, or a valid schedule."""
+    result = available_planners()[name].plan(platform, operation)  # must not raise
+    if result.status in answers:
+        assert result.message, f"an {result.status} answer must say why"
         return
     assert result.status == "ok", result.message
     assert result.schedule is not None
@@ -115,3 +118,55 @@ def test_every_planner_on_random_platforms(seed: int, n: int, kind: OperationKin
     else:
         operation = Operation(kind)
     check_plan(name, platform, operation.resolve(platform))
+
+
+def sparse_platform(seed: int, n: int, kind: OperationKind, model: str) -> Platform:
+    """A random tree towards (reduce, gather) or from (scatter, broadcast) P0, plus a
+    few random links: the root's paths exist, most paths between others do not."""
+    rng = random.Random(seed)
+    names = [f"P{i}" for i in range(n)]
+    towards_root = kind in (OperationKind.REDUCE, OperationKind.GATHER)
+    links: dict[tuple[str, str], int] = {}
+    for i in range(1, n):
+        parent = names[rng.randrange(i)]
+        pair = (names[i], parent) if towards_root else (parent, names[i])
+        links[pair] = rng.randint(1, 4)
+    for _ in range(rng.randint(0, n)):
+        a, b = rng.sample(names, 2)
+        links.setdefault((a, b), rng.randint(1, 4))
+    return Platform.build(names, [(a, b, c) for (a, b), c in links.items()],
+                          port_model=model)
+
+
+@pytest.mark.parametrize("name", PLANNERS)
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 7),
+       kind=st.sampled_from([OperationKind.REDUCE, OperationKind.GATHER,
+                             OperationKind.SCATTER, OperationKind.BROADCAST]),
+       model=st.sampled_from(["bidirectional", "unidirectional", "multiport:2"]),
+       commutative=st.booleans())
+def test_every_planner_where_paths_are_missing(name: str, seed: int, n: int,
+                                               kind: OperationKind, model: str,
+                                               commutative: bool) -> None:
+    """Issue 12: a planner that cannot handle a platform answers ``unsupported`` (or
+    ``error``, ``infeasible``) with the reason; it never raises."""
+    platform = sparse_platform(seed, n, kind, model)
+    if kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
+        operation = Operation(kind, source="P0")
+    else:
+        operation = Operation(kind, target="P0",
+                              commutative=commutative and kind is OperationKind.REDUCE)
+    check_plan(name, platform, operation.resolve(platform),
+               answers=("unsupported", "error", "infeasible"))
+
+
+def test_the_sparse_platforms_miss_paths() -> None:
+    """The generator above does produce the case of issue 12 (others unreachable)."""
+    platform = sparse_platform(6, 6, OperationKind.REDUCE, "bidirectional")
+    from planners.base import missing_path
+
+    assert missing_path(platform, platform.node_ids) is not None
+    result = available_planners()["greedy"].plan(
+        platform, Operation(OperationKind.REDUCE, target="P0").resolve(platform))
+    assert result.status == "unsupported"
+    assert "no path from" in result.message

@@ -191,8 +191,11 @@ def test_plugin_cannot_shadow_builtin(
     monkeypatch: pytest.MonkeyPatch, plugin_module: types.ModuleType
 ) -> None:
     _fake_entry_points(monkeypatch, [("flat", f"{PLUGIN_MODULE}:TOY")])
+    # A built-in is found without reading the plug-ins (start-up); the clash
+    # is reported when they are read, e.g. to list them.
+    assert get_planner("flat") is FLAT_PLANNER
     with pytest.warns(PlannerPluginWarning, match="'flat'.*already taken"):
-        assert get_planner("flat") is FLAT_PLANNER
+        assert available_planners()["flat"] is FLAT_PLANNER
 
 
 @pytest.mark.usefixtures("fresh_plugins")
@@ -340,3 +343,36 @@ def test_weighted_tree() -> None:
 def test_public_surface() -> None:
     for name in planners.__all__:
         assert hasattr(planners, name), name
+
+
+# -- a cheap listing (issue 12, item 5) ----------------------------------------------------
+
+
+def test_the_listing_matches_every_builtin_planner() -> None:
+    from planners.registry import BUILTIN_PLANNERS, planner_infos
+
+    infos = {info.name: info for info in planner_infos()}
+    assert set(BUILTIN_PLANNERS) <= set(infos)
+    for name, planner in BUILTIN_PLANNERS.items():
+        info = infos[name]
+        assert planner.name == name
+        assert info.operations == {str(k) for k in planner.operations}
+        assert info.port_models == {str(k) for k in planner.port_models}
+        assert info.description == planner.description
+
+
+def test_help_and_planners_import_nothing_heavy() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    heavy = ("networkx", "scipy", "numpy", "pydantic", "simpy", "highspy", "yaml")
+    for args in (["--help"], ["planners"]):
+        code = ("import sys\nfrom scenarios.cli import main\ntry:\n"
+                f"    main({args!r})\nexcept SystemExit:\n    pass\n"
+                f"print('LOADED', sorted(m for m in {heavy!r} if m in sys.modules))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=root, env={"PYTHONPATH": str(root), "PATH": ""},
+                              timeout=120, check=True)
+        assert done.stdout.strip().splitlines()[-1] == "LOADED []", (args, done.stdout)

@@ -7,7 +7,13 @@ from fractions import Fraction
 from typing import Any
 
 from planners._timing import PortClock
-from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from planners.base import (
+    FunctionPlanner,
+    PlanResult,
+    check_options,
+    missing_path,
+    unsupported_reason,
+)
 from planners.trees._model import (
     ReductionTree,
     Strategy,
@@ -75,6 +81,11 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
     op = operation.resolve(platform)
     parts = op.participants
     n = len(parts)
+    gap = missing_path(platform, parts)
+    if gap is not None:  # the tree may pair any two participants
+        return PlanResult.unsupported(
+            name, f"{name} needs a path between every two participants; there is no path "
+                  f"from {gap[0]} to {gap[1]}")
     target = op.target if op.kind is OperationKind.REDUCE else None
     clock = PortClock(platform, size=op.size)
     for node, items in op.initial_items().items():
