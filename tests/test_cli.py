@@ -386,11 +386,6 @@ def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
 # -- standard output is portsim's own (issue 12, items 1 and 6) ---------------------------
 
 
-HIGHS_BANNER = pytest.mark.xfail(
-    strict=True, reason="highspy prints its banner on standard output when the lp planner "
-    "creates a solver; the lp helper's fix makes this pass: then drop this mark")
-
-
 def portsim(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The command in a real process, standard streams apart (nothing captured by pytest)."""
     root = Path(__file__).resolve().parent.parent
@@ -410,7 +405,6 @@ def test_run_json_to_stdout_parses(tmp_path: Path) -> None:
     assert not Path("-").exists()
 
 
-@HIGHS_BANNER
 def test_run_json_to_stdout_parses_with_lp() -> None:
     # Passes once the lp planner silences the HiGHS banner at solver creation.
     done = portsim("run", str(EXAMPLES / "reduce-toy.yaml"), "--json", "-")
@@ -438,7 +432,6 @@ def test_plan_to_stdout_then_validate_from_stdin() -> None:
     assert "port_conflict" in {v["kind"] for v in report["violations"]}
 
 
-@HIGHS_BANNER
 def test_validate_json_to_stdout_parses_with_lp(tmp_path: Path) -> None:
     # Passes once the lp planner silences the HiGHS banner: a feasible schedule
     # is compared with the lp bound.
