@@ -45,6 +45,7 @@ from simulator.operations import Operation
 from simulator.platform import Platform
 
 if TYPE_CHECKING:
+    from planners.base import PlanResult
     from scenarios.asymptotic import AsymptoticStudy
     from scenarios.loader import Scenario
     from scenarios.runner import PlannerRun, ScenarioResult
@@ -194,12 +195,15 @@ class FigureEmbedder:
                                   config=_PLOTLY_CONFIG, default_width="100%"))
 
 
-def convergence_study(scenario: Scenario) -> tuple[AsymptoticStudy, str]:
+def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | None = None,
+                      ) -> tuple[AsymptoticStudy, str]:
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
     :func:`scenarios.asymptotic.asymptotic_study` over the horizons of
     :data:`~reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
     ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
+    ``plans``, aligned with ``scenario.planners``, are results already
+    computed (a run's): they are replayed, not planned again.
 
     Returns
     -------
@@ -209,14 +213,22 @@ def convergence_study(scenario: Scenario) -> tuple[AsymptoticStudy, str]:
     """
     from dataclasses import replace
 
-    from scenarios.asymptotic import asymptotic_study
+    from scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
+    from scenarios.loader import PlannerSpec
 
-    # one lp period first (the same lp entry asymptotic_study takes): TP and the period
-    probe = asymptotic_study(replace(scenario, planners=tuple(
-        s for s in scenario.planners if s.name == "lp")), periods=(1,))
-    if probe.bound is None or probe.period is None:
-        return probe, ""
-    per_period = probe.bound * probe.period
+    # the lp result first (the same lp entry asymptotic_study takes): TP and the period
+    lp, index = bound_plan(scenario, plans)
+    if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
+        return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
+    known: list[PlanResult | None] = (list(plans) if plans is not None
+                                      else [None] * len(scenario.planners))
+    if index is None:  # the chart shows lp even when the scenario does not list it
+        scenario = replace(scenario, planners=(*scenario.planners, PlannerSpec("lp")))
+        known.append(lp)
+    else:
+        known[index] = lp
+    plans = known
+    per_period = lp.throughput_bound * lp.period
     periods = [k for k in CONVERGENCE_PERIODS if per_period * k <= CONVERGENCE_OPERATIONS]
     periods = periods or [CONVERGENCE_PERIODS[0]]
     note = ""
@@ -226,14 +238,14 @@ def convergence_study(scenario: Scenario) -> tuple[AsymptoticStudy, str]:
                 f"holds {format_rational(per_period)} (about {float(per_period):,.0f}) "
                 f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
                 "portsim run --asymptotic replays longer horizons")
-    return asymptotic_study(scenario, periods=periods), note
+    return asymptotic_study(scenario, periods=periods, plans=plans), note
 
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
                       labels: Sequence[str], embed: FigureEmbedder) -> str:
     """completed(K) / (TP · K) over K for the run's planners that returned a result.
 
-    The scenario is replayed again (:func:`convergence_study`); a planner that
+    The run's plans are replayed again (:func:`convergence_study`); a planner that
     returned no result (``error``), or that is not registered (a hand-made
     record), is left out and said so.
     """
@@ -253,7 +265,7 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
         planners=tuple(PlannerSpec(run.planner, dict(run.options)) for run, _ in kept),
         horizon=None, source=scenario.name)
     try:
-        study, note = convergence_study(study_scenario)
+        study, note = convergence_study(study_scenario, [run.plan for run, _ in kept])
     except PortsimError as err:
         return f'<p class="warn">No convergence chart: {_esc(err)}.</p>'
     figure = convergence_figure(study, [label for _, label in kept],

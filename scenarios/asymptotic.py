@@ -24,7 +24,8 @@ from simulator.engine import replay, replay_series
 from simulator.errors import PortsimError
 from simulator.report import Report
 
-__all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study"]
+__all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
+           "bound_plan"]
 
 DEFAULT_PERIODS = (10, 100, 1000)
 """Horizons, in periods of the ``lp`` schedule."""
@@ -67,9 +68,30 @@ class AsymptoticStudy:
         return not self.problems
 
 
+def bound_plan(scenario: Scenario,
+               plans: Sequence[PlanResult | None] | None = None) -> tuple[PlanResult, int | None]:
+    """The ``lp`` result that gives the bound of ``scenario``, and its planner index.
+
+    The bound is the whole platform's: the first ``lp`` entry not restricted
+    to a tree or a DAG (option ``restrict``, whose smaller figure others may
+    beat), or a plain ``lp`` (index ``None``) when the scenario lists none.
+    ``plans``, aligned with ``scenario.planners``, are results already
+    computed (as a run has them): a given one is not planned again.
+    """
+    index = next((i for i, s in enumerate(scenario.planners) if s.name == "lp"
+                  and s.options.get("restrict", "graph") == "graph"), None)
+    known = None if index is None or plans is None else plans[index]
+    if known is not None:
+        return known, index
+    options = {} if index is None else scenario.planners[index].options
+    return guarded_plan(get_planner("lp"), scenario.platform, scenario.operation,
+                        options), index
+
+
 def asymptotic_study(scenario: Scenario,
                      periods: Sequence[int] = DEFAULT_PERIODS, *,
-                     progress: Callable[[str], None] | None = None) -> AsymptoticStudy:
+                     progress: Callable[[str], None] | None = None,
+                     plans: Sequence[PlanResult | None] | None = None) -> AsymptoticStudy:
     """Replay every planner of ``scenario`` over growing horizons (see the module notes).
 
     Every figure is exact for its whole horizon: a periodic schedule is
@@ -78,7 +100,9 @@ def asymptotic_study(scenario: Scenario,
     whose replay is cut or impossible has no count and no ratio, and says
     why in its note.  Rows are labelled with their options
     (``greedy (reducers: 2)``).  ``progress`` is told each step
-    (``"greedy: 1000 periods"``) before it starts.
+    (``"greedy: 1000 periods"``) before it starts.  ``plans``, aligned with
+    ``scenario.planners``, are results already computed: those are replayed
+    without planning again.
 
     Returns
     -------
@@ -89,24 +113,25 @@ def asymptotic_study(scenario: Scenario,
     """
     platform, operation = scenario.platform, scenario.operation
     specs = list(scenario.planners)
-    # The bound is the whole platform's: an lp entry restricted to a tree or a
-    # DAG (option restrict) gives a smaller figure that others may beat.
-    lp_spec = next((s for s in specs if s.name == "lp"
-                    and s.options.get("restrict", "graph") == "graph"), None)
-    if lp_spec is None:  # the bound and the lp row are shown even when lp is not listed
-        lp_spec = PlannerSpec("lp")
-        specs.append(lp_spec)
-    lp = guarded_plan(get_planner("lp"), platform, operation, lp_spec.options)
+    given: list[PlanResult | None] = list(plans) if plans is not None else [None] * len(specs)
+    if len(given) != len(specs):
+        raise ValueError(f"{len(given)} plans for {len(specs)} planners")
+    lp, lp_index = bound_plan(scenario, given)
+    if lp_index is None:  # the bound and the lp row are shown even when lp is not listed
+        specs.append(PlannerSpec("lp"))
+        given.append(lp)
+        lp_index = len(specs) - 1
+    lp_spec = specs[lp_index]
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",))
     bound, period = lp.throughput_bound, lp.period
     rows: list[AsymptoticRow] = []
     problems: list[str] = []
-    for spec in specs:
+    for spec, known in zip(specs, given, strict=True):
         label = planner_label(spec.name, spec.options)
         if progress is not None:
             progress(f"{label}: planning")
-        result = lp if spec is lp_spec else guarded_plan(
+        result = lp if spec is lp_spec else known if known is not None else guarded_plan(
             get_planner(spec.name), platform, operation, spec.options)
         lp_ratios: list[Fraction | None] = []
         for k in periods:
