@@ -260,6 +260,29 @@ class _Run:
             self.patterns.append(pat)
         self.nb = len(self.base_list)
         self.stride = self.nb * self.nn  # key distance between two instances
+        if schedule.period is not None:
+            self._slot_spans(to_time(schedule.period))
+
+    def _slot_spans(self, period: int | float) -> None:
+        """Per instance slot #j: when, past its period's start, its last event ends.
+
+        ``span[j]``: the latest end of slot j's events (``lag * period +
+        start + duration``); ``instant[j]``: the same over its zero-time
+        events.  A slot with no event at all (``idle``) must still complete
+        its instance every period: it is expected as soon as the slowest slot
+        is, ``idle_span`` after its period's start.
+        """
+        span: dict[int, Any] = {}  # a dict: instances_per_period may be huge
+        instant: dict[int, Any] = {}
+        for pat in self.patterns:
+            end = pat.lag * period + pat.start + pat.duration
+            if pat.slot not in span or end > span[pat.slot]:
+                span[pat.slot] = end
+            if pat.duration == 0 and (pat.slot not in instant or end > instant[pat.slot]):
+                instant[pat.slot] = end
+        self.span = span
+        self.instant = instant
+        self.idle_span: Any = max([period, *span.values()])
 
     def _check_static(self, i: int, e: Event, duration: Fraction | None) -> None:
         """Checks that do not depend on time: links, durations, reductions."""
@@ -739,9 +762,12 @@ def replay(
     horizon_t = None if h is None else run.to_time(h)
     events = run.concrete(horizon_t)
 
-    instance_numbers = (
-        sorted({entry[_INSTANCE] for entry in events}) if periodic else schedule.instances()
-    )
+    idle: list[int] = []
+    if periodic:
+        idle = _idle_instances(run, horizon_t)
+        instance_numbers = sorted({entry[_INSTANCE] for entry in events}.union(idle))
+    else:
+        instance_numbers = schedule.instances()
     held = run.initial_holdings(instance_numbers)
 
     engine: _Strict | _Asap
@@ -757,7 +783,8 @@ def replay(
         engine.go()
         if engine.env.peek() == math.inf:
             engine.report_blocked()
-    return _conclude(run, engine, events, instance_numbers, horizon_t, mode, record_starts)
+    return _conclude(run, engine, events, instance_numbers, idle, horizon_t, mode,
+                     record_starts)
 
 
 def replay_series(
@@ -836,12 +863,24 @@ def replay_series(
 
 
 def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
-    """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events."""
+    """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
+
+    Instance slots with no event count one each per period: their instances
+    are checked too (a periodic schedule must complete every slot).
+    """
     assert schedule.period is not None
     periods = math.ceil(horizon / schedule.period)
     count = periods * len(schedule.events)
-    if count <= MAX_REPLAY_EVENTS:
+    used = {_slot_of(e) for e in schedule.events}
+    idle = schedule.instances_per_period - len(used)
+    if count + periods * idle <= MAX_REPLAY_EVENTS:
         return
+    if count <= MAX_REPLAY_EVENTS:
+        raise ScheduleError(
+            f"checking {periods} periods of {schedule.instances_per_period} instance slots "
+            f"({idle} of them with no event) exceeds the cap of {MAX_REPLAY_EVENTS} "
+            f"events and instances", path="instances_per_period",
+            value=schedule.instances_per_period)
     why = (f"replaying {periods} periods of {len(schedule.events)} events exceeds the cap "
            f"of {MAX_REPLAY_EVENTS} events")
     if explicit_horizon:
@@ -852,11 +891,17 @@ def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizo
                         path=f"events[{i}].lag", value=lag)
 
 
+def _slot_of(event: Event) -> int:
+    """The instance slot #j an event serves (its item's, or its output's, suffix)."""
+    return event.item.instance if isinstance(event, Send) else event.output.instance
+
+
 def _conclude(
     run: _Run,
     engine: _Strict | _Asap,
     events: list[tuple[Any, ...]],
     instance_numbers: list[int],
+    idle: list[int],
     horizon_t: Any,
     mode: str,
     record_starts: bool,
@@ -891,7 +936,7 @@ def _conclude(
     if schedule.period is None:
         expected = list(instance_numbers)
     else:
-        expected = _fully_played(run, instance_numbers, horizon_t)
+        expected = _fully_played(run, instance_numbers, horizon_t) + idle
         # Per instance slot #j (a dict: instances_per_period may be huge).
         max_lag: dict[int, int] = {}
         for pat in run.patterns:
@@ -912,6 +957,9 @@ def _conclude(
     throughput = None
     if horizon_out is not None and horizon_out > 0:
         throughput = completed / float(horizon_out)
+    proven = None
+    if mode == "strict" and not run.violations and not incomplete:
+        proven = _proven_throughput(run, expected, makespan)
     starts: tuple[Any, ...] = ()
     if record_starts and isinstance(engine, _Asap) and schedule.period is None:
         by_pattern: list[Any] = [None] * len(schedule.events)
@@ -931,6 +979,7 @@ def _conclude(
         end_time=run.out_time(engine.end_time),
         horizon=horizon_out,
         measured_throughput=throughput,
+        throughput=proven,
         completion_times=tuple(run.out_time(x) for x in times),
         startup_skipped=startup_skipped,
         unfinished=unfinished,
@@ -967,16 +1016,9 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     assert schedule.period is not None
     n = schedule.instances_per_period
     period = run.to_time(schedule.period)
-    span: dict[int, Any] = {}  # per instance slot #j (instances_per_period may be huge)
+    span, instant = run.span, run.instant
     # A zero-time event is played only if it starts before the horizon
     # (``concrete`` drops starts >= horizon), so it must start strictly before.
-    instant: dict[int, Any] = {}
-    for pat in run.patterns:
-        end = pat.lag * period + pat.start + pat.duration
-        if pat.slot not in span or end > span[pat.slot]:
-            span[pat.slot] = end
-        if pat.duration == 0 and (pat.slot not in instant or end > instant[pat.slot]):
-            instant[pat.slot] = end
     out = []
     for t in instance_numbers:
         q, j = divmod(t, n)
@@ -986,22 +1028,90 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     return out
 
 
+def _idle_instances(run: _Run, horizon_t: Any) -> list[int]:
+    """Instances of the slots with no event at all that the horizon expects.
+
+    A periodic schedule claims ``instances_per_period`` instances every
+    period: slot #j's instance of period q is expected once
+    ``q * period + idle_span`` lies within the horizon, whether or not any
+    event serves it (it then completes only if the operation needs no
+    communication).
+    """
+    schedule = run.schedule
+    assert schedule.period is not None
+    n = schedule.instances_per_period
+    if len(run.span) == n:
+        return []
+    period = run.to_time(schedule.period)
+    room = horizon_t + run.tol - run.idle_span
+    if room < 0:
+        return []
+    periods = int(room // period) + 1
+    idle = [j for j in range(n) if j not in run.span]
+    return [q * n + j for q in range(periods) for j in idle]
+
+
+def _proven_throughput(run: _Run, expected: list[int],
+                       makespan: Fraction | float | None) -> Fraction | None:
+    """The throughput a feasible, complete strict replay proves, exactly.
+
+    Periodic: ``instances_per_period / period`` once every instance slot
+    #j < instances_per_period was expected (and so completed) in at least
+    one period; ``None`` when the horizon was too short to see every slot.
+    One-shot: the instances completed divided by the makespan.
+    """
+    schedule = run.schedule
+    if schedule.period is not None:
+        n = schedule.instances_per_period
+        if len({t % n for t in expected}) < n:
+            return None
+        return Fraction(n) / schedule.period
+    if not isinstance(makespan, Fraction) or makespan <= 0:
+        return None
+    return Fraction(len(expected)) / makespan
+
+
+def _slot_list(slots: list[int], shown: int = 4) -> str:
+    """Sorted slot numbers as ranges: ``#1-#3, #7`` (the first ``shown`` ranges)."""
+    ranges: list[tuple[int, int]] = []
+    for j in slots:
+        if ranges and j == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], j)
+        else:
+            ranges.append((j, j))
+    text = ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in ranges[:shown])
+    return text + (", ..." if len(ranges) > shown else "")
+
+
 def _report_incomplete(
     run: _Run,
     incomplete: list[int],
     missing: dict[int, list[int]],
     end_time: Any,
 ) -> None:
-    """One violation per (node, item) left missing, naming the instances concerned."""
+    """One violation per (node, item) left missing, naming the instances concerned
+    and, for a periodic schedule, the instance slots (and those with no event)."""
     grouped: dict[int, list[int]] = defaultdict(list)  # instance-0 key -> instances
     for t in incomplete:
         for key in missing.get(t, []):
             grouped[key % run.stride].append(t)
+    n = run.schedule.instances_per_period
+    periodic = run.schedule.period is not None
     for key0, instances in sorted(grouped.items()):
-        node, name = run.key_name(key0 + instances[0] * run.stride)
+        first = min(instances)
+        node, name = run.key_name(key0 + first * run.stride)
         more = f" (and {len(instances) - 1} more instances)" if len(instances) > 1 else ""
+        slots_text = ""
+        if periodic:
+            slots = sorted({t % n for t in instances})
+            slots_text = (f"; instance slot{'s' if len(slots) > 1 else ''} "
+                          f"{_slot_list(slots)} ({len(slots)} of {n}) never complete")
+            idle = [j for j in slots if j not in run.span]
+            if idle:
+                slots_text += (f"; slot{'s' if len(idle) > 1 else ''} {_slot_list(idle)} "
+                               f"{'have' if len(idle) > 1 else 'has'} no event")
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
-                    f"{node} never holds {name}{more}", (), resource=name)
+                    f"{node} never holds {name}{more}{slots_text}", (), resource=name)
 
 
 def _fmt(value: Fraction | float) -> str:

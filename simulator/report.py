@@ -108,6 +108,12 @@ class Report:
         The time span replayed (periodic replays and throughput measurements).
     measured_throughput:
         ``completed / horizon`` (``None`` without a horizon).
+    throughput:
+        The exact throughput the replay proves (strict replay with no
+        violation, every expected instance complete): periodic,
+        ``instances_per_period / period`` once every instance slot #j was
+        expected, and so completed, in the replay; one-shot, ``instances /
+        makespan`` (run back to back).  ``None`` otherwise.
     completion_times:
         When each completed instance completed, sorted.
     startup_skipped:
@@ -132,6 +138,7 @@ class Report:
     end_time: Fraction | float | None = None
     horizon: Fraction | float | None = None
     measured_throughput: float | None = None
+    throughput: Fraction | None = None
     completion_times: tuple[Fraction | float, ...] = ()
     startup_skipped: int = 0
     unfinished: int = 0
@@ -165,6 +172,7 @@ class Report:
             "end_time": _time_out(self.end_time),
             "horizon": _time_out(self.horizon),
             "measured_throughput": self.measured_throughput,
+            "throughput": _time_out(self.throughput),
             "startup_skipped": self.startup_skipped,
             "unfinished": self.unfinished,
             "violations": [v.to_dict() for v in self.violations],
