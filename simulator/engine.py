@@ -1104,8 +1104,9 @@ def _report_incomplete(
         slots_text = ""
         if periodic:
             slots = sorted({t % n for t in instances})
-            slots_text = (f"; instance slot{'s' if len(slots) > 1 else ''} "
-                          f"{_slot_list(slots)} ({len(slots)} of {n}) never complete")
+            many = len(slots) > 1
+            slots_text = (f"; instance slot{'s' if many else ''} {_slot_list(slots)} "
+                          f"({len(slots)} of {n}) never complete{'' if many else 's'}")
             idle = [j for j in slots if j not in run.span]
             if idle:
                 slots_text += (f"; slot{'s' if len(idle) > 1 else ''} {_slot_list(idle)} "

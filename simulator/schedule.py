@@ -87,7 +87,8 @@ class Schedule:
     Raises
     ------
     ScheduleError
-        On an event naming an unknown node, a start outside ``[0, T)`` in a
+        On an event or item naming an unknown node (an item ``v[k,m]``: an
+        unknown participant index), a start outside ``[0, T)`` in a
         periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
 
     Examples
@@ -128,6 +129,7 @@ class Schedule:
                 raise ScheduleError("part must lie in (0, 1]", path=f"{where}.part",
                                     value=format_rational(event.part))
             items: tuple[Item, ...] = (event.item,)
+            self._check_item(event.item, f"{where}.item")
         elif isinstance(event, Compute):
             if event.node not in self.platform:
                 raise ScheduleError("unknown node id", path=f"{where}.node", value=event.node)
@@ -135,6 +137,9 @@ class Schedule:
                 raise ScheduleError("a compute needs at least two inputs",
                                     path=f"{where}.inputs", value=[str(x) for x in event.inputs])
             items = (*event.inputs, event.output)
+            for j, x in enumerate(event.inputs):
+                self._check_item(x, f"{where}.inputs[{j}]")
+            self._check_item(event.output, f"{where}.output")
         else:
             raise ScheduleError("an event must be a Send or a Compute", path=where,
                                 value=type(event).__name__)
@@ -162,6 +167,23 @@ class Schedule:
         elif event.lag:
             raise ScheduleError("lag is only meaningful in a periodic schedule",
                                 path=f"{where}.lag", value=event.lag)
+
+    def _check_item(self, item: Item, path: str) -> None:
+        """An item must name nodes of the platform and participants of the operation."""
+        if item.kind == "m":
+            for node in item.args:
+                if node not in self.platform:
+                    raise ScheduleError(f"item {item} names an unknown node {node!r}",
+                                        path=path, value=str(item))
+        elif item.kind == "v":
+            count = len(self.operation.participants)
+            beyond = [i for i in item.covers() if i >= count]
+            if beyond:
+                raise ScheduleError(
+                    f"item {item} names participant {beyond[0]}, but the operation has "
+                    f"{count} participant{'' if count == 1 else 's'} (indexes 0..{count - 1})"
+                    if count else f"item {item} is a partial reduction, but the operation "
+                    f"has no participants", path=path, value=str(item))
 
     # -- building --------------------------------------------------------------
 

@@ -420,6 +420,41 @@ def test_periodic_wraparound_conflict(chain: Platform) -> None:
     assert report.violations[0].time == F(5, 4)
 
 
+def test_every_instance_slot_must_complete_every_period(chain: Platform) -> None:
+    # Slot #1 has no event: its 9 instances of the 9 periods past the slowest
+    # slot's span (2 periods of 1, horizon 10) are incomplete, named by slot.
+    s = Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "b", 0),
+                                                     send("B", "C", "b", 0, lag=1)],
+                            period=1, instances_per_period=2)
+    report = replay(s, horizon=10)
+    assert kinds(report) == [ViolationKind.INCOMPLETE] * 2
+    assert [v.resource for v in report.violations] == ["b#1", "b#1"]
+    assert report.instances == 9 + 9
+    assert report.completed == 9
+    assert report.throughput is None
+    # As-soon-as-possible replay counts completions only; nothing is proven.
+    assert replay(s, mode="asap", horizon=10).throughput is None
+
+
+def test_idle_slots_of_an_operation_needing_nothing_complete() -> None:
+    # A broadcast to its own source needs no communication: every instance of
+    # every slot is complete at time 0 (3 slots x 10 periods).
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A", targets=("A",)).resolve(p)
+    report = replay(Schedule.from_dicts(p, op, [], period=1, instances_per_period=3))
+    assert report.feasible
+    assert (report.completed, report.instances, report.throughput) == (30, 30, 3)
+
+
+def test_huge_instances_per_period_is_refused_up_front(chain: Platform) -> None:
+    s = Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "b", 0)], period=1,
+                            instances_per_period=10**9)
+    with pytest.raises(ScheduleError, match=r"10 periods of 1000000000 instance slots "
+                                            r"\(999999999 of them with no event\)") as caught:
+        replay(s)
+    assert caught.value.path == "instances_per_period"
+
+
 def test_bad_mode_and_horizon(chain: Platform) -> None:
     s = periodic_relay(chain)
     with pytest.raises(ScheduleError, match="mode"):
