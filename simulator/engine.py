@@ -20,8 +20,10 @@ multiple ``D`` of all the denominators in the replay (starts, durations,
 period, horizon), so the engine computes on Python integers: exact, and
 nearly as fast as floats.  Times are turned back into ``Fraction`` only in
 the report.  Float mode uses floats and compares times with an absolute
-tolerance of ``1e-9`` times the largest time in the replay; use it when
-``D`` would be huge.
+tolerance of a quarter of one tick ``1 / D`` (:data:`FLOAT_TICK_FRACTION`):
+two distinct exact times differ by a tick at least, so no overlap of the
+exact schedule hides in the tolerance; a schedule whose tick is finer than
+float precision at its largest time is refused.
 
 Cost
 ----
@@ -51,16 +53,23 @@ from simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = [
     "DEFAULT_PERIODS",
-    "FLOAT_TOLERANCE",
+    "FLOAT_TICK_FRACTION",
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "replay",
     "replay_series",
 ]
 
-FLOAT_TOLERANCE = 1e-9
-"""Relative tolerance of float mode (times are compared up to this times the
-largest time of the replay)."""
+FLOAT_TICK_FRACTION = 0.25
+"""Float mode compares times up to this fraction of one tick ``1 / D`` of the
+exact schedule (``D``: the least common multiple of every denominator of its
+starts, durations, period and horizon).  Two distinct exact times differ by
+at least one tick, so an overlap of one tick is never hidden; a schedule
+whose tick float arithmetic cannot resolve is refused (replay it exactly)."""
+
+_FLOAT_NOISE = 16 * 2.0 ** -52
+"""Bound on the relative rounding error of a float time (a few operations,
+each within half an ulp), with room to spare."""
 
 DEFAULT_PERIODS = 10
 """Periods replayed past the largest lag when a periodic schedule comes
@@ -214,6 +223,7 @@ class _Run:
         if self.exact:
             scale = self.scale = common_denominator(values)
             self.tol: int | float = 0
+            self.part_tol: float = 0
             self.one: Fraction | float = Fraction(1)
 
             def to_time(v: Fraction) -> int | float:
@@ -221,8 +231,8 @@ class _Run:
             parts: list[Any] = [p if p != 1 else 1 for p in distinct_parts]
         else:
             self.scale = 1
-            largest = max((abs(float(v)) for v in values), default=1.0)
-            self.tol = FLOAT_TOLERANCE * max(1.0, largest)
+            self.tol = _float_tolerance(values)
+            self.part_tol = FLOAT_TICK_FRACTION / common_denominator(distinct_parts)
             self.one = 1.0
 
             def to_time(v: Fraction) -> int | float:
@@ -542,7 +552,7 @@ class _Strict:
         total = 0 * part
         for when, amount in sorted(parts, key=lambda x: x[0]):
             total += amount
-            if total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0):
+            if total >= 1 - self.run.part_tol:
                 previous = self.held.get(key)
                 if previous is None or when < previous:
                     self.held[key] = when
@@ -635,7 +645,7 @@ class _Asap:
         if part != 1:
             total = self.parts.get(key, 0) + part
             self.parts[key] = total
-            arrived = total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0)
+            arrived = total >= 1 - self.run.part_tol
         if arrived and key not in self.held:
             self.held[key] = now
             waiters = self.waiting.pop(key, None)
@@ -698,7 +708,8 @@ def replay(
         (per-port order kept, events as soon as ports, CPU and inputs allow).
     exact:
         Exact rational time (default) or float time (faster on huge
-        denominators; tolerance :data:`FLOAT_TOLERANCE`).
+        denominators; tolerance: :data:`FLOAT_TICK_FRACTION` of one tick of
+        the exact schedule, see :func:`_float_tolerance`).
     horizon:
         Time span to replay.  Periodic schedules: the pattern repeats until
         the horizon (default: the largest lag plus :data:`DEFAULT_PERIODS`
@@ -778,7 +789,7 @@ def replay(
         until = None
         if horizon_t is not None:
             # Events that end exactly at the horizon still count.
-            until = horizon_t + (1 if exact else run.tol + FLOAT_TOLERANCE)
+            until = horizon_t + (1 if exact else run.tol)
         engine = _Asap(run, events, held, until)
         engine.go()
         if engine.env.peek() == math.inf:
@@ -1113,6 +1124,30 @@ def _report_incomplete(
                                f"{'have' if len(idle) > 1 else 'has'} no event")
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
                     f"{node} never holds {name}{more}{slots_text}", (), resource=name)
+
+
+def _float_tolerance(values: list[Fraction]) -> float:
+    """Float mode's tolerance: :data:`FLOAT_TICK_FRACTION` of the exact schedule's tick.
+
+    Every time of the replay is a multiple of ``1 / D`` (``D`` the common
+    denominator of ``values``) and at most twice the largest of them (a start
+    plus a duration; the horizon plus a duration).  The tolerance is a
+    quarter tick; it must also exceed twice the rounding noise of floats at
+    that size, else float time cannot tell one tick from rounding and the
+    replay is refused.
+    """
+    tick = common_denominator(values)
+    largest = 2 * max((abs(v) for v in values), default=Fraction(1))
+    tolerance = FLOAT_TICK_FRACTION / tick
+    noise = float(largest) * _FLOAT_NOISE
+    if 2 * noise > tolerance:
+        bits = tick.bit_length()
+        denominator = str(tick) if bits <= 50 else f"about 2^{bits - 1}"
+        raise ScheduleError(
+            f"float time cannot resolve this schedule: its times are multiples of "
+            f"1/{denominator} up to {float(largest):.6g}, finer than float precision "
+            f"there; replay it in exact time", path="float", value=f"1/{denominator}")
+    return tolerance
 
 
 def _fmt(value: Fraction | float) -> str:

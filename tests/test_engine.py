@@ -465,6 +465,36 @@ def test_bad_mode_and_horizon(chain: Platform) -> None:
         replay(s, horizon="soon")
 
 
+# -- float tolerance ------------------------------------------------------------------
+
+
+def test_float_mode_reports_a_one_millionth_overlap_in_a_periodic_schedule() -> None:
+    # Issue 13: the tolerance was 1e-9 x the largest time, 2e-6 over a horizon
+    # of 2000 periods, so a send lasting 1 + 1e-6 per period of 1 (overlapping
+    # itself by 1e-6 every period) passed in float mode.
+    p = Platform.build(["A", "B"], [("A", "B", F(1_000_001, 1_000_000))])
+    op = Operation(OperationKind.SCATTER, source="A", targets=("B",)).resolve(p)
+    s = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=1)
+    for exact in (True, False):
+        report = replay(s, horizon=2000, exact=exact)
+        assert kinds(report) == [ViolationKind.PORT_CONFLICT], exact
+        assert float(report.violations[0].time) == 1.5
+    # One period later than needed, it is back to back: no false alarm.
+    fine = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=p.cost("A", "B"))
+    assert replay(fine, horizon=2000, exact=False).feasible
+
+
+def test_float_mode_refuses_a_tick_finer_than_float_precision(chain: Platform) -> None:
+    # Times are multiples of 2^-60 up to about 2: floats cannot see one tick.
+    s = Schedule.from_dicts(chain, broadcast(chain), [
+        send("A", "B", "b", 0), send("B", "C", "b", F(2**60 + 1, 2**60))])
+    assert replay(s).feasible
+    with pytest.raises(ScheduleError, match=r"float time cannot resolve this schedule: its "
+                                            r"times are multiples of 1/about 2\^60") as caught:
+        replay(s, exact=False)
+    assert caught.value.path == "float"
+
+
 # -- exact and float agree -------------------------------------------------------------
 
 
