@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -47,6 +47,7 @@ import simpy
 from simulator.errors import ScheduleError
 from simulator.items import Item, combine
 from simulator.numbers import common_denominator, format_rational, parse_rational
+from simulator.operations import Operation
 from simulator.platform import PortKind, PortModel
 from simulator.report import Report, Violation, ViolationKind
 from simulator.schedule import Compute, Event, Schedule, Send
@@ -774,8 +775,9 @@ def replay(
     events = run.concrete(horizon_t)
 
     idle: list[int] = []
+    unserved: _Unserved | None = None
     if periodic:
-        idle = _idle_instances(run, horizon_t)
+        idle, unserved = _idle_slots(run, horizon_t)
         instance_numbers = sorted({entry[_INSTANCE] for entry in events}.union(idle))
     else:
         instance_numbers = schedule.instances()
@@ -794,7 +796,7 @@ def replay(
         engine.go()
         if engine.env.peek() == math.inf:
             engine.report_blocked()
-    return _conclude(run, engine, events, instance_numbers, idle, horizon_t, mode,
+    return _conclude(run, engine, events, instance_numbers, idle, unserved, horizon_t, mode,
                      record_starts)
 
 
@@ -876,14 +878,17 @@ def replay_series(
 def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
     """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
 
-    Instance slots with no event count one each per period: their instances
-    are checked too (a periodic schedule must complete every slot).
+    When the operation needs no communication, the instances of the slots no
+    event serves complete at once and are listed one by one: they count one
+    each per period.  (When it needs some, they are counted, not listed.)
     """
     assert schedule.period is not None
     periods = math.ceil(horizon / schedule.period)
     count = periods * len(schedule.events)
-    used = {_slot_of(e) for e in schedule.events}
-    idle = schedule.instances_per_period - len(used)
+    idle = 0
+    if _needs_nothing(schedule.operation):
+        used = {_slot_of(e) for e in schedule.events}
+        idle = schedule.instances_per_period - len(used)
     if count + periods * idle <= MAX_REPLAY_EVENTS:
         return
     if count <= MAX_REPLAY_EVENTS:
@@ -902,6 +907,14 @@ def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizo
                         path=f"events[{i}].lag", value=lag)
 
 
+def _needs_nothing(operation: Operation) -> bool:
+    """True when every node starts with every item it must end with (no communication)."""
+    held = {node: {operation.normalize(x) for x in items}
+            for node, items in operation.initial_items(0).items()}
+    return all(operation.normalize(x) in held.get(node, ())
+               for node, items in operation.required_items(0).items() for x in items)
+
+
 def _slot_of(event: Event) -> int:
     """The instance slot #j an event serves (its item's, or its output's, suffix)."""
     return event.item.instance if isinstance(event, Send) else event.output.instance
@@ -913,6 +926,7 @@ def _conclude(
     events: list[tuple[Any, ...]],
     instance_numbers: list[int],
     idle: list[int],
+    unserved: _Unserved | None,
     horizon_t: Any,
     mode: str,
     record_starts: bool,
@@ -956,8 +970,8 @@ def _conclude(
         unfinished = sum(1 for t in engine.played if t not in completion)
 
     incomplete = [t for t in expected if t not in completion]
-    if incomplete and not (mode == "asap" and horizon_t is not None):
-        _report_incomplete(run, incomplete, missing, engine.end_time)
+    if (incomplete or unserved) and not (mode == "asap" and horizon_t is not None):
+        _report_incomplete(run, incomplete, missing, engine.end_time, unserved)
 
     completed = len(completion)
     times = sorted(completion.values())
@@ -969,7 +983,7 @@ def _conclude(
     if horizon_out is not None and horizon_out > 0:
         throughput = completed / float(horizon_out)
     proven = None
-    if mode == "strict" and not run.violations and not incomplete:
+    if mode == "strict" and not run.violations and not incomplete and unserved is None:
         proven = _proven_throughput(run, expected, makespan)
     starts: tuple[Any, ...] = ()
     if record_starts and isinstance(engine, _Asap) and schedule.period is None:
@@ -985,7 +999,7 @@ def _conclude(
         port_model=str(run.platform.port_model),
         violations=violations,
         completed=completed,
-        instances=len(expected),
+        instances=len(expected) + (0 if unserved is None else unserved.instances),
         makespan=makespan,
         end_time=run.out_time(engine.end_time),
         horizon=horizon_out,
@@ -1039,27 +1053,54 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     return out
 
 
-def _idle_instances(run: _Run, horizon_t: Any) -> list[int]:
-    """Instances of the slots with no event at all that the horizon expects.
+@dataclass(frozen=True, slots=True)
+class _Unserved:
+    """The instance slots no event serves, in an operation that needs communication.
+
+    Every one of their instances is incomplete; they are counted, not listed
+    (``instances_per_period`` may be huge).
+    """
+
+    slots: tuple[tuple[int, int], ...]  # the slots, as ranges (first, last)
+    count: int  # how many slots
+    instances: int  # their instances the horizon expects: count * periods
+    missing: tuple[int, ...]  # held-item keys of instance 0 never held
+
+
+def _idle_slots(run: _Run, horizon_t: Any) -> tuple[list[int], _Unserved | None]:
+    """The instance slots of a periodic replay that no event serves.
 
     A periodic schedule claims ``instances_per_period`` instances every
-    period: slot #j's instance of period q is expected once
-    ``q * period + idle_span`` lies within the horizon, whether or not any
-    event serves it (it then completes only if the operation needs no
-    communication).
+    period: slot #j's instance of period q is expected once ``q * period +
+    idle_span`` lies within the horizon, whether or not any event serves it.
+    When the operation needs no communication those instances complete at
+    once: they are returned, to be replayed like the others.  Otherwise they
+    are all incomplete: an :class:`_Unserved` counts them.
     """
     schedule = run.schedule
     assert schedule.period is not None
     n = schedule.instances_per_period
-    if len(run.span) == n:
-        return []
-    period = run.to_time(schedule.period)
+    count = n - len(run.span)
     room = horizon_t + run.tol - run.idle_span
-    if room < 0:
-        return []
-    periods = int(room // period) + 1
-    idle = [j for j in range(n) if j not in run.span]
-    return [q * n + j for q in range(periods) for j in idle]
+    if count == 0 or room < 0:
+        return [], None
+    periods = int(room // run.to_time(schedule.period)) + 1
+    if _needs_nothing(run.operation):
+        idle = [j for j in range(n) if j not in run.span]
+        return [q * n + j for q in range(periods) for j in idle], None
+    gaps: list[tuple[int, int]] = []
+    following = 0
+    for j in sorted(run.span):
+        if j > following:
+            gaps.append((following, j - 1))
+        following = j + 1
+    if following < n:
+        gaps.append((following, n - 1))
+    held = set(run.initial_holdings([0]))
+    missing = tuple(sorted({run._base(item) * run.nn + run.node_index[node]
+                            for node, items in run.operation.required_items(0).items()
+                            for item in items} - held))
+    return [], _Unserved(tuple(gaps), count, count * periods, missing)
 
 
 def _proven_throughput(run: _Run, expected: list[int],
@@ -1082,14 +1123,19 @@ def _proven_throughput(run: _Run, expected: list[int],
     return Fraction(len(expected)) / makespan
 
 
-def _slot_list(slots: list[int], shown: int = 4) -> str:
-    """Sorted slot numbers as ranges: ``#1-#3, #7`` (the first ``shown`` ranges)."""
-    ranges: list[tuple[int, int]] = []
+def _ranges(slots: list[int]) -> list[tuple[int, int]]:
+    """Sorted slot numbers as ranges ``(first, last)``."""
+    out: list[tuple[int, int]] = []
     for j in slots:
-        if ranges and j == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], j)
+        if out and j == out[-1][1] + 1:
+            out[-1] = (out[-1][0], j)
         else:
-            ranges.append((j, j))
+            out.append((j, j))
+    return out
+
+
+def _slot_text(ranges: list[tuple[int, int]], shown: int = 4) -> str:
+    """Ranges of slots as ``#1-#3, #7`` (the first ``shown`` of them)."""
     text = ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in ranges[:shown])
     return text + (", ..." if len(ranges) > shown else "")
 
@@ -1099,29 +1145,40 @@ def _report_incomplete(
     incomplete: list[int],
     missing: dict[int, list[int]],
     end_time: Any,
+    unserved: _Unserved | None,
 ) -> None:
     """One violation per (node, item) left missing, naming the instances concerned
-    and, for a periodic schedule, the instance slots (and those with no event)."""
+    and, for a periodic schedule, the instance slots (and those no event serves)."""
     grouped: dict[int, list[int]] = defaultdict(list)  # instance-0 key -> instances
     for t in incomplete:
         for key in missing.get(t, []):
             grouped[key % run.stride].append(t)
+    lost = set() if unserved is None else set(unserved.missing)
     n = run.schedule.instances_per_period
-    periodic = run.schedule.period is not None
-    for key0, instances in sorted(grouped.items()):
-        first = min(instances)
+    for key0 in sorted(set(grouped) | lost):
+        instances = grouped.get(key0, [])
+        count = len(instances)
+        first = min(instances, default=None)
+        slots = _ranges(sorted({t % n for t in instances}))
+        slot_count = len({t % n for t in instances})
+        idle_text = ""
+        if unserved is not None and key0 in lost:
+            count += unserved.instances
+            first = unserved.slots[0][0] if first is None else min(first, unserved.slots[0][0])
+            slots = sorted(slots + list(unserved.slots))
+            slot_count += unserved.count
+            many = unserved.count > 1
+            idle_text = (f"; slot{'s' if many else ''} {_slot_text(list(unserved.slots))} "
+                         f"{'have' if many else 'has'} no event")
+        assert first is not None
         node, name = run.key_name(key0 + first * run.stride)
-        more = f" (and {len(instances) - 1} more instances)" if len(instances) > 1 else ""
+        more = f" (and {count - 1} more instances)" if count > 1 else ""
         slots_text = ""
-        if periodic:
-            slots = sorted({t % n for t in instances})
-            many = len(slots) > 1
-            slots_text = (f"; instance slot{'s' if many else ''} {_slot_list(slots)} "
-                          f"({len(slots)} of {n}) never complete{'' if many else 's'}")
-            idle = [j for j in slots if j not in run.span]
-            if idle:
-                slots_text += (f"; slot{'s' if len(idle) > 1 else ''} {_slot_list(idle)} "
-                               f"{'have' if len(idle) > 1 else 'has'} no event")
+        if run.schedule.period is not None:
+            many = slot_count > 1
+            slots_text = (f"; instance slot{'s' if many else ''} {_slot_text(slots)} "
+                          f"({slot_count} of {n}) never complete{'' if many else 's'}"
+                          f"{idle_text}")
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
                     f"{node} never holds {name}{more}{slots_text}", (), resource=name)
 
