@@ -163,7 +163,7 @@ def _json_line(line: str, lineno: int, source: str) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as err:
-        raise ScheduleError(f"invalid JSON: {err.msg}", path=f"line {lineno}, column {err.colno}",
+        raise ScheduleError(f"invalid JSON: {err.msg}", path=f"line {lineno}, column {err.pos + 1}",
                             value=_short_line(line), source=source) from None
     except (ValueError, RecursionError) as err:  # an integer beyond the digit limit...
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
