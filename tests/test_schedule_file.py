@@ -393,3 +393,22 @@ def test_jsonl_errors_name_the_line_or_the_event(tmp_path: Path, text: str,
     with pytest.raises(ScheduleError) as caught:
         load_schedule(path)
     assert str(caught.value).startswith(str(tmp_path / message))
+
+
+def test_plan_writes_the_jsonl_form_that_validate_reads(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from scenarios.cli import main
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios/examples/scatter-toy.yaml"
+    out = tmp_path / "flat.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(main, ["plan", str(scenario), "--planner", "flat", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line)["kind"] == "send" for line in lines[1:])
+    result = runner.invoke(main, ["validate", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    assert report["feasible"] is True
+    assert len(load_schedule(out).events) == len(lines) - 1
