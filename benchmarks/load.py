@@ -6,7 +6,8 @@ Lines schedule file (``.jsonl``) and, up to ``--yaml-up-to`` events, as a
 YAML one; each file is then loaded by :func:`scenarios.load_schedule` in a
 fresh Python process, which reports
 
-- the load time and the rate in events per second;
+- the load time, wall-clock and CPU, and the rate in events per CPU second
+  (the figure that does not depend on how busy a shared machine is);
 - the peak resident memory of that process (Linux's ``VmHWM``, else
   ``ru_maxrss``: interpreter and imports included) and, in brackets, the
   part the load added to what the process held before it.
@@ -48,11 +49,11 @@ def peak_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 before = peak_kib()
-began = time.perf_counter()
+began, cpu = time.perf_counter(), time.process_time()
 schedule = load_schedule(sys.argv[1])
-seconds = time.perf_counter() - began
+seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
 peak = peak_kib()
-print(json.dumps({"events": len(schedule.events), "seconds": seconds,
+print(json.dumps({"events": len(schedule.events), "seconds": seconds, "cpu": cpu,
                   "peak_kib": peak, "before_kib": before}))
 """
 
@@ -74,8 +75,8 @@ def main() -> None:
                         help="largest size also written and loaded as YAML (slow to write)")
     parser.add_argument("--nodes", type=int, default=20)
     args = parser.parse_args()
-    print(f"{'events':>9}  {'form':5}  {'file MB':>8}  {'load s':>7}  {'events/s':>9}  "
-          f"{'peak RSS MB (load)':>19}")
+    print(f"{'events':>9}  {'form':5}  {'file MB':>8}  {'wall s':>7}  {'CPU s':>7}  "
+          f"{'events/CPU s':>12}  {'peak RSS MB (load)':>19}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
             began = time.perf_counter()
@@ -86,12 +87,13 @@ def main() -> None:
                 dump_schedule(schedule, path)
                 figures = measure(path)
                 assert figures["events"] == len(schedule.events)
-                rate = figures["events"] / figures["seconds"]
+                rate = figures["events"] / figures["cpu"]
                 peak = figures["peak_kib"] / 1024
                 added = (figures["peak_kib"] - figures["before_kib"]) / 1024
                 print(f"{len(schedule.events):>9}  {form:5}  "
                       f"{path.stat().st_size / 1e6:>8.1f}  {figures['seconds']:>7.2f}  "
-                      f"{rate:>9,.0f}  {peak:>10,.0f} ({added:,.0f})", flush=True)
+                      f"{figures['cpu']:>7.2f}  {rate:>12,.0f}  {peak:>10,.0f} ({added:,.0f})",
+                      flush=True)
                 path.unlink()
             del schedule
             print(f"  (generating and writing took {time.perf_counter() - began:.0f} s)",

@@ -97,8 +97,10 @@ class Report:
         when there is one).
     instances:
         Instances the replay was expected to complete (one-shot: all those
-        the schedule mentions; periodic: those whose every event was played
-        before the horizon).
+        the schedule mentions; periodic: for every instance slot #j <
+        instances_per_period, its instance of every period whose events all
+        ended by the horizon, and for a slot no event serves, of every period
+        the slowest slot's would have).
     makespan:
         One-shot: the time the last instance completed (``None`` if some
         instance never completed).
