@@ -221,6 +221,10 @@ YAML_ALIAS_BUDGET = 1_000_000
 the document's own nodes).  A "billion laughs" file of a few hundred bytes
 expands to billions; an honest file with a few anchors adds a handful."""
 
+YAML_MAX_DEPTH = 100
+"""How deeply mappings and lists may nest in a YAML document (portsim's own
+files nest fewer than ten levels); deeper is "nested too deeply"."""
+
 
 def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any:
     """Read one YAML document, rejecting duplicate keys and alias bombs.
@@ -278,17 +282,35 @@ def _load_bounded(text: str, loader_class: type[Any], source: str,
         node = loader.get_single_node()
         if node is None:
             return None
-        if "&" in text:  # no anchor, no alias: nothing to expand
+        if "&" in text:  # an anchor, so maybe aliases: the graph may share nodes
             _check_alias_expansion(node, source, error)
+        elif _too_deep(node):  # a tree
+            raise error("invalid YAML: nested too deeply", source=source)
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
+def _too_deep(root: yaml.Node) -> bool:
+    """True when collections nest more than :data:`YAML_MAX_DEPTH` levels (a tree:
+    no node shared)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > YAML_MAX_DEPTH:
+            return True
+        for child in _yaml_children(node):
+            if not isinstance(child, yaml.ScalarNode):
+                stack.append((child, depth + 1))
+    return False
+
+
 def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimError]) -> None:
     """Refuse a document whose aliases expand it by more than :data:`YAML_ALIAS_BUDGET`
-    nodes, or that holds an alias inside the node it names."""
+    nodes, that holds an alias inside the node it names, or that nests more than
+    :data:`YAML_MAX_DEPTH` levels."""
     size: dict[int, int] = {}  # id(node) -> expanded size, every node counted once
+    height: dict[int, int] = {}  # id(node) -> levels of collections in it
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -297,6 +319,9 @@ def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimErro
         children = _yaml_children(node)
         if finished:
             size[key] = 1 + sum(size[id(child)] for child in children)
+            height[key] = 1 + max((height[id(child)] for child in children), default=0)
+            if height[key] > YAML_MAX_DEPTH:
+                raise error("invalid YAML: nested too deeply", source=source)
             on_path.discard(key)
             continue
         if key in size:

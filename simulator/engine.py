@@ -1123,14 +1123,14 @@ def _proven_throughput(run: _Run, expected: list[int],
     return Fraction(len(expected)) / makespan
 
 
-def _ranges(slots: list[int]) -> list[tuple[int, int]]:
-    """Sorted slot numbers as ranges ``(first, last)``."""
+def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:
+    """Slot numbers, and ranges ``more`` of them, as sorted disjoint ranges ``(first, last)``."""
     out: list[tuple[int, int]] = []
-    for j in slots:
-        if out and j == out[-1][1] + 1:
-            out[-1] = (out[-1][0], j)
+    for first, last in sorted([(j, j) for j in slots] + list(more)):
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(last, out[-1][1]))
         else:
-            out.append((j, j))
+            out.append((first, last))
     return out
 
 
@@ -1159,13 +1159,14 @@ def _report_incomplete(
         instances = grouped.get(key0, [])
         count = len(instances)
         first = min(instances, default=None)
-        slots = _ranges(sorted({t % n for t in instances}))
-        slot_count = len({t % n for t in instances})
+        served = sorted({t % n for t in instances})
+        slots = _ranges(served)
+        slot_count = len(served)
         idle_text = ""
         if unserved is not None and key0 in lost:
             count += unserved.instances
             first = unserved.slots[0][0] if first is None else min(first, unserved.slots[0][0])
-            slots = sorted(slots + list(unserved.slots))
+            slots = _ranges(served, unserved.slots)
             slot_count += unserved.count
             many = unserved.count > 1
             idle_text = (f"; slot{'s' if many else ''} {_slot_text(list(unserved.slots))} "

@@ -19,7 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 from scenarios.cli import main
-from scenarios.loader import YAML_ALIAS_BUDGET, load_scenario, read_yaml
+from scenarios.loader import YAML_ALIAS_BUDGET, YAML_MAX_DEPTH, load_scenario, read_yaml
 from simulator.errors import ScenarioError
 
 LEVELS = "abcdefghi"
@@ -153,3 +153,21 @@ def test_duplicate_keys_and_syntax_errors_read_the_same_with_libyaml(tmp_path: P
         yaml.load("name: [a, b\n", Loader=yaml.SafeLoader)
     problem = python.value.problem  # type: ignore[attr-defined]
     assert caught.value.message == f"invalid YAML: {problem}"
+
+
+@pytest.mark.parametrize("anchor", ["", "&deep "])
+def test_nesting_deeper_than_the_limit_is_bad_input(tmp_path: Path, anchor: str) -> None:
+    # libyaml's parser has no recursion limit of its own: the depth is checked
+    # on the parsed nodes, with or without anchors (two walks).
+    path = tmp_path / "deep.yaml"
+    for depth, ok in ((YAML_MAX_DEPTH, True), (YAML_MAX_DEPTH + 1, False)):
+        # The top-level mapping is one level; then depth - 1 nested lists.
+        path.write_text(f"name: {anchor}" + "[" * (depth - 1) + "]" * (depth - 1) + "\n")
+        if ok:
+            value, levels = read_yaml(path, error=ScenarioError)["name"], 2
+            while value:
+                (value,), levels = value, levels + 1
+            assert (value, levels) == ([], depth)
+        else:
+            with pytest.raises(ScenarioError, match="invalid YAML: nested too deeply"):
+                read_yaml(path, error=ScenarioError)
