@@ -402,7 +402,9 @@ def mutants(schedule: Schedule) -> Iterator[tuple[str, Schedule]]:
             yield f"drop slot #{j}", replace(
                 schedule, events=tuple(e for e in events if slot_of(e) != j))
     for i, e in enumerate(events):
-        yield f"drop {i}", replace(schedule, events=events[:i] + events[i + 1:])
+        alone = [slot_of(x) for x in events].count(slot_of(e)) == 1
+        how = f"drop {i} (slot #{slot_of(e)}'s only event)" if alone else f"drop {i}"
+        yield how, replace(schedule, events=events[:i] + events[i + 1:])
         d = (schedule.operation.size * schedule.platform.cost(e.src, e.dst) * e.part
              if isinstance(e, Send) else schedule.platform.compute_time(e.node))
         for delta in (-d, -d / 2, F(-1, 3), F(1, 7), d / 2, d, 2 * d):
