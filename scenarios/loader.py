@@ -309,8 +309,11 @@ def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimErro
     """Refuse a document whose aliases expand it by more than :data:`YAML_ALIAS_BUDGET`
     nodes, that holds an alias inside the node it names, or that nests more than
     :data:`YAML_MAX_DEPTH` levels."""
-    size: dict[int, int] = {}  # id(node) -> expanded size, every node counted once
-    height: dict[int, int] = {}  # id(node) -> levels of collections in it
+    # Per collection node: its expanded size (scalars count 1) and how many
+    # levels of collections it holds; scalars are leaves, never stacked.
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    scalars = 0  # scalar nodes, for the file's own size
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -318,9 +321,15 @@ def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimErro
         key = id(node)
         children = _yaml_children(node)
         if finished:
-            size[key] = 1 + sum(size[id(child)] for child in children)
-            height[key] = 1 + max((height[id(child)] for child in children), default=0)
-            if height[key] > YAML_MAX_DEPTH:
+            total, levels = 1, 0
+            for child in children:
+                if isinstance(child, yaml.ScalarNode):
+                    total += 1
+                else:
+                    total += size[id(child)]
+                    levels = max(levels, height[id(child)])
+            size[key], height[key] = total, levels + 1
+            if levels + 1 > YAML_MAX_DEPTH:
                 raise error("invalid YAML: nested too deeply", source=source)
             on_path.discard(key)
             continue
@@ -329,13 +338,16 @@ def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimErro
         on_path.add(key)
         stack.append((node, True))
         for child in children:
+            if isinstance(child, yaml.ScalarNode):
+                scalars += 1  # once per collection holding it (an aliased scalar: more)
+                continue
             if id(child) in on_path:
                 raise error("a YAML alias refers to a node that contains it (a recursive "
                             "structure)", path=_top_key(root, child),
                             value=_anchor_text(child), source=source)
             if id(child) not in size:
                 stack.append((child, False))
-    added = size[id(root)] - len(size)
+    added = size[id(root)] - len(size) - scalars
     if added > YAML_ALIAS_BUDGET:
         heaviest = _top_key(root, None, size)
         raise error(f"YAML aliases expand this to {size[id(root)]:,} nodes, "
