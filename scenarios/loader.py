@@ -253,15 +253,33 @@ def scenario_from_dict(data: object, source: str = "<string>", *,
 # -- shared building blocks ------------------------------------------------------------
 
 
+YAML_ALIAS_BUDGET = 1_000_000
+"""How many nodes YAML aliases may add to a document once expanded (beyond
+the document's own nodes).  A "billion laughs" file of a few hundred bytes
+expands to billions; an honest file with a few anchors adds a handful."""
+
+YAML_MAX_DEPTH = 100
+"""How deeply mappings and lists may nest in a YAML document (portsim's own
+files nest fewer than ten levels); deeper is "nested too deeply"."""
+
+
 def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any:
-    """Read one YAML document, rejecting duplicate keys.
+    """Read one YAML document, rejecting duplicate keys and alias bombs.
+
+    The C parser of libyaml is used when PyYAML has it (ten times faster);
+    on a syntax error the pure-Python parser is run again, so messages are
+    the same with or without libyaml.  Before anything is built from the
+    parsed nodes, the size the document would have with every alias
+    expanded is computed (a memoised walk over the node graph, which never
+    expands anything): more than :data:`YAML_ALIAS_BUDGET` nodes added by
+    aliases, or an alias inside itself, is an error naming the top-level key.
 
     Raises
     ------
     PortsimError
-        (of class ``error``) when the file cannot be read, is not valid YAML
-        or is empty; the message names the file, and the line and column of a
-        syntax error.
+        (of class ``error``) when the file cannot be read, is not valid YAML,
+        is empty or expands too much; the message names the file, and the
+        line and column of a syntax error.
     """
     source = os.fspath(path)
     try:
@@ -272,7 +290,13 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
         reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
         raise error(f"cannot read file: {reason}", source=source) from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+        try:
+            data = _load_bounded(text, _FastUniqueKeyLoader, source, error)
+        except yaml.YAMLError:
+            if _FastUniqueKeyLoader is _UniqueKeyLoader:
+                raise
+            # libyaml words its errors differently: report the pure-Python parser's.
+            data = _load_bounded(text, _UniqueKeyLoader, source, error)
     except yaml.YAMLError as err:
         raise _yaml_error(err, text, source, error) from None
     except RecursionError:
@@ -285,6 +309,131 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
     if data is None:
         raise error("empty file", source=source)
     return data
+
+
+def _load_bounded(text: str, loader_class: type[Any], source: str,
+                  error: type[PortsimError]) -> Any:
+    """Parse ``text`` into nodes, check the alias expansion, then build the data."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "&" in text:  # an anchor, so maybe aliases: the graph may share nodes
+            _check_alias_expansion(node, source, error)
+        elif _too_deep(node):  # a tree
+            raise error("invalid YAML: nested too deeply", source=source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _too_deep(root: yaml.Node) -> bool:
+    """True when collections nest more than :data:`YAML_MAX_DEPTH` levels (a tree:
+    no node shared)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > YAML_MAX_DEPTH:
+            return True
+        for child in _yaml_children(node):
+            if not isinstance(child, yaml.ScalarNode):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _check_alias_expansion(root: yaml.Node, source: str, error: type[PortsimError]) -> None:
+    """Refuse a document whose aliases expand it by more than :data:`YAML_ALIAS_BUDGET`
+    nodes, that holds an alias inside the node it names, or that nests more than
+    :data:`YAML_MAX_DEPTH` levels."""
+    # Per collection node: its expanded size (scalars count 1) and how many
+    # levels of collections it holds; scalars are leaves, never stacked.
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    scalars = 0  # scalar nodes, for the file's own size
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children = _yaml_children(node)
+        if finished:
+            total, levels = 1, 0
+            for child in children:
+                if isinstance(child, yaml.ScalarNode):
+                    total += 1
+                else:
+                    total += size[id(child)]
+                    levels = max(levels, height[id(child)])
+            size[key], height[key] = total, levels + 1
+            if levels + 1 > YAML_MAX_DEPTH:
+                raise error("invalid YAML: nested too deeply", source=source)
+            on_path.discard(key)
+            continue
+        if key in size:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for child in children:
+            if isinstance(child, yaml.ScalarNode):
+                scalars += 1  # once per collection holding it (an aliased scalar: more)
+                continue
+            if id(child) in on_path:
+                raise error("a YAML alias refers to a node that contains it (a recursive "
+                            "structure)", path=_top_key(root, child),
+                            value=_anchor_text(child), source=source)
+            if id(child) not in size:
+                stack.append((child, False))
+    added = size[id(root)] - len(size) - scalars
+    if added > YAML_ALIAS_BUDGET:
+        heaviest = _top_key(root, None, size)
+        raise error(f"YAML aliases expand this to {size[id(root)]:,} nodes, "
+                    f"{added:,} more than the file holds (the budget is "
+                    f"{YAML_ALIAS_BUDGET:,}): an alias bomb?", path=heaviest, source=source)
+
+
+def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _top_key(root: yaml.Node, target: yaml.Node | None,
+             size: dict[int, int] | None = None) -> str | None:
+    """The top-level key whose value holds ``target`` (or, with ``size``, the
+    heaviest one), for the error message."""
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    best: tuple[int, str] | None = None
+    for key_node, value_node in root.value:
+        name = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
+        if size is not None:
+            weight = size.get(id(value_node), 0)
+            if best is None or weight > best[0]:
+                best = (weight, name)
+        elif _reaches(value_node, target):
+            return name
+    return None if best is None else best[1]
+
+
+def _reaches(start: yaml.Node, target: yaml.Node | None) -> bool:
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(_yaml_children(node))
+    return False
+
+
+def _anchor_text(node: yaml.Node) -> str | None:
+    mark = getattr(node, "start_mark", None)
+    return None if mark is None else f"line {mark.line + 1}"
 
 
 def validate_document(
@@ -552,8 +701,8 @@ def _yaml_error(
                  source=source)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that rejects a key given twice in one mapping."""
+class _UniqueKeys(yaml.constructor.SafeConstructor):
+    """Mixin of the safe YAML loaders: a key given twice in one mapping is an error."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -570,3 +719,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+class _UniqueKeyLoader(_UniqueKeys, yaml.SafeLoader):
+    """The pure-Python safe YAML loader, rejecting duplicate keys."""
+
+
+_C_SAFE_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastUniqueKeyLoader(_UniqueKeys, _C_SAFE_LOADER):  # type: ignore[misc,valid-type]
+    """The same on libyaml's C parser (PyYAML without libyaml: the pure-Python one)."""

@@ -14,6 +14,13 @@ A schedule file holds a platform, an operation and timed events::
       - {kind: compute, node: P0, inputs: ["v[0,0]", "v[1,1]"], output: "v[0,1]", start: 1}
     description: free text       # optional, ignored when reading
 
+The same document also comes in a compact form for very large schedules,
+JSON Lines (a file ending in ``.jsonl``): the first line is a JSON object
+holding every key but ``events``, and every further line is one event, a
+JSON object with the same keys as in YAML (blank lines are skipped; event
+``events[i]`` is the i-th event line).  :func:`load_schedule` and
+:func:`dump_schedule` choose the form from the file name.
+
 ``platform_file`` names a YAML file holding either a mapping with a
 ``platform:`` key (a scenario file will do; its ``seed`` is used when the
 schedule gives none) or a bare platform mapping (``port_model``, ``nodes``,
@@ -28,9 +35,10 @@ is one line naming the file, the key path and the bad value.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -46,16 +54,22 @@ from scenarios.loader import (
 from scenarios.schema import PlatformSpec, ScheduleFileSpec
 from simulator.errors import PortsimError, ScheduleError
 from simulator.numbers import format_rational
+from simulator.operations import Operation
 from simulator.platform import Platform
-from simulator.schedule import Schedule
+from simulator.schedule import Event, EventReader, Schedule, event_to_dict
 
 __all__ = [
+    "JSONL_SUFFIX",
     "dump_schedule",
     "load_schedule",
     "platform_to_dict",
     "schedule_from_dict",
     "schedule_to_dict",
 ]
+
+
+JSONL_SUFFIX = ".jsonl"
+"""File names ending so hold a schedule in the JSON Lines form."""
 
 
 # -- reading ---------------------------------------------------------------------
@@ -67,7 +81,9 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
     Parameters
     ----------
     path:
-        The YAML file; a ``platform_file`` in it is relative to its directory.
+        The YAML file, or a JSON Lines file when the name ends in ``.jsonl``
+        (the compact form for very large schedules); a ``platform_file`` in
+        it is relative to its directory.
 
     Returns
     -------
@@ -82,8 +98,82 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
         (unknown key, unknown node, a time that is not a number, a negative
         start, a start outside ``[0, period)``).
     """
+    if os.fspath(path).endswith(JSONL_SUFFIX):
+        return _load_jsonl(path)
     data = read_yaml(path, error=ScheduleError)
     return schedule_from_dict(data, source=os.fspath(path), base_dir=Path(path).parent)
+
+
+def _load_jsonl(path: str | os.PathLike[str]) -> Schedule:
+    """The JSON Lines form: a header object, then one event object per line.
+
+    The events are parsed line by line straight into events (no list of
+    mappings is kept), so a file of a million events loads in seconds.
+    """
+    source = os.fspath(path)
+    try:
+        stream = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise ScheduleError("file not found", source=source) from None
+    except OSError as err:
+        raise ScheduleError(f"cannot read file: {err.strerror or err}", source=source) from None
+    with stream:
+        lines = enumerate(stream, start=1)
+        try:
+            header = _first_json_object(lines, source)
+            if "events" in header:
+                raise ScheduleError("in a .jsonl schedule the events follow the first line, "
+                                    "one per line", path="events", value="[...]",
+                                    source=source)
+            spec = validate_document(ScheduleFileSpec, {**header, "events": []},
+                                     source=source, error=ScheduleError)
+            platform, operation = _platform_and_operation(spec, source, Path(path).parent)
+            reader = EventReader()
+            events: list[Event] = []
+            for lineno, line in lines:
+                if not line.strip():
+                    continue
+                data = _json_line(line, lineno, source)
+                try:
+                    events.append(reader.read(data, f"events[{len(events)}]"))
+                except PortsimError as err:
+                    raise _as_schedule_error(err, source) from None
+        except UnicodeDecodeError as err:
+            raise ScheduleError(f"cannot read file: {err.reason}", source=source) from None
+    try:
+        return Schedule(platform, operation, tuple(events), spec.period,
+                        spec.instances_per_period)
+    except PortsimError as err:
+        raise _as_schedule_error(err, source) from None
+
+
+def _first_json_object(lines: Iterable[tuple[int, str]], source: str) -> dict[str, Any]:
+    for lineno, line in lines:
+        if line.strip():
+            data = _json_line(line, lineno, source)
+            if not isinstance(data, dict):
+                raise ScheduleError("the first line must be a JSON object: the schedule's "
+                                    "keys but events", path=f"line {lineno}",
+                                    value=_short_line(line), source=source)
+            return data
+    raise ScheduleError("empty file", source=source)
+
+
+def _json_line(line: str, lineno: int, source: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ScheduleError(f"invalid JSON: {err.msg}", path=f"line {lineno}, column {err.pos + 1}",
+                            value=_short_line(line), source=source) from None
+    except (ValueError, RecursionError) as err:  # an integer beyond the digit limit...
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ScheduleError(f"invalid JSON: {reason}", path=f"line {lineno}",
+                            value=_short_line(line), source=source) from None
+
+
+def _short_line(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= 60 else line[:57] + "..."
 
 
 def schedule_from_dict(
@@ -113,13 +203,22 @@ def schedule_from_dict(
         As :func:`load_schedule`.
     """
     spec = validate_document(ScheduleFileSpec, data, source=source, error=ScheduleError)
-    platform = _schedule_platform(spec, source, Path(base_dir) if base_dir is not None else None)
+    platform, operation = _platform_and_operation(
+        spec, source, Path(base_dir) if base_dir is not None else None)
+    try:
+        return Schedule.from_dicts(platform, operation, spec.events, period=spec.period,
+                                   instances_per_period=spec.instances_per_period)
+    except PortsimError as err:
+        raise _as_schedule_error(err, source) from None
+
+
+def _platform_and_operation(spec: ScheduleFileSpec, source: str,
+                            base_dir: Path | None) -> tuple[Platform, Operation]:
+    platform = _schedule_platform(spec, source, base_dir)
     try:
         if spec.port_model is not None:
             platform = platform.with_port_model(spec.port_model)
-        operation = build_operation(spec.operation, platform)
-        return Schedule.from_dicts(platform, operation, spec.events, period=spec.period,
-                                   instances_per_period=spec.instances_per_period)
+        return platform, build_operation(spec.operation, platform)
     except PortsimError as err:
         raise _as_schedule_error(err, source) from None
 
@@ -217,6 +316,7 @@ def dump_schedule(
     destination: str | os.PathLike[str] | TextIO,
     *,
     description: str | None = None,
+    jsonl: bool | None = None,
 ) -> None:
     """Write ``schedule`` as a schedule file that :func:`load_schedule` reads back exactly.
 
@@ -225,11 +325,20 @@ def dump_schedule(
     schedule:
         The schedule to write.
     destination:
-        A file path, or an open text stream.
+        A file path (ending in ``.jsonl``: the JSON Lines form), or an open
+        text stream.
     description:
         Optional free text written as ``description:`` (the planner, its
         bound...); ignored when reading.
+    jsonl:
+        Write the JSON Lines form (default: when the path ends in ``.jsonl``).
     """
+    if jsonl is None:
+        jsonl = (isinstance(destination, str | os.PathLike)
+                 and os.fspath(destination).endswith(JSONL_SUFFIX))
+    if jsonl:
+        _dump_jsonl(schedule, destination, description)
+        return
     text = yaml.dump(
         schedule_to_dict(schedule, description=description),
         Dumper=_ScheduleDumper,
@@ -241,6 +350,23 @@ def dump_schedule(
         Path(destination).write_text(text, encoding="utf-8")
     else:
         destination.write(text)
+
+
+def _dump_jsonl(schedule: Schedule, destination: str | os.PathLike[str] | TextIO,
+                description: str | None) -> None:
+    header = schedule_to_dict(schedule, description=description)
+    del header["events"]
+
+    def write(stream: TextIO) -> None:
+        stream.write(json.dumps(header, separators=(",", ":")) + "\n")
+        for event in schedule.events:
+            stream.write(json.dumps(event_to_dict(event), separators=(",", ":")) + "\n")
+
+    if isinstance(destination, str | os.PathLike):
+        with open(destination, "w", encoding="utf-8") as stream:
+            write(stream)
+    else:
+        write(destination)
 
 
 def _is_flat(value: object) -> bool:
@@ -258,7 +384,7 @@ def _is_flat(value: object) -> bool:
 _EXACT_NUMBER = re.compile(r"-?\d+(/\d+)?")
 
 
-class _ScheduleDumper(yaml.SafeDumper):
+class _ScheduleDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Writes flat mappings and lists in flow style: one node, link or event per line.
 
     Exact numbers (strings such as ``"2/3"``) are always double-quoted, so

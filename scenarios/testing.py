@@ -109,9 +109,12 @@ def assert_throughput_at_least(
 ) -> Fraction:
     """Assert that a feasible ``schedule`` reaches a fraction of the optimal throughput.
 
-    The schedule's throughput is exact: ``instances_per_period / period`` for
-    a periodic schedule, ``instances / makespan`` for a one-shot one (run
-    back to back).  It must be at least ``fraction_of_bound * bound``.
+    The schedule's throughput is exact and proven by the strict replay:
+    ``instances_per_period / period`` for a periodic schedule whose every
+    instance slot #j completed in every period replayed past the start-up
+    (an idle slot fails :func:`assert_feasible` as ``incomplete``),
+    ``instances / makespan`` for a one-shot one (run back to back).  It must
+    be at least ``fraction_of_bound * bound``.
 
     Parameters
     ----------
@@ -159,6 +162,12 @@ def assert_throughput_at_least(
     report = assert_feasible(schedule, port_model=port_model, horizon=horizon)
     throughput = schedule_throughput(schedule, report)
     if throughput is None:
+        if schedule.period is not None:
+            assert isinstance(report.horizon, Fraction)  # a strict, exact periodic replay
+            raise ScheduleAssertionError(
+                f"the replay proves no throughput: its horizon "
+                f"{format_rational(report.horizon)} does not see every one of the "
+                f"{schedule.instances_per_period} instance slot(s) complete", report)
         raise ScheduleAssertionError("the replay completed no instance: no throughput", report)
     if bound is None:
         reference = _lp_bound(schedule, port_model)

@@ -20,8 +20,10 @@ multiple ``D`` of all the denominators in the replay (starts, durations,
 period, horizon), so the engine computes on Python integers: exact, and
 nearly as fast as floats.  Times are turned back into ``Fraction`` only in
 the report.  Float mode uses floats and compares times with an absolute
-tolerance of ``1e-9`` times the largest time in the replay; use it when
-``D`` would be huge.
+tolerance of a quarter of one tick ``1 / D`` (:data:`FLOAT_TICK_FRACTION`):
+two distinct exact times differ by a tick at least, so no overlap of the
+exact schedule hides in the tolerance; a schedule whose tick is finer than
+float precision at its largest time is refused.
 
 Cost
 ----
@@ -36,7 +38,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -45,22 +47,30 @@ import simpy
 from simulator.errors import ScheduleError
 from simulator.items import Item, combine
 from simulator.numbers import common_denominator, format_rational, parse_rational
+from simulator.operations import Operation
 from simulator.platform import PortKind, PortModel
 from simulator.report import Report, Violation, ViolationKind
 from simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = [
     "DEFAULT_PERIODS",
-    "FLOAT_TOLERANCE",
+    "FLOAT_TICK_FRACTION",
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "replay",
     "replay_series",
 ]
 
-FLOAT_TOLERANCE = 1e-9
-"""Relative tolerance of float mode (times are compared up to this times the
-largest time of the replay)."""
+FLOAT_TICK_FRACTION = 0.25
+"""Float mode compares times up to this fraction of one tick ``1 / D`` of the
+exact schedule (``D``: the least common multiple of every denominator of its
+starts, durations, period and horizon).  Two distinct exact times differ by
+at least one tick, so an overlap of one tick is never hidden; a schedule
+whose tick float arithmetic cannot resolve is refused (replay it exactly)."""
+
+_FLOAT_NOISE = 16 * 2.0 ** -52
+"""Bound on the relative rounding error of a float time (a few operations,
+each within half an ulp), with room to spare."""
 
 DEFAULT_PERIODS = 10
 """Periods replayed past the largest lag when a periodic schedule comes
@@ -216,6 +226,7 @@ class _Run:
         if self.exact:
             scale = self.scale = common_denominator(values)
             self.tol: int | float = 0
+            self.part_tol: float = 0
             self.one: Fraction | float = Fraction(1)
 
             def to_time(v: Fraction) -> int | float:
@@ -223,8 +234,8 @@ class _Run:
             parts: list[Any] = [p if p != 1 else 1 for p in distinct_parts]
         else:
             self.scale = 1
-            largest = max((abs(float(v)) for v in values), default=1.0)
-            self.tol = FLOAT_TOLERANCE * max(1.0, largest)
+            self.tol = _float_tolerance(values)
+            self.part_tol = FLOAT_TICK_FRACTION / common_denominator(distinct_parts)
             self.one = 1.0
 
             def to_time(v: Fraction) -> int | float:
@@ -262,6 +273,29 @@ class _Run:
             self.patterns.append(pat)
         self.nb = len(self.base_list)
         self.stride = self.nb * self.nn  # key distance between two instances
+        if schedule.period is not None:
+            self._slot_spans(to_time(schedule.period))
+
+    def _slot_spans(self, period: int | float) -> None:
+        """Per instance slot #j: when, past its period's start, its last event ends.
+
+        ``span[j]``: the latest end of slot j's events (``lag * period +
+        start + duration``); ``instant[j]``: the same over its zero-time
+        events.  A slot with no event at all (``idle``) must still complete
+        its instance every period: it is expected as soon as the slowest slot
+        is, ``idle_span`` after its period's start.
+        """
+        span: dict[int, Any] = {}  # a dict: instances_per_period may be huge
+        instant: dict[int, Any] = {}
+        for pat in self.patterns:
+            end = pat.lag * period + pat.start + pat.duration
+            if pat.slot not in span or end > span[pat.slot]:
+                span[pat.slot] = end
+            if pat.duration == 0 and (pat.slot not in instant or end > instant[pat.slot]):
+                instant[pat.slot] = end
+        self.span = span
+        self.instant = instant
+        self.idle_span: Any = max([period, *span.values()])
 
     def _check_static(self, i: int, e: Event, duration: Fraction | None) -> None:
         """Checks that do not depend on time: links, durations, reductions."""
@@ -521,7 +555,7 @@ class _Strict:
         total = 0 * part
         for when, amount in sorted(parts, key=lambda x: x[0]):
             total += amount
-            if total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0):
+            if total >= 1 - self.run.part_tol:
                 previous = self.held.get(key)
                 if previous is None or when < previous:
                     self.held[key] = when
@@ -614,7 +648,7 @@ class _Asap:
         if part != 1:
             total = self.parts.get(key, 0) + part
             self.parts[key] = total
-            arrived = total >= 1 - (FLOAT_TOLERANCE if self.run.tol else 0)
+            arrived = total >= 1 - self.run.part_tol
         if arrived and key not in self.held:
             self.held[key] = now
             waiters = self.waiting.pop(key, None)
@@ -677,7 +711,8 @@ def replay(
         (per-port order kept, events as soon as ports, CPU and inputs allow).
     exact:
         Exact rational time (default) or float time (faster on huge
-        denominators; tolerance :data:`FLOAT_TOLERANCE`).
+        denominators; tolerance: :data:`FLOAT_TICK_FRACTION` of one tick of
+        the exact schedule, see :func:`_float_tolerance`).
     horizon:
         Time span to replay.  Periodic schedules: the pattern repeats until
         the horizon (default: the largest lag plus :data:`DEFAULT_PERIODS`
@@ -741,9 +776,13 @@ def replay(
     horizon_t = None if h is None else run.to_time(h)
     events = run.concrete(horizon_t)
 
-    instance_numbers = (
-        sorted({entry[_INSTANCE] for entry in events}) if periodic else schedule.instances()
-    )
+    idle: list[int] = []
+    unserved: _Unserved | None = None
+    if periodic:
+        idle, unserved = _idle_slots(run, horizon_t)
+        instance_numbers = sorted({entry[_INSTANCE] for entry in events}.union(idle))
+    else:
+        instance_numbers = schedule.instances()
     held = run.initial_holdings(instance_numbers)
 
     engine: _Strict | _Asap
@@ -754,12 +793,13 @@ def replay(
         until = None
         if horizon_t is not None:
             # Events that end exactly at the horizon still count.
-            until = horizon_t + (1 if exact else run.tol + FLOAT_TOLERANCE)
+            until = horizon_t + (1 if exact else run.tol)
         engine = _Asap(run, events, held, until)
         engine.go()
         if engine.env.peek() == math.inf:
             engine.report_blocked()
-    return _conclude(run, engine, events, instance_numbers, horizon_t, mode, record_starts)
+    return _conclude(run, engine, events, instance_numbers, idle, unserved, horizon_t, mode,
+                     record_starts)
 
 
 def replay_series(
@@ -922,12 +962,27 @@ def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
 
 
 def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
-    """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events."""
+    """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
+
+    When the operation needs no communication, the instances of the slots no
+    event serves complete at once and are listed one by one: they count one
+    each per period.  (When it needs some, they are counted, not listed.)
+    """
     assert schedule.period is not None
     periods = math.ceil(horizon / schedule.period)
     count = periods * len(schedule.events)
-    if count <= MAX_REPLAY_EVENTS:
+    idle = 0
+    if _needs_nothing(schedule.operation):
+        used = {_slot_of(e) for e in schedule.events}
+        idle = schedule.instances_per_period - len(used)
+    if count + periods * idle <= MAX_REPLAY_EVENTS:
         return
+    if count <= MAX_REPLAY_EVENTS:
+        raise ScheduleError(
+            f"checking {periods} periods of {schedule.instances_per_period} instance slots "
+            f"({idle} of them with no event) exceeds the cap of {MAX_REPLAY_EVENTS} "
+            f"events and instances", path="instances_per_period",
+            value=schedule.instances_per_period)
     why = (f"replaying {periods} periods of {len(schedule.events)} events exceeds the cap "
            f"of {MAX_REPLAY_EVENTS} events")
     if explicit_horizon:
@@ -938,11 +993,26 @@ def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizo
                         path=f"events[{i}].lag", value=lag)
 
 
+def _needs_nothing(operation: Operation) -> bool:
+    """True when every node starts with every item it must end with (no communication)."""
+    held = {node: {operation.normalize(x) for x in items}
+            for node, items in operation.initial_items(0).items()}
+    return all(operation.normalize(x) in held.get(node, ())
+               for node, items in operation.required_items(0).items() for x in items)
+
+
+def _slot_of(event: Event) -> int:
+    """The instance slot #j an event serves (its item's, or its output's, suffix)."""
+    return event.item.instance if isinstance(event, Send) else event.output.instance
+
+
 def _conclude(
     run: _Run,
     engine: _Strict | _Asap,
     events: list[tuple[Any, ...]],
     instance_numbers: list[int],
+    idle: list[int],
+    unserved: _Unserved | None,
     horizon_t: Any,
     mode: str,
     record_starts: bool,
@@ -977,7 +1047,7 @@ def _conclude(
     if schedule.period is None:
         expected = list(instance_numbers)
     else:
-        expected = _fully_played(run, instance_numbers, horizon_t)
+        expected = _fully_played(run, instance_numbers, horizon_t) + idle
         # Per instance slot #j (a dict: instances_per_period may be huge).
         max_lag: dict[int, int] = {}
         for pat in run.patterns:
@@ -986,8 +1056,8 @@ def _conclude(
         unfinished = sum(1 for t in engine.played if t not in completion)
 
     incomplete = [t for t in expected if t not in completion]
-    if incomplete and not (mode == "asap" and horizon_t is not None):
-        _report_incomplete(run, incomplete, missing, engine.end_time)
+    if (incomplete or unserved) and not (mode == "asap" and horizon_t is not None):
+        _report_incomplete(run, incomplete, missing, engine.end_time, unserved)
 
     completed = len(completion)
     times = sorted(completion.values())
@@ -998,6 +1068,9 @@ def _conclude(
     throughput = None
     if horizon_out is not None and horizon_out > 0:
         throughput = completed / float(horizon_out)
+    proven = None
+    if mode == "strict" and not run.violations and not incomplete and unserved is None:
+        proven = _proven_throughput(run, expected, makespan)
     starts: tuple[Any, ...] = ()
     if record_starts and isinstance(engine, _Asap) and schedule.period is None:
         by_pattern: list[Any] = [None] * len(schedule.events)
@@ -1012,11 +1085,12 @@ def _conclude(
         port_model=str(run.platform.port_model),
         violations=violations,
         completed=completed,
-        instances=len(expected),
+        instances=len(expected) + (0 if unserved is None else unserved.instances),
         makespan=makespan,
         end_time=run.out_time(engine.end_time),
         horizon=horizon_out,
         measured_throughput=throughput,
+        throughput=proven,
         completion_times=tuple(run.out_time(x) for x in times),
         startup_skipped=startup_skipped,
         unfinished=unfinished,
@@ -1053,16 +1127,9 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     assert schedule.period is not None
     n = schedule.instances_per_period
     period = run.to_time(schedule.period)
-    span: dict[int, Any] = {}  # per instance slot #j (instances_per_period may be huge)
+    span, instant = run.span, run.instant
     # A zero-time event is played only if it starts before the horizon
     # (``concrete`` drops starts >= horizon), so it must start strictly before.
-    instant: dict[int, Any] = {}
-    for pat in run.patterns:
-        end = pat.lag * period + pat.start + pat.duration
-        if pat.slot not in span or end > span[pat.slot]:
-            span[pat.slot] = end
-        if pat.duration == 0 and (pat.slot not in instant or end > instant[pat.slot]):
-            instant[pat.slot] = end
     out = []
     for t in instance_numbers:
         q, j = divmod(t, n)
@@ -1072,22 +1139,159 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Unserved:
+    """The instance slots no event serves, in an operation that needs communication.
+
+    Every one of their instances is incomplete; they are counted, not listed
+    (``instances_per_period`` may be huge).
+    """
+
+    slots: tuple[tuple[int, int], ...]  # the slots, as ranges (first, last)
+    count: int  # how many slots
+    instances: int  # their instances the horizon expects: count * periods
+    missing: tuple[int, ...]  # held-item keys of instance 0 never held
+
+
+def _idle_slots(run: _Run, horizon_t: Any) -> tuple[list[int], _Unserved | None]:
+    """The instance slots of a periodic replay that no event serves.
+
+    A periodic schedule claims ``instances_per_period`` instances every
+    period: slot #j's instance of period q is expected once ``q * period +
+    idle_span`` lies within the horizon, whether or not any event serves it.
+    When the operation needs no communication those instances complete at
+    once: they are returned, to be replayed like the others.  Otherwise they
+    are all incomplete: an :class:`_Unserved` counts them.
+    """
+    schedule = run.schedule
+    assert schedule.period is not None
+    n = schedule.instances_per_period
+    count = n - len(run.span)
+    room = horizon_t + run.tol - run.idle_span
+    if count == 0 or room < 0:
+        return [], None
+    periods = int(room // run.to_time(schedule.period)) + 1
+    if _needs_nothing(run.operation):
+        idle = [j for j in range(n) if j not in run.span]
+        return [q * n + j for q in range(periods) for j in idle], None
+    gaps: list[tuple[int, int]] = []
+    following = 0
+    for j in sorted(run.span):
+        if j > following:
+            gaps.append((following, j - 1))
+        following = j + 1
+    if following < n:
+        gaps.append((following, n - 1))
+    held = set(run.initial_holdings([0]))
+    missing = tuple(sorted({run._base(item) * run.nn + run.node_index[node]
+                            for node, items in run.operation.required_items(0).items()
+                            for item in items} - held))
+    return [], _Unserved(tuple(gaps), count, count * periods, missing)
+
+
+def _proven_throughput(run: _Run, expected: list[int],
+                       makespan: Fraction | float | None) -> Fraction | None:
+    """The throughput a feasible, complete strict replay proves, exactly.
+
+    Periodic: ``instances_per_period / period`` once every instance slot
+    #j < instances_per_period was expected (and so completed) in at least
+    one period; ``None`` when the horizon was too short to see every slot.
+    One-shot: the instances completed divided by the makespan.
+    """
+    schedule = run.schedule
+    if schedule.period is not None:
+        n = schedule.instances_per_period
+        if len({t % n for t in expected}) < n:
+            return None
+        return Fraction(n) / schedule.period
+    if not isinstance(makespan, Fraction) or makespan <= 0:
+        return None
+    return Fraction(len(expected)) / makespan
+
+
+def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:
+    """Slot numbers, and ranges ``more`` of them, as sorted disjoint ranges ``(first, last)``."""
+    out: list[tuple[int, int]] = []
+    for first, last in sorted([(j, j) for j in slots] + list(more)):
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(last, out[-1][1]))
+        else:
+            out.append((first, last))
+    return out
+
+
+def _slot_text(ranges: list[tuple[int, int]], shown: int = 4) -> str:
+    """Ranges of slots as ``#1-#3, #7`` (the first ``shown`` of them)."""
+    text = ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in ranges[:shown])
+    return text + (", ..." if len(ranges) > shown else "")
+
+
 def _report_incomplete(
     run: _Run,
     incomplete: list[int],
     missing: dict[int, list[int]],
     end_time: Any,
+    unserved: _Unserved | None,
 ) -> None:
-    """One violation per (node, item) left missing, naming the instances concerned."""
+    """One violation per (node, item) left missing, naming the instances concerned
+    and, for a periodic schedule, the instance slots (and those no event serves)."""
     grouped: dict[int, list[int]] = defaultdict(list)  # instance-0 key -> instances
     for t in incomplete:
         for key in missing.get(t, []):
             grouped[key % run.stride].append(t)
-    for key0, instances in sorted(grouped.items()):
-        node, name = run.key_name(key0 + instances[0] * run.stride)
-        more = f" (and {len(instances) - 1} more instances)" if len(instances) > 1 else ""
+    lost = set() if unserved is None else set(unserved.missing)
+    n = run.schedule.instances_per_period
+    for key0 in sorted(set(grouped) | lost):
+        instances = grouped.get(key0, [])
+        count = len(instances)
+        first = min(instances, default=None)
+        served = sorted({t % n for t in instances})
+        slots = _ranges(served)
+        slot_count = len(served)
+        idle_text = ""
+        if unserved is not None and key0 in lost:
+            count += unserved.instances
+            first = unserved.slots[0][0] if first is None else min(first, unserved.slots[0][0])
+            slots = _ranges(served, unserved.slots)
+            slot_count += unserved.count
+            many = unserved.count > 1
+            idle_text = (f"; slot{'s' if many else ''} {_slot_text(list(unserved.slots))} "
+                         f"{'have' if many else 'has'} no event")
+        assert first is not None
+        node, name = run.key_name(key0 + first * run.stride)
+        more = f" (and {count - 1} more instances)" if count > 1 else ""
+        slots_text = ""
+        if run.schedule.period is not None:
+            many = slot_count > 1
+            slots_text = (f"; instance slot{'s' if many else ''} {_slot_text(slots)} "
+                          f"({slot_count} of {n}) never complete{'' if many else 's'}"
+                          f"{idle_text}")
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
-                    f"{node} never holds {name}{more}", (), resource=name)
+                    f"{node} never holds {name}{more}{slots_text}", (), resource=name)
+
+
+def _float_tolerance(values: list[Fraction]) -> float:
+    """Float mode's tolerance: :data:`FLOAT_TICK_FRACTION` of the exact schedule's tick.
+
+    Every time of the replay is a multiple of ``1 / D`` (``D`` the common
+    denominator of ``values``) and at most twice the largest of them (a start
+    plus a duration; the horizon plus a duration).  The tolerance is a
+    quarter tick; it must also exceed twice the rounding noise of floats at
+    that size, else float time cannot tell one tick from rounding and the
+    replay is refused.
+    """
+    tick = common_denominator(values)
+    largest = 2 * max((abs(v) for v in values), default=Fraction(1))
+    tolerance = FLOAT_TICK_FRACTION / tick
+    noise = float(largest) * _FLOAT_NOISE
+    if 2 * noise > tolerance:
+        bits = tick.bit_length()
+        denominator = str(tick) if bits <= 50 else f"about 2^{bits - 1}"
+        raise ScheduleError(
+            f"float time cannot resolve this schedule: its times are multiples of "
+            f"1/{denominator} up to {float(largest):.6g}, finer than float precision "
+            f"there; replay it in exact time", path="float", value=f"1/{denominator}")
+    return tolerance
 
 
 def _fmt(value: Fraction | float) -> str:

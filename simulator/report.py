@@ -97,8 +97,10 @@ class Report:
         when there is one).
     instances:
         Instances the replay was expected to complete (one-shot: all those
-        the schedule mentions; periodic: those whose every event was played
-        before the horizon).
+        the schedule mentions; periodic: for every instance slot #j <
+        instances_per_period, its instance of every period whose events all
+        ended by the horizon, and for a slot no event serves, of every period
+        the slowest slot's would have).
     makespan:
         One-shot: the time the last instance completed (``None`` if some
         instance never completed).
@@ -108,6 +110,12 @@ class Report:
         The time span replayed (periodic replays and throughput measurements).
     measured_throughput:
         ``completed / horizon`` (``None`` without a horizon).
+    throughput:
+        The exact throughput the replay proves (strict replay with no
+        violation, every expected instance complete): periodic,
+        ``instances_per_period / period`` once every instance slot #j was
+        expected, and so completed, in the replay; one-shot, ``instances /
+        makespan`` (run back to back).  ``None`` otherwise.
     completion_times:
         When each completed instance completed, sorted.
     startup_skipped:
@@ -132,6 +140,7 @@ class Report:
     end_time: Fraction | float | None = None
     horizon: Fraction | float | None = None
     measured_throughput: float | None = None
+    throughput: Fraction | None = None
     completion_times: tuple[Fraction | float, ...] = ()
     startup_skipped: int = 0
     unfinished: int = 0
@@ -165,6 +174,7 @@ class Report:
             "end_time": _time_out(self.end_time),
             "horizon": _time_out(self.horizon),
             "measured_throughput": self.measured_throughput,
+            "throughput": _time_out(self.throughput),
             "startup_skipped": self.startup_skipped,
             "unfinished": self.unfinished,
             "violations": [v.to_dict() for v in self.violations],

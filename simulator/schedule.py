@@ -20,7 +20,7 @@ from simulator.numbers import format_rational, parse_rational
 from simulator.operations import Operation
 from simulator.platform import NodeId, Platform
 
-__all__ = ["Compute", "Event", "Schedule", "Send"]
+__all__ = ["Compute", "Event", "EventReader", "Schedule", "Send"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +87,8 @@ class Schedule:
     Raises
     ------
     ScheduleError
-        On an event naming an unknown node, a start outside ``[0, T)`` in a
+        On an event or item naming an unknown node (an item ``v[k,m]``: an
+        unknown participant index), a start outside ``[0, T)`` in a
         periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
 
     Examples
@@ -114,20 +115,23 @@ class Schedule:
         if self.instances_per_period < 1:
             raise ScheduleError("instances_per_period must be >= 1",
                                 path="instances_per_period", value=self.instances_per_period)
+        checked: set[tuple[str, tuple[Any, ...]]] = set()  # item names already checked
         for i, event in enumerate(self.events):
-            self._check_event(i, event)
+            self._check_event(i, event, checked)
 
-    def _check_event(self, i: int, event: Event) -> None:
+    def _check_event(self, i: int, event: Event,
+                     checked: set[tuple[str, tuple[Any, ...]]]) -> None:
         where = f"events[{i}]"
         if isinstance(event, Send):
             for key in ("src", "dst"):
                 node = getattr(event, key)
                 if node not in self.platform:
                     raise ScheduleError("unknown node id", path=f"{where}.{key}", value=node)
-            if not 0 < event.part <= 1:
+            if event.part != 1 and not 0 < event.part < 1:
                 raise ScheduleError("part must lie in (0, 1]", path=f"{where}.part",
                                     value=format_rational(event.part))
             items: tuple[Item, ...] = (event.item,)
+            self._check_item(event.item, f"{where}.item", checked)
         elif isinstance(event, Compute):
             if event.node not in self.platform:
                 raise ScheduleError("unknown node id", path=f"{where}.node", value=event.node)
@@ -135,6 +139,9 @@ class Schedule:
                 raise ScheduleError("a compute needs at least two inputs",
                                     path=f"{where}.inputs", value=[str(x) for x in event.inputs])
             items = (*event.inputs, event.output)
+            for j, x in enumerate(event.inputs):
+                self._check_item(x, f"{where}.inputs[{j}]", checked)
+            self._check_item(event.output, f"{where}.output", checked)
         else:
             raise ScheduleError("an event must be a Send or a Compute", path=where,
                                 value=type(event).__name__)
@@ -163,6 +170,28 @@ class Schedule:
             raise ScheduleError("lag is only meaningful in a periodic schedule",
                                 path=f"{where}.lag", value=event.lag)
 
+    def _check_item(self, item: Item, path: str,
+                    checked: set[tuple[str, tuple[Any, ...]]]) -> None:
+        """An item must name nodes of the platform and participants of the operation."""
+        name = (item.kind, item.args)
+        if name in checked:
+            return
+        checked.add(name)
+        if item.kind == "m":
+            for node in item.args:
+                if node not in self.platform:
+                    raise ScheduleError(f"item {item} names an unknown node {node!r}",
+                                        path=path, value=str(item))
+        elif item.kind == "v":
+            count = len(self.operation.participants)
+            beyond = [i for i in item.covers() if i >= count]
+            if beyond:
+                raise ScheduleError(
+                    f"item {item} names participant {beyond[0]}, but the operation has "
+                    f"{count} participant{'' if count == 1 else 's'} (indexes 0..{count - 1})"
+                    if count else f"item {item} is a partial reduction, but the operation "
+                    f"has no participants", path=path, value=str(item))
+
     # -- building --------------------------------------------------------------
 
     @classmethod
@@ -190,7 +219,8 @@ class Schedule:
                                 path="instances_per_period", value=instances_per_period)
         if not isinstance(events, Sequence) or isinstance(events, str | bytes):
             raise ScheduleError("events must be a list", path="events", value=events)
-        parsed = tuple(event_from_dict(e, path=f"events[{i}]") for i, e in enumerate(events))
+        reader = EventReader()
+        parsed = tuple(reader.read(e, f"events[{i}]") for i, e in enumerate(events))
         return cls(platform, operation, parsed, parsed_period, instances_per_period)
 
     def to_dicts(self) -> list[dict[str, Any]]:
@@ -267,64 +297,115 @@ def _event_slot(event: Event) -> int:
 
 def event_from_dict(data: object, *, path: str = "event") -> Event:
     """Parse one event mapping (see :meth:`Schedule.from_dicts`)."""
-    if not isinstance(data, Mapping):
-        raise ScheduleError("an event must be a mapping", path=path, value=data)
-    kind = data.get("kind")
-    if kind not in ("send", "compute"):
-        raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
-    allowed = _SEND_KEYS if kind == "send" else _COMPUTE_KEYS
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
-    required = ("src", "dst", "item", "start") if kind == "send" else (
-        "node", "inputs", "output", "start")
-    for key in required:
-        if key not in data:
-            raise ScheduleError("missing key", path=f"{path}.{key}")
+    return EventReader().read(data, path)
 
-    def number(key: str, default: Fraction | None) -> Fraction | None:
-        if key not in data or data[key] is None:
-            return default
-        return parse_rational(data[key], path=f"{path}.{key}", error=ScheduleError)
 
-    if data["start"] is None:  # "start:" with no value in YAML
-        raise ScheduleError('start needs a value, a number such as 3, 0.25 or "2/3"',
-                            path=f"{path}.start")
-    lag = data.get("lag", 0)
-    if isinstance(lag, bool) or not isinstance(lag, int):
-        raise ScheduleError("lag must be an integer", path=f"{path}.lag", value=lag)
-    start = number("start", None)
-    assert start is not None
-    try:
+class EventReader:
+    """Parses event mappings, remembering the item names and exact numbers it has read.
+
+    A schedule of a million events names few distinct items and repeats
+    many times (``"0"``, ``"1/2"``...), so each distinct text is parsed once.
+    One reader serves one schedule (:meth:`Schedule.from_dicts`, the JSON
+    Lines reader).
+    """
+
+    __slots__ = ("_items", "_numbers")
+
+    def __init__(self) -> None:
+        self._items: dict[str, Item] = {}
+        self._numbers: dict[str, Fraction] = {}
+
+    def item(self, text: object, path: str) -> Item:
+        """``text`` as an :class:`Item` (see :func:`~simulator.items.parse_item`)."""
+        if type(text) is str:
+            found = self._items.get(text)
+            if found is None:
+                found = self._items[text] = parse_item(text, path=path)
+            return found
+        return parse_item(text, path=path)
+
+    def number(self, value: object, path: str) -> Fraction:
+        """``value`` as an exact rational (see :func:`~simulator.numbers.parse_rational`)."""
+        if type(value) is str:
+            found = self._numbers.get(value)
+            if found is None:
+                # "p/q" and "p" in plain digits, the form portsim writes, without
+                # the general parser's regular expression; anything else goes to it.
+                top, slash, bottom = value.partition("/")
+                if (len(value) < 40 and top.isascii() and top.isdigit()
+                        and (not slash or (bottom.isascii() and bottom.isdigit()
+                                           and bottom.strip("0")))):
+                    found = Fraction(int(top), int(bottom) if slash else 1)
+                else:
+                    found = parse_rational(value, path=path, error=ScheduleError)
+                if len(self._numbers) < 65536:
+                    self._numbers[value] = found
+            return found
+        if type(value) is int:
+            return Fraction(value)
+        return parse_rational(value, path=path, error=ScheduleError)
+
+    def read(self, data: object, path: str) -> Event:
+        """One event mapping as a :class:`Send` or :class:`Compute`; ``path`` names it
+        in errors."""
+        if type(data) is not dict and not isinstance(data, Mapping):
+            raise ScheduleError("an event must be a mapping", path=path, value=data)
+        kind = data.get("kind")
         if kind == "send":
-            for key in ("src", "dst"):
-                if not isinstance(data[key], str):
-                    raise ScheduleError("a node id must be a string", path=f"{path}.{key}",
-                                        value=data[key])
-            part = number("part", Fraction(1))
-            assert part is not None
-            return Send(
-                src=data["src"], dst=data["dst"],
-                item=parse_item(data["item"], path=f"{path}.item"),
-                start=start, part=part, lag=lag, duration=number("duration", None),
+            allowed, required = _SEND_KEYS, ("src", "dst", "item", "start")
+        elif kind == "compute":
+            allowed, required = _COMPUTE_KEYS, ("node", "inputs", "output", "start")
+        else:
+            raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
+        if not allowed.issuperset(data):
+            unknown = sorted(str(k) for k in data if k not in allowed)
+            raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
+        for key in required:
+            if key not in data:
+                raise ScheduleError("missing key", path=f"{path}.{key}")
+        if data["start"] is None:  # "start:" with no value in YAML
+            raise ScheduleError('start needs a value, a number such as 3, 0.25 or "2/3"',
+                                path=f"{path}.start")
+        lag = data.get("lag", 0)
+        if type(lag) is not int and (isinstance(lag, bool) or not isinstance(lag, int)):
+            raise ScheduleError("lag must be an integer", path=f"{path}.lag", value=lag)
+        start = self.number(data["start"], f"{path}.start")
+        duration = data.get("duration")
+        stated = None if duration is None else self.number(duration, f"{path}.duration")
+        try:
+            if kind == "send":
+                src, dst = data["src"], data["dst"]
+                for key, node in (("src", src), ("dst", dst)):
+                    if not isinstance(node, str):
+                        raise ScheduleError("a node id must be a string", path=f"{path}.{key}",
+                                            value=node)
+                part = data.get("part")
+                return Send(
+                    src=src, dst=dst, item=self.item(data["item"], f"{path}.item"),
+                    start=start,
+                    part=_ONE if part is None else self.number(part, f"{path}.part"),
+                    lag=lag, duration=stated,
+                )
+            if not isinstance(data["node"], str):
+                raise ScheduleError("a node id must be a string", path=f"{path}.node",
+                                    value=data["node"])
+            inputs = data["inputs"]
+            if not isinstance(inputs, list):
+                raise ScheduleError("inputs must be a list of items", path=f"{path}.inputs",
+                                    value=inputs)
+            return Compute(
+                node=data["node"],
+                inputs=tuple(self.item(x, f"{path}.inputs[{j}]") for j, x in enumerate(inputs)),
+                output=self.item(data["output"], f"{path}.output"),
+                start=start, lag=lag, duration=stated,
             )
-        if not isinstance(data["node"], str):
-            raise ScheduleError("a node id must be a string", path=f"{path}.node",
-                                value=data["node"])
-        inputs = data["inputs"]
-        if not isinstance(inputs, list):
-            raise ScheduleError("inputs must be a list of items", path=f"{path}.inputs",
-                                value=inputs)
-        return Compute(
-            node=data["node"],
-            inputs=tuple(parse_item(x, path=f"{path}.inputs[{j}]") for j, x in enumerate(inputs)),
-            output=parse_item(data["output"], path=f"{path}.output"),
-            start=start, lag=lag, duration=number("duration", None),
-        )
-    except PortsimError:
-        raise
-    except (TypeError, ValueError) as err:  # pragma: no cover - defensive
-        raise ScheduleError(str(err), path=path, value=data) from None
+        except PortsimError:
+            raise
+        except (TypeError, ValueError) as err:  # pragma: no cover - defensive
+            raise ScheduleError(str(err), path=path, value=data) from None
+
+
+_ONE = Fraction(1)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

@@ -115,11 +115,16 @@ def validate(
 
 
 def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:
-    """The exact throughput a feasible schedule achieves as written.
+    """The exact throughput a feasible schedule achieves as written, as the replay proves it.
 
-    Periodic: ``instances_per_period / period``.  One-shot: the instances it
-    completes divided by its makespan (the rate of running it again and again,
-    back to back).  ``None`` when the report shows no complete replay.
+    Periodic: ``instances_per_period / period``, once the strict replay saw
+    every instance slot #j complete in every period past the start-up (a
+    slot no event serves is an ``incomplete`` violation, so an idle slot
+    never inflates the figure).  One-shot: the instances it completes divided
+    by its makespan (the rate of running it again and again, back to back).
+    ``None`` when the report shows no such proof (a violation, an incomplete
+    instance, an as-soon-as-possible replay, or a horizon too short to see
+    every slot): this is :attr:`Report.throughput`.
 
     Examples
     --------
@@ -130,14 +135,13 @@ def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:
     ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}])
     >>> schedule_throughput(s, validate(s))
     Fraction(3, 2)
+    >>> claims_two = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}],
+    ...     period=1, instances_per_period=2)
+    >>> print(schedule_throughput(claims_two, validate(claims_two)))
+    None
     """
-    if not report.feasible or not report.complete:
-        return None
-    if schedule.period is not None:
-        return Fraction(schedule.instances_per_period) / schedule.period
-    if not isinstance(report.makespan, Fraction) or report.makespan <= 0:
-        return None
-    return Fraction(report.instances) / report.makespan
+    return report.throughput
 
 
 def describe_event(index: int, event: Event) -> str:

@@ -420,6 +420,59 @@ def test_periodic_wraparound_conflict(chain: Platform) -> None:
     assert report.violations[0].time == F(5, 4)
 
 
+def test_every_instance_slot_must_complete_every_period(chain: Platform) -> None:
+    # Slot #1 has no event: its 9 instances of the 9 periods past the slowest
+    # slot's span (2 periods of 1, horizon 10) are incomplete, named by slot.
+    s = Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "b", 0),
+                                                     send("B", "C", "b", 0, lag=1)],
+                            period=1, instances_per_period=2)
+    report = replay(s, horizon=10)
+    assert kinds(report) == [ViolationKind.INCOMPLETE] * 2
+    assert [v.resource for v in report.violations] == ["b#1", "b#1"]
+    assert report.instances == 9 + 9
+    assert report.completed == 9
+    assert report.throughput is None
+    # As-soon-as-possible replay counts completions only; nothing is proven.
+    assert replay(s, mode="asap", horizon=10).throughput is None
+
+
+def test_idle_slots_of_an_operation_needing_nothing_complete() -> None:
+    # A broadcast to its own source needs no communication: every instance of
+    # every slot is complete at time 0 (3 slots x 10 periods).
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A", targets=("A",)).resolve(p)
+    report = replay(Schedule.from_dicts(p, op, [], period=1, instances_per_period=3))
+    assert report.feasible
+    assert (report.completed, report.instances, report.throughput) == (30, 30, 3)
+
+
+def test_a_billion_idle_slots_are_counted_not_listed(chain: Platform) -> None:
+    s = Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "b", 0),
+                                                     send("B", "C", "b", 1)],
+                            period=2, instances_per_period=10**9)
+    report = replay(s, horizon=10)
+    # Slot #0 completes in the 5 periods; the 10^9 - 1 others in none of them.
+    assert report.completed == 5
+    assert report.instances == 5 + 5 * (10**9 - 1)
+    assert [(v.kind, v.node, v.resource) for v in report.violations] == [
+        ("incomplete", "B", "b#1"), ("incomplete", "C", "b#1")]
+    assert report.violations[0].detail == (
+        f"B never holds b#1 (and {5 * (10**9 - 1) - 1} more instances); instance slots "
+        f"#1-#999999999 (999999999 of 1000000000) never complete; slots #1-#999999999 "
+        f"have no event")
+
+
+def test_idle_slots_of_an_operation_needing_nothing_are_capped() -> None:
+    # Their instances complete at once and are replayed one by one: bounded.
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A", targets=("A",)).resolve(p)
+    s = Schedule.from_dicts(p, op, [], period=1, instances_per_period=10**9)
+    with pytest.raises(ScheduleError, match=r"10 periods of 1000000000 instance slots "
+                                            r"\(1000000000 of them with no event\)") as caught:
+        replay(s)
+    assert caught.value.path == "instances_per_period"
+
+
 def test_bad_mode_and_horizon(chain: Platform) -> None:
     s = periodic_relay(chain)
     with pytest.raises(ScheduleError, match="mode"):
@@ -428,6 +481,36 @@ def test_bad_mode_and_horizon(chain: Platform) -> None:
         replay(s, horizon=0)
     with pytest.raises(ScheduleError, match="horizon"):
         replay(s, horizon="soon")
+
+
+# -- float tolerance ------------------------------------------------------------------
+
+
+def test_float_mode_reports_a_one_millionth_overlap_in_a_periodic_schedule() -> None:
+    # Issue 13: the tolerance was 1e-9 x the largest time, 2e-6 over a horizon
+    # of 2000 periods, so a send lasting 1 + 1e-6 per period of 1 (overlapping
+    # itself by 1e-6 every period) passed in float mode.
+    p = Platform.build(["A", "B"], [("A", "B", F(1_000_001, 1_000_000))])
+    op = Operation(OperationKind.SCATTER, source="A", targets=("B",)).resolve(p)
+    s = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=1)
+    for exact in (True, False):
+        report = replay(s, horizon=2000, exact=exact)
+        assert kinds(report) == [ViolationKind.PORT_CONFLICT], exact
+        assert float(report.violations[0].time) == 1.5
+    # One period later than needed, it is back to back: no false alarm.
+    fine = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=p.cost("A", "B"))
+    assert replay(fine, horizon=2000, exact=False).feasible
+
+
+def test_float_mode_refuses_a_tick_finer_than_float_precision(chain: Platform) -> None:
+    # Times are multiples of 2^-60 up to about 2: floats cannot see one tick.
+    s = Schedule.from_dicts(chain, broadcast(chain), [
+        send("A", "B", "b", 0), send("B", "C", "b", F(2**60 + 1, 2**60))])
+    assert replay(s).feasible
+    with pytest.raises(ScheduleError, match=r"float time cannot resolve this schedule: its "
+                                            r"times are multiples of 1/about 2\^60") as caught:
+        replay(s, exact=False)
+    assert caught.value.path == "float"
 
 
 # -- exact and float agree -------------------------------------------------------------

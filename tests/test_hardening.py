@@ -70,9 +70,13 @@ def test_many_instances_per_period_replay_quickly() -> None:
     began = time.perf_counter()
     report = validate(s, horizon=10)
     assert time.perf_counter() - began < 5
-    # Five periods, two instances each complete (slots 0 and 5 of each period).
-    assert report.feasible
+    # Five periods, two instances each complete (slots 0 and 5 of each period);
+    # the other 10**9 - 2 slots are served by no event: incomplete, counted.
     assert report.completed == 10
+    assert report.instances == 5 * 10**9
+    assert [v.kind for v in report.violations] == ["incomplete"]
+    assert ("instance slots #1-#4, #6-#999999999 (999999998 of 1000000000) never complete"
+            in report.violations[0].detail)
 
 
 def test_huge_multiport_count_replays_without_allocating_it() -> None:

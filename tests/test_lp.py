@@ -221,11 +221,15 @@ def test_fixed_period_reports_proposition_4_loss() -> None:
 
 def test_period_cap_falls_back_to_a_fixed_period() -> None:
     scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
+    # 12 operations per exact period 6 (2 per time unit): a cap of 6 gives the
+    # fixed period 3, which holds one scatter (throughput 1/3 of the optimal 1/2).
     with pytest.warns(UserWarning, match="period:"):
-        result = steady_state(scenario.platform, scenario.operation, max_events=3)
+        result = steady_state(scenario.platform, scenario.operation, max_events=6)
     assert result.status == "ok"
     assert any("Proposition 4" in n for n in result.notes)
-    assert replay(result.schedule, horizon=result.period * 10).violations == ()
+    report = replay(result.schedule, horizon=result.period * 10)
+    assert report.violations == ()
+    assert (result.period, report.throughput) == (3, Fraction(1, 3))
 
 
 # -- options, support ----------------------------------------------------------------------

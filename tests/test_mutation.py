@@ -28,8 +28,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from random_cases import operation_for
 
 from planners.flat import FLAT_PLANNER
+from planners.registry import available_planners
+from scenarios.bounds import lp_bound
 from scenarios.generators import complete_platform, random_platform
 from simulator import (
     Compute,
@@ -41,6 +46,7 @@ from simulator import (
     Send,
     validate,
 )
+from simulator.validation import schedule_throughput
 
 F = Fraction
 K = OperationKind
@@ -178,15 +184,18 @@ def oracle_violations(schedule: Schedule, port_model: str | None = None,
                 start = p * period + e.start
                 if instance >= 0 and start < horizon:
                     plays.append(Play(i, instance, start, start + duration(i)))
-        # An instance counts when every event of its slot ends by the horizon.
-        expected = set()
-        for instance in {play.instance for play in plays}:
-            q, slot = divmod(instance, n)
-            mine = [i for i, e in enumerate(schedule.events)
-                    if (e.item.instance if isinstance(e, Send) else e.output.instance) == slot]
-            if all((q + schedule.events[i].lag) * period + schedule.events[i].start
-                   + duration(i) <= horizon for i in mine):
-                expected.add(instance)
+        # The schedule claims n instances every period: instance q*n + j of
+        # every slot j < n counts when every event of its slot ends by the
+        # horizon; a slot with no event, when the slowest slot's would (and
+        # no earlier than the end of its period).
+        ends: dict[int, Fraction] = {}
+        for i, e in enumerate(schedule.events):
+            slot = e.item.instance if isinstance(e, Send) else e.output.instance
+            end = e.lag * period + e.start + duration(i)
+            ends[slot] = max(ends.get(slot, end), end)
+        slowest = max([period, *ends.values()])
+        expected = {q * n + j for q in range(math.ceil(horizon / period) + 1)
+                    for j in range(n) if q * period + ends.get(j, slowest) <= horizon}
 
     # Ports and CPUs: at most `capacity` intervals [start, end) at any instant.
     usage: dict[tuple[str, str], list[Play]] = defaultdict(list)
@@ -333,8 +342,19 @@ def commutative_tree() -> Schedule:
     ])
 
 
+def two_slot_broadcast() -> Schedule:
+    """A periodic broadcast A -> B of two instances per period, one send per slot."""
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(K.BROADCAST, source="A").resolve(p)
+    return Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b#1", "start": 1},
+    ], period=2, instances_per_period=2)
+
+
 def base_schedules(seeds: range) -> Iterator[tuple[str, Schedule]]:
     yield "commutative-tree", commutative_tree()
+    yield "two-slot-broadcast", two_slot_broadcast()
     models = ["bidirectional", "unidirectional", "multiport:2"]
     for seed in seeds:
         model = models[seed % 3]
@@ -367,11 +387,24 @@ def base_schedules(seeds: range) -> Iterator[tuple[str, Schedule]]:
 # ---------------------------------------------------------------------------
 
 
+def slot_of(event: Send | Compute) -> int:
+    return event.item.instance if isinstance(event, Send) else event.output.instance
+
+
 def mutants(schedule: Schedule) -> Iterator[tuple[str, Schedule]]:
-    """Drop each event; shift each by a few amounts (keeping the schedule well formed)."""
+    """Drop each event; shift each by a few amounts (keeping the schedule well formed);
+    periodic: claim one more instance per period, drop every event of one slot."""
     events = schedule.events
+    if schedule.period is not None:
+        n = schedule.instances_per_period
+        yield "one more instance per period", replace(schedule, instances_per_period=n + 1)
+        for j in range(n):
+            yield f"drop slot #{j}", replace(
+                schedule, events=tuple(e for e in events if slot_of(e) != j))
     for i, e in enumerate(events):
-        yield f"drop {i}", replace(schedule, events=events[:i] + events[i + 1:])
+        alone = [slot_of(x) for x in events].count(slot_of(e)) == 1
+        how = f"drop {i} (slot #{slot_of(e)}'s only event)" if alone else f"drop {i}"
+        yield how, replace(schedule, events=events[:i] + events[i + 1:])
         d = (schedule.operation.size * schedule.platform.cost(e.src, e.dst) * e.part
              if isinstance(e, Send) else schedule.platform.compute_time(e.node))
         for delta in (-d, -d / 2, F(-1, 3), F(1, 7), d / 2, d, 2 * d):
@@ -445,6 +478,40 @@ def test_every_infeasible_mutant_is_caught_large(capsys: pytest.CaptureFixture[s
     assert misses == []
     assert tally.caught == tally.infeasible
     assert tally.false_alarms == 0
+
+
+# ---------------------------------------------------------------------------
+# no mutant of a planner's schedule is certified above the lp bound
+# ---------------------------------------------------------------------------
+
+STRUCTURAL = ("one more instance per period", "drop slot #")
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), n=st.integers(2, 4),
+       kind=st.sampled_from([K.SCATTER, K.GATHER, K.BROADCAST, K.REDUCE, K.ALLGATHER]),
+       name=st.sampled_from(sorted(available_planners())),
+       picks=st.lists(st.integers(0, 10**6), min_size=3, max_size=3))
+def test_no_mutant_is_certified_above_the_lp_bound(seed: int, n: int, kind: OperationKind,
+                                                   name: str, picks: list[int]) -> None:
+    """Every registered planner's schedule, mutated (claiming more instances per
+    period, losing a slot's events, or one event dropped or shifted), is either
+    rejected or certified at a throughput no higher than the lp optimum."""
+    platform = random_platform(n, min(2, n - 1), c=(1, 4), compute=(1, 3), seed=seed)
+    operation = operation_for(kind, platform, seed)
+    result = available_planners()[name].plan(platform, operation)
+    bound = lp_bound(platform, operation).bound
+    if result.schedule is None or bound is None:
+        return
+    every = [(how, m) for how, m in mutants(result.schedule)]
+    chosen = [(how, m) for how, m in every if how.startswith(STRUCTURAL)]
+    chosen += [every[k % len(every)] for k in picks] if every else []
+    doubled = (replace(result.schedule,
+                       instances_per_period=2 * result.schedule.instances_per_period)
+               if result.schedule.period is not None else result.schedule)
+    for how, mutant in [("as planned", result.schedule), ("doubled", doubled), *chosen]:
+        throughput = schedule_throughput(mutant, validate(mutant))
+        assert throughput is None or throughput <= bound, (name, how, throughput, bound)
 
 
 # ---------------------------------------------------------------------------

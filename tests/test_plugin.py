@@ -188,6 +188,36 @@ def test_throughput_requires_feasibility_first() -> None:
         assert_throughput_at_least(s, "1/10", bound=1)
 
 
+def test_an_idle_instance_slot_fails_both_helpers(
+        portsim_validate: PortsimValidator) -> None:
+    # Issue 13: claiming two instances per period but serving only #0 passed
+    # assert_feasible and was measured at 2 / period.
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2,
+                        instances_per_period=2)
+    with pytest.raises(ScheduleAssertionError) as caught:
+        assert_feasible(s)
+    violations = caught.value.report.violations  # type: ignore[union-attr]
+    assert [(v.kind, v.node, v.resource) for v in violations] == [
+        ("incomplete", "B", "b#1"), ("incomplete", "C", "b#1")]
+    assert "instance slot #1 (1 of 2) never completes; slot #1 has no event" in (
+        violations[0].detail)
+    with pytest.raises(ScheduleAssertionError, match="incomplete"):
+        assert_throughput_at_least(s, "1/10", bound=1)
+    with pytest.raises(ScheduleAssertionError, match="incomplete"):
+        portsim_validate.assert_throughput_at_least(s, "1/10", bound=1)
+
+
+def test_a_horizon_that_sees_no_period_proves_no_throughput() -> None:
+    # Slot #0's instance needs [0, 7/2): a horizon of 3 expects no instance, so
+    # the replay is vacuously complete but proves nothing.
+    s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
+    assert validate(s, horizon=3).throughput is None
+    assert validate(s).throughput == F(1, 2)
+    with pytest.raises(ScheduleAssertionError, match=r"proves no throughput: its horizon 3 "
+                                                     r"does not see every one of the 1"):
+        assert_throughput_at_least(s, "1/10", bound=1, horizon=3)
+
+
 class _FakeLp:
     def __init__(self, bound: Fraction | None, message: str = "") -> None:
         self.bound = bound

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import textwrap
 from fractions import Fraction
@@ -311,3 +312,103 @@ def test_simgrid_platform_is_relative_to_the_schedule_file(tmp_path: Path,
         schedule = load_schedule(path)
         # c = 2 ms of latency + 10^6 bytes at 125 MBps (simgrid-cluster.yaml, by hand)
         assert schedule.platform.cost("node0", "node1") == Fraction(1, 100)
+
+
+# -- the JSON Lines form ---------------------------------------------------------------
+
+
+def as_jsonl(text: str) -> str:
+    """A YAML schedule document in the JSON Lines form: header, then one event per line."""
+    document = yaml.safe_load(textwrap.dedent(text))
+    events = document.pop("events")
+    return "\n".join(json.dumps(x) for x in [document, *events]) + "\n"
+
+
+def test_jsonl_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform) -> None:
+    operation = Operation(OperationKind.REDUCE, participants=("P0", "P1", "P2"),
+                          target="P0").resolve(reduce_platform)
+    v = Item.interval
+    events = (
+        Send("P2", "R", v(2, 2), Fraction(0), part=Fraction(1, 4)),
+        Send("P2", "R", v(2, 2), Fraction(1, 2), part=Fraction(3, 4)),
+        Send("R", "P0", v(2, 2, instance=1), Fraction(1, 3), lag=1),
+        Send("P1", "P0", v(1, 1), Fraction(2, 3), duration=Fraction(2, 3)),
+        Compute("P0", (v(1, 1), v(2, 2)), v(1, 2), Fraction(5, 3), lag=1),
+        Compute("P0", (v(0, 0, 1), v(1, 2, 1)), v(0, 2, 1), Fraction(13, 6), lag=2),
+    )
+    schedule = Schedule(reduce_platform, operation, events, period=Fraction(7, 3),
+                        instances_per_period=2)
+    path = tmp_path / "periodic.jsonl"
+    dump_schedule(schedule, path, description="hand-made")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + len(events)
+    header = json.loads(lines[0])
+    assert (header["description"], header["period"], "events" in header) == (
+        "hand-made", "7/3", False)
+    assert json.loads(lines[1]) == {"kind": "send", "src": "P2", "dst": "R", "item": "v[2,2]",
+                                    "start": "0", "part": "1/4"}
+    loaded = load_schedule(path)
+    assert loaded == schedule
+    # The same file as YAML gives the same schedule.
+    dump_schedule(schedule, tmp_path / "periodic.yaml")
+    assert load_schedule(tmp_path / "periodic.yaml") == loaded
+    # A stream gets the form it is asked for.
+    stream = io.StringIO()
+    dump_schedule(schedule, stream, jsonl=True)
+    assert stream.getvalue() == path.read_text(encoding="utf-8").replace(
+        '"description":"hand-made",', "")
+
+
+@pytest.mark.parametrize(("text", "key_path", "value"), BAD_SCHEDULES)
+def test_bad_jsonl_schedule_is_the_same_one_line_error(
+    tmp_path: Path, text: str, key_path: str, value: str
+) -> None:
+    path = write(tmp_path, as_jsonl(text), "schedule.jsonl")
+    pattern = re.escape(f"{path}: {key_path}: ") + r"[^\n]*" + re.escape(value) + r"[^\n]*\Z"
+    with pytest.raises(ScheduleError, match=pattern):
+        load_schedule(path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    pytest.param("", "schedule.jsonl: empty file", id="empty"),
+    pytest.param('[1, 2]\n', "schedule.jsonl: line 1: the first line must be a JSON object",
+                 id="header-not-an-object"),
+    pytest.param('{"operation": {"type": "gather"}, "events": []}\n',
+                 "schedule.jsonl: events: in a .jsonl schedule the events follow",
+                 id="events-in-the-header"),
+    pytest.param("HEADER\n{\"kind\": \"send\", \"src\": \"A\"\n",
+                 "schedule.jsonl: line 2, column 29: invalid JSON: Expecting ',' delimiter",
+                 id="broken-line"),
+    pytest.param("HEADER\n\n{\"kind\": \"send\", \"src\": \"A\", \"dst\": \"B\", \"item\": \"b\", "
+                 "\"start\": 0}\n\n\"text\"\n",
+                 "schedule.jsonl: events[1]: an event must be a mapping (got 'text')",
+                 id="blank-lines-are-skipped"),
+])
+def test_jsonl_errors_name_the_line_or_the_event(tmp_path: Path, text: str,
+                                                 message: str) -> None:
+    header = json.dumps({"platform": {"nodes": [{"id": "A"}, {"id": "B"}],
+                                      "links": [{"src": "A", "dst": "B", "c": 1}]},
+                         "operation": {"type": "broadcast", "source": "A"}})
+    path = write(tmp_path, text.replace("HEADER", header), "schedule.jsonl")
+    with pytest.raises(ScheduleError) as caught:
+        load_schedule(path)
+    assert str(caught.value).startswith(str(tmp_path / message))
+
+
+def test_plan_writes_the_jsonl_form_that_validate_reads(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from scenarios.cli import main
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios/examples/scatter-toy.yaml"
+    out = tmp_path / "flat.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(main, ["plan", str(scenario), "--planner", "flat", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line)["kind"] == "send" for line in lines[1:])
+    result = runner.invoke(main, ["validate", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    assert report["feasible"] is True
+    assert len(load_schedule(out).events) == len(lines) - 1

@@ -141,3 +141,74 @@ def test_oversized_periodic_replay_is_bad_input(tmp_path: Path) -> None:
     code, _, err = validate(tmp_path, PERIODIC, "--horizon", "1e12")
     assert code == 2
     assert "schedule.yaml: horizon: replaying 500000000000 periods" in err
+
+
+TWO_NODES = """\
+platform:
+  nodes: [{id: A}, {id: B}]
+  links: [{src: A, dst: B, c: 1}]
+operation: {type: broadcast, source: A}
+period: 1
+"""
+
+
+def test_idle_instance_slots_are_not_certified(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 13: 5 instances per period and no event at all was "feasible and
+    # complete" at throughput 5 against an lp bound of 1.
+    with_lp(monkeypatch, FakeLp(Fraction(1)))
+    code, out, _ = validate(tmp_path, TWO_NODES + "instances_per_period: 5\nevents: []\n")
+    assert code == 1
+    assert "feasible and complete" not in out
+    assert not any(line.startswith("throughput:") for line in out.splitlines())
+    assert "lp bound" not in out
+    _, out, _ = validate(tmp_path, TWO_NODES + "instances_per_period: 5\nevents: []\n",
+                         "--format", "json")
+    (violation,) = json.loads(out)["violations"]
+    assert violation["kind"] == "incomplete"
+    assert "instance slots #0-#4 (5 of 5) never complete" in violation["detail"]
+    assert "slots #0-#4 have no event" in violation["detail"]
+
+
+def test_one_send_does_not_serve_a_thousand_slots(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 13: one send of b and instances_per_period 1000 gave throughput 1000.
+    with_lp(monkeypatch, FakeLp(Fraction(1)))
+    text = TWO_NODES + ("instances_per_period: 1000\nevents:\n"
+                        "  - {kind: send, src: A, dst: B, item: b, start: 0}\n")
+    code, out, _ = validate(tmp_path, text, "--format", "json")
+    document = json.loads(out)
+    assert code == 1
+    assert document["ok"] is False
+    assert document["throughput"] is None
+    (violation,) = document["violations"]
+    assert violation["kind"] == "incomplete"
+    assert violation["resource"] == "b#1"  # the first slot left idle
+    assert "#1-#999 (999 of 1000) never complete" in violation["detail"]
+    # The same schedule claiming one instance per period is certified at 1.
+    code, out, _ = validate(tmp_path, text.replace("1000", "1"), "--format", "json")
+    assert (code, json.loads(out)["throughput"]) == (0, "1")
+
+
+@pytest.mark.parametrize(("item", "where"), [
+    ('"m[PZ]"', "events[0].item: item m[PZ] names an unknown node 'PZ'"),
+    ('"v[0,3]"', "events[0].item: item v[0,3] names participant 2, but the operation has 2"),
+])
+def test_item_naming_an_unknown_node_or_participant(tmp_path: Path, item: str,
+                                                    where: str) -> None:
+    # Issue 12: an item for an unknown node was reported as "never received".
+    text = f"""\
+platform:
+  nodes: [{{id: A}}, {{id: B}}]
+  links: [{{src: A, dst: B, c: 1}}]
+operation: {{type: reduce, target: B}}
+events:
+  - {{kind: send, src: A, dst: B, item: {item}, start: 0}}
+"""
+    if "m[" in item:
+        text = text.replace("{type: reduce, target: B}", "{type: scatter, source: A}")
+    code, out, err = validate(tmp_path, text)
+    assert (code, out) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert f"schedule.yaml: {where}" in line
+    assert "never" not in line

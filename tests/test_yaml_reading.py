@@ -1,0 +1,173 @@
+"""Reading YAML: libyaml's parser where present, duplicate keys refused, and
+alias expansion bounded before anything is built (issue 13, "hostile inputs").
+
+A "billion laughs" file of a few hundred bytes names one list of nine
+strings, then nine lists of nine aliases to it, and so on: nine levels make
+9**9 strings.  Building it is cheap (the aliases share one object), but
+anything that walks it (pydantic, ``json.dumps`` of a study's run key) runs
+for ever; it is refused as soon as it is parsed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from scenarios.cli import main
+from scenarios.loader import YAML_ALIAS_BUDGET, YAML_MAX_DEPTH, load_scenario, read_yaml
+from simulator.errors import ScenarioError
+
+LEVELS = "abcdefghi"
+
+
+def alias_bomb(indent: str = "  ") -> str:
+    """Nine levels of nine aliases: 9**9 = 387,420,489 strings once expanded."""
+    lines = [f'{indent}a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for below, level in itertools.pairwise(LEVELS):
+        lines.append(f"{indent}{level}: &{level} [{','.join(['*' + below] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def expanded_nodes() -> int:
+    """The bomb's size with every alias expanded, computed independently: level
+    k (k = 0 for a) is a list of 9 copies of level k - 1, plus the mapping of
+    the nine levels and their keys."""
+    sizes = [1 + 9]  # the list a and its nine strings
+    for _ in LEVELS[1:]:
+        sizes.append(1 + 9 * sizes[-1])
+    return 1 + len(LEVELS) + sum(sizes)  # the mapping, its keys, its values
+
+
+STUDY = """\
+name: bomb
+base:
+  platform: {generator: {type: complete, n: 3}}
+  operation: {type: broadcast, source: P0}
+  planners: [flat]
+  extra:
+BOMB
+grid:
+  platform.generator.n: [3]
+"""
+
+SCENARIO = """\
+name: bomb
+platform:
+  nodes: [{id: A}, {id: B}]
+  links: [{src: A, dst: B, c: 1}]
+operation: {type: broadcast, source: A}
+planners: [flat]
+description:
+BOMB
+"""
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_bomb_is_small_and_huge() -> None:
+    text = alias_bomb()
+    assert len(text) < 700
+    assert expanded_nodes() > 400_000_000 > YAML_ALIAS_BUDGET
+
+
+def test_an_alias_bomb_in_a_study_base_is_bad_input(tmp_path: Path) -> None:
+    # It hung `portsim study` in json.dumps of the run key, memory growing.
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.replace("BOMB\n", alias_bomb("    ")))
+    code, out, err = run("study", str(path), "--out", str(tmp_path / "out"))
+    assert (code, out) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"portsim: error: {path}: base: YAML aliases expand this to ")
+    assert "an alias bomb?" in line
+    assert not (tmp_path / "out" / "results.parquet").exists()
+
+
+def test_an_alias_bomb_in_a_scenario_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(SCENARIO.replace("BOMB\n", alias_bomb()))
+    code, out, err = run("run", str(path))
+    assert (code, out) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"portsim: error: {path}: description: YAML aliases expand ")
+
+
+def test_the_expanded_size_is_counted_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb(""))
+    with pytest.raises(ScenarioError) as caught:
+        read_yaml(path, error=ScenarioError)
+    # The document: one mapping of nine keys; the walk counts every node once
+    # per expansion.
+    size = expanded_nodes()
+    distinct = 1 + 2 * len(LEVELS) + 9  # the mapping, keys, lists, and a's nine strings
+    assert f"expand this to {size:,} nodes, {size - distinct:,} more than the file" in (
+        caught.value.message)
+    assert caught.value.path == "i"  # the heaviest top-level key
+
+
+def test_a_recursive_alias_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "loop.yaml"
+    path.write_text("name: x\nplatform: &p {nodes: [*p]}\n")
+    with pytest.raises(ScenarioError, match="a YAML alias refers to a node that contains it"
+                       ) as caught:
+        read_yaml(path, error=ScenarioError)
+    assert caught.value.path == "platform"
+
+
+def test_honest_anchors_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "anchors.yaml"
+    path.write_text("""\
+name: anchors
+platform:
+  nodes: [{id: A}, {id: B}, {id: C}]
+  links:
+    - {src: A, dst: B, c: &cheap "1/3"}
+    - {src: A, dst: C, c: *cheap}
+operation: {type: broadcast, source: A}
+planners: [flat]
+""")
+    scenario = load_scenario(path)
+    assert scenario.platform.cost("A", "C") == scenario.platform.cost("A", "B") == Fraction(1, 3)
+
+
+def test_duplicate_keys_and_syntax_errors_read_the_same_with_libyaml(tmp_path: Path) -> None:
+    # The C parser's messages differ; the pure-Python parser's are reported.
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: a\nname: b\n")
+    with pytest.raises(ScenarioError, match="duplicate key 'name'"):
+        read_yaml(path, error=ScenarioError)
+    path.write_text("name: [a, b\n")
+    with pytest.raises(ScenarioError) as caught:
+        read_yaml(path, error=ScenarioError)
+    with pytest.raises(yaml.YAMLError) as python:
+        yaml.load("name: [a, b\n", Loader=yaml.SafeLoader)
+    problem = python.value.problem  # type: ignore[attr-defined]
+    assert caught.value.message == f"invalid YAML: {problem}"
+
+
+@pytest.mark.parametrize("anchor", ["", "&deep "])
+def test_nesting_deeper_than_the_limit_is_bad_input(tmp_path: Path, anchor: str) -> None:
+    # libyaml's parser has no recursion limit of its own: the depth is checked
+    # on the parsed nodes, with or without anchors (two walks).
+    path = tmp_path / "deep.yaml"
+    for depth, ok in ((YAML_MAX_DEPTH, True), (YAML_MAX_DEPTH + 1, False)):
+        # The top-level mapping is one level; then depth - 1 nested lists.
+        path.write_text(f"name: {anchor}" + "[" * (depth - 1) + "]" * (depth - 1) + "\n")
+        if ok:
+            value, levels = read_yaml(path, error=ScenarioError)["name"], 2
+            while value:
+                (value,), levels = value, levels + 1
+            assert (value, levels) == ([], depth)
+        else:
+            with pytest.raises(ScenarioError, match="invalid YAML: nested too deeply"):
+                read_yaml(path, error=ScenarioError)
