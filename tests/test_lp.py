@@ -232,6 +232,22 @@ def test_period_cap_falls_back_to_a_fixed_period() -> None:
     assert (result.period, report.throughput) == (3, Fraction(1, 3))
 
 
+def test_a_fixed_period_holding_no_instance_is_lengthened() -> None:
+    """A cap so low that floor(w·T) = 0 for every path: not an empty schedule claiming
+    one instance per period (the validator now refuses that), but a longer period."""
+    scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
+    with pytest.warns(UserWarning, match="period:"):
+        result = steady_state(scenario.platform, scenario.operation, max_events=3)
+    assert result.status == "ok"
+    assert any("holds no whole instance" in n for n in result.notes)
+    assert result.schedule is not None
+    assert len(result.schedule.events) > 0
+    report = replay(result.schedule, horizon=result.period * 10)
+    assert report.violations == ()
+    assert report.throughput is not None
+    assert 0 < report.throughput <= Fraction(1, 2)  # never above TP = 1/2 (Fig. 2)
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:

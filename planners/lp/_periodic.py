@@ -338,6 +338,16 @@ def build_periodic(
     if fixed_period is not None:
         period = Fraction(fixed_period)
     counts, n = _counts(groups, period, exact)
+    if not exact and n == 0 and groups and all(groups):
+        # A fixed period too short for any unit to carry one whole instance
+        # would be a schedule of nothing: lengthen it to the shortest period
+        # in which every group carries one (the unit of largest weight).
+        shortest = max(min(math.ceil(1 / u.weight) for u in group if u.weight > 0)
+                       for group in groups)
+        notes.append(f"the fixed period {format_rational(period)} holds no whole instance; "
+                     f"lengthened to {shortest}, the shortest that holds one")
+        period = Fraction(shortest)
+        counts, n = _counts(groups, period, exact)
     if not exact:
         achieved = Fraction(n) / period
         n_units = sum(len(g) for g in groups)
