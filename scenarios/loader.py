@@ -320,10 +320,8 @@ def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED,
     links: list[Link] = []
     origin: list[int] = []  # index, in the file, of the entry each link comes from
     for i, link in enumerate(spec.links or ()):
-        links.append(Link(link.src, link.dst, link.c))
-        origin.append(i)
-        if link.both_ways:
-            links.append(Link(link.dst, link.src, link.c))
+        for made in link.links():
+            links.append(made)
             origin.append(i)
     try:
         return Platform(nodes, tuple(links), spec.port_model)

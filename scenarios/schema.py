@@ -29,7 +29,7 @@ from pydantic_core import PydanticCustomError
 from simulator.errors import PortsimError
 from simulator.numbers import parse_rational
 from simulator.operations import OperationKind
-from simulator.platform import PortModel
+from simulator.platform import Link, PortModel
 
 __all__ = [
     "CompleteGeneratorSpec",
@@ -144,12 +144,42 @@ class NodeSpec(_Strict):
 
 
 class LinkSpec(_Strict):
-    """``{src, dst, c, both_ways}``: a directed link (and its reverse if ``both_ways``)."""
+    """``{src, dst, c | bandwidth [latency], both_ways}``: a directed link (and its
+    reverse if ``both_ways``).
+
+    ``c`` is the time of a unit-size message; ``bandwidth`` (> 0) with an
+    optional ``latency`` (>= 0, default 0) makes a transfer of size ``s``
+    last ``latency + s / bandwidth`` (:meth:`simulator.platform.Link.duration`).
+    Exactly one of ``c`` and ``bandwidth`` is given.
+    """
 
     src: str
     dst: str
-    c: PositiveRational
+    c: PositiveRational | None = None
+    bandwidth: PositiveRational | None = None
+    latency: NonNegativeRational | None = None
     both_ways: bool = False
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> LinkSpec:
+        if self.c is not None and self.bandwidth is not None:
+            raise PydanticCustomError("link_rule", "give c or bandwidth, not both")
+        if self.c is None and self.bandwidth is None:
+            raise PydanticCustomError("link_rule", "give c or bandwidth (with an optional "
+                                                   "latency)")
+        if self.c is not None and self.latency is not None:
+            raise PydanticCustomError("link_rule", "latency goes with bandwidth; c is "
+                                                   "already the time of a unit message")
+        return self
+
+    def links(self) -> tuple[Link, ...]:
+        """The link (and its reverse when ``both_ways``)."""
+        pairs = [(self.src, self.dst)] + ([(self.dst, self.src)] if self.both_ways else [])
+        if self.bandwidth is None:
+            assert self.c is not None
+            return tuple(Link(a, b, self.c) for a, b in pairs)
+        latency = self.latency if self.latency is not None else Fraction(0)
+        return tuple(Link(a, b, latency + 1 / self.bandwidth, latency) for a, b in pairs)
 
 
 class CompleteGeneratorSpec(_Strict):

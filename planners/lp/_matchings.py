@@ -288,7 +288,7 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     for i, s in enumerate(sources):
         g = _tree_graph(platform, s, reach[i], dict.fromkeys(busy, Fraction(1)))
         trees.append((i, tuple(sorted(nx.bfs_tree(g, s).edges))))
-    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    configs: list[Configuration] = [((e, 1),) for e in links]
     seen_trees = set(trees)
     seen_configs = set(configs)
     model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
@@ -626,10 +626,12 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
         return PlanResult.unsupported(NAME, f"lp handles {operation.kind} on "
                                             f"bidirectional platforms only")
     try:
-        scale = PortGraph.of(platform).max_multiplicity
+        PortGraph.of(platform)
     except PlannerError as exc:
         return PlanResult.unsupported(NAME, str(exc))
-    return plan(platform, operation, options, scale)
+    # Every link carries one transfer at a time (PortGraph), so no link
+    # variable is ever scaled above its one-port bound.
+    return plan(platform, operation, options, 1)
 
 
 def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequence[list[Task]],
@@ -771,8 +773,8 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     space = _TreeSpace.of(platform, operation)
     ports = PortGraph.of(platform)
     links = list(ports.links)
-    scale = max((ports.multiplicity(e) for e in links), default=1)
-    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    scale = 1  # a link carries one transfer at a time (PortGraph)
+    configs: list[Configuration] = [((e, 1),) for e in links]
     seen_configs = set(configs)
     ones = dict.fromkeys(links, 1.0)
     first = _cheapest_reduce_trees(space, ones, dict.fromkeys(space.cpu_rows, 1.0), 1, deadline)
