@@ -28,12 +28,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scenarios.generators import (
+    MULTIPORT,
     complete_platform,
     random_platform,
     sender_times_platform,
     three_class_platform,
 )
 from scenarios.schema import (
+    FABRIC_GENERATORS,
     CompleteGeneratorSpec,
     OperationSpec,
     PlatformSpec,
@@ -368,6 +370,11 @@ def build_operation(spec: OperationSpec, platform: Platform) -> Operation:
 def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
     generator = spec.generator
     try:
+        if isinstance(generator, FABRIC_GENERATORS):
+            # Fabrics default to multiport nodes (one port per link), not the
+            # platform-wide default of the other platforms.
+            given = "port_model" in spec.model_fields_set
+            return generator.build(spec.port_model if given else MULTIPORT)
         if isinstance(generator, CompleteGeneratorSpec):
             return complete_platform(generator.n, generator.c, generator.compute,
                                      port_model=spec.port_model)

@@ -29,7 +29,8 @@ from pydantic_core import PydanticCustomError
 from simulator.errors import PortsimError
 from simulator.numbers import parse_rational
 from simulator.operations import OperationKind
-from simulator.platform import Link, PortModel
+from scenarios import generators
+from simulator.platform import Link, Platform, PortModel
 
 __all__ = [
     "CompleteGeneratorSpec",
@@ -278,9 +279,106 @@ class ThreeClassGeneratorSpec(_Strict):
                                                             max_length=3)
 
 
+class _FabricSpec(_Strict):
+    """A fabric generator (issue 14): each one's ``build(port_model)`` makes the
+    platform; every node is ``multiport`` unless the platform's ``port_model``
+    is given."""
+
+    compute: NonNegativeRational = Fraction(1)
+
+
+class DgxA100GeneratorSpec(_FabricSpec):
+    """``{type: dgx_a100, servers, nvlink, nic, ib, compute}``
+    (:func:`scenarios.generators.dgx_a100_platform`)."""
+
+    type: Literal["dgx_a100"]
+    servers: int = Field(default=1, ge=1)
+    nvlink: PositiveRational = Fraction(300)
+    nic: PositiveRational = Fraction(25)
+    ib: PositiveRational = Fraction(25)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.dgx_a100_platform(self.servers, nvlink=self.nvlink, nic=self.nic,
+                                            ib=self.ib, compute=self.compute,
+                                            port_model=port_model)
+
+
+class Mi250GeneratorSpec(_FabricSpec):
+    """``{type: mi250, servers, xgmi, ib, compute}``
+    (:func:`scenarios.generators.mi250_platform`)."""
+
+    type: Literal["mi250"]
+    servers: int = Field(default=1, ge=1)
+    xgmi: PositiveRational = Fraction(50)
+    ib: PositiveRational = Fraction(16)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.mi250_platform(self.servers, xgmi=self.xgmi, ib=self.ib,
+                                         compute=self.compute, port_model=port_model)
+
+
+class Dgx1GeneratorSpec(_FabricSpec):
+    """``{type: dgx1, nvlink, compute}`` (:func:`scenarios.generators.dgx1_platform`)."""
+
+    type: Literal["dgx1"]
+    nvlink: PositiveRational = Fraction(25)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.dgx1_platform(nvlink=self.nvlink, compute=self.compute,
+                                        port_model=port_model)
+
+
+class FatTreeGeneratorSpec(_FabricSpec):
+    """``{type: fat_tree, k, host, aggregation, core, compute}``
+    (:func:`scenarios.generators.fat_tree_platform`)."""
+
+    type: Literal["fat_tree"]
+    k: int = Field(default=4, ge=2)
+    host: PositiveRational = Fraction(1)
+    aggregation: PositiveRational = Fraction(1)
+    core: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.fat_tree_platform(self.k, host=self.host,
+                                            aggregation=self.aggregation, core=self.core,
+                                            compute=self.compute, port_model=port_model)
+
+
+class RingGeneratorSpec(_FabricSpec):
+    """``{type: ring, n, bandwidth, compute}`` (:func:`scenarios.generators.ring_platform`)."""
+
+    type: Literal["ring"]
+    n: int = Field(default=8, ge=2)
+    bandwidth: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.ring_platform(self.n, bandwidth=self.bandwidth,
+                                        compute=self.compute, port_model=port_model)
+
+
+class TorusGeneratorSpec(_FabricSpec):
+    """``{type: torus, rows, cols, bandwidth, compute}``
+    (:func:`scenarios.generators.torus_platform`)."""
+
+    type: Literal["torus"]
+    rows: int = Field(default=4, ge=1)
+    cols: int = Field(default=4, ge=1)
+    bandwidth: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.torus_platform(self.rows, self.cols, bandwidth=self.bandwidth,
+                                         compute=self.compute, port_model=port_model)
+
+
+FABRIC_GENERATORS = (DgxA100GeneratorSpec, Mi250GeneratorSpec, Dgx1GeneratorSpec,
+                     FatTreeGeneratorSpec, RingGeneratorSpec, TorusGeneratorSpec)
+"""The fabric generator specs (each has ``build``)."""
+
 GeneratorSpec = Annotated[
     CompleteGeneratorSpec | SenderTimesGeneratorSpec | RandomGeneratorSpec
-    | TiersGeneratorSpec | ThreeClassGeneratorSpec,
+    | TiersGeneratorSpec | ThreeClassGeneratorSpec | DgxA100GeneratorSpec
+    | Mi250GeneratorSpec | Dgx1GeneratorSpec | FatTreeGeneratorSpec | RingGeneratorSpec
+    | TorusGeneratorSpec,
     Field(discriminator="type"),
 ]
 
