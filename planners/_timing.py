@@ -33,6 +33,7 @@ import networkx as nx
 
 from simulator.errors import PlannerError
 from simulator.items import Item
+from simulator.operations import Operation
 from simulator.platform import NodeId, Platform, PortKind
 from simulator.schedule import Compute, Event, Send
 
@@ -105,6 +106,7 @@ class PortClock:
     Examples
     --------
     >>> from simulator.items import Item
+from simulator.operations import Operation
     >>> from simulator.platform import Platform
     >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
     >>> clock = PortClock(p)
@@ -164,6 +166,24 @@ class PortClock:
         if not self._platform.has_link(src, dst):
             raise PlannerError("no link", value=f"{src} -> {dst}")
         return self._platform.duration(src, dst, self._size)
+
+    def completion_time(self, operation: Operation) -> Fraction:
+        """When the last node ``operation`` requires to hold something holds it.
+
+        Raises
+        ------
+        PlannerError
+            When a required item is never delivered (a planner bug).
+        """
+        finish = _ZERO
+        for node, items in operation.required_items().items():
+            for item in items:
+                at = self._held.get((node, item))
+                if at is None:
+                    raise PlannerError(f"planner bug: {node} never receives {item}",
+                                       value=str(item))
+                finish = max(finish, at)
+        return finish
 
     def hold(self, node: NodeId, item: Item, at: Fraction | int = 0) -> None:
         """Record that ``node`` holds ``item`` from instant ``at`` (initial data)."""

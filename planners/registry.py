@@ -24,6 +24,7 @@ from typing import Any
 from planners.base import Planner, PlanResult
 from planners.flat import FLAT_PLANNER
 from planners.lp import LP_NAIVE_PLANNER, LP_PLANNER
+from planners.ring import RING_PLANNER
 from planners.snf import FNF_PLANNER, OPTIMAL_PLANNER, SNF_PLANNER
 from planners.trees import BINOMIAL_PLANNER, FIBONACCI_PLANNER, GREEDY_PLANNER
 from simulator.errors import PlannerError
@@ -53,6 +54,7 @@ BUILTIN_PLANNERS: Mapping[str, Planner] = MappingProxyType({
     SNF_PLANNER.name: SNF_PLANNER,
     OPTIMAL_PLANNER.name: OPTIMAL_PLANNER,
     FNF_PLANNER.name: FNF_PLANNER,
+    RING_PLANNER.name: RING_PLANNER,
 })
 """The planners shipped with portsim, by name (read-only)."""
 

@@ -47,11 +47,11 @@ __all__ = [
     "fat_tree_platform",
     "mi250_platform",
     "random_platform",
-    "ring_platform",
-    "torus_platform",
     "random_state",
+    "ring_platform",
     "sender_times_platform",
     "three_class_platform",
+    "torus_platform",
 ]
 
 _T = TypeVar("_T")
@@ -628,7 +628,7 @@ def fat_tree_platform(
     compute: Number = 1,
     port_model: PortModel | str = MULTIPORT,
 ) -> Platform:
-    """A k-ary fat tree: ``k³/4`` hosts, ``k²/2`` edge, ``k²/2`` aggregation and ``k²/4`` core switches.
+    """A k-ary fat tree: ``k³/4`` hosts, ``k²/2`` edge, ``k²/2`` aggregation, ``k²/4`` core.
 
     Pod ``p`` (``0 <= p < k``) has edge switches ``edge<p>_<i>`` and
     aggregation switches ``agg<p>_<i>`` (``0 <= i < k/2``); edge switch

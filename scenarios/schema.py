@@ -26,10 +26,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from scenarios import generators
 from simulator.errors import PortsimError
 from simulator.numbers import parse_rational
 from simulator.operations import OperationKind
-from scenarios import generators
 from simulator.platform import Link, Platform, PortModel
 
 __all__ = [

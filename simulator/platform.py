@@ -207,7 +207,7 @@ class Link:
         return 1 / (self.c - self.latency)
 
     def duration(self, size: Fraction | int = 1, part: Fraction | int = 1) -> Fraction:
-        """Time of one transfer of ``part`` of a message of ``size``: ``latency + part·size/bandwidth``.
+        """Time of a transfer of ``part`` of a message of ``size``: ``latency + part·size/bw``.
 
         Every transfer pays the whole latency, a part of a message too.
         """

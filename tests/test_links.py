@@ -6,6 +6,8 @@ Every expected value is computed by hand from the platform.
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections import defaultdict
 from fractions import Fraction
 
@@ -110,7 +112,6 @@ def test_one_port_models_report_the_port_not_the_link(model: str) -> None:
        count=st.integers(2, 25))
 def test_asap_never_overlaps_two_transfers_on_a_link(seed: int, n: int, model: str,
                                                      count: int) -> None:
-    import random
     rng = random.Random(seed)
     nodes = [f"P{i}" for i in range(n)]
     links = [(a, b, F(rng.randint(1, 4), rng.randint(1, 3))) for a in nodes for b in nodes
@@ -130,7 +131,7 @@ def test_asap_never_overlaps_two_transfers_on_a_link(seed: int, n: int, model: s
         busy[e.src, e.dst].append((start, start + p.duration(e.src, e.dst)))  # type: ignore[union-attr]
     for intervals in busy.values():
         intervals.sort()
-        for (_, end), (start, _) in zip(intervals, intervals[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(intervals):
             assert start >= end
     # The strict replay of those achieved starts has no conflict (only the
     # destinations the random sends missed are reported).

@@ -127,7 +127,6 @@ def _configurations(platform: Platform) -> list[dict[tuple[str, str], int]]:
             if use:
                 out.append(dict(use))
             return
-        u, v = links[i]
         for m in range(2):
             if m:
                 use[links[i]] = m
