@@ -201,3 +201,42 @@ def test_engine_uses_latency_and_bandwidth() -> None:
 def test_bad_bandwidth_or_latency(bandwidth: int, latency: int, match: str) -> None:
     with pytest.raises(PlatformError, match=match):
         Link.of_bandwidth("A", "B", bandwidth, latency=latency)
+
+
+def test_schedule_file_round_trip_keeps_bandwidth_and_latency(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from scenarios.schedule_file import dump_schedule, load_schedule
+
+    p = Platform(Platform.build(["A", "B"], []).nodes,
+                 (Link.of_bandwidth("A", "B", 4, latency=F(1, 2)), Link("B", "A", F(2, 3))),
+                 PortModel.parse("multiport"))
+    op = Operation(OperationKind.BROADCAST, source="A", size=F(2)).resolve(p)
+    s = Schedule.from_dicts(p, op, [send("A", "B", "b", 0)])
+    path = tmp_path / "s.yaml"
+    dump_schedule(s, path)
+    text = path.read_text()
+    assert 'bandwidth: "4", latency: "1/2"' in text
+    again = load_schedule(path)
+    assert again.platform == p
+    assert replay(again).makespan == 1
+
+
+@pytest.mark.parametrize(("model", "bound"), [("bidirectional", F(1, 3)),
+                                              ("multiport", F(1, 2))])
+def test_lp_on_links_with_latency_sends_whole_messages(model: str, bound: Fraction) -> None:
+    """Size 3/2: S -> A lasts 1/4 + (3/2)/2 = 1, S -> B lasts 1/2 + 3/2 = 2.  A
+    scatter's source sends both per operation: one after the other (1/3) on one
+    port, both at once on one port per link (1/2)."""
+    from planners.lp import steady_state
+
+    p = Platform(Platform.build(["S", "A", "B"], []).nodes,
+                 (Link.of_bandwidth("S", "A", 2, F(1, 4)), Link.of_bandwidth("S", "B", 1, F(1, 2))),
+                 PortModel.parse(model))
+    r = steady_state(p, Operation(OperationKind.SCATTER, source="S", size=F(3, 2)))
+    assert r.status == "ok", r.message
+    assert r.throughput_bound == bound
+    assert r.schedule is not None and r.period is not None
+    assert r.schedule.platform == p
+    assert all(e.part == 1 for e in r.schedule.events if isinstance(e, Send))
+    report = replay(r.schedule, horizon=r.period * 100)
+    assert report.feasible
+    assert report.completed >= 0.9 * float(bound * r.period * 100)
