@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -52,13 +51,16 @@ def test_dgx_a100_two_servers() -> None:
     assert bandwidth(p, "P9", "nvswitch1") == 300
     assert bandwidth(p, "P9", "nic1_1") == 25
     assert bandwidth(p, "nic1_1", "ib1") == bandwidth(p, "nic0_2", "ib0") == 25
-    assert not p.has_link("P0", "nvswitch1") and not p.has_link("nic0_1", "ib0")
-    assert p.port_model.kind is PortKind.MULTIPORT and p.port_model.k is None
+    assert not p.has_link("P0", "nvswitch1")
+    assert not p.has_link("nic0_1", "ib0")
+    assert p.port_model.kind is PortKind.MULTIPORT
+    assert p.port_model.k is None
 
 
 def test_mi250_one_and_two_servers() -> None:
     p = mi250_platform(1)
-    assert len(p.processors) == 16 and routers(p) == ["ib0"]
+    assert len(p.processors) == 16
+    assert routers(p) == ["ib0"]
     pairs = sum(1 for i, j in itertools.combinations(range(16), 2) if MI250_XGMI[i][j])
     assert pairs == 28  # counted by hand in ../shared/fabrics/mi250-xgmi.md
     assert len(p.links) == 2 * 28 + 2 * 16
@@ -70,28 +72,33 @@ def test_mi250_one_and_two_servers() -> None:
                   if link.src == gcd and link.dst != "ib0")
         assert out == 350
     two = mi250_platform(2)
-    assert len(two.processors) == 32 and len(two.links) == 2 * 88 and routers(two) == ["ib0"]
+    assert len(two.processors) == 32
+    assert len(two.links) == 2 * 88
+    assert routers(two) == ["ib0"]
     assert not two.has_link("P0", "P16")
     assert bandwidth(two, "P16", "P17") == 200
 
 
 def test_dgx1_hybrid_cube_mesh() -> None:
     p = dgx1_platform()
-    assert len(p.processors) == 8 and not routers(p)
+    assert len(p.processors) == 8
+    assert not routers(p)
     assert len(p.links) == 2 * 16  # 12 cube edges + 4 face diagonals
     # Six NVLinks per V100 at 25 GB/s each way: 150 out of every GPU.
     for gpu in p.processors:
         assert sum(x.bandwidth for x in p.links if x.src == gpu) == 150
     doubled = sum(1 for x in p.links if x.bandwidth == 50)
     assert doubled == 2 * 8  # 24 NVLinks on 16 pairs: 8 pairs have two
-    assert not p.has_link("P0", "P5") and bandwidth(p, "P0", "P4") == 50
+    assert not p.has_link("P0", "P5")
+    assert bandwidth(p, "P0", "P4") == 50
 
 
 @pytest.mark.parametrize(("k", "hosts", "switches", "links"), [
     (2, 2, 5, 2 * 6), (4, 16, 20, 2 * 48), (8, 128, 80, 2 * 384)])
 def test_fat_tree_counts(k: int, hosts: int, switches: int, links: int) -> None:
     p = fat_tree_platform(k, host=3, aggregation=2, core=1)
-    assert len(p.processors) == hosts and len(routers(p)) == switches
+    assert len(p.processors) == hosts
+    assert len(routers(p)) == switches
     assert len(p.links) == links
     degree = Counter(x.src for x in p.links)
     assert all(degree[f"core{c}"] == k for c in range((k // 2) ** 2))  # one per pod
@@ -102,11 +109,14 @@ def test_fat_tree_counts(k: int, hosts: int, switches: int, links: int) -> None:
 
 
 def test_ring_and_torus_counts() -> None:
-    assert len(ring_platform(5).links) == 10 and len(ring_platform(2).links) == 2
+    assert len(ring_platform(5).links) == 10
+    assert len(ring_platform(2).links) == 2
     t = torus_platform(4, 4, bandwidth=2)
-    assert len(t.links) == 64 and all(x.bandwidth == 2 for x in t.links)
+    assert len(t.links) == 64
+    assert all(x.bandwidth == 2 for x in t.links)
     assert all(n == 4 for n in Counter(x.src for x in t.links).values())
-    assert t.has_link("P3", "P0") and t.has_link("P12", "P0")  # wrap-around
+    assert t.has_link("P3", "P0")
+    assert t.has_link("P12", "P0")
     assert len(torus_platform(2, 3).links) == 2 * (2 * 3 + 3)
     assert len(torus_platform(1, 3).links) == 2 * 3
 

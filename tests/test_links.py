@@ -234,7 +234,8 @@ def test_lp_on_links_with_latency_sends_whole_messages(model: str, bound: Fracti
     r = steady_state(p, Operation(OperationKind.SCATTER, source="S", size=F(3, 2)))
     assert r.status == "ok", r.message
     assert r.throughput_bound == bound
-    assert r.schedule is not None and r.period is not None
+    assert r.schedule is not None
+    assert r.period is not None
     assert r.schedule.platform == p
     assert all(e.part == 1 for e in r.schedule.events if isinstance(e, Send))
     report = replay(r.schedule, horizon=r.period * 100)

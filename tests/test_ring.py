@@ -49,7 +49,8 @@ def test_allgather_on_a_unit_ring_by_hand() -> None:
     once pipelined one operation per three time units (3 receives per node)."""
     p = ring_platform(4)
     r = ring_collective(p, op_of("allgather", p))
-    assert r.status == "ok" and r.makespan == 3
+    assert r.status == "ok"
+    assert r.makespan == 3
     sends = [e for e in r.schedule.events if isinstance(e, Send)]
     assert len(sends) == 4 * 3
     assert all((int(e.dst[1:]) - int(e.src[1:])) % 4 == 1 for e in sends)  # the ring only
@@ -64,7 +65,8 @@ def test_broadcast_is_a_chain_in_target_order() -> None:
                                      targets=("P2", "P1", "P3")))
     hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
     # P0 -> P2 goes through P1 (cheapest path), then P2 -> P1, then P1 -> P2 -> P3.
-    assert hops[0] == ("P0", "P1") and hops[1] == ("P1", "P2")
+    assert hops[0] == ("P0", "P1")
+    assert hops[1] == ("P1", "P2")
     assert replay(r.schedule).feasible
     # Pipelined chain on the plain order: one message per time unit.
     plain = ring_collective(p, op_of("broadcast", p))
@@ -113,7 +115,8 @@ def test_other_operations_unsupported(kind: str) -> None:
     extra = {"source": "P0"} if kind == "scatter" else (
         {"target": "P0"} if kind == "gather" else {})
     r = ring_collective(p, Operation(OperationKind(kind), **extra))  # type: ignore[arg-type]
-    assert r.status == "unsupported" and r.message
+    assert r.status == "unsupported"
+    assert r.message
 
 
 FABRICS = {
@@ -160,7 +163,8 @@ def test_random_platforms(seed: int, n: int, kind: str, model: str, commutative:
     r = ring_collective(p, op)
     assert r.status == "ok"
     report = replay(r.schedule)
-    assert report.feasible and report.makespan == r.makespan
+    assert report.feasible
+    assert report.makespan == r.makespan
     lp = steady_state(p, op, max_events=2_000)
     if lp.status == "ok" and lp.throughput_bound is not None:
         series = replay_series(r.schedule, r.makespan * 20)
