@@ -186,3 +186,21 @@ def test_allgather_lp_equals_the_cut_bound_on_random_multiport(seed: int, n: int
     result = steady_state(platform, Operation(OperationKind.ALLGATHER), max_events=2_000)
     assert result.status == "ok", result.message
     assert result.throughput_bound == cut_bound(platform)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_dgx_a100_one_server_by_hand() -> None:
+    """Every GPU receives through 300 (NVSwitch) + 25 (its NIC) = 325 GB/s: an
+    allgather of 8 carries at most 325/7 per time unit, a broadcast 325; the
+    lp reaches both, and its schedule replays in strict mode."""
+    from simulator import replay
+
+    p = dgx_a100_platform(1)
+    for op, bound in ((Operation(OperationKind.ALLGATHER), F(325, 7)),
+                      (Operation(OperationKind.BROADCAST, source="P0"), F(325))):
+        result = steady_state(p, op)
+        assert result.throughput_bound == bound
+        assert result.schedule is not None
+        assert result.period is not None
+        assert replay(result.schedule, horizon=result.period * 20).feasible

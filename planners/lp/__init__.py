@@ -10,7 +10,8 @@ the flow model (``_flows``) and the periodic orchestration (``_periodic``).
 All-bidirectional platforms take the port-sum programs above (König's
 theorem makes port sums exact there, and they are fastest).  Any other
 platform (unidirectional one-port nodes, or a mix of unidirectional,
-bidirectional and ``multiport:k`` nodes) goes to ``_matchings``: the same
+bidirectional, ``multiport:k`` and ``multiport`` nodes; a link carries one
+transfer at a time under every model) goes to ``_matchings``: the same
 collective rows, link times covered by weighted matchings of the port graph
 (``_ports``, node splitting of Beaumont and Marchal, LIP RR-2004-32, section
 5), solved by column generation with maximum-weight-matching pricing and
@@ -76,7 +77,9 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     ----------
     platform:
         Any platform: all bidirectional (port-sum programs), else
-        unidirectional, bidirectional and ``multiport:k`` nodes in any mix
+        unidirectional, bidirectional, ``multiport:k`` and ``multiport`` nodes
+        in any mix (a link carries one transfer at a time); on links with
+        latency every message is sent whole
         (column generation over matchings of the port graph; the notes give
         the rounds and the columns).
     operation:

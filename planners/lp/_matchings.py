@@ -5,8 +5,10 @@ and Marchal, LIP RR-2004-32, section 2.2.2): the communications of a period
 must be a weighted set of *matchings* of the platform graph.  With the
 :class:`~planners.lp._ports.PortGraph` (one port vertex per unidirectional
 node, ``out`` and ``in`` for a bidirectional node, ``k`` copies of each for
-``multiport:k``, section 5) the same holds for mixed platforms, a matching
-of the port graph being a *configuration* of links active together.
+``multiport:k``, one port per link for ``multiport``, section 5) the same
+holds for mixed platforms, a matching of the port graph being a
+*configuration* of links active together; every link carries one transfer
+at a time, so a configuration is a set of links (``mult_M(e)`` is 1).
 
 The linear program (P) of section 3.2, generalised to every collective::
 
