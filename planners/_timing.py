@@ -106,7 +106,6 @@ class PortClock:
     Examples
     --------
     >>> from simulator.items import Item
-from simulator.operations import Operation
     >>> from simulator.platform import Platform
     >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
     >>> clock = PortClock(p)
