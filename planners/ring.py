@@ -119,8 +119,14 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
             _chain(clock, [last, *ring[:-1]], op.full_reduction())
     except PlannerError as err:  # a ring neighbour out of reach
         return PlanResult.infeasible(NAME, err.message)
+    notes: list[str] = []
+    if op.kind is OperationKind.REDUCE and not op.commutative \
+            and op.target != op.participants[-1]:
+        notes.append(f"non-commutative reduce: the ring runs in operand order "
+                     f"{op.participants[0]} .. {op.participants[-1]}, then v[0,"
+                     f"{len(op.participants) - 1}] goes to the target {op.target}")
     schedule = Schedule(platform, op, clock.events)
-    return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op))
+    return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op), notes=notes)
 
 
 RING_PLANNER = FunctionPlanner(

@@ -82,6 +82,7 @@ def test_non_commutative_reduce_runs_in_participant_order() -> None:
     r = ring_collective(p, op_of("reduce", p))
     assert r.makespan == 8
     assert replay(r.schedule).feasible
+    assert any("operand order" in note for note in r.notes)
 
 
 def test_commutative_reduce_ends_on_the_target() -> None:
