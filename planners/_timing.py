@@ -13,9 +13,11 @@ Resources, per node, follow the node's port model
 - bidirectional: one send port and one receive port;
 - unidirectional: one port shared by sends and receives;
 - multiport:k: k send ports and k receive ports (a transfer takes one of each
-  kind, on its sender and on its receiver);
+  kind, on its sender and on its receiver); multiport: one of each per link;
 
-plus one CPU per node (computation overlaps communication fully) and optional
+plus one resource per directed link (a link carries one transfer at a time,
+under every port model),
+one CPU per node (computation overlaps communication fully) and optional
 *lanes*: named exclusive resources a planner adds to serialise events that the
 port model alone would let overlap (the flat tree uses one so that the root
 deals with one participant at a time, whatever its number of ports).
@@ -31,6 +33,7 @@ import networkx as nx
 
 from simulator.errors import PlannerError
 from simulator.items import Item
+from simulator.operations import Operation
 from simulator.platform import NodeId, Platform, PortKind
 from simulator.schedule import Compute, Event, Send
 
@@ -130,8 +133,10 @@ class PortClock:
                 self._send_ports[node] = shared
                 self._recv_ports[node] = shared
             else:
-                self._send_ports[node] = [_ZERO] * model.k
-                self._recv_ports[node] = [_ZERO] * model.k
+                out_links, in_links = platform.degree(node)
+                self._send_ports[node] = [_ZERO] * model.ports(out_links)
+                self._recv_ports[node] = [_ZERO] * model.ports(in_links)
+        self._links: dict[tuple[NodeId, NodeId], Fraction] = {}
         self._cpu: dict[NodeId, Fraction] = dict.fromkeys(platform.node_ids, _ZERO)
         self._lanes: dict[Hashable, Fraction] = {}
         self._held: dict[tuple[NodeId, Item], Fraction] = {}
@@ -156,10 +161,28 @@ class PortClock:
         return self._end
 
     def transfer_time(self, src: NodeId, dst: NodeId) -> Fraction:
-        """Duration of a send over the link ``src -> dst``: ``size * c(src, dst)``."""
+        """Duration of a send over the link ``src -> dst`` (:meth:`Platform.duration`)."""
         if not self._platform.has_link(src, dst):
             raise PlannerError("no link", value=f"{src} -> {dst}")
-        return self._size * self._platform.cost(src, dst)
+        return self._platform.duration(src, dst, self._size)
+
+    def completion_time(self, operation: Operation) -> Fraction:
+        """When the last node ``operation`` requires to hold something holds it.
+
+        Raises
+        ------
+        PlannerError
+            When a required item is never delivered (a planner bug).
+        """
+        finish = _ZERO
+        for node, items in operation.required_items().items():
+            for item in items:
+                at = self._held.get((node, item))
+                if at is None:
+                    raise PlannerError(f"planner bug: {node} never receives {item}",
+                                       value=str(item))
+                finish = max(finish, at)
+        return finish
 
     def hold(self, node: NodeId, item: Item, at: Fraction | int = 0) -> None:
         """Record that ``node`` holds ``item`` from instant ``at`` (initial data)."""
@@ -218,11 +241,13 @@ class PortClock:
             Fraction(not_before),
             min(send_ports),
             min(recv_ports),
+            self._links.get((src, dst), _ZERO),
             *(self._lanes.get(lane, _ZERO) for lane in lane_list),
         )
         end = start + duration
         _occupy(send_ports, start, end)
         _occupy(recv_ports, start, end)
+        self._links[src, dst] = end
         for lane in lane_list:
             self._lanes[lane] = end
         self._note_held(dst, item, end)

@@ -8,7 +8,6 @@ participant order.  Exact start times come from the list scheduler of
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from planners._timing import PortClock, cheapest_path
@@ -18,7 +17,6 @@ from planners.base import (
     check_options,
     unsupported_reason,
 )
-from simulator.errors import PlannerError
 from simulator.items import Item
 from simulator.operations import Operation, OperationKind
 from simulator.platform import NodeId, Platform, PortKind
@@ -163,7 +161,7 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
 
     schedule = Schedule(platform, op, clock.events)
     notes = tuple(forwarded)
-    return PlanResult.ok(NAME, schedule, makespan=_completion_time(clock, op), notes=notes)
+    return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op), notes=notes)
 
 
 FLAT_PLANNER = FunctionPlanner(
@@ -217,17 +215,3 @@ def _reduce(clock: PortClock, op: Operation, forwarded: list[str]) -> None:
         result = Item.subset(range(i + 1)) if op.commutative else Item.interval(0, i)
         clock.compute(target, (acc, operand), result)
         acc = result
-
-
-def _completion_time(clock: PortClock, op: Operation) -> Fraction:
-    """When the last node required to hold something holds it."""
-    finish = Fraction(0)
-    for node, items in op.required_items().items():
-        for item in items:
-            at = clock.available(node, item)
-            if at is None:
-                raise PlannerError(
-                    f"flat planner bug: {node} never receives {item}", value=str(item)
-                )
-            finish = max(finish, at)
-    return finish

@@ -119,6 +119,11 @@ _BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
     _info("fnf", "broadcast", _ONE_PORT,
           "fastest node first broadcast in the sender-time model (one-shot)",
           "planners.snf:FNF_PLANNER"),
+    _info("ring", "allgather broadcast reduce allreduce", _ALL_PORTS,
+          "ring collectives (NCCL/MPI style): allgather, broadcast and reduce along "
+          "the participant ring, allreduce as reduce then broadcast; each hop on a "
+          "cheapest path through switches (one-shot)",
+          "planners.ring:RING_PLANNER"),
 )
 
 

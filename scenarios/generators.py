@@ -1,4 +1,11 @@
-"""Platform generators: complete graphs, sender-time clusters, random digraphs.
+"""Platform generators: complete graphs, sender-time clusters, random digraphs, fabrics.
+
+The fabrics (issue 14) are GPU servers and switched networks with bandwidths:
+:func:`dgx_a100_platform`, :func:`mi250_platform`, :func:`dgx1_platform`,
+:func:`fat_tree_platform`, :func:`ring_platform`, :func:`torus_platform`;
+compute nodes are ``P0..``, switches and NICs are routers with readable names,
+and every node is ``multiport`` (one port per link) unless a port model is
+given.
 
 Also the random three-class sender-time clusters of Liu, Kuo and Wang
 (:func:`three_class_platform`); the Tiers-like hierarchy lives in
@@ -27,15 +34,24 @@ from simulator.numbers import format_rational, parse_rational
 from simulator.platform import BIDIRECTIONAL, Link, Node, NodeId, Platform, PortModel
 
 __all__ = [
+    "DGX1_NVLINKS",
     "MAX_GENERATED_LINKS",
     "MAX_GENERATED_NODES",
+    "MI250_XGMI",
+    "MULTIPORT",
     "THREE_CLASS_TIME_RANGE",
     "complete_platform",
+    "dgx1_platform",
+    "dgx_a100_platform",
     "draw_rational",
+    "fat_tree_platform",
+    "mi250_platform",
     "random_platform",
     "random_state",
+    "ring_platform",
     "sender_times_platform",
     "three_class_platform",
+    "torus_platform",
 ]
 
 _T = TypeVar("_T")
@@ -403,3 +419,318 @@ def _three(values: object, name: str, item: Callable[[object, str], _T]) -> list
         raise PlatformError("expected a list of three values, one per class", path=name,
                             value=values)
     return [item(v, f"{name}[{j}]") for j, v in enumerate(values)]
+
+
+# -- fabrics (issue 14) ----------------------------------------------------------------------
+#
+# Every fabric is built by one helper, :class:`_Fabric`: compute nodes ``P0..``
+# (compute time ``compute``), switches and NICs as routers with readable
+# names, and each cable as two directed links of one bandwidth (latency 0),
+# so that a transfer of size s lasts s / bandwidth.
+
+MULTIPORT = PortModel.parse("multiport")
+"""The default port model of the fabric generators: one port per link
+(the broadcast report's Fig. 8), links sequential."""
+
+DGX1_NVLINKS: tuple[tuple[int, int, int], ...] = (
+    (0, 1, 1), (0, 2, 1), (0, 3, 2), (0, 4, 2),
+    (1, 2, 2), (1, 3, 1), (1, 5, 2),
+    (2, 3, 2), (2, 6, 1),
+    (3, 7, 1),
+    (4, 5, 1), (4, 6, 1), (4, 7, 2),
+    (5, 6, 2), (5, 7, 1),
+    (6, 7, 2),
+)
+"""NVLink count between the GPUs ``(i, j, links)`` of a DGX-1 with Tesla V100
+(``nvidia-smi topo -m``: NV1/NV2): the hybrid cube-mesh, six links per GPU."""
+
+MI250_XGMI: tuple[tuple[int, ...], ...] = (
+    (0, 4, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0),
+    (4, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 0, 4, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 4, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+    (2, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 1, 0, 0, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 1, 0, 1, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 0, 2, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 2, 0, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 1, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 1, 0),
+    (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 2),
+    (0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4, 1, 0),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 4, 0, 1, 1),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 4),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 4, 0),
+)
+"""xGMI link count between the 16 GCDs of one AMD MI250 server (symmetric),
+as published with the ForestColl artifact (Liang et al., 2024), following
+AMD's MI250 OAM documentation."""
+
+
+class _Fabric:
+    """Nodes and two-way cables of one fabric under construction."""
+
+    def __init__(self, compute: Fraction) -> None:
+        self.compute = compute
+        self.nodes: list[Node] = []
+        self.links: list[Link] = []
+
+    def gpu(self) -> NodeId:
+        """A new compute node ``P<i>`` (numbered in creation order)."""
+        node = f"P{sum(1 for x in self.nodes if not x.router)}"
+        self.nodes.append(Node(node, self.compute))
+        return node
+
+    def switch(self, name: NodeId) -> NodeId:
+        """A new router (switch or NIC) called ``name``."""
+        self.nodes.append(Node(name, Fraction(0), router=True))
+        return name
+
+    def cable(self, a: NodeId, b: NodeId, bandwidth: Fraction) -> None:
+        """Two directed links ``a -> b`` and ``b -> a`` of ``bandwidth``, latency 0."""
+        self.links.append(Link(a, b, 1 / bandwidth))
+        self.links.append(Link(b, a, 1 / bandwidth))
+
+    def platform(self, port_model: PortModel | str) -> Platform:
+        _check_size(len(self.nodes), len(self.links), "servers")
+        return Platform(tuple(self.nodes), tuple(self.links), PortModel.parse(port_model))
+
+
+def dgx_a100_platform(
+    servers: int = 1,
+    *,
+    nvlink: Number = 300,
+    nic: Number = 25,
+    ib: Number = 25,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """DGX A100 servers on a two-switch rail-optimised InfiniBand fabric.
+
+    Server ``s`` holds GPUs ``P{8s}..P{8s+7}``, its NVSwitch ``nvswitch<s>``
+    and one NIC per GPU ``nic<s>_<r>``; every GPU is cabled to the NVSwitch
+    (``nvlink``) and to its own NIC (``nic``), and NIC ``r`` of every server
+    to the InfiniBand switch ``ib<r mod 2>`` (``ib``).  Bandwidths in GB/s
+    per direction; the NVSwitch, NICs and IB switches are routers.
+
+    Sources: NVIDIA DGX A100 System Architecture (technical white paper
+    WP-10083-001, 2020): each A100 has 12 third-generation NVLinks, 600 GB/s
+    of GPU-to-GPU bandwidth in total (both directions), so 300 GB/s each way
+    to the NVSwitch fabric (here one NVSwitch stands for the six); eight
+    single-port Mellanox ConnectX-6 HDR InfiniBand adapters at 200 Gb/s =
+    25 GB/s each way, one per GPU.  The two-switch rail layout is the
+    issue's (14) reduction of a rail-optimised fabric.
+
+    Examples
+    --------
+    >>> p = dgx_a100_platform(2)
+    >>> len(p.processors), len(p.nodes) - len(p.processors), len(p.links)
+    (16, 20, 96)
+    """
+    servers = _count(servers, "servers", 1)
+    bw_nv = _number(nvlink, "nvlink", positive=True)
+    bw_nic = _number(nic, "nic", positive=True)
+    bw_ib = _number(ib, "ib", positive=True)
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    gpus = [[fabric.gpu() for _ in range(8)] for _ in range(servers)]
+    ibs = [fabric.switch(f"ib{r}") for r in range(min(2, 8))]
+    for s, row in enumerate(gpus):
+        hub = fabric.switch(f"nvswitch{s}")
+        for r, gpu in enumerate(row):
+            fabric.cable(gpu, hub, bw_nv)
+            card = fabric.switch(f"nic{s}_{r}")
+            fabric.cable(gpu, card, bw_nic)
+            fabric.cable(card, ibs[r % 2], bw_ib)
+    return fabric.platform(port_model)
+
+
+def mi250_platform(
+    servers: int = 1,
+    *,
+    xgmi: Number = 50,
+    ib: Number = 16,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """AMD MI250 servers: 16 GCDs each on an xGMI mesh, every GCD on one IB switch.
+
+    Server ``s`` holds GCDs ``P{16s}..P{16s+15}``; GCDs ``i`` and ``j`` of a
+    server are cabled with bandwidth ``m · xgmi`` where ``m`` is their number
+    of xGMI links (:data:`MI250_XGMI`; a bundle of ``m`` links is one link of
+    ``m`` times the bandwidth), and every GCD to the switch ``ib0`` at ``ib``.
+    Bandwidths in GB/s per direction.
+
+    Sources: the xGMI matrix and the figures 50 GB/s per xGMI link per
+    direction and one 16 GB/s InfiniBand port per GCD are those of the MI250
+    topology published with the ForestColl artifact (Liang et al.,
+    "ForestColl: Throughput-Optimal Collective Communications on
+    Heterogeneous Network Fabrics", 2024), which follows AMD's MI250 (OAM)
+    documentation.
+
+    Examples
+    --------
+    >>> p = mi250_platform(1)
+    >>> len(p.processors), len(p.links), p.link("P0", "P1").bandwidth
+    (16, 88, Fraction(200, 1))
+    """
+    servers = _count(servers, "servers", 1)
+    bw_x = _number(xgmi, "xgmi", positive=True)
+    bw_ib = _number(ib, "ib", positive=True)
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    switch = fabric.switch("ib0")
+    for _ in range(servers):
+        gcds = [fabric.gpu() for _ in range(16)]
+        for i, j in itertools.combinations(range(16), 2):
+            if MI250_XGMI[i][j]:
+                fabric.cable(gcds[i], gcds[j], MI250_XGMI[i][j] * bw_x)
+        for gcd in gcds:
+            fabric.cable(gcd, switch, bw_ib)
+    return fabric.platform(port_model)
+
+
+def dgx1_platform(
+    *,
+    nvlink: Number = 25,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """A DGX-1 (Tesla V100): 8 GPUs on the NVLink hybrid cube-mesh.
+
+    GPUs ``P0..P7`` are cabled as in :data:`DGX1_NVLINKS`; where the
+    hardware has two NVLinks between a pair, they are one link of twice
+    the bandwidth (``2 · nvlink``).  Bandwidth in GB/s per direction.
+
+    Source: NVIDIA DGX-1 With Tesla V100 System Architecture (white paper
+    WP-08437-002, 2017): six NVLinks per V100, each 25 GB/s per direction;
+    the hybrid cube-mesh (a cube whose twelve edges are NVLinks, some
+    doubled, plus the diagonals of two opposite faces).
+
+    Examples
+    --------
+    >>> p = dgx1_platform()
+    >>> len(p.links), p.link("P0", "P3").bandwidth, p.link("P0", "P1").bandwidth
+    (32, Fraction(50, 1), Fraction(25, 1))
+    """
+    bw = _number(nvlink, "nvlink", positive=True)
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    gpus = [fabric.gpu() for _ in range(8)]
+    for i, j, count in DGX1_NVLINKS:
+        fabric.cable(gpus[i], gpus[j], count * bw)
+    return fabric.platform(port_model)
+
+
+def fat_tree_platform(
+    k: int = 4,
+    *,
+    host: Number = 1,
+    aggregation: Number = 1,
+    core: Number = 1,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """A k-ary fat tree: ``k³/4`` hosts, ``k²/2`` edge, ``k²/2`` aggregation, ``k²/4`` core.
+
+    Pod ``p`` (``0 <= p < k``) has edge switches ``edge<p>_<i>`` and
+    aggregation switches ``agg<p>_<i>`` (``0 <= i < k/2``); edge switch
+    ``edge<p>_<i>`` serves ``k/2`` hosts ``P..`` (bandwidth ``host``) and is
+    cabled to every aggregation switch of its pod (``aggregation``);
+    aggregation switch ``agg<p>_<i>`` is cabled to the core switches
+    ``core<i·k/2>..core<i·k/2 + k/2 - 1>`` (``core``).  ``k`` is even.
+
+    Source: Al-Fares, Loukissas and Vahdat, "A Scalable, Commodity Data
+    Center Network Architecture", SIGCOMM 2008, section 3.2 (the k-ary fat
+    tree).  The bandwidths (one per level, 1 by default) are parameters:
+    the paper's switches are identical commodity ones, all links equal.
+
+    Examples
+    --------
+    >>> p = fat_tree_platform(8)
+    >>> len(p.processors), len(p.nodes) - len(p.processors)
+    (128, 80)
+    """
+    k = _count(k, "k", 2)
+    if k % 2:
+        raise PlatformError("must be even", path="k", value=k)
+    bw_host = _number(host, "host", positive=True)
+    bw_agg = _number(aggregation, "aggregation", positive=True)
+    bw_core = _number(core, "core", positive=True)
+    half = k // 2
+    _check_size(k**3 // 4 + 5 * k * k // 4, 2 * 3 * k**3 // 4, "k")
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    cores = [fabric.switch(f"core{c}") for c in range(half * half)]
+    for pod in range(k):
+        aggs = [fabric.switch(f"agg{pod}_{i}") for i in range(half)]
+        for i, agg in enumerate(aggs):
+            for c in range(half):
+                fabric.cable(agg, cores[i * half + c], bw_core)
+        for i in range(half):
+            edge = fabric.switch(f"edge{pod}_{i}")
+            for agg in aggs:
+                fabric.cable(edge, agg, bw_agg)
+            for _ in range(half):
+                fabric.cable(fabric.gpu(), edge, bw_host)
+    return fabric.platform(port_model)
+
+
+def ring_platform(
+    n: int = 8,
+    *,
+    bandwidth: Number = 1,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """``n`` nodes ``P0..`` on a ring, each cabled to the next (both directions).
+
+    An abstract topology (no hardware number): ``bandwidth`` 1 by default.
+
+    Examples
+    --------
+    >>> len(ring_platform(5).links), len(ring_platform(2).links)
+    (10, 2)
+    """
+    n = _count(n, "n", 2)
+    bw = _number(bandwidth, "bandwidth", positive=True)
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    nodes = [fabric.gpu() for _ in range(n)]
+    for i in range(n if n > 2 else 1):
+        fabric.cable(nodes[i], nodes[(i + 1) % n], bw)
+    return fabric.platform(port_model)
+
+
+def torus_platform(
+    rows: int = 4,
+    cols: int = 4,
+    *,
+    bandwidth: Number = 1,
+    compute: Number = 1,
+    port_model: PortModel | str = MULTIPORT,
+) -> Platform:
+    """A 2-D torus of ``rows × cols`` nodes, ``P<r·cols + c>`` at row ``r``, column ``c``.
+
+    Each node is cabled to its right and lower neighbours with wrap-around
+    (a dimension of size 2 has one cable between its two nodes, size 1
+    none).  An abstract topology: ``bandwidth`` 1 by default.
+
+    Examples
+    --------
+    >>> len(torus_platform(4, 4).links), len(torus_platform(2, 3).links)
+    (64, 18)
+    """
+    rows = _count(rows, "rows", 1)
+    cols = _count(cols, "cols", 1)
+    if rows * cols < 2:
+        raise PlatformError("a torus needs at least two nodes", path="rows",
+                            value=f"{rows} x {cols}")
+    bw = _number(bandwidth, "bandwidth", positive=True)
+    _check_size(rows * cols, 4 * rows * cols, "rows")
+    fabric = _Fabric(_number(compute, "compute", positive=False))
+    grid = [[fabric.gpu() for _ in range(cols)] for _ in range(rows)]
+    pairs: set[frozenset[NodeId]] = set()
+    for r in range(rows):
+        for c in range(cols):
+            for other in (grid[r][(c + 1) % cols], grid[(r + 1) % rows][c]):
+                pair = frozenset((grid[r][c], other))
+                if len(pair) == 2 and pair not in pairs:
+                    pairs.add(pair)
+                    fabric.cable(grid[r][c], other, bw)
+    return fabric.platform(port_model)

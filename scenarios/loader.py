@@ -28,12 +28,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scenarios.generators import (
+    MULTIPORT,
     complete_platform,
     random_platform,
     sender_times_platform,
     three_class_platform,
 )
 from scenarios.schema import (
+    FABRIC_GENERATORS,
     CompleteGeneratorSpec,
     OperationSpec,
     PlatformSpec,
@@ -506,10 +508,8 @@ def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED,
     links: list[Link] = []
     origin: list[int] = []  # index, in the file, of the entry each link comes from
     for i, link in enumerate(spec.links or ()):
-        links.append(Link(link.src, link.dst, link.c))
-        origin.append(i)
-        if link.both_ways:
-            links.append(Link(link.dst, link.src, link.c))
+        for made in link.links():
+            links.append(made)
             origin.append(i)
     try:
         return Platform(nodes, tuple(links), spec.port_model)
@@ -556,6 +556,11 @@ def build_operation(spec: OperationSpec, platform: Platform) -> Operation:
 def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
     generator = spec.generator
     try:
+        if isinstance(generator, FABRIC_GENERATORS):
+            # Fabrics default to multiport nodes (one port per link), not the
+            # platform-wide default of the other platforms.
+            given = "port_model" in spec.model_fields_set
+            return generator.build(spec.port_model if given else MULTIPORT)
         if isinstance(generator, CompleteGeneratorSpec):
             return complete_platform(generator.n, generator.c, generator.compute,
                                      port_model=spec.port_model)

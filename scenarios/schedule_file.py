@@ -293,6 +293,9 @@ def platform_to_dict(platform: Platform) -> dict[str, Any]:
             entry["router"] = True
         nodes.append(entry)
     links = [{"src": link.src, "dst": link.dst, "c": format_rational(link.c)}
+             if link.latency == 0 else
+             {"src": link.src, "dst": link.dst, "bandwidth": format_rational(link.bandwidth),
+              "latency": format_rational(link.latency)}
              for link in platform.links]
     return {"port_model": str(platform.port_model), "nodes": nodes, "links": links}
 

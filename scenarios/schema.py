@@ -27,10 +27,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from scenarios import generators
 from simulator.errors import PortsimError
 from simulator.numbers import parse_rational
 from simulator.operations import OperationKind
-from simulator.platform import PortModel
+from simulator.platform import Link, Platform, PortModel
 
 __all__ = [
     "CompleteGeneratorSpec",
@@ -145,12 +146,42 @@ class NodeSpec(_Strict):
 
 
 class LinkSpec(_Strict):
-    """``{src, dst, c, both_ways}``: a directed link (and its reverse if ``both_ways``)."""
+    """``{src, dst, c | bandwidth [latency], both_ways}``: a directed link (and its
+    reverse if ``both_ways``).
+
+    ``c`` is the time of a unit-size message; ``bandwidth`` (> 0) with an
+    optional ``latency`` (>= 0, default 0) makes a transfer of size ``s``
+    last ``latency + s / bandwidth`` (:meth:`simulator.platform.Link.duration`).
+    Exactly one of ``c`` and ``bandwidth`` is given.
+    """
 
     src: str
     dst: str
-    c: PositiveRational
+    c: PositiveRational | None = None
+    bandwidth: PositiveRational | None = None
+    latency: NonNegativeRational | None = None
     both_ways: bool = False
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> LinkSpec:
+        if self.c is not None and self.bandwidth is not None:
+            raise PydanticCustomError("link_rule", "give c or bandwidth, not both")
+        if self.c is None and self.bandwidth is None:
+            raise PydanticCustomError("link_rule", "give c or bandwidth (with an optional "
+                                                   "latency)")
+        if self.c is not None and self.latency is not None:
+            raise PydanticCustomError("link_rule", "latency goes with bandwidth; c is "
+                                                   "already the time of a unit message")
+        return self
+
+    def links(self) -> tuple[Link, ...]:
+        """The link (and its reverse when ``both_ways``)."""
+        pairs = [(self.src, self.dst)] + ([(self.dst, self.src)] if self.both_ways else [])
+        if self.bandwidth is None:
+            assert self.c is not None
+            return tuple(Link(a, b, self.c) for a, b in pairs)
+        latency = self.latency if self.latency is not None else Fraction(0)
+        return tuple(Link(a, b, latency + 1 / self.bandwidth, latency) for a, b in pairs)
 
 
 class CompleteGeneratorSpec(_Strict):
@@ -249,9 +280,106 @@ class ThreeClassGeneratorSpec(_Strict):
                                                             max_length=3)
 
 
+class _FabricSpec(_Strict):
+    """A fabric generator (issue 14): each one's ``build(port_model)`` makes the
+    platform; every node is ``multiport`` unless the platform's ``port_model``
+    is given."""
+
+    compute: NonNegativeRational = Fraction(1)
+
+
+class DgxA100GeneratorSpec(_FabricSpec):
+    """``{type: dgx_a100, servers, nvlink, nic, ib, compute}``
+    (:func:`scenarios.generators.dgx_a100_platform`)."""
+
+    type: Literal["dgx_a100"]
+    servers: int = Field(default=1, ge=1)
+    nvlink: PositiveRational = Fraction(300)
+    nic: PositiveRational = Fraction(25)
+    ib: PositiveRational = Fraction(25)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.dgx_a100_platform(self.servers, nvlink=self.nvlink, nic=self.nic,
+                                            ib=self.ib, compute=self.compute,
+                                            port_model=port_model)
+
+
+class Mi250GeneratorSpec(_FabricSpec):
+    """``{type: mi250, servers, xgmi, ib, compute}``
+    (:func:`scenarios.generators.mi250_platform`)."""
+
+    type: Literal["mi250"]
+    servers: int = Field(default=1, ge=1)
+    xgmi: PositiveRational = Fraction(50)
+    ib: PositiveRational = Fraction(16)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.mi250_platform(self.servers, xgmi=self.xgmi, ib=self.ib,
+                                         compute=self.compute, port_model=port_model)
+
+
+class Dgx1GeneratorSpec(_FabricSpec):
+    """``{type: dgx1, nvlink, compute}`` (:func:`scenarios.generators.dgx1_platform`)."""
+
+    type: Literal["dgx1"]
+    nvlink: PositiveRational = Fraction(25)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.dgx1_platform(nvlink=self.nvlink, compute=self.compute,
+                                        port_model=port_model)
+
+
+class FatTreeGeneratorSpec(_FabricSpec):
+    """``{type: fat_tree, k, host, aggregation, core, compute}``
+    (:func:`scenarios.generators.fat_tree_platform`)."""
+
+    type: Literal["fat_tree"]
+    k: int = Field(default=4, ge=2)
+    host: PositiveRational = Fraction(1)
+    aggregation: PositiveRational = Fraction(1)
+    core: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.fat_tree_platform(self.k, host=self.host,
+                                            aggregation=self.aggregation, core=self.core,
+                                            compute=self.compute, port_model=port_model)
+
+
+class RingGeneratorSpec(_FabricSpec):
+    """``{type: ring, n, bandwidth, compute}`` (:func:`scenarios.generators.ring_platform`)."""
+
+    type: Literal["ring"]
+    n: int = Field(default=8, ge=2)
+    bandwidth: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.ring_platform(self.n, bandwidth=self.bandwidth,
+                                        compute=self.compute, port_model=port_model)
+
+
+class TorusGeneratorSpec(_FabricSpec):
+    """``{type: torus, rows, cols, bandwidth, compute}``
+    (:func:`scenarios.generators.torus_platform`)."""
+
+    type: Literal["torus"]
+    rows: int = Field(default=4, ge=1)
+    cols: int = Field(default=4, ge=1)
+    bandwidth: PositiveRational = Fraction(1)
+
+    def build(self, port_model: PortModel) -> Platform:
+        return generators.torus_platform(self.rows, self.cols, bandwidth=self.bandwidth,
+                                         compute=self.compute, port_model=port_model)
+
+
+FABRIC_GENERATORS = (DgxA100GeneratorSpec, Mi250GeneratorSpec, Dgx1GeneratorSpec,
+                     FatTreeGeneratorSpec, RingGeneratorSpec, TorusGeneratorSpec)
+"""The fabric generator specs (each has ``build``)."""
+
 GeneratorSpec = Annotated[
     CompleteGeneratorSpec | SenderTimesGeneratorSpec | RandomGeneratorSpec
-    | TiersGeneratorSpec | ThreeClassGeneratorSpec,
+    | TiersGeneratorSpec | ThreeClassGeneratorSpec | DgxA100GeneratorSpec
+    | Mi250GeneratorSpec | Dgx1GeneratorSpec | FatTreeGeneratorSpec | RingGeneratorSpec
+    | TorusGeneratorSpec,
     Field(discriminator="type"),
 ]
 

@@ -18,10 +18,14 @@ Conversion
   forwards).  Ids are kept, so they must match ``[A-Za-z0-9_.-]+``.
 - Compute time of a host: ``task_flops / speed``, ``speed`` its first power
   state (``speed="1Gf,500Mf"`` reads ``1Gf``).  Routers compute nothing.
-- Each ``<route src dst>`` becomes a direct link ``src -> dst`` of cost
-  ``c = sum(latency) + message_size / min(bandwidth)`` over the links the route
-  crosses: the time of one message of ``message_size`` bytes alone on the
-  route, latencies added and the slowest link limiting the rate (SimGrid's
+- Each ``<route src dst>`` becomes a direct link ``src -> dst`` of latency
+  ``sum(latency)`` and bandwidth ``min(bandwidth) / message_size`` (messages
+  per second) over the links the route crosses, so that a transfer of size
+  ``s`` (in messages) lasts ``sum(latency) + s · message_size /
+  min(bandwidth)`` (:meth:`simulator.platform.Link.duration`) and a unit
+  message ``c = sum(latency) + message_size / min(bandwidth)``: the time of
+  one message of ``message_size`` bytes alone on the route, latencies added
+  and the slowest link limiting the rate (SimGrid's
   plain model, without the TCP correction factors its default ``LV08`` model
   applies: multiply latencies by 13.01 and bandwidths by 0.97 beforehand to
   mimic it).  A route is symmetrical unless ``symmetrical="NO"``: the reverse
@@ -146,6 +150,8 @@ def simgrid_platform(
     >>> p = simgrid_platform(f, message_size=10**6, task_flops=10**9)
     >>> p.cost("A", "B"), p.cost("B", "A"), p.node("B").compute
     (Fraction(161, 20000), Fraction(161, 20000), Fraction(2, 1))
+    >>> p.link("A", "B").latency, p.link("A", "B").bandwidth  # 50 us; 125 messages/s
+    (Fraction(1, 20000), Fraction(125, 1))
     """
     source = os.fspath(path)
     size = parse_rational(message_size, path="message_size", error=ScenarioError)
@@ -196,10 +202,11 @@ def simgrid_platform(
                                        f"{where}.latency", source)
         elif tag == "route":
             routes.append(element)
-    costs = _route_costs(routes, nodes, bandwidth, latency, size, source)
+    costs = _route_costs(routes, nodes, bandwidth, latency, source)
     try:
         return Platform(tuple(nodes.values()),
-                        tuple(Link(s, d, c) for (s, d), c in costs.items()),
+                        tuple(Link.of_bandwidth(s, d, rate / size, lat)
+                              for (s, d), (lat, rate) in costs.items()),
                         PortModel.parse(port_model))
     except Exception as err:
         raise ScenarioError(f"not a valid platform: {err}", source=source) from None
@@ -207,8 +214,10 @@ def simgrid_platform(
 
 def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
                  bandwidth: Mapping[str, Fraction], latency: Mapping[str, Fraction],
-                 size: Fraction, source: str) -> dict[tuple[str, str], Fraction]:
-    costs: dict[tuple[str, str], Fraction] = {}
+                 source: str
+                 ) -> dict[tuple[str, str], tuple[Fraction, Fraction]]:
+    """Per route ``src -> dst``: (sum of the latencies, least bandwidth)."""
+    costs: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
     explicit: set[tuple[str, str]] = set()  # reverse routes may be overridden, not these
     for index, route in enumerate(routes):
         where = f"route[{index}]"
@@ -225,8 +234,7 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
             if hop not in bandwidth:
                 raise ScenarioError("unknown link", path=f"{where}.link_ctn", value=hop,
                                     source=source)
-        cost = sum((latency[h] for h in hops), Fraction(0)) + size / min(
-            bandwidth[h] for h in hops)
+        cost = (sum((latency[h] for h in hops), Fraction(0)), min(bandwidth[h] for h in hops))
         if (src, dst) in explicit:
             raise ScenarioError("a route between these two ends is given twice",
                                 path=where, value=f"{src} -> {dst}", source=source)

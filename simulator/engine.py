@@ -10,8 +10,10 @@ Two modes (DESIGN.md, "Engine"):
   the result.
 
 Both modes handle the bidirectional, unidirectional and multi-port models per
-node, computation fully overlapped with communication (one computation at a
-time per node), fractional parts, and symbolic non-commutative reductions.
+node, links as resources (one transfer at a time on a directed link, under
+every model), computation fully overlapped with communication (one
+computation at a time per node), fractional parts, and symbolic
+non-commutative reductions.
 
 Exact and float time
 --------------------
@@ -141,29 +143,47 @@ class _Run:
         self.nn = len(self.node_ids)
 
         # Resources: one send and one receive port per node (the same one
-        # under the unidirectional model), then one CPU per node.
+        # under the unidirectional model) with the capacity of its model
+        # (PortModel.ports), then one CPU per node, then one resource per
+        # directed link of capacity 1 (a link carries one transfer at a time).
         self.send_port: list[int] = []
         self.recv_port: list[int] = []
         self.capacity: list[int] = []
         self.resource_names: list[str] = []
+        self.resource_node: list[str] = []
         for nid in self.node_ids:
             model = platform.port_model_of(nid)
-            k = model.k if model.kind is PortKind.MULTIPORT else 1
+            out_links, in_links = platform.degree(nid)
             port = len(self.capacity)
             self.send_port.append(port)
             if model.kind is PortKind.UNIDIRECTIONAL:
                 self.capacity.append(1)
                 self.recv_port.append(port)
                 self.resource_names.append(f"port of {nid}")
+                self.resource_node.append(nid)
             else:
-                self.capacity.extend([k, k])
+                self.capacity.extend([model.ports(out_links), model.ports(in_links)])
                 self.recv_port.append(port + 1)
                 self.resource_names.extend([f"send port of {nid}", f"receive port of {nid}"])
-        self.resource_node: list[str] = [n.split(" of ", 1)[1] for n in self.resource_names]
+                self.resource_node.extend([nid, nid])
         self.cpu = [len(self.capacity) + i for i in range(self.nn)]
         self.capacity.extend([1] * self.nn)
         self.resource_names.extend(f"CPU of {nid}" for nid in self.node_ids)
         self.resource_node.extend(self.node_ids)
+        # A link needs its own resource only where both its ports may take
+        # several transfers at once; elsewhere a port of capacity 1 already
+        # keeps the link to one transfer (and reports the conflict as its own).
+        self.link_resource: dict[tuple[int, int], int] = {}
+        self.link_resources: set[int] = set()
+        for link in platform.links:
+            src, dst = self.node_index[link.src], self.node_index[link.dst]
+            if self.capacity[self.send_port[src]] > 1 and self.capacity[self.recv_port[dst]] > 1:
+                r = len(self.capacity)
+                self.link_resource[src, dst] = r
+                self.link_resources.add(r)
+                self.capacity.append(1)
+                self.resource_names.append(f"link {link.src} -> {link.dst}")
+                self.resource_node.append(link.src)
 
         # Items: canonical base items get small integer ids; an item held by a
         # node is the integer key  instance * (nb * nn) + base * nn + node.
@@ -209,7 +229,7 @@ class _Run:
             if j is None:
                 j = duration_ids[key] = len(distinct)
                 if type(e) is Send:
-                    d = (size * platform.cost(e.src, e.dst) * part
+                    d = (platform.duration(e.src, e.dst, size, part)
                          if platform.has_link(e.src, e.dst) else None)
                 else:
                     d = platform.compute_time(e.node)  # type: ignore[union-attr]
@@ -254,8 +274,11 @@ class _Run:
             if type(e) is Send:
                 src, dst = index[e.src], index[e.dst]
                 b = base(e.item)
+                link = self.link_resource.get((src, dst))
+                res = ((send_port[src], recv_port[dst]) if link is None
+                       else (send_port[src], recv_port[dst], link))
                 pat = _Pattern(
-                    i, _SEND, (src, dst), (send_port[src], recv_port[dst]),
+                    i, _SEND, (src, dst), res,
                     (b * nn + src,), b * nn + dst, e.item.instance,
                     to_time(e.start), times[j], parts[j], e.lag, distinct[j] is not None,
                 )
@@ -533,7 +556,8 @@ class _Strict:
         node, name = run.key_name(entry[_GIVE])
         if entry[_KIND] == _SEND:
             what = f"send of {name} to {node} (event {entry[_INDEX]})"
-            kind = ViolationKind.PORT_CONFLICT
+            kind = (ViolationKind.LINK_CONFLICT if r in run.link_resources
+                    else ViolationKind.PORT_CONFLICT)
         else:
             what = f"compute of {name} (event {entry[_INDEX]})"
             kind = ViolationKind.CPU_CONFLICT
@@ -890,12 +914,15 @@ def replay_series(
         if isinstance(e, Send):
             if not platform.has_link(e.src, e.dst):
                 return replay(schedule, mode="asap", exact=exact, port_model=port_model)
-            d = schedule.operation.size * platform.cost(e.src, e.dst) * e.part
+            d = platform.duration(e.src, e.dst, schedule.operation.size, e.part)
+            load[e.src, f"link to {e.dst}"] += d  # a link carries one transfer at a time
             for node, direction in ((e.src, "send"), (e.dst, "recv")):
                 model = platform.port_model_of(node)
                 shared = model.kind is PortKind.UNIDIRECTIONAL
-                load[node, "port" if shared else direction] += d / model.k
-                window = max(window, model.k)
+                links = platform.degree(node)[0 if direction == "send" else 1]
+                ports = model.ports(links)
+                load[node, "port" if shared else direction] += d / ports
+                window = max(window, ports)
         else:
             d = platform.compute_time(e.node)
             load[e.node, "cpu"] += d

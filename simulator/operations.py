@@ -83,7 +83,8 @@ class Operation:
     commutative:
         Reduce and allreduce: may operands be reordered?  Default ``False``.
     size:
-        Message size; a send lasts ``size * c``.
+        Message size; a send lasts ``latency + size / bandwidth`` (``size * c``
+        on a link without latency; :meth:`simulator.platform.Link.duration`).
 
     Examples
     --------

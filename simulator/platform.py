@@ -1,9 +1,13 @@
 """Heterogeneous platforms: nodes, directed links, port models.
 
 A platform is a directed graph.  Each link ``(i, j)`` has a cost ``c(i, j)``,
-the time to send a unit-size message from ``i`` to ``j``.  Each node has a
-compute time (one reduction task) and obeys a port model; routers only forward.
-Computation always overlaps communication fully.
+the time to send a unit-size message from ``i`` to ``j``, or a bandwidth and a
+latency: a transfer of size ``s`` then lasts ``latency + s / bandwidth``
+(:meth:`Link.duration`, the one place a transfer's duration is computed).
+Each link is a resource: it carries one transfer at a time.  Each node has a
+compute time (one reduction task) and obeys a port model; routers only
+forward (store and forward, under any port model).  Computation always
+overlaps communication fully.
 """
 
 from __future__ import annotations
@@ -35,7 +39,11 @@ class PortKind(StrEnum):
     - ``bidirectional``: at most one send and at most one receive at a time
       (the papers' one-port model);
     - ``unidirectional``: at most one communication, send or receive;
-    - ``multiport``: at most ``k`` sends and ``k`` receives at a time.
+    - ``multiport``: at most ``k`` sends and ``k`` receives at a time
+      (``multiport:k``), or no limit but the links (``multiport``, the
+      broadcast report's Delta-port model of Fig. 8: one port per link).
+
+    Under every model a link carries at most one transfer at a time.
     """
 
     BIDIRECTIONAL = "bidirectional"
@@ -47,40 +55,70 @@ class PortKind(StrEnum):
 class PortModel:
     """A port model: a kind and, for multi-port, the number ``k`` of ports.
 
+    ``k`` is ``None`` for ``multiport`` without a number: one port per link,
+    so a node takes as many transfers at once as it has links (each link
+    still carries one at a time).
+
     Examples
     --------
     >>> PortModel.parse("multiport:4")
     PortModel(kind=<PortKind.MULTIPORT: 'multiport'>, k=4)
     >>> str(PortModel.parse("unidirectional"))
     'unidirectional'
+    >>> m = PortModel.parse("multiport"); m.k is None, str(m), m.ports(5)
+    (True, 'multiport', 5)
+    >>> PortModel.parse("multiport:3").ports(2)
+    3
     """
 
     kind: PortKind = PortKind.BIDIRECTIONAL
-    k: int = 1
+    k: int | None = 1
 
     def __post_init__(self) -> None:
+        if self.k is None:
+            if self.kind is not PortKind.MULTIPORT:
+                raise PlatformError(f"the {self.kind} model has exactly one port", value="none")
+            return
         if self.k < 1:
             raise PlatformError("a multi-port model needs k >= 1", value=self.k)
         if self.kind is not PortKind.MULTIPORT and self.k != 1:
             raise PlatformError(f"the {self.kind} model has exactly one port", value=self.k)
 
+    def ports(self, links: int) -> int:
+        """Ports on one side (sends, or receives) of a node with ``links`` links on that side.
+
+        ``k`` under ``multiport:k``; ``links`` (at least 1) under ``multiport``
+        without ``k``, one port per link; 1 otherwise (unidirectional nodes
+        share their one port between both sides).  Each link carries one
+        transfer at a time, so at most ``min(ports, links)`` run at once.
+        """
+        if self.kind is not PortKind.MULTIPORT:
+            return 1
+        if self.k is None:
+            return max(1, links)
+        return self.k
+
     @classmethod
     def parse(cls, text: object, *, path: str | None = None) -> PortModel:
-        """Read ``bidirectional``, ``unidirectional`` or ``multiport:K``."""
+        """Read ``bidirectional``, ``unidirectional``, ``multiport`` or ``multiport:K``."""
         if isinstance(text, PortModel):
             return text
         if not isinstance(text, str):
             raise PlatformError(
-                "expected bidirectional, unidirectional or multiport:K", path=path, value=text
+                "expected bidirectional, unidirectional, multiport or multiport:K", path=path,
+                value=text
             )
         name = text.strip().lower()
         if name in (PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL):
             return cls(PortKind(name))
+        if name == PortKind.MULTIPORT:
+            return cls(PortKind.MULTIPORT, None)
         match = re.fullmatch(r"multiport:(\d{1,18})", name)  # int() of 5000 digits raises
         if match and int(match.group(1)) >= 1:
             return cls(PortKind.MULTIPORT, int(match.group(1)))
         raise PlatformError(
-            "expected bidirectional, unidirectional or multiport:K (K >= 1)", path=path, value=text
+            "expected bidirectional, unidirectional, multiport or multiport:K (K >= 1)",
+            path=path, value=text
         )
 
     @property
@@ -89,7 +127,7 @@ class PortModel:
         return self.kind is PortKind.UNIDIRECTIONAL
 
     def __str__(self) -> str:
-        if self.kind is PortKind.MULTIPORT:
+        if self.kind is PortKind.MULTIPORT and self.k is not None:
             return f"multiport:{self.k}"
         return self.kind.value
 
@@ -122,11 +160,60 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A directed link ``src -> dst`` of cost ``c`` (time of a unit message)."""
+    """A directed link ``src -> dst``: ``c`` is the time of a unit-size message.
+
+    A link given by a ``bandwidth`` and a ``latency`` (:meth:`of_bandwidth`)
+    has ``c = latency + 1 / bandwidth``; a link given by ``c`` alone has
+    latency 0 and bandwidth ``1 / c``.  :meth:`duration` is the one rule for
+    the time of a transfer: ``latency + s / bandwidth`` for size ``s``, which
+    is ``s * c`` when the latency is 0 (and not otherwise).
+
+    Examples
+    --------
+    >>> link = Link.of_bandwidth("A", "B", 4, latency="1/2")
+    >>> link.c, link.bandwidth, link.duration(2), link.duration(2, part=Fraction(1, 2))
+    (Fraction(3, 4), Fraction(4, 1), Fraction(1, 1), Fraction(3, 4))
+    """
 
     src: NodeId
     dst: NodeId
     c: Fraction
+    latency: Fraction = Fraction(0)
+
+    @classmethod
+    def of_bandwidth(cls, src: NodeId, dst: NodeId, bandwidth: object,
+                     latency: object = 0) -> Link:
+        """The link of ``bandwidth`` (> 0) and ``latency`` (>= 0): ``c = latency + 1/bandwidth``.
+
+        Raises
+        ------
+        PlatformError
+            On a bandwidth <= 0 or a negative latency.
+        """
+        where = f"links.{src}->{dst}"
+        bw = parse_rational(bandwidth, path=f"{where}.bandwidth", error=PlatformError)
+        lat = parse_rational(latency, path=f"{where}.latency", error=PlatformError)
+        if bw <= 0:
+            raise PlatformError("bandwidth must be > 0", path=f"{where}.bandwidth",
+                                value=str(bw))
+        if lat < 0:
+            raise PlatformError("latency must be >= 0", path=f"{where}.latency",
+                                value=str(lat))
+        return cls(src, dst, lat + 1 / bw, lat)
+
+    @property
+    def bandwidth(self) -> Fraction:
+        """Size units per time unit: ``1 / (c - latency)``."""
+        return 1 / (self.c - self.latency)
+
+    def duration(self, size: Fraction | int = 1, part: Fraction | int = 1) -> Fraction:
+        """Time of a transfer of ``part`` of a message of ``size``: ``latency + part·size/bw``.
+
+        Every transfer pays the whole latency, a part of a message too.
+        """
+        if self.latency == 0:
+            return self.c * size * part
+        return self.latency + (self.c - self.latency) * size * part
 
 
 @dataclass(frozen=True)
@@ -179,9 +266,15 @@ class Platform:
             if link.src == link.dst:
                 raise PlatformError("a link cannot join a node to itself", path=where,
                                     value=link.src)
-            if link.c <= 0:
-                raise PlatformError("link cost c must be > 0", path=f"{where}.c",
-                                    value=str(link.c))
+            if link.latency < 0:
+                raise PlatformError("latency must be >= 0", path=f"{where}.latency",
+                                    value=str(link.latency))
+            if link.c <= link.latency:
+                if link.latency == 0:
+                    raise PlatformError("link cost c must be > 0", path=f"{where}.c",
+                                        value=str(link.c))
+                raise PlatformError("link cost c must exceed the latency (finite bandwidth)",
+                                    path=f"{where}.c", value=str(link.c))
             if (link.src, link.dst) in pairs:
                 raise PlatformError(
                     "duplicate link", path=where, value=f"{link.src} -> {link.dst}"
@@ -242,6 +335,15 @@ class Platform:
     def _costs(self) -> dict[tuple[NodeId, NodeId], Fraction]:
         return {(link.src, link.dst): link.c for link in self.links}
 
+    @cached_property
+    def _links_by_pair(self) -> dict[tuple[NodeId, NodeId], Link]:
+        return {(link.src, link.dst): link for link in self.links}
+
+    @cached_property
+    def has_latency(self) -> bool:
+        """True when some link has a latency > 0 (transfer times not linear in size)."""
+        return any(link.latency for link in self.links)
+
     @property
     def node_ids(self) -> tuple[NodeId, ...]:
         """Node ids in declaration order."""
@@ -272,6 +374,23 @@ class Platform:
             return self._costs[(src, dst)]
         except KeyError:
             raise PlatformError("no link", value=f"{src} -> {dst}") from None
+
+    def link(self, src: NodeId, dst: NodeId) -> Link:
+        """The link ``src -> dst``; :class:`PlatformError` if there is none."""
+        try:
+            return self._links_by_pair[(src, dst)]
+        except KeyError:
+            raise PlatformError("no link", value=f"{src} -> {dst}") from None
+
+    def duration(self, src: NodeId, dst: NodeId, size: Fraction | int = 1,
+                 part: Fraction | int = 1) -> Fraction:
+        """Time of a transfer over ``src -> dst`` (:meth:`Link.duration`)."""
+        return self.link(src, dst).duration(size, part)
+
+    def degree(self, node_id: NodeId) -> tuple[int, int]:
+        """``(out-links, in-links)`` of ``node_id``."""
+        g = self.graph
+        return g.out_degree(node_id), g.in_degree(node_id)
 
     def compute_time(self, node_id: NodeId) -> Fraction:
         """Time of one reduction task on ``node_id``."""

@@ -16,6 +16,9 @@ class ViolationKind:
 
     PORT_CONFLICT = "port_conflict"
     """A port used by more communications at once than the port model allows."""
+    LINK_CONFLICT = "link_conflict"
+    """A directed link carrying two transfers at once (a link is a resource
+    under every port model; reported where the ports alone allow both)."""
     CPU_CONFLICT = "cpu_conflict"
     """Two computations at once on one node."""
     ITEM_NOT_HELD = "item_not_held"
@@ -38,7 +41,7 @@ class ViolationKind:
     """As-soon-as-possible replay: an event that could never start."""
 
     ALL = (
-        PORT_CONFLICT, CPU_CONFLICT, ITEM_NOT_HELD, REDUCTION_ORDER, WRONG_OUTPUT,
+        PORT_CONFLICT, LINK_CONFLICT, CPU_CONFLICT, ITEM_NOT_HELD, REDUCTION_ORDER, WRONG_OUTPUT,
         WRONG_DURATION, NO_LINK, ROUTER_COMPUTE, INCOMPLETE, BLOCKED,
     )
 

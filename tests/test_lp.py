@@ -269,11 +269,16 @@ def test_bad_options(options: dict, match: str) -> None:  # type: ignore[type-ar
         LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"), **options)
 
 
-@pytest.mark.parametrize(("model", "bound"), [("unidirectional", 1), ("multiport:2", 2)])
-def test_other_port_models_supported(model: str, bound: int) -> None:
-    """Issue 4: column generation over matchings (tests/test_lp_unidirectional.py);
-    a multiport:2 pair may run its link twice at once (the engine counts port slots)."""
-    p = Platform.build(["S", "A"], [("S", "A", 1)], model)
+@pytest.mark.parametrize(("model", "bound"), [
+    ("unidirectional", Fraction(1, 2)), ("bidirectional", Fraction(1, 2)), ("multiport:2", 1),
+    ("multiport", 1)])
+def test_other_port_models_supported(model: str, bound: Fraction) -> None:
+    """Issue 4: column generation over matchings (tests/test_lp_unidirectional.py).
+    By hand: S scatters to A and B over two unit links; one port sends the two
+    messages one after the other (1/2), two ports or one per link send both at
+    once (1).  (A single link S -> A gives 1 under every model since issue 14:
+    a link carries one transfer at a time.)"""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)], model)
     result = LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"))
     assert result.status == "ok", result.message
     assert result.throughput_bound == bound

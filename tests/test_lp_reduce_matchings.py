@@ -16,7 +16,6 @@ from random_cases import mixed_platform
 from planners.lp import steady_state
 from planners.lp._driver import LpOptions
 from planners.lp._matchings import _plan_reduce_full
-from planners.lp._ports import PortGraph
 from scenarios.generators import random_platform
 from simulator.engine import replay
 from simulator.operations import Operation, OperationKind
@@ -28,8 +27,7 @@ def _compare(platform: Platform) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         new = steady_state(platform, op)
-        full = _plan_reduce_full(platform, op, LpOptions().started(),
-                                 PortGraph.of(platform).max_multiplicity)
+        full = _plan_reduce_full(platform, op, LpOptions().started())
     assert new.is_ok, new.message
     assert full.is_ok, full.message
     assert new.throughput_bound == full.throughput_bound  # exact rationals, equal

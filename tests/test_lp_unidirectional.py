@@ -97,11 +97,14 @@ def _caps(platform: Platform, node: str) -> tuple[bool, int]:
     model = platform.port_model_of(node)
     if model.kind is PortKind.UNIDIRECTIONAL:
         return True, 1
-    return False, model.k if model.kind is PortKind.MULTIPORT else 1
+    if model.kind is PortKind.MULTIPORT:
+        return False, model.k if model.k is not None else len(platform.links)
+    return False, 1
 
 
 def _configurations(platform: Platform) -> list[dict[tuple[str, str], int]]:
-    """Every non-empty multiset of links that every node's own model allows."""
+    """Every non-empty set of links that every node's own model allows (a link
+    carries one transfer at a time, issue 14)."""
     links = [(x.src, x.dst) for x in platform.links]
     caps = {v: _caps(platform, v) for v in platform.node_ids}
     out: list[dict[tuple[str, str], int]] = []
@@ -124,9 +127,7 @@ def _configurations(platform: Platform) -> list[dict[tuple[str, str], int]]:
             if use:
                 out.append(dict(use))
             return
-        u, v = links[i]
-        top = min(caps[u][1], caps[v][1])
-        for m in range(top + 1):
+        for m in range(2):
             if m:
                 use[links[i]] = m
             if fits(use):
@@ -300,12 +301,13 @@ def test_mixed_nodes_among_unidirectional(seed: int, models: list[str],
     _check(platform, operation_for(kind, platform, seed))
 
 
-def test_multiport_pair_runs_a_link_twice_at_once() -> None:
-    """Two multiport:2 nodes: the engine lets a link carry two transfers at once."""
+def test_multiport_pair_runs_a_link_once_at_a_time() -> None:
+    """Two multiport:2 nodes: a link carries one transfer at a time (issue 14; it
+    carried two before), so one unit link gives 1 message per time unit."""
     p = Platform.build(["A", "B"], [("A", "B", 1)], "multiport:2")
     op = Operation(OperationKind.SCATTER, source="A").resolve(p)
     result = _check(p, op, others=False)
-    assert result.throughput_bound == 2
+    assert result.throughput_bound == 1
     mixed = Platform((*p.nodes[:1], Node("B", F(1), PortModel.parse("unidirectional"))),
                      p.links, p.port_model)
     assert _check(mixed, op, others=False).throughput_bound == 1
@@ -471,7 +473,8 @@ def test_time_limit_is_a_status() -> None:
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 5), kind=st.sampled_from(KINDS),
-       models=st.lists(st.sampled_from(["unidirectional", "bidirectional", "multiport:2"]),
+       models=st.lists(st.sampled_from(["unidirectional", "bidirectional", "multiport:2",
+                                        "multiport"]),
                        min_size=5, max_size=5))
 def test_random_mixed_platforms(seed: int, n: int, kind: OperationKind,
                                 models: list[str]) -> None:

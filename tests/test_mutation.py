@@ -197,7 +197,7 @@ def oracle_violations(schedule: Schedule, port_model: str | None = None,
         expected = {q * n + j for q in range(math.ceil(horizon / period) + 1)
                     for j in range(n) if q * period + ends.get(j, slowest) <= horizon}
 
-    # Ports and CPUs: at most `capacity` intervals [start, end) at any instant.
+    # Ports, links and CPUs: at most `capacity` intervals [start, end) at any instant.
     usage: dict[tuple[str, str], list[Play]] = defaultdict(list)
     capacity: dict[tuple[str, str], int] = {}
     for play in plays:
@@ -207,7 +207,10 @@ def oracle_violations(schedule: Schedule, port_model: str | None = None,
                 model = platform.port_model_of(node)
                 name = "port" if model.kind.value == "unidirectional" else direction
                 usage[node, name].append(play)
-                capacity[node, name] = model.k
+                # multiport without k: no limit but the links (below)
+                capacity[node, name] = model.k if model.k is not None else len(plays)
+            usage[e.src, f"link to {e.dst}"].append(play)  # one transfer per link
+            capacity[e.src, f"link to {e.dst}"] = 1
         else:
             usage[e.node, "cpu"].append(play)
             capacity[e.node, "cpu"] = 1

@@ -10,7 +10,8 @@ the flow model (``_flows``) and the periodic orchestration (``_periodic``).
 All-bidirectional platforms take the port-sum programs above (König's
 theorem makes port sums exact there, and they are fastest).  Any other
 platform (unidirectional one-port nodes, or a mix of unidirectional,
-bidirectional and ``multiport:k`` nodes) goes to ``_matchings``: the same
+bidirectional, ``multiport:k`` and ``multiport`` nodes; a link carries one
+transfer at a time under every model) goes to ``_matchings``: the same
 collective rows, link times covered by weighted matchings of the port graph
 (``_ports``, node splitting of Beaumont and Marchal, LIP RR-2004-32, section
 5), solved by column generation with maximum-weight-matching pricing and
@@ -39,7 +40,8 @@ from planners.lp._reduce import plan_reduce
 from planners.lp._restrict import plan_restricted
 from planners.lp._scatter import plan_scatter
 from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform, PortKind
+from simulator.platform import Link, Platform, PortKind
+from simulator.schedule import Send
 
 __all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
            "naive_steady_state", "steady_state"]
@@ -74,7 +76,9 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     ----------
     platform:
         Any platform: all bidirectional (port-sum programs), else
-        unidirectional, bidirectional and ``multiport:k`` nodes in any mix
+        unidirectional, bidirectional, ``multiport:k`` and ``multiport`` nodes
+        in any mix (a link carries one transfer at a time); on links with
+        latency every message is sent whole
         (column generation over matchings of the port graph; the notes give
         the rounds and the columns).
     operation:
@@ -132,6 +136,8 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
     if reason is not None:
         return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
+    if platform.has_latency:
+        return _with_latency(platform, op, parsed)
     if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,
@@ -151,3 +157,34 @@ LP_PLANNER = FunctionPlanner(
     options=OPTIONS,
 )
 """The ``lp`` planner."""
+
+
+def _with_latency(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:
+    """The lp on links with latency: whole messages only.
+
+    A transfer of a whole message of size ``s`` lasts ``d_e = latency +
+    s / bandwidth``, and a part ``p`` of it ``latency + p·s / bandwidth >=
+    p·d_e``: per unit of message carried a link is busy at least ``d_e``.
+    So the programs on the platform whose link ``e`` costs ``d_e / s`` (no
+    latency) bound every schedule, and a periodic schedule that keeps every
+    message whole (``split: false``) has exactly the durations they assume.
+    When whole messages would need too long a period (over ``max_events``),
+    the lp gives no schedule: splitting would pay the latency per part.
+    """
+    size = operation.size
+    linear = Platform(platform.nodes,
+                      tuple(Link(x.src, x.dst, x.duration(size) / size) for x in platform.links),
+                      platform.port_model)
+    result = _steady_state(linear, operation, replace(parsed, split=False))
+    schedule = result.schedule
+    if schedule is None:
+        return result
+    if any(isinstance(e, Send) and e.part != 1 for e in schedule.events):
+        return PlanResult.unsupported(
+            NAME, "links with latency: keeping every message whole needs a period over "
+                  "max_events operations, and a message split in parts pays the latency "
+                  "once per part; raise max_events")
+    whole = replace(schedule, platform=platform)
+    return replace(result, schedule=whole, notes=(
+        *result.notes, "links with latency: every message is sent whole (split: false), each "
+                       "transfer lasting latency + size / bandwidth"))

@@ -5,8 +5,10 @@ and Marchal, LIP RR-2004-32, section 2.2.2): the communications of a period
 must be a weighted set of *matchings* of the platform graph.  With the
 :class:`~planners.lp._ports.PortGraph` (one port vertex per unidirectional
 node, ``out`` and ``in`` for a bidirectional node, ``k`` copies of each for
-``multiport:k``, section 5) the same holds for mixed platforms, a matching
-of the port graph being a *configuration* of links active together.
+``multiport:k``, one port per link for ``multiport``, section 5) the same
+holds for mixed platforms, a matching of the port graph being a
+*configuration* of links active together; every link carries one transfer
+at a time, so a configuration is a set of links (``mult_M(e)`` is 1).
 
 The linear program (P) of section 3.2, generalised to every collective::
 
@@ -145,17 +147,16 @@ class CGSolution:
 
 
 def strip_ports(model: LinearModel, platform: Platform, size: Fraction,
-                key_to_link: KeyToLink, scale: int) -> Base:
+                key_to_link: KeyToLink) -> Base:
     """Drop the one-port rows of a bidirectional ``model`` and record link loads.
 
     A one-port row is a ``<= 1`` row over link variables only.  Upper bounds
-    are multiplied by ``scale`` (the largest link multiplicity), so that they
-    stay valid when a link may carry several transfers at once.
+    stay: a link carries one transfer at a time under every port model.
     """
     out = LinearModel()
     out.keys = list(model.keys)
     out.index = dict(model.index)
-    out.upper = [u * scale for u in model.upper]
+    out.upper = list(model.upper)
     out.objective = model.objective
     links: dict[int, Link] = {}
     loads: dict[Link, dict[int, Fraction]] = defaultdict(dict)
@@ -180,12 +181,11 @@ def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]]
     m.upper = list(base.model.upper)
     m.objective = base.model.objective
     tp = m.objective
-    scale = max((mult for c in configs for _, mult in c), default=1)
     edge: dict[Link, dict[int, Fraction]] = {e: dict(base.loads.get(e, {})) for e in links}
     source_rows: list[dict[int, Fraction]] = [{tp: Fraction(1)} for _ in range(n_sources)]
     for k, (s, tree) in enumerate(trees):
         first = min((busy[e] for e in tree), default=Fraction(1))
-        j = m.variable(("tree", k), upper=scale / first)
+        j = m.variable(("tree", k), upper=1 / first)
         source_rows[s][j] = Fraction(-1)
         for e in tree:
             edge[e][j] = busy[e]
@@ -287,7 +287,7 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     for i, s in enumerate(sources):
         g = _tree_graph(platform, s, reach[i], dict.fromkeys(busy, Fraction(1)))
         trees.append((i, tuple(sorted(nx.bfs_tree(g, s).edges))))
-    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    configs: list[Configuration] = [((e, 1),) for e in links]
     seen_trees = set(trees)
     seen_configs = set(configs)
     model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
@@ -475,14 +475,13 @@ def _copies_link(key: Hashable) -> Link | None:
     return None
 
 
-def _plan_flows(platform: Platform, operation: Operation, options: LpOptions,
-                scale: int) -> PlanResult:
+def _plan_flows(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     commodities = commodities_of(operation)
     if not commodities:
         return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
                                       f"the throughput is unbounded")
     flow_model = build_flow_model(platform, commodities, operation.size)
-    base = strip_ports(flow_model.model, platform, operation.size, _flow_link, scale)
+    base = strip_ports(flow_model.model, platform, operation.size, _flow_link)
     found = solve_with_matchings(platform, base, options, what=str(operation.kind),
                                  size=operation.size)
     if isinstance(found, PlanResult):
@@ -492,11 +491,10 @@ def _plan_flows(platform: Platform, operation: Operation, options: LpOptions,
                   matchings=_lanes(found.configurations))
 
 
-def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
-                 scale: int) -> PlanResult:
+def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Reduce by reduction-tree and matching columns (:func:`reduce_with_matchings`)."""
     if operation.commutative or len(operation.participants) < 2:
-        return _plan_reduce_full(platform, operation, options, scale)
+        return _plan_reduce_full(platform, operation, options)
     found = reduce_with_matchings(platform, operation, options)
     if isinstance(found, PlanResult):
         return found
@@ -506,14 +504,13 @@ def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions,
                   matchings=_lanes(configs))
 
 
-def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptions,
-                      scale: int) -> PlanResult:
+def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Reduce by the whole SSR(G) program with matching coverage rows (the reference)."""
     refused = refuse_reduction(operation)
     if refused is not None:
         return refused
     model = build_reduce_model(platform, operation)
-    base = strip_ports(model, platform, operation.size, _send_link, scale)
+    base = strip_ports(model, platform, operation.size, _send_link)
     found = solve_with_matchings(platform, base, options, what="reduce (SSR)",
                                  size=operation.size)
     if isinstance(found, PlanResult):
@@ -531,8 +528,7 @@ def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptio
                   matchings=_lanes(found.configurations))
 
 
-def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions,
-                    scale: int) -> PlanResult:
+def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     if operation.kind is OperationKind.BROADCAST:
         assert operation.source is not None
         sources = [(operation.source, operation.targets, Item.broadcast())]
@@ -560,7 +556,7 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
         flow = multicast_flow_model(platform, [(s, t) for s, t, _ in sources],
                                     operation.size)
         bound = solve_with_matchings(
-            platform, strip_ports(flow, platform, operation.size, _copies_link, scale),
+            platform, strip_ports(flow, platform, operation.size, _copies_link),
             options, what=f"{what} per-destination flow", size=operation.size)
         if isinstance(bound, PlanResult):
             return bound
@@ -578,7 +574,7 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
                   matchings=_lanes(found.configurations))
 
 
-_PLANS: dict[OperationKind, Callable[[Platform, Operation, LpOptions, int], PlanResult]] = {
+_PLANS: dict[OperationKind, Callable[[Platform, Operation, LpOptions], PlanResult]] = {
     OperationKind.SCATTER: _plan_flows,
     OperationKind.GATHER: _plan_flows,
     OperationKind.ALLTOALL: _plan_flows,
@@ -626,14 +622,14 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
         return PlanResult.unsupported(NAME, f"lp handles {operation.kind} on "
                                             f"bidirectional platforms only")
     try:
-        scale = PortGraph.of(platform).max_multiplicity
+        PortGraph.of(platform)
     except PlannerError as exc:
         return PlanResult.unsupported(NAME, str(exc))
-    return plan(platform, operation, options, scale)
+    return plan(platform, operation, options)
 
 
 def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequence[list[Task]],
-                        configs: Sequence[Configuration], scale: int
+                        configs: Sequence[Configuration]
                         ) -> tuple[LinearModel, int, dict[Link, int], dict[int, int], int]:
     """The SSR(G) tree-packing master with matching coverage, over the given columns.
 
@@ -651,7 +647,7 @@ def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequenc
     for k, tasks in enumerate(trees):
         link_load, cpu_load = _tree_loads(space, tasks)
         most = max(link_load.values(), default=Fraction(0))
-        j = m.variable(("tree", k), upper=(scale / most) if most > 0 else Fraction(10**9))
+        j = m.variable(("tree", k), upper=(1 / most) if most > 0 else Fraction(10**9))
         tree_row[j] = Fraction(-1)
         for e, a in link_load.items():
             edge[e][j] = a
@@ -771,8 +767,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     space = _TreeSpace.of(platform, operation)
     ports = PortGraph.of(platform)
     links = list(ports.links)
-    scale = max((ports.multiplicity(e) for e in links), default=1)
-    configs: list[Configuration] = [((e, ports.multiplicity(e)),) for e in links]
+    configs: list[Configuration] = [((e, 1),) for e in links]
     seen_configs = set(configs)
     ones = dict.fromkeys(links, 1.0)
     first = _cheapest_reduce_trees(space, ones, dict.fromkeys(space.cpu_rows, 1.0), 1, deadline)
@@ -781,7 +776,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     trees: list[list[Task]] = [first[0][1]]
     seen_trees = {tuple(first[0][1])}
     model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
-        space, links, trees, configs, scale)
+        space, links, trees, configs)
     float_master = _FloatMaster(model, deadline)
 
     def tree_column(tasks: list[Task]) -> dict[int, Fraction]:
@@ -826,7 +821,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
         for _ in range(EXACT_ROUNDS):
             deadline.check("the exact pricing of the reduce (SSR) master")
             model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
-                space, links, trees, configs, scale)
+                space, links, trees, configs)
             found = solve_exactly(model, options, what="reduce (SSR) tree master")
             if isinstance(found, PlanResult):
                 return found

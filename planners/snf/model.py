@@ -420,7 +420,9 @@ def weighted_tree(platform: Platform, schedule: Schedule,
     size = schedule.operation.size
     for e in schedule.events:
         if isinstance(e, Send):
-            d = size * platform.cost(e.src, e.dst)
+            d = platform.duration(e.src, e.dst, size)
+            link = (e.src, f"link to {e.dst}")  # a link carries one transfer at a time
+            load[link] = load.get(link, Fraction(0)) + d
             for node, way in ((e.src, "send"), (e.dst, "recv")):
                 shared = platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL
                 key = (node, "port" if shared else way)

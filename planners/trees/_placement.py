@@ -98,10 +98,11 @@ def transfer_cost(cache: dict[NodeId, dict[NodeId, Fraction]], platform: Platfor
     """Duration of a transfer as :func:`route` makes it: the direct link, else the
     cheapest path (distances from ``src`` computed once, then cached)."""
     if platform.has_link(src, dst):
-        return size * platform.cost(src, dst)
+        return platform.duration(src, dst, size)
     if src not in cache:
-        lengths = nx.single_source_dijkstra_path_length(platform.graph, src, weight="c")
-        cache[src] = {v: size * Fraction(w) for v, w in lengths.items()}
+        lengths = nx.single_source_dijkstra_path_length(
+            platform.graph, src, weight=lambda u, v, _: platform.duration(u, v, size))
+        cache[src] = {v: Fraction(w) for v, w in lengths.items()}
     return cache[src][dst]
 
 

@@ -1,0 +1,181 @@
+"""The ``ring`` planner: the ring collectives users know from NCCL and MPI.
+
+The participants, in their order, form a ring ``p_0 -> p_1 -> ... -> p_{N-1}
+-> p_0``; each hop goes along a cheapest path of the platform (sum of the
+unit-message costs ``c``), through switches and routers, store and forward.
+Exact start times come from the list scheduler of :mod:`planners._timing`,
+which keeps every port, link and CPU to its capacity.  The schedule is
+one-shot; a series of operations reusing it pipelines along the ring
+(:func:`simulator.engine.replay_series`), which is how it is compared with
+the ``lp`` bound.
+
+- **allgather**: in step ``s = 0 .. N-2`` every ``p_i`` forwards to
+  ``p_{i+1}`` the message of ``p_{i-s}`` (the one it received in the step
+  before; its own in step 0);
+- **broadcast**: the source, then the targets in their order, form a chain
+  ``source -> t_1 -> t_2 -> ...``: each target forwards the message to the
+  next one (pipelined along the ring across the operations of a series);
+- **reduce**: the partial result travels along the ring and each
+  participant adds its own value: ``p_0`` sends ``v[0,0]``, ``p_i`` computes
+  ``v[0,i-1] ⊕ v[i,i] -> v[0,i]`` and sends it on.  With a commutative
+  operator the ring starts right after the target, so that it ends on the
+  target (sets ``v{...}``); otherwise (the order demands it) it runs
+  ``p_0 .. p_{N-1}`` and ``v[0,N-1]`` then goes from ``p_{N-1}`` to the
+  target along a cheapest path;
+- **allreduce**: a reduce onto ``p_{N-1}`` (``p_0 .. p_{N-1}``, no operand
+  reordered), then a broadcast of ``v[0,N-1]`` along the ring
+  ``p_{N-1} -> p_0 -> ... -> p_{N-2}``.
+
+Scatter, gather and all-to-all are not ring collectives: ``unsupported``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from planners._timing import PortClock, cheapest_path
+from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from simulator.errors import PlannerError
+from simulator.items import Item
+from simulator.operations import Operation, OperationKind
+from simulator.platform import NodeId, Platform, PortKind
+from simulator.schedule import Schedule
+
+__all__ = ["RING_OPERATIONS", "RING_PLANNER", "RING_PORT_MODELS", "ring_collective"]
+
+NAME = "ring"
+
+RING_OPERATIONS: frozenset[OperationKind] = frozenset({
+    OperationKind.ALLGATHER,
+    OperationKind.BROADCAST,
+    OperationKind.REDUCE,
+    OperationKind.ALLREDUCE,
+})
+"""Operations the ring planner handles."""
+
+RING_PORT_MODELS: frozenset[PortKind] = frozenset(PortKind)
+"""Port models the ring planner handles: all of them, per node."""
+
+_DESCRIPTION = ("ring collectives (NCCL/MPI style): allgather, broadcast and reduce along "
+                "the participant ring, allreduce as reduce then broadcast; each hop on a "
+                "cheapest path through switches (one-shot)")
+
+
+def ring_collective(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
+    """Plan an allgather, broadcast, reduce or allreduce along the participant ring.
+
+    Parameters
+    ----------
+    platform:
+        Any platform; every port model, per node.  Hops between ring
+        neighbours follow a cheapest path (routers may relay).
+    operation:
+        The collective (resolved against ``platform`` here).
+    **options:
+        None are accepted.
+
+    Returns
+    -------
+    PlanResult
+        ``ok`` with a one-shot schedule and its exact ``makespan``;
+        ``unsupported`` for scatter, gather and all-to-all.
+
+    Raises
+    ------
+    PlannerError
+        On any option.
+
+    Examples
+    --------
+    >>> from simulator.platform import Platform
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1), ("C", "A", 1)])
+    >>> r = ring_collective(p, Operation(OperationKind.ALLGATHER))
+    >>> r.makespan, len(r.schedule.events)
+    (Fraction(2, 1), 6)
+    """
+    check_options(NAME, options, ())
+    reason = unsupported_reason(NAME, RING_OPERATIONS, RING_PORT_MODELS, platform, operation)
+    if reason is not None:
+        return PlanResult.unsupported(NAME, reason)
+    op = operation.resolve(platform)
+    clock = PortClock(platform, size=op.size)
+    for node, items in op.initial_items().items():
+        for item in items:
+            clock.hold(node, item)
+    try:
+        if op.kind is OperationKind.ALLGATHER:
+            _allgather(clock, op.participants)
+        elif op.kind is OperationKind.BROADCAST:
+            assert op.source is not None
+            _chain(clock, [op.source, *op.targets], Item.broadcast())
+        elif op.kind is OperationKind.REDUCE:
+            assert op.target is not None
+            _reduce(clock, op, op.target)
+        else:
+            last = op.participants[-1]
+            _reduce(clock, op, last)
+            ring = list(op.participants)
+            _chain(clock, [last, *ring[:-1]], op.full_reduction())
+    except PlannerError as err:  # a ring neighbour out of reach
+        return PlanResult.infeasible(NAME, err.message)
+    notes: list[str] = []
+    if op.kind is OperationKind.REDUCE and not op.commutative \
+            and op.target != op.participants[-1]:
+        notes.append(f"non-commutative reduce: the ring runs in operand order "
+                     f"{op.participants[0]} .. {op.participants[-1]}, then v[0,"
+                     f"{len(op.participants) - 1}] goes to the target {op.target}")
+    schedule = Schedule(platform, op, clock.events)
+    return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op), notes=notes)
+
+
+RING_PLANNER = FunctionPlanner(
+    name=NAME,
+    function=ring_collective,
+    operations=RING_OPERATIONS,
+    port_models=RING_PORT_MODELS,
+    description=_DESCRIPTION,
+)
+"""The ring planner as a :class:`~planners.base.Planner`."""
+
+
+def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item) -> None:
+    """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst``."""
+    if src != dst:
+        clock.route(cheapest_path(clock.platform, src, dst), item)
+
+
+def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:
+    n = len(ring)
+    for step in range(n - 1):
+        for i in range(n):
+            _hop(clock, ring[i], ring[(i + 1) % n], Item.message(ring[(i - step) % n]))
+
+
+def _chain(clock: PortClock, order: list[NodeId], item: Item) -> None:
+    """Forward ``item`` along ``order``, each node to the next."""
+    for src, dst in itertools.pairwise(order):
+        _hop(clock, src, dst, item)
+
+
+def _reduce(clock: PortClock, op: Operation, target: NodeId) -> None:
+    """Accumulate along the ring and leave the full reduction on ``target``."""
+    ring = list(op.participants)
+    n = len(ring)
+    if op.commutative:  # start right after the target, end on it
+        t = ring.index(target)
+        order = [(t + 1 + j) % n for j in range(n)]
+    else:  # the order of the operands is the ring's
+        order = list(range(n))
+    acc = op.partial(order[0])
+    covered = [order[0]]
+    holder = ring[order[0]]
+    for index in order[1:]:
+        node = ring[index]
+        _hop(clock, holder, node, acc)
+        covered.append(index)
+        result = (Item.subset(covered) if op.commutative
+                  else Item.interval(0, index))
+        clock.compute(node, (acc, op.partial(index)), result)
+        acc, holder = result, node
+    _hop(clock, holder, target, acc)

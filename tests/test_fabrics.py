@@ -1,0 +1,206 @@
+"""Fabric generators (issue 14): node and link counts and bandwidths against
+hand counts, scenario files, and the allgather ``lp`` bound on all-multiport
+fabrics against the cut formula, enumerated here."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planners.lp import steady_state
+from scenarios.generators import (
+    MI250_XGMI,
+    dgx1_platform,
+    dgx_a100_platform,
+    fat_tree_platform,
+    mi250_platform,
+    random_platform,
+    ring_platform,
+    torus_platform,
+)
+from scenarios.loader import scenario_from_dict
+from simulator import Operation, OperationKind, Platform, PlatformError
+from simulator.platform import PortKind
+
+F = Fraction
+
+
+def bandwidth(p: Platform, a: str, b: str) -> Fraction:
+    assert p.link(a, b).latency == 0
+    assert p.link(b, a).bandwidth == p.link(a, b).bandwidth  # every cable is two-way
+    return p.link(a, b).bandwidth
+
+
+def routers(p: Platform) -> list[str]:
+    return [n.id for n in p.nodes if n.router]
+
+
+def test_dgx_a100_two_servers() -> None:
+    p = dgx_a100_platform(2)
+    assert p.processors == tuple(f"P{i}" for i in range(16))
+    # 2 NVSwitches, 8 NICs per server, 2 IB switches (the issue's 36 nodes, 96 links).
+    assert sorted(routers(p)) == sorted(["nvswitch0", "nvswitch1", "ib0", "ib1"]
+                                        + [f"nic{s}_{r}" for s in range(2) for r in range(8)])
+    assert len(p.nodes) == 36
+    assert len(p.links) == 16 * 3 * 2  # per GPU three cables: NVSwitch, NIC, NIC -> IB
+    assert bandwidth(p, "P9", "nvswitch1") == 300
+    assert bandwidth(p, "P9", "nic1_1") == 25
+    assert bandwidth(p, "nic1_1", "ib1") == bandwidth(p, "nic0_2", "ib0") == 25
+    assert not p.has_link("P0", "nvswitch1")
+    assert not p.has_link("nic0_1", "ib0")
+    assert p.port_model.kind is PortKind.MULTIPORT
+    assert p.port_model.k is None
+
+
+def test_mi250_one_and_two_servers() -> None:
+    p = mi250_platform(1)
+    assert len(p.processors) == 16
+    assert routers(p) == ["ib0"]
+    pairs = sum(1 for i, j in itertools.combinations(range(16), 2) if MI250_XGMI[i][j])
+    assert pairs == 28  # counted by hand in ../shared/fabrics/mi250-xgmi.md
+    assert len(p.links) == 2 * 28 + 2 * 16
+    assert (bandwidth(p, "P0", "P1"), bandwidth(p, "P0", "P4"), bandwidth(p, "P0", "P8"),
+            bandwidth(p, "P0", "ib0")) == (200, 100, 50, 16)
+    # Every GCD has 7 xGMI links (row sums of the published matrix), 350 GB/s.
+    for gcd in p.processors:
+        out = sum(link.bandwidth for link in p.links
+                  if link.src == gcd and link.dst != "ib0")
+        assert out == 350
+    two = mi250_platform(2)
+    assert len(two.processors) == 32
+    assert len(two.links) == 2 * 88
+    assert routers(two) == ["ib0"]
+    assert not two.has_link("P0", "P16")
+    assert bandwidth(two, "P16", "P17") == 200
+
+
+def test_dgx1_hybrid_cube_mesh() -> None:
+    p = dgx1_platform()
+    assert len(p.processors) == 8
+    assert not routers(p)
+    assert len(p.links) == 2 * 16  # 12 cube edges + 4 face diagonals
+    # Six NVLinks per V100 at 25 GB/s each way: 150 out of every GPU.
+    for gpu in p.processors:
+        assert sum(x.bandwidth for x in p.links if x.src == gpu) == 150
+    doubled = sum(1 for x in p.links if x.bandwidth == 50)
+    assert doubled == 2 * 8  # 24 NVLinks on 16 pairs: 8 pairs have two
+    assert not p.has_link("P0", "P5")
+    assert bandwidth(p, "P0", "P4") == 50
+
+
+@pytest.mark.parametrize(("k", "hosts", "switches", "links"), [
+    (2, 2, 5, 2 * 6), (4, 16, 20, 2 * 48), (8, 128, 80, 2 * 384)])
+def test_fat_tree_counts(k: int, hosts: int, switches: int, links: int) -> None:
+    p = fat_tree_platform(k, host=3, aggregation=2, core=1)
+    assert len(p.processors) == hosts
+    assert len(routers(p)) == switches
+    assert len(p.links) == links
+    degree = Counter(x.src for x in p.links)
+    assert all(degree[f"core{c}"] == k for c in range((k // 2) ** 2))  # one per pod
+    assert all(degree[h] == 1 for h in p.processors)
+    assert bandwidth(p, "P0", "edge0_0") == 3
+    assert bandwidth(p, "edge0_0", "agg0_0") == 2
+    assert bandwidth(p, "agg0_0", "core0") == 1
+
+
+def test_ring_and_torus_counts() -> None:
+    assert len(ring_platform(5).links) == 10
+    assert len(ring_platform(2).links) == 2
+    t = torus_platform(4, 4, bandwidth=2)
+    assert len(t.links) == 64
+    assert all(x.bandwidth == 2 for x in t.links)
+    assert all(n == 4 for n in Counter(x.src for x in t.links).values())
+    assert t.has_link("P3", "P0")
+    assert t.has_link("P12", "P0")
+    assert len(torus_platform(2, 3).links) == 2 * (2 * 3 + 3)
+    assert len(torus_platform(1, 3).links) == 2 * 3
+
+
+@pytest.mark.parametrize(("call", "path"), [
+    (lambda: fat_tree_platform(3), "k"),
+    (lambda: dgx_a100_platform(2, nvlink=0), "nvlink"),
+    (lambda: torus_platform(1, 1), "rows"),
+    (lambda: mi250_platform(0), "servers"),
+])
+def test_bad_parameters(call, path: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(PlatformError) as info:
+        call()
+    assert info.value.path == path
+
+
+def test_scenario_generator_and_port_model() -> None:
+    doc = {"name": "f", "platform": {"generator": {"type": "dgx_a100", "servers": 1}},
+           "operation": {"type": "allgather"}}
+    scenario = scenario_from_dict(doc)
+    assert str(scenario.platform.port_model) == "multiport"
+    assert len(scenario.platform.nodes) == 8 + 1 + 8 + 2
+    doc["platform"]["port_model"] = "multiport:2"  # type: ignore[index]
+    assert str(scenario_from_dict(doc).platform.port_model) == "multiport:2"
+
+
+# -- allgather on all-multiport fabrics: the lp bound is the cut bound -----------------------
+
+def cut_bound(p: Platform) -> Fraction:
+    """min over node sets S missing a participant of B+(S) / |S ∩ participants|
+    (unit messages), by enumerating every S."""
+    nodes = p.node_ids
+    parts = set(p.processors)
+    best: Fraction | None = None
+    for r in range(1, len(nodes)):
+        for subset in itertools.combinations(nodes, r):
+            s = set(subset)
+            inside = len(s & parts)
+            if not inside or parts <= s:
+                continue
+            out = sum((x.bandwidth for x in p.links if x.src in s and x.dst not in s), F(0))
+            if best is None or out / inside < best:
+                best = out / inside
+    assert best is not None
+    return best
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize("platform", [
+    ring_platform(4), ring_platform(5, bandwidth=3), torus_platform(2, 3), dgx1_platform()],
+    ids=["ring4", "ring5", "torus2x3", "dgx1"])
+def test_allgather_lp_equals_the_cut_bound(platform: Platform) -> None:
+    result = steady_state(platform, Operation(OperationKind.ALLGATHER), max_events=2_000)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == cut_bound(platform)
+
+
+def test_dgx1_allgather_by_hand() -> None:
+    """Seven GPUs feed the eighth through its 150 GB/s of NVLink: 150/7."""
+    assert cut_bound(dgx1_platform()) == F(150, 7)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 5))
+def test_allgather_lp_equals_the_cut_bound_on_random_multiport(seed: int, n: int) -> None:
+    platform = random_platform(n, min(2, n - 1), c=(1, 4), seed=seed, port_model="multiport")
+    result = steady_state(platform, Operation(OperationKind.ALLGATHER), max_events=2_000)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == cut_bound(platform)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_dgx_a100_one_server_by_hand() -> None:
+    """Every GPU receives through 300 (NVSwitch) + 25 (its NIC) = 325 GB/s: an
+    allgather of 8 carries at most 325/7 per time unit, a broadcast 325; the
+    lp reaches both, and its schedule replays in strict mode."""
+    from simulator import replay
+
+    p = dgx_a100_platform(1)
+    for op, bound in ((Operation(OperationKind.ALLGATHER), F(325, 7)),
+                      (Operation(OperationKind.BROADCAST, source="P0"), F(325))):
+        result = steady_state(p, op)
+        assert result.throughput_bound == bound
+        assert result.schedule is not None
+        assert result.period is not None
+        assert replay(result.schedule, horizon=result.period * 20).feasible

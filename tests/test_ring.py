@@ -1,0 +1,173 @@
+"""The ``ring`` planner (issue 14): hand-computed schedules, strict replays on
+the fabric generators and random platforms, never above the ``lp`` bound."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planners.lp import steady_state
+from planners.registry import available_planners
+from planners.ring import ring_collective
+from scenarios.generators import (
+    dgx1_platform,
+    dgx_a100_platform,
+    fat_tree_platform,
+    mi250_platform,
+    random_platform,
+    ring_platform,
+    torus_platform,
+)
+from simulator import Operation, OperationKind, Platform, Send, replay
+from simulator.engine import replay_series
+
+F = Fraction
+
+KINDS = ["allgather", "broadcast", "reduce", "allreduce"]
+
+
+def op_of(kind: str, platform: Platform, commutative: bool = False) -> Operation:
+    if kind == "broadcast":
+        return Operation(OperationKind.BROADCAST, source=platform.processors[0])
+    if kind == "reduce":
+        return Operation(OperationKind.REDUCE, target=platform.processors[1],
+                         commutative=commutative)
+    if kind == "allreduce":
+        return Operation(OperationKind.ALLREDUCE, commutative=commutative)
+    return Operation(OperationKind.ALLGATHER)
+
+
+def test_registered() -> None:
+    assert "ring" in available_planners()
+
+
+def test_allgather_on_a_unit_ring_by_hand() -> None:
+    """Four nodes, unit links both ways: three steps of one time unit, and
+    once pipelined one operation per three time units (3 receives per node)."""
+    p = ring_platform(4)
+    r = ring_collective(p, op_of("allgather", p))
+    assert r.status == "ok"
+    assert r.makespan == 3
+    sends = [e for e in r.schedule.events if isinstance(e, Send)]
+    assert len(sends) == 4 * 3
+    assert all((int(e.dst[1:]) - int(e.src[1:])) % 4 == 1 for e in sends)  # the ring only
+    assert replay(r.schedule).makespan == 3
+    series = replay_series(r.schedule, 300)
+    assert series.completed == 100 - 1 + 1  # one every 3 time units, the first done at 3
+
+
+def test_broadcast_is_a_chain_in_target_order() -> None:
+    p = ring_platform(4)
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="P0",
+                                     targets=("P2", "P1", "P3")))
+    hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
+    # P0 -> P2 goes through P1 (cheapest path), then P2 -> P1, then P1 -> P2 -> P3.
+    assert hops[0] == ("P0", "P1")
+    assert hops[1] == ("P1", "P2")
+    assert replay(r.schedule).feasible
+    # Pipelined chain on the plain order: one message per time unit.
+    plain = ring_collective(p, op_of("broadcast", p))
+    assert plain.makespan == 3
+    assert replay_series(plain.schedule, 100).completed == 98
+
+
+def test_non_commutative_reduce_runs_in_participant_order() -> None:
+    """Unit links, compute 1: v[0,0] reaches P1 at 1, P1 computes until 2,
+    P2 receives at 3 and computes until 4, P3 at 5..6, then v[0,3] goes back
+    P3 -> P0 -> P1 (ring): arrival at 8."""
+    p = ring_platform(4)
+    r = ring_collective(p, op_of("reduce", p))
+    assert r.makespan == 8
+    assert replay(r.schedule).feasible
+    assert any("operand order" in note for note in r.notes)
+
+
+def test_commutative_reduce_ends_on_the_target() -> None:
+    """With a commutative operator the ring starts after the target P1:
+    P2 -> P3 -> P0 -> P1, three hops and three computes: 6."""
+    p = ring_platform(4)
+    r = ring_collective(p, op_of("reduce", p, commutative=True))
+    assert r.makespan == 6
+    hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
+    assert hops == [("P2", "P3"), ("P3", "P0"), ("P0", "P1")]
+
+
+def test_allreduce_reduces_then_broadcasts() -> None:
+    """Reduce P0 .. P3 (ends at 6), then v[0,3] around P3 -> P0 -> P1 -> P2: 9."""
+    p = ring_platform(4)
+    r = ring_collective(p, op_of("allreduce", p))
+    assert r.makespan == 9
+    assert replay(r.schedule).feasible
+
+
+def test_hops_go_through_switches() -> None:
+    p = dgx_a100_platform(1)
+    r = ring_collective(p, op_of("allgather", p))
+    first = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)][:2]
+    assert first == [("P0", "nvswitch0"), ("nvswitch0", "P1")]
+
+
+@pytest.mark.parametrize("kind", ["scatter", "gather", "alltoall"])
+def test_other_operations_unsupported(kind: str) -> None:
+    p = ring_platform(3)
+    extra = {"source": "P0"} if kind == "scatter" else (
+        {"target": "P0"} if kind == "gather" else {})
+    r = ring_collective(p, Operation(OperationKind(kind), **extra))  # type: ignore[arg-type]
+    assert r.status == "unsupported"
+    assert r.message
+
+
+FABRICS = {
+    "dgx_a100": dgx_a100_platform(1), "dgx1": dgx1_platform(), "mi250": mi250_platform(1),
+    "fat_tree": fat_tree_platform(4), "ring": ring_platform(5), "torus": torus_platform(3, 3),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", sorted(FABRICS))
+def test_strict_replay_on_the_fabrics(name: str, kind: str) -> None:
+    p = FABRICS[name]
+    for commutative in (False, True):
+        r = ring_collective(p, op_of(kind, p, commutative))
+        assert r.status == "ok"
+        report = replay(r.schedule)
+        assert report.feasible, report.violations[:3]
+        assert report.makespan == r.makespan
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize("kind", ["allgather", "broadcast", "reduce"])  # lp: no allreduce
+@pytest.mark.parametrize("name", ["dgx1", "ring", "torus"])              # on multiport yet
+def test_never_above_the_lp_bound_on_fabrics(name: str, kind: str) -> None:
+    p = FABRICS[name]
+    op = op_of(kind, p)
+    r = ring_collective(p, op)
+    bound = steady_state(p, op, max_events=2_000).throughput_bound
+    assert bound is not None
+    series = replay_series(r.schedule, r.makespan * 20)
+    assert series.horizon is not None
+    assert F(series.completed) / series.horizon <= bound  # exact
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 5), kind=st.sampled_from(KINDS),
+       model=st.sampled_from(["bidirectional", "unidirectional", "multiport:2", "multiport"]),
+       commutative=st.booleans())
+def test_random_platforms(seed: int, n: int, kind: str, model: str, commutative: bool) -> None:
+    p = random_platform(n, min(2, n - 1), c=(1, 4), compute=(0, 2), seed=seed,
+                        port_model=model)
+    op = op_of(kind, p, commutative) if n > 1 else op_of("allgather", p)
+    r = ring_collective(p, op)
+    assert r.status == "ok"
+    report = replay(r.schedule)
+    assert report.feasible
+    assert report.makespan == r.makespan
+    lp = steady_state(p, op, max_events=2_000)
+    if lp.status == "ok" and lp.throughput_bound is not None:
+        series = replay_series(r.schedule, r.makespan * 20)
+        assert series.horizon is not None
+        assert F(series.completed) / series.horizon <= lp.throughput_bound  # exact
