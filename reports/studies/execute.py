@@ -17,6 +17,7 @@ new is submitted, the workers are ended, finished runs are stored.
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -496,13 +497,23 @@ def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
     """Rows of each run as it finishes, on Dask distributed."""
     if not runs:
         return
+    import dask.config
     from distributed import Client, LocalCluster
     from distributed import wait as dask_wait
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        # Forked workers start with portsim already imported (spawned ones import it
+        # again: seconds per worker on a busy machine, more than a 1,000-run study).
+        # The statistical profiler samples the running task every 10 ms: off, it
+        # costs pure-Python runs a good part of their speed.  The workers' own
+        # logs (heartbeats failing while the cluster closes) would write over the
+        # progress bar; a failed run is its rows' message.
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                              "distributed.worker.profile.enabled": False}):
+            cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1,
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)
         client = Client(cluster)
     else:
         client = Client(scheduler)
