@@ -436,22 +436,27 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # The bar starts with the first progress call, once the store is checked and
+    # locked: a refusal before it is the error line alone.
+    bar = Progress(*_study_columns(meter), console=console, transient=False)
+    task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0)
+    stored: list[int] = []  # runs already in the store, from the first call
+
+    def progress(done: int, failed: int, total: int) -> None:
+        if not stored:
+            stored.append(done)
+            bar.start()
+        meter.add(done - stored[0])
+        bar.update(task, completed=done, total=total, failed=failed)
+
     try:
-        with Progress(*_study_columns(meter), console=console, transient=False) as bar:
-            task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0)
-            stored: list[int] = []  # runs already in the store, from the first call
-
-            def progress(done: int, failed: int, total: int) -> None:
-                if not stored:
-                    stored.append(done)
-                meter.add(done - stored[0])
-                bar.update(task, completed=done, total=total, failed=failed)
-
-            outcome = _guarded(lambda: run_study(
-                loaded, out, executor=executor,  # type: ignore[arg-type]
-                workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
-                progress=progress, stop=stop))
+        outcome = _guarded(lambda: run_study(
+            loaded, out, executor=executor,  # type: ignore[arg-type]
+            workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
+            progress=progress, stop=stop))
     finally:
+        if stored:
+            bar.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     _print_study_outcome(loaded.name, outcome, out)

@@ -52,7 +52,7 @@ _POLL_SECONDS = 0.2  # how often a waiting study looks at its stop event
 _SUMMARY_LINES = 5
 
 BATCH_SECONDS = 0.25
-"""Work per batch sent to a worker, estimated from the runs finished so far."""
+"""Work per batch sent to a worker (CPU seconds), estimated from the runs finished so far."""
 
 MAX_BATCH_RUNS = 64
 """The most runs in one batch (the first batches hold one run each)."""
@@ -203,10 +203,15 @@ def warning_note(caught: warnings.WarningMessage) -> str:
 
 def execute_runs(runs: Sequence[StudyRun], study: str) -> tuple[list[list[dict[str, Any]]],
                                                                  float]:
-    """:func:`execute_run` on each of ``runs`` (one batch); the rows and the seconds spent."""
-    started = time.perf_counter()
+    """:func:`execute_run` on each of ``runs`` (one batch); the rows and the CPU seconds spent.
+
+    CPU time, not wall time: on a busy machine a run's wall time grows with
+    the load while the executor's cost per batch does not, and batches sized
+    by wall time would shrink just when they should not.
+    """
+    started = time.process_time()
     rows = [execute_run(run, study) for run in runs]
-    return rows, time.perf_counter() - started
+    return rows, time.process_time() - started
 
 
 def _model_rows(base: Mapping[str, Any], run: StudyRun, study: str) -> list[dict[str, Any]]:
@@ -422,7 +427,8 @@ def _batched(runs: Sequence[StudyRun], study: str, workers: int,
     future; ``wait_first(futures)`` returns those done within
     :data:`_POLL_SECONDS` (maybe none).  Twice ``workers`` batches are kept in
     flight; a batch holds about :data:`BATCH_SECONDS` of work at the mean run
-    time measured so far (one run until a batch has finished).  Returns early,
+    time measured so far (one run until a batch has finished), and no more
+    than its share of the runs left.  Returns early,
     with batches still in flight, once ``stop`` is set.
     """
     queue = list(reversed(runs))
@@ -432,7 +438,8 @@ def _batched(runs: Sequence[StudyRun], study: str, workers: int,
     while (queue or in_flight) and not stop.is_set():
         while queue and len(in_flight) < 2 * workers:
             size = 1 if not measured else max(1, min(
-                MAX_BATCH_RUNS, round(BATCH_SECONDS * measured / max(spent, 1e-9))))
+                MAX_BATCH_RUNS, round(BATCH_SECONDS * measured / max(spent, 1e-9)),
+                -(-len(queue) // (2 * workers))))  # the last runs spread over the workers
             batch = tuple(queue.pop() for _ in range(min(size, len(queue))))
             try:
                 in_flight[submit(batch)] = batch
@@ -491,6 +498,26 @@ def _local_results(runs: Sequence[StudyRun], study: str, workers: int | None,
         pool.shutdown(wait=True)
 
 
+_LOCAL_CLUSTER_CONFIG: dict[str, object] = {
+    # Forked workers start with portsim already imported (spawned ones import it
+    # again: seconds per worker on a busy machine, more than a 1,000-run study).
+    "distributed.worker.multiprocessing-method": "fork",
+    # The statistical profiler samples the running task every 10 ms: off, it
+    # costs pure-Python runs a good part of their speed.
+    "distributed.worker.profile.enabled": False,
+    # Housekeeping of an idle cluster (event-loop ticks every 20 ms, system and
+    # memory monitors) took 9% of a core; 1.6% with these intervals.
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+"""Dask settings of the ``LocalCluster`` a study starts (not of a given scheduler).
+
+The workers' own logs are silenced too (heartbeats failing while the cluster
+closes would write over the progress bar); a failed run is its rows' message.
+"""
+
+
 def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
                   scheduler: str | None,
                   stop: threading.Event) -> _Rows:
@@ -503,18 +530,11 @@ def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
 
     cluster = None
     if scheduler is None:
-        # Forked workers start with portsim already imported (spawned ones import it
-        # again: seconds per worker on a busy machine, more than a 1,000-run study).
-        # The statistical profiler samples the running task every 10 ms: off, it
-        # costs pure-Python runs a good part of their speed.  The workers' own
-        # logs (heartbeats failing while the cluster closes) would write over the
-        # progress bar; a failed run is its rows' message.
-        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
-                              "distributed.worker.profile.enabled": False}):
+        with dask.config.set(_LOCAL_CLUSTER_CONFIG):
             cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1,
                                    processes=True, dashboard_address=None,
                                    silence_logs=logging.CRITICAL)
-        client = Client(cluster)
+            client = Client(cluster)
     else:
         client = Client(scheduler)
     in_flight: list[Any] = []

@@ -55,6 +55,7 @@ __all__ = [
     "StudyRun",
     "StudySpec",
     "count_runs",
+    "document_values",
     "expand_study",
     "grid_point_label",
     "load_study",
@@ -72,6 +73,12 @@ point is built, in the time it takes to multiply the grid's list lengths."""
 
 INT64_RANGE = (-(2**63), 2**63 - 1)
 """Integers stored in the result store (grid values, seeds) are Arrow ``int64``."""
+
+MAX_DOCUMENT_VALUES = 1_000_000
+"""The most values (mappings, lists and scalars, a shared one counted each time it is
+used) in ``base`` and ``grid`` together.  Each run's scenario document is hashed
+and stored in full, so a YAML alias bomb of a few hundred bytes, which the YAML
+reader builds as a small graph of shared lists, would expand in every run."""
 
 
 class StudySpec(BaseModel):
@@ -255,6 +262,13 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                                     "as one)", path=f"grid.{key}[{i}]", value=value,
                                     source=source)
     _check_run_count(spec, max_runs, source)
+    for where, part in (("base", spec.base), ("grid", spec.grid)):
+        size = document_values(part, limit=MAX_DOCUMENT_VALUES, source=source, path=where)
+        if size > MAX_DOCUMENT_VALUES:
+            raise ScenarioError(
+                f"expands to more than {MAX_DOCUMENT_VALUES} values (YAML aliases count "
+                f"each time they are used), all hashed and stored with every run",
+                path=where, value=f"over {MAX_DOCUMENT_VALUES} values", source=source)
     keys = tuple(spec.grid)
     runs: list[StudyRun] = []
     for point in itertools.product(*(spec.grid[k] for k in keys)):
@@ -277,6 +291,54 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
         for number, first in enumerate(runs[::spec.replicates]):
             _check_grid_point(first, number, source)
     return Study(spec.name, spec.description, keys, tuple(runs), source, spec.evaluation)
+
+
+def document_values(data: object, *, limit: int, source: str = "<string>",
+                    path: str = "") -> int:
+    """How many values ``data`` holds once every shared part is expanded, up to ``limit + 1``.
+
+    Shared parts (what YAML aliases build) are measured once and counted as
+    often as they are used, so a document of a billion values is measured in
+    the time its distinct parts take; the count stops past ``limit``.
+
+    Raises
+    ------
+    ScenarioError
+        When a part contains itself (an alias inside its own anchor).
+
+    Examples
+    --------
+    >>> leaf = ["x"] * 10
+    >>> bomb = [leaf] * 10
+    >>> document_values(bomb, limit=1000)
+    111
+    >>> document_values([[bomb] * 10] * 10, limit=1000)
+    1001
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[object, bool]] = [(data, False)]
+    open_parts: set[int] = set()
+    while stack:
+        item, children_done = stack.pop()
+        if not isinstance(item, Mapping | list | tuple):
+            continue
+        children = list(item.values()) if isinstance(item, Mapping) else list(item)
+        if children_done:
+            open_parts.discard(id(item))
+            total = 1 + sum(sizes.get(id(c), 1) if isinstance(c, Mapping | list | tuple)
+                            else 1 for c in children)
+            sizes[id(item)] = min(total, limit + 1)
+            continue
+        if id(item) in sizes:
+            continue
+        if id(item) in open_parts:
+            raise ScenarioError("a value contains itself (a YAML alias inside its own "
+                                "anchor)", path=path or None, source=source)
+        open_parts.add(id(item))
+        stack.append((item, True))
+        stack.extend((c, False) for c in children
+                     if isinstance(c, Mapping | list | tuple) and id(c) not in sizes)
+    return sizes.get(id(data), 1)
 
 
 def _check_run_count(spec: StudySpec, max_runs: int, source: str) -> None:
@@ -330,6 +392,9 @@ def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
     except PortsimError as err:
         raise ScenarioError(err.message, path=f"base.{err.path}" if err.path else "base",
                             value=err.value, source=where) from None
+    except Exception as err:  # a loader bug must still name the grid point, in one line
+        raise ScenarioError(f"cannot load: {type(err).__name__}: {err}", path="base",
+                            source=where) from None
 
 
 def _anchor_simgrid_file(document: dict[str, Any], base_dir: Path) -> None:

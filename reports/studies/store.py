@@ -108,16 +108,20 @@ def grid_column_type(values: Sequence[Any]) -> pa.DataType:
     --------
     >>> grid_column_type([8, 16]), grid_column_type([1, 2.5]), grid_column_type(["a"])
     (DataType(int64), DataType(double), DataType(string))
-    >>> grid_column_type([[1], [2]])
-    DataType(string)
+    >>> grid_column_type([[1], [2]]), grid_column_type([2**60, 0.5])
+    (DataType(string), DataType(string))
     """
     if all(isinstance(v, bool) for v in values):
         return pa.bool_()
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return pa.int64()
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return pa.float64()
+    if all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)
+                                    and abs(v) <= _EXACT_DOUBLE_INT) for v in values):
+        return pa.float64()  # every integer among them is exactly a double
     return pa.string()
+
+
+_EXACT_DOUBLE_INT = 2**53
 
 
 class ResultStore:
