@@ -428,6 +428,85 @@ def planners_command() -> None:
 # -- study, report -----------------------------------------------------------------------
 
 
+class _RateMeter:
+    """Runs per second over the last :attr:`WINDOW` seconds, and the time left.
+
+    A moving window over the completion times of computed runs (stored runs
+    skipped on ``--resume`` are not counted): batches that finish together
+    move the rate by their share of the window, not by orders of magnitude.
+    Before the first run ends there is no rate (``None``).
+    """
+
+    WINDOW = 30.0
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._start = clock()
+        self._done = 0
+        self._samples: list[tuple[float, int]] = []  # (time, runs computed by then)
+
+    def add(self, computed: int) -> None:
+        """Record that ``computed`` runs have been computed by now."""
+        if computed > self._done:
+            self._done = computed
+            self._samples.append((self._clock(), computed))
+
+    def rate(self) -> float | None:
+        """Smoothed runs per second, or ``None`` before the first run ends."""
+        if not self._samples:
+            return None
+        now = self._clock()
+        since = max(self._start, now - self.WINDOW)
+        before = 0
+        for when, count in self._samples:
+            if when <= since:
+                before = count
+        self._samples = [(w, c) for w, c in self._samples if w > since - self.WINDOW]
+        return (self._done - before) / max(now - since, 1e-9)
+
+    def left(self, remaining: int) -> float | None:
+        """Seconds for ``remaining`` runs at :meth:`rate`, or ``None`` without a rate."""
+        rate = self.rate()
+        return remaining / rate if rate else None
+
+
+def _study_columns(meter: _RateMeter) -> tuple[Any, ...]:
+    """The progress bar's columns: runs done, failures, smoothed rate, time left."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        max_refresh = 1.0
+
+        def render(self, task: Any) -> Text:
+            rate = meter.rate()
+            return Text("- runs/s" if rate is None else f"{rate:.2f} runs/s")
+
+    class Left(ProgressColumn):
+        max_refresh = 1.0
+
+        def render(self, task: Any) -> Text:
+            left = meter.left(int((task.total or 0) - task.completed))
+            if left is None:
+                return Text("-:--:-- left")
+            minutes, seconds = divmod(round(left), 60)
+            return Text(f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d} left")
+
+    return (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed"), Rate(),
+            TimeElapsedColumn(), Left())
+
+
+EXIT_SIGNAL_BASE = 128
+"""A study stopped by a signal exits 128 + the signal number: 130 SIGINT, 143 SIGTERM."""
+
+
 @main.command()
 @click.argument("study_file", metavar="STUDY.yaml",
                 type=click.Path(dir_okay=False, path_type=Path))
@@ -441,44 +520,92 @@ def planners_command() -> None:
 @click.option("--resume", is_flag=True, help="Continue a stored study, skipping done runs.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
               help="Store finished runs once this many are pending (or every 2 s).")
+@click.option("--max-runs", type=click.IntRange(min=1), default=None,
+              help="Largest number of runs (grid points x replicates) accepted "
+                   "[default: 100000].")
 def study(study_file: Path, out: Path, executor: str, workers: int | None,
-          scheduler: str | None, resume: bool, batch_size: int) -> None:
-    """Run the comparative study STUDY.yaml; exit 1 if a run failed or was invalid."""
+          scheduler: str | None, resume: bool, batch_size: int, max_runs: int | None) -> None:
+    """Run the comparative study STUDY.yaml; exit 1 if a run failed or was invalid.
+
+    SIGINT (Ctrl-C) or SIGTERM stops the workers, keeps every finished run in
+    the store (continue with --resume) and exits 130 or 143.
+    """
+    import signal
+    import threading
+    import time
+
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
 
     from reports.studies import load_study, run_study
+    from reports.studies.spec import DEFAULT_MAX_RUNS
 
-    loaded = _guarded(lambda: load_study(study_file))
+    try:
+        loaded = _guarded(lambda: load_study(study_file, max_runs=max_runs or DEFAULT_MAX_RUNS))
+    except KeyboardInterrupt:
+        click.echo(f"portsim: {study_file}: interrupted while loading; nothing ran", err=True)
+        sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
     console = Console(stderr=True)
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[failed]} failed"),
-               TextColumn("{task.fields[rate]:.2f} runs/s"), TimeElapsedColumn(),
-               TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0, rate=0.0)
+    meter = _RateMeter(time.monotonic)
+    stop = threading.Event()
+    received: list[int] = []
 
-        def progress(done: int, failed: int, total: int) -> None:
-            rate = (bar.tasks[task].speed or 0.0) if bar.tasks else 0.0
-            bar.update(task, completed=done, total=total, failed=failed, rate=rate)
+    def on_signal(signum: int, frame: object) -> None:
+        if received:  # a second signal: stop waiting for a clean end
+            raise KeyboardInterrupt
+        received.append(signum)
+        stop.set()
 
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # The bar starts with the first progress call, once the store is checked and
+    # locked: a refusal before it is the error line alone.
+    bar = Progress(*_study_columns(meter), console=console, transient=False)
+    task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0)
+    stored: list[int] = []  # runs already in the store, from the first call
+
+    def progress(done: int, failed: int, total: int) -> None:
+        if not stored:
+            stored.append(done)
+            bar.start()
+        meter.add(done - stored[0])
+        bar.update(task, completed=done, total=total, failed=failed)
+
+    try:
         outcome = _guarded(lambda: run_study(
             loaded, out, executor=executor,  # type: ignore[arg-type]
             workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
-            progress=progress))
-    click.echo(f"{loaded.name}: {outcome.total} run(s), {outcome.skipped} already stored, "
+            progress=progress, stop=stop))
+    finally:
+        if stored:
+            bar.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    _print_study_outcome(loaded.name, outcome, out)
+    if outcome.interrupted:
+        signum = received[0] if received else signal.SIGINT
+        click.echo(f"{loaded.name}: stopped by {signal.Signals(signum).name}: "
+                   f"{outcome.skipped + outcome.computed} of {outcome.total} run(s) stored; "
+                   f"continue with --resume", err=True)
+        sys.exit(EXIT_SIGNAL_BASE + signum)
+    sys.exit(EXIT_INVALID if outcome.failed or outcome.invalid else EXIT_OK)
+
+
+def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
+    """The closing lines of a study: counts, then the first failures and warnings."""
+    click.echo(f"{name}: {outcome.total} run(s), {outcome.skipped} already stored, "
                f"{outcome.computed} computed in {outcome.elapsed:.1f} s "
                f"({outcome.rate:.2f} runs/s), {outcome.failed} failed, "
                f"{outcome.invalid} with an invalid schedule; results in "
                f"{out / 'results.parquet'}")
-    sys.exit(EXIT_INVALID if outcome.failed or outcome.invalid else EXIT_OK)
+    if outcome.failures:
+        bad = outcome.failed + outcome.invalid
+        click.echo(f"{bad} run(s) failed or invalid; the first:")
+        for line in outcome.failures:
+            click.echo(f"  {line}")
+    if outcome.warnings:
+        click.echo(f"{outcome.warned} run(s) with warnings (in the rows' notes); the first:")
+        for line in outcome.warnings:
+            click.echo(f"  {line}")
 
 
 @main.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -99,7 +100,7 @@ def test_run_key_depends_on_inputs_only() -> None:
     ({"name": "x", "base": {"a": 3}, "grid": {"a.b": [1]}}, r"base\.a: .*not a mapping"),
     ({"name": "x", "base": {}, "grid": {"a..b": [1]}}, r"dotted path"),
     ({**trees_study([4, 8]), "base": {**trees_study([4])["base"], "planers": ["flat"]}},
-     r"s\.yaml: base\.planers: "),
+     r"^s\.yaml: grid point 0 \(platform\.generator\.n=4\): base\.planers: unknown key"),
 ])
 def test_bad_study_files_are_one_line_errors(data: dict[str, Any], match: str) -> None:
     with pytest.raises(ScenarioError, match=match):
@@ -141,27 +142,34 @@ def test_results_frame_columns_types_and_published_makespans(tmp_path: Path) -> 
     assert (row["measured_throughput"] == row["completed"] / 50).all()
 
 
+# A planner option with a bad value loads (option values are the planner's to
+# check when it runs): the run fails at run time, the way a planner crash does.
+FAILING_PLANNER = {"name": "greedy", "reducers": 0}
+
+
 def test_failing_run_is_a_row_and_the_study_goes_on(tmp_path: Path) -> None:
-    data = trees_study([4, 0, 8])  # n = 0 is rejected by the scenario loader
-    data["grid"]["planners"] = [["binomial", {"name": "nosuch"}]]
+    data = trees_study([4, 8])
+    data["grid"]["planners"] = [["binomial", FAILING_PLANNER]]
     study = study_from_dict(data)
     outcome = run_study(study, tmp_path, workers=2)
-    assert (outcome.computed, outcome.failed) == (3, 3)
+    assert (outcome.computed, outcome.failed) == (2, 2)
     frame = load_results(tmp_path)
-    bad = frame[frame["grid.platform.generator.n"] == 0]
-    assert list(bad["planner"]) == ["binomial", "nosuch"]
-    assert (bad["status"] == "error").all()
-    assert bad["message"].str.contains("generator.n").all()
     good = frame[frame["grid.platform.generator.n"] == 8].set_index("planner")
     assert good.loc["binomial", "makespan"] == "6"
-    assert good.loc["nosuch", "status"] == "error"
-    assert "nosuch" in good.loc["nosuch", "message"]
-    assert frame["grid.planners"].iloc[0] == json.dumps(["binomial", {"name": "nosuch"}])
+    assert good.loc["greedy", "status"] == "error"
+    assert "reducers" in good.loc["greedy", "message"]
+    assert frame["grid.planners"].iloc[0] == json.dumps(["binomial", FAILING_PLANNER])
+    # The outcome names the first failures: run, grid point, planner, message.
+    assert len(outcome.failures) == 2
+    assert outcome.failures[0].startswith("run 0 (platform.generator.n=4, planners=")
+    assert ": greedy: PlannerError: " in outcome.failures[0]
 
 
 def test_execute_run_never_raises() -> None:
-    study = study_from_dict(trees_study([0, 4]))  # n = 0: the loader rejects it
-    rows = execute_run(study.runs[0], "trees")
+    run = study_from_dict(trees_study([4])).runs[0]
+    broken = dataclasses.replace(run, scenario={**run.scenario, "platform": {
+        "generator": {"type": "complete", "n": 0}}})  # n = 0: the loader rejects it
+    rows = execute_run(broken, "trees")
     assert [r["planner"] for r in rows] == ["binomial", "fibonacci"]
     assert [r["status"] for r in rows] == ["error", "error"]
     assert rows[0]["message"].startswith("ScenarioError: ")
@@ -178,7 +186,10 @@ def test_resume_skips_stored_runs_and_recomputes_missing_ones(tmp_path: Path) ->
     assert len(parts) == 6  # one part per run with batch_size=1
     for part in parts[:2]:  # as if the study had been killed before these were written
         part.unlink()
-    (tmp_path / "results.parquet" / ".part-x.parquet.tmp").write_bytes(b"half-written")
+    # The leftover of a killed writer: a process id that no longer runs.
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    (tmp_path / "results.parquet" / f".part-x.parquet.{dead.pid}.tmp").write_bytes(b"half")
     with pytest.raises(ScenarioError, match="--resume"):
         run_study(study, tmp_path)
     outcome = run_study(study, tmp_path, workers=2, resume=True)
@@ -299,7 +310,7 @@ def test_cli_study_exit_statuses(tmp_path: Path) -> None:
     assert "unknown" in result.output
     failing = tmp_path / "failing.yaml"
     failing.write_text(yaml.safe_dump({**trees_study([4]), "grid": {
-        "planners": [["binomial"], [{"name": "nosuch"}]]}}))
+        "planners": [["binomial"], [FAILING_PLANNER]]}}))
     result = runner.invoke(main, ["study", str(failing), "--out", str(tmp_path / "f")])
     assert result.exit_code == 1
     assert "2 computed" in result.output

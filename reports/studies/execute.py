@@ -6,28 +6,41 @@ does not load, a planner that crashes, are rows with ``status: error`` and the
 error in ``message``.  :func:`run_study` skips the runs already in the store
 (``resume``), computes each distinct run key once, and appends finished runs
 to the store in batches (see :mod:`reports.studies.store`).
+
+Runs travel to the workers in batches sized from the measured CPU time per
+run (about :data:`BATCH_SECONDS` of work each, at most :data:`MAX_BATCH_RUNS`
+runs), on either executor: the per-task overhead of Dask then stays a small
+fraction of a 15 ms run.  A ``stop`` event ends a study cleanly: nothing
+new is submitted, the workers are ended, finished runs are stored.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import warnings
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
 from reports.studies.model import model_results
-from reports.studies.spec import GRID_PREFIX, Study, StudyRun
-from reports.studies.store import ResultStore, grid_column_type
+from reports.studies.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
+from reports.studies.store import ResultStore, StoreLock, grid_column_type
 from scenarios.loader import PlannerSpec, scenario_from_dict
 from scenarios.runner import run_planner
 from simulator.errors import ScenarioError
 from simulator.numbers import format_rational, parse_rational
 
-__all__ = ["Executor", "StudyOutcome", "execute_run", "run_study"]
+__all__ = ["BATCH_SECONDS", "MAX_BATCH_RUNS", "Executor", "StudyOutcome", "execute_run",
+           "execute_runs", "run_study"]
 
 Executor = Literal["local", "dask"]
 
@@ -35,6 +48,18 @@ ProgressCallback = Callable[[int, int, int], None]
 """Called as ``progress(done, failed, total)`` after each finished run."""
 
 _FLUSH_SECONDS = 2.0
+_POLL_SECONDS = 0.2  # how often a waiting study looks at its stop event
+_SUMMARY_LINES = 5
+
+BATCH_SECONDS = 1.0
+"""Work per batch sent to a worker (CPU seconds), estimated from the runs finished so far.
+
+A second of work makes the scheduler's share small on a two-core machine (at
+0.25 s, Dask's main process took three times the CPU); a stopped study loses
+at most one batch per worker, recomputed by ``--resume``."""
+
+MAX_BATCH_RUNS = 64
+"""The most runs in one batch (the first batches hold one run each)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +80,16 @@ class StudyOutcome:
         Computed runs with a schedule the engine rejected.
     elapsed:
         Wall-clock seconds.
+    interrupted:
+        The study was stopped (its ``stop`` event set) before every run was
+        computed; the runs computed are stored, the others are not.
+    failures:
+        One line for each of the first failed or invalid runs: run index,
+        grid point, planner and message.
+    warned:
+        Computed runs whose rows carry a warning note.
+    warnings:
+        The first distinct warnings (as in the rows' notes).
     """
 
     total: int
@@ -63,6 +98,10 @@ class StudyOutcome:
     failed: int
     invalid: int
     elapsed: float
+    interrupted: bool = False
+    failures: tuple[str, ...] = ()
+    warned: int = 0
+    warnings: tuple[str, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -135,15 +174,48 @@ def execute_run(run: StudyRun, study: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for index, spec in enumerate(scenario.planners):
         started = time.perf_counter()
-        try:
-            result = run_planner(scenario, spec).to_dict()
-        except Exception as err:  # idem: one planner's crash is its row
-            rows.append(_error_row(base, index, spec.name, spec.options, err,
-                                   time.perf_counter() - started))
-            continue
-        rows.append(_result_row(base, index, spec, result, time.perf_counter() - started))
+        # A worker never prints: what a planner warns goes into its row's notes.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = run_planner(scenario, spec).to_dict()
+            except Exception as err:  # idem: one planner's crash is its row
+                row = _error_row(base, index, spec.name, spec.options, err,
+                                 time.perf_counter() - started)
+            else:
+                row = _result_row(base, index, spec, result, time.perf_counter() - started)
+        if caught:
+            notes = json.loads(row["notes"])
+            for note in (warning_note(w) for w in caught):
+                if note not in notes:
+                    notes.append(note)
+            row["notes"] = json.dumps(notes)
+        rows.append(row)
     _add_efficiency(rows)
     return rows
+
+
+WARNING_PREFIX = "warning: "
+"""Notes that hold a warning a planner emitted start with this."""
+
+
+def warning_note(caught: warnings.WarningMessage) -> str:
+    """One line for a caught warning: ``warning: Category: first line of the message``."""
+    text = str(caught.message).strip().splitlines()
+    return f"{WARNING_PREFIX}{caught.category.__name__}: {text[0] if text else ''}"
+
+
+def execute_runs(runs: Sequence[StudyRun], study: str) -> tuple[list[list[dict[str, Any]]],
+                                                                 float]:
+    """:func:`execute_run` on each of ``runs`` (one batch); the rows and the CPU seconds spent.
+
+    CPU time, not wall time: on a busy machine a run's wall time grows with
+    the load while the executor's cost per batch does not, and batches sized
+    by wall time would shrink just when they should not.
+    """
+    started = time.process_time()
+    rows = [execute_run(run, study) for run in runs]
+    return rows, time.process_time() - started
 
 
 def _model_rows(base: Mapping[str, Any], run: StudyRun, study: str) -> list[dict[str, Any]]:
@@ -200,6 +272,7 @@ def run_study(
     resume: bool = False,
     batch_size: int = 50,
     progress: ProgressCallback | None = None,
+    stop: threading.Event | None = None,
 ) -> StudyOutcome:
     """Run every run of ``study`` not yet stored in ``out`` and store its rows.
 
@@ -208,7 +281,9 @@ def run_study(
     study:
         From :func:`~reports.studies.spec.load_study`.
     out:
-        The output folder; rows go to ``out/results.parquet/``.
+        The output folder; rows go to ``out/results.parquet/``.  The study
+        holds the folder's lock (:class:`~reports.studies.store.StoreLock`)
+        while it runs.
     executor:
         ``"local"``: a process pool of ``workers`` processes (default: the
         CPU count).  ``"dask"``: ``dask.distributed``, on a ``LocalCluster``
@@ -225,6 +300,11 @@ def run_study(
     progress:
         ``progress(done, failed, total)`` after each finished run (``done``
         counts skipped runs too).
+    stop:
+        When set (by a signal handler, another thread), the study submits
+        nothing more, ends its workers (runs in flight are lost and left for
+        ``--resume``), stores the finished runs and returns with
+        ``interrupted`` true, within a fraction of a second.
 
     Returns
     -------
@@ -233,7 +313,8 @@ def run_study(
     Raises
     ------
     ScenarioError
-        The store holds rows and ``resume`` is false; a bad executor option.
+        The store holds rows and ``resume`` is false; another study holds
+        the folder; a bad executor option; ``dask`` without Dask installed.
     """
     if executor not in ("local", "dask"):
         raise ScenarioError("unknown executor (expected local or dask)", path="--executor",
@@ -243,6 +324,28 @@ def run_study(
                             value=scheduler)
     if workers is not None and workers < 1:
         raise ScenarioError("must be >= 1", path="--workers", value=workers)
+    if executor == "dask":
+        _require_dask()
+    with StoreLock(out):
+        return _run_locked(study, out, executor=executor, workers=workers,
+                           scheduler=scheduler, resume=resume, batch_size=batch_size,
+                           progress=progress, stop=stop or threading.Event())
+
+
+def _require_dask() -> None:
+    """Raise a one-line :class:`ScenarioError` when ``dask.distributed`` is missing."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ScenarioError("Dask is not installed; install it with "
+                            "pip install 'portsim[dask]'", path="--executor",
+                            value="dask") from None
+
+
+def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor,
+                workers: int | None, scheduler: str | None, resume: bool, batch_size: int,
+                progress: ProgressCallback | None, stop: threading.Event) -> StudyOutcome:
+    """:func:`run_study` once the store's lock is held."""
     started = time.perf_counter()
     grid_types = {GRID_PREFIX + key: grid_column_type([r.grid[key] for r in study.runs])
                   for key in study.grid_keys}
@@ -258,81 +361,205 @@ def run_study(
         distinct.setdefault(run.key, run)
     pending = [run for key, run in distinct.items() if key not in done]
     skipped = len(distinct) - len(pending)
-    finished = failed = invalid = 0
+    summary = _Summary()
     batch: list[dict[str, Any]] = []
     last_flush = time.monotonic()
     if progress is not None:
         progress(skipped, 0, len(distinct))
-    results = (_local_results(pending, study.name, workers) if executor == "local"
-               else _dask_results(pending, study.name, workers, scheduler))
+    results = (_local_results(pending, study.name, workers, stop) if executor == "local"
+               else _dask_results(pending, study.name, workers, scheduler, stop))
     try:
-        for rows in results:
-            finished += 1
-            failed += any(r.get("status") == "error" for r in rows)
-            invalid += any(r.get("status") == "ok" and r.get("feasible") is False
-                           for r in rows)
+        for run, rows in results:
+            summary.add(run, rows)
             batch.extend(rows)
             if progress is not None:
-                progress(skipped + finished, failed, len(distinct))
-            if finished % batch_size == 0 or time.monotonic() - last_flush > _FLUSH_SECONDS:
+                progress(skipped + summary.computed, summary.failed, len(distinct))
+            if (summary.computed % batch_size == 0
+                    or time.monotonic() - last_flush > _FLUSH_SECONDS):
                 store.append(batch)
                 batch, last_flush = [], time.monotonic()
     finally:
+        results.close()  # ends the workers first, then the finished runs are stored
         store.append(batch)
-        if hasattr(results, "close"):
-            results.close()
-    return StudyOutcome(len(distinct), skipped, finished, failed, invalid,
-                        time.perf_counter() - started)
+    return StudyOutcome(len(distinct), skipped, summary.computed, summary.failed,
+                        summary.invalid, time.perf_counter() - started,
+                        interrupted=summary.computed < len(pending),
+                        failures=tuple(summary.failures), warned=summary.warned,
+                        warnings=tuple(summary.warnings))
 
 
-def _local_results(runs: Sequence[StudyRun], study: str,
-                   workers: int | None) -> Iterator[list[dict[str, Any]]]:
+class _Summary:
+    """Counts of the computed runs and the first lines worth showing."""
+
+    def __init__(self) -> None:
+        self.computed = self.failed = self.invalid = self.warned = 0
+        self.failures: list[str] = []
+        self.warnings: list[str] = []
+
+    def add(self, run: StudyRun, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.computed += 1
+        errors = [r for r in rows if r.get("status") == "error"]
+        invalid = [r for r in rows if r.get("status") == "ok" and r.get("feasible") is False]
+        self.failed += bool(errors)
+        self.invalid += bool(invalid)
+        where = f"run {run.index}" + (f" ({grid_point_label(run.grid)}, seed {run.seed})"
+                                      if run.grid else f" (seed {run.seed})")
+        for row in [*errors, *invalid]:
+            if len(self.failures) < _SUMMARY_LINES:
+                what = (row.get("message") if row.get("status") == "error" else
+                        f"invalid schedule, {row.get('violation_count')} violation(s)")
+                self.failures.append(f"{where}: {row.get('planner')}: {what}")
+        notes = [n for r in rows for n in json.loads(r.get("notes") or "[]")
+                 if n.startswith(WARNING_PREFIX)]
+        self.warned += bool(notes)
+        for note in notes:
+            if note not in self.warnings and len(self.warnings) < _SUMMARY_LINES:
+                self.warnings.append(note)
+
+
+_Batch = tuple[StudyRun, ...]
+_Rows = Generator[tuple[StudyRun, list[dict[str, Any]]], None, None]
+
+
+def _batched(runs: Sequence[StudyRun], study: str, workers: int,
+             submit: Callable[[_Batch], Any],
+             wait_first: Callable[[set[Any]], set[Any]],
+             stop: threading.Event) -> Iterator[tuple[StudyRun, list[dict[str, Any]]]]:
+    """Rows of each run as its batch finishes; one loop for every executor.
+
+    ``submit(batch)`` starts :func:`execute_runs` on a worker and returns a
+    future; ``wait_first(futures)`` returns those done within
+    :data:`_POLL_SECONDS` (maybe none).  Twice ``workers`` batches are kept in
+    flight; a batch holds about :data:`BATCH_SECONDS` of work at the mean run
+    time measured so far (one run until a batch has finished), and no more
+    than its share of the runs left.  Returns early,
+    with batches still in flight, once ``stop`` is set.
+    """
+    queue = list(reversed(runs))
+    in_flight: dict[Any, _Batch] = {}
+    spent = 0.0
+    measured = 0
+    while (queue or in_flight) and not stop.is_set():
+        while queue and len(in_flight) < 2 * workers:
+            size = 1 if not measured else max(1, min(
+                MAX_BATCH_RUNS, round(BATCH_SECONDS * measured / max(spent, 1e-9)),
+                -(-len(queue) // (2 * workers))))  # the last runs spread over the workers
+            batch = tuple(queue.pop() for _ in range(min(size, len(queue))))
+            try:
+                in_flight[submit(batch)] = batch
+            except Exception as err:  # a broken pool: each run is an error row
+                for run in batch:
+                    yield run, _failed_rows(run, study, err)
+        for future in wait_first(set(in_flight)):
+            batch = in_flight.pop(future)
+            try:
+                rows, seconds = future.result()
+            except Exception as err:  # a worker that died: an error row per planner
+                for run in batch:
+                    yield run, _failed_rows(run, study, err)
+                continue
+            spent, measured = spent + seconds, measured + len(batch)
+            yield from zip(batch, rows, strict=True)
+
+
+def _failed_rows(run: StudyRun, study: str, err: BaseException) -> list[dict[str, Any]]:
+    """The rows of a run whose worker failed: an error row per planner."""
+    base = _base_row(run, study)
+    return [_error_row(base, i, name, options, err, 0.0)
+            for i, (name, options) in enumerate(_planner_names(run.scenario))]
+
+
+def _worker_setup() -> None:
+    """In a local worker: a terminal's Ctrl-C is the parent's to handle, SIGTERM ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _local_results(runs: Sequence[StudyRun], study: str, workers: int | None,
+                   stop: threading.Event) -> _Rows:
     """Rows of each run as it finishes, on a local process pool."""
     if not runs:
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(execute_run, run, study): run for run in runs}
-        try:
-            for future in as_completed(futures):
-                yield _collected(future.result, futures[future], study)
-        finally:
-            for future in futures:
-                future.cancel()
+    count = workers or os.cpu_count() or 1
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_setup)
+    finished = False
+    try:
+        yield from _batched(
+            runs, study, count, lambda batch: pool.submit(execute_runs, batch, study),
+            lambda futures: wait_futures(futures, timeout=_POLL_SECONDS,
+                                         return_when=FIRST_COMPLETED).done, stop)
+        finished = not stop.is_set()
+    finally:
+        if not finished:  # interrupted: runs in flight are dropped, their workers ended
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in set(multiprocessing.active_children()) - before:
+                child.terminate()
+            for child in set(multiprocessing.active_children()) - before:
+                child.join(timeout=5)
+                if child.is_alive():
+                    child.kill()
+        pool.shutdown(wait=True)
+
+
+_LOCAL_CLUSTER_CONFIG: dict[str, object] = {
+    # Forked workers start with portsim already imported (spawned ones import it
+    # again: seconds per worker on a busy machine, more than a 1,000-run study).
+    "distributed.worker.multiprocessing-method": "fork",
+    # The statistical profiler samples the running task every 10 ms: off, it
+    # costs pure-Python runs a good part of their speed.
+    "distributed.worker.profile.enabled": False,
+    # Housekeeping of an idle cluster (event-loop ticks every 20 ms, system and
+    # memory monitors) took 9% of a core; 1.6% with these intervals.
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+"""Dask settings of the ``LocalCluster`` a study starts (not of a given scheduler).
+
+The workers' own logs are silenced too (heartbeats failing while the cluster
+closes would write over the progress bar); a failed run is its rows' message.
+"""
 
 
 def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
-                  scheduler: str | None) -> Iterator[list[dict[str, Any]]]:
+                  scheduler: str | None,
+                  stop: threading.Event) -> _Rows:
     """Rows of each run as it finishes, on Dask distributed."""
     if not runs:
         return
+    import dask.config
     from distributed import Client, LocalCluster
-    from distributed import as_completed as dask_completed
+    from distributed import wait as dask_wait
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
+        with dask.config.set(_LOCAL_CLUSTER_CONFIG):
+            cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1,
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)
+            client = Client(cluster)
     else:
         client = Client(scheduler)
+    in_flight: list[Any] = []
+
+    def submit(batch: _Batch) -> Any:
+        future = client.submit(execute_runs, batch, study, pure=False)
+        in_flight.append(future)
+        return future
+
+    def wait_first(futures: set[Any]) -> set[Any]:
+        try:
+            return set(dask_wait(list(futures), timeout=_POLL_SECONDS,
+                                 return_when="FIRST_COMPLETED").done)
+        except TimeoutError:
+            return set()
+
     try:
-        futures = client.map(execute_run, list(runs), study=study, pure=False)
-        by_key = {f.key: run for f, run in zip(futures, runs, strict=True)}
-        for future in dask_completed(futures):
-            yield _collected(future.result, by_key[future.key], study)
+        count = workers or len(client.scheduler_info().get("workers", {})) or 2
+        yield from _batched(runs, study, count, submit, wait_first, stop)
     finally:
+        client.cancel([f for f in in_flight if not f.done()])
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def _collected(result: Callable[[], list[dict[str, Any]]], run: StudyRun,
-               study: str) -> list[dict[str, Any]]:
-    """The rows of a finished future; a worker that died is an error row per planner."""
-    try:
-        return result()
-    except Exception as err:
-        base = _base_row(run, study)
-        return [_error_row(base, i, name, options, err, 0.0)
-                for i, (name, options) in enumerate(_planner_names(run.scenario))]
-

@@ -33,6 +33,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,17 +42,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planners.base import check_options
 from reports.studies.model import check_model_scenario
-from scenarios.loader import read_yaml, validate_document
-from scenarios.schema import ScenarioSpec
-from simulator.errors import ScenarioError
+from scenarios.loader import read_yaml, scenario_from_dict, validate_document
+from simulator.errors import PortsimError, ScenarioError, short_repr
 
 __all__ = [
+    "DEFAULT_MAX_RUNS",
     "GRID_PREFIX",
+    "INT64_RANGE",
     "Study",
     "StudyRun",
     "StudySpec",
+    "count_runs",
+    "document_values",
     "expand_study",
+    "grid_point_label",
     "load_study",
     "run_key",
     "study_from_dict",
@@ -59,6 +65,20 @@ __all__ = [
 
 GRID_PREFIX = "grid."
 """Result columns holding grid values are named ``grid.<dotted path>``."""
+
+DEFAULT_MAX_RUNS = 100_000
+"""The largest study (grid points x replicates) expanded unless the caller raises it
+(``portsim study --max-runs N``): past it a study is rejected before any grid
+point is built, in the time it takes to multiply the grid's list lengths."""
+
+INT64_RANGE = (-(2**63), 2**63 - 1)
+"""Integers stored in the result store (grid values, seeds) are Arrow ``int64``."""
+
+MAX_DOCUMENT_VALUES = 1_000_000
+"""The most values (mappings, lists and scalars, a shared one counted each time it is
+used) in ``base`` and ``grid`` together.  Each run's scenario document is hashed
+and stored in full, so a YAML alias bomb of a few hundred bytes, which the YAML
+reader builds as a small graph of shared lists, would expand in every run."""
 
 
 class StudySpec(BaseModel):
@@ -153,27 +173,33 @@ def _simgrid_content(scenario: Mapping[str, Any]) -> bytes | None:
         return None  # the run itself reports the missing file
 
 
-def load_study(path: str | os.PathLike[str]) -> Study:
+def load_study(path: str | os.PathLike[str], *, max_runs: int = DEFAULT_MAX_RUNS) -> Study:
     """Read, check and expand a study file.
+
+    ``max_runs`` caps the number of runs (grid points x replicates); see
+    :func:`expand_study`.
 
     Raises
     ------
     ScenarioError
         One line naming the file, the key path and the bad value: unknown
         key, wrong type, empty grid list, a grid path that crosses a
-        non-mapping value of ``base``.
+        non-mapping value of ``base``, an integer grid value outside int64,
+        more runs than ``max_runs``, a grid point whose scenario does not
+        load or names an unknown planner or option.
     """
     source = os.fspath(path)
     return study_from_dict(read_yaml(path, error=ScenarioError), source=source,
-                           base_dir=Path(path).parent)
+                           base_dir=Path(path).parent, max_runs=max_runs)
 
 
 def study_from_dict(data: object, source: str = "<string>", *,
-                    base_dir: str | os.PathLike[str] | None = None) -> Study:
+                    base_dir: str | os.PathLike[str] | None = None,
+                    max_runs: int = DEFAULT_MAX_RUNS) -> Study:
     """Check and expand a study already parsed from YAML.
 
     ``base_dir`` is the directory ``platform.simgrid`` files are relative to
-    (default: the current one).
+    (default: the current one); ``max_runs`` as in :func:`expand_study`.
 
     Examples
     --------
@@ -187,18 +213,40 @@ def study_from_dict(data: object, source: str = "<string>", *,
     ('s', 4)
     """
     spec = validate_document(StudySpec, data, source=source, error=ScenarioError)
-    return expand_study(spec, source=source, base_dir=base_dir)
+    return expand_study(spec, source=source, base_dir=base_dir, max_runs=max_runs)
+
+
+def count_runs(spec: StudySpec) -> int:
+    """Grid points x replicates, computed from the list lengths (nothing is expanded).
+
+    Examples
+    --------
+    >>> count_runs(StudySpec(name="s", base={}, grid={"a": [1, 2], "b": [3, 4, 5]},
+    ...                      replicates=7))
+    42
+    """
+    return math.prod(len(values) for values in spec.grid.values()) * spec.replicates
 
 
 def expand_study(spec: StudySpec, *, source: str = "<string>",
-                 base_dir: str | os.PathLike[str] | None = None) -> Study:
+                 base_dir: str | os.PathLike[str] | None = None,
+                 max_runs: int = DEFAULT_MAX_RUNS) -> Study:
     """The runs of ``spec``: grid points in file order, then seeds.
+
+    Before anything is expanded, the number of runs is checked against
+    ``max_runs`` and every integer grid value against int64 (it is stored in
+    an ``int64`` column).  After expansion, every grid point is checked as a
+    run would load it: its scenario (with the first seed), its planner names
+    and their option names; nothing has run yet.  (Option *values* are the
+    planner's to check when it runs; a bad one is that run's ``error`` row.)
 
     Raises
     ------
     ScenarioError
-        On an empty grid list, an empty path segment, or a path through a
-        value of ``base`` that is not a mapping.
+        On an empty grid list, an empty path segment, a path through a value
+        of ``base`` that is not a mapping, an integer outside int64, more runs
+        than ``max_runs``, or a grid point that does not load (the message
+        names the grid point and its values).
     """
     for key, values in spec.grid.items():
         if not values:
@@ -207,6 +255,20 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
         if not key or any(not part for part in key.split(".")):
             raise ScenarioError("a grid key is a dotted path of non-empty names",
                                 path="grid", value=key, source=source)
+        for i, value in enumerate(values):
+            if (isinstance(value, int) and not isinstance(value, bool)
+                    and not INT64_RANGE[0] <= value <= INT64_RANGE[1]):
+                raise ScenarioError("an integer grid value must fit in int64 (it is stored "
+                                    "as one)", path=f"grid.{key}[{i}]", value=value,
+                                    source=source)
+    _check_run_count(spec, max_runs, source)
+    for where, part in (("base", spec.base), ("grid", spec.grid)):
+        size = document_values(part, limit=MAX_DOCUMENT_VALUES, source=source, path=where)
+        if size > MAX_DOCUMENT_VALUES:
+            raise ScenarioError(
+                f"expands to more than {MAX_DOCUMENT_VALUES} values (YAML aliases count "
+                f"each time they are used), all hashed and stored with every run",
+                path=where, value=f"over {MAX_DOCUMENT_VALUES} values", source=source)
     keys = tuple(spec.grid)
     runs: list[StudyRun] = []
     for point in itertools.product(*(spec.grid[k] for k in keys)):
@@ -226,28 +288,113 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
         for run in runs:  # the model is a static property of each document: check them all
             check_model_scenario(run.scenario, source=source)
     else:
-        _check_some_run_is_well_formed(runs, source)
+        for number, first in enumerate(runs[::spec.replicates]):
+            _check_grid_point(first, number, source)
     return Study(spec.name, spec.description, keys, tuple(runs), source, spec.evaluation)
 
 
-def _check_some_run_is_well_formed(runs: list[StudyRun], source: str) -> None:
-    """Reject a study none of whose scenarios has the right shape (a typo in ``base``).
+def document_values(data: object, *, limit: int, source: str = "<string>",
+                    path: str = "") -> int:
+    """How many values ``data`` holds once every shared part is expanded, up to ``limit + 1``.
 
-    Only the document's shape is checked (cheap: no platform is built).  When
-    some runs are well formed, the others are left to fail at run time, each
-    as a row with its error.
+    Shared parts (what YAML aliases build) are measured once and counted as
+    often as they are used, so a document of a billion values is measured in
+    the time its distinct parts take; the count stops past ``limit``.
+
+    Raises
+    ------
+    ScenarioError
+        When a part contains itself (an alias inside its own anchor).
+
+    Examples
+    --------
+    >>> leaf = ["x"] * 10
+    >>> bomb = [leaf] * 10
+    >>> document_values(bomb, limit=1000)
+    111
+    >>> document_values([[bomb] * 10] * 10, limit=1000)
+    1001
     """
-    first: ScenarioError | None = None
-    for run in runs:
-        try:
-            validate_document(ScenarioSpec, dict(run.scenario), source=source,
-                              error=ScenarioError, prefix="base")
-        except ScenarioError as err:
-            first = first or err
+    sizes: dict[int, int] = {}
+    stack: list[tuple[object, bool]] = [(data, False)]
+    open_parts: set[int] = set()
+    while stack:
+        item, children_done = stack.pop()
+        if not isinstance(item, Mapping | list | tuple):
             continue
+        children = list(item.values()) if isinstance(item, Mapping) else list(item)
+        if children_done:
+            open_parts.discard(id(item))
+            total = 1 + sum(sizes.get(id(c), 1) if isinstance(c, Mapping | list | tuple)
+                            else 1 for c in children)
+            sizes[id(item)] = min(total, limit + 1)
+            continue
+        if id(item) in sizes:
+            continue
+        if id(item) in open_parts:
+            raise ScenarioError("a value contains itself (a YAML alias inside its own "
+                                "anchor)", path=path or None, source=source)
+        open_parts.add(id(item))
+        stack.append((item, True))
+        stack.extend((c, False) for c in children
+                     if isinstance(c, Mapping | list | tuple) and id(c) not in sizes)
+    return sizes.get(id(data), 1)
+
+
+def _check_run_count(spec: StudySpec, max_runs: int, source: str) -> None:
+    """Reject a study of more than ``max_runs`` runs, naming the key that makes it big."""
+    total = count_runs(spec)
+    if total <= max_runs:
         return
-    if first is not None:
-        raise first
+    points = total // spec.replicates
+    shape = " x ".join(str(len(v)) for v in spec.grid.values()) or "1"
+    where, value = ("replicates", spec.replicates) if points <= max_runs else ("grid", shape)
+    raise ScenarioError(f"the study has {total} runs ({shape} grid point(s) x "
+                        f"{spec.replicates} replicate(s)), more than the cap of {max_runs}; "
+                        f"raise it with --max-runs", path=where, value=value, source=source)
+
+
+def grid_point_label(grid: Mapping[str, Any]) -> str:
+    """``key=value, ...`` of a grid point, each value shortened (for messages).
+
+    Examples
+    --------
+    >>> grid_point_label({"platform.generator.n": 8, "planners": ["lp"]})
+    "platform.generator.n=8, planners=['lp']"
+    """
+    return ", ".join(f"{key}={short_repr(value)}" for key, value in grid.items())
+
+
+def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
+    """Load ``run``'s scenario and look up its planners and option names, as a run would.
+
+    Raises
+    ------
+    ScenarioError
+        ``FILE: grid point P (key=value, ...): base.path: message (got value)``.
+    """
+    from planners.registry import get_planner  # the registry imports every planner
+
+    where = f"{source}: grid point {point} ({grid_point_label(run.grid)})" if run.grid \
+        else source
+    try:
+        scenario = scenario_from_dict(dict(run.scenario), source=where)
+        for index, spec in enumerate(scenario.planners):
+            try:
+                planner = get_planner(spec.name)
+                allowed = getattr(planner, "options", None)
+                if isinstance(allowed, frozenset | set):
+                    check_options(spec.name, spec.options, allowed)
+            except PortsimError as err:
+                raise ScenarioError(err.message, path=f"planners[{index}]" + (
+                    f".{err.path.rsplit('.', 1)[-1]}" if err.path else ""),
+                    value=err.value) from None
+    except PortsimError as err:
+        raise ScenarioError(err.message, path=f"base.{err.path}" if err.path else "base",
+                            value=err.value, source=where) from None
+    except Exception as err:  # a loader bug must still name the grid point, in one line
+        raise ScenarioError(f"cannot load: {type(err).__name__}: {err}", path="base",
+                            source=where) from None
 
 
 def _anchor_simgrid_file(document: dict[str, Any], base_dir: Path) -> None:

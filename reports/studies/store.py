@@ -13,10 +13,22 @@ part, so a run is either fully stored or not at all; ``--resume`` recomputes
 exactly the runs whose key is absent.  :func:`load_results` also drops any
 repeated ``(run_key, planner_index)`` pair (possible only when two studies
 write into one directory concurrently) so a row is never counted twice.
+
+One writer at a time
+--------------------
+A study owns its output folder while it runs: :class:`StoreLock` takes an
+advisory lock (:func:`fcntl.flock`) on ``DIR/.lock`` and writes its process
+id there; a second study on the same folder is refused, naming the holder.
+The lock goes with the process (a killed study leaves no stale lock).  Each
+temporary part carries its writer's process id (``.part-...parquet.<pid>.tmp``):
+start-up removes only the leftovers of writers that are no longer running,
+never the in-flight part of a live one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import time
@@ -30,16 +42,23 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator.errors import ScenarioError
+
 __all__ = [
+    "LOCK_NAME",
     "RESULTS_NAME",
     "RESULT_COLUMNS",
     "ResultStore",
+    "StoreLock",
     "grid_column_type",
     "load_results",
 ]
 
 RESULTS_NAME = "results.parquet"
 """Name of the dataset directory inside a study's output folder."""
+
+LOCK_NAME = ".lock"
+"""The lock file inside a study's output folder (holds the writer's process id)."""
 
 RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("study", pa.string()),
@@ -89,16 +108,20 @@ def grid_column_type(values: Sequence[Any]) -> pa.DataType:
     --------
     >>> grid_column_type([8, 16]), grid_column_type([1, 2.5]), grid_column_type(["a"])
     (DataType(int64), DataType(double), DataType(string))
-    >>> grid_column_type([[1], [2]])
-    DataType(string)
+    >>> grid_column_type([[1], [2]]), grid_column_type([2**60, 0.5])
+    (DataType(string), DataType(string))
     """
     if all(isinstance(v, bool) for v in values):
         return pa.bool_()
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return pa.int64()
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return pa.float64()
+    if all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)
+                                    and abs(v) <= _EXACT_DOUBLE_INT) for v in values):
+        return pa.float64()  # every integer among them is exactly a double
     return pa.string()
+
+
+_EXACT_DOUBLE_INT = 2**53
 
 
 class ResultStore:
@@ -143,16 +166,87 @@ class ResultStore:
               for name in self.schema.names} for row in rows],
             schema=self.schema)
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
-        temporary = self.path / f".{name}.tmp"
-        pq.write_table(table, temporary)
-        os.replace(temporary, self.path / name)
+        temporary = self.path / f".{name}.{os.getpid()}.tmp"
+        try:
+            pq.write_table(table, temporary)
+            os.replace(temporary, self.path / name)
+        finally:
+            temporary.unlink(missing_ok=True)  # gone already unless the write failed
         return len(rows)
 
-    def discard_temporary(self) -> None:
-        """Remove the hidden leftovers of a killed writer."""
-        if self.path.is_dir():
-            for leftover in self.path.glob(".part-*.tmp"):
+    def discard_temporary(self) -> list[Path]:
+        """Remove the hidden leftovers of writers that no longer run; return them.
+
+        A temporary part is named ``.part-...parquet.<pid>.tmp`` by the
+        process writing it: a part of this process or of a process that no
+        longer exists is a leftover; a part of a live process is in flight
+        and stays, as does a name without a process id.
+        """
+        removed: list[Path] = []
+        if not self.path.is_dir():
+            return removed
+        for leftover in self.path.glob(".part-*.tmp"):
+            pid = leftover.name.removesuffix(".tmp").rsplit(".", 1)[-1]
+            if pid.isdigit() and (int(pid) == os.getpid() or not _running(int(pid))):
                 leftover.unlink(missing_ok=True)
+                removed.append(leftover)
+        return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OverflowError:  # not a process id at all
+        return False
+    return True
+
+
+class StoreLock:
+    """Exclusive ownership of a study's output folder, as a context manager.
+
+    ``with StoreLock(directory):`` creates the folder if needed, takes an
+    advisory :func:`fcntl.flock` on ``directory/.lock`` without waiting, and
+    writes this process's id in it; the lock is released on exit (and by the
+    system when the process dies).
+
+    Raises
+    ------
+    ScenarioError
+        (on entering) when another process holds the lock, naming its id.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.path = Path(directory) / LOCK_NAME
+        self._fd: int | None = None
+
+    def __enter__(self) -> StoreLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise ScenarioError(
+                f"another study (process {holder}) is writing into this folder; wait for it "
+                f"to end or choose another --out", source=str(self.path.parent)) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
 
 
 def _as_text(value: Any) -> str | None:

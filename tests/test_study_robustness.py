@@ -1,0 +1,506 @@
+"""Studies that fail loudly and stop cleanly (issue 12, item 7; issue 13, items 2 and 6).
+
+Every grid point is checked before any run; the number of runs, integers
+stored and the expanded size of the study file are bounded before anything
+is expanded; one study owns a store at a time; a stop (SIGTERM, SIGINT)
+ends the workers and keeps the finished runs; what workers warn is in the
+rows' notes; Dask missing is one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import reports.studies.execute as execute_module
+import reports.studies.spec as spec_module
+from reports.studies import load_results, run_study, study_from_dict
+from reports.studies.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
+from reports.studies.store import ResultStore, StoreLock, grid_column_type
+from scenarios.cli import _RateMeter, main
+from simulator.errors import ScenarioError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def flat_study(**extra: Any) -> dict[str, Any]:
+    """A study of quick runs: flat broadcasts on a complete platform of n nodes."""
+    return {
+        "name": "quick",
+        "base": {"platform": {"generator": {"type": "complete", "n": 3}},
+                 "operation": {"type": "broadcast", "source": "P0"},
+                 "planners": ["flat"]},
+        "grid": {"platform.generator.n": [2, 3, 4]},
+        **extra,
+    }
+
+
+def write(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def one_error_line(output: str) -> str:
+    """The single ``portsim: error:`` line of ``output`` (and nothing like a traceback)."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    assert lines[0].startswith("portsim: error: "), output
+    assert "Traceback" not in output
+    return lines[0]
+
+
+# -- every grid point checked before any run (issue 12, item 7) --------------------------
+
+
+def test_a_planner_typo_in_base_is_bad_input_before_any_run(tmp_path: Path) -> None:
+    data = flat_study()
+    data["base"]["planners"] = ["flat", "lpp"]
+    study_file = write(tmp_path / "typo.yaml", data)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    line = one_error_line(result.output)
+    assert line.startswith(f"portsim: error: {study_file}: grid point 0 "
+                           f"(platform.generator.n=2): base.planners[1]: unknown planner")
+    assert "(got 'lpp')" in line
+    assert not (tmp_path / "o" / "results.parquet").exists()  # nothing ran
+
+
+def test_a_grid_point_that_does_not_load_is_named(tmp_path: Path) -> None:
+    data = flat_study()
+    data["grid"]["platform.generator.n"] = [2, 3, 0]
+    with pytest.raises(ScenarioError) as caught:
+        study_from_dict(data, source="s.yaml")
+    text = str(caught.value)
+    assert text.startswith("s.yaml: grid point 2 (platform.generator.n=0): "
+                           "base.platform.generator.n: ")
+    assert text.endswith(" (got 0)")
+
+
+def test_an_unknown_planner_option_is_named_with_its_grid_point() -> None:
+    data = flat_study()
+    data["grid"] = {"planners": [["flat"], [{"name": "greedy", "depth": 2}]]}
+    data["base"]["operation"] = {"type": "reduce", "target": "P0"}
+    with pytest.raises(ScenarioError, match=r"^s\.yaml: grid point 1 \(planners=\[\{'depth': "
+                                            r"2, 'name': 'greedy'\}\]\): base\.planners\[0\]"
+                                            r"\.depth: unknown option 'depth' for planner "
+                                            r"'greedy'"):
+        study_from_dict(data, source="s.yaml")
+
+
+# -- numbers, sizes and counts bounded before anything is expanded (issue 13, item 2) ------
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30])
+def test_an_integer_grid_value_outside_int64_is_bad_input(tmp_path: Path, value: int) -> None:
+    data = flat_study()
+    data["grid"] = {"operation.size": [1, value]}
+    study_file = write(tmp_path / "big.yaml", data)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"portsim: error: {study_file}: grid.operation.size[1]: an integer grid value must "
+        f"fit in int64 (it is stored as one) (got {value})")
+
+
+def test_int64_bounds_are_stored_exactly(tmp_path: Path) -> None:
+    """The largest int64 grid value loads and its column stores it exactly."""
+    data = flat_study()
+    data["grid"] = {"seed_note": [2**63 - 1, -(2**63)]}  # an unknown key: checked later
+    with pytest.raises(ScenarioError, match="seed_note: unknown key"):
+        study_from_dict(data)  # passes the int64 check, stops at the grid point check
+    store = ResultStore(tmp_path, {"grid.x": grid_column_type([2**63 - 1, -(2**63)])})
+    store.append([{"run_key": "a", "grid.x": 2**63 - 1}, {"run_key": "b", "grid.x": -(2**63)}])
+    frame = pd.read_parquet(tmp_path / "results.parquet")
+    assert sorted(frame["grid.x"].tolist()) == [-(2**63), 2**63 - 1]
+
+
+def test_a_large_integer_among_floats_is_stored_as_text(tmp_path: Path) -> None:
+    """2^60 is no double: a grid of [2^60, 0.5] is a text column, not an Arrow error."""
+    assert grid_column_type([2**60, 0.5]) == pa.string()
+    assert grid_column_type([2**53, 0.5]) == pa.float64()
+    store = ResultStore(tmp_path, {"grid.x": grid_column_type([2**60, 0.5])})
+    store.append([{"run_key": "a", "grid.x": 2**60}, {"run_key": "b", "grid.x": 0.5}])
+    frame = pd.read_parquet(tmp_path / "results.parquet")
+    assert sorted(frame["grid.x"].tolist()) == ["0.5", str(2**60)]
+
+
+@pytest.mark.parametrize(("extra", "where", "runs"), [
+    ({"replicates": 100_000_000}, "replicates", 3 * 100_000_000),
+    ({"grid": {f"operation.k{i}": list(range(40)) for i in range(6)}}, "grid", 40**6),
+])
+def test_the_number_of_runs_is_capped_before_expansion(
+        monkeypatch: pytest.MonkeyPatch, extra: dict[str, Any], where: str, runs: int) -> None:
+    def never(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a run was expanded")
+
+    monkeypatch.setattr(spec_module, "run_key", never)
+    with pytest.raises(ScenarioError) as caught:
+        study_from_dict(flat_study(**extra), source="s.yaml")
+    text = str(caught.value)
+    assert text.startswith(f"s.yaml: {where}: the study has {runs} runs")
+    assert f"more than the cap of {DEFAULT_MAX_RUNS}; raise it with --max-runs" in text
+
+
+def test_max_runs_raises_the_cap(tmp_path: Path) -> None:
+    data = flat_study(replicates=2)  # 3 grid points x 2 seeds
+    with pytest.raises(ScenarioError, match=r"has 6 runs .* cap of 5"):
+        study_from_dict(data, max_runs=5)
+    assert len(study_from_dict(data, max_runs=6).runs) == 6
+    study_file = write(tmp_path / "s.yaml", data)
+    runner = CliRunner()
+    refused = runner.invoke(main, ["study", str(study_file), "--out", str(tmp_path / "a"),
+                                   "--max-runs", "5"])
+    assert refused.exit_code == 2
+    assert "cap of 5" in one_error_line(refused.output)
+    accepted = runner.invoke(main, ["study", str(study_file), "--out", str(tmp_path / "b"),
+                                    "--max-runs", "6", "--workers", "1"])
+    assert accepted.exit_code == 0, accepted.output
+    assert len(load_results(tmp_path / "b")) == 6
+
+
+def test_document_values_counts_shared_parts_without_expanding_them() -> None:
+    # A billion-laughs structure: 10 levels of 10 references to the level below.
+    bomb: Any = "lol"
+    expanded = 1
+    for _ in range(10):
+        bomb = [bomb] * 10
+        expanded = 1 + 10 * expanded
+    assert document_values(bomb, limit=10**12) == expanded  # 1,111,111,111 values
+    assert document_values(bomb, limit=1000) == 1001
+    assert document_values({"a": [1, 2], "b": {"c": [3]}}, limit=100) == 7  # independent count
+    loop: list[Any] = [1]
+    loop.append(loop)
+    with pytest.raises(ScenarioError, match="contains itself"):
+        document_values({"a": loop}, limit=100, path="base")
+
+
+def test_an_alias_bomb_in_a_study_file_is_bad_input(tmp_path: Path) -> None:
+    """A 600-byte billion-laughs file: exit 2, one line, without expanding it.
+
+    (The YAML reader of scenarios/loader.py bounds alias expansion too; this
+    test holds with or without that bound: the study checks the size of what
+    it would hash and store in every run.)
+    """
+    levels = "\n".join(f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9))
+    text = (f"name: bomb\nbase:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            f"{levels}\n  platform: {{generator: {{type: complete, n: 3}}}}\n"
+            f"  operation: {{type: broadcast, source: P0}}\n  planners: [flat]\n")
+    assert len(text) < 800
+    study_file = tmp_path / "bomb.yaml"
+    study_file.write_text(text)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    line = one_error_line(result.output)
+    assert line.startswith(f"portsim: error: {study_file}: ")
+    assert str(MAX_DOCUMENT_VALUES) in line or "alias" in line
+
+
+# -- one study per store (issue 13, item 6) -------------------------------------------------
+
+
+def test_a_second_study_on_a_held_store_names_the_holder(tmp_path: Path) -> None:
+    study_file = write(tmp_path / "s.yaml", flat_study())
+    with StoreLock(tmp_path / "o"):
+        assert (tmp_path / "o" / ".lock").read_text().strip() == str(os.getpid())
+        with pytest.raises(ScenarioError, match=rf"another study \(process {os.getpid()}\)"):
+            run_study(study_from_dict(flat_study()), tmp_path / "o", resume=True)
+        result = CliRunner().invoke(main, ["study", str(study_file), "--out",
+                                           str(tmp_path / "o"), "--resume"])
+        assert result.exit_code == 2
+        assert f"another study (process {os.getpid()})" in one_error_line(result.output)
+    outcome = run_study(study_from_dict(flat_study()), tmp_path / "o", workers=1)
+    assert outcome.computed == 3  # the lock went with its holder
+
+
+def test_concurrent_studies_on_one_store_store_each_run_once(tmp_path: Path) -> None:
+    """The reproducer of issue 13: two studies at once on one folder (here two threads)."""
+    study = study_from_dict(flat_study(replicates=4))
+    outcomes: list[object] = []
+
+    def one() -> None:
+        try:
+            outcomes.append(run_study(study, tmp_path, workers=1, resume=True))
+        except ScenarioError as err:
+            outcomes.append(err)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    raw = pd.concat(pd.read_parquet(p) for p in (tmp_path / "results.parquet").glob("part-*"))
+    assert len(raw) == 12  # 3 grid points x 4 seeds x 1 planner, never twice
+    refused = [o for o in outcomes if isinstance(o, ScenarioError)]
+    assert all("another study" in str(err) for err in refused)
+
+
+def test_start_up_removes_only_the_temporary_parts_of_dead_writers(tmp_path: Path) -> None:
+    store = tmp_path / "results.parquet"
+    store.mkdir()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    try:
+        in_flight = store / f".part-1-a.parquet.{live.pid}.tmp"
+        leftover = store / f".part-1-b.parquet.{dead.pid}.tmp"
+        unnamed = store / ".part-1-c.parquet.tmp"
+        for path in (in_flight, leftover, unnamed):
+            path.write_bytes(b"partial")
+        run_study(study_from_dict(flat_study()), tmp_path, workers=1, resume=True)
+        assert in_flight.exists()  # a live writer's part is left alone
+        assert unnamed.exists()  # and so is a part whose writer is unknown
+        assert not leftover.exists()
+        assert len(load_results(tmp_path)) == 3
+    finally:
+        live.kill()
+        live.wait()
+
+
+# -- stopping cleanly ----------------------------------------------------------------------
+
+
+def test_a_stop_ends_the_workers_and_keeps_the_finished_runs(tmp_path: Path) -> None:
+    study = study_from_dict(flat_study(replicates=200))  # 600 runs
+    stop = threading.Event()
+    seen: list[int] = []
+
+    def progress(done: int, failed: int, total: int) -> None:
+        seen.append(done)
+        if done >= 5:
+            stop.set()
+
+    outcome = run_study(study, tmp_path, workers=2, batch_size=1000, progress=progress,
+                        stop=stop)
+    assert outcome.interrupted
+    assert 5 <= outcome.computed < 600
+    assert not multiprocessing.active_children()  # no worker left behind
+    stored = load_results(tmp_path)
+    assert stored["run_key"].nunique() == outcome.computed  # every finished run kept
+    resumed = run_study(study, tmp_path, workers=2, resume=True)
+    assert (resumed.skipped, resumed.computed, resumed.interrupted) == (
+        outcome.computed, 600 - outcome.computed, False)
+    raw = pd.concat(pd.read_parquet(p) for p in (tmp_path / "results.parquet").glob("part-*"))
+    assert len(raw) == 600
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_study_without_orphans(tmp_path: Path, signum: int,
+                                                  status: int) -> None:
+    data = flat_study(replicates=300)
+    data["base"]["planners"] = ["flat", "greedy"]
+    data["base"]["operation"] = {"type": "reduce", "target": "P0"}
+    data["grid"]["platform.generator.n"] = [6, 7, 8]
+    study_file = write(tmp_path / "s.yaml", data)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "scenarios.cli", "study", str(study_file), "--out",
+               str(out), "--workers", "2", "--batch-size", "1"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    store = out / "results.parquet"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if store.is_dir() and len(list(store.glob("part-*.parquet"))) >= 3:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, process.communicate()
+    os.kill(process.pid, signum)
+    _stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == status, stderr
+    assert f"stopped by {signal.Signals(signum).name}" in stderr
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _group_alive(process.pid)  # no worker left running
+    stored = load_results(out)["run_key"].nunique()
+    assert 0 < stored < 900
+    assert f"{stored} of 900 run(s) stored" in stderr
+
+
+# -- failures and warnings summarised, nothing written over the bar -------------------------
+
+
+def test_the_cli_ends_with_a_summary_of_failed_runs(tmp_path: Path) -> None:
+    data = flat_study()
+    data["base"]["operation"] = {"type": "reduce", "target": "P0"}
+    data["base"]["planners"] = ["flat", {"name": "greedy", "reducers": 0}]
+    study_file = write(tmp_path / "s.yaml", data)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                       "--workers", "1"])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    at = lines.index("3 run(s) failed or invalid; the first:")
+    assert lines[at + 1].startswith("  run 0 (platform.generator.n=2, seed 0): greedy: "
+                                    "PlannerError: ")
+    assert "reducers" in lines[at + 1]
+    assert len([line for line in lines[at + 1:] if line.startswith("  run ")]) == 3
+
+
+def _warning_planner(original: Any) -> Any:
+    def run_planner(scenario: Any, spec: Any, **kwargs: Any) -> Any:
+        warnings.warn("solver says hello\nsecond line", UserWarning, stacklevel=1)
+        return original(scenario, spec, **kwargs)
+    return run_planner
+
+
+def test_worker_warnings_go_to_the_rows_notes_and_the_summary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Local workers are forked: they run the patched function.
+    monkeypatch.setattr(execute_module, "run_planner",
+                        _warning_planner(execute_module.run_planner))
+    outcome = run_study(study_from_dict(flat_study()), tmp_path, workers=2)
+    captured = capfd.readouterr()
+    assert "solver says hello" not in captured.err + captured.out  # nothing printed
+    assert outcome.warned == 3
+    assert outcome.warnings == ("warning: UserWarning: solver says hello",)
+    frame = load_results(tmp_path)
+    for notes in frame["notes"]:
+        assert "warning: UserWarning: solver says hello" in json.loads(notes)
+    assert (frame["status"] == "ok").all()
+
+
+def test_cli_prints_the_warnings_summary(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(execute_module, "run_planner",
+                        _warning_planner(execute_module.run_planner))
+    study_file = write(tmp_path / "s.yaml", flat_study())
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                       "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert ("3 run(s) with warnings (in the rows' notes); the first:\n"
+            "  warning: UserWarning: solver says hello\n") in result.output
+
+
+# -- Dask ------------------------------------------------------------------------------------
+
+
+def test_dask_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed: ImportError
+    study_file = write(tmp_path / "s.yaml", flat_study())
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                       "--executor", "dask"])
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        "portsim: error: --executor: Dask is not installed; install it with "
+        "pip install 'portsim[dask]' (got 'dask')")
+
+
+def test_batches_grow_to_the_measured_run_time(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """After the first batches (one run each), a batch holds about BATCH_SECONDS of work."""
+    sizes: list[int] = []
+    original = execute_module.execute_runs
+
+    def timed(runs: Any, study: str) -> Any:
+        sizes.append(len(runs))
+        rows, _ = original(runs, study)
+        return rows, 0.01 * len(runs)  # as if each run took 10 ms
+
+    monkeypatch.setattr(execute_module, "execute_runs", timed)
+    monkeypatch.setattr(execute_module, "ProcessPoolExecutor",
+                        _InlineExecutor)  # batches observable in this process
+    study = study_from_dict(flat_study(replicates=100))
+    outcome = run_study(study, tmp_path, workers=2)
+    assert outcome.computed == 300
+    assert sizes[0] == 1
+    expected = min(execute_module.MAX_BATCH_RUNS,
+                   round(execute_module.BATCH_SECONDS / 0.01))  # runs of 10 ms
+    assert max(sizes) == expected
+    assert sum(sizes) == 300
+
+
+class _InlineExecutor:
+    """A ProcessPoolExecutor stand-in that runs each task when submitted."""
+
+    def __init__(self, max_workers: int, initializer: Any = None) -> None:
+        self.max_workers = max_workers
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+# -- the smoothed rate -----------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_rate_meter_is_a_moving_average_that_bursts_barely_move() -> None:
+    clock = _Clock()
+    meter = _RateMeter(clock)
+    assert meter.rate() is None
+    assert meter.left(10) is None
+    # 10 runs/s, in bursts of 20 runs every 2 s (batches finishing together), for 60 s.
+    for step in range(1, 31):
+        clock.now = 2.0 * step
+        meter.add(20 * step)
+        after = meter.rate()
+        clock.now += 1.9  # just before the next burst
+        before_next = meter.rate()
+        assert after is not None
+        assert before_next is not None
+        if clock.now >= meter.WINDOW:  # a full window: 300 runs in the last 30 s
+            assert after == pytest.approx(10.0)
+            assert before_next == pytest.approx(10.0)
+        else:  # the first window: runs since the start over the time since the start
+            assert after == pytest.approx(20 * step / (2.0 * step))
+            assert before_next == pytest.approx(20 * step / clock.now)
+            assert 5.0 < before_next <= 10.0
+    assert meter.left(600) == pytest.approx(60.0)
+
+
+def test_rate_meter_ignores_nothing_done_and_counts_from_its_start() -> None:
+    clock = _Clock()
+    clock.now = 100.0
+    meter = _RateMeter(clock)
+    clock.now = 104.0
+    meter.add(0)
+    assert meter.rate() is None
+    meter.add(8)
+    assert meter.rate() == pytest.approx(2.0)  # 8 runs in the 4 s since the start
+    assert meter.left(4) == pytest.approx(2.0)
+
+
+def test_dataclass_outcome_fields_default() -> None:
+    """An outcome built by older callers (six fields) reads as not interrupted."""
+    outcome = execute_module.StudyOutcome(1, 0, 1, 0, 0, 1.0)
+    assert dataclasses.astuple(outcome)[6:] == (False, (), 0, ())
