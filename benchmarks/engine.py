@@ -23,11 +23,11 @@ from fractions import Fraction
 
 import simpy
 
-from simulator.engine import replay
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
-from simulator.schedule import Schedule, Send
+from portsim.simulator.engine import replay
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Schedule, Send
 
 
 def broadcast_series(nodes: int, transfers: int, seed: int = 0) -> Schedule:

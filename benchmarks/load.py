@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import broadcast_series  # benchmarks/engine.py, next to this file
 
-from scenarios.schedule_file import dump_schedule
+from portsim.scenarios.schedule_file import dump_schedule
 
 # Peak memory: Linux's VmHWM of this process image (ru_maxrss would carry the
 # parent's peak over fork and exec); ru_maxrss elsewhere.
 _CHILD = """
 import json, resource, sys, time
-from scenarios.schedule_file import load_schedule
+from portsim.scenarios.schedule_file import load_schedule
 
 def peak_kib():
     try:

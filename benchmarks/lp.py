@@ -61,15 +61,15 @@ import numpy as np
 # Measure this checkout, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planners.lp._exact import ExactSolution, recover
-from planners.lp._flows import Commodity, build_flow_model
-from planners.lp._reduce import _repair as reduce_repair
-from planners.lp._reduce import build_reduce_model, reduction_trees
-from planners.lp._solve import LinearModel, solve_float
-from scenarios.generators import random_platform
-from simulator.items import Item
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
+from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._flows import Commodity, build_flow_model
+from portsim.planners.lp._reduce import _repair as reduce_repair
+from portsim.planners.lp._reduce import build_reduce_model, reduction_trees
+from portsim.planners.lp._solve import LinearModel, solve_float
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
 
 Built = tuple[LinearModel, Callable[[np.ndarray], list[Fraction] | None] | None]
 
@@ -138,7 +138,7 @@ def measure_plan(n: int) -> dict[str, object]:
     """The complete ``lp`` planner on the reduce workload (with the periodic schedule)."""
     import warnings
 
-    from planners.lp import steady_state
+    from portsim.planners.lp import steady_state
 
     platform, op = _reduce_case(n)
     t0 = time.perf_counter()

@@ -5,7 +5,7 @@ c=(1, 5), compute=(0, 3), seed)``, every node a participant, for each N and
 seed given.  For each platform:
 
 - ``relaxation``: the per-destination SSR(G) program alone
-  (:func:`planners.lp._allreduce_bound.allreduce_bound`), exact;
+  (:func:`portsim.planners.lp._allreduce_bound.allreduce_bound`), exact;
 - ``planner``: the whole ``lp`` call (relaxation, reduce-then-broadcast,
   and, when that falls short, the structure packing with its exact branch
   and bound; then the periodic schedule, ``max_events`` 3,000);
@@ -33,13 +33,13 @@ from pathlib import Path
 # Measure this checkout, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planners.lp import steady_state
-from planners.lp._allreduce_bound import allreduce_bound
-from planners.lp._driver import LpOptions
-from planners.lp._exact import ExactSolution
-from scenarios.generators import random_platform
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._allreduce_bound import allreduce_bound
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._exact import ExactSolution
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
 
 
 def measure(n: int, seed: int) -> dict[str, object]:

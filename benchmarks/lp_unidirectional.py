@@ -1,7 +1,7 @@
 """Column generation over matchings (unidirectional one-port): scale.
 
 Workloads (issue 4): broadcast and scatter from ``P0`` to every other node on
-random strongly connected platforms (:func:`scenarios.generators.random_platform`,
+random strongly connected platforms (:func:`portsim.scenarios.generators.random_platform`,
 3 out-links per node, costs 1..10, seed = n), every node unidirectional,
 n = 10, 20, 40, 80.  Each line is one full ``lp`` run (column generation,
 exact re-solve and exact pricing, periodic schedule): float rounds, columns
@@ -48,7 +48,7 @@ Profile (pyinstrument, broadcast n = 80), before and after:
 - first version, 25 s: networkx's ``minimum_spanning_arborescence`` 47 %
   (it copies a multigraph at every contraction), networkx's blossom
   ``max_weight_matching`` 23 %, HiGHS 21 %, the schedule 6 %;
-- with :func:`planners.lp._matchings.min_arborescence` (Chu–Liu/Edmonds on
+- with :func:`portsim.planners.lp._matchings.min_arborescence` (Chu–Liu/Edmonds on
   plain lists, exact on Fractions too): 12-14 s; blossom 43 %, HiGHS 33 %
   (warm-started dual simplex, about 40 ms a round on the loaded machine),
   trees 6 %, the schedule 13 %, the exact re-solve and exact pricing 3 %.
@@ -69,10 +69,10 @@ import time
 import tracemalloc
 import warnings
 
-from planners.lp import steady_state
-from scenarios.generators import random_platform
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
+from portsim.planners.lp import steady_state
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
 
 
 def measure(kind: OperationKind, n: int, *, trace_memory: bool = False) -> None:

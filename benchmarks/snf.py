@@ -27,7 +27,7 @@ import statistics
 import time
 from fractions import Fraction
 
-from planners.snf import (
+from portsim.planners.snf import (
     branch_and_bound,
     generic_branch_and_bound,
     multi_class_table,

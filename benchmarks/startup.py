@@ -36,7 +36,7 @@ EXAMPLE = ROOT / "scenarios" / "examples" / "scatter-toy.yaml"
 
 def command_line(args: list[str]) -> list[str]:
     """``portsim ARGS`` as this interpreter runs it (the repository first on the path)."""
-    return [sys.executable, "-m", "scenarios.cli", *args]
+    return [sys.executable, "-m", "portsim.scenarios.cli", *args]
 
 
 def environment() -> dict[str, str]:

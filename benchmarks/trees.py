@@ -25,7 +25,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from planners.trees import (
+from portsim.planners.trees import (
     canon_antoniu_bounds,
     greedy_reduction,
     greedy_tree,
@@ -34,10 +34,10 @@ from planners.trees import (
     tree_length,
     tree_schedule,
 )
-from scenarios.generators import complete_platform
-from simulator.engine import replay
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
+from portsim.scenarios.generators import complete_platform
+from portsim.simulator.engine import replay
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
 
 TARGET_SECONDS = 10.0
 

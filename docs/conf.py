@@ -24,7 +24,7 @@ copyright = "portsim developers, MIT licence"
 
 # The public packages documented in the API reference (autosummary, recursive:
 # every public module below them). The one line to change if they move.
-portsim_packages = ["simulator", "planners", "scenarios", "reports"]
+portsim_packages = ["portsim"]
 
 extensions = [
     "myst_parser",

@@ -9,9 +9,9 @@ fast.
 
 Examples
 --------
->>> from planners import plan
->>> from simulator.platform import Platform
->>> from simulator.operations import Operation, OperationKind
+>>> from portsim.planners import plan
+>>> from portsim.simulator.platform import Platform
+>>> from portsim.simulator.operations import Operation, OperationKind
 >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
 >>> plan("flat", p, Operation(OperationKind.BROADCAST, source="S")).makespan
 Fraction(3, 1)
@@ -23,7 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planners.base import (
+    from portsim.planners.base import (
         FunctionPlanner,
         PlanFunction,
         Planner,
@@ -34,11 +34,11 @@ if TYPE_CHECKING:
         missing_path,
         unsupported_reason,
     )
-    from planners.flat import (
+    from portsim.planners.flat import (
         FLAT_PLANNER,
         flat_tree,
     )
-    from planners.registry import (
+    from portsim.planners.registry import (
         BUILTIN_PLANNERS,
         ENTRY_POINT_GROUP,
         PlannerInfo,
@@ -49,29 +49,29 @@ if TYPE_CHECKING:
         planner_infos,
         plugin_planners,
     )
-    from planners.snf import (
+    from portsim.planners.snf import (
         FNF_PLANNER,
         OPTIMAL_PLANNER,
         SNF_PLANNER,
     )
-    from planners.trees import (
+    from portsim.planners.trees import (
         BINOMIAL_PLANNER,
         FIBONACCI_PLANNER,
         GREEDY_PLANNER,
     )
 
 _HOMES: dict[str, list[str]] = {
-    "planners.base": [
+    "portsim.planners.base": [
         "FunctionPlanner", "PlanFunction", "Planner", "PlanResult", "PlanStatus", "WeightedTree",
         "check_options", "missing_path", "unsupported_reason",
     ],
-    "planners.flat": ["FLAT_PLANNER", "flat_tree"],
-    "planners.registry": [
+    "portsim.planners.flat": ["FLAT_PLANNER", "flat_tree"],
+    "portsim.planners.registry": [
         "BUILTIN_PLANNERS", "ENTRY_POINT_GROUP", "PlannerInfo", "PlannerPluginWarning",
         "available_planners", "get_planner", "plan", "planner_infos", "plugin_planners",
     ],
-    "planners.snf": ["FNF_PLANNER", "OPTIMAL_PLANNER", "SNF_PLANNER"],
-    "planners.trees": ["BINOMIAL_PLANNER", "FIBONACCI_PLANNER", "GREEDY_PLANNER"],
+    "portsim.planners.snf": ["FNF_PLANNER", "OPTIMAL_PLANNER", "SNF_PLANNER"],
+    "portsim.planners.trees": ["BINOMIAL_PLANNER", "FIBONACCI_PLANNER", "GREEDY_PLANNER"],
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 

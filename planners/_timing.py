@@ -8,7 +8,7 @@ earlier on the same resource (no back-filling), so the events of one resource
 never overlap and the schedule is feasible by construction.
 
 Resources, per node, follow the node's port model
-(:meth:`simulator.platform.Platform.port_model_of`):
+(:meth:`portsim.simulator.platform.Platform.port_model_of`):
 
 - bidirectional: one send port and one receive port;
 - unidirectional: one port shared by sends and receives;
@@ -31,11 +31,11 @@ from fractions import Fraction
 
 import networkx as nx
 
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Compute, Event, Send
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Compute, Event, Send
 
 __all__ = ["PortClock", "cheapest_path"]
 
@@ -67,7 +67,7 @@ def cheapest_path(platform: Platform, src: NodeId, dst: NodeId) -> list[NodeId]:
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "R", "B"], [("A", "R", 1), ("R", "B", 1), ("A", "B", 5)])
     >>> cheapest_path(p, "A", "B")
     ['A', 'R', 'B']
@@ -88,7 +88,7 @@ class PortClock:
     ----------
     platform:
         The platform; each node's port model comes from
-        :meth:`~simulator.platform.Platform.port_model_of`.
+        :meth:`~portsim.simulator.platform.Platform.port_model_of`.
     size:
         Message size: a send over ``(u, v)`` lasts ``size * c(u, v)``.
 
@@ -105,8 +105,8 @@ class PortClock:
 
     Examples
     --------
-    >>> from simulator.items import Item
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.items import Item
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 2)])
     >>> clock = PortClock(p)
     >>> clock.hold("S", Item.message("A"))

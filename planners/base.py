@@ -6,7 +6,7 @@ A planner is any object with a ``name``, the ``operations`` and
 protocol).  Plain functions become planners through :class:`FunctionPlanner`.
 
 Misuse raises; outcomes are results.  An unknown option is misuse
-(:func:`check_options` raises :class:`~simulator.errors.PlannerError`); an
+(:func:`check_options` raises :class:`~portsim.simulator.errors.PlannerError`); an
 operation or port model the planner does not handle is an outcome
 (:meth:`PlanResult.unsupported`).
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
-from simulator.errors import PlannerError
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Schedule
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "FunctionPlanner",
@@ -323,7 +323,7 @@ def check_options(name: str, options: Mapping[str, object], allowed: Iterable[st
     >>> check_options("flat", {"depth": 2}, [])
     Traceback (most recent call last):
     ...
-    simulator.errors.PlannerError: planners.flat.depth: unknown option 'depth' for \
+    portsim.simulator.errors.PlannerError: planners.flat.depth: unknown option 'depth' for \
 planner 'flat'; it takes no options (got 'depth')
     """
     valid = sorted(set(allowed))
@@ -364,7 +364,7 @@ def unsupported_reason(
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
     >>> op = Operation(OperationKind.ALLTOALL)
     >>> unsupported_reason("flat", {OperationKind.SCATTER}, {PortKind.BIDIRECTIONAL}, p, op)
@@ -400,7 +400,7 @@ def missing_path(platform: Platform, nodes: Iterable[NodeId]) -> tuple[NodeId, N
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "B", "C"], [("A", "C", 1), ("B", "C", 1)])
     >>> missing_path(p, ["A", "B", "C"])
     ('A', 'B')
@@ -443,7 +443,7 @@ class FunctionPlanner:
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> def nothing(platform, operation):
     ...     return PlanResult.error("nothing", "plans nothing")
     >>> planner = FunctionPlanner("nothing", nothing, frozenset({OperationKind.SCATTER}),

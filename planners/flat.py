@@ -3,24 +3,24 @@
 The root (the source of a scatter or broadcast, the target of a gather or
 reduce) deals with every other participant directly, one at a time, in
 participant order.  Exact start times come from the list scheduler of
-:mod:`planners._timing`.
+:mod:`portsim.planners._timing`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from planners._timing import PortClock, cheapest_path
-from planners.base import (
+from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.base import (
     FunctionPlanner,
     PlanResult,
     check_options,
     unsupported_reason,
 )
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Schedule
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Schedule
 
 __all__ = ["FLAT_OPERATIONS", "FLAT_PLANNER", "FLAT_PORT_MODELS", "flat_tree"]
 
@@ -59,7 +59,7 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
     Returns
     -------
     PlanResult
-        ``ok`` with a one-shot :class:`~simulator.schedule.Schedule` whose
+        ``ok`` with a one-shot :class:`~portsim.simulator.schedule.Schedule` whose
         events carry exact start times, and ``makespan``, the exact instant
         the operation completes; ``unsupported`` (with the reason) for any
         other operation.
@@ -70,7 +70,7 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
         On any option.
     OperationError
         When the operation does not fit the platform (see
-        :meth:`~simulator.operations.Operation.resolve`).
+        :meth:`~portsim.simulator.operations.Operation.resolve`).
 
     Notes
     -----
@@ -122,7 +122,7 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["S", "A", "B", "C"],
     ...                    [("S", "A", 1), ("S", "B", 2), ("S", "C", 3)])
     >>> result = flat_tree(p, Operation(OperationKind.SCATTER, source="S"))
@@ -171,7 +171,7 @@ FLAT_PLANNER = FunctionPlanner(
     port_models=FLAT_PORT_MODELS,
     description=_DESCRIPTION,
 )
-"""The flat tree as a :class:`~planners.base.Planner`."""
+"""The flat tree as a :class:`~portsim.planners.base.Planner`."""
 
 
 def _deliver(

@@ -6,7 +6,7 @@ point in the group ``portsim.planners``::
     [project.entry-points."portsim.planners"]
     my-planner = "my_package.planning:MY_PLANNER"
 
-The entry point loads to a :class:`~planners.base.Planner` object, or to a
+The entry point loads to a :class:`~portsim.planners.base.Planner` object, or to a
 zero-argument factory returning one.  A plug-in that fails to load is
 reported with a :class:`PlannerPluginWarning` and skipped; it never breaks
 the built-in planners.
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from simulator.errors import PlannerError
+from portsim.simulator.errors import PlannerError
 
 if TYPE_CHECKING:
     import importlib.metadata
 
-    from planners.base import Planner, PlanResult
-    from simulator.operations import Operation
-    from simulator.platform import Platform
+    from portsim.planners.base import Planner, PlanResult
+    from portsim.simulator.operations import Operation
+    from portsim.simulator.platform import Platform
 
 __all__ = [
     "BUILTIN_PLANNERS",
@@ -86,44 +86,44 @@ _BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
     _info("flat", "scatter gather broadcast reduce", _ALL_PORTS,
           "naive flat tree: the root or source deals with every other participant "
           "directly, one at a time, in participant order (one-shot)",
-          "planners.flat:FLAT_PLANNER"),
+          "portsim.planners.flat:FLAT_PLANNER"),
     _info("greedy", "reduce allreduce", _ALL_PORTS,
           "Canon-Antoniu greedy reduction tree (Algorithm 1; options "
           "concurrent_transfers: K = Algorithm 2, reducers: K = Algorithm 3), one-shot",
-          "planners.trees:GREEDY_PLANNER"),
+          "portsim.planners.trees:GREEDY_PLANNER"),
     _info("fibonacci", "reduce allreduce", _ALL_PORTS,
           "Canon-Antoniu Fibonacci strategy: Algorithm 1 with d = c (section 7.3), one-shot",
-          "planners.trees:FIBONACCI_PLANNER"),
+          "portsim.planners.trees:FIBONACCI_PLANNER"),
     _info("binomial", "reduce allreduce", _ALL_PORTS,
           "Canon-Antoniu binomial strategy: Algorithm 1 with min(d, c) = 0 (section 7.3), "
           "one-shot",
-          "planners.trees:BINOMIAL_PLANNER"),
+          "portsim.planners.trees:BINOMIAL_PLANNER"),
     _info("lp", "scatter gather alltoall reduce broadcast allgather allreduce", _ALL_PORTS,
           "steady-state linear program (any port models; column generation over matchings "
           "unless all bidirectional): exact optimal throughput, certified by the dual, and "
           "an asymptotically optimal periodic schedule",
-          "planners.lp:LP_PLANNER"),
+          "portsim.planners.lp:LP_PLANNER"),
     _info("lp-naive", "scatter gather alltoall reduce broadcast allgather", _ONE_PORT,
           "naive port-sum steady-state LP (Beaumont-Marchal 2004, section 2.2.2; "
           "unidirectional port: sum in + out <= 1), for comparison: its bound is NOT "
           "achievable in general; its trees are replayed as soon as possible",
-          "planners.lp:LP_NAIVE_PLANNER"),
+          "portsim.planners.lp:LP_NAIVE_PLANNER"),
     _info("snf", "reduce allreduce", _ONE_PORT,
           "slowest node first + EP (Liu\u2013Kuo\u2013Wang), sender-time model, commutative "
           "reduce (2-approximation) and all-reduce (SNF then FNF, 3.5-approximation)",
-          "planners.snf:SNF_PLANNER"),
+          "portsim.planners.snf:SNF_PLANNER"),
     _info("optimal", "reduce", _ONE_PORT,
           "exact one-shot commutative reduce in the sender-time model: two-class DP, "
           "k-class DP or branch and bound (Liu\u2013Kuo\u2013Wang), the fastest per instance",
-          "planners.snf:OPTIMAL_PLANNER"),
+          "portsim.planners.snf:OPTIMAL_PLANNER"),
     _info("fnf", "broadcast", _ONE_PORT,
           "fastest node first broadcast in the sender-time model (one-shot)",
-          "planners.snf:FNF_PLANNER"),
+          "portsim.planners.snf:FNF_PLANNER"),
     _info("ring", "allgather broadcast reduce allreduce", _ALL_PORTS,
           "ring collectives (NCCL/MPI style): allgather, broadcast and reduce along "
           "the participant ring, allreduce as reduce then broadcast; each hop on a "
           "cheapest path through switches (one-shot)",
-          "planners.ring:RING_PLANNER"),
+          "portsim.planners.ring:RING_PLANNER"),
 )
 
 
@@ -170,7 +170,7 @@ def _entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
 
 def _load(entry_point: importlib.metadata.EntryPoint) -> Planner:
     """Load one plug-in; raise :class:`PlannerError` when it is not a planner."""
-    from planners.base import Planner
+    from portsim.planners.base import Planner
 
     obj = entry_point.load()
     if not isinstance(obj, Planner) and callable(obj):

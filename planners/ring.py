@@ -3,10 +3,10 @@
 The participants, in their order, form a ring ``p_0 -> p_1 -> ... -> p_{N-1}
 -> p_0``; each hop goes along a cheapest path of the platform (sum of the
 unit-message costs ``c``), through switches and routers, store and forward.
-Exact start times come from the list scheduler of :mod:`planners._timing`,
+Exact start times come from the list scheduler of :mod:`portsim.planners._timing`,
 which keeps every port, link and CPU to its capacity.  The schedule is
 one-shot; a series of operations reusing it pipelines along the ring
-(:func:`simulator.engine.replay_series`), which is how it is compared with
+(:func:`portsim.simulator.engine.replay_series`), which is how it is compared with
 the ``lp`` bound.
 
 - **allgather**: in step ``s = 0 .. N-2`` every ``p_i`` forwards to
@@ -34,13 +34,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from planners._timing import PortClock, cheapest_path
-from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Schedule
+from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Schedule
 
 __all__ = ["RING_OPERATIONS", "RING_PLANNER", "RING_PORT_MODELS", "ring_collective"]
 
@@ -88,7 +88,7 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1), ("C", "A", 1)])
     >>> r = ring_collective(p, Operation(OperationKind.ALLGATHER))
     >>> r.makespan, len(r.schedule.events)
@@ -136,7 +136,7 @@ RING_PLANNER = FunctionPlanner(
     port_models=RING_PORT_MODELS,
     description=_DESCRIPTION,
 )
-"""The ring planner as a :class:`~planners.base.Planner`."""
+"""The ring planner as a :class:`~portsim.planners.base.Planner`."""
 
 
 def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item) -> None:

@@ -5,11 +5,11 @@ OUT.html``; the figure functions return :class:`plotly.graph_objects.Figure`
 objects for use elsewhere (notebooks, study reports); :func:`convergence_figure`
 draws completed(K) / (TP · K) in both reports, and :func:`run_labels` gives
 the one label of each planner row.  Studies
-(:mod:`reports.studies`): :func:`load_study`, :func:`run_study`,
+(:mod:`portsim.reports.studies`): :func:`load_study`, :func:`run_study`,
 :func:`load_results` (the tidy DataFrame) and :func:`write_study_report`.
 """
 
-from reports.figures import (
+from portsim.reports.figures import (
     GANTT_EVENT_CAP,
     THROUGHPUT_UNIT,
     TIME_UNIT,
@@ -20,8 +20,13 @@ from reports.figures import (
     run_labels,
     throughput_figure,
 )
-from reports.html import MAX_VIOLATION_ROWS, ReportScenario, render_run_report, write_run_report
-from reports.studies import load_results, load_study, run_study, write_study_report
+from portsim.reports.html import (
+    MAX_VIOLATION_ROWS,
+    ReportScenario,
+    render_run_report,
+    write_run_report,
+)
+from portsim.reports.studies import load_results, load_study, run_study, write_study_report
 
 __all__ = [
     "GANTT_EVENT_CAP",

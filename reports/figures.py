@@ -1,7 +1,7 @@
 """Plotly figures of one scenario run: throughputs, makespans, Gantt charts, platform.
 
 Each function builds one :class:`plotly.graph_objects.Figure` from plain,
-typed data and touches no file; :mod:`reports.html` assembles them into a
+typed data and touches no file; :mod:`portsim.reports.html` assembles them into a
 page.  Exact rationals appear in text and hover labels as ``"2/9"``; the
 plotted coordinates are floats (plotly draws floats).
 
@@ -23,15 +23,15 @@ import networkx as nx
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from simulator.errors import PlatformError
-from simulator.numbers import format_rational
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Event, Schedule, Send
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Event, Schedule, Send
 
 if TYPE_CHECKING:
-    from scenarios.asymptotic import AsymptoticRow, AsymptoticStudy
-    from scenarios.runner import PlannerRun
+    from portsim.scenarios.asymptotic import AsymptoticRow, AsymptoticStudy
+    from portsim.scenarios.runner import PlannerRun
 
 __all__ = [
     "CONVERGENCE_PERIODS",
@@ -157,7 +157,7 @@ def set_title(figure: go.Figure, title: str, *, legend_on_top: bool = False) -> 
 def distinct_labels(labels: Sequence[str]) -> list[str]:
     """``labels`` made distinct: a label that comes back gets ``" #2"``, ``" #3"``...
 
-    A planner's label (:attr:`scenarios.runner.PlannerRun.label`) already
+    A planner's label (:attr:`portsim.scenarios.runner.PlannerRun.label`) already
     carries its options, so only a planner listed twice with the same
     options needs a number; the number never looks like an option.
 
@@ -177,7 +177,7 @@ def distinct_labels(labels: Sequence[str]) -> list[str]:
 def run_labels(runs: Sequence[PlannerRun]) -> list[str]:
     """The one label of each planner row, as the results table, the charts and the
     convergence chart of a run report show it: :func:`distinct_labels` of the
-    runs' :attr:`~scenarios.runner.PlannerRun.label`."""
+    runs' :attr:`~portsim.scenarios.runner.PlannerRun.label`."""
     return distinct_labels([run.label for run in runs])
 
 
@@ -446,7 +446,7 @@ def gantt_figure(
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
     >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
@@ -773,7 +773,7 @@ def convergence_figure(study: AsymptoticStudy, labels: Sequence[str] = (), *,
     Parameters
     ----------
     study:
-        From :func:`scenarios.asymptotic.asymptotic_study`, whose rows come
+        From :func:`portsim.scenarios.asymptotic.asymptotic_study`, whose rows come
         planner by planner, in the order of the scenario's planners (then
         ``lp`` when the scenario does not list it).
     labels:

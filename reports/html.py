@@ -11,11 +11,11 @@ some planner is one-shot), the convergence chart completed(K) / (TP · K) over
 the horizon K (when the ``lp`` planner gives a bound), a Gantt chart per
 planner schedule, the platform graph, and the violations found by the engine.
 A planner row has one label everywhere, its name with its options
-(:func:`reports.figures.run_labels`).
+(:func:`portsim.reports.figures.run_labels`).
 
 :class:`FigureEmbedder`, :class:`Cell`, :func:`html_table` and
 :data:`PAGE_CSS` are the building blocks the study report
-(:mod:`reports.studies.report`) shares.
+(:mod:`portsim.reports.studies.report`) shares.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import plotly.graph_objects as go
 
-from reports.figures import (
+from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
     GANTT_EVENT_CAP,
     THROUGHPUT_UNIT,
@@ -40,15 +40,15 @@ from reports.figures import (
     run_labels,
     throughput_figure,
 )
-from simulator.numbers import format_rational
-from simulator.operations import Operation
-from simulator.platform import Platform
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
 
 if TYPE_CHECKING:
-    from planners.base import PlanResult
-    from scenarios.asymptotic import AsymptoticStudy
-    from scenarios.loader import Scenario
-    from scenarios.runner import PlannerRun, ScenarioResult
+    from portsim.planners.base import PlanResult
+    from portsim.scenarios.asymptotic import AsymptoticStudy
+    from portsim.scenarios.loader import Scenario
+    from portsim.scenarios.runner import PlannerRun, ScenarioResult
 
 __all__ = [
     "CONVERGENCE_OPERATIONS",
@@ -81,7 +81,7 @@ _PLOTLY_CONFIG: Final = {"displaylogo": False, "responsive": True}
 class ReportScenario(Protocol):
     """What the report reads of ``outcome.scenario``: nothing else is needed.
 
-    :class:`scenarios.loader.Scenario` satisfies it; so does any object with
+    :class:`portsim.scenarios.loader.Scenario` satisfies it; so does any object with
     these four attributes.
     """
 
@@ -117,10 +117,10 @@ def write_run_report(outcome: ScenarioResult, path: Path) -> None:
     Parameters
     ----------
     outcome:
-        The result of :func:`scenarios.runner.run_scenario`.  Of
+        The result of :func:`portsim.scenarios.runner.run_scenario`.  Of
         ``outcome.scenario`` only ``name``, ``description``, ``platform``
         and ``operation`` are read (:class:`ReportScenario`); of each
-        :class:`~scenarios.runner.PlannerRun`, its SPEC.md fields and
+        :class:`~portsim.scenarios.runner.PlannerRun`, its SPEC.md fields and
         ``plan.schedule`` (for the Gantt chart).
     path:
         The HTML file to write (UTF-8); its folder must exist.
@@ -133,7 +133,7 @@ def write_run_report(outcome: ScenarioResult, path: Path) -> None:
     Notes
     -----
     The file embeds plotly.js (about 4.8 MB) once and needs no network to
-    open.  Gantt charts draw at most :data:`~reports.figures.GANTT_EVENT_CAP`
+    open.  Gantt charts draw at most :data:`~portsim.reports.figures.GANTT_EVENT_CAP`
     events each, and say so when they leave some out.
     """
     Path(path).write_text(render_run_report(outcome), encoding="utf-8")
@@ -145,7 +145,7 @@ def render_run_report(outcome: ScenarioResult) -> str:
     Parameters
     ----------
     outcome:
-        The result of :func:`scenarios.runner.run_scenario` (see
+        The result of :func:`portsim.scenarios.runner.run_scenario` (see
         :func:`write_run_report` for what is read).
 
     Returns
@@ -199,8 +199,8 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
                       ) -> tuple[AsymptoticStudy, str]:
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
-    :func:`scenarios.asymptotic.asymptotic_study` over the horizons of
-    :data:`~reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
+    :func:`portsim.scenarios.asymptotic.asymptotic_study` over the horizons of
+    :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
     ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
     ``plans``, aligned with ``scenario.planners``, are results already
     computed (a run's): they are replayed, not planned again.
@@ -213,8 +213,8 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     """
     from dataclasses import replace
 
-    from scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
-    from scenarios.loader import PlannerSpec
+    from portsim.scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
+    from portsim.scenarios.loader import PlannerSpec
 
     # the lp result first (the same lp entry asymptotic_study takes): TP and the period
     lp, index = bound_plan(scenario, plans)
@@ -249,9 +249,9 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
     returned no result (``error``), or that is not registered (a hand-made
     record), is left out and said so.
     """
-    from planners.registry import available_planners
-    from scenarios.loader import PlannerSpec, Scenario
-    from simulator.errors import PortsimError
+    from portsim.planners.registry import available_planners
+    from portsim.scenarios.loader import PlannerSpec, Scenario
+    from portsim.simulator.errors import PortsimError
 
     known = available_planners()
     kept = [(run, label) for run, label in zip(runs, labels, strict=True)

@@ -3,12 +3,12 @@
 Load a scenario (SPEC.md, "Scenario file") into checked model objects,
 generate platforms, and read or write schedule files (SPEC.md, "Schedule
 file").  Every bad input raises a one-line
-:class:`~simulator.errors.ScenarioError` (scenarios) or
-:class:`~simulator.errors.ScheduleError` (schedule files) naming the file,
+:class:`~portsim.simulator.errors.ScenarioError` (scenarios) or
+:class:`~portsim.simulator.errors.ScheduleError` (schedule files) naming the file,
 the key path and the bad value.
 
 The names below are imported on first use (PEP 562), so that importing one
-submodule, such as the pytest plugin :mod:`scenarios.pytest_plugin`, does
+submodule, such as the pytest plugin :mod:`portsim.scenarios.pytest_plugin`, does
 not load the YAML schema and the generators.
 """
 
@@ -18,14 +18,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scenarios.generators import (
+    from portsim.scenarios.generators import (
         complete_platform,
         draw_rational,
         random_platform,
         random_state,
         sender_times_platform,
     )
-    from scenarios.loader import (
+    from portsim.scenarios.loader import (
         PlannerSpec,
         Scenario,
         build_operation,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         load_scenario,
         scenario_from_dict,
     )
-    from scenarios.schedule_file import (
+    from portsim.scenarios.schedule_file import (
         dump_schedule,
         load_schedule,
         platform_to_dict,
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
-    "scenarios.generators": ("complete_platform", "draw_rational", "random_platform",
+    "portsim.scenarios.generators": ("complete_platform", "draw_rational", "random_platform",
                              "random_state", "sender_times_platform"),
-    "scenarios.loader": ("PlannerSpec", "Scenario", "build_operation", "build_platform",
+    "portsim.scenarios.loader": ("PlannerSpec", "Scenario", "build_operation", "build_platform",
                          "load_scenario", "scenario_from_dict"),
-    "scenarios.schedule_file": ("dump_schedule", "load_schedule", "platform_to_dict",
+    "portsim.scenarios.schedule_file": ("dump_schedule", "load_schedule", "platform_to_dict",
                                 "schedule_from_dict", "schedule_to_dict"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}

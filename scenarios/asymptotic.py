@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planners.base import PlanResult
-from planners.registry import get_planner
-from scenarios.loader import PlannerSpec, Scenario
-from scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
-from simulator.engine import replay, replay_series
-from simulator.errors import PortsimError
-from simulator.report import Report
+from portsim.planners.base import PlanResult
+from portsim.planners.registry import get_planner
+from portsim.scenarios.loader import PlannerSpec, Scenario
+from portsim.scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
+from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.errors import PortsimError
+from portsim.simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
            "bound_plan"]
@@ -95,8 +95,8 @@ def asymptotic_study(scenario: Scenario,
     """Replay every planner of ``scenario`` over growing horizons (see the module notes).
 
     Every figure is exact for its whole horizon: a periodic schedule is
-    counted by :func:`scenarios.runner.replay_periodic`, a one-shot one by
-    the pipelined series of :func:`simulator.engine.replay_series`.  A row
+    counted by :func:`portsim.scenarios.runner.replay_periodic`, a one-shot one by
+    the pipelined series of :func:`portsim.simulator.engine.replay_series`.  A row
     whose replay is cut or impossible has no count and no ratio, and says
     why in its note.  Rows are labelled with their options
     (``greedy (reducers: 2)``).  ``progress`` is told each step

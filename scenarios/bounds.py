@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planners.registry import available_planners
-from simulator.errors import PortsimError
-from simulator.operations import Operation
-from simulator.platform import Platform
+from portsim.planners.registry import available_planners
+from portsim.simulator.errors import PortsimError
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
 
 __all__ = ["BoundComparison", "LpBound", "compare_to_bound", "lp_bound"]
 
@@ -67,7 +67,7 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform
+    >>> from portsim.simulator import Operation, OperationKind, Platform
     >>> p = Platform.build(["A", "B"], [("A", "B", 2)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> lp_bound(p, op).bound  # one link of cost 2: one broadcast every 2 time units

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from simulator.errors import PortsimError, ScheduleError
-from simulator.numbers import format_rational, parse_rational
+from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.numbers import format_rational, parse_rational
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scenarios.loader import PlannerSpec, Scenario
-    from scenarios.runner import ScenarioResult
-    from simulator.report import Report
-    from simulator.schedule import Schedule
+    from portsim.scenarios.loader import PlannerSpec, Scenario
+    from portsim.scenarios.runner import ScenarioResult
+    from portsim.simulator.report import Report
+    from portsim.simulator.schedule import Schedule
 
 # Imports are made inside the commands: `portsim --help` and `portsim planners`
 # must not pay for pydantic, networkx, SimPy or scipy (benchmarks/startup.py).
@@ -75,7 +75,7 @@ def _activity() -> Iterator[Callable[[str], None]]:
 
 def _write_text(destination: Path, text: str) -> None:
     """Write ``text`` to the file ``destination``, or to standard output for ``-``."""
-    from scenarios.loader import STDIN
+    from portsim.scenarios.loader import STDIN
 
     if str(destination) == STDIN:
         click.echo(text, nl=False)
@@ -155,8 +155,8 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
     failed (its row says status error; every other planner still runs).
     """
-    from scenarios.loader import STDIN, load_scenario
-    from scenarios.runner import planner_label, run_scenario
+    from portsim.scenarios.loader import STDIN, load_scenario
+    from portsim.scenarios.runner import planner_label, run_scenario
 
     h = _horizon(horizon)
     loaded = _guarded(lambda: load_scenario(scenario))
@@ -177,7 +177,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
         text = json.dumps(outcome.to_dict(), indent=2) + "\n"
         _guarded(lambda: _write_text(json_out, text))
     if report_out is not None:
-        from reports.html import write_run_report
+        from portsim.reports.html import write_run_report
 
         if str(report_out) == STDIN:
             import tempfile
@@ -203,7 +203,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
     """``run --asymptotic``: print the table and exit (1 on a problem)."""
     from rich.table import Table
 
-    from scenarios.asymptotic import asymptotic_study
+    from portsim.scenarios.asymptotic import asymptotic_study
 
     with _activity() as show:
         study = _guarded(lambda: asymptotic_study(loaded, progress=show))
@@ -275,9 +275,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     A feasible schedule is also compared with the optimal throughput of the
     ``lp`` planner, when one is registered and handles the operation.
     """
-    from scenarios.bounds import compare_to_bound, lp_bound
-    from simulator.engine import replay
-    from simulator.validation import schedule_throughput
+    from portsim.scenarios.bounds import compare_to_bound, lp_bound
+    from portsim.simulator.engine import replay
+    from portsim.simulator.validation import schedule_throughput
 
     h = _horizon(horizon)
     loaded = _guarded(lambda: _load_schedule(schedule))
@@ -330,10 +330,15 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
 
 
 def _load_schedule(path: Path) -> Schedule:
-    """Read a schedule file (``-``: standard input); a scenario file is pointed to ``run``."""
-    from scenarios.loader import read_document
-    from scenarios.schedule_file import schedule_from_dict
+    """Read a schedule file (``-``: standard input, YAML; ``.jsonl``: JSON Lines).
 
+    A scenario file is pointed to ``run``.
+    """
+    from portsim.scenarios.loader import read_document
+    from portsim.scenarios.schedule_file import JSONL_SUFFIX, load_schedule, schedule_from_dict
+
+    if str(path).endswith(JSONL_SUFFIX):  # the JSON Lines form, read line by line
+        return load_schedule(path)
     data, source, base_dir = read_document(path, error=ScheduleError)
     if isinstance(data, dict) and "events" not in data and "planners" in data:
         raise ScheduleError("this is a scenario file (it has planners and no events): run "
@@ -379,10 +384,10 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     Exit status: 0 written, 2 bad input or no schedule (unsupported,
     infeasible), 3 the planner failed.
     """
-    from planners.registry import get_planner
-    from scenarios.loader import STDIN, load_scenario
-    from scenarios.runner import guarded_plan
-    from scenarios.schedule_file import dump_schedule
+    from portsim.planners.registry import get_planner
+    from portsim.scenarios.loader import STDIN, load_scenario
+    from portsim.scenarios.runner import guarded_plan
+    from portsim.scenarios.schedule_file import dump_schedule
 
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
@@ -414,7 +419,7 @@ def planners_command() -> None:
     """List the planners, the operations and port models each supports."""
     from rich.table import Table
 
-    from planners.registry import planner_infos
+    from portsim.planners.registry import planner_infos
 
     table = Table(title="planners")
     for column in ("name", "operations", "port models", "description"):
@@ -537,8 +542,8 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
     from rich.console import Console
     from rich.progress import Progress
 
-    from reports.studies import load_study, run_study
-    from reports.studies.spec import DEFAULT_MAX_RUNS
+    from portsim.reports.studies import load_study, run_study
+    from portsim.reports.studies.spec import DEFAULT_MAX_RUNS
 
     try:
         loaded = _guarded(lambda: load_study(study_file, max_runs=max_runs or DEFAULT_MAX_RUNS))
@@ -623,7 +628,7 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     A --run or --planner not in the study is bad input (exit 2, the valid
     choices named); failed rows are listed in the report.
     """
-    from reports.studies import write_study_report
+    from portsim.reports.studies import write_study_report
 
     written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                   planner=planner))

@@ -9,12 +9,12 @@ given.
 
 Also the random three-class sender-time clusters of Liu, Kuo and Wang
 (:func:`three_class_platform`); the Tiers-like hierarchy lives in
-:mod:`scenarios.tiers`.
+:mod:`portsim.scenarios.tiers`.
 
-Each generator is a plain function returning a :class:`simulator.platform.Platform`.
+Each generator is a plain function returning a :class:`portsim.simulator.platform.Platform`.
 Randomness goes through one helper, :func:`random_state`, which turns a seed
 into a private :class:`random.Random`; there is no module-level random state.
-Bad parameters raise :class:`simulator.errors.PlatformError` whose ``path`` is
+Bad parameters raise :class:`portsim.simulator.errors.PlatformError` whose ``path`` is
 the parameter name (``"degree"``), which the loader prefixes with the key path
 of the generator in the file.
 """
@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
-from simulator.errors import PlatformError
-from simulator.numbers import format_rational, parse_rational
-from simulator.platform import BIDIRECTIONAL, Link, Node, NodeId, Platform, PortModel
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.platform import BIDIRECTIONAL, Link, Node, NodeId, Platform, PortModel
 
 __all__ = [
     "DGX1_NVLINKS",
@@ -57,7 +57,7 @@ __all__ = [
 _T = TypeVar("_T")
 
 Number = Fraction | int | str
-"""A number as accepted by :func:`simulator.numbers.parse_rational`."""
+"""A number as accepted by :func:`portsim.simulator.numbers.parse_rational`."""
 
 MAX_GENERATED_NODES = 10_000
 """Largest ``n`` a generator accepts (a typo such as ``n: 100000`` must not hang)."""

@@ -1,10 +1,10 @@
 """Load a scenario file into plain, checked, immutable model objects.
 
 ``load_scenario`` reads YAML, checks its shape against
-:class:`scenarios.schema.ScenarioSpec`, builds the
-:class:`~simulator.platform.Platform` (explicit or generated) and resolves
-the :class:`~simulator.operations.Operation` against it.  Every bad input
-raises :class:`~simulator.errors.ScenarioError` whose message is one line
+:class:`portsim.scenarios.schema.ScenarioSpec`, builds the
+:class:`~portsim.simulator.platform.Platform` (explicit or generated) and resolves
+the :class:`~portsim.simulator.operations.Operation` against it.  Every bad input
+raises :class:`~portsim.simulator.errors.ScenarioError` whose message is one line
 naming the file, the key path and the bad value, e.g.::
 
     toy.yaml: platform.links[2].c: must be > 0 (got '0')
@@ -27,14 +27,14 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from scenarios.generators import (
+from portsim.scenarios.generators import (
     MULTIPORT,
     complete_platform,
     random_platform,
     sender_times_platform,
     three_class_platform,
 )
-from scenarios.schema import (
+from portsim.scenarios.schema import (
     FABRIC_GENERATORS,
     CompleteGeneratorSpec,
     OperationSpec,
@@ -46,15 +46,15 @@ from scenarios.schema import (
     ThreeClassGeneratorSpec,
     TiersGeneratorSpec,
 )
-from simulator.errors import (
+from portsim.simulator.errors import (
     OperationError,
     PlatformError,
     PortsimError,
     ScenarioError,
     short_repr,
 )
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Link, Node, Platform
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Link, Node, Platform
 
 __all__ = [
     "DEFAULT_SEED",
@@ -451,7 +451,7 @@ def validate_document(
     Parameters
     ----------
     model:
-        A model of :mod:`scenarios.schema`.
+        A model of :mod:`portsim.scenarios.schema`.
     data:
         The parsed document (or part of it).
     source:
@@ -478,12 +478,12 @@ def validate_document(
 
 def build_platform(spec: PlatformSpec, *, seed: int | None = DEFAULT_SEED,
                    base_dir: str | os.PathLike[str] | None = None) -> Platform:
-    """Build the platform a :class:`~scenarios.schema.PlatformSpec` describes.
+    """Build the platform a :class:`~portsim.scenarios.schema.PlatformSpec` describes.
 
     An explicit link with ``both_ways: true`` also adds the reverse link with
     the same cost.  A generator is called with ``seed``.  A ``simgrid`` file
     is read relative to ``base_dir`` (default: the current directory) by
-    :func:`scenarios.simgrid.simgrid_platform`.
+    :func:`portsim.scenarios.simgrid.simgrid_platform`.
 
     Raises
     ------
@@ -567,7 +567,7 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
         if isinstance(generator, SenderTimesGeneratorSpec):
             return sender_times_platform(generator.times, port_model=spec.port_model)
         if isinstance(generator, TiersGeneratorSpec):
-            from scenarios.tiers import tiers_platform  # on use: start-up
+            from portsim.scenarios.tiers import tiers_platform  # on use: start-up
 
             return tiers_platform(generator.wan, generator.man, generator.lan, generator.hosts,
                                   c_wan=generator.c_wan, c_man=generator.c_man,
@@ -590,7 +590,7 @@ def _generate(spec: PlatformSpec, seed: int | None) -> Platform:
 def _simgrid(simgrid: SimgridSpec, spec: PlatformSpec,
              base_dir: str | os.PathLike[str] | None) -> Platform:
     """Import ``simgrid.file``; an error names the XML file as written and the element."""
-    from scenarios.simgrid import simgrid_platform  # on use: start-up (XML parser)
+    from portsim.scenarios.simgrid import simgrid_platform  # on use: start-up (XML parser)
 
     path = Path(simgrid.file)
     if base_dir is not None and not path.is_absolute():
@@ -611,7 +611,7 @@ def _converted(err: PortsimError, error: type[PortsimError], source: str) -> Por
 def _short(value: object, limit: int = 80) -> object:
     """``value`` itself, or a truncated ``repr`` when it would make the line too long.
 
-    The ``repr`` is bounded (:func:`~simulator.errors.short_repr`): a document
+    The ``repr`` is bounded (:func:`~portsim.simulator.errors.short_repr`): a document
     built from YAML aliases may hold a billion elements.
     """
     text = short_repr(value)

@@ -8,7 +8,7 @@ pytest loads it by itself (disable with ``-p no:portsim``).  It offers:
   test fails, the violations of every schedule it validated are added to the
   failure report as a section "portsim violations";
 - the assertion helpers :func:`assert_feasible` and
-  :func:`assert_throughput_at_least` (from :mod:`scenarios.testing`, which
+  :func:`assert_throughput_at_least` (from :mod:`portsim.scenarios.testing`, which
   needs no pytest), whose failure message is a readable table of violations
   (time, node, port or resource, kind, events involved, detail).
 
@@ -19,7 +19,7 @@ Examples
 --------
 A user's test::
 
-    from scenarios.pytest_plugin import assert_feasible
+    from portsim.scenarios.pytest_plugin import assert_feasible
 
     def test_my_broadcast_tree(portsim_validate):
         schedule = my_algorithm(platform, operation)     # a simulator.Schedule
@@ -35,15 +35,15 @@ from fractions import Fraction
 
 import pytest
 
-from scenarios.testing import (
+from portsim.scenarios.testing import (
     ScheduleAssertionError,
     assert_feasible,
     assert_throughput_at_least,
 )
-from simulator.platform import PortModel
-from simulator.report import Report
-from simulator.schedule import Schedule
-from simulator.validation import validate, violation_table
+from portsim.simulator.platform import PortModel
+from portsim.simulator.report import Report
+from portsim.simulator.schedule import Schedule
+from portsim.simulator.validation import validate, violation_table
 
 __all__ = [
     "PortsimValidator",
@@ -64,7 +64,7 @@ class PortsimValidator:
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
     >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [
@@ -97,7 +97,7 @@ class PortsimValidator:
         horizon: Fraction | int | str | None = None,
         complete: bool = True,
     ) -> Report:
-        """:func:`scenarios.testing.assert_feasible`, remembered for the failure report."""
+        """:func:`portsim.scenarios.testing.assert_feasible`, remembered for the failure report."""
         __tracebackhide__ = True
         try:
             report = assert_feasible(schedule, port_model=port_model, horizon=horizon,
@@ -118,7 +118,7 @@ class PortsimValidator:
         horizon: Fraction | int | str | None = None,
         port_model: PortModel | str | None = None,
     ) -> Fraction:
-        """:func:`scenarios.testing.assert_throughput_at_least`, remembered likewise."""
+        """:func:`portsim.scenarios.testing.assert_throughput_at_least`, remembered likewise."""
         __tracebackhide__ = True
         try:
             return assert_throughput_at_least(schedule, fraction_of_bound, bound=bound,

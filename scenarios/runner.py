@@ -7,7 +7,7 @@ and the figures reported are the engine's.
 - One-shot schedule: ``makespan`` is the time the engine saw the operation
   complete; the throughput is that of a pipelined series of operations reusing
   the schedule, replayed as soon as possible over the horizon
-  (:func:`simulator.engine.replay_series`).
+  (:func:`portsim.simulator.engine.replay_series`).
 - Periodic schedule: replayed strictly over the horizon; ``completed`` and
   ``measured_throughput`` come from that replay.
 - A plan with ``replay="asap"`` (``lp-naive``: its planned times are not
@@ -26,16 +26,16 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from planners.base import Planner, PlanResult
-from planners.registry import get_planner
-from scenarios.loader import PlannerSpec, Scenario
-from simulator.engine import replay, replay_series
-from simulator.errors import PlannerError, ScenarioError, ScheduleError
-from simulator.numbers import format_rational
-from simulator.operations import Operation
-from simulator.platform import Platform
-from simulator.report import Report, Violation
-from simulator.schedule import Compute, Schedule, Send
+from portsim.planners.base import Planner, PlanResult
+from portsim.planners.registry import get_planner
+from portsim.scenarios.loader import PlannerSpec, Scenario
+from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
+from portsim.simulator.report import Report, Violation
+from portsim.simulator.schedule import Compute, Schedule, Send
 
 __all__ = [
     "DEFAULT_HORIZON_LENGTHS",
@@ -218,14 +218,14 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     Returns
     -------
     Report
-        As :func:`simulator.engine.replay` over ``horizon`` (``completed``,
+        As :func:`portsim.simulator.engine.replay` over ``horizon`` (``completed``,
         ``instances``, ``measured_throughput`` and ``horizon`` for the whole
         horizon; ``completion_times`` those of the ``H'`` replay).
 
     Raises
     ------
     ScheduleError
-        As :func:`simulator.engine.replay`, e.g. when even ``H'`` needs more
+        As :func:`portsim.simulator.engine.replay`, e.g. when even ``H'`` needs more
         events than the engine replays.
     """
     period = schedule.period
@@ -364,7 +364,7 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
 
 
 def series_cut(measured: Report, horizon: Fraction) -> bool:
-    """True when :func:`~simulator.engine.replay_series` measured a shorter span than
+    """True when :func:`~portsim.simulator.engine.replay_series` measured a shorter span than
     ``horizon`` (its replay was cut; float mode rounds the span, hence the margin)."""
     return measured.horizon is not None and float(measured.horizon) < float(horizon) * (
         1 - 1e-9)

@@ -29,7 +29,7 @@ schedule gives none) or a bare platform mapping (``port_model``, ``nodes``,
 :func:`dump_schedule` always writes the platform explicitly, every exact
 number as a string (``"2/3"``), one node, link or event per line, so that
 ``load_schedule`` gives back the same platform, operation and events.
-Every bad input raises :class:`~simulator.errors.ScheduleError` whose message
+Every bad input raises :class:`~portsim.simulator.errors.ScheduleError` whose message
 is one line naming the file, the key path and the bad value.
 """
 
@@ -44,19 +44,19 @@ from typing import Any, TextIO
 
 import yaml
 
-from scenarios.loader import (
+from portsim.scenarios.loader import (
     DEFAULT_SEED,
     build_operation,
     build_platform,
     read_yaml,
     validate_document,
 )
-from scenarios.schema import PlatformSpec, ScheduleFileSpec
-from simulator.errors import PortsimError, ScheduleError
-from simulator.numbers import format_rational
-from simulator.operations import Operation
-from simulator.platform import Platform
-from simulator.schedule import Event, EventReader, Schedule, event_to_dict
+from portsim.scenarios.schema import PlatformSpec, ScheduleFileSpec
+from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Event, EventReader, Schedule, event_to_dict
 
 __all__ = [
     "JSONL_SUFFIX",

@@ -27,11 +27,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from scenarios import generators
-from simulator.errors import PortsimError
-from simulator.numbers import parse_rational
-from simulator.operations import OperationKind
-from simulator.platform import Link, Platform, PortModel
+from portsim.scenarios import generators
+from portsim.simulator.errors import PortsimError
+from portsim.simulator.numbers import parse_rational
+from portsim.simulator.operations import OperationKind
+from portsim.simulator.platform import Link, Platform, PortModel
 
 __all__ = [
     "CompleteGeneratorSpec",
@@ -151,7 +151,7 @@ class LinkSpec(_Strict):
 
     ``c`` is the time of a unit-size message; ``bandwidth`` (> 0) with an
     optional ``latency`` (>= 0, default 0) makes a transfer of size ``s``
-    last ``latency + s / bandwidth`` (:meth:`simulator.platform.Link.duration`).
+    last ``latency + s / bandwidth`` (:meth:`portsim.simulator.platform.Link.duration`).
     Exactly one of ``c`` and ``bandwidth`` is given.
     """
 
@@ -214,7 +214,7 @@ class TiersGeneratorSpec(_Strict):
     """``{type: tiers, wan, man, lan, hosts, c_wan, c_man, c_lan, compute, wan_redundancy}``.
 
     A Tiers-like WAN/MAN/LAN platform with routers
-    (:func:`scenarios.tiers.tiers_platform`, whose defaults these are); hosts
+    (:func:`portsim.scenarios.tiers.tiers_platform`, whose defaults these are); hosts
     are ``P0, P1, ...``, routers ``W*``, ``M*``, ``L*``.
     """
 
@@ -268,7 +268,7 @@ class ThreeClassGeneratorSpec(_Strict):
 
     Liu, Kuo and Wang (2007), section 6.2: each of the ``n`` processors
     ``P0..`` draws its class among three (see
-    :func:`scenarios.generators.three_class_platform`).  Without ``times``,
+    :func:`portsim.scenarios.generators.three_class_platform`).  Without ``times``,
     three distinct integer times are drawn from 1..10 per seed.
     """
 
@@ -290,7 +290,7 @@ class _FabricSpec(_Strict):
 
 class DgxA100GeneratorSpec(_FabricSpec):
     """``{type: dgx_a100, servers, nvlink, nic, ib, compute}``
-    (:func:`scenarios.generators.dgx_a100_platform`)."""
+    (:func:`portsim.scenarios.generators.dgx_a100_platform`)."""
 
     type: Literal["dgx_a100"]
     servers: int = Field(default=1, ge=1)
@@ -306,7 +306,7 @@ class DgxA100GeneratorSpec(_FabricSpec):
 
 class Mi250GeneratorSpec(_FabricSpec):
     """``{type: mi250, servers, xgmi, ib, compute}``
-    (:func:`scenarios.generators.mi250_platform`)."""
+    (:func:`portsim.scenarios.generators.mi250_platform`)."""
 
     type: Literal["mi250"]
     servers: int = Field(default=1, ge=1)
@@ -319,7 +319,7 @@ class Mi250GeneratorSpec(_FabricSpec):
 
 
 class Dgx1GeneratorSpec(_FabricSpec):
-    """``{type: dgx1, nvlink, compute}`` (:func:`scenarios.generators.dgx1_platform`)."""
+    """``{type: dgx1, nvlink, compute}`` (:func:`portsim.scenarios.generators.dgx1_platform`)."""
 
     type: Literal["dgx1"]
     nvlink: PositiveRational = Fraction(25)
@@ -331,7 +331,7 @@ class Dgx1GeneratorSpec(_FabricSpec):
 
 class FatTreeGeneratorSpec(_FabricSpec):
     """``{type: fat_tree, k, host, aggregation, core, compute}``
-    (:func:`scenarios.generators.fat_tree_platform`)."""
+    (:func:`portsim.scenarios.generators.fat_tree_platform`)."""
 
     type: Literal["fat_tree"]
     k: int = Field(default=4, ge=2)
@@ -346,7 +346,10 @@ class FatTreeGeneratorSpec(_FabricSpec):
 
 
 class RingGeneratorSpec(_FabricSpec):
-    """``{type: ring, n, bandwidth, compute}`` (:func:`scenarios.generators.ring_platform`)."""
+    """``{type: ring, n, bandwidth, compute}``.
+
+    See :func:`portsim.scenarios.generators.ring_platform`.
+    """
 
     type: Literal["ring"]
     n: int = Field(default=8, ge=2)
@@ -359,7 +362,7 @@ class RingGeneratorSpec(_FabricSpec):
 
 class TorusGeneratorSpec(_FabricSpec):
     """``{type: torus, rows, cols, bandwidth, compute}``
-    (:func:`scenarios.generators.torus_platform`)."""
+    (:func:`portsim.scenarios.generators.torus_platform`)."""
 
     type: Literal["torus"]
     rows: int = Field(default=4, ge=1)
@@ -389,9 +392,9 @@ class SimgridSpec(_Strict):
 
     ``file`` is relative to the scenario (or study) file.  A host's compute
     time is ``task_flops / speed``; a route's cost is ``sum(latency) +
-    message_size / min(bandwidth)`` in seconds (:mod:`scenarios.simgrid`).
+    message_size / min(bandwidth)`` in seconds (:mod:`portsim.scenarios.simgrid`).
     The defaults, one megabyte (10^6 bytes) and one gigaflop (10^9 flops),
-    are those of :func:`scenarios.simgrid.simgrid_platform`.  ``simgrid:
+    are those of :func:`portsim.scenarios.simgrid.simgrid_platform`.  ``simgrid:
     path.xml`` is short for ``simgrid: {file: path.xml}``.
     """
 
@@ -493,7 +496,7 @@ class ScenarioSpec(_Strict):
 class ScheduleFileSpec(_Strict):
     """A schedule file (SPEC.md, "Schedule file"), one-shot or periodic.
 
-    ``events`` are checked one by one by :meth:`simulator.schedule.Schedule.from_dicts`.
+    ``events`` are checked one by one by :meth:`portsim.simulator.schedule.Schedule.from_dicts`.
     """
 
     description: str | None = None

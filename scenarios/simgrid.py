@@ -1,4 +1,4 @@
-"""Import a SimGrid platform XML file as a portsim :class:`~simulator.platform.Platform`.
+"""Import a SimGrid platform XML file as a portsim :class:`~portsim.simulator.platform.Platform`.
 
 Many users describe their clusters for SimGrid (``<platform version="4.1">``
 with ``<zone routing="Full">``, ``<host speed>``, ``<link bandwidth latency>``,
@@ -22,7 +22,7 @@ Conversion
   ``sum(latency)`` and bandwidth ``min(bandwidth) / message_size`` (messages
   per second) over the links the route crosses, so that a transfer of size
   ``s`` (in messages) lasts ``sum(latency) + s · message_size /
-  min(bandwidth)`` (:meth:`simulator.platform.Link.duration`) and a unit
+  min(bandwidth)`` (:meth:`portsim.simulator.platform.Link.duration`) and a unit
   message ``c = sum(latency) + message_size / min(bandwidth)``: the time of
   one message of ``message_size`` bytes alone on the route, latencies added
   and the slowest link limiting the rate (SimGrid's
@@ -50,9 +50,9 @@ from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 
-from simulator.errors import ScenarioError
-from simulator.numbers import format_rational, parse_rational
-from simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
+from portsim.simulator.errors import ScenarioError
+from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
 
 __all__ = ["DEFAULT_MESSAGE_SIZE", "DEFAULT_TASK_FLOPS", "simgrid_platform"]
 

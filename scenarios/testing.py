@@ -5,12 +5,12 @@
 lists the violations as a readable table (time, node, port or resource,
 kind, events involved, detail), so they need no assertion rewriting and read
 well under any test runner.  The pytest plugin
-(:mod:`scenarios.pytest_plugin`, installed with portsim) offers them as a
+(:mod:`portsim.scenarios.pytest_plugin`, installed with portsim) offers them as a
 fixture too.
 
 Examples
 --------
->>> from simulator import Operation, OperationKind, Platform, Schedule
+>>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
 >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
 >>> op = Operation(OperationKind.SCATTER, source="A").resolve(p)
 >>> good = Schedule.from_dicts(p, op, [
@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from simulator.errors import PlannerError
-from simulator.numbers import format_rational, parse_rational
-from simulator.platform import PortModel
-from simulator.report import Report
-from simulator.schedule import Schedule
-from simulator.validation import schedule_throughput, validate, violation_table
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.platform import PortModel
+from portsim.simulator.report import Report
+from portsim.simulator.schedule import Schedule
+from portsim.simulator.validation import schedule_throughput, validate, violation_table
 
 __all__ = ["ScheduleAssertionError", "assert_feasible", "assert_throughput_at_least"]
 
@@ -125,7 +125,7 @@ def assert_throughput_at_least(
     bound:
         The optimal throughput to compare with.  Default: the bound of the
         registered ``lp`` planner for the schedule's platform and operation
-        (looked up at run time through :mod:`planners.registry`).
+        (looked up at run time through :mod:`portsim.planners.registry`).
     horizon, port_model:
         As in :func:`simulator.validate`.
 
@@ -143,7 +143,7 @@ def assert_throughput_at_least(
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
     >>> p = Platform.build(["A", "B"], [("A", "B", 2)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [
@@ -195,7 +195,7 @@ def assert_throughput_at_least(
 def _lp_bound(schedule: Schedule, port_model: PortModel | str | None) -> Fraction:
     # Imported lazily: the lp planner (scipy, HiGHS) loads only when a bound
     # is asked for, so the pytest plugin stays cheap at start-up.
-    from scenarios.bounds import lp_bound
+    from portsim.scenarios.bounds import lp_bound
 
     platform = schedule.platform
     if port_model is not None:

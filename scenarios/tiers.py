@@ -15,7 +15,7 @@ LAN to WAN.  :func:`tiers_platform` follows that shape:
   around the LAN router, cost in ``c_lan``;
 - hosts compute (time drawn in ``compute``); routers only forward.
 
-Every cost is exact (:func:`scenarios.generators.draw_rational`) and the
+Every cost is exact (:func:`portsim.scenarios.generators.draw_rational`) and the
 platform is strongly connected.  In a scenario file::
 
     platform:
@@ -30,14 +30,14 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from scenarios.generators import (
+from portsim.scenarios.generators import (
     MAX_GENERATED_NODES,
     _bounds,
     draw_rational,
     random_state,
 )
-from simulator.errors import PlatformError
-from simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
 
 __all__ = ["tiers_platform"]
 
@@ -76,7 +76,7 @@ def tiers_platform(
         Extra random WAN chords beyond the ring (ignored when the WAN is
         already complete).
     seed:
-        See :func:`scenarios.generators.random_state`.
+        See :func:`portsim.scenarios.generators.random_state`.
     port_model:
         Platform-wide port model.
 
@@ -90,7 +90,7 @@ def tiers_platform(
     ------
     PlatformError
         On a count below 1, a bad range, or more than
-        :data:`~scenarios.generators.MAX_GENERATED_NODES` nodes in all.
+        :data:`~portsim.scenarios.generators.MAX_GENERATED_NODES` nodes in all.
 
     Examples
     --------

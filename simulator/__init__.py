@@ -3,12 +3,12 @@
 The one flow: a :class:`Platform` and an :class:`Operation` go to a planner,
 which returns a :class:`Schedule`; :func:`replay` plays the schedule in SimPy
 and returns a :class:`Report` with every :class:`Violation`.  Names are
-imported on first use (PEP 562): importing :mod:`simulator.errors` alone
+imported on first use (PEP 562): importing :mod:`portsim.simulator.errors` alone
 does not load networkx and SimPy.
 
 Examples
 --------
->>> from simulator import Operation, OperationKind, Platform, Schedule, replay
+>>> from portsim.simulator import Operation, OperationKind, Platform, Schedule, replay
 >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
 >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
 >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
@@ -23,10 +23,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from simulator.engine import (
+    from portsim.simulator.engine import (
         replay,
     )
-    from simulator.errors import (
+    from portsim.simulator.errors import (
         OperationError,
         PlannerError,
         PlatformError,
@@ -34,21 +34,21 @@ if TYPE_CHECKING:
         ScenarioError,
         ScheduleError,
     )
-    from simulator.items import (
+    from portsim.simulator.items import (
         Item,
         combine,
         parse_item,
     )
-    from simulator.numbers import (
+    from portsim.simulator.numbers import (
         Time,
         format_rational,
         parse_rational,
     )
-    from simulator.operations import (
+    from portsim.simulator.operations import (
         Operation,
         OperationKind,
     )
-    from simulator.platform import (
+    from portsim.simulator.platform import (
         Link,
         Node,
         NodeId,
@@ -56,35 +56,35 @@ if TYPE_CHECKING:
         PortKind,
         PortModel,
     )
-    from simulator.report import (
+    from portsim.simulator.report import (
         Report,
         Violation,
         ViolationKind,
     )
-    from simulator.schedule import (
+    from portsim.simulator.schedule import (
         Compute,
         Event,
         Schedule,
         Send,
     )
-    from simulator.validation import (
+    from portsim.simulator.validation import (
         validate,
         violation_table,
     )
 
 _HOMES: dict[str, list[str]] = {
-    "simulator.engine": ["replay"],
-    "simulator.errors": [
+    "portsim.simulator.engine": ["replay"],
+    "portsim.simulator.errors": [
         "OperationError", "PlannerError", "PlatformError", "PortsimError", "ScenarioError",
         "ScheduleError",
     ],
-    "simulator.items": ["Item", "combine", "parse_item"],
-    "simulator.numbers": ["Time", "format_rational", "parse_rational"],
-    "simulator.operations": ["Operation", "OperationKind"],
-    "simulator.platform": ["Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"],
-    "simulator.report": ["Report", "Violation", "ViolationKind"],
-    "simulator.schedule": ["Compute", "Event", "Schedule", "Send"],
-    "simulator.validation": ["validate", "violation_table"],
+    "portsim.simulator.items": ["Item", "combine", "parse_item"],
+    "portsim.simulator.numbers": ["Time", "format_rational", "parse_rational"],
+    "portsim.simulator.operations": ["Operation", "OperationKind"],
+    "portsim.simulator.platform": ["Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"],
+    "portsim.simulator.report": ["Report", "Violation", "ViolationKind"],
+    "portsim.simulator.schedule": ["Compute", "Event", "Schedule", "Send"],
+    "portsim.simulator.validation": ["validate", "violation_table"],
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -46,13 +46,13 @@ from typing import Any
 
 import simpy
 
-from simulator.errors import ScheduleError
-from simulator.items import Item, combine
-from simulator.numbers import common_denominator, format_rational, parse_rational
-from simulator.operations import Operation
-from simulator.platform import PortKind, PortModel
-from simulator.report import Report, Violation, ViolationKind
-from simulator.schedule import Compute, Event, Schedule, Send
+from portsim.simulator.errors import ScheduleError
+from portsim.simulator.items import Item, combine
+from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import PortKind, PortModel
+from portsim.simulator.report import Report, Violation, ViolationKind
+from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = [
     "DEFAULT_PERIODS",
@@ -729,7 +729,7 @@ def replay(
     Parameters
     ----------
     schedule:
-        A one-shot or periodic :class:`~simulator.schedule.Schedule`.
+        A one-shot or periodic :class:`~portsim.simulator.schedule.Schedule`.
     mode:
         ``"strict"`` (validator: events at their stated times) or ``"asap"``
         (per-port order kept, events as soon as ports, CPU and inputs allow).
@@ -768,8 +768,8 @@ def replay(
 
     Examples
     --------
-    >>> from simulator.platform import Platform
-    >>> from simulator.operations import Operation, OperationKind
+    >>> from portsim.simulator.platform import Platform
+    >>> from portsim.simulator.operations import Operation, OperationKind
     >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [
@@ -883,8 +883,8 @@ def replay_series(
 
     Examples
     --------
-    >>> from simulator.platform import Platform
-    >>> from simulator.operations import Operation, OperationKind
+    >>> from portsim.simulator.platform import Platform
+    >>> from portsim.simulator.operations import Operation, OperationKind
     >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [

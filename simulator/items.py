@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from simulator.errors import ScheduleError
+from portsim.simulator.errors import ScheduleError
 
 __all__ = ["Item", "combine", "parse_item"]
 

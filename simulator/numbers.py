@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import TypeAlias
 
-from simulator.errors import PortsimError
+from portsim.simulator.errors import PortsimError
 
 __all__ = ["MAX_EXPONENT", "MAX_TERM", "Time", "common_denominator", "format_rational",
            "parse_rational"]

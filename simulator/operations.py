@@ -26,10 +26,10 @@ from fractions import Fraction
 
 import networkx as nx
 
-from simulator.errors import OperationError
-from simulator.items import Item
-from simulator.numbers import format_rational
-from simulator.platform import NodeId, Platform
+from portsim.simulator.errors import OperationError
+from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["Operation", "OperationKind"]
 
@@ -84,11 +84,11 @@ class Operation:
         Reduce and allreduce: may operands be reordered?  Default ``False``.
     size:
         Message size; a send lasts ``latency + size / bandwidth`` (``size * c``
-        on a link without latency; :meth:`simulator.platform.Link.duration`).
+        on a link without latency; :meth:`portsim.simulator.platform.Link.duration`).
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
     >>> op = Operation(OperationKind.SCATTER, source="A").resolve(p)
     >>> op.targets

@@ -22,8 +22,8 @@ from typing import TypeAlias
 
 import networkx as nx
 
-from simulator.errors import PlatformError
-from simulator.numbers import parse_rational
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.numbers import parse_rational
 
 __all__ = ["BIDIRECTIONAL", "Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational
 
 __all__ = ["Report", "Violation", "ViolationKind"]
 

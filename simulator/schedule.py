@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, TypeAlias
 
-from simulator.errors import PortsimError, ScheduleError
-from simulator.items import Item, parse_item
-from simulator.numbers import format_rational, parse_rational
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform
+from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.items import Item, parse_item
+from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["Compute", "Event", "EventReader", "Schedule", "Send"]
 
@@ -93,8 +93,8 @@ class Schedule:
 
     Examples
     --------
-    >>> from simulator.platform import Platform
-    >>> from simulator.operations import Operation, OperationKind
+    >>> from portsim.simulator.platform import Platform
+    >>> from portsim.simulator.operations import Operation, OperationKind
     >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
@@ -316,7 +316,7 @@ class EventReader:
         self._numbers: dict[str, Fraction] = {}
 
     def item(self, text: object, path: str) -> Item:
-        """``text`` as an :class:`Item` (see :func:`~simulator.items.parse_item`)."""
+        """``text`` as an :class:`Item` (see :func:`~portsim.simulator.items.parse_item`)."""
         if type(text) is str:
             found = self._items.get(text)
             if found is None:
@@ -325,7 +325,7 @@ class EventReader:
         return parse_item(text, path=path)
 
     def number(self, value: object, path: str) -> Fraction:
-        """``value`` as an exact rational (see :func:`~simulator.numbers.parse_rational`)."""
+        """``value`` as an exact rational (:func:`~portsim.simulator.numbers.parse_rational`)."""
         if type(value) is str:
             found = self._numbers.get(value)
             if found is None:

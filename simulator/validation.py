@@ -8,9 +8,9 @@ the first (a strict replay: every event at its stated time), and
 failure or a terminal.
 
 A schedule can be built in Python in two ways, both checked the same way as a
-schedule file: from :class:`~simulator.schedule.Send` and
-:class:`~simulator.schedule.Compute` dataclasses, or from a list of plain
-mappings with :meth:`~simulator.schedule.Schedule.from_dicts` (numbers may be
+schedule file: from :class:`~portsim.simulator.schedule.Send` and
+:class:`~portsim.simulator.schedule.Compute` dataclasses, or from a list of plain
+mappings with :meth:`~portsim.simulator.schedule.Schedule.from_dicts` (numbers may be
 ``"2/3"`` strings).  A whole schedule document, platform included, goes through
 :func:`scenarios.schedule_from_dict` (the platform parser lives in
 :mod:`scenarios`).
@@ -20,7 +20,7 @@ Examples
 From dataclasses: a relay ``A -> B -> C``, every link cost 1.
 
 >>> from fractions import Fraction
->>> from simulator import Item, Operation, OperationKind, Platform, Schedule, Send
+>>> from portsim.simulator import Item, Operation, OperationKind, Platform, Schedule, Send
 >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
 >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
 >>> b = Item.broadcast()
@@ -45,11 +45,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from simulator.engine import replay
-from simulator.numbers import format_rational
-from simulator.platform import PortModel
-from simulator.report import Report, Violation
-from simulator.schedule import Compute, Event, Schedule, Send
+from portsim.simulator.engine import replay
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.platform import PortModel
+from portsim.simulator.report import Report, Violation
+from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = ["describe_event", "schedule_throughput", "validate", "violation_table"]
 
@@ -100,7 +100,7 @@ def validate(
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
     >>> p = Platform.build(["A", "B", "C"], [("A", "B", 2), ("A", "C", 1)])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [
@@ -128,7 +128,7 @@ def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:
 
     Examples
     --------
-    >>> from simulator import Operation, OperationKind, Platform, Schedule
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
     >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
     >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     >>> s = Schedule.from_dicts(p, op, [
@@ -149,7 +149,7 @@ def describe_event(index: int, event: Event) -> str:
 
     Examples
     --------
-    >>> from simulator import Item
+    >>> from portsim.simulator import Item
     >>> describe_event(3, Send("P1", "P0", Item.interval(1, 1), Fraction(2, 3)))
     '#3 send v[1,1] P1->P0 @2/3'
     """
@@ -199,7 +199,7 @@ def violation_table(
 
     Examples
     --------
-    >>> from simulator import Violation
+    >>> from portsim.simulator import Violation
     >>> print(violation_table([Violation("port_conflict", Fraction(1), "A",
     ...                                  "two sends", (1, 0), "send port of A")]))
     time  node  resource        kind           events  detail

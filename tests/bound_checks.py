@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from fractions import Fraction
 
-from planners.registry import available_planners
-from simulator import Operation, Platform, replay
-from simulator.engine import replay_series
+from portsim.planners.registry import available_planners
+from portsim.simulator import Operation, Platform, replay
+from portsim.simulator.engine import replay_series
 
 
 def assert_no_planner_beats(platform: Platform, op: Operation, bound: Fraction, *,

@@ -6,8 +6,8 @@ property tests.
 
 from __future__ import annotations
 
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Node, Platform, PortModel
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Node, Platform, PortModel
 
 
 def operation_for(kind: OperationKind, platform: Platform, seed: int) -> Operation:

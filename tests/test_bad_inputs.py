@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scenarios.cli import main
+from portsim.scenarios.cli import main
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 COMMANDS = {"schedules": "validate", "scenarios": "run"}
@@ -56,7 +56,7 @@ def test_bad_inputs_in_a_real_process() -> None:
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(root), os.environ.get("PYTHONPATH", "")])}
-    code = ("import sys; from scenarios.cli import main; "
+    code = ("import sys; from portsim.scenarios.cli import main; "
             "main(sys.argv[1:], prog_name='portsim')")
     for folder, name in PROCESS_CASES:
         done = subprocess.run([sys.executable, "-c", code, COMMANDS[folder], name],

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scenarios.cli import main
+from portsim.scenarios.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 SPEC_KEYS = {"planner", "operation", "port_model", "status", "message", "throughput_bound",
@@ -92,9 +92,9 @@ def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
 
 
 def test_run_exit_status_1_on_an_invalid_schedule(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from planners import registry
-    from planners.base import FunctionPlanner, PlanResult
-    from simulator import OperationKind, PortKind, Schedule
+    from portsim.planners import registry
+    from portsim.planners.base import FunctionPlanner, PlanResult
+    from portsim.simulator import OperationKind, PortKind, Schedule
 
     def broken(platform, operation, **options):  # type: ignore[no-untyped-def]
         operation = operation.resolve(platform)
@@ -105,7 +105,7 @@ def test_run_exit_status_1_on_an_invalid_schedule(tmp_path: Path, monkeypatch) -
     planner = FunctionPlanner("broken", broken, frozenset(OperationKind), frozenset(PortKind),
                               "always overlaps two sends")
     monkeypatch.setattr(registry, "get_planner", lambda name: planner)
-    monkeypatch.setattr("scenarios.runner.get_planner", lambda name: planner)
+    monkeypatch.setattr("portsim.scenarios.runner.get_planner", lambda name: planner)
     code, stdout, _ = invoke("run", str(write(tmp_path, SCATTER)))
     assert code == 1
     assert "port_conflict" in stdout
@@ -247,7 +247,7 @@ def test_bad_horizon() -> None:
 
 def test_console_entry_point_has_no_traceback(tmp_path: Path) -> None:
     path = write(tmp_path, SCATTER.replace('c: "2/3"', "c: 0"), "bad.yaml")
-    done = subprocess.run([sys.executable, "-m", "scenarios.cli", "run", str(path)],
+    done = subprocess.run([sys.executable, "-m", "portsim.scenarios.cli", "run", str(path)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
@@ -316,8 +316,8 @@ def test_tree_planners_without_paths_answer_unsupported(tmp_path: Path) -> None:
 
 
 def raising_planner(error: Exception):  # type: ignore[no-untyped-def]
-    from planners.base import FunctionPlanner
-    from simulator import OperationKind, PortKind
+    from portsim.planners.base import FunctionPlanner
+    from portsim.simulator import OperationKind, PortKind
 
     def plan(platform, operation, **options):  # type: ignore[no-untyped-def]
         raise error
@@ -330,11 +330,11 @@ def raising_planner(error: Exception):  # type: ignore[no-untyped-def]
                                    OverflowError("int too large to convert to float")])
 def test_a_raising_planner_is_an_error_row_and_exit_3(
         error: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from planners import registry
+    from portsim.planners import registry
 
     boom = raising_planner(error)
     real = registry.get_planner
-    monkeypatch.setattr("scenarios.runner.get_planner",
+    monkeypatch.setattr("portsim.scenarios.runner.get_planner",
                         lambda name: boom if name == "boom" else real(name))
     out = tmp_path / "out.json"
     code, stdout, _ = invoke("run", str(star_reduce(tmp_path, "boom, flat")),
@@ -352,7 +352,7 @@ def test_a_raising_planner_is_an_error_row_and_exit_3(
 def test_validation_failure_outranks_a_planner_error() -> None:
     from types import SimpleNamespace
 
-    from scenarios.cli import EXIT_INVALID, EXIT_OK, EXIT_PLANNER_ERROR, _run_status
+    from portsim.scenarios.cli import EXIT_INVALID, EXIT_OK, EXIT_PLANNER_ERROR, _run_status
 
     def outcome(failed: bool, errored: bool) -> SimpleNamespace:
         return SimpleNamespace(any_failed_validation=failed, any_planner_error=errored)
@@ -374,7 +374,7 @@ def test_a_bad_option_is_still_bad_input(tmp_path: Path) -> None:
 
 def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("planners.registry.get_planner",
+    monkeypatch.setattr("portsim.planners.registry.get_planner",
                         lambda name: raising_planner(RuntimeError("solver crashed")))
     code, stdout, stderr = invoke("plan", str(star_reduce(tmp_path, "flat")), "--planner",
                                   "boom", "-o", str(tmp_path / "s.yaml"))
@@ -390,7 +390,7 @@ def portsim(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
     """The command in a real process, standard streams apart (nothing captured by pytest)."""
     root = Path(__file__).resolve().parent.parent
     env = {**__import__("os").environ, "PYTHONPATH": str(root)}
-    return subprocess.run([sys.executable, "-m", "scenarios.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "portsim.scenarios.cli", *args], input=stdin,
                           capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
@@ -462,9 +462,9 @@ def test_bad_input_on_stdin_is_named_stdin() -> None:
 
 def test_warnings_are_one_line_on_stderr(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from planners.base import FunctionPlanner
-    from planners.flat import FLAT_PLANNER
-    from simulator import OperationKind, PortKind
+    from portsim.planners.base import FunctionPlanner
+    from portsim.planners.flat import FLAT_PLANNER
+    from portsim.simulator import OperationKind, PortKind
 
     def plan(platform, operation, **options):  # type: ignore[no-untyped-def]
         import warnings
@@ -473,7 +473,7 @@ def test_warnings_are_one_line_on_stderr(tmp_path: Path,
         return FLAT_PLANNER.plan(platform, operation)
 
     noisy = FunctionPlanner("noisy", plan, frozenset(OperationKind), frozenset(PortKind), "")
-    monkeypatch.setattr("scenarios.runner.get_planner", lambda name: noisy)
+    monkeypatch.setattr("portsim.scenarios.runner.get_planner", lambda name: noisy)
     out = tmp_path / "out.json"
     code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)), "--json", str(out))
     assert code == 0
@@ -503,9 +503,8 @@ def test_a_huge_horizon_is_exact_and_fast(tmp_path: Path) -> None:
 
 def test_over_budget_horizon_is_one_line_naming_file_and_option(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.engine
-
-    monkeypatch.setattr(simulator.engine, "MAX_REPLAY_EVENTS", 5)
+    import portsim.simulator.engine
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_REPLAY_EVENTS", 5)
     scenario = write(tmp_path, SCATTER.replace("[flat]", "[lp]"))
     code, stdout, stderr = invoke("run", str(scenario), "--horizon", "1000000")
     assert code == 2
@@ -516,8 +515,8 @@ def test_over_budget_horizon_is_one_line_naming_file_and_option(
 
 
 def test_asymptotic_rows_are_labelled_and_exact(tmp_path: Path) -> None:
-    from scenarios.asymptotic import asymptotic_study
-    from scenarios.loader import load_scenario
+    from portsim.scenarios.asymptotic import asymptotic_study
+    from portsim.scenarios.loader import load_scenario
 
     study = asymptotic_study(load_scenario(star_reduce(tmp_path, "flat, {name: greedy, "
                                                        "reducers: 2}")), periods=(10, 1000))
@@ -534,9 +533,8 @@ def test_asymptotic_rows_are_labelled_and_exact(tmp_path: Path) -> None:
 
 def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.engine
-
-    monkeypatch.setattr(simulator.engine, "MAX_REPLAY_EVENTS", 5)
+    import portsim.simulator.engine
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_REPLAY_EVENTS", 5)
     code, stdout, _ = invoke("run", str(write(tmp_path, SCATTER)), "--asymptotic")
     assert code == 1
     assert "the lp ratio is not measured at the longest horizon" in stdout
@@ -547,9 +545,9 @@ def test_a_huge_horizon_on_the_reduce_toy(tmp_path: Path) -> None:
     # the flat reduce (makespan 5/2) is paced by P0's receive port, 2 per
     # operation, so copy t completes at 5/2 + 2t; lp (TP = 1, Fig. 6) loses a
     # start-up constant C that a full replay of 1000 time units already shows.
-    from scenarios.loader import load_scenario
-    from scenarios.runner import run_scenario
-    from simulator.engine import replay
+    from portsim.scenarios.loader import load_scenario
+    from portsim.scenarios.runner import run_scenario
+    from portsim.simulator.engine import replay
 
     horizon = Fraction(10**12)
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")

@@ -24,13 +24,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planners.registry import available_planners
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.pytest_plugin import assert_feasible
-from simulator import Operation, OperationKind, Platform
-from simulator.engine import replay, replay_series
-from simulator.platform import PortKind
+from portsim.planners.registry import available_planners
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.pytest_plugin import assert_feasible
+from portsim.simulator import Operation, OperationKind, Platform
+from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.platform import PortKind
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "examples")
                   .glob("*.yaml"))
@@ -163,7 +163,7 @@ def test_every_planner_where_paths_are_missing(name: str, seed: int, n: int,
 def test_the_sparse_platforms_miss_paths() -> None:
     """The generator above does produce the case of issue 12 (others unreachable)."""
     platform = sparse_platform(6, 6, OperationKind.REDUCE, "bidirectional")
-    from planners.base import missing_path
+    from portsim.planners.base import missing_path
 
     assert missing_path(platform, platform.node_ids) is not None
     result = available_planners()["greedy"].plan(

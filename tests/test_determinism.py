@@ -47,7 +47,7 @@ def _portsim(args: list[str], out: Path) -> list[tuple[int, str, str, bytes]]:
     for seed in SEEDS:
         env = dict(os.environ, PYTHONHASHSEED=seed,
                    PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        command = [sys.executable, "-m", "scenarios.cli",
+        command = [sys.executable, "-m", "portsim.scenarios.cli",
                    *[a.replace("{seed}", seed) for a in args]]
         procs.append(subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))

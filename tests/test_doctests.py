@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("simulator", "planners", "scenarios", "reports")
+PACKAGES = ("portsim",)
 
 
 def _modules() -> list[str]:

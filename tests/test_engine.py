@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import (
+from portsim.simulator import (
     Item,
     Operation,
     OperationKind,
@@ -23,7 +23,7 @@ from simulator import (
     ViolationKind,
     replay,
 )
-from simulator.engine import replay_series
+from portsim.simulator.engine import replay_series
 
 F = Fraction
 BOTH_MODELS = ("bidirectional", "unidirectional")

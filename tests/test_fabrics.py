@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planners.lp import steady_state
-from scenarios.generators import (
+from portsim.planners.lp import steady_state
+from portsim.scenarios.generators import (
     MI250_XGMI,
     dgx1_platform,
     dgx_a100_platform,
@@ -23,9 +23,9 @@ from scenarios.generators import (
     ring_platform,
     torus_platform,
 )
-from scenarios.loader import scenario_from_dict
-from simulator import Operation, OperationKind, Platform, PlatformError
-from simulator.platform import PortKind
+from portsim.scenarios.loader import scenario_from_dict
+from portsim.simulator import Operation, OperationKind, Platform, PlatformError
+from portsim.simulator.platform import PortKind
 
 F = Fraction
 
@@ -194,7 +194,7 @@ def test_dgx_a100_one_server_by_hand() -> None:
     """Every GPU receives through 300 (NVSwitch) + 25 (its NIC) = 325 GB/s: an
     allgather of 8 carries at most 325/7 per time unit, a broadcast 325; the
     lp reaches both, and its schedule replays in strict mode."""
-    from simulator import replay
+    from portsim.simulator import replay
 
     p = dgx_a100_platform(1)
     for op, bound in ((Operation(OperationKind.ALLGATHER), F(325, 7)),

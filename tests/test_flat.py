@@ -13,14 +13,14 @@ from fractions import Fraction as F
 
 import pytest
 
-from planners import FLAT_PLANNER, flat_tree, plan
-from planners._timing import PortClock, cheapest_path
-from simulator.engine import replay
-from simulator.errors import OperationError, PlannerError
-from simulator.items import Item, combine
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform, PortKind
-from simulator.schedule import Compute, Schedule, Send
+from portsim.planners import FLAT_PLANNER, flat_tree, plan
+from portsim.planners._timing import PortClock, cheapest_path
+from portsim.simulator.engine import replay
+from portsim.simulator.errors import OperationError, PlannerError
+from portsim.simulator.items import Item, combine
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform, PortKind
+from portsim.simulator.schedule import Compute, Schedule, Send
 
 SCATTER = OperationKind.SCATTER
 GATHER = OperationKind.GATHER

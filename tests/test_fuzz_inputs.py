@@ -6,8 +6,8 @@ events with one odd field) to pure junk, go through
 in both modes, several port models and horizons.  Random YAML text, and valid
 schedule files with a few characters mangled, go through
 :func:`scenarios.load_schedule`.  The only acceptable outcomes are a
-:class:`~simulator.errors.PortsimError` (bad input, one line) and a
-:class:`~simulator.report.Report`.
+:class:`~portsim.simulator.errors.PortsimError` (bad input, one line) and a
+:class:`~portsim.simulator.report.Report`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scenarios import load_schedule, schedule_from_dict
-from simulator import PortsimError, Report, Schedule, replay
+from portsim.scenarios import load_schedule, schedule_from_dict
+from portsim.simulator import PortsimError, Report, Schedule, replay
 
 NODES = ["A", "B", "C", "D"]
 PLATFORM: dict[str, Any] = {

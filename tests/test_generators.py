@@ -9,15 +9,15 @@ from fractions import Fraction
 import networkx as nx
 import pytest
 
-from scenarios import (
+from portsim.scenarios import (
     complete_platform,
     draw_rational,
     random_platform,
     random_state,
     sender_times_platform,
 )
-from simulator.errors import PlatformError
-from simulator.platform import Platform, PortKind
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.platform import Platform, PortKind
 
 
 def digraph(platform: Platform) -> nx.DiGraph:
@@ -190,7 +190,7 @@ def sender_time(platform: Platform, node: str) -> Fraction:
 
 
 def test_three_class_counts_give_exact_class_sizes() -> None:
-    from scenarios.generators import three_class_platform
+    from portsim.scenarios.generators import three_class_platform
 
     platform = three_class_platform(12, (1, "3/2", 4), counts=(5, 4, 3), seed=2)
     assert platform.node_ids == tuple(f"P{i}" for i in range(12))
@@ -206,14 +206,14 @@ def test_three_class_counts_give_exact_class_sizes() -> None:
 
 
 def test_three_class_is_seeded_and_deterministic() -> None:
-    from scenarios.generators import three_class_platform
+    from portsim.scenarios.generators import three_class_platform
 
     assert three_class_platform(20, seed=7) == three_class_platform(20, seed=7)
     assert three_class_platform(20, seed=7) != three_class_platform(20, seed=8)
 
 
 def test_three_class_default_draws_uniform_classes_and_times_in_1_to_10() -> None:
-    from scenarios.generators import three_class_platform
+    from portsim.scenarios.generators import three_class_platform
 
     n = 300
     platform = three_class_platform(n, seed=3)
@@ -232,7 +232,7 @@ def test_three_class_default_draws_uniform_classes_and_times_in_1_to_10() -> Non
 
 
 def test_three_class_probabilities() -> None:
-    from scenarios.generators import three_class_platform
+    from portsim.scenarios.generators import three_class_platform
 
     n = 300
     platform = three_class_platform(n, (1, 2, 3), probabilities=("1/2", "3/10", "1/5"), seed=1)
@@ -255,17 +255,17 @@ def test_three_class_probabilities() -> None:
     ({"n": 2000}, r"^n: would generate"),
 ])
 def test_three_class_bad_parameters(kwargs: dict[str, object], match: str) -> None:
-    from scenarios.generators import three_class_platform
+    from portsim.scenarios.generators import three_class_platform
 
     with pytest.raises(PlatformError, match=match):
         three_class_platform(**kwargs)  # type: ignore[arg-type]
 
 
 def test_three_class_in_a_scenario_and_a_study() -> None:
-    from reports.studies.execute import execute_run
-    from reports.studies.spec import study_from_dict
-    from scenarios.generators import three_class_platform
-    from scenarios.loader import scenario_from_dict
+    from portsim.reports.studies.execute import execute_run
+    from portsim.reports.studies.spec import study_from_dict
+    from portsim.scenarios.generators import three_class_platform
+    from portsim.scenarios.loader import scenario_from_dict
 
     generator = {"type": "three_class", "n": 8, "times": [1, 2, "5/2"],
                  "probabilities": ["1/4", "1/4", "1/2"]}
@@ -300,8 +300,8 @@ def test_three_class_in_a_scenario_and_a_study() -> None:
     ({"n": "6"}, r"platform\.generator\.n: input should be a valid integer"),
 ])
 def test_three_class_schema_errors(generator: dict[str, object], match: str) -> None:
-    from scenarios.loader import scenario_from_dict
-    from simulator.errors import ScenarioError
+    from portsim.scenarios.loader import scenario_from_dict
+    from portsim.simulator.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=match):
         scenario_from_dict({"name": "t",

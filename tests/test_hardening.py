@@ -11,8 +11,8 @@ from fractions import Fraction
 
 import pytest
 
-from scenarios.generators import complete_platform, random_platform
-from simulator import (
+from portsim.scenarios.generators import complete_platform, random_platform
+from portsim.simulator import (
     Operation,
     OperationKind,
     Platform,
@@ -24,8 +24,8 @@ from simulator import (
     parse_rational,
     validate,
 )
-from simulator.engine import MAX_REPLAY_EVENTS
-from simulator.errors import short_repr
+from portsim.simulator.engine import MAX_REPLAY_EVENTS
+from portsim.simulator.errors import short_repr
 
 
 def broadcast_pair(**kw: object) -> Schedule:

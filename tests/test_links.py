@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planners._timing import PortClock
-from simulator import (
+from portsim.planners._timing import PortClock
+from portsim.simulator import (
     Item,
     Operation,
     OperationKind,
@@ -27,8 +27,8 @@ from simulator import (
     ViolationKind,
     replay,
 )
-from simulator.engine import replay_series
-from simulator.platform import Link, PortKind, PortModel
+from portsim.simulator.engine import replay_series
+from portsim.simulator.platform import Link, PortKind, PortModel
 
 F = Fraction
 
@@ -204,7 +204,7 @@ def test_bad_bandwidth_or_latency(bandwidth: int, latency: int, match: str) -> N
 
 
 def test_schedule_file_round_trip_keeps_bandwidth_and_latency(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from scenarios.schedule_file import dump_schedule, load_schedule
+    from portsim.scenarios.schedule_file import dump_schedule, load_schedule
 
     p = Platform(Platform.build(["A", "B"], []).nodes,
                  (Link.of_bandwidth("A", "B", 4, latency=F(1, 2)), Link("B", "A", F(2, 3))),
@@ -226,7 +226,7 @@ def test_lp_on_links_with_latency_sends_whole_messages(model: str, bound: Fracti
     """Size 3/2: S -> A lasts 1/4 + (3/2)/2 = 1, S -> B lasts 1/2 + 3/2 = 2.  A
     scatter's source sends both per operation: one after the other (1/3) on one
     port, both at once on one port per link (1/2)."""
-    from planners.lp import steady_state
+    from portsim.planners.lp import steady_state
 
     p = Platform(Platform.build(["S", "A", "B"], []).nodes,
                  (Link.of_bandwidth("S", "A", 2, F(1, 4)), Link.of_bandwidth("S", "B", 1, F(1, 2))),

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from random_cases import operation_for
 from scipy.optimize import linprog
 
-from planners.base import PlanResult as PlanResultType
-from planners.lp import LP_PLANNER, steady_state
-from planners.lp._exact import (
+from portsim.planners.base import PlanResult as PlanResultType
+from portsim.planners.lp import LP_PLANNER, steady_state
+from portsim.planners.lp._exact import (
     _refine,
     _solve_exact,
     basis_recover,
@@ -30,16 +30,16 @@ from planners.lp._exact import (
     primal_feasible,
     recover,
 )
-from planners.lp._flows import Commodity, build_flow_model
-from planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
-from planners.lp._solve import LinearModel, solve_float
-from planners.registry import available_planners, get_planner
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator import Operation, OperationKind, Platform, replay
-from simulator.errors import PlannerError
-from simulator.items import Item
+from portsim.planners.lp._flows import Commodity, build_flow_model
+from portsim.planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
+from portsim.planners.lp._solve import LinearModel, solve_float
+from portsim.planners.registry import available_planners, get_planner
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -331,7 +331,7 @@ def test_reduce_n10_exact_from_the_basis_with_its_certificate() -> None:
     """SSR(G) on the benchmark's N = n = 10 platform: the sparse basis solve
     gives the value that rounding recovered before it existed (372541/2277090,
     an independent method), and its dual certifies it by weak duality."""
-    from planners.lp._reduce import build_reduce_model
+    from portsim.planners.lp._reduce import build_reduce_model
 
     platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
     op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
@@ -433,7 +433,7 @@ def test_reduce_toy_example_file() -> None:
 
 def test_reduce_paper_solution_is_feasible_in_the_model() -> None:
     """Fig. 6(b), per period T = 3, is a feasible point of our SSR(G) with TP = 1."""
-    from planners.lp._reduce import build_reduce_model
+    from portsim.planners.lp._reduce import build_reduce_model
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
     model = build_reduce_model(scenario.platform, scenario.operation)
     values = [F(0)] * model.n_variables
@@ -555,7 +555,7 @@ def _reduce_case(seed: int) -> tuple[Platform, Operation]:
 def test_reduce_trees_equal_the_whole_ssr_program(seed: int) -> None:
     """The column generation over reduction trees reaches exactly the optimum of
     the whole SSR(G) program (an independent solve of the full model)."""
-    from planners.lp._reduce import build_reduce_model, reduction_trees
+    from portsim.planners.lp._reduce import build_reduce_model, reduction_trees
 
     platform, op = _reduce_case(seed)
     found = reduction_trees(platform, op)
@@ -585,7 +585,12 @@ def test_reduce_tree_certificate_is_a_dual_of_the_whole_program(seed: int) -> No
     optimum (the certificate the column generation relies on)."""
     import re
 
-    from planners.lp._reduce import _TreeSpace, build_reduce_model, price_tables, reduction_trees
+    from portsim.planners.lp._reduce import (
+        _TreeSpace,
+        build_reduce_model,
+        price_tables,
+        reduction_trees,
+    )
 
     platform, op = _reduce_case(seed)
     found = reduction_trees(platform, op)
@@ -635,9 +640,9 @@ def test_reduce_time_limit_names_the_phase() -> None:
 def test_exact_recovery_respects_the_deadline() -> None:
     """The exact recovery of a large basis stops at the deadline, naming its step;
     through the driver the planner gets the error status with that phase."""
-    from planners.lp._driver import LpOptions, solve_exactly
-    from planners.lp._reduce import build_reduce_model
-    from planners.lp._solve import Deadline, TimeLimitReached
+    from portsim.planners.lp._driver import LpOptions, solve_exactly
+    from portsim.planners.lp._reduce import build_reduce_model
+    from portsim.planners.lp._solve import Deadline, TimeLimitReached
 
     platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
     op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
@@ -682,8 +687,8 @@ def test_broadcast_example_file() -> None:
 def test_broadcast_trees_meet_the_flow_bound(seed: int, n: int) -> None:
     """Edmonds' branching theorem: when every node is a destination, the
     column-generation tree packing reaches the per-destination flow optimum."""
-    from planners.lp._broadcast import broadcast_flow_model
-    from planners.lp._driver import parse_options, solve_exactly
+    from portsim.planners.lp._broadcast import broadcast_flow_model
+    from portsim.planners.lp._driver import parse_options, solve_exactly
     platform = random_platform(n, min(2, n - 1), c=(1, 6), seed=seed)
     op = Operation(OperationKind.BROADCAST, source=platform.processors[0]).resolve(platform)
     result = steady_state(platform, op)
@@ -716,7 +721,7 @@ def test_broadcast_with_a_router_states_an_interval_or_the_bound() -> None:
 
 @pytest.mark.parametrize("example", ["scatter-toy", "reduce-toy", "broadcast-bidir"])
 def test_asymptotic_ratio_approaches_one(example: str) -> None:
-    from scenarios.asymptotic import asymptotic_study
+    from portsim.scenarios.asymptotic import asymptotic_study
     study = asymptotic_study(load_scenario(EXAMPLES / f"{example}.yaml"), periods=(10, 100, 400))
     assert study.ok, study.problems
     lp_rows = [r for r in study.rows if r.planner == "lp"]
@@ -733,7 +738,7 @@ def test_asymptotic_ratio_approaches_one(example: str) -> None:
 def test_cli_run_asymptotic() -> None:
     from click.testing import CliRunner
 
-    from scenarios.cli import main
+    from portsim.scenarios.cli import main
     out = CliRunner().invoke(main, ["run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic"])
     assert out.exit_code == 0, out.output
     assert "completed(K) / (TP*K)" in out.output
@@ -802,8 +807,8 @@ def _allgather_brute_force(platform: Platform) -> float:
 def test_allgather_bound_against_brute_force(seed: int, n: int) -> None:
     """The lp bound equals both the flow relaxation (valid for every schedule) and the
     best packing of per-source trees found by brute force (achieved by a schedule)."""
-    from planners.lp._broadcast import multicast_flow_model
-    from planners.lp._driver import parse_options, solve_exactly
+    from portsim.planners.lp._broadcast import multicast_flow_model
+    from portsim.planners.lp._driver import parse_options, solve_exactly
     platform = random_platform(n, n - 1, c=(1, 5), seed=seed)
     op = Operation(OperationKind.ALLGATHER).resolve(platform)
     result = steady_state(platform, op)

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from scipy.optimize import linprog
 
-from planners.lp import steady_state
-from simulator import Operation, OperationKind, Platform, Schedule, replay
+from portsim.planners.lp import steady_state
+from portsim.simulator import Operation, OperationKind, Platform, Schedule, replay
 
 F = Fraction
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,7 +212,7 @@ def test_mixed_one_unidirectional_node() -> None:
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_cli_json_sane(example: str, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    proc = subprocess.run([sys.executable, "-m", "scenarios.cli", "run",
+    proc = subprocess.run([sys.executable, "-m", "portsim.scenarios.cli", "run",
                            str(EXAMPLES / example), "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -474,8 +474,8 @@ def test_multiport_same_link_once_at_a_time() -> None:
 # -- no registered planner's replay beats the lp bound -------------------------------
 
 def _other_planners_vs_lp(seed: int) -> None:
-    from planners.registry import available_planners
-    from simulator.engine import replay_series
+    from portsim.planners.registry import available_planners
+    from portsim.simulator.engine import replay_series
 
     rng = random.Random(5000 + seed)
     n = rng.choice([3, 4])

@@ -24,16 +24,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import planners.lp._allreduce as allreduce_module
-from planners.lp import steady_state
-from planners.lp._allreduce_bound import allreduce_bound, build_allreduce_bound_model
-from planners.lp._driver import LpOptions
-from planners.lp._exact import ExactSolution
-from planners.lp._solve import solve_float
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator import Operation, OperationKind, Platform, replay
+import portsim.planners.lp._allreduce as allreduce_module
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._allreduce_bound import allreduce_bound, build_allreduce_bound_model
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._solve import solve_float
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator import Operation, OperationKind, Platform, replay
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 ALLREDUCE = OperationKind.ALLREDUCE

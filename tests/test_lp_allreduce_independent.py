@@ -41,10 +41,10 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import lil_matrix
 
-from planners.base import PlanResult
-from planners.lp import steady_state
-from scenarios.generators import random_platform
-from simulator import Operation, OperationKind, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp import steady_state
+from portsim.scenarios.generators import random_platform
+from portsim.simulator import Operation, OperationKind, Platform
 
 _Item = tuple[int, int]
 

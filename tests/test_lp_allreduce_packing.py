@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from planners.lp._allreduce_packing import (
+from portsim.planners.lp._allreduce_packing import (
     _milp_price,
     _upper,
     build_master,
@@ -21,12 +21,12 @@ from planners.lp._allreduce_packing import (
     pack_structures,
     structure_unit,
 )
-from planners.lp._driver import LpOptions, solve_exactly
-from planners.lp._exact import ExactSolution
-from planners.lp._solve import Deadline, TimeLimitReached
-from scenarios.generators import random_platform
-from simulator import Operation, OperationKind, Platform
-from simulator.items import Item
+from portsim.planners.lp._driver import LpOptions, solve_exactly
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._solve import Deadline, TimeLimitReached
+from portsim.scenarios.generators import random_platform
+from portsim.simulator import Operation, OperationKind, Platform
+from portsim.simulator.items import Item
 
 F = Fraction
 ALLREDUCE = OperationKind.ALLREDUCE

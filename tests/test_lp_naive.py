@@ -26,16 +26,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planners.base import PlanResult
-from planners.lp import LP_NAIVE_PLANNER, naive_steady_state, steady_state
-from planners.registry import available_planners, get_planner
-from scenarios.asymptotic import asymptotic_study
-from scenarios.cli import main
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator import Operation, OperationKind, Platform, replay
-from simulator.errors import PlannerError
+from portsim.planners.base import PlanResult
+from portsim.planners.lp import LP_NAIVE_PLANNER, naive_steady_state, steady_state
+from portsim.planners.registry import available_planners, get_planner
+from portsim.scenarios.asymptotic import asymptotic_study
+from portsim.scenarios.cli import main
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.errors import PlannerError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -209,11 +209,11 @@ def test_cli_run_example(tmp_path: Path) -> None:
 
 def test_runner_replays_a_one_shot_asap_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     """A one-shot plan with replay="asap": conflicting planned times are only counted."""
-    import scenarios.runner as runner
-    from planners.base import FunctionPlanner
-    from scenarios.loader import PlannerSpec
-    from simulator import Schedule
-    from simulator.platform import PortKind
+    import portsim.scenarios.runner as runner
+    from portsim.planners.base import FunctionPlanner
+    from portsim.scenarios.loader import PlannerSpec
+    from portsim.simulator import Schedule
+    from portsim.simulator.platform import PortKind
 
     p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)], "unidirectional")
     op = Operation(OperationKind.BROADCAST, source="A").resolve(p)

@@ -1,6 +1,6 @@
 """Unidirectional and mixed reduce: tree and matching columns equal the whole program.
 
-:func:`planners.lp._matchings.reduce_with_matchings` (reduction-tree columns
+:func:`portsim.planners.lp._matchings.reduce_with_matchings` (reduction-tree columns
 priced by the interval dynamic program, matching columns priced on the port
 graph) must give exactly the bound of the whole SSR(G) program with matching
 coverage rows (kept as the reference, ``_plan_reduce_full``).
@@ -13,13 +13,13 @@ import warnings
 import pytest
 from random_cases import mixed_platform
 
-from planners.lp import steady_state
-from planners.lp._driver import LpOptions
-from planners.lp._matchings import _plan_reduce_full
-from scenarios.generators import random_platform
-from simulator.engine import replay
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._matchings import _plan_reduce_full
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.engine import replay
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
 
 
 def _compare(platform: Platform) -> None:

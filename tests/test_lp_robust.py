@@ -3,7 +3,7 @@
 It writes nothing on standard output (HiGHS's banner), never raises (deep
 arborescence contractions, exact arithmetic too large for floats, times
 beyond the solver's range), keeps the replay's time scale bounded, and
-stops by default after :data:`~planners.lp._driver.DEFAULT_TIME_LIMIT`.
+stops by default after :data:`~portsim.planners.lp._driver.DEFAULT_TIME_LIMIT`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-import planners.lp as lp_module
-from planners.lp import _driver as driver
-from planners.lp import _naive as naive_module
-from planners.lp import naive_steady_state, steady_state
-from planners.lp._arborescence import min_arborescence
-from planners.lp._driver import DEFAULT_TIME_LIMIT, MAX_SCALE_BITS, LpOptions
-from scenarios.loader import load_scenario
-from simulator.errors import OperationError
-from simulator.numbers import common_denominator
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
+import portsim.planners.lp as lp_module
+from portsim.planners.lp import _driver as driver
+from portsim.planners.lp import _naive as naive_module
+from portsim.planners.lp import naive_steady_state, steady_state
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._driver import DEFAULT_TIME_LIMIT, MAX_SCALE_BITS, LpOptions
+from portsim.scenarios.loader import load_scenario
+from portsim.simulator.errors import OperationError
+from portsim.simulator.numbers import common_denominator
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "scenarios" / "examples"
@@ -55,9 +55,9 @@ def _star(costs: list[Fraction]) -> Platform:
 
 _CHILD = """
 import sys
-from planners.lp import steady_state
-from planners.lp._solve import new_highs
-from scenarios.loader import load_scenario
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._solve import new_highs
+from portsim.scenarios.loader import load_scenario
 
 example, port_model = sys.argv[1], sys.argv[2]
 if example == "new_highs":
@@ -123,7 +123,7 @@ def test_min_arborescence_is_not_recursive() -> None:
 def test_a_2000_node_broadcast_does_not_raise() -> None:
     """The issue's reproducer: a 2,000-node random platform (a broadcast, minimum
     arborescence pricing), cut by a time limit: an ok or a time-limit error."""
-    from scenarios.generators import random_platform
+    from portsim.scenarios.generators import random_platform
 
     platform = random_platform(2000, 3, c=(1, 10), seed=1, port_model="unidirectional")
     result = steady_state(platform, Operation(OperationKind.BROADCAST, source="P0"),

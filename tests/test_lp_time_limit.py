@@ -1,6 +1,6 @@
 """One deadline per ``lp`` planner call: every phase honours ``time_limit``.
 
-The facade starts one :class:`~planners.lp._solve.Deadline` from
+The facade starts one :class:`~portsim.planners.lp._solve.Deadline` from
 ``time_limit`` and every phase (solves, exact recovery, column generation,
 tree extraction, the periodic schedule) and every ``restrict`` candidate
 shares it.
@@ -14,15 +14,15 @@ from fractions import Fraction
 
 import pytest
 
-from planners.lp import naive_steady_state, steady_state
-from planners.lp._driver import LpOptions, parse_options
-from planners.lp._periodic import SendTask, Unit, build_periodic
-from planners.lp._reduce import extract_trees
-from planners.lp._solve import Deadline, TimeLimitReached
-from scenarios.generators import random_platform
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
+from portsim.planners.lp import naive_steady_state, steady_state
+from portsim.planners.lp._driver import LpOptions, parse_options
+from portsim.planners.lp._periodic import SendTask, Unit, build_periodic
+from portsim.planners.lp._reduce import extract_trees
+from portsim.planners.lp._solve import Deadline, TimeLimitReached
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
 
 _PHASES = ("column generation", "periodic schedule", "exact recovery", "pricing",
            "HiGHS", "tree extraction", "model", "master")
@@ -89,8 +89,7 @@ def test_naive_tiny_time_limit_is_an_error() -> None:
 
 def test_restrict_candidates_share_the_callers_deadline(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    import planners.lp as facade
-
+    import portsim.planners.lp as facade
     seen: list[Deadline | None] = []
     real = facade._DISPATCH[OperationKind.BROADCAST]
 

@@ -4,7 +4,7 @@ Bounds are checked against the broadcast report's published figures
 (Beaumont and Marchal, LIP RR-2004-32, section 2.2.2) and against an
 explicit linear program over EVERY configuration of simultaneously active
 links, enumerated here by brute force and solved by ``scipy.optimize.linprog``
-with per-destination flows (no code of ``planners.lp._matchings`` or
+with per-destination flows (no code of ``portsim.planners.lp._matchings`` or
 ``_ports`` involved).  Schedules are replayed in strict mode under each
 node's own port model.
 """
@@ -24,18 +24,18 @@ from hypothesis import strategies as st
 from random_cases import mixed_platform, operation_for
 from scipy.optimize import linprog
 
-from planners.base import PlanResult
-from planners.lp import LP_PLANNER, steady_state
-from planners.lp._driver import parse_options
-from planners.lp._matchings import min_arborescence, plan_matchings
-from planners.lp._ports import PortGraph
-from planners.lp._reduce import build_reduce_model
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator import Operation, OperationKind, Platform, replay
-from simulator.platform import Node, PortKind, PortModel
-from simulator.schedule import Send
+from portsim.planners.base import PlanResult
+from portsim.planners.lp import LP_PLANNER, steady_state
+from portsim.planners.lp._driver import parse_options
+from portsim.planners.lp._matchings import min_arborescence, plan_matchings
+from portsim.planners.lp._ports import PortGraph
+from portsim.planners.lp._reduce import build_reduce_model
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.platform import Node, PortKind, PortModel
+from portsim.simulator.schedule import Send
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -406,8 +406,8 @@ def test_huge_multiport_is_refused_with_a_reason() -> None:
     assert "at most 16" in result.message
 
 
-@pytest.mark.parametrize("module", ["planners.lp._ports", "planners.lp._matchings",
-                                    "planners.lp"])
+@pytest.mark.parametrize("module", ["portsim.planners.lp._ports", "portsim.planners.lp._matchings",
+                                    "portsim.planners.lp"])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib

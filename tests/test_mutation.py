@@ -32,11 +32,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_cases import operation_for
 
-from planners.flat import FLAT_PLANNER
-from planners.registry import available_planners
-from scenarios.bounds import lp_bound
-from scenarios.generators import complete_platform, random_platform
-from simulator import (
+from portsim.planners.flat import FLAT_PLANNER
+from portsim.planners.registry import available_planners
+from portsim.scenarios.bounds import lp_bound
+from portsim.scenarios.generators import complete_platform, random_platform
+from portsim.simulator import (
     Compute,
     Item,
     Operation,
@@ -46,7 +46,7 @@ from simulator import (
     Send,
     validate,
 )
-from simulator.validation import schedule_throughput
+from portsim.simulator.validation import schedule_throughput
 
 F = Fraction
 K = OperationKind

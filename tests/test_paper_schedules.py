@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scenarios.cli import main
-from scenarios.schedule_file import load_schedule
+from portsim.scenarios.cli import main
+from portsim.scenarios.schedule_file import load_schedule
 
 SCHEDULES = Path(__file__).resolve().parent.parent / "scenarios" / "examples" / "schedules"
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-import planners
-from planners import (
+from portsim import planners
+from portsim.planners import (
     FLAT_PLANNER,
     FunctionPlanner,
     Planner,
@@ -26,9 +26,9 @@ from planners import (
     plugin_planners,
     unsupported_reason,
 )
-from simulator.errors import PlannerError
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform, PortKind
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform, PortKind
 
 PLUGIN_MODULE = "portsim_test_plugin_module"
 
@@ -349,7 +349,7 @@ def test_public_surface() -> None:
 
 
 def test_the_listing_matches_every_builtin_planner() -> None:
-    from planners.registry import BUILTIN_PLANNERS, planner_infos
+    from portsim.planners.registry import BUILTIN_PLANNERS, planner_infos
 
     infos = {info.name: info for info in planner_infos()}
     assert set(BUILTIN_PLANNERS) <= set(infos)
@@ -369,7 +369,7 @@ def test_help_and_planners_import_nothing_heavy() -> None:
     root = Path(__file__).resolve().parent.parent
     heavy = ("networkx", "scipy", "numpy", "pydantic", "simpy", "highspy", "yaml")
     for args in (["--help"], ["planners"]):
-        code = ("import sys\nfrom scenarios.cli import main\ntry:\n"
+        code = ("import sys\nfrom portsim.scenarios.cli import main\ntry:\n"
                 f"    main({args!r})\nexcept SystemExit:\n    pass\n"
                 f"print('LOADED', sorted(m for m in {heavy!r} if m in sys.modules))")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-import scenarios.bounds
-from scenarios import schedule_from_dict
-from scenarios.pytest_plugin import PortsimValidator
-from scenarios.testing import (
+import portsim.scenarios.bounds
+from portsim.scenarios import schedule_from_dict
+from portsim.scenarios.pytest_plugin import PortsimValidator
+from portsim.scenarios.testing import (
     ScheduleAssertionError,
     assert_feasible,
     assert_throughput_at_least,
 )
-from simulator import (
+from portsim.simulator import (
     Compute,
     Item,
     Operation,
@@ -233,7 +233,7 @@ class _FakeLp:
 def test_default_bound_comes_from_the_lp_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
     fake = _FakeLp(F(2, 3))
-    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: {"lp": fake})
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners", lambda: {"lp": fake})
     # (1/2) / (2/3) = 3/4.
     assert assert_throughput_at_least(s, "3/4") == F(3, 4)
     assert assert_throughput_at_least(s, "3/4", port_model="unidirectional") == F(3, 4)
@@ -242,11 +242,11 @@ def test_default_bound_comes_from_the_lp_planner(monkeypatch: pytest.MonkeyPatch
 
 def test_no_lp_bound_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", 1, lag=1)], period=2)
-    monkeypatch.setattr(scenarios.bounds, "available_planners", dict)
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners", dict)
     with pytest.raises(PlannerError, match=r"no lp bound available \(no lp planner"):
         assert_throughput_at_least(s, "1/2")
     fake = _FakeLp(None, "lp does not handle broadcast")
-    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: {"lp": fake})
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners", lambda: {"lp": fake})
     with pytest.raises(PlannerError, match="lp does not handle broadcast"):
         assert_throughput_at_least(s, "1/2")
 
@@ -270,8 +270,8 @@ def test_fixture_validates_and_remembers(portsim_validate: PortsimValidator) -> 
 def test_plugin_is_declared_as_a_pytest11_entry_point() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert pyproject["project"]["entry-points"]["pytest11"] == {
-        "portsim": "scenarios.pytest_plugin"}
-    assert importlib.import_module("scenarios.pytest_plugin").portsim_validate
+        "portsim": "portsim.scenarios.pytest_plugin"}
+    assert importlib.import_module("portsim.scenarios.pytest_plugin").portsim_validate
 
 
 def test_plugin_is_loaded_in_this_session(pytestconfig: pytest.Config) -> None:
@@ -279,8 +279,8 @@ def test_plugin_is_loaded_in_this_session(pytestconfig: pytest.Config) -> None:
 
 
 USER_TEST = '''
-from simulator import Operation, OperationKind, Platform, Schedule
-from scenarios.pytest_plugin import assert_feasible
+from portsim.simulator import Operation, OperationKind, Platform, Schedule
+from portsim.scenarios.pytest_plugin import assert_feasible
 
 P = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
 OP = Operation(OperationKind.SCATTER, source="A").resolve(P)
@@ -304,10 +304,10 @@ def test_clash_fixture(portsim_validate):
 
 def _plugin_args() -> list[str]:
     """Load the plugin explicitly only when no entry point will (bare checkout)."""
-    installed = any(ep.name == "portsim" and ep.value == "scenarios.pytest_plugin"
+    installed = any(ep.name == "portsim" and ep.value == "portsim.scenarios.pytest_plugin"
                     for ep in importlib.metadata.entry_points(group="pytest11"))
     autoload = not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    return [] if installed and autoload else ["-p", "scenarios.pytest_plugin"]
+    return [] if installed and autoload else ["-p", "portsim.scenarios.pytest_plugin"]
 
 
 def test_a_users_test_file_under_pytest(pytester: pytest.Pytester) -> None:
@@ -317,7 +317,7 @@ def test_a_users_test_file_under_pytest(pytester: pytest.Pytester) -> None:
     text = result.stdout.str()
     # The helper's message: a verdict line and a table, pointing at the user's line.
     lines = [line.strip() for line in text.splitlines()]
-    assert ("E       scenarios.testing.ScheduleAssertionError: schedule is not feasible "
+    assert ("E       portsim.scenarios.testing.ScheduleAssertionError: schedule is not feasible "
             "(strict replay, bidirectional): 1 violation(s)") in text.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[1:] == [
         "time", "node", "resource", "kind", "events", "detail"])
@@ -335,8 +335,8 @@ def test_a_users_test_file_under_pytest(pytester: pytest.Pytester) -> None:
 # -- the runnable examples ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["simulator.validation", "scenarios.testing",
-                                    "scenarios.pytest_plugin", "scenarios.bounds"])
+@pytest.mark.parametrize("module", ["portsim.simulator.validation", "portsim.scenarios.testing",
+                                    "portsim.scenarios.pytest_plugin", "portsim.scenarios.bounds"])
 def test_docstring_examples_run(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0

@@ -1,7 +1,7 @@
 """What a reader sees in the reports: labels, whiskers, identical series, titles, failures.
 
 The study stores here are written row by row through the store's own API
-(:class:`reports.studies.store.ResultStore`), with makespans chosen so that
+(:class:`portsim.reports.studies.store.ResultStore`), with makespans chosen so that
 every expected figure is computed by hand; the charts are read back from the
 plotly JSON embedded in the HTML, as a browser would get them.
 """
@@ -21,15 +21,15 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from reports.figures import MODEBAR_SPACE, keep_series_visible, throughput_figure
-from reports.html import CONVERGENCE_OPERATIONS, render_run_report
-from reports.studies import RESULT_COLUMNS, ResultStore, load_results, write_study_report
-from reports.studies.report import render_study_report, row_labels
-from scenarios.asymptotic import asymptotic_study
-from scenarios.cli import main
-from scenarios.loader import load_scenario
-from scenarios.runner import PlannerRun, ScenarioResult, run_scenario
-from simulator.errors import ScenarioError
+from portsim.reports.figures import MODEBAR_SPACE, keep_series_visible, throughput_figure
+from portsim.reports.html import CONVERGENCE_OPERATIONS, render_run_report
+from portsim.reports.studies import RESULT_COLUMNS, ResultStore, load_results, write_study_report
+from portsim.reports.studies.report import render_study_report, row_labels
+from portsim.scenarios.asymptotic import asymptotic_study
+from portsim.scenarios.cli import main
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import PlannerRun, ScenarioResult, run_scenario
+from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from planners.base import PlanResult
-from planners.registry import get_planner
-from reports import (
+from portsim.planners.base import PlanResult
+from portsim.planners.registry import get_planner
+from portsim.reports import (
     GANTT_EVENT_CAP,
     THROUGHPUT_UNIT,
     TIME_UNIT,
@@ -35,35 +35,35 @@ from reports import (
     throughput_figure,
     write_run_report,
 )
-from simulator.engine import replay
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
-from simulator.schedule import Compute, Schedule, Send
+from portsim.simulator.engine import replay
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Compute, Schedule, Send
 
 
 def _import_runner() -> types.ModuleType:
-    """``scenarios.runner``, even while ``scenarios.loader`` is not written yet.
+    """``portsim.scenarios.runner``, even while ``portsim.scenarios.loader`` is not written yet.
 
     The runner imports the loader only for type names; without the loader a
     throw-away stand-in is put in its place for the import, then removed so
     that no other test sees it.
     """
     try:
-        importlib.import_module("scenarios.loader")
+        importlib.import_module("portsim.scenarios.loader")
     except ModuleNotFoundError as err:
-        if err.name != "scenarios.loader":
+        if err.name != "portsim.scenarios.loader":
             raise
     else:
-        return importlib.import_module("scenarios.runner")
-    stand_in = types.ModuleType("scenarios.loader")
+        return importlib.import_module("portsim.scenarios.runner")
+    stand_in = types.ModuleType("portsim.scenarios.loader")
     stand_in.Scenario = object  # type: ignore[attr-defined]
     stand_in.PlannerSpec = object  # type: ignore[attr-defined]
-    sys.modules["scenarios.loader"] = stand_in
+    sys.modules["portsim.scenarios.loader"] = stand_in
     try:
-        return importlib.import_module("scenarios.runner")
+        return importlib.import_module("portsim.scenarios.runner")
     finally:
-        sys.modules.pop("scenarios.loader", None)
-        sys.modules.pop("scenarios.runner", None)
+        sys.modules.pop("portsim.scenarios.loader", None)
+        sys.modules.pop("portsim.scenarios.runner", None)
 
 
 _runner = _import_runner()

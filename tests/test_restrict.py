@@ -9,7 +9,7 @@ here, and the explicit linear program of section 2.2.2 (maximise the trees'
 weights, each link's tree traffic covered by its matchings, the matchings'
 weights summing to at most 1) is solved by ``scipy.optimize.linprog`` on every
 spanning tree, every acyclic link set reaching all nodes, and the whole graph.
-No code of ``planners.lp`` is involved in that computation.
+No code of ``portsim.planners.lp`` is involved in that computation.
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ import pytest
 from click.testing import CliRunner
 from scipy.optimize import linprog
 
-from planners.lp import LP_PLANNER, steady_state
-from planners.lp._restrict import (
+from portsim.planners.lp import LP_PLANNER, steady_state
+from portsim.planners.lp._restrict import (
     MAX_CANDIDATES,
     candidate_dags,
     candidate_trees,
     plan_restricted,
     sub_platform,
 )
-from scenarios.cli import main
-from scenarios.generators import complete_platform, random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator import Operation, OperationKind, Platform, replay
-from simulator.errors import PlannerError
+from portsim.scenarios.cli import main
+from portsim.scenarios.generators import complete_platform, random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.errors import PlannerError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -285,7 +285,7 @@ def test_cli_run_example(tmp_path: Path) -> None:
 
 
 def test_asymptotic_study_takes_the_whole_graph_bound() -> None:
-    from scenarios.asymptotic import asymptotic_study
+    from portsim.scenarios.asymptotic import asymptotic_study
 
     study = asymptotic_study(load_scenario(EXAMPLES / "broadcast-restrict.yaml"),
                              periods=(10, 100))
@@ -294,7 +294,7 @@ def test_asymptotic_study_takes_the_whole_graph_bound() -> None:
 
 
 def test_study_efficiency_reference_ignores_restricted_lp() -> None:
-    from reports.studies.execute import _add_efficiency
+    from portsim.reports.studies.execute import _add_efficiency
 
     rows = [{"planner": "lp", "planner_options": json.dumps({"restrict": "tree"}),
              "throughput_bound": "2/5", "measured_throughput": 0.4},

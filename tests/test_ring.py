@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planners.lp import steady_state
-from planners.registry import available_planners
-from planners.ring import ring_collective
-from scenarios.generators import (
+from portsim.planners.lp import steady_state
+from portsim.planners.registry import available_planners
+from portsim.planners.ring import ring_collective
+from portsim.scenarios.generators import (
     dgx1_platform,
     dgx_a100_platform,
     fat_tree_platform,
@@ -21,8 +21,8 @@ from scenarios.generators import (
     ring_platform,
     torus_platform,
 )
-from simulator import Operation, OperationKind, Platform, Send, replay
-from simulator.engine import replay_series
+from portsim.simulator import Operation, OperationKind, Platform, Send, replay
+from portsim.simulator.engine import replay_series
 
 F = Fraction
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import PlannerSpec, Scenario, load_scenario, scenario_from_dict
-from simulator.errors import ScenarioError
-from simulator.operations import OperationKind
-from simulator.platform import PortKind, PortModel
+from portsim.scenarios import PlannerSpec, Scenario, load_scenario, scenario_from_dict
+from portsim.simulator.errors import ScenarioError
+from portsim.simulator.operations import OperationKind
+from portsim.simulator.platform import PortKind, PortModel
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 

@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scenarios import (
+from portsim.scenarios import (
     dump_schedule,
     load_schedule,
     platform_to_dict,
     schedule_from_dict,
     schedule_to_dict,
 )
-from simulator.errors import ScheduleError
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Link, Node, Platform, PortKind, PortModel
-from simulator.schedule import Compute, Schedule, Send
+from portsim.simulator.errors import ScheduleError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Link, Node, Platform, PortKind, PortModel
+from portsim.simulator.schedule import Compute, Schedule, Send
 
 
 def write(tmp_path: Path, text: str, name: str = "schedule.yaml") -> Path:
@@ -398,7 +398,7 @@ def test_jsonl_errors_name_the_line_or_the_event(tmp_path: Path, text: str,
 def test_plan_writes_the_jsonl_form_that_validate_reads(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from scenarios.cli import main
+    from portsim.scenarios.cli import main
 
     scenario = Path(__file__).resolve().parent.parent / "scenarios/examples/scatter-toy.yaml"
     out = tmp_path / "flat.jsonl"

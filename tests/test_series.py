@@ -1,7 +1,7 @@
 """The pipelined series of a one-shot schedule and the periodic count, for any horizon.
 
-:func:`simulator.engine.replay_series` counts completions from the series'
-repeating pattern and :func:`scenarios.runner.replay_periodic` from whole
+:func:`portsim.simulator.engine.replay_series` counts completions from the series'
+repeating pattern and :func:`portsim.scenarios.runner.replay_periodic` from whole
 periods; both must give exactly what a full replay of every instance gives
 (the brute force here), and a long horizon must take no longer than a short
 one (issue 12: a silent cap of 2,000,000 events once printed 0.1000 ratios).
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simulator.engine
-from planners.registry import get_planner
-from scenarios.generators import random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import replay_periodic
-from simulator import Operation, OperationKind, Platform, Schedule
-from simulator.engine import replay, replay_series
-from simulator.schedule import Send
+import portsim.simulator.engine
+from portsim.planners.registry import get_planner
+from portsim.scenarios.generators import random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import replay_periodic
+from portsim.simulator import Operation, OperationKind, Platform, Schedule
+from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.schedule import Send
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 
@@ -112,7 +112,7 @@ def test_a_series_that_does_not_settle_is_cut_and_says_so(
     # With room for 2 copies only, no pattern can be confirmed (it takes the
     # window of 2 copies plus one cycle): the report's horizon is the span over
     # which its count is exact, not the one asked.
-    monkeypatch.setattr(simulator.engine, "MAX_SERIES_EVENTS", 2 * 4)
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 2 * 4)
     report = replay_series(chain(5), 1000)
     assert report.horizon is not None
     assert report.horizon < 1000
@@ -120,9 +120,9 @@ def test_a_series_that_does_not_settle_is_cut_and_says_so(
 
 
 def test_run_marks_a_cut_series(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from scenarios.runner import run_scenario
+    from portsim.scenarios.runner import run_scenario
 
-    monkeypatch.setattr(simulator.engine, "MAX_SERIES_EVENTS", 1)
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 1)
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
     (flat,) = [r for r in run_scenario(scenario).results if r.planner == "flat"]
     assert flat.replay_cut is True
@@ -153,7 +153,7 @@ def test_periodic_count_equals_the_full_replay(example: str) -> None:
 
 def test_float_mode_is_not_mistaken_for_a_cut(tmp_path: Path) -> None:
     # 1000/3 is no float: the float replay's horizon rounds it, not a cut.
-    from scenarios.runner import run_scenario
+    from portsim.scenarios.runner import run_scenario
 
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
     exact = run_scenario(scenario, horizon=Fraction(1000, 3)).results[0]

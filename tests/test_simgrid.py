@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.simgrid import simgrid_platform
-from simulator.errors import ScenarioError
+from portsim.scenarios.simgrid import simgrid_platform
+from portsim.simulator.errors import ScenarioError
 
 PLATFORM = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -78,9 +78,8 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_docstring_example_runs() -> None:
     import doctest
 
-    import scenarios.simgrid
-
-    result = doctest.testmod(scenarios.simgrid)
+    import portsim.scenarios.simgrid
+    result = doctest.testmod(portsim.scenarios.simgrid)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -97,7 +96,7 @@ def scenario_text(simgrid: str) -> str:
 
 def test_a_scenario_names_its_xml_relative_to_itself(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from scenarios.loader import load_scenario
+    from portsim.scenarios.loader import load_scenario
 
     folder = tmp_path / "study" / "platforms"
     folder.mkdir(parents=True)
@@ -115,7 +114,7 @@ def test_a_scenario_names_its_xml_relative_to_itself(
 
 
 def test_shorthand_and_documented_defaults(tmp_path: Path) -> None:
-    from scenarios.loader import load_scenario
+    from portsim.scenarios.loader import load_scenario
 
     write(tmp_path, PLATFORM)
     path = tmp_path / "s.yaml"
@@ -130,8 +129,8 @@ def test_shorthand_and_documented_defaults(tmp_path: Path) -> None:
 
 
 def test_the_bundled_example_and_its_figures() -> None:
-    from scenarios.loader import load_scenario
-    from scenarios.runner import run_scenario
+    from portsim.scenarios.loader import load_scenario
+    from portsim.scenarios.runner import run_scenario
 
     scenario = load_scenario(EXAMPLES / "simgrid-cluster.yaml")
     platform = scenario.platform
@@ -154,8 +153,8 @@ def test_the_bundled_example_and_its_figures() -> None:
 
 def test_a_study_reads_its_xml_relative_to_the_study_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reports.studies.execute import execute_run
-    from reports.studies.spec import load_study
+    from portsim.reports.studies.execute import execute_run
+    from portsim.reports.studies.spec import load_study
 
     (tmp_path / "p.xml").write_text(PLATFORM)
     study = tmp_path / "study.yaml"

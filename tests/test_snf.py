@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planners.registry import available_planners
-from planners.snf import (
+from portsim.planners.registry import available_planners
+from portsim.planners.snf import (
     OPTIMAL_METHODS,
     InstanceTooLarge,
     balanced_tree,
@@ -39,13 +39,13 @@ from planners.snf import (
     slowest_node_first,
     two_class_table,
 )
-from planners.snf.dp import TWO_CLASS_METHODS
-from scenarios.generators import complete_platform, sender_times_platform
-from scenarios.loader import load_scenario
-from simulator import Operation, OperationKind, PlannerError, Schedule, replay
-from simulator.engine import replay_series
-from simulator.items import Item
-from simulator.schedule import Compute, Send
+from portsim.planners.snf.dp import TWO_CLASS_METHODS
+from portsim.scenarios.generators import complete_platform, sender_times_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.simulator import Operation, OperationKind, PlannerError, Schedule, replay
+from portsim.simulator.engine import replay_series
+from portsim.simulator.items import Item
+from portsim.simulator.schedule import Compute, Send
 
 F = Fraction
 EXAMPLE = "scenarios/examples/reduce-sender-times.yaml"

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from reports.studies import (
+from portsim.reports.studies import (
     RESULT_COLUMNS,
     execute_run,
     load_results,
@@ -29,8 +29,8 @@ from reports.studies import (
     study_from_dict,
     write_study_report,
 )
-from scenarios.cli import main
-from simulator.errors import ScenarioError
+from portsim.scenarios.cli import main
+from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDIES = ROOT / "scenarios" / "studies"
@@ -210,7 +210,7 @@ def test_resume_after_a_killed_study(tmp_path: Path) -> None:
     study_file.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "scenarios.cli", "study", str(study_file), "--out",
+    command = [sys.executable, "-m", "portsim.scenarios.cli", "study", str(study_file), "--out",
                str(out), "--workers", "1", "--batch-size", "1"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
@@ -430,7 +430,8 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.stat().st_size > 50_000  # drawn figures, not a blank page
 
 
-@pytest.mark.parametrize("module", ["reports.studies.spec", "reports.studies.store"])
+@pytest.mark.parametrize("module", ["portsim.reports.studies.spec",
+                                    "portsim.reports.studies.store"])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib
@@ -446,11 +447,11 @@ def test_docstring_examples_run(module: str) -> None:
 @pytest.mark.parametrize("compute", [1, 0], ids=["d=c", "c=0"])
 @pytest.mark.parametrize("planner", ["greedy", "binomial", "fibonacci"])
 def test_model_lengths_equal_the_replayed_makespans(planner: str, compute: int) -> None:
-    from planners.registry import get_planner
-    from reports.studies.model import model_length
-    from scenarios.generators import complete_platform
-    from simulator.engine import replay
-    from simulator.operations import Operation, OperationKind
+    from portsim.planners.registry import get_planner
+    from portsim.reports.studies.model import model_length
+    from portsim.scenarios.generators import complete_platform
+    from portsim.simulator.engine import replay
+    from portsim.simulator.operations import Operation, OperationKind
 
     for n in range(2, 65):
         platform = complete_platform(n, c=1, compute=compute, port_model="unidirectional")
@@ -464,7 +465,7 @@ def test_model_lengths_equal_the_replayed_makespans(planner: str, compute: int) 
 
 
 def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
-    from reports.studies.spec import study_from_dict
+    from portsim.reports.studies.spec import study_from_dict
 
     def study(evaluation: str) -> Any:
         return study_from_dict({
@@ -507,7 +508,7 @@ def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
 ])
 def test_model_study_rejects_what_the_model_cannot_evaluate(change: dict[str, Any],
                                                             match: str) -> None:
-    from reports.studies.spec import study_from_dict
+    from portsim.reports.studies.spec import study_from_dict
 
     base = {"platform": {"generator": {"type": "complete", "n": 4}},
             "operation": {"type": "reduce", "target": "P0"}, "planners": ["greedy"], **change}
@@ -518,8 +519,8 @@ def test_model_study_rejects_what_the_model_cannot_evaluate(change: dict[str, An
 def test_model_evaluation_reaches_n_10000_fast() -> None:
     import time
 
-    from reports.studies.execute import execute_run
-    from reports.studies.spec import study_from_dict
+    from portsim.reports.studies.execute import execute_run
+    from portsim.reports.studies.spec import study_from_dict
 
     study = study_from_dict({
         "name": "big", "evaluation": "model",
@@ -544,7 +545,7 @@ def test_model_evaluation_reaches_n_10000_fast() -> None:
 def test_run_key_covers_the_simgrid_file_content(tmp_path: Path) -> None:
     """Editing a SimGrid XML changes the key of the runs that import it, so a
     resumed study recomputes them; other runs keep their keys."""
-    from reports.studies.spec import run_key
+    from portsim.reports.studies.spec import run_key
 
     xml = tmp_path / "cluster.xml"
     xml.write_text("<platform version='4.1'/>", encoding="utf-8")

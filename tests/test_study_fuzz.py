@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scenarios.cli import main
+from portsim.scenarios.cli import main
 
 BASE = """\
   platform: {generator: {type: complete, n: 3}}

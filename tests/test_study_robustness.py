@@ -28,13 +28,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import reports.studies.execute as execute_module
-import reports.studies.spec as spec_module
-from reports.studies import load_results, run_study, study_from_dict
-from reports.studies.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
-from reports.studies.store import ResultStore, StoreLock, grid_column_type
-from scenarios.cli import _RateMeter, main
-from simulator.errors import ScenarioError
+import portsim.reports.studies.execute as execute_module
+import portsim.reports.studies.spec as spec_module
+from portsim.reports.studies import load_results, run_study, study_from_dict
+from portsim.reports.studies.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
+from portsim.reports.studies.store import ResultStore, StoreLock, grid_column_type
+from portsim.scenarios.cli import _RateMeter, main
+from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -318,7 +318,7 @@ def test_a_signal_stops_the_study_without_orphans(tmp_path: Path, signum: int,
     study_file = write(tmp_path / "s.yaml", data)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "scenarios.cli", "study", str(study_file), "--out",
+    command = [sys.executable, "-m", "portsim.scenarios.cli", "study", str(study_file), "--out",
                str(out), "--workers", "2", "--batch-size", "1"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)

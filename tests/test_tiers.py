@@ -7,11 +7,11 @@ from fractions import Fraction
 import networkx as nx
 import pytest
 
-from planners.registry import get_planner
-from scenarios.tiers import tiers_platform
-from simulator.engine import replay
-from simulator.errors import PlatformError
-from simulator.operations import Operation, OperationKind
+from portsim.planners.registry import get_planner
+from portsim.scenarios.tiers import tiers_platform
+from portsim.simulator.engine import replay
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.operations import Operation, OperationKind
 
 
 def test_shape_costs_and_routers() -> None:
@@ -69,9 +69,8 @@ def test_bad_parameters(kwargs: dict[str, object], match: str) -> None:
 def test_docstring_example_runs() -> None:
     import doctest
 
-    import scenarios.tiers
-
-    result = doctest.testmod(scenarios.tiers)
+    import portsim.scenarios.tiers
+    result = doctest.testmod(portsim.scenarios.tiers)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -80,7 +79,7 @@ def test_docstring_example_runs() -> None:
 
 
 def test_the_scenario_generator_is_the_python_function() -> None:
-    from scenarios.loader import scenario_from_dict
+    from portsim.scenarios.loader import scenario_from_dict
 
     document = {
         "name": "t", "seed": 5,
@@ -104,8 +103,8 @@ def test_the_scenario_generator_is_the_python_function() -> None:
 def test_the_generated_tiers_example_and_its_figure() -> None:
     from pathlib import Path
 
-    from scenarios.loader import load_scenario
-    from scenarios.runner import run_scenario
+    from portsim.scenarios.loader import load_scenario
+    from portsim.scenarios.runner import run_scenario
 
     path = Path(__file__).resolve().parent.parent / "scenarios/examples/broadcast-tiers.yaml"
     scenario = load_scenario(path)
@@ -129,8 +128,8 @@ def test_the_generated_tiers_example_and_its_figure() -> None:
     ({"routers": 3}, r"platform\.generator\.routers: unknown key"),
 ])
 def test_bad_scenario_parameters(generator: dict[str, object], match: str) -> None:
-    from scenarios.loader import scenario_from_dict
-    from simulator.errors import ScenarioError
+    from portsim.scenarios.loader import scenario_from_dict
+    from portsim.simulator.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=match):
         scenario_from_dict({"name": "t", "platform": {"generator": {"type": "tiers", **generator}},
@@ -138,8 +137,8 @@ def test_bad_scenario_parameters(generator: dict[str, object], match: str) -> No
 
 
 def test_tiers_in_a_study_grid() -> None:
-    from reports.studies.execute import execute_run
-    from reports.studies.spec import study_from_dict
+    from portsim.reports.studies.execute import execute_run
+    from portsim.reports.studies.spec import study_from_dict
 
     study = study_from_dict({
         "name": "tiers", "replicates": 2,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from planners import PlanResult, get_planner
-from planners.trees import (
+from portsim.planners import PlanResult, get_planner
+from portsim.planners.trees import (
     ReductionTree,
     binomial_reduction,
     canon_antoniu_bounds,
@@ -30,14 +30,14 @@ from planners.trees import (
     strategy_tree,
     tree_length,
 )
-from scenarios.generators import complete_platform, random_platform
-from scenarios.loader import load_scenario
-from scenarios.runner import run_scenario
-from simulator.engine import replay, replay_series
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.schedule import Compute, Schedule, Send
+from portsim.scenarios.generators import complete_platform, random_platform
+from portsim.scenarios.loader import load_scenario
+from portsim.scenarios.runner import run_scenario
+from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.schedule import Compute, Schedule, Send
 
 REDUCE = OperationKind.REDUCE
 ALLREDUCE = OperationKind.ALLREDUCE

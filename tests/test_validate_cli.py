@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-import scenarios.bounds
-from scenarios.cli import main
-from simulator import Operation, Platform
+import portsim.scenarios.bounds
+from portsim.scenarios.cli import main
+from portsim.simulator import Operation, Platform
 
 PERIODIC = """\
 platform:
@@ -60,7 +60,7 @@ def validate(tmp_path: Path, text: str, *args: str) -> tuple[int, str, str]:
 
 def with_lp(monkeypatch: pytest.MonkeyPatch, lp: FakeLp | None) -> None:
     planners = {} if lp is None else {"lp": lp}
-    monkeypatch.setattr(scenarios.bounds, "available_planners", lambda: planners)
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners", lambda: planners)
 
 
 def test_periodic_throughput_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

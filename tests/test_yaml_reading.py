@@ -18,9 +18,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scenarios.cli import main
-from scenarios.loader import YAML_ALIAS_BUDGET, YAML_MAX_DEPTH, load_scenario, read_yaml
-from simulator.errors import ScenarioError
+from portsim.scenarios.cli import main
+from portsim.scenarios.loader import YAML_ALIAS_BUDGET, YAML_MAX_DEPTH, load_scenario, read_yaml
+from portsim.simulator.errors import ScenarioError
 
 LEVELS = "abcdefghi"
 

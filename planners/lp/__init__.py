@@ -28,20 +28,20 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
-from planners.lp._allreduce import plan_allreduce
-from planners.lp._alltoall import plan_alltoall
-from planners.lp._broadcast import plan_allgather, plan_broadcast
-from planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse_options
-from planners.lp._gather import plan_gather
-from planners.lp._matchings import plan_matchings
-from planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
-from planners.lp._reduce import plan_reduce
-from planners.lp._restrict import plan_restricted
-from planners.lp._scatter import plan_scatter
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Link, Platform, PortKind
-from simulator.schedule import Send
+from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from portsim.planners.lp._allreduce import plan_allreduce
+from portsim.planners.lp._alltoall import plan_alltoall
+from portsim.planners.lp._broadcast import plan_allgather, plan_broadcast
+from portsim.planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse_options
+from portsim.planners.lp._gather import plan_gather
+from portsim.planners.lp._matchings import plan_matchings
+from portsim.planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
+from portsim.planners.lp._reduce import plan_reduce
+from portsim.planners.lp._restrict import plan_restricted
+from portsim.planners.lp._scatter import plan_scatter
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Link, Platform, PortKind
+from portsim.simulator.schedule import Send
 
 __all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
            "naive_steady_state", "steady_state"]
@@ -86,12 +86,12 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     **options:
         ``method`` (``auto``, ``highs``, ``highs-ds``, ``highs-ipm``),
         ``time_limit`` (seconds for the whole call, default
-        :data:`~planners.lp._driver.DEFAULT_TIME_LIMIT`), ``split`` (default true), ``period`` (a
-        fixed period, Proposition 4), ``max_events`` (cap on the operations
-        per period of the exact period), ``restrict`` (broadcast: ``tree``,
-        ``dag`` or ``graph``, the default; the best single spanning tree or
-        acyclic sub-platform, by enumeration, capped; section 2.3 of the
-        broadcast report).
+        :data:`~portsim.planners.lp._driver.DEFAULT_TIME_LIMIT`), ``split``
+        (default true), ``period`` (a fixed period, Proposition 4),
+        ``max_events`` (cap on the operations per period of the exact
+        period), ``restrict`` (broadcast: ``tree``, ``dag`` or ``graph``,
+        the default; the best single spanning tree or acyclic sub-platform,
+        by enumeration, capped; section 2.3 of the broadcast report).
 
     Returns
     -------
@@ -102,7 +102,7 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         collective (or a commutative reduce, or a multi-port node with more
         than 16 useful ports); ``error`` when the call hits its time limit,
         when a time of the platform is beyond floating point or needs more
-        than :data:`~planners.lp._driver.MAX_SCALE_BITS` bits of denominator,
+        than :data:`~portsim.planners.lp._driver.MAX_SCALE_BITS` bits of denominator,
         or on any failure inside the planner (never an exception on a valid
         input).
 
@@ -113,7 +113,7 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
     >>> r = steady_state(p, Operation(OperationKind.SCATTER, source="S"))
     >>> r.throughput_bound, r.period

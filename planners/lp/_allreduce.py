@@ -6,11 +6,11 @@ Legrand, Marchal and Robert, RR-4872, section 4.2).
 
 Three steps, the later ones only when needed:
 
-1. **Relaxation** (:mod:`planners.lp._allreduce_bound`): one SSR(G) copy per
+1. **Relaxation** (:mod:`portsim.planners.lp._allreduce_bound`): one SSR(G) copy per
    destination over shared operations, an exact upper bound with its proof.
 2. **Reduce to a root, then broadcast from it** (below): a schedule.  When
    it carries the relaxation's value, both are the optimum.
-3. **Structures** (:mod:`planners.lp._allreduce_packing`), when step 2
+3. **Structures** (:mod:`portsim.planners.lp._allreduce_packing`), when step 2
    falls short: the optimum is the best packing of instance structures
    (unions of per-destination reduction trees, which is where butterflies
    live); column generation with mixed integer pricing, started from step
@@ -35,12 +35,12 @@ of ``v[0,N-1]`` from ``r`` (spanning the nodes ``r`` reaches, leaves that
 are not participants pruned).  The program: SSR(G) variables (no send of
 the final result) with the result produced at any root, weighted
 arborescences per root by column generation (minimum-arborescence pricing,
-as :mod:`planners.lp._broadcast`), the arborescence weights of ``r`` equal
+as :mod:`portsim.planners.lp._broadcast`), the arborescence weights of ``r`` equal
 to the results made at ``r``; shared port and CPU rows.  The reduction part
 is decomposed by EXTRACT_TREES (section 4.4) root by root; each root's
 reduction trees and arborescences are paired (north-west corner rule) into
 weighted units, each a whole instance: the broadcast sends come after the
-final computation, so the lags of :mod:`planners.lp._periodic` never send
+final computation, so the lags of :mod:`portsim.planners.lp._periodic` never send
 ``v[0,N-1]`` before it exists.
 
 When the schedule's rate equals the certified upper end the result is
@@ -57,9 +57,9 @@ from fractions import Fraction
 
 import networkx as nx
 
-from planners.base import PlanResult
-from planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
-from planners.lp._allreduce_packing import (
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
+from portsim.planners.lp._allreduce_packing import (
     Packing,
     Structure,
     canonical,
@@ -67,15 +67,15 @@ from planners.lp._allreduce_packing import (
     packing_solution,
     structure_unit,
 )
-from planners.lp._arborescence import min_arborescence
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from planners.lp._exact import ExactSolution
-from planners.lp._periodic import Unit
-from planners.lp._reduce import add_ssr_variables, extract_trees, refuse_reduction
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._periodic import Unit
+from portsim.planners.lp._reduce import add_ssr_variables, extract_trees, refuse_reduction
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["build_allreduce_master", "plan_allreduce"]
 
@@ -84,7 +84,7 @@ MAX_ROUNDS = 300
 
 PACKING_MAX_PARTICIPANTS = 8
 """When reduce-then-broadcast falls short of the bound, the search over every
-instance structure (:mod:`planners.lp._allreduce_packing`) runs up to this
+instance structure (:mod:`portsim.planners.lp._allreduce_packing`) runs up to this
 many participants; its mixed integer pricing programs grow as N copies of
 SSR(G)."""
 
@@ -302,15 +302,15 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     Notes
     -----
     The formulations and the proofs that no schedule beats them are in the
-    module notes of :mod:`planners.lp._allreduce_bound` and
-    :mod:`planners.lp._allreduce_packing`.  Two nodes with links of cost 1
+    module notes of :mod:`portsim.planners.lp._allreduce_bound` and
+    :mod:`portsim.planners.lp._allreduce_packing`.  Two nodes with links of cost 1
     and compute time 1: TP = 1 (each node receives one message per
     instance; reduce on either node and send the result back, roots
     alternating, meets it).
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["A", "B"], [("A", "B", 1), ("B", "A", 1)])
     >>> op = Operation(OperationKind.ALLREDUCE).resolve(p)
     >>> r = plan_allreduce(p, op, LpOptions())

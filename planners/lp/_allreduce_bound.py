@@ -46,7 +46,7 @@ platforms of degree 3 (every node a participant): N = 6 in 0.8 s, N = 8 in
 beyond that, set ``time_limit``.
 
 The program is a relaxation: where no schedule reaches it,
-:mod:`planners.lp._allreduce_packing` finds the exact optimum.  Its parts
+:mod:`portsim.planners.lp._allreduce_packing` finds the exact optimum.  Its parts
 (:func:`add_operations`, :func:`add_copies`) also build that module's
 pricing program, the same rows for one instance.
 """
@@ -57,13 +57,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planners.base import PlanResult
-from planners.lp._driver import LpOptions, solve_exactly
-from planners.lp._exact import ExactSolution
-from planners.lp._reduce import receive_capacity
-from planners.lp._solve import Deadline, LinearModel
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._driver import LpOptions, solve_exactly
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._reduce import receive_capacity
+from portsim.planners.lp._solve import Deadline, LinearModel
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["TP", "SharedOperations", "add_copies", "add_operations", "allreduce_bound",
            "build_allreduce_bound_model", "reduction_tasks", "tp_cap"]
@@ -108,8 +108,8 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
     receive one message per instance, so TP <= 1, and the butterfly (or
     reduce then send back) reaches it.
 
-    >>> from simulator.operations import OperationKind
-    >>> from planners.lp._solve import solve_float
+    >>> from portsim.simulator.operations import OperationKind
+    >>> from portsim.planners.lp._solve import solve_float
     >>> p = Platform.build(["A", "B"], [("A", "B", 1), ("B", "A", 1)])
     >>> op = Operation(OperationKind.ALLREDUCE).resolve(p)
     >>> m = build_allreduce_bound_model(p, op)
@@ -164,7 +164,7 @@ def add_operations(model: LinearModel, platform: Platform, operation: Operation,
     """Declare the actual sends ``x`` and computations ``y`` of ``model``.
 
     With ``unit`` each is at most 1 (one instance: a 0/1 choice, the pricing
-    program of :mod:`planners.lp._allreduce_packing`); otherwise at most
+    program of :mod:`portsim.planners.lp._allreduce_packing`); otherwise at most
     what its port or CPU can do per time unit (the bound program).
     """
     g = platform.graph

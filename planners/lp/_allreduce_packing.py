@@ -19,7 +19,7 @@ completed instances, the one-port rows give ``completed(H) / H <= OPT``,
 where ``OPT`` is the best weighting ``w_s >= 0`` of structures with
 ``Σ_s w_s · load_s(row) <= 1`` on every send port, receive port and CPU.
 Conversely every weighting is a periodic schedule (each structure a
-:class:`~planners.lp._periodic.Unit`, depths as lags).  So ``OPT`` is the
+:class:`~portsim.planners.lp._periodic.Unit`, depths as lags).  So ``OPT`` is the
 optimal throughput.
 
 **Column generation** (:func:`pack_structures`).  The master program is the
@@ -28,7 +28,7 @@ packing over the structures found so far (``TP = Σ w_s``).  Its duals
 (y_send(i) + y_recv(j))``; a task on ``i``: ``w_i · y_cpu(i)``); a structure
 of price below 1 improves it.  The pricing program
 (:func:`build_pricing_model`) is the bound program of
-:mod:`planners.lp._allreduce` for one instance: 0/1 actual operations ``z``,
+:mod:`portsim.planners.lp._allreduce` for one instance: 0/1 actual operations ``z``,
 one SSR(G) copy per destination with ``send_d <= z``, ``cons_d <= z``,
 ``TP = 1``, minimising the price of ``z``.  HiGHS solves it as a mixed
 integer program (``scipy.optimize.milp``), ``z`` integral; the support of
@@ -44,7 +44,7 @@ master's own value, so the packing found is optimal.  ``p`` comes from a
 best-first branch and bound in exact arithmetic on the pricing program:
 
 - each node's linear relaxation is solved by HiGHS and recovered exactly
-  (:func:`planners.lp._driver.solve_exactly`), whose dual certifies the
+  (:func:`portsim.planners.lp._driver.solve_exactly`), whose dual certifies the
   node's lower bound (weak duality with the variables' upper bounds);
 - a node closes when that bound reaches ``min(1, θ)``, or when its priced
   operations are all 0 or 1 (a structure: if it costs less, it joins the
@@ -75,15 +75,21 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from planners.base import PlanResult
-from planners.lp._allreduce_bound import TP, add_copies, add_operations, reduction_tasks, tp_cap
-from planners.lp._driver import NAME, LpOptions, solve_exactly
-from planners.lp._exact import ExactSolution
-from planners.lp._periodic import Unit
-from planners.lp._reduce import tasks_unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._allreduce_bound import (
+    TP,
+    add_copies,
+    add_operations,
+    reduction_tasks,
+    tp_cap,
+)
+from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._periodic import Unit
+from portsim.planners.lp._reduce import tasks_unit
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["NODE_LIMIT", "Certificate", "Packing", "Structure", "build_master",
            "build_pricing_model", "canonical", "certify", "pack_structures", "packing_solution",
@@ -126,7 +132,7 @@ def canonical(operation: Operation, tasks: Iterable[Task]) -> Structure | None:
     Two participants: A sends ``v_0`` to B, B reduces and sends the result
     back; a useless send of ``v_1`` to A is dropped.
 
-    >>> from simulator.operations import OperationKind
+    >>> from portsim.simulator.operations import OperationKind
     >>> op = Operation(OperationKind.ALLREDUCE, participants=("A", "B"))
     >>> canonical(op, [("send", "B", "A", 0, 1), ("cons", "B", 0, 0, 1),
     ...                ("send", "A", "B", 0, 0), ("send", "B", "A", 1, 1)])
@@ -405,8 +411,8 @@ def certify(platform: Platform, operation: Operation, y: Mapping[tuple[str, Node
     one message into each node, so under the duals ``y = 1/2`` on both
     receive ports every structure costs at least 1.
 
-    >>> from simulator.operations import OperationKind
-    >>> from planners.lp._solve import Deadline
+    >>> from portsim.simulator.operations import OperationKind
+    >>> from portsim.planners.lp._solve import Deadline
     >>> p = Platform.build({"A": 1, "B": 1}, [("A", "B", 1), ("B", "A", 1)])
     >>> op = Operation(OperationKind.ALLREDUCE).resolve(p)
     >>> y = {("recv", "A"): Fraction(1, 2), ("recv", "B"): Fraction(1, 2)}

@@ -31,15 +31,15 @@ from fractions import Fraction
 
 import networkx as nx
 
-from planners.base import PlanResult
-from planners.lp._arborescence import min_arborescence
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from planners.lp._exact import ExactSolution
-from planners.lp._periodic import SendTask, Unit
-from planners.lp._solve import LinearModel, solve_float
-from simulator.items import Item
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._periodic import SendTask, Unit
+from portsim.planners.lp._solve import LinearModel, solve_float
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast",
            "tree_depths"]

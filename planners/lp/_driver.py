@@ -11,15 +11,15 @@ from dataclasses import dataclass, field, replace
 from decimal import Context
 from fractions import Fraction
 
-from planners.base import PlanResult, WeightedTree
-from planners.lp._exact import ExactSolution, Repair, recover
-from planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
-from simulator.errors import PlannerError, PortsimError
-from simulator.numbers import common_denominator, format_rational, parse_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import Platform
-from simulator.schedule import Schedule, Send
+from portsim.planners.base import PlanResult, WeightedTree
+from portsim.planners.lp._exact import ExactSolution, Repair, recover
+from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.simulator.errors import PlannerError, PortsimError
+from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Schedule, Send
 
 __all__ = ["DEFAULT_TIME_LIMIT", "MAX_SCALE_BITS", "NAME", "OPTIONS", "LpOptions", "finish",
            "guarded", "parse_options", "solve_exactly", "time_limit_error"]
@@ -77,7 +77,7 @@ class LpOptions:
     restrict:
         Broadcast only: ``graph`` (default) uses the whole platform;
         ``tree`` the best single spanning arborescence, ``dag`` the best
-        acyclic sub-platform (:mod:`planners.lp._restrict`).
+        acyclic sub-platform (:mod:`portsim.planners.lp._restrict`).
     deadline:
         The one wall-clock deadline of the planner call, set by the facade
         from ``time_limit`` when the call starts and shared by every phase

@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from planners.lp._solve import Deadline, FloatSolution, LinearModel
+from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 
 __all__ = ["DENOMINATORS", "ExactSolution", "basis_recover", "recover"]
 
@@ -323,7 +323,7 @@ def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
     first would gain fewer than 8 bits (the float factorisation is too inaccurate).  ``lu``
     factorises ``mat``; ``trans="T"`` solves with its transpose (then
     ``rows`` are the transpose's rows).  ``deadline`` is checked at every
-    step (:class:`~planners.lp._solve.TimeLimitReached`).
+    step (:class:`~portsim.planners.lp._solve.TimeLimitReached`).
     """
     n = len(rhs)
     num = [0] * n

@@ -34,11 +34,11 @@ from fractions import Fraction
 import networkx as nx
 import numpy as np
 
-from planners.lp._periodic import SendTask, Unit
-from planners.lp._solve import LinearModel
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
+from portsim.planners.lp._periodic import SendTask, Unit
+from portsim.planners.lp._solve import LinearModel
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["Commodity", "FlowModel", "build_flow_model", "commodities_of", "decompose_paths"]
 

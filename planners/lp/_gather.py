@@ -7,12 +7,12 @@ program as the scatter with the roles of source and targets swapped.
 
 from __future__ import annotations
 
-from planners.base import PlanResult
-from planners.lp._driver import LpOptions
-from planners.lp._flows import commodities_of
-from planners.lp._scatter import plan_flows
-from simulator.operations import Operation
-from simulator.platform import Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._flows import commodities_of
+from portsim.planners.lp._scatter import plan_flows
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
 
 __all__ = ["plan_gather"]
 

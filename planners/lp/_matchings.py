@@ -3,7 +3,7 @@
 Under the unidirectional one-port model port sums are not enough (Beaumont
 and Marchal, LIP RR-2004-32, section 2.2.2): the communications of a period
 must be a weighted set of *matchings* of the platform graph.  With the
-:class:`~planners.lp._ports.PortGraph` (one port vertex per unidirectional
+:class:`~portsim.planners.lp._ports.PortGraph` (one port vertex per unidirectional
 node, ``out`` and ``in`` for a bidirectional node, ``k`` copies of each for
 ``multiport:k``, one port per link for ``multiport``, section 5) the same
 holds for mixed platforms, a matching of the port graph being a
@@ -19,10 +19,10 @@ The linear program (P) of section 3.2, generalised to every collective::
 
 where ``traffic(e)`` is the explicit flow (scatter, gather, all-to-all), the
 ``send`` variables (reduce) or ``Σ_{T ∋ e} y_T`` (broadcast, all-gather:
-weighted spanning arborescences, as in :mod:`planners.lp._broadcast`).
+weighted spanning arborescences, as in :mod:`portsim.planners.lp._broadcast`).
 Reduce takes the same structure as broadcast (:func:`reduce_with_matchings`):
 weighted reduction trees as columns, priced by the interval dynamic program
-:func:`planners.lp._reduce.cheapest_tree` under link prices
+:func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
 ``size · c(e) · v_e`` and CPU prices ``w(i) · y_cpu(i)``; the whole program
 with ``send`` variables (``_plan_reduce_full``) is kept as the reference
 the tests compare against, and for a commutative or one-participant reduce.
@@ -43,14 +43,14 @@ cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
 duals), or after :data:`MAX_ROUNDS` rounds.
 
 **Certification.**  The final master is solved again and recovered in exact
-rationals (:mod:`planners.lp._exact`); its exact duals are priced exactly
+rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactly
 (the maximum-weight matching on integer-scaled weights, the minimum
 arborescence in Fractions).  An exactly improving column is added and the
 exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
 ``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
 ``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree) make the dual
 feasible for every column outside the master, and weak duality over the
-master's own columns (:func:`planners.lp._exact.dual_bound`, with the
+master's own columns (:func:`portsim.planners.lp._exact.dual_bound`, with the
 variables' explicit upper bounds) gives a certified upper bound on the full
 program.  When it meets the exact primal the optimum is exact; else the
 result states the certified interval.
@@ -69,16 +69,16 @@ import highspy
 import networkx as nx
 import numpy as np
 
-from planners.base import PlanResult
-from planners.lp._arborescence import min_arborescence
-from planners.lp._broadcast import _tree_graph, multicast_flow_model
-from planners.lp._broadcast import _unit as _tree_unit
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from planners.lp._exact import ExactSolution, dual_bound
-from planners.lp._flows import build_flow_model, commodities_of, decompose_paths
-from planners.lp._periodic import Unit
-from planners.lp._ports import Configuration, Link, PortGraph
-from planners.lp._reduce import (
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._broadcast import _tree_graph, multicast_flow_model
+from portsim.planners.lp._broadcast import _unit as _tree_unit
+from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._exact import ExactSolution, dual_bound
+from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
+from portsim.planners.lp._periodic import Unit
+from portsim.planners.lp._ports import Configuration, Link, PortGraph
+from portsim.planners.lp._reduce import (
     Task,
     _TreeSpace,
     build_reduce_model,
@@ -87,12 +87,12 @@ from planners.lp._reduce import (
     extract_trees,
     refuse_reduction,
 )
-from planners.lp._reduce import _unit as _reduce_unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
+from portsim.planners.lp._reduce import _unit as _reduce_unit
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = [
     "EXACT_ROUNDS",
@@ -600,7 +600,7 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
     Returns
     -------
     PlanResult
-        As :func:`planners.lp.steady_state`; the notes give the rounds and columns.
+        As :func:`portsim.planners.lp.steady_state`; the notes give the rounds and columns.
 
     Notes
     -----
@@ -610,7 +610,7 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
 
     Examples
     --------
-    >>> from simulator.platform import Platform
+    >>> from portsim.simulator.platform import Platform
     >>> p = Platform.build(["P1", "P2", "P3"], [("P1", "P2", 1), ("P1", "P3", 1),
     ...                    ("P2", "P3", "1/2")], "unidirectional")
     >>> op = Operation(OperationKind.BROADCAST, source="P1").resolve(p)
@@ -742,7 +742,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     """SSR(G) on any port models as a packing of reduction trees and matchings.
 
     The master holds reduction-tree columns (priced by
-    :func:`planners.lp._reduce.cheapest_tree` under link prices
+    :func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
     ``busy(e) · y(e)``, ``y`` the coverage-row duals, and CPU prices
     ``w(i) · y_cpu(i)``) and matching columns (priced by a maximum-weight
     configuration of the port graph), the same structure as broadcast trees.
@@ -761,7 +761,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     certificate is the broadcast one: the exact master dual, with the
     matching row raised to the exact best configuration weight and the tree
     row lowered to the exact least tree price, is feasible for every column,
-    so :func:`planners.lp._exact.dual_bound` bounds the whole program.
+    so :func:`portsim.planners.lp._exact.dual_bound` bounds the whole program.
     """
     deadline = options.clock()
     space = _TreeSpace.of(platform, operation)

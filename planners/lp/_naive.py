@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
-from planners.lp._broadcast import plan_multicast
-from planners.lp._driver import (
+from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from portsim.planners.lp._broadcast import plan_multicast
+from portsim.planners.lp._driver import (
     OPTIONS,
     LpOptions,
     finish,
@@ -36,12 +36,12 @@ from planners.lp._driver import (
     parse_options,
     solve_exactly,
 )
-from planners.lp._flows import build_flow_model, commodities_of, decompose_paths
-from planners.lp._reduce import plan_reduce
-from simulator.items import Item
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform, PortKind
+from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
+from portsim.planners.lp._reduce import plan_reduce
+from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform, PortKind
 
 __all__ = ["LP_NAIVE_NAME", "LP_NAIVE_OPERATIONS", "LP_NAIVE_OPTIONS", "LP_NAIVE_PLANNER",
            "LP_NAIVE_PORT_MODELS", "naive_steady_state"]

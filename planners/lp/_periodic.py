@@ -37,12 +37,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from planners.lp._solve import Deadline
-from simulator.items import Item
-from simulator.numbers import format_rational
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform
-from simulator.schedule import Compute, Event, Schedule, Send
+from portsim.planners.lp._solve import Deadline
+from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = ["DEFAULT_MAX_EVENTS", "ComputeTask", "PeriodicPlan", "SendTask", "Unit",
            "build_periodic", "peel_matchings"]

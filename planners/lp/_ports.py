@@ -45,8 +45,8 @@ from fractions import Fraction
 
 import networkx as nx
 
-from simulator.errors import PlannerError
-from simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.platform import NodeId, Platform, PortKind
 
 __all__ = ["MAX_COPIES", "Configuration", "Link", "Port", "PortGraph"]
 

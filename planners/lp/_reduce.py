@@ -49,14 +49,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from planners.base import PlanResult
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from planners.lp._exact import ExactSolution, recover
-from planners.lp._periodic import ComputeTask, SendTask, Unit
-from planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs, solve_float
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._periodic import ComputeTask, SendTask, Unit
+from portsim.planners.lp._solve import (
+    Deadline,
+    LinearModel,
+    TimeLimitReached,
+    new_highs,
+    solve_float,
+)
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["SsrVariables", "add_ssr_variables", "build_reduce_model", "cheapest_tree",
            "cheapest_trees", "extract_trees", "plan_reduce", "receive_capacity",
@@ -315,7 +321,7 @@ def tasks_unit(weight: Fraction, tasks: Iterable[Task]) -> Unit:
 
     Each task is one deeper than the producers of its inputs (an item a
     node holds from the start has depth -1), so the lags of
-    :mod:`planners.lp._periodic` never use an item before it exists.
+    :mod:`portsim.planners.lp._periodic` never use an item before it exists.
     """
     made: dict[tuple[NodeId, int, int], int] = {}  # (node, k, m) -> depth of its producer
     sends: list[SendTask] = []
@@ -773,7 +779,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     under the send, receive and CPU rows of SSR(G) (2), (3), (7); the
     pricing step finds the tree of least price under the master's dual by
     :func:`cheapest_tree`.  Floats drive the generation; then the master is
-    solved exactly (:func:`planners.lp._exact.recover`) and priced exactly.
+    solved exactly (:func:`portsim.planners.lp._exact.recover`) and priced exactly.
 
     Parameters
     ----------
@@ -781,7 +787,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         The platform and the (resolved, non-commutative) reduce.
     deadline:
         Checked between rounds and during the exact recovery
-        (:class:`~planners.lp._solve.TimeLimitReached` names the phase).
+        (:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase).
     method:
         HiGHS method for the exact solve of the master (``auto``: dual simplex).
     stats:

@@ -52,11 +52,11 @@ from fractions import Fraction
 
 import networkx as nx
 
-from planners.base import PlanResult
-from planners.lp._driver import NAME
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._driver import NAME
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["MAX_CANDIDATES", "candidate_dags", "candidate_trees", "plan_restricted",
            "sub_platform"]
@@ -246,7 +246,7 @@ def plan_restricted(platform: Platform, operation: Operation, restrict: str, sol
     On the broadcast report's Fig. 2 (bidirectional) the best tree is
     {1→2, 2→3}, at the whole graph's optimum 1:
 
-    >>> from planners.lp import steady_state
+    >>> from portsim.planners.lp import steady_state
     >>> p = Platform.build(["1", "2", "3"], [("1", "2", 1), ("1", "3", 1), ("2", "3", "1/2")])
     >>> op = Operation(OperationKind.BROADCAST, source="1").resolve(p)
     >>> r = plan_restricted(p, op, "tree", lambda sub: steady_state(sub, op))

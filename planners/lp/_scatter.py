@@ -7,11 +7,11 @@ periodically (section 3.3).
 
 from __future__ import annotations
 
-from planners.base import PlanResult
-from planners.lp._driver import NAME, LpOptions, finish, solve_exactly
-from planners.lp._flows import Commodity, build_flow_model, commodities_of, decompose_paths
-from simulator.operations import Operation
-from simulator.platform import Platform
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from portsim.planners.lp._flows import Commodity, build_flow_model, commodities_of, decompose_paths
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
 
 __all__ = ["plan_scatter"]
 

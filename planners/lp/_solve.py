@@ -5,7 +5,7 @@ coefficients (``Fraction``): named non-negative variables, each with an
 explicit upper bound, and rows ``a·x <= b`` or ``a·x == b``.  The bounds are
 implied by the port constraints (a flow over a link of cost ``c`` is at most
 ``1/c``); they are kept so that an inexact dual still yields a *certified*
-upper bound (:mod:`planners.lp._exact`).
+upper bound (:mod:`portsim.planners.lp._exact`).
 
 :func:`solve_float` builds sparse CSR matrices (from COO triplets) and calls
 ``scipy.optimize.linprog`` with HiGHS: the dual simplex for small models, the
@@ -13,13 +13,13 @@ interior-point method for large ones (measured: reduce with 20 participants
 takes 117 s with the simplex and under 2 s with the interior point).  When
 highspy is installed (a dependency) the model goes to HiGHS directly, with
 crossover after the interior point, so that the answer is a vertex with its
-basis, which :func:`planners.lp._exact.basis_recover` solves exactly.
+basis, which :func:`portsim.planners.lp._exact.basis_recover` solves exactly.
 Measured with highspy on reduce N = n = 20 (39,138 columns): interior point
 with crossover 1.5-1.9 s, dual simplex 36 s; N = 30 (176,608 columns):
 15-17 s, of which crossover is well under 1 s (69 IPX iterations); a looser
 ``ipm_optimality_tolerance`` (1e-5) and presolve off did not help.  The
 reduce planner therefore solves SSR(G) by column generation over reduction
-trees instead (:func:`planners.lp._reduce.reduction_trees`).
+trees instead (:func:`portsim.planners.lp._reduce.reduction_trees`).
 
 A :class:`Deadline` carries a planner's ``time_limit`` through its phases;
 a phase that passes it raises :class:`TimeLimitReached`, which the driver
@@ -182,7 +182,7 @@ class LinearModel:
 
     Variables are non-negative and named by hashable keys; every variable has
     an upper bound (used only by the certified fallback of
-    :mod:`planners.lp._exact`, never passed to the solver).
+    :mod:`portsim.planners.lp._exact`, never passed to the solver).
 
     Examples
     --------

@@ -17,8 +17,8 @@ module         content
 =============  =============================================================
 """
 
-from planners.snf.broadcast import fastest_node_first
-from planners.snf.dp import (
+from portsim.planners.snf.broadcast import fastest_node_first
+from portsim.planners.snf.dp import (
     MultiClassTable,
     TwoClassTable,
     balanced_tree,
@@ -26,7 +26,7 @@ from planners.snf.dp import (
     naive_pair_count,
     two_class_table,
 )
-from planners.snf.model import (
+from portsim.planners.snf.model import (
     CriticalPathTree,
     ReductionTree,
     Transmission,
@@ -36,7 +36,7 @@ from planners.snf.model import (
     sender_times,
     tree_from_critical_path,
 )
-from planners.snf.planners import (
+from portsim.planners.snf.planners import (
     FNF_PLANNER,
     OPTIMAL_METHODS,
     OPTIMAL_PLANNER,
@@ -48,7 +48,7 @@ from planners.snf.planners import (
     slowest_node_first,
     slowest_node_first_plan,
 )
-from planners.snf.search import (
+from portsim.planners.snf.search import (
     SearchResult,
     branch_and_bound,
     generic_branch_and_bound,

@@ -14,8 +14,8 @@ import heapq
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from planners.snf.model import ReductionTree, Transmission
-from simulator.platform import NodeId
+from portsim.planners.snf.model import ReductionTree, Transmission
+from portsim.simulator.platform import NodeId
 
 __all__ = ["fastest_node_first"]
 

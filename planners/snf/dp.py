@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal, TypeAlias
 
-from planners.snf.model import CriticalPathTree
-from simulator.errors import PlannerError
+from portsim.planners.snf.model import CriticalPathTree
+from portsim.simulator.errors import PlannerError
 
 __all__ = [
     "TWO_CLASS_METHODS",

@@ -7,7 +7,7 @@ one communication at a time.  A reduction schedule is a sequence of the
 algorithm EP (Fig. 2) starts each sender as soon as two processors are free,
 and Lemma 1 assigns the receivers.  This module turns such a sequence, or a
 minimum-critical-path tree (section 5.3.1), into a concrete
-:class:`ReductionTree` and then into a :class:`~simulator.schedule.Schedule`
+:class:`ReductionTree` and then into a :class:`~portsim.simulator.schedule.Schedule`
 the engine replays.
 """
 
@@ -19,13 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planners._timing import PortClock
-from planners.base import WeightedTree
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Schedule, Send
+from portsim.planners._timing import PortClock
+from portsim.planners.base import WeightedTree
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Schedule, Send
 
 __all__ = [
     "SENDER_TIME_PORT_MODELS",
@@ -80,7 +80,7 @@ def sender_times(
 
     Examples
     --------
-    >>> from scenarios.generators import sender_times_platform
+    >>> from portsim.scenarios.generators import sender_times_platform
     >>> sender_times(sender_times_platform({"A": 2, "B": 1}), ["A", "B"])
     {'A': Fraction(2, 1), 'B': Fraction(1, 1)}
     >>> p = Platform.build(["A", "B"], [("A", "B", 1)])

@@ -10,7 +10,7 @@ since these trees combine operands in whatever order they arrive.
 
 Each tree serves twice: as a one-shot schedule (its ``makespan``) and,
 reused instance after instance, as a pipelined series (the runner replays it
-with :func:`simulator.engine.replay_series`); the tree's weight in
+with :func:`portsim.simulator.engine.replay_series`); the tree's weight in
 ``trees`` is the rate such a series can reach at most, one over the busiest
 port's load.
 """
@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from planners._timing import PortClock
-from planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
-from planners.snf.broadcast import fastest_node_first
-from planners.snf.dp import multi_class_table, naive_pair_count, two_class_table
-from planners.snf.model import (
+from portsim.planners._timing import PortClock
+from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from portsim.planners.snf.broadcast import fastest_node_first
+from portsim.planners.snf.dp import multi_class_table, naive_pair_count, two_class_table
+from portsim.planners.snf.model import (
     SENDER_TIME_PORT_MODELS,
     ReductionTree,
     broadcast_schedule,
@@ -36,13 +36,13 @@ from planners.snf.model import (
     tree_from_critical_path,
     weighted_tree,
 )
-from planners.snf.search import branch_and_bound
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.numbers import format_rational
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
-from simulator.schedule import Schedule
+from portsim.planners.snf.search import branch_and_bound
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "FNF_PLANNER",
@@ -319,7 +319,7 @@ def slowest_node_first_plan(
 
     Examples
     --------
-    >>> from scenarios.generators import sender_times_platform
+    >>> from portsim.scenarios.generators import sender_times_platform
     >>> p = sender_times_platform({"A": 2, "B": 1, "C": 1, "D": 1})
     >>> op = Operation(OperationKind.REDUCE, target="D", commutative=True)
     >>> slowest_node_first_plan(p, op).makespan
@@ -381,7 +381,7 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
 
     Examples
     --------
-    >>> from scenarios.generators import sender_times_platform
+    >>> from portsim.scenarios.generators import sender_times_platform
     >>> times = {**{f"S{i}": "3/2" for i in range(4)}, **{f"F{i}": 1 for i in range(8)}}
     >>> op = Operation(OperationKind.REDUCE, target="S0", commutative=True)
     >>> optimal_reduction(sender_times_platform(times), op).makespan
@@ -431,7 +431,7 @@ def fastest_node_first_broadcast(
 
     Examples
     --------
-    >>> from scenarios.generators import sender_times_platform
+    >>> from portsim.scenarios.generators import sender_times_platform
     >>> p = sender_times_platform({"S": 1, "A": 3, "B": 1, "C": 2})
     >>> fastest_node_first_broadcast(p, Operation(OperationKind.BROADCAST, source="S")).makespan
     Fraction(2, 1)
@@ -475,7 +475,7 @@ SNF_PLANNER = FunctionPlanner(
     description=("slowest node first + EP (Liu–Kuo–Wang), sender-time model, commutative "
                  "reduce (2-approximation) and all-reduce (SNF then FNF, 3.5-approximation)"),
 )
-"""Slowest node first as a :class:`~planners.base.Planner`."""
+"""Slowest node first as a :class:`~portsim.planners.base.Planner`."""
 
 OPTIMAL_PLANNER = FunctionPlanner(
     name=OPTIMAL,
@@ -486,7 +486,7 @@ OPTIMAL_PLANNER = FunctionPlanner(
                  "k-class DP or branch and bound (Liu–Kuo–Wang), the fastest per instance"),
     options=frozenset({"method"}),
 )
-"""The exact reduction as a :class:`~planners.base.Planner`."""
+"""The exact reduction as a :class:`~portsim.planners.base.Planner`."""
 
 FNF_PLANNER = FunctionPlanner(
     name=FNF,
@@ -495,4 +495,4 @@ FNF_PLANNER = FunctionPlanner(
     port_models=SENDER_TIME_PORT_MODELS,
     description="fastest node first broadcast in the sender-time model (one-shot)",
 )
-"""Fastest node first as a :class:`~planners.base.Planner`."""
+"""Fastest node first as a :class:`~portsim.planners.base.Planner`."""

@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planners.snf.model import earliest_possible_makespan
-from simulator.errors import PlannerError
+from portsim.planners.snf.model import earliest_possible_makespan
+from portsim.simulator.errors import PlannerError
 
 __all__ = [
     "SearchResult",

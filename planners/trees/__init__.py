@@ -20,7 +20,7 @@ Modules:
   port queueing), :func:`canon_antoniu_bounds` (Lemma 5, Propositions 6 and
   8, Corollary 11), :func:`interval_labels` (section 4.1);
 - ``_placement``: a tree placed on a portsim platform and timed exactly with
-  :class:`planners._timing.PortClock` (:func:`tree_schedule`);
+  :class:`portsim.planners._timing.PortClock` (:func:`tree_schedule`);
 - ``_planners``: the ``greedy``, ``fibonacci`` and ``binomial`` planners.
 
 Paper text resolved here (and tested in ``tests/test_trees.py``):
@@ -35,7 +35,7 @@ Paper text resolved here (and tested in ``tests/test_trees.py``):
   fails when ``K`` is not a power of two (see :class:`Bounds`).
 """
 
-from planners.trees._model import (
+from portsim.planners.trees._model import (
     Bounds,
     ReductionTree,
     Strategy,
@@ -45,8 +45,8 @@ from planners.trees._model import (
     strategy_tree,
     tree_length,
 )
-from planners.trees._placement import tree_schedule
-from planners.trees._planners import (
+from portsim.planners.trees._placement import tree_schedule
+from portsim.planners.trees._planners import (
     BINOMIAL_PLANNER,
     FIBONACCI_PLANNER,
     GREEDY_PLANNER,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, TypeAlias
 
-from simulator.errors import PlannerError
+from portsim.simulator.errors import PlannerError
 
 __all__ = [
     "Bounds",

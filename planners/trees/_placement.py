@@ -1,10 +1,10 @@
 """Placing a reduction tree on a portsim platform and timing it exactly.
 
-A tree of :mod:`planners.trees._model` is placed on the participants by the
+A tree of :mod:`portsim.planners.trees._model` is placed on the participants by the
 labelling of section 4.1 (or built directly on them with the real costs, for
 a commutative operator on a heterogeneous platform); its sends and computes
 are then emitted, in the order of the algorithm's reference times, to
-:class:`planners._timing.PortClock`, which starts each as early as the
+:class:`portsim.planners._timing.PortClock`, which starts each as early as the
 platform's ports, the CPUs and the inputs allow.
 """
 
@@ -19,13 +19,13 @@ from typing import Any
 
 import networkx as nx
 
-from planners._timing import PortClock, cheapest_path
-from planners.trees._model import ReductionTree, interval_labels
-from simulator.errors import PlannerError
-from simulator.items import Item, combine
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform
-from simulator.schedule import Schedule
+from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.trees._model import ReductionTree, interval_labels
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item, combine
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "Placement",
@@ -250,7 +250,7 @@ def tree_schedule(platform: Platform, operation: Operation,
     Returns
     -------
     (Schedule, Fraction)
-        The schedule, timed by :class:`~planners._timing.PortClock`, and its
+        The schedule, timed by :class:`~portsim.planners._timing.PortClock`, and its
         makespan.
 
     Raises
@@ -261,8 +261,8 @@ def tree_schedule(platform: Platform, operation: Operation,
 
     Examples
     --------
-    >>> from planners.trees import greedy_tree
-    >>> from scenarios.generators import complete_platform
+    >>> from portsim.planners.trees import greedy_tree
+    >>> from portsim.scenarios.generators import complete_platform
     >>> p = complete_platform(4, c=1, compute=0, port_model="unidirectional")
     >>> op = Operation(OperationKind.REDUCE, target="P0")
     >>> tree_schedule(p, op, greedy_tree(4, 1, 0))[1]  # binomial tree of order 2

@@ -6,15 +6,15 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from planners._timing import PortClock
-from planners.base import (
+from portsim.planners._timing import PortClock
+from portsim.planners.base import (
     FunctionPlanner,
     PlanResult,
     check_options,
     missing_path,
     unsupported_reason,
 )
-from planners.trees._model import (
+from portsim.planners.trees._model import (
     ReductionTree,
     Strategy,
     canon_antoniu_bounds,
@@ -23,7 +23,7 @@ from planners.trees._model import (
     strategy_tree,
     tree_length,
 )
-from planners.trees._placement import (
+from portsim.planners.trees._placement import (
     Placement,
     emit_tree,
     mean_costs,
@@ -33,11 +33,11 @@ from planners.trees._placement import (
     route,
     transfer_cost,
 )
-from simulator.errors import PlannerError
-from simulator.items import Item
-from simulator.operations import Operation, OperationKind
-from simulator.platform import NodeId, Platform, PortKind
-from simulator.schedule import Schedule
+from portsim.simulator.errors import PlannerError
+from portsim.simulator.items import Item
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "BINOMIAL_PLANNER",
@@ -221,7 +221,7 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
     ``c``): the tree is Algorithm 1 of section 5 (Algorithm 2 or 3 with an
     option, section 6), placed on the participants by the labelling of
     section 4.1, so that every reduction combines ``v[k,l]`` then
-    ``v[l+1,m]``.  Events are timed by :class:`~planners._timing.PortClock`,
+    ``v[l+1,m]``.  Events are timed by :class:`~portsim.planners._timing.PortClock`,
     each as early as its ports, CPU and inputs allow (the transfer times of
     Proposition 3).  Under the unidirectional model this is the paper's
     model exactly and the makespan is optimal (Theorems 4, 7, 9).  A
@@ -247,7 +247,7 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
 
     Examples
     --------
-    >>> from scenarios.generators import complete_platform
+    >>> from portsim.scenarios.generators import complete_platform
     >>> p = complete_platform(5, c=1, compute=1, port_model="unidirectional")
     >>> r = greedy_reduction(p, Operation(OperationKind.REDUCE, target="P0"))
     >>> r.makespan  # Fibonacci tree of order 3: d + 2 max(d, c) + c
@@ -269,7 +269,7 @@ def fibonacci_reduction(platform: Platform, operation: Operation, **options: Any
 
     Examples
     --------
-    >>> from scenarios.generators import complete_platform
+    >>> from portsim.scenarios.generators import complete_platform
     >>> p = complete_platform(8, c=2, compute=1, port_model="unidirectional")
     >>> fibonacci_reduction(p, Operation(OperationKind.REDUCE, target="P0")).makespan
     Fraction(9, 1)
@@ -289,7 +289,7 @@ def binomial_reduction(platform: Platform, operation: Operation, **options: Any)
 
     Examples
     --------
-    >>> from scenarios.generators import complete_platform
+    >>> from portsim.scenarios.generators import complete_platform
     >>> p = complete_platform(8, c=2, compute=1, port_model="unidirectional")
     >>> binomial_reduction(p, Operation(OperationKind.REDUCE, target="P0")).makespan
     Fraction(9, 1)
@@ -309,7 +309,7 @@ GREEDY_PLANNER = FunctionPlanner(
                  "concurrent_transfers: K = Algorithm 2, reducers: K = Algorithm 3), one-shot"),
     options=frozenset({"concurrent_transfers", "reducers"}),
 )
-"""``greedy``: Canon–Antoniu Algorithms 1–3 as a :class:`~planners.base.Planner`."""
+"""``greedy``: Canon–Antoniu Algorithms 1–3 as a :class:`~portsim.planners.base.Planner`."""
 
 FIBONACCI_PLANNER = FunctionPlanner(
     name="fibonacci",
@@ -318,7 +318,7 @@ FIBONACCI_PLANNER = FunctionPlanner(
     port_models=_ALL_PORTS,
     description="Canon-Antoniu Fibonacci strategy: Algorithm 1 with d = c (section 7.3), one-shot",
 )
-"""``fibonacci``: the Fibonacci strategy as a :class:`~planners.base.Planner`."""
+"""``fibonacci``: the Fibonacci strategy as a :class:`~portsim.planners.base.Planner`."""
 
 BINOMIAL_PLANNER = FunctionPlanner(
     name="binomial",
@@ -328,5 +328,5 @@ BINOMIAL_PLANNER = FunctionPlanner(
     description=("Canon-Antoniu binomial strategy: Algorithm 1 with min(d, c) = 0 "
                  "(section 7.3), one-shot"),
 )
-"""``binomial``: the binomial strategy as a :class:`~planners.base.Planner`."""
+"""``binomial``: the binomial strategy as a :class:`~portsim.planners.base.Planner`."""
 

@@ -9,9 +9,9 @@ local process pool or a Dask cluster and appends rows to
 :func:`write_study_report` draws them in one self-contained HTML file.
 """
 
-from reports.studies.execute import StudyOutcome, execute_run, run_study
-from reports.studies.report import render_study_report, write_study_report
-from reports.studies.spec import (
+from portsim.reports.studies.execute import StudyOutcome, execute_run, run_study
+from portsim.reports.studies.report import render_study_report, write_study_report
+from portsim.reports.studies.spec import (
     DEFAULT_MAX_RUNS,
     GRID_PREFIX,
     Study,
@@ -20,7 +20,7 @@ from reports.studies.spec import (
     load_study,
     study_from_dict,
 )
-from reports.studies.store import (
+from portsim.reports.studies.store import (
     RESULT_COLUMNS,
     RESULTS_NAME,
     ResultStore,

@@ -4,7 +4,7 @@ Canon and Antoniu's model (INRIA RR-7898, 2012, section 3) is homogeneous:
 ``n`` machines, every transfer takes ``d``, every reduction ``c``.  On such a
 platform the length of each tree planner's schedule follows from ``n``,
 ``d`` and ``c`` alone, by the planners' own length computation in
-:mod:`planners.trees`:
+:mod:`portsim.planners.trees`:
 
 - ``greedy``: the length Algorithm 1 announces (``greedy_tree(n, d, c).length``;
   Algorithms 2 and 3 with ``concurrent_transfers`` or ``reducers``), optimal
@@ -36,13 +36,13 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from planners.trees import greedy_tree, strategy_tree, tree_length
-from planners.trees._model import sink_positions
-from scenarios.loader import PlannerSpec, validate_document
-from scenarios.runner import PlannerRun
-from scenarios.schema import CompleteGeneratorSpec, ScenarioSpec
-from simulator.errors import PlannerError, ScenarioError
-from simulator.platform import PortKind
+from portsim.planners.trees import greedy_tree, strategy_tree, tree_length
+from portsim.planners.trees._model import sink_positions
+from portsim.scenarios.loader import PlannerSpec, validate_document
+from portsim.scenarios.runner import PlannerRun
+from portsim.scenarios.schema import CompleteGeneratorSpec, ScenarioSpec
+from portsim.simulator.errors import PlannerError, ScenarioError
+from portsim.simulator.platform import PortKind
 
 __all__ = ["MODEL_PLANNERS", "check_model_scenario", "model_length", "model_results"]
 

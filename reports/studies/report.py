@@ -13,14 +13,14 @@ One self-contained file (plotly.js inlined once) with:
   smallest to the largest value across replicates (never past a bound the
   values respect, such as a ratio >= 1);
 - convergence of completed(K) / (TP · K) over the horizon K for one chosen
-  run (:func:`reports.figures.convergence_figure`, the same chart as the run
+  run (:func:`portsim.reports.figures.convergence_figure`, the same chart as the run
   report's);
 - a Gantt chart of the chosen run's schedule, per port, and the platform graph.
 
 A planner row has one label everywhere, in the tables and the charts: its
 name with its options, ``lp (split: False)``, as ``portsim run`` prints it
 (:func:`row_labels`).  Series with identical values stay visible
-(:func:`reports.figures.keep_series_visible`).
+(:func:`portsim.reports.figures.keep_series_visible`).
 
 The chosen run (default: the first run where every planner ran) is rebuilt
 from its stored ``scenario_document`` and replayed again: reports need no
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from reports.figures import (
+from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
     THROUGHPUT_UNIT,
     TIME_UNIT,
@@ -52,13 +52,13 @@ from reports.figures import (
     series_colours,
     set_title,
 )
-from reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
-from reports.studies.spec import GRID_PREFIX
-from reports.studies.store import load_results
-from scenarios.loader import Scenario, scenario_from_dict
-from scenarios.runner import PlannerRun, run_planner
-from simulator.errors import PortsimError, ScenarioError
-from simulator.numbers import parse_rational
+from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
+from portsim.reports.studies.spec import GRID_PREFIX
+from portsim.reports.studies.store import load_results
+from portsim.scenarios.loader import Scenario, scenario_from_dict
+from portsim.scenarios.runner import PlannerRun, run_planner
+from portsim.simulator.errors import PortsimError, ScenarioError
+from portsim.simulator.numbers import parse_rational
 
 __all__ = ["CONVERGENCE_PERIODS", "MAX_FAILED_ROWS", "render_study_report", "row_labels",
            "write_study_report"]
@@ -111,12 +111,12 @@ def write_study_report(directory: str | os.PathLike[str],
 
 
 def row_labels(frame: pd.DataFrame) -> pd.Series:
-    """The label of each row of :func:`~reports.studies.store.load_results`' frame.
+    """The label of each row of :func:`~portsim.reports.studies.store.load_results`' frame.
 
     The planner's name with its options, as ``portsim run`` prints it
-    (:attr:`scenarios.runner.PlannerRun.label`), e.g. ``lp (split: False)``;
+    (:attr:`portsim.scenarios.runner.PlannerRun.label`), e.g. ``lp (split: False)``;
     a planner listed twice in a run with the same options gets ``" #2"``
-    (:func:`reports.figures.distinct_labels`).  Options come in the order
+    (:func:`portsim.reports.figures.distinct_labels`).  Options come in the order
     the store keeps them (sorted by key).
     """
     pairs = list(zip(frame["planner"].astype(str), frame["planner_options"], strict=True))

@@ -17,7 +17,7 @@ whole list or mapping may be a grid value (``planners: [[lp], [flat]]``).
 
 ``evaluation: model`` (default ``replay``) evaluates Canon–Antoniu tree
 planners on their homogeneous model without building a platform or replaying
-(:mod:`reports.studies.model`); every run must then be that model.
+(:mod:`portsim.reports.studies.model`); every run must then be that model.
 
 Each run is keyed by a hash of its inputs (the resolved scenario document and
 its seed), so the result store can tell done runs from new ones.
@@ -42,10 +42,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planners.base import check_options
-from reports.studies.model import check_model_scenario
-from scenarios.loader import read_yaml, scenario_from_dict, validate_document
-from simulator.errors import PortsimError, ScenarioError, short_repr
+from portsim.planners.base import check_options
+from portsim.reports.studies.model import check_model_scenario
+from portsim.scenarios.loader import read_yaml, scenario_from_dict, validate_document
+from portsim.simulator.errors import PortsimError, ScenarioError, short_repr
 
 __all__ = [
     "DEFAULT_MAX_RUNS",
@@ -112,7 +112,7 @@ class StudyRun:
         The resolved scenario document (a plain, JSON-able mapping).
     evaluation:
         ``"replay"`` (plan and replay in the engine) or ``"model"`` (tree
-        lengths on the homogeneous model, :mod:`reports.studies.model`).
+        lengths on the homogeneous model, :mod:`portsim.reports.studies.model`).
     """
 
     index: int
@@ -373,7 +373,7 @@ def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
     ScenarioError
         ``FILE: grid point P (key=value, ...): base.path: message (got value)``.
     """
-    from planners.registry import get_planner  # the registry imports every planner
+    from portsim.planners.registry import get_planner  # the registry imports every planner
 
     where = f"{source}: grid point {point} ({grid_point_label(run.grid)})" if run.grid \
         else source

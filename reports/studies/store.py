@@ -42,7 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator.errors import ScenarioError
+from portsim.simulator.errors import ScenarioError
 
 __all__ = [
     "LOCK_NAME",
