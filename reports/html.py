@@ -179,7 +179,7 @@ def render_run_report(outcome: ScenarioResult) -> str:
 
 
 class FigureEmbedder:
-    """Turns figures into ``<div>``s; plotly.js goes inline with the first one only.
+    """Turns figures into HTML ``<div>`` elements; plotly.js goes inline with the first only.
 
     Call it with a :class:`plotly.graph_objects.Figure`; it returns the HTML
     of the figure, for one self-contained page.
