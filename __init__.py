@@ -19,8 +19,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from portsim.simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from portsim.planners import Planner, PlanResult, available_planners, get_planner
@@ -65,7 +66,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "portsim.scenarios.schedule_file": ("dump_schedule", "load_schedule"),
     "portsim.reports.studies.store": ("load_results",),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Compute",
@@ -100,17 +100,7 @@ __all__ = [
     "run_scenario",
     "validate",
 ]
-assert sorted(__all__) == sorted(_MODULE_OF)
+assert sorted(__all__) == sorted(n for names in _HOMES.values() for n in names)
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'portsim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

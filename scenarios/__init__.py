@@ -14,8 +14,9 @@ not load the YAML schema and the generators.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from portsim.simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from portsim.scenarios.generators import (
@@ -49,7 +50,6 @@ _HOMES = {
     "portsim.scenarios.schedule_file": ("dump_schedule", "load_schedule", "platform_to_dict",
                                 "schedule_from_dict", "schedule_to_dict"),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "PlannerSpec",
@@ -69,17 +69,7 @@ __all__ = [
     "schedule_to_dict",
     "sender_times_platform",
 ]
-assert sorted(__all__) == sorted(_MODULE_OF)
+assert sorted(__all__) == sorted(n for names in _HOMES.values() for n in names)
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scenarios' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -19,8 +19,9 @@ Fraction(2, 3)
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from portsim.simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from portsim.simulator.engine import (
@@ -86,7 +87,6 @@ _HOMES: dict[str, list[str]] = {
     "portsim.simulator.schedule": ["Compute", "Event", "Schedule", "Send"],
     "portsim.simulator.validation": ["validate", "violation_table"],
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Compute",
@@ -122,16 +122,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # PEP 562: a name is imported on first use, so that importing one light
-    # submodule does not load every heavy one.
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'simulator' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
