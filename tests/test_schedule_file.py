@@ -50,7 +50,8 @@ def reduce_platform() -> Platform:
     return Platform(nodes, links, PortModel(PortKind.MULTIPORT, 2))
 
 
-def test_periodic_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform) -> None:
+def _periodic_reduce(reduce_platform: Platform) -> Schedule:
+    """A hand-made periodic reduce using every event field (parts, lags, durations)."""
     operation = Operation(OperationKind.REDUCE, participants=("P0", "P1", "P2"),
                           target="P0").resolve(reduce_platform)
     v = Item.interval
@@ -62,8 +63,13 @@ def test_periodic_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform)
         Compute("P0", (v(1, 1), v(2, 2)), v(1, 2), Fraction(5, 3), lag=1),
         Compute("P0", (v(0, 0, 1), v(1, 2, 1)), v(0, 2, 1), Fraction(13, 6), lag=2),
     )
-    schedule = Schedule(reduce_platform, operation, events, period=Fraction(7, 3),
+    return Schedule(reduce_platform, operation, events, period=Fraction(7, 3),
                         instances_per_period=2)
+
+
+def test_periodic_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform) -> None:
+    schedule = _periodic_reduce(reduce_platform)
+    operation, events = schedule.operation, schedule.events
     path = tmp_path / "periodic.yaml"
     dump_schedule(schedule, path, description="hand-made")
 
@@ -325,19 +331,8 @@ def as_jsonl(text: str) -> str:
 
 
 def test_jsonl_round_trip_is_exact(tmp_path: Path, reduce_platform: Platform) -> None:
-    operation = Operation(OperationKind.REDUCE, participants=("P0", "P1", "P2"),
-                          target="P0").resolve(reduce_platform)
-    v = Item.interval
-    events = (
-        Send("P2", "R", v(2, 2), Fraction(0), part=Fraction(1, 4)),
-        Send("P2", "R", v(2, 2), Fraction(1, 2), part=Fraction(3, 4)),
-        Send("R", "P0", v(2, 2, instance=1), Fraction(1, 3), lag=1),
-        Send("P1", "P0", v(1, 1), Fraction(2, 3), duration=Fraction(2, 3)),
-        Compute("P0", (v(1, 1), v(2, 2)), v(1, 2), Fraction(5, 3), lag=1),
-        Compute("P0", (v(0, 0, 1), v(1, 2, 1)), v(0, 2, 1), Fraction(13, 6), lag=2),
-    )
-    schedule = Schedule(reduce_platform, operation, events, period=Fraction(7, 3),
-                        instances_per_period=2)
+    schedule = _periodic_reduce(reduce_platform)
+    events = schedule.events
     path = tmp_path / "periodic.jsonl"
     dump_schedule(schedule, path, description="hand-made")
     lines = path.read_text(encoding="utf-8").splitlines()
