@@ -956,13 +956,13 @@ def replay_series(
     # earlier ones (they follow them on every port), so the prefix replayed
     # is exactly the start of every longer one and the count does not depend
     # on the length tried.
-    model = None if port_model is None else PortModel.parse(port_model)
+    forced = None if port_model is None else PortModel.parse(port_model)
     count = min(cap, 64, max(8, 2 * (window + 1)))
     while True:
         if needed is not None and needed <= count:
             series = schedule.repeat(needed, spacing)
             return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
-        played = _play(schedule.repeat(count, spacing), "asap", True, None, model,
+        played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
                        explicit_horizon=False)
         full = _conclude(*played, "asap", True)
         if full.violations or full.completed != count:
