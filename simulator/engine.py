@@ -38,7 +38,7 @@ so a transfer never holds one port while waiting for another.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -787,6 +787,21 @@ def replay(
     if h is not None and h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     model = None if port_model is None else PortModel.parse(port_model)
+    played = _play(schedule, mode, exact, h, model, explicit_horizon=horizon is not None)
+    return _conclude(*played, mode, record_starts)
+
+
+def _play(
+    schedule: Schedule,
+    mode: str,
+    exact: bool,
+    h: Fraction | None,
+    model: PortModel | None,
+    *,
+    explicit_horizon: bool,
+) -> tuple[_Run, _Strict | _Asap, list[tuple[Any, ...]], list[int], list[int],
+           _Unserved | None, Any]:
+    """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two."""
     run = _Run(schedule, model, exact)
     periodic = schedule.period is not None
     if periodic and h is None:
@@ -795,7 +810,7 @@ def replay(
         h = schedule.period * (max_lag + DEFAULT_PERIODS)
     if periodic:
         assert h is not None
-        _check_replay_size(schedule, h, explicit_horizon=horizon is not None)
+        _check_replay_size(schedule, h, explicit_horizon=explicit_horizon)
     run.compile(h)
     horizon_t = None if h is None else run.to_time(h)
     events = run.concrete(horizon_t)
@@ -822,8 +837,7 @@ def replay(
         engine.go()
         if engine.env.peek() == math.inf:
             engine.report_blocked()
-    return _conclude(run, engine, events, instance_numbers, idle, unserved, horizon_t, mode,
-                     record_starts)
+    return run, engine, events, instance_numbers, idle, unserved, horizon_t
 
 
 def replay_series(
@@ -933,33 +947,46 @@ def replay_series(
     # Instances that may complete by the horizon (all of them at time 0 when
     # nothing takes time: the count is then unbounded, and the replay cut).
     needed = None if heaviest == 0 else int(h / heaviest) + 2
-    count = min(64, cap)
+    if needed is not None and needed <= min(64, cap):
+        series = schedule.repeat(needed, spacing)
+        return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
+    # A pattern shows once the series has settled and replayed one cycle and
+    # one window more: try a short prefix first, doubling it up to 64 copies
+    # (then 4 times longer each time) until the cap.  Later copies never delay
+    # earlier ones (they follow them on every port), so the prefix replayed
+    # is exactly the start of every longer one and the count does not depend
+    # on the length tried.
+    forced = None if port_model is None else PortModel.parse(port_model)
+    count = min(cap, 64, max(8, 2 * (window + 1)))
     while True:
         if needed is not None and needed <= count:
             series = schedule.repeat(needed, spacing)
             return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
-        full = replay(schedule.repeat(count, spacing), mode="asap", exact=True,
-                      port_model=port_model, record_starts=True)
+        played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
+                       explicit_horizon=False)
+        full = _conclude(*played, "asap", True)
         if full.violations or full.completed != count:
-            break  # blocked: measure the prefix honestly below
+            # Blocked: measure the prefix honestly below, over as many copies
+            # as a first try of 64 (the blocking shows in every longer prefix).
+            count = max(count, min(64, cap))
+            break
         found = _series_pattern(full.event_starts, len(schedule.events), count, window + 1)
         if found is not None:
             cycle, delta = found
-            head = replay(schedule.repeat(count - cycle, spacing), mode="asap", exact=True,
-                          port_model=port_model)
-            last = Counter(full.completion_times)
-            last.subtract(Counter(head.completion_times))
+            run, engine = played[0], played[1]
+            completion, _ = _completions(run, engine.held, list(range(count)), None)
             done = sum(1 for x in full.completion_times if x <= h)
-            for b, times in last.items():
-                if times > 0 and b + delta <= h:
-                    done += times * int((h - b) / delta)
+            for t in range(count - cycle, count):  # the last cycle repeats every delta
+                b = run.out_time(completion[t])
+                if b + delta <= h:
+                    done += int((h - b) / delta)
             out_h: Fraction | float = h if exact else float(h)
             return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
                           violations=(), completed=done, instances=done, horizon=out_h,
                           measured_throughput=done / float(h))
         if count >= cap:
             break
-        count = min(cap, count * 4)
+        count = min(cap, count * 2 if count < 64 else count * 4)
     # Cut: ``count`` instances replayed, and none of the others can end before
     # (count + 1) * heaviest, so the count is exact up to count * heaviest.
     reach = count * heaviest
@@ -1045,29 +1072,7 @@ def _conclude(
     record_starts: bool,
 ) -> Report:
     schedule = run.schedule
-    op = run.operation
-    required = [
-        run._base(item) * run.nn + run.node_index[node]
-        for node, items in op.required_items(0).items()
-        for item in items
-    ]
-    held = engine.held
-    stride = run.stride
-    deadline = math.inf if horizon_t is None else horizon_t + run.tol
-    completion: dict[int, Any] = {}
-    missing: dict[int, list[int]] = {}
-    for t in instance_numbers:
-        latest: Any = 0
-        shift = t * stride
-        for k in required:
-            arrival = held.get(k + shift)
-            if arrival is None or arrival > deadline:
-                missing.setdefault(t, []).append(k + shift)
-                latest = None
-            elif latest is not None and arrival > latest:
-                latest = arrival
-        if latest is not None:
-            completion[t] = latest
+    completion, missing = _completions(run, engine.held, instance_numbers, horizon_t)
 
     startup_skipped = 0
     unfinished = 0
@@ -1123,6 +1128,34 @@ def _conclude(
         unfinished=unfinished,
         event_starts=starts,
     )
+
+
+def _completions(run: _Run, held: dict[int, Any], instance_numbers: list[int],
+                 horizon_t: Any) -> tuple[dict[int, Any], dict[int, list[int]]]:
+    """Per instance, when its last required item arrived (by the horizon), or the
+    keys it misses."""
+    required = [
+        run._base(item) * run.nn + run.node_index[node]
+        for node, items in run.operation.required_items(0).items()
+        for item in items
+    ]
+    stride = run.stride
+    deadline = math.inf if horizon_t is None else horizon_t + run.tol
+    completion: dict[int, Any] = {}
+    missing: dict[int, list[int]] = {}
+    for t in instance_numbers:
+        latest: Any = 0
+        shift = t * stride
+        for k in required:
+            arrival = held.get(k + shift)
+            if arrival is None or arrival > deadline:
+                missing.setdefault(t, []).append(k + shift)
+                latest = None
+            elif latest is not None and arrival > latest:
+                latest = arrival
+        if latest is not None:
+            completion[t] = latest
+    return completion, missing
 
 
 def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:

@@ -24,8 +24,6 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
 
-import networkx as nx
-
 from portsim.simulator.errors import OperationError
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational
@@ -128,6 +126,8 @@ class Operation:
             targets = self.targets or tuple(n for n in processors if n != self.source)
             _check_nodes(platform, targets, "operation.targets")
             # One traversal, not one per target: thousands of targets stay fast.
+            import networkx as nx  # lazily, as Platform.graph
+
             reachable = nx.descendants(platform.graph, self.source) | {self.source}
             for i, t in enumerate(targets):
                 if t not in reachable:
@@ -146,6 +146,8 @@ class Operation:
             if kind in (OperationKind.REDUCE, OperationKind.GATHER):
                 target = self.target if self.target is not None else participants[0]
                 _check_node(platform, target, "operation.target")
+                import networkx as nx
+
                 reaching = nx.ancestors(platform.graph, target) | {target}
                 for i, p in enumerate(participants):
                     if p not in reaching:
@@ -284,6 +286,8 @@ def _check_nodes(platform: Platform, nodes: Iterable[NodeId], path: str) -> None
 def _check_all_pairs(
     platform: Platform, sources: Iterable[NodeId], targets: Iterable[NodeId], path: str
 ) -> None:
+    import networkx as nx  # lazily, as Platform.graph
+
     targets = list(targets)
     graph = platform.graph
     # Nodes of one strongly connected component reach the same nodes: one

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
-from typing import TypeAlias
-
-import networkx as nx
+from typing import TYPE_CHECKING, TypeAlias
 
 from portsim.simulator.errors import PlatformError
 from portsim.simulator.numbers import parse_rational
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["BIDIRECTIONAL", "Link", "Node", "NodeId", "Platform", "PortKind", "PortModel"]
 
@@ -319,6 +320,8 @@ class Platform:
     @cached_property
     def graph(self) -> nx.DiGraph:
         """The platform as a ``networkx.DiGraph`` (attributes ``c``, ``compute``, ``router``)."""
+        import networkx as nx  # lazily: networkx takes a third of a second to import
+
         g = nx.DiGraph()
         for node in self.nodes:
             g.add_node(node.id, compute=node.compute, router=node.router,
@@ -406,4 +409,6 @@ class Platform:
 
     def is_reachable(self, src: NodeId, dst: NodeId) -> bool:
         """True when a directed path leads from ``src`` to ``dst``."""
+        import networkx as nx
+
         return src == dst or nx.has_path(self.graph, src, dst)
