@@ -25,8 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("simulator", "planners", "scenarios", "reports")
 
 
+def _installed() -> metadata.Distribution:
+    """The installed distribution (with a RECORD), not a build's ``portsim.egg-info``
+    that ``python -m pytest`` would find in the repository root."""
+    found = [d for d in metadata.distributions(name="portsim") if d.read_text("RECORD")]
+    return found[0] if found else metadata.distribution("portsim")
+
+
 def _installed_top_level() -> set[str]:
-    files = metadata.files("portsim") or []
+    files = _installed().files or []
     tops = set()
     for file in files:
         parts = Path(str(file)).parts
@@ -40,7 +47,7 @@ def _installed_top_level() -> set[str]:
 def test_only_portsim_is_installed_at_top_level() -> None:
     tops = _installed_top_level()
     if not tops:  # an editable install ships a finder, not the files
-        finder = [str(f) for f in metadata.files("portsim") or [] if "__editable__" in str(f)]
+        finder = [str(f) for f in _installed().files or [] if "__editable__" in str(f)]
         assert finder, "neither the package files nor an editable finder are installed"
         return
     assert tops == {"portsim"}
