@@ -63,7 +63,7 @@ from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortModel
 from portsim.simulator.report import Report
-from portsim.simulator.schedule import Event, Schedule
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "MSCCL_COLLECTIVES",
@@ -75,8 +75,8 @@ __all__ = [
     "MscclTiming",
     "MscclValidation",
     "load_platform_file",
-    "ring_allgather_xml",
     "read_msccl",
+    "ring_allgather_xml",
     "time_msccl",
     "validate_msccl",
 ]
@@ -705,7 +705,7 @@ class _ListScheduler:
         start, final = _layout(algo, self.ranks)
         self.buffers: dict[tuple[int, _Slot], Item | None] = dict(start)
         self.clock = PortClock(self.platform, size=self.op.size)
-        for (rank, _where_), item in start.items():
+        for (rank, _), item in start.items():
             self.clock.hold(self.ranks[rank], item)
         self.received: dict[_StepKey, list[Item | None]] = {}
         self.outgoing: dict[_StepKey, list[Item | None]] = {}
@@ -845,8 +845,9 @@ class MscclValidation:
         The engine's strict replay of the timed schedule.
     throughput:
         Runs of the whole algorithm per time unit in a pipelined series
-        (completed runs over a horizon of 100 makespans: a lower estimate by at most one run in 100), or ``None``
-        with the reason in ``throughput_note``.
+        (completed runs over a horizon of 100 makespans, so a lower estimate
+        while the series fills), or ``None`` with the reason in
+        ``throughput_note``.
     lp_bound:
         The ``lp`` bound of the same operation on the same platform, in
         runs of the algorithm per time unit (the bound on ``#j`` instances

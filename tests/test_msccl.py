@@ -51,10 +51,12 @@ def test_samples_read() -> None:
     ag, ar, a2a = (read_msccl(p) for p in SAMPLES)
     assert (ag.collective, ag.ngpus, ag.nchunksperloop, ag.inplace) == ("allgather", 8, 8, True)
     assert [s.type for s in ag.gpus[0].threadblocks[0].steps] == ["s"] + ["rcs"] * 6 + ["r"]
-    assert ar.collective == "allreduce" and ar.chunks_per_rank == 8
+    assert ar.collective == "allreduce"
+    assert ar.chunks_per_rank == 8
     assert {s.type for g in ar.gpus for t in g.threadblocks for s in t.steps} == {
         "s", "rrs", "rrcs", "rcs", "r"}
-    assert a2a.collective == "alltoall" and not a2a.inplace
+    assert a2a.collective == "alltoall"
+    assert not a2a.inplace
     assert len(a2a.gpus[3].threadblocks) == 14  # 7 receive + 7 send threadblocks
     assert {"s", "r", "cpy"} <= {s.type for g in a2a.gpus for t in g.threadblocks
                                  for s in t.steps} <= STEP_TYPES
@@ -148,7 +150,8 @@ def test_ring_allgather_unidirectional_is_correct_and_slower_by_hand(dgx: Platfo
     a row, 112/300, against 8/300 under multiport: 14 times slower."""
     multi = validate_msccl(ALLGATHER, dgx, size=8, lp=False)
     uni = validate_msccl(ALLGATHER, dgx, size=8, lp=False, port_model="unidirectional")
-    assert uni.correct and uni.feasible
+    assert uni.correct
+    assert uni.feasible
     assert uni.report.port_model == "unidirectional"
     assert uni.makespan == F(112, 300)
     assert uni.makespan / multi.makespan == 14
@@ -162,7 +165,8 @@ def test_generated_ring_allgather_closed_form(n: int) -> None:
     """Ring allgather on n ranks, link cost c, one chunk per rank: (n - 1) c chunk."""
     c, size = F(3, 2), F(5)
     v = validate_msccl(ring_allgather_xml(n), ring_platform(n, c), size=size, lp=False)
-    assert v.correct and v.feasible
+    assert v.correct
+    assert v.feasible
     chunk = size / n
     assert v.makespan == (n - 1) * c * chunk
     assert v.throughput == 1 / ((n - 1) * c * chunk)  # one receive port per rank
@@ -271,7 +275,10 @@ def test_cli_json_fields(tmp_path: Path) -> None:
                                        "--size", "3", "--format", "json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["feasible"] is True and out["correct"] is True
-    assert out["makespan"] == "4" and out["throughput"] == "1/4"
-    assert out["lp_bound"] == "1/4" and out["ratio_to_lp_bound"] == "1"
+    assert out["feasible"] is True
+    assert out["correct"] is True
+    assert out["makespan"] == "4"
+    assert out["throughput"] == "1/4"
+    assert out["lp_bound"] == "1/4"
+    assert out["ratio_to_lp_bound"] == "1"
     assert out["violations"] == []
