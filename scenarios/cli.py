@@ -291,6 +291,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     from portsim.simulator.validation import schedule_throughput
 
     if schedule.suffix.lower() == ".xml":
+        for name, unused in (("--horizon", horizon), ("--float", float_time or None),
+                             ("--mode", None if mode == "strict" else mode)):
+            if unused is not None:
+                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly "
+                      f"(got {str(unused)!r})")
         _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:

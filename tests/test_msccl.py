@@ -282,3 +282,18 @@ def test_cli_json_fields(tmp_path: Path) -> None:
     assert out["lp_bound"] == "1/4"
     assert out["ratio_to_lp_bound"] == "1"
     assert out["violations"] == []
+
+
+def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
+    plat = tmp_path / "p.yaml"
+    plat.write_text("platform:\n  generator: {type: complete, n: 3}\n", encoding="utf-8")
+    xml = tmp_path / "ring.xml"
+    xml.write_text(ring_allgather_xml(3), encoding="utf-8")
+    runner = CliRunner()
+    r = runner.invoke(main, ["validate", str(xml)])
+    assert r.exit_code == 2 and "--platform FILE.yaml is required" in r.stderr
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--mode", "asap"])
+    assert r.exit_code == 2 and "--mode: does not apply" in r.stderr
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat)])
+    assert r.exit_code == 0, r.output
+    assert "correct: yes" in r.stdout
