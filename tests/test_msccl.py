@@ -291,9 +291,11 @@ def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
     xml.write_text(ring_allgather_xml(3), encoding="utf-8")
     runner = CliRunner()
     r = runner.invoke(main, ["validate", str(xml)])
-    assert r.exit_code == 2 and "--platform FILE.yaml is required" in r.stderr
+    assert r.exit_code == 2
+    assert "--platform FILE.yaml is required" in r.stderr
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--mode", "asap"])
-    assert r.exit_code == 2 and "--mode: does not apply" in r.stderr
+    assert r.exit_code == 2
+    assert "--mode: does not apply" in r.stderr
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat)])
     assert r.exit_code == 0, r.output
     assert "correct: yes" in r.stdout
