@@ -268,17 +268,38 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 @click.option("--port-model", help="Replace the platform-wide port model.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--platform", "platform_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="MSCCL .xml only: a YAML file with a platform: key (a scenario serves).")
+@click.option("--size", help="MSCCL .xml only: the message size (a chunk is size / "
+                             "nchunksperloop).  [default: 1]")
+@click.option("--ranks", help="MSCCL .xml only: platform node of each rank, comma-separated "
+                              "(default: the processors in order).")
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
-             port_model: str | None, fmt: str) -> None:
+             port_model: str | None, fmt: str, platform_file: Path | None,
+             size: str | None, ranks: str | None) -> None:
     """Replay SCHEDULE strictly and report every violation (exit 1 if any).
 
     A feasible schedule is also compared with the optimal throughput of the
     ``lp`` planner, when one is registered and handles the operation.
+
+    An MSCCL algorithm (a ``.xml`` file) needs ``--platform``: it is
+    list-scheduled on the platform, replayed strictly and checked for
+    correctness (exit 1 if incorrect or infeasible).
     """
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.simulator.engine import replay
     from portsim.simulator.validation import schedule_throughput
 
+    if schedule.suffix.lower() == ".xml":
+        for name, unused in (("--horizon", horizon), ("--float", float_time or None),
+                             ("--mode", None if mode == "strict" else mode)):
+            if unused is not None:
+                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly "
+                      f"(got {str(unused)!r})")
+        _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt)
+    for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
+        if given is not None:
+            _fail(f"{name}: applies to MSCCL .xml files only (got {str(given)!r})")
     h = _horizon(horizon)
     loaded = _guarded(lambda: _load_schedule(schedule))
 
@@ -327,6 +348,40 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             else:
                 console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
+
+
+def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | None,
+                    ranks: str | None, port_model: str | None, fmt: str) -> None:
+    """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
+    from portsim.scenarios.msccl import load_platform_file, validate_msccl
+
+    if platform_file is None:
+        _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
+    assert platform_file is not None
+    platform = _guarded(lambda: load_platform_file(platform_file))
+    rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
+    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=size or 1,
+                                              ranks=rank_list, port_model=port_model))
+    if fmt == "json":
+        click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
+                              indent=2))
+    else:
+        console = _console()
+        console.print(f"{algorithm}: {verdict.timing.algorithm.collective} on "
+                      f"{len(verdict.timing.ranks)} ranks ({', '.join(verdict.timing.ranks)}), "
+                      f"port model {verdict.report.port_model}")
+        console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
+                      f"{'yes' if verdict.correct else 'NO'}, makespan: "
+                      f"{_text(verdict.makespan)}")
+        for problem in verdict.problems:
+            console.print(f"[red]incorrect: {problem}[/red]")
+        for v in verdict.report.violations[:20]:
+            console.print(f"[red]{v}[/red]")
+        console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
+        console.print(f"lp bound: {_text(verdict.lp_bound)}"
+                      + (f" ({verdict.lp_note})" if verdict.lp_note else "")
+                      + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
+    sys.exit(EXIT_OK if verdict.correct else EXIT_INVALID)
 
 
 def _load_schedule(path: Path) -> Schedule:

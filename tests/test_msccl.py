@@ -1,0 +1,301 @@
+"""MSCCL XML algorithms (issue 16): reading, meaning, timing, verdicts, CLI.
+
+The samples in ``tests/data/msccl/`` were generated with the public
+msccl-tools (MIT) for 8 GPUs (copies of ``../shared/msccl/``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from portsim.scenarios.cli import main
+from portsim.scenarios.generators import dgx_a100_platform
+from portsim.scenarios.msccl import (
+    STEP_TYPES,
+    read_msccl,
+    ring_allgather_xml,
+    time_msccl,
+    validate_msccl,
+)
+from portsim.simulator.errors import ScheduleError
+from portsim.simulator.platform import Platform
+
+DATA = Path(__file__).parent / "data" / "msccl"
+ALLGATHER = DATA / "allgather_ring_8_1_1.xml"
+ALLREDUCE = DATA / "allreduce_a100_ring_8_1_1.xml"
+ALLTOALL = DATA / "alltoall_allpairs_8_1.xml"
+SAMPLES = [ALLGATHER, ALLREDUCE, ALLTOALL]
+
+
+def ring_platform(n: int, c: int | F = 1) -> Platform:
+    """A directed ring P0 -> P1 -> ... -> P0 of links of cost ``c``."""
+    return Platform.build([f"P{i}" for i in range(n)],
+                          [(f"P{i}", f"P{(i + 1) % n}", c) for i in range(n)])
+
+
+@pytest.fixture(scope="module")
+def dgx() -> Platform:
+    return dgx_a100_platform(1)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def test_samples_read() -> None:
+    ag, ar, a2a = (read_msccl(p) for p in SAMPLES)
+    assert (ag.collective, ag.ngpus, ag.nchunksperloop, ag.inplace) == ("allgather", 8, 8, True)
+    assert [s.type for s in ag.gpus[0].threadblocks[0].steps] == ["s"] + ["rcs"] * 6 + ["r"]
+    assert ar.collective == "allreduce"
+    assert ar.chunks_per_rank == 8
+    assert {s.type for g in ar.gpus for t in g.threadblocks for s in t.steps} == {
+        "s", "rrs", "rrcs", "rcs", "r"}
+    assert a2a.collective == "alltoall"
+    assert not a2a.inplace
+    assert len(a2a.gpus[3].threadblocks) == 14  # 7 receive + 7 send threadblocks
+    assert {"s", "r", "cpy"} <= {s.type for g in a2a.gpus for t in g.threadblocks
+                                 for s in t.steps} <= STEP_TYPES
+
+
+def _broken(text: str, old: str, new: str, count: int = 1) -> str:
+    assert text.count(old) >= count, old
+    return text.replace(old, new, count)
+
+
+AG_TEXT = ALLGATHER.read_text(encoding="utf-8")
+# gpu 0's last step: a receive of chunk 1 from rank 7
+LAST_R = '<step s="7" type="r" srcbuf="o" srcoff="1"'
+
+
+@pytest.mark.parametrize(("text", "pattern"), [
+    (_broken(AG_TEXT, LAST_R, LAST_R.replace('"r"', '"nop"')),
+     r"gpu\[7\]\.tb\[0\]\.step\[6\]\.type: a send with no matching receive .*\(got 'rcs'\)"),
+    (_broken(AG_TEXT, LAST_R, LAST_R.replace('"r"', '"xx"')),
+     r"gpu\[0\]\.tb\[0\]\.step\[7\]\.type: unknown step type .*\(got 'xx'\)"),
+    (_broken(AG_TEXT, '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
+             'cnt="1" depid="-1" deps="-1"',
+             '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
+             'cnt="1" depid="0" deps="7"'),
+     r"gpu\[0\]\.tb\[0\]\.step\[0\]\.depid: a cycle of dependencies \(through "
+     r"gpu\[0\]\.tb\[0\]\.step\[0\] -> .*\(got 0\)"),
+    (_broken(AG_TEXT, 'depid="-1" deps="-1"', 'depid="3" deps="0"'),
+     r"gpu\[0\]\.tb\[0\]\.step\[0\]\.depid: dependency on a missing step "
+     r"\(got 'tb 3 step 0'\)"),
+    (_broken(AG_TEXT, 'type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1"',
+             'type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="7" cnt="2"'),
+     r"gpu\[0\]\.tb\[0\]\.step\[7\]\.cnt: cnt out of the buffer: dstoff 7 \+ cnt 2 > 8 "
+     r"chunks of buffer 'o' \(got 2\)"),
+    (re.sub(r'<gpu id="5".*?</gpu>', "", AG_TEXT, flags=re.S),
+     r"gpu\[5\]: rank missing: ngpus = 8 but no <gpu id=5> \(got 5\)"),
+    (_broken(AG_TEXT, 'coll="allgather"', 'coll="reduce_scatter"'),
+     r"algo\.coll: reduce_scatter is not supported yet \(got 'reduce_scatter'\)"),
+])
+def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, pattern: str) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(ScheduleError) as err:
+        read_msccl(bad)
+    line = str(err.value)
+    assert "\n" not in line
+    assert line.startswith(f"{bad}: ")
+    assert re.search(pattern, line), line
+    # the CLI: exit 2, the same one line
+    plat = tmp_path / "p.yaml"
+    plat.write_text("platform:\n  generator: {type: complete, n: 8}\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(bad), "--platform", str(plat)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"portsim: error: {line}"
+
+
+# -- the samples on one DGX A100 ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_samples_feasible_and_correct_on_a_dgx_a100(dgx: Platform, path: Path) -> None:
+    v = validate_msccl(path, dgx, size=8, lp=False)
+    assert v.feasible, v.report.violations[:3]
+    assert v.correct, v.problems
+    assert v.report.completed == v.report.instances == read_msccl(path).chunks_per_rank
+    assert v.makespan == v.timing.makespan  # the strict replay agrees with the importer
+
+
+def test_ring_allgather_on_the_nvswitch_by_hand(dgx: Platform) -> None:
+    """Chunk 1 (size 8 / 8), NVLink 300 each way: a hop lasts 1/300.  Step 0
+    crosses GPU -> switch -> GPU (2 hops), each of the 6 forwards and the last
+    receive adds one hop: 8/300.  In a series the switch's store and forward
+    leaves the same 8/300 between runs (the next run's forward waits for its
+    chunk, two hops away): 300/8 runs per unit."""
+    v = validate_msccl(ALLGATHER, dgx, size=8, lp=False)
+    assert v.makespan == F(8, 300)
+    assert v.throughput == F(300, 8)
+
+
+@pytest.mark.slow
+def test_ring_allgather_ratio_to_the_lp_bound_on_a_dgx_a100(dgx: Platform) -> None:
+    """The lp allgather bound there is 325/7 (300 of NVLink plus 25 of NIC per
+    GPU, 7 chunks to receive); the ring reaches 300/8: ratio 21/26."""
+    v = validate_msccl(ALLGATHER, dgx, size=8)
+    assert v.lp_bound == F(325, 7)
+    assert v.ratio_to_lp_bound == F(300, 8) / F(325, 7) == F(21, 26)
+
+
+def test_ring_allgather_unidirectional_is_correct_and_slower_by_hand(dgx: Platform) -> None:
+    """Unidirectional: the NVSwitch has one port for every send and receive;
+    the 8 * 7 chunk deliveries cross it twice each: 112 transfers of 1/300 in
+    a row, 112/300, against 8/300 under multiport: 14 times slower."""
+    multi = validate_msccl(ALLGATHER, dgx, size=8, lp=False)
+    uni = validate_msccl(ALLGATHER, dgx, size=8, lp=False, port_model="unidirectional")
+    assert uni.correct
+    assert uni.feasible
+    assert uni.report.port_model == "unidirectional"
+    assert uni.makespan == F(112, 300)
+    assert uni.makespan / multi.makespan == 14
+
+
+# -- the generator against closed forms ---------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 16])
+def test_generated_ring_allgather_closed_form(n: int) -> None:
+    """Ring allgather on n ranks, link cost c, one chunk per rank: (n - 1) c chunk."""
+    c, size = F(3, 2), F(5)
+    v = validate_msccl(ring_allgather_xml(n), ring_platform(n, c), size=size, lp=False)
+    assert v.correct
+    assert v.feasible
+    chunk = size / n
+    assert v.makespan == (n - 1) * c * chunk
+    assert v.throughput == 1 / ((n - 1) * c * chunk)  # one receive port per rank
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_generated_ring_reaches_the_lp_bound(n: int) -> None:
+    """On a directed ring the ring allgather is optimal: its series equals the lp bound."""
+    v = validate_msccl(ring_allgather_xml(n), ring_platform(n, 2), size=n)
+    assert v.lp_bound == F(1, 2 * (n - 1))
+    assert v.ratio_to_lp_bound == 1
+
+
+@pytest.mark.parametrize(("n", "rounds"), [(2, 2), (3, 3), (5, 3)])
+def test_ring_unidirectional_factor_by_hand(n: int, rounds: int) -> None:
+    """Unidirectional: the ring's n transfers of one step share ports pairwise;
+    they need as many rounds as the cycle's edge colouring (2 for the 2-ring,
+    3 for an odd cycle): makespan (n - 1) * rounds * c."""
+    xml = ring_allgather_xml(n)
+    bi = validate_msccl(xml, ring_platform(n, 2), size=n, lp=False)
+    uni = validate_msccl(xml, ring_platform(n, 2), size=n, lp=False,
+                         port_model="unidirectional")
+    assert uni.correct
+    assert uni.makespan == (n - 1) * rounds * 2
+    assert uni.makespan / bi.makespan == rounds
+
+
+# -- incorrect algorithms -----------------------------------------------------------------
+
+
+def test_a_chunk_never_sent_is_named(tmp_path: Path, dgx: Platform) -> None:
+    """All-to-all with rank 0's send to rank 1 and rank 1's receive turned into nops."""
+    text = ALLTOALL.read_text(encoding="utf-8")
+    text = _broken(text, '<step s="0" type="s" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0"',
+                   '<step s="0" type="nop" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0"')
+    gpu1 = text.index('<gpu id="1"')
+    head, tail = text[:gpu1], text[gpu1:]
+    tail = _broken(tail, '<step s="0" type="r" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0"',
+                   '<step s="0" type="nop" srcbuf="i" srcoff="1" dstbuf="o" dstoff="0"')
+    v = validate_msccl(head + tail, dgx, size=8, lp=False)
+    assert not v.correct
+    assert v.problems == ("rank 1 (P1) buffer o[0] never receives chunk m[P0,P1]",)
+    assert not v.report.complete  # the engine agrees: P1 misses m[P0,P1]
+    bad = tmp_path / "never_sent.xml"
+    bad.write_text(head + tail, encoding="utf-8")
+    plat = tmp_path / "dgx.yaml"
+    plat.write_text("platform:\n  port_model: multiport\n  generator: {type: dgx_a100}\n",
+                    encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(bad), "--platform", str(plat),
+                                       "--size", "8", "--format", "json"])
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    assert out["correct"] is False
+    assert [(x["node"], x["detail"]) for x in out["violations"]] == [
+        (x.node, x.detail) for x in v.report.violations]
+    assert any(x.node == "P1" and "m[P0,P1]" in x.detail for x in v.report.violations)
+    assert out["problems"] == ["rank 1 (P1) buffer o[0] never receives chunk m[P0,P1]"]
+
+
+TWO_RANK_ALLREDUCE = """<algo name="ar2" coll="allreduce" ngpus="2" nchunksperloop="1"
+ inplace="1" proto="Simple" nchannels="1">
+ <gpu id="0" i_chunks="1" o_chunks="0" s_chunks="0"><tb id="0" send="1" recv="1" chan="0">
+  <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
+  <step s="1" type="{last}" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
+ </tb></gpu>
+ <gpu id="1" i_chunks="1" o_chunks="0" s_chunks="0"><tb id="0" send="0" recv="0" chan="0">
+  <step s="0" type="rrcs" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
+ </tb></gpu>
+</algo>"""
+
+
+def test_a_chunk_reduced_twice_is_named() -> None:
+    p = Platform.build({"A": 1, "B": 1}, [("A", "B", 1), ("B", "A", 1)])
+    good = validate_msccl(TWO_RANK_ALLREDUCE.format(last="r"), p, lp=False)
+    assert good.correct
+    # send 1, reduce 1 (compute time 1), send back 1
+    assert good.makespan == 3
+    bad = validate_msccl(TWO_RANK_ALLREDUCE.format(last="rrc"), p, lp=False)
+    assert not bad.correct
+    assert bad.problems[0] == (
+        "rank 0 (A) chunk 0: gpu[0].tb[0].step[1] reduces v{0,1} with v{0}: inputs "
+        "overlap on participants [0] (a chunk reduced twice)")
+
+
+def test_ranks_map_onto_named_nodes() -> None:
+    p = ring_platform(3, 1)
+    xml = ring_allgather_xml(3)
+    # ranks 0, 1, 2 on P0, P2, P1: the ring runs against the links and needs two hops
+    timing = time_msccl(read_msccl(xml), p, size=3, ranks=["P0", "P2", "P1"])
+    assert timing.ranks == ("P0", "P2", "P1")
+    assert timing.correct
+    assert timing.makespan > time_msccl(read_msccl(xml), p, size=3).makespan
+    with pytest.raises(ScheduleError, match=r"ranks\[1\]: not a processor"):
+        time_msccl(read_msccl(xml), p, ranks=["P0", "X", "P1"])
+
+
+def test_cli_json_fields(tmp_path: Path) -> None:
+    xml = tmp_path / "ring.xml"
+    xml.write_text(ring_allgather_xml(3), encoding="utf-8")
+    plat = tmp_path / "scenario.yaml"
+    plat.write_text("platform:\n  nodes: [{id: P0}, {id: P1}, {id: P2}]\n  links:\n"
+                    "    - {src: P0, dst: P1, c: 2}\n    - {src: P1, dst: P2, c: 2}\n"
+                    "    - {src: P2, dst: P0, c: 2}\noperation: {type: allgather}\n",
+                    encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(xml), "--platform", str(plat),
+                                       "--size", "3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["feasible"] is True
+    assert out["correct"] is True
+    assert out["makespan"] == "4"
+    assert out["throughput"] == "1/4"
+    assert out["lp_bound"] == "1/4"
+    assert out["ratio_to_lp_bound"] == "1"
+    assert out["violations"] == []
+
+
+def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
+    plat = tmp_path / "p.yaml"
+    plat.write_text("platform:\n  generator: {type: complete, n: 3}\n", encoding="utf-8")
+    xml = tmp_path / "ring.xml"
+    xml.write_text(ring_allgather_xml(3), encoding="utf-8")
+    runner = CliRunner()
+    r = runner.invoke(main, ["validate", str(xml)])
+    assert r.exit_code == 2
+    assert "--platform FILE.yaml is required" in r.stderr
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--mode", "asap"])
+    assert r.exit_code == 2
+    assert "--mode: does not apply" in r.stderr
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat)])
+    assert r.exit_code == 0, r.output
+    assert "correct: yes" in r.stdout
