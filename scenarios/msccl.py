@@ -991,31 +991,17 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
 def load_platform_file(path: str | os.PathLike[str]) -> Platform:
     """The platform of a YAML file with a ``platform:`` key (a scenario file serves).
 
+    :func:`portsim.scenarios.schedule_file.read_platform_file`, which also
+    takes a bare platform mapping.
+
     Raises
     ------
     ScheduleError
-        Naming the file and the key path, on a missing ``platform:`` key or
-        a malformed platform.
+        Naming the file and the key path, on a malformed platform.
     """
-    from portsim.scenarios.loader import build_platform, read_yaml, validate_document
-    from portsim.scenarios.schema import PlatformSpec
+    from portsim.scenarios.schedule_file import read_platform_file
 
-    source = os.fspath(path)
-    data = read_yaml(path, error=ScheduleError)
-    if not isinstance(data, Mapping) or "platform" not in data:
-        raise ScheduleError("missing required key", path="platform", source=source)
-    seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ScheduleError("seed must be an integer", path="seed", value=seed, source=source)
-    spec = validate_document(PlatformSpec, data["platform"], source=source,
-                             error=ScheduleError, prefix="platform")
-    try:
-        if seed is None:
-            return build_platform(spec, base_dir=Path(source).parent)
-        return build_platform(spec, seed=seed, base_dir=Path(source).parent)
-    except PortsimError as err:
-        raise ScheduleError(err.message, path=err.path, value=err.value,
-                            source=source) from None
+    return read_platform_file(path)
 
 
 # -- a generator ----------------------------------------------------------------------------

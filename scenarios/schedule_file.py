@@ -63,6 +63,7 @@ __all__ = [
     "dump_schedule",
     "load_schedule",
     "platform_to_dict",
+    "read_platform_file",
     "schedule_from_dict",
     "schedule_to_dict",
 ]
@@ -240,9 +241,24 @@ def _schedule_platform(spec: ScheduleFileSpec, source: str, base_dir: Path | Non
     if not file.is_file():
         raise ScheduleError("platform file not found", path="platform_file",
                             value=spec.platform_file, source=source)
+    return read_platform_file(file, seed=spec.seed)
+
+
+def read_platform_file(path: str | os.PathLike[str], *, seed: int | None = None) -> Platform:
+    """The platform of a YAML file: a ``platform:`` mapping, or a file with a ``platform:`` key.
+
+    A scenario file therefore serves as a platform file (its ``seed`` drives
+    its generator unless ``seed`` is given).  Relative file names inside are
+    relative to the file's directory.
+
+    Raises
+    ------
+    ScheduleError
+        One line naming the file, the key path and the value.
+    """
+    file = Path(path)
     file_source = os.fspath(file)
     data = read_yaml(file, error=ScheduleError)
-    seed = spec.seed
     prefix = ""
     if isinstance(data, Mapping) and "platform" in data:
         prefix = "platform"
