@@ -21,9 +21,9 @@ import random
 from pathlib import Path
 
 import pytest
+from example_cases import example_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from example_cases import example_params
 
 from portsim.planners.registry import available_planners
 from portsim.scenarios.generators import random_platform

@@ -112,6 +112,7 @@ def test_lp_on_the_fabric_examples(example: str, bound: F, lower: F, achieved: F
     assert result.throughput_bound == bound
     assert f"certified interval [{lower}, {bound}]" in result.message
     assert (result.achieved_throughput, result.bound_reached) == (achieved, False)
-    assert result.schedule is not None and result.period is not None
+    assert result.schedule is not None
+    assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 5)
     assert report.feasible
