@@ -34,6 +34,7 @@ __all__ = [
     "WeightedTree",
     "check_options",
     "missing_path",
+    "reaches_bound",
     "unsupported_reason",
 ]
 
@@ -137,6 +138,12 @@ class PlanResult:
         as soon as possible under the real port model to measure it.
         ``throughput_bound`` is then the planner's own (possibly unachievable)
         figure, never a bound other planners are checked against.
+    achieved_throughput:
+        Exact steady-state throughput the planner's own schedule reaches by
+        construction, when it states one (``lp``: the throughput of its
+        periodic schedule, below ``throughput_bound`` when the bound is the
+        upper end of a certified interval or a fixed period loses some).
+        :attr:`bound_reached` compares the two.
 
     Raises
     ------
@@ -162,6 +169,7 @@ class PlanResult:
     notes: tuple[str, ...] = ()
     planner: str = ""
     replay: ReplayMode = "strict"
+    achieved_throughput: Fraction | None = None
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:
@@ -170,7 +178,7 @@ class PlanResult:
             )
         if self.replay not in _REPLAY_MODES:
             raise PlannerError("replay must be strict or asap", value=self.replay)
-        for name in ("throughput_bound", "period", "makespan"):
+        for name in ("throughput_bound", "period", "makespan", "achieved_throughput"):
             object.__setattr__(self, name, _exact(getattr(self, name), name))
         object.__setattr__(self, "trees", tuple(self.trees))
         object.__setattr__(self, "notes", tuple(self.notes))
@@ -190,11 +198,13 @@ class PlanResult:
         notes: Iterable[str] = (),
         message: str = "",
         replay: ReplayMode = "strict",
+        achieved_throughput: Fraction | int | None = None,
     ) -> PlanResult:
         """A successful plan (integer figures become exact ``Fraction``)."""
         return cls("ok", schedule, message, _exact(throughput_bound, "throughput_bound"),
                    _exact(period, "period"), _exact(makespan, "makespan"),
-                   tuple(trees), tuple(notes), planner, replay)
+                   tuple(trees), tuple(notes), planner, replay,
+                   _exact(achieved_throughput, "achieved_throughput"))
 
     @classmethod
     def unsupported(cls, planner: str, reason: str) -> PlanResult:
@@ -220,6 +230,23 @@ class PlanResult:
         """True when ``status == "ok"``."""
         return self.status == "ok"
 
+    @property
+    def bound_reached(self) -> bool | None:
+        """Whether the schedule reaches ``throughput_bound`` (``None`` when either
+        figure is not stated).
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> r = PlanResult.ok("lp", None, throughput_bound=1,
+        ...                   achieved_throughput=Fraction(1, 6))
+        >>> r.bound_reached, r.to_dict()["achieved_throughput"]
+        (False, '1/6')
+        >>> PlanResult.ok("flat", None, makespan=2).bound_reached is None
+        True
+        """
+        return reaches_bound(self.throughput_bound, self.achieved_throughput)
+
     def to_dict(self) -> dict[str, Any]:
         """The planner's part of a SPEC.md JSON result (exact figures as strings).
 
@@ -239,10 +266,26 @@ class PlanResult:
             "makespan": text(self.makespan),
             "trees": [t.to_dict() for t in self.trees],
             "notes": list(self.notes),
+            "achieved_throughput": text(self.achieved_throughput),
+            "bound_reached": self.bound_reached,
         }
         if self.replay != "strict":
             out["replay"] = self.replay
         return out
+
+
+def reaches_bound(bound: Fraction | None, achieved: Fraction | None) -> bool | None:
+    """``achieved >= bound``, or ``None`` when either figure is unknown.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> reaches_bound(Fraction(1), Fraction(1, 6)), reaches_bound(Fraction(1), None)
+    (False, None)
+    """
+    if bound is None or achieved is None:
+        return None
+    return achieved >= bound
 
 
 @runtime_checkable

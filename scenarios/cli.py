@@ -237,7 +237,11 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
     for r in outcome.results:
         feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
-        table.add_row(r.label, r.status, _text(r.throughput_bound), _text(r.period),
+        bound = _text(r.throughput_bound)
+        if r.bound_reached is False:
+            # The schedule falls short of the bound (e.g. a certified interval).
+            bound += f" [yellow](not reached: {_text(r.achieved_throughput)})[/yellow]"
+        table.add_row(r.label, r.status, bound, _text(r.period),
                       _text(r.makespan), _text(r.measured_throughput),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
                       _text(r.horizon),

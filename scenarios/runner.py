@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from portsim.planners.base import Planner, PlanResult
+from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import replay, replay_series
@@ -79,6 +79,7 @@ class PlannerRun:
     replay: str = "strict"
     options: tuple[tuple[str, Any], ...] = ()
     replay_cut: bool = False
+    achieved_throughput: Fraction | None = None
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
 
@@ -86,6 +87,12 @@ class PlannerRun:
     def label(self) -> str:
         """The planner's name with its options (tells apart ``lp`` listed twice)."""
         return planner_label(self.planner, self.options)
+
+    @property
+    def bound_reached(self) -> bool | None:
+        """Whether the planner's schedule reaches ``throughput_bound`` by construction
+        (``achieved_throughput >= throughput_bound``; ``None`` when either is unknown)."""
+        return reaches_bound(self.throughput_bound, self.achieved_throughput)
 
     @property
     def failed_validation(self) -> bool:
@@ -120,6 +127,8 @@ class PlannerRun:
             "options": dict(self.options),
             "label": self.label,
             "replay_cut": self.replay_cut,
+            "achieved_throughput": exact(self.achieved_throughput),
+            "bound_reached": self.bound_reached,
         }
 
 
@@ -291,6 +300,7 @@ def run_planner(
         return PlannerRun(name, kind, model, status=result.status,
                           message=result.message or "no schedule",
                           throughput_bound=result.throughput_bound, notes=result.notes,
+                          achieved_throughput=result.achieved_throughput,
                           options=options, plan=result)
     given = horizon if horizon is not None else scenario.horizon
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
@@ -305,6 +315,7 @@ def run_planner(
         return PlannerRun(name, kind, model, status="error",
                           message=_one_line(f"the schedule cannot be replayed: {err}"),
                           throughput_bound=result.throughput_bound, notes=result.notes,
+                          achieved_throughput=result.achieved_throughput,
                           options=options, plan=result)
 
 
@@ -349,6 +360,7 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         status="ok",
         message=result.message,
         throughput_bound=result.throughput_bound,
+        achieved_throughput=result.achieved_throughput,
         period=schedule.period,
         makespan=makespan,
         measured_throughput=None if cut else measured.measured_throughput,
@@ -416,6 +428,7 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
     return PlannerRun(
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
+        achieved_throughput=result.achieved_throughput,
         measured_throughput=None if cut else measured.measured_throughput,
         completed=None if cut else measured.completed,
         horizon=Fraction(horizon), feasible=not violations, violations=violations,

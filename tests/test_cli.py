@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from example_cases import example_params
 
 from portsim.scenarios.cli import main
 
@@ -47,7 +48,7 @@ def write(tmp_path: Path, text: str, name: str = "scenario.yaml") -> Path:
 # -- run -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", example_params(sorted(EXAMPLES.glob("*.yaml"))))
 def test_run_every_example(example: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     code, stdout, _ = invoke("run", str(example), "--json", str(out))

@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 
 import pytest
+from example_cases import example_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,7 +88,7 @@ def check_asap_plan(result, platform, operation) -> None:  # type: ignore[no-unt
         assert done <= true.throughput_bound * horizon
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", example_params(EXAMPLES))
 @pytest.mark.parametrize("name", PLANNERS)
 def test_every_planner_on_every_example(name: str, example: Path) -> None:
     scenario = load_scenario(example)

@@ -34,7 +34,10 @@ def brute_series(schedule: Schedule, horizon: Fraction) -> int:
     cannot end before (t + 1) * (its longest event / k), so the copies past
     ``horizon`` over that are never counted."""
     platform = schedule.platform
-    k = max(platform.port_model_of(n).k for n in platform.node_ids)
+    # multiport without k: at most one transfer per link, so a node's links bound it.
+    k = max(platform.port_model_of(n).k
+            or sum(1 for link in platform.links if n in (link.src, link.dst))
+            for n in platform.node_ids)
     longest = max(schedule.operation.size * platform.cost(e.src, e.dst) * e.part
                   if isinstance(e, Send) else platform.compute_time(e.node)
                   for e in schedule.events)

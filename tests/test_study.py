@@ -350,7 +350,13 @@ def test_report_with_convergence(tmp_path: Path) -> None:
 # -- paper studies -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sorted(STUDIES.glob("*.yaml")), ids=lambda p: p.stem)
+SLOW_STUDIES = frozenset({"fabrics"})
+"""Studies whose smallest runs take over 5 s (fabrics: lp's long exact periods to replay)."""
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, id=p.stem, marks=pytest.mark.slow if p.stem in SLOW_STUDIES else ())
+    for p in sorted(STUDIES.glob("*.yaml"))])
 def test_paper_studies_load_and_a_slice_runs(path: Path, tmp_path: Path) -> None:
     study = load_study(path)
     assert study.runs

@@ -344,4 +344,5 @@ def finish(
                      else tuple((s.src, s.dst) for s in unit.sends))
             trees.append(WeightedTree(unit.weight, edges))
     return PlanResult.ok(NAME, plan.schedule, throughput_bound=exact.upper,
-                         period=plan.period, trees=trees, notes=all_notes, message=message)
+                         period=plan.period, trees=trees, notes=all_notes, message=message,
+                         achieved_throughput=plan.throughput)

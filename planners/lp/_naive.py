@@ -178,8 +178,11 @@ def _relabel(result: PlanResult, port_sum: frozenset[NodeId]) -> PlanResult:
                  f"bidirectional, so it is the exact lp optimum and the schedule is exact")
     notes = [label] + [n for n in result.notes if not n.startswith("optimal throughput ")]
     message = label if not result.message else f"{label}; {result.message}"
+    # With a summed row the planned timing is not claimed feasible: the
+    # schedule's throughput is the ASAP replay's, not a planner's figure.
+    achieved = None if port_sum else result.achieved_throughput
     return replace(result, planner=LP_NAIVE_NAME, replay="asap", notes=tuple(notes),
-                   message=message)
+                   message=message, achieved_throughput=achieved)
 
 
 LP_NAIVE_PLANNER = FunctionPlanner(
