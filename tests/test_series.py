@@ -14,6 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from example_cases import SLOW_EXAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +57,9 @@ def one_shot_plans():  # type: ignore[no-untyped-def]
             result = get_planner(spec.name).plan(scenario.platform, scenario.operation,
                                                  **dict(spec.options))
             if result.is_ok and result.schedule is not None and result.schedule.events:
-                yield pytest.param(result.schedule, id=f"{path.stem}-{spec.name}")
+                # the fabric examples' schedules take minutes to replay 200 makespans
+                marks = pytest.mark.slow if path.stem in SLOW_EXAMPLES else ()
+                yield pytest.param(result.schedule, id=f"{path.stem}-{spec.name}", marks=marks)
 
 
 @pytest.mark.parametrize("schedule", list(one_shot_plans()))
