@@ -313,6 +313,8 @@ def test_plan_result_constructors() -> None:
         "throughput_bound": "1/2", "period": "12", "makespan": None,
         "trees": [{"weight": "1/2", "edges": [["Ps", "Pa"], ["Pa", "P0"]]}],
         "notes": ["split messages"],
+        # no schedule: nothing achieved, so whether the bound is reached is unknown
+        "achieved_throughput": None, "bound_reached": None,
     }
     un = PlanResult.unsupported("flat", "flat does not handle alltoall")
     assert (un.status, un.message, un.planner, un.schedule) == (
