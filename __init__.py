@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from portsim.planners import Planner, PlanResult, available_planners, get_planner
     from portsim.reports.studies.store import load_results
     from portsim.scenarios.loader import Scenario, load_scenario
+    from portsim.scenarios.msccl import validate_msccl
     from portsim.scenarios.runner import ScenarioResult, run_scenario
     from portsim.scenarios.schedule_file import dump_schedule, load_schedule
     from portsim.simulator import (
@@ -62,6 +63,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "portsim.planners": ("PlanResult", "Planner", "available_planners", "get_planner"),
     "portsim.scenarios.loader": ("Scenario", "load_scenario"),
+    "portsim.scenarios.msccl": ("validate_msccl",),
     "portsim.scenarios.runner": ("ScenarioResult", "run_scenario"),
     "portsim.scenarios.schedule_file": ("dump_schedule", "load_schedule"),
     "portsim.reports.studies.store": ("load_results",),
@@ -99,6 +101,7 @@ __all__ = [
     "replay",
     "run_scenario",
     "validate",
+    "validate_msccl",
 ]
 assert sorted(__all__) == sorted(n for names in _HOMES.values() for n in names)
 
