@@ -25,11 +25,11 @@ from portsim.simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from portsim.planners import Planner, PlanResult, available_planners, get_planner
-    from portsim.reports.studies.store import load_results
     from portsim.scenarios.loader import Scenario, load_scenario
     from portsim.scenarios.msccl import validate_msccl
     from portsim.scenarios.runner import ScenarioResult, run_scenario
     from portsim.scenarios.schedule_file import dump_schedule, load_schedule
+    from portsim.scenarios.study.store import load_results
     from portsim.simulator import (
         Compute,
         Event,
@@ -66,7 +66,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "portsim.scenarios.msccl": ("validate_msccl",),
     "portsim.scenarios.runner": ("ScenarioResult", "run_scenario"),
     "portsim.scenarios.schedule_file": ("dump_schedule", "load_schedule"),
-    "portsim.reports.studies.store": ("load_results",),
+    "portsim.scenarios.study.store": ("load_results",),
 }
 
 __all__ = [

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from portsim.reports.studies import load_results, run_study, study_from_dict
+from portsim.scenarios.study import load_results, run_study, study_from_dict
 
 
 def benchmark_study(runs: int) -> dict[str, Any]:

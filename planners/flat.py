@@ -3,20 +3,20 @@
 The root (the source of a scatter or broadcast, the target of a gather or
 reduce) deals with every other participant directly, one at a time, in
 participant order.  Exact start times come from the list scheduler of
-:mod:`portsim.planners._timing`.
+:mod:`portsim.planners.timing`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from portsim.planners._timing import PortClock, cheapest_path
 from portsim.planners.base import (
     FunctionPlanner,
     PlanResult,
     check_options,
     unsupported_reason,
 )
+from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortKind

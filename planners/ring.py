@@ -3,7 +3,7 @@
 The participants, in their order, form a ring ``p_0 -> p_1 -> ... -> p_{N-1}
 -> p_0``; each hop goes along a cheapest path of the platform (sum of the
 unit-message costs ``c``), through switches and routers, store and forward.
-Exact start times come from the list scheduler of :mod:`portsim.planners._timing`,
+Exact start times come from the list scheduler of :mod:`portsim.planners.timing`,
 which keeps every port, link and CPU to its capacity.  The schedule is
 one-shot; a series of operations reusing it pipelines along the ring
 (:func:`portsim.simulator.engine.replay_series`), which is how it is compared with
@@ -34,8 +34,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from portsim.planners._timing import PortClock, cheapest_path
 from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
+from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind

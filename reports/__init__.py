@@ -4,9 +4,11 @@
 OUT.html``; the figure functions return :class:`plotly.graph_objects.Figure`
 objects for use elsewhere (notebooks, study reports); :func:`convergence_figure`
 draws completed(K) / (TP · K) in both reports, and :func:`run_labels` gives
-the one label of each planner row.  Studies
-(:mod:`portsim.reports.studies`): :func:`load_study`, :func:`run_study`,
-:func:`load_results` (the tidy DataFrame) and :func:`write_study_report`.
+the one label of each planner row; :func:`write_study_report` draws a study's
+results (:mod:`portsim.reports.studies`).  The reports only render: studies are
+loaded, run and stored by :mod:`portsim.scenarios.study`, whose
+:func:`load_study`, :func:`run_study` and :func:`load_results` are re-exported
+here.
 """
 
 from portsim.reports.figures import (
@@ -26,7 +28,8 @@ from portsim.reports.html import (
     render_run_report,
     write_run_report,
 )
-from portsim.reports.studies import load_results, load_study, run_study, write_study_report
+from portsim.reports.studies import write_study_report
+from portsim.scenarios.study import load_results, load_study, run_study
 
 __all__ = [
     "GANTT_EVENT_CAP",

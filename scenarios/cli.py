@@ -601,8 +601,8 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
     from rich.console import Console
     from rich.progress import Progress
 
-    from portsim.reports.studies import load_study, run_study
-    from portsim.reports.studies.spec import DEFAULT_MAX_RUNS
+    from portsim.scenarios.study import load_study, run_study
+    from portsim.scenarios.study.spec import DEFAULT_MAX_RUNS
 
     try:
         loaded = _guarded(lambda: load_study(study_file, max_runs=max_runs or DEFAULT_MAX_RUNS))

@@ -43,6 +43,7 @@ __all__ = [
     "complete_platform",
     "dgx1_platform",
     "dgx_a100_platform",
+    "draw_bounds",
     "draw_rational",
     "fat_tree_platform",
     "mi250_platform",
@@ -136,7 +137,19 @@ def _number(value: object, name: str, *, positive: bool) -> Fraction:
     return number
 
 
-def _bounds(value: object, name: str, *, positive: bool) -> tuple[Fraction, Fraction]:
+def draw_bounds(value: object, name: str, *, positive: bool) -> tuple[Fraction, Fraction]:
+    """The range ``(lo, hi)`` a generator draws a parameter from: a number or ``[lo, hi]``.
+
+    A number ``x`` is the range ``(x, x)``.  ``name`` is the key path named in
+    errors; ``positive`` refuses zero (else only negatives are refused).
+
+    Examples
+    --------
+    >>> draw_bounds([1, "5/2"], "c", positive=True)
+    (Fraction(1, 1), Fraction(5, 2))
+    >>> draw_bounds(3, "compute", positive=False)
+    (Fraction(3, 1), Fraction(3, 1))
+    """
     if isinstance(value, tuple | list):
         if len(value) != 2:
             raise PlatformError("expected a number or a range [lo, hi]", path=name, value=value)
@@ -294,8 +307,8 @@ def random_platform(
     if degree > n - 1:
         raise PlatformError(f"degree must be <= n - 1 = {n - 1}", path="degree", value=degree)
     _check_size(n, n * degree, "n")
-    cost_bounds = _bounds(c, "c", positive=True)
-    compute_bounds = _bounds(compute, "compute", positive=False)
+    cost_bounds = draw_bounds(c, "c", positive=True)
+    compute_bounds = draw_bounds(compute, "compute", positive=False)
     rng = random_state(seed)
 
     cycle = list(range(n))

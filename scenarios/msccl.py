@@ -22,7 +22,7 @@ and lets the engine judge it like any planner's schedule.
   for the chunk; a step of ``cnt`` chunks sends them one after the other;
   a reduction costs the node's compute time per chunk; copies and ``nop``
   are free.  Steps are list-scheduled with
-  :class:`~portsim.planners._timing.PortClock` semantics under the
+  :class:`~portsim.planners.timing.PortClock` semantics under the
   platform's port model: a step starts when its predecessor in the
   threadblock, its dependency, its peer step and its data are ready, and
   every port and link it needs is free.
@@ -56,7 +56,7 @@ from typing import Any
 
 import networkx as nx
 
-from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.errors import PortsimError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import format_rational, parse_rational

@@ -32,7 +32,7 @@ from fractions import Fraction
 
 from portsim.scenarios.generators import (
     MAX_GENERATED_NODES,
-    _bounds,
+    draw_bounds,
     draw_rational,
     random_state,
 )
@@ -111,10 +111,10 @@ def tiers_platform(
     if total > MAX_GENERATED_NODES:
         raise PlatformError(f"wan * (1 + man * (1 + lan * (1 + hosts))) = {total} nodes, more "
                             f"than the cap of {MAX_GENERATED_NODES}", path="hosts", value=hosts)
-    ranges = {"c_wan": _bounds(c_wan, "c_wan", positive=True),
-              "c_man": _bounds(c_man, "c_man", positive=True),
-              "c_lan": _bounds(c_lan, "c_lan", positive=True),
-              "compute": _bounds(compute, "compute", positive=False)}
+    ranges = {"c_wan": draw_bounds(c_wan, "c_wan", positive=True),
+              "c_man": draw_bounds(c_man, "c_man", positive=True),
+              "c_lan": draw_bounds(c_lan, "c_lan", positive=True),
+              "compute": draw_bounds(compute, "compute", positive=False)}
     rng = random_state(seed)
     host_nodes: list[Node] = []
     routers: list[Node] = []

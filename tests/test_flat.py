@@ -14,7 +14,7 @@ from fractions import Fraction as F
 import pytest
 
 from portsim.planners import FLAT_PLANNER, flat_tree, plan
-from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.engine import replay
 from portsim.simulator.errors import OperationError, PlannerError
 from portsim.simulator.items import Item, combine

@@ -262,10 +262,10 @@ def test_three_class_bad_parameters(kwargs: dict[str, object], match: str) -> No
 
 
 def test_three_class_in_a_scenario_and_a_study() -> None:
-    from portsim.reports.studies.execute import execute_run
-    from portsim.reports.studies.spec import study_from_dict
     from portsim.scenarios.generators import three_class_platform
     from portsim.scenarios.loader import scenario_from_dict
+    from portsim.scenarios.study.execute import execute_run
+    from portsim.scenarios.study.spec import study_from_dict
 
     generator = {"type": "three_class", "n": 8, "times": [1, 2, "5/2"],
                  "probabilities": ["1/4", "1/4", "1/2"]}

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portsim.planners._timing import PortClock
+from portsim.planners.timing import PortClock
 from portsim.simulator import (
     Item,
     Operation,

@@ -1,7 +1,7 @@
 """What a reader sees in the reports: labels, whiskers, identical series, titles, failures.
 
 The study stores here are written row by row through the store's own API
-(:class:`portsim.reports.studies.store.ResultStore`), with makespans chosen so that
+(:class:`portsim.scenarios.study.store.ResultStore`), with makespans chosen so that
 every expected figure is computed by hand; the charts are read back from the
 plotly JSON embedded in the HTML, as a browser would get them.
 """

@@ -294,7 +294,7 @@ def test_asymptotic_study_takes_the_whole_graph_bound() -> None:
 
 
 def test_study_efficiency_reference_ignores_restricted_lp() -> None:
-    from portsim.reports.studies.execute import _add_efficiency
+    from portsim.scenarios.study.execute import _add_efficiency
 
     rows = [{"planner": "lp", "planner_options": json.dumps({"restrict": "tree"}),
              "throughput_bound": "2/5", "measured_throughput": 0.4},

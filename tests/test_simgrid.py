@@ -153,8 +153,8 @@ def test_the_bundled_example_and_its_figures() -> None:
 
 def test_a_study_reads_its_xml_relative_to_the_study_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from portsim.reports.studies.execute import execute_run
-    from portsim.reports.studies.spec import load_study
+    from portsim.scenarios.study.execute import execute_run
+    from portsim.scenarios.study.spec import load_study
 
     (tmp_path / "p.xml").write_text(PLATFORM)
     study = tmp_path / "study.yaml"

@@ -436,8 +436,8 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.stat().st_size > 50_000  # drawn figures, not a blank page
 
 
-@pytest.mark.parametrize("module", ["portsim.reports.studies.spec",
-                                    "portsim.reports.studies.store"])
+@pytest.mark.parametrize("module", ["portsim.scenarios.study.spec",
+                                    "portsim.scenarios.study.store"])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib
@@ -454,8 +454,8 @@ def test_docstring_examples_run(module: str) -> None:
 @pytest.mark.parametrize("planner", ["greedy", "binomial", "fibonacci"])
 def test_model_lengths_equal_the_replayed_makespans(planner: str, compute: int) -> None:
     from portsim.planners.registry import get_planner
-    from portsim.reports.studies.model import model_length
     from portsim.scenarios.generators import complete_platform
+    from portsim.scenarios.study.model import model_length
     from portsim.simulator.engine import replay
     from portsim.simulator.operations import Operation, OperationKind
 
@@ -471,7 +471,7 @@ def test_model_lengths_equal_the_replayed_makespans(planner: str, compute: int) 
 
 
 def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
-    from portsim.reports.studies.spec import study_from_dict
+    from portsim.scenarios.study.spec import study_from_dict
 
     def study(evaluation: str) -> Any:
         return study_from_dict({
@@ -514,7 +514,7 @@ def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
 ])
 def test_model_study_rejects_what_the_model_cannot_evaluate(change: dict[str, Any],
                                                             match: str) -> None:
-    from portsim.reports.studies.spec import study_from_dict
+    from portsim.scenarios.study.spec import study_from_dict
 
     base = {"platform": {"generator": {"type": "complete", "n": 4}},
             "operation": {"type": "reduce", "target": "P0"}, "planners": ["greedy"], **change}
@@ -525,8 +525,8 @@ def test_model_study_rejects_what_the_model_cannot_evaluate(change: dict[str, An
 def test_model_evaluation_reaches_n_10000_fast() -> None:
     import time
 
-    from portsim.reports.studies.execute import execute_run
-    from portsim.reports.studies.spec import study_from_dict
+    from portsim.scenarios.study.execute import execute_run
+    from portsim.scenarios.study.spec import study_from_dict
 
     study = study_from_dict({
         "name": "big", "evaluation": "model",
@@ -551,7 +551,7 @@ def test_model_evaluation_reaches_n_10000_fast() -> None:
 def test_run_key_covers_the_simgrid_file_content(tmp_path: Path) -> None:
     """Editing a SimGrid XML changes the key of the runs that import it, so a
     resumed study recomputes them; other runs keep their keys."""
-    from portsim.reports.studies.spec import run_key
+    from portsim.scenarios.study.spec import run_key
 
     xml = tmp_path / "cluster.xml"
     xml.write_text("<platform version='4.1'/>", encoding="utf-8")

@@ -28,12 +28,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import portsim.reports.studies.execute as execute_module
-import portsim.reports.studies.spec as spec_module
+import portsim.scenarios.study.execute as execute_module
+import portsim.scenarios.study.spec as spec_module
 from portsim.reports.studies import load_results, run_study, study_from_dict
-from portsim.reports.studies.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
-from portsim.reports.studies.store import ResultStore, StoreLock, grid_column_type
 from portsim.scenarios.cli import _RateMeter, main
+from portsim.scenarios.study.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
+from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
 from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent

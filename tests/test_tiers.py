@@ -137,8 +137,8 @@ def test_bad_scenario_parameters(generator: dict[str, object], match: str) -> No
 
 
 def test_tiers_in_a_study_grid() -> None:
-    from portsim.reports.studies.execute import execute_run
-    from portsim.reports.studies.spec import study_from_dict
+    from portsim.scenarios.study.execute import execute_run
+    from portsim.scenarios.study.spec import study_from_dict
 
     study = study_from_dict({
         "name": "tiers", "replicates": 2,

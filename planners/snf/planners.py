@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from portsim.planners._timing import PortClock
 from portsim.planners.base import FunctionPlanner, PlanResult, check_options, unsupported_reason
 from portsim.planners.snf.broadcast import fastest_node_first
 from portsim.planners.snf.dp import multi_class_table, naive_pair_count, two_class_table
@@ -37,6 +36,7 @@ from portsim.planners.snf.model import (
     weighted_tree,
 )
 from portsim.planners.snf.search import branch_and_bound
+from portsim.planners.timing import PortClock
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational

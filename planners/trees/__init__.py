@@ -20,7 +20,7 @@ Modules:
   port queueing), :func:`canon_antoniu_bounds` (Lemma 5, Propositions 6 and
   8, Corollary 11), :func:`interval_labels` (section 4.1);
 - ``_placement``: a tree placed on a portsim platform and timed exactly with
-  :class:`portsim.planners._timing.PortClock` (:func:`tree_schedule`);
+  :class:`portsim.planners.timing.PortClock` (:func:`tree_schedule`);
 - ``_planners``: the ``greedy``, ``fibonacci`` and ``binomial`` planners.
 
 Paper text resolved here (and tested in ``tests/test_trees.py``):
@@ -42,6 +42,7 @@ from portsim.planners.trees._model import (
     canon_antoniu_bounds,
     greedy_tree,
     interval_labels,
+    sink_positions,
     strategy_tree,
     tree_length,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "greedy_reduction",
     "greedy_tree",
     "interval_labels",
+    "sink_positions",
     "strategy_tree",
     "tree_length",
     "tree_schedule",

@@ -4,7 +4,7 @@ A tree of :mod:`portsim.planners.trees._model` is placed on the participants by 
 labelling of section 4.1 (or built directly on them with the real costs, for
 a commutative operator on a heterogeneous platform); its sends and computes
 are then emitted, in the order of the algorithm's reference times, to
-:class:`portsim.planners._timing.PortClock`, which starts each as early as the
+:class:`portsim.planners.timing.PortClock`, which starts each as early as the
 platform's ports, the CPUs and the inputs allow.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import networkx as nx
 
-from portsim.planners._timing import PortClock, cheapest_path
+from portsim.planners.timing import PortClock, cheapest_path
 from portsim.planners.trees._model import ReductionTree, interval_labels
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item, combine
@@ -250,7 +250,7 @@ def tree_schedule(platform: Platform, operation: Operation,
     Returns
     -------
     (Schedule, Fraction)
-        The schedule, timed by :class:`~portsim.planners._timing.PortClock`, and its
+        The schedule, timed by :class:`~portsim.planners.timing.PortClock`, and its
         makespan.
 
     Raises

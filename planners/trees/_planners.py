@@ -6,7 +6,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from portsim.planners._timing import PortClock
 from portsim.planners.base import (
     FunctionPlanner,
     PlanResult,
@@ -14,6 +13,7 @@ from portsim.planners.base import (
     missing_path,
     unsupported_reason,
 )
+from portsim.planners.timing import PortClock
 from portsim.planners.trees._model import (
     ReductionTree,
     Strategy,
@@ -221,7 +221,7 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
     ``c``): the tree is Algorithm 1 of section 5 (Algorithm 2 or 3 with an
     option, section 6), placed on the participants by the labelling of
     section 4.1, so that every reduction combines ``v[k,l]`` then
-    ``v[l+1,m]``.  Events are timed by :class:`~portsim.planners._timing.PortClock`,
+    ``v[l+1,m]``.  Events are timed by :class:`~portsim.planners.timing.PortClock`,
     each as early as its ports, CPU and inputs allow (the transfer times of
     Proposition 3).  Under the unidirectional model this is the paper's
     model exactly and the makespan is optimal (Theorems 4, 7, 9).  A

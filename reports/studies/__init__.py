@@ -1,17 +1,16 @@
-"""Comparative studies: study files, execution on local processes or Dask, results.
+"""The study report: a study's results drawn in one self-contained HTML file.
 
-A study file (SPEC.md, "Study file (YAML) and its outputs") is a base
-scenario, a grid over dotted paths into it and a number of replicate seeds.
-:func:`load_study` checks and expands it; :func:`run_study` runs it on a
-local process pool or a Dask cluster and appends rows to
-``DIR/results.parquet`` (one study per folder at a time: :class:`StoreLock`);
-:func:`load_results` reads them back as a tidy :class:`pandas.DataFrame`, and
-:func:`write_study_report` draws them in one self-contained HTML file.
+:func:`write_study_report` (and :func:`render_study_report`) draw the rows of
+``DIR/results.parquet``.  Running a study is not the reports' job: study
+files, their execution and the store live in :mod:`portsim.scenarios.study`;
+the names that the 0.2.0 layout exported from here (:func:`load_study`,
+:func:`run_study`, :func:`load_results`, ...) are re-exported unchanged so
+that code written against it keeps working.
 """
 
-from portsim.reports.studies.execute import StudyOutcome, execute_run, run_study
 from portsim.reports.studies.report import render_study_report, write_study_report
-from portsim.reports.studies.spec import (
+from portsim.scenarios.study.execute import StudyOutcome, execute_run, run_study
+from portsim.scenarios.study.spec import (
     DEFAULT_MAX_RUNS,
     GRID_PREFIX,
     Study,
@@ -20,7 +19,7 @@ from portsim.reports.studies.spec import (
     load_study,
     study_from_dict,
 )
-from portsim.reports.studies.store import (
+from portsim.scenarios.study.store import (
     RESULT_COLUMNS,
     RESULTS_NAME,
     ResultStore,

@@ -53,10 +53,10 @@ from portsim.reports.figures import (
     set_title,
 )
 from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
-from portsim.reports.studies.spec import GRID_PREFIX
-from portsim.reports.studies.store import load_results
 from portsim.scenarios.loader import Scenario, scenario_from_dict
 from portsim.scenarios.runner import PlannerRun, run_planner
+from portsim.scenarios.study.spec import GRID_PREFIX
+from portsim.scenarios.study.store import load_results
 from portsim.simulator.errors import PortsimError, ScenarioError
 from portsim.simulator.numbers import parse_rational
 
@@ -111,7 +111,7 @@ def write_study_report(directory: str | os.PathLike[str],
 
 
 def row_labels(frame: pd.DataFrame) -> pd.Series:
-    """The label of each row of :func:`~portsim.reports.studies.store.load_results`' frame.
+    """The label of each row of :func:`~portsim.scenarios.study.store.load_results`' frame.
 
     The planner's name with its options, as ``portsim run`` prints it
     (:attr:`portsim.scenarios.runner.PlannerRun.label`), e.g. ``lp (split: False)``;

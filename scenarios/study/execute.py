@@ -1,11 +1,11 @@
 """Run a study: every run on a local process pool or a Dask cluster, stored as it ends.
 
 :func:`execute_run` is the unit of work (a plain, picklable function of one
-:class:`~portsim.reports.studies.spec.StudyRun`); it never raises: a scenario that
+:class:`~portsim.scenarios.study.spec.StudyRun`); it never raises: a scenario that
 does not load, a planner that crashes, are rows with ``status: error`` and the
 error in ``message``.  :func:`run_study` skips the runs already in the store
 (``resume``), computes each distinct run key once, and appends finished runs
-to the store in batches (see :mod:`portsim.reports.studies.store`).
+to the store in batches (see :mod:`portsim.scenarios.study.store`).
 
 Runs travel to the workers in batches sized from the measured CPU time per
 run (about :data:`BATCH_SECONDS` of work each, at most :data:`MAX_BATCH_RUNS`
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from portsim.reports.studies.model import model_results
-from portsim.reports.studies.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
-from portsim.reports.studies.store import ResultStore, StoreLock, grid_column_type
 from portsim.scenarios.loader import PlannerSpec, scenario_from_dict
 from portsim.scenarios.runner import run_planner
+from portsim.scenarios.study.model import model_results
+from portsim.scenarios.study.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
+from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational, parse_rational
 
@@ -158,7 +158,7 @@ def execute_run(run: StudyRun, study: str) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        Rows in the columns of :data:`portsim.reports.studies.store.RESULT_COLUMNS`
+        Rows in the columns of :data:`portsim.scenarios.study.store.RESULT_COLUMNS`
         plus the run's grid columns.
     """
     base = _base_row(run, study)
@@ -279,10 +279,10 @@ def run_study(
     Parameters
     ----------
     study:
-        From :func:`~portsim.reports.studies.spec.load_study`.
+        From :func:`~portsim.scenarios.study.spec.load_study`.
     out:
         The output folder; rows go to ``out/results.parquet/``.  The study
-        holds the folder's lock (:class:`~portsim.reports.studies.store.StoreLock`)
+        holds the folder's lock (:class:`~portsim.scenarios.study.store.StoreLock`)
         while it runs.
     executor:
         ``"local"``: a process pool of ``workers`` processes (default: the

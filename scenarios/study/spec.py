@@ -17,7 +17,7 @@ whole list or mapping may be a grid value (``planners: [[lp], [flat]]``).
 
 ``evaluation: model`` (default ``replay``) evaluates Canon–Antoniu tree
 planners on their homogeneous model without building a platform or replaying
-(:mod:`portsim.reports.studies.model`); every run must then be that model.
+(:mod:`portsim.scenarios.study.model`); every run must then be that model.
 
 Each run is keyed by a hash of its inputs (the resolved scenario document and
 its seed), so the result store can tell done runs from new ones.
@@ -43,8 +43,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from portsim.planners.base import check_options
-from portsim.reports.studies.model import check_model_scenario
 from portsim.scenarios.loader import read_yaml, scenario_from_dict, validate_document
+from portsim.scenarios.study.model import check_model_scenario
 from portsim.simulator.errors import PortsimError, ScenarioError, short_repr
 
 __all__ = [
@@ -112,7 +112,7 @@ class StudyRun:
         The resolved scenario document (a plain, JSON-able mapping).
     evaluation:
         ``"replay"`` (plan and replay in the engine) or ``"model"`` (tree
-        lengths on the homogeneous model, :mod:`portsim.reports.studies.model`).
+        lengths on the homogeneous model, :mod:`portsim.scenarios.study.model`).
     """
 
     index: int

@@ -36,8 +36,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from portsim.planners.trees import greedy_tree, strategy_tree, tree_length
-from portsim.planners.trees._model import sink_positions
+from portsim.planners.trees import greedy_tree, sink_positions, strategy_tree, tree_length
 from portsim.scenarios.loader import PlannerSpec, validate_document
 from portsim.scenarios.runner import PlannerRun
 from portsim.scenarios.schema import CompleteGeneratorSpec, ScenarioSpec
