@@ -46,6 +46,7 @@ from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -594,19 +595,18 @@ def cheapest_trees(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndar
     priced below ``below`` are returned (the cheapest is always tried).
     """
     parts = len(space.owners)
-    dist, nxt, best, comp = price_tables(space, link_price, cpu_price, deadline=deadline)
-    cpu = cpu_price[:, None]
+    tables = price_tables(space, link_price, cpu_price, deadline=deadline)
     target = space.target
     last = parts - 1
-    cheapest = best[target, 0, last]
+    cheapest = tables.best[target, 0, last]
     if cheapest == math.inf:
         return []
-    tables = (dist, nxt, best, comp, cpu_price)
     roots: list[tuple[float | int, int, int]] = [(cheapest, -1, -1)]
     if count > 1:
-        ls = np.arange(last)
-        root_price = (best[:, 0, ls] + best[:, ls + 1, last] + cpu
-                      + dist[:, target][:, None])                # (i, l)
+        # v[0,l] and v[l+1,N-1] held on i, for every split l: (l, i), then (i, l).
+        halves = tables.by_start[0, :last] + tables.by_end[last, last - 1::-1]
+        root_price = (halves.T + cpu_price[:, None]
+                      + tables.dist[:, target][:, None])         # (i, l)
         order = np.argsort(root_price, axis=None, kind="stable")[:count]
         for flat in order.tolist()[1:]:
             i, l_ = divmod(flat, last)
@@ -621,50 +621,79 @@ def cheapest_trees(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndar
     return out
 
 
+class PriceTables(NamedTuple):
+    """The tables of the pricing dynamic program (:func:`price_tables`).
+
+    ``best[j, k, m]`` is the least price of holding ``v[k,m]`` on node ``j``;
+    the same values are kept by interval start, ``by_start[k, d, j]`` for
+    ``v[k,k+d]``, and by interval end, ``by_end[m, d, j]`` for ``v[m-d,m]``,
+    so that the program reads contiguous slices; ``comp[k, m, i]`` is the
+    least price of computing ``v[k,m]`` on ``i`` (``k < m``).
+    """
+
+    dist: np.ndarray
+    nxt: np.ndarray
+    best: np.ndarray
+    comp: np.ndarray
+    by_start: np.ndarray
+    by_end: np.ndarray
+
+
 def price_tables(space: _TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
-                 deadline: Deadline | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 deadline: Deadline | None = None) -> PriceTables:
     """The dynamic program of :func:`cheapest_tree`.
+
+    Interval length by interval length, every interval at once: computing
+    ``v[k,k+L]`` on ``i`` costs ``cpu(i) + min_l hold(i, v[k,l]) +
+    hold(i, v[l+1,k+L])``, read as ``by_start[k, l-k, i] + by_end[k+L,
+    k+L-l-1, i]``: two strided views of the tables, summed without any gather
+    (``O(N^3 n / 6)`` additions); holding it on ``j`` adds the shortest path
+    from ``i`` (a min-plus product, ``O(N^2 n^2 / 2)`` in all).  The sums and
+    minima are the same as a cell-by-cell program's, so the prices are
+    identical.
 
     Returns
     -------
-    (dist, nxt, best, comp)
-        All-pairs shortest-path prices and next hops; ``best[j, k, m]``, the
-        least price of holding ``v[k,m]`` on ``j`` (``k <= m``);
-        ``comp[i, k, m]``, of computing it on ``i`` (``k < m``).
+    PriceTables
+        All-pairs shortest-path prices and next hops, and the tables above.
     """
     n = len(space.nodes)
     parts = len(space.owners)
     dist, nxt = _all_pairs(n, space.links, link_price)
     dtype = link_price.dtype
-    best = np.empty((n, parts, parts), dtype=dtype)   # v[k,m] held on j
-    comp = np.empty((n, parts, parts), dtype=dtype)   # v[k,m] computed on i
+    by_start = np.empty((parts, parts, n), dtype=dtype)   # [k, d, j]: v[k,k+d] on j
+    by_end = np.empty((parts, parts, n), dtype=dtype)     # [m, d, j]: v[m-d,m] on j
+    comp = np.empty((parts, parts, n), dtype=dtype)       # [k, m, i]: v[k,m] made on i
     for k, o in enumerate(space.owners):
-        best[:, k, k] = dist[o, :]
-    cpu = cpu_price[:, None]
+        by_start[k, 0] = by_end[k, 0] = dist[o, :]
+    cpu = cpu_price[None, :]
     for length in range(1, parts):
         if deadline is not None:
             deadline.check("pricing (dynamic program)")
-        ks = np.arange(parts - length)
-        ls = ks[:, None] + np.arange(length)[None, :]           # (K, L) split points
-        pair = best[:, ks[:, None], ls] + best[:, ls + 1, (ks + length)[:, None]]
-        here = pair.min(axis=2) + cpu                            # (i, K)
-        comp[:, ks, ks + length] = here
-        if length == parts - 1:  # only the target needs the result
-            best[:, 0, parts - 1] = (here + dist[:, :]).min(axis=0)
-        else:
-            best[:, ks, ks + length] = (here[:, :, None] + dist[:, None, :]).min(axis=0).T
-    return dist, nxt, best, comp
+        count = parts - length
+        ks = np.arange(count)
+        pair = by_start[:count, :length] + by_end[length:, length - 1::-1]   # (k, split, i)
+        here = pair.min(axis=1) + cpu                                        # (k, i)
+        comp[ks, ks + length] = here
+        held = (here[:, :, None] + dist[None, :, :]).min(axis=1)             # (k, j)
+        by_start[ks, length] = held
+        by_end[ks + length, length] = held
+    best = np.empty((n, parts, parts), dtype=dtype)
+    for d in range(parts):
+        ks = np.arange(parts - d)
+        best[:, ks, ks + d] = by_start[ks, d].T
+    return PriceTables(dist, nxt, best, comp, by_start, by_end)
 
 
-def _backtrack(space: _TreeSpace, tables: tuple[np.ndarray, ...], root_maker: int,
+def _backtrack(space: _TreeSpace, tables: PriceTables, root_maker: int,
                root_split: int) -> list[Task]:
     """The tree of the dynamic program's choices, recomputed along the way.
 
     ``root_maker`` and ``root_split`` (``-1``: the cheapest) force the node
     computing ``v[0,N-1]`` and its split point.
     """
-    dist, nxt, best, comp, _ = tables
+    dist, nxt = tables.dist, tables.nxt
+    by_start, by_end, comp = tables.by_start, tables.by_end, tables.comp
     nodes = space.nodes
     n = len(nodes)
     parts = len(space.owners)
@@ -678,7 +707,7 @@ def _backtrack(space: _TreeSpace, tables: tuple[np.ndarray, ...], root_maker: in
         elif first and root_maker >= 0:
             i = root_maker
         else:
-            i = int(np.argmin(comp[:, k, m] + dist[:, j]))
+            i = int(np.argmin(comp[k, m] + dist[:, j]))
         hops = [i]
         while hops[-1] != j:
             hops.append(int(nxt[hops[-1], j]))
@@ -691,8 +720,8 @@ def _backtrack(space: _TreeSpace, tables: tuple[np.ndarray, ...], root_maker: in
             continue
         if first and root_split >= 0:
             l_ = root_split
-        else:
-            l_ = k + int(np.argmin(best[i, k, k:m] + best[i, k + 1:m + 1, m]))
+        else:  # split l in k..m-1: v[k,l] and v[l+1,m] held on i
+            l_ = k + int(np.argmin(by_start[k, :m - k, i] + by_end[m, m - k - 1::-1, i]))
         first = False
         tasks.append(("cons", nodes[i], k, l_, m))
         stack.extend([(i, k, l_), (i, l_ + 1, m)])
