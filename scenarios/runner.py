@@ -95,6 +95,14 @@ class PlannerRun:
         return reaches_bound(self.throughput_bound, self.achieved_throughput)
 
     @property
+    def measured_exact(self) -> Fraction | None:
+        """``completed / horizon`` exactly: the throughput the replay measured
+        (``measured_throughput`` is the same as a float); ``None`` without a count."""
+        if self.completed is None or not self.horizon:
+            return None
+        return Fraction(self.completed) / self.horizon
+
+    @property
     def failed_validation(self) -> bool:
         """True when the planner produced a schedule the engine rejected."""
         return self.status == "ok" and self.feasible is False
@@ -129,6 +137,7 @@ class PlannerRun:
             "replay_cut": self.replay_cut,
             "achieved_throughput": exact(self.achieved_throughput),
             "bound_reached": self.bound_reached,
+            "measured_throughput_exact": exact(self.measured_exact),
         }
 
 

@@ -142,6 +142,38 @@ def test_results_frame_columns_types_and_published_makespans(tmp_path: Path) -> 
     assert (row["measured_throughput"] == row["completed"] / 50).all()
 
 
+def test_store_rows_carry_every_json_result_field(tmp_path: Path) -> None:
+    """Each stored row holds the JSON result of ``portsim run`` on the same scenario
+    (computed independently, through the runner), including the 0.3.0 fields."""
+    from fractions import Fraction
+
+    from portsim.scenarios.loader import scenario_from_dict
+    from portsim.scenarios.runner import run_scenario
+
+    base = yaml.safe_load((ROOT / "scenarios" / "examples" / "scatter-toy.yaml").read_text())
+    base.update(planners=["lp", "flat"], horizon=40)
+    study = study_from_dict({"name": "fields", "base": base,
+                             "grid": {"horizon": [40]}, "replicates": 1})
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    expected = [r.to_dict() for r in run_scenario(scenario_from_dict(dict(base))).results]
+    assert list(frame["planner"]) == ["lp", "flat"]
+    for (_, row), want in zip(frame.iterrows(), expected, strict=True):
+        for name in ("status", "throughput_bound", "period", "makespan", "completed",
+                     "horizon", "feasible", "label", "replay", "replay_cut",
+                     "achieved_throughput", "bound_reached", "measured_throughput_exact"):
+            got = row[name]
+            assert (None if pd.isna(got) else got) == want[name], name
+        exact = Fraction(row["measured_throughput_exact"])
+        assert exact == Fraction(int(row["completed"])) / Fraction(row["horizon"])
+        assert float(exact) == row["measured_throughput"]
+    # The scatter toy's optimum, TP = 1/2 (RR-4872, section 3.2), reached by lp's
+    # periodic schedule by construction.
+    lp = frame.iloc[0]
+    assert (lp["throughput_bound"], lp["achieved_throughput"]) == ("1/2", "1/2")
+    assert bool(lp["bound_reached"])
+
+
 # A planner option with a bad value loads (option values are the planner's to
 # check when it runs): the run fails at run time, the way a planner crash does.
 FAILING_PLANNER = {"name": "greedy", "reducers": 0}

@@ -87,6 +87,12 @@ RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("efficiency", pa.float64()),
     ("elapsed", pa.float64()),
     ("scenario_document", pa.string()),
+    ("label", pa.string()),
+    ("replay", pa.string()),
+    ("replay_cut", pa.bool_()),
+    ("achieved_throughput", pa.string()),
+    ("bound_reached", pa.bool_()),
+    ("measured_throughput_exact", pa.string()),
 )
 """Every column but the grid ones, with its Arrow type.
 
@@ -97,7 +103,10 @@ text.  Added: ``violation_count``; ``reference_bound``, the ``lp`` bound of
 the run (else the largest bound any planner of the run gave);
 ``efficiency = measured_throughput / reference_bound``; ``elapsed``, seconds
 spent planning and replaying; ``scenario_document``, the resolved scenario as
-JSON (enough to rerun it).
+JSON (enough to rerun it).  Since 0.3.0 also the JSON result's ``label``,
+``replay``, ``replay_cut``, ``achieved_throughput``, ``bound_reached`` and
+``measured_throughput_exact`` (a store written by 0.2.0 reads back with these
+columns empty).
 """
 
 
