@@ -174,6 +174,29 @@ def test_store_rows_carry_every_json_result_field(tmp_path: Path) -> None:
     assert bool(lp["bound_reached"])
 
 
+def test_a_store_written_without_the_new_columns_resumes_and_loads(tmp_path: Path) -> None:
+    """A 0.2.0 store (no ``label`` ... ``measured_throughput_exact`` columns) resumes:
+    its runs are skipped, the new runs store every column, the old rows read back
+    with those columns empty."""
+    import pyarrow.parquet as pq
+
+    added = ("label", "replay", "replay_cut", "achieved_throughput", "bound_reached",
+             "measured_throughput_exact")
+    run_study(study_from_dict(trees_study([4])), tmp_path, workers=1)
+    for part in (tmp_path / "results.parquet").glob("part-*.parquet"):
+        pq.write_table(pq.read_table(part).drop_columns(list(added)), part)
+    outcome = run_study(study_from_dict(trees_study([4, 8])), tmp_path, workers=1,
+                        resume=True)
+    assert (outcome.computed, outcome.skipped) == (1, 1)
+    frame = load_results(tmp_path)
+    old = frame[frame["grid.platform.generator.n"] == 4]
+    new = frame[frame["grid.platform.generator.n"] == 8]
+    assert old["label"].isna().all() and old["replay"].isna().all()
+    assert list(new["label"]) == ["binomial", "fibonacci"]
+    assert (new["replay"] == "strict").all()
+    assert list(old["makespan"]) == ["4", "4"]  # binomial and Fibonacci, d = c = 1, n = 4
+
+
 # A planner option with a bad value loads (option values are the planner's to
 # check when it runs): the run fails at run time, the way a planner crash does.
 FAILING_PLANNER = {"name": "greedy", "reducers": 0}
