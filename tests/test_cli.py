@@ -560,3 +560,19 @@ def test_a_huge_horizon_on_the_reduce_toy(tmp_path: Path) -> None:
     assert lp.completed == 10**12 - (1000 - short.completed)
     assert lp.feasible
     assert not lp.replay_cut
+
+
+def test_run_table_prints_the_measured_throughput_exactly(tmp_path: Path) -> None:
+    """The table's ``measured TP`` is ``completed / horizon`` as a rational, the
+    JSON result's figures (never a rounded float)."""
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["run", str(EXAMPLES / "scatter-toy.yaml"),
+                                       "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in result.output.splitlines() if line.startswith("│")}
+    for record in json.loads(out.read_text())["results"]:
+        exact = Fraction(record["completed"]) / Fraction(record["horizon"])
+        assert rows[record["label"]][5] == record["measured_throughput_exact"] \
+            == (f"{exact.numerator}/{exact.denominator}" if exact.denominator > 1
+                else str(exact.numerator))
