@@ -191,7 +191,8 @@ def test_a_store_written_without_the_new_columns_resumes_and_loads(tmp_path: Pat
     frame = load_results(tmp_path)
     old = frame[frame["grid.platform.generator.n"] == 4]
     new = frame[frame["grid.platform.generator.n"] == 8]
-    assert old["label"].isna().all() and old["replay"].isna().all()
+    assert old["label"].isna().all()
+    assert old["replay"].isna().all()
     assert list(new["label"]) == ["binomial", "fibonacci"]
     assert (new["replay"] == "strict").all()
     assert list(old["makespan"]) == ["4", "4"]  # binomial and Fibonacci, d = c = 1, n = 4
