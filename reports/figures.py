@@ -207,11 +207,12 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
     names = _planner_labels(runs)
     measured = [r.measured_throughput for r in runs]
     fig = go.Figure()
+    measured_text = ["" if r.measured_exact is None else _exact(r.measured_exact) for r in runs]
     fig.add_trace(go.Bar(
         name="measured throughput (replay)", x=names, y=measured,
-        marker_color=_MEASURED_COLOUR,
-        text=["" if m is None else f"{m:.4g}" for m in measured], textposition="outside",
-        hovertemplate="%{x}<br>measured throughput %{y:.6g}<extra></extra>",
+        marker_color=_MEASURED_COLOUR, text=measured_text, textposition="outside",
+        customdata=measured_text,
+        hovertemplate="%{x}<br>measured throughput %{customdata}<extra></extra>",
     ))
     if any(r.throughput_bound is not None for r in runs):
         bounds = [None if r.throughput_bound is None else float(r.throughput_bound)

@@ -355,8 +355,7 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
         Cell(_exact(run.throughput_bound), "num"),
         Cell(_exact(run.period), "num"),
         Cell(_exact(run.makespan), "num"),
-        Cell("—" if run.measured_throughput is None else f"{run.measured_throughput:.6g}",
-              "num"),
+        Cell(_exact(run.measured_exact), "num"),
         Cell("—" if run.completed is None else str(run.completed), "num"),
         Cell(_exact(run.horizon), "num"),
         feasible[run.feasible],
@@ -367,9 +366,9 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
 def _results_table(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
     if not runs:
         return "<p>No planner was run.</p>"
-    legend = ("<p class=\"hint\">Exact figures (bound, period, makespan, horizon) are exact "
-              "rationals; the measured throughput (operations per time unit) and the "
-              "completed count come from the engine's replay over the horizon.</p>")
+    legend = ("<p class=\"hint\">Every figure is an exact rational; the measured throughput "
+              "(operations per time unit: completed / horizon) and the completed count "
+              "come from the engine's replay over the horizon.</p>")
     rows = (_result_row(r, label) for r, label in zip(runs, labels, strict=True))
     return html_table(_RESULT_COLUMNS, rows, "results") + legend
 

@@ -203,6 +203,23 @@ def test_report_prints_exact_figures(report_html: str) -> None:
     assert has(report_html, '<td class="num">10/3</td>')  # flat's makespan on the toy
 
 
+def test_measured_throughput_is_exact_in_the_table_and_the_chart(outcome: Any,
+                                                                  report_html: str) -> None:
+    """The measured throughput is completed / horizon as a rational, never a rounded float."""
+    figure = throughput_figure(outcome.results)
+    measured = figure.data[0]
+    for i, run in enumerate(outcome.results):
+        if run.completed is None:
+            assert measured.text[i] == ""
+            continue
+        exact = F(run.completed) / run.horizon
+        text = str(exact.numerator) if exact.denominator == 1 else \
+            f"{exact.numerator}/{exact.denominator}"
+        assert measured.text[i] == text
+        assert measured.y[i] == run.measured_throughput
+        assert has(report_html, f'<td class="num">{text}</td>')
+
+
 def test_plotly_js_is_inlined_once_and_nothing_is_fetched(report_html: str) -> None:
     assert report_html.count(PLOTLY_JS_BANNER) == 1
     # the bundle mentions its CDN in a string; nothing is loaded from it
