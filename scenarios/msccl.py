@@ -845,9 +845,11 @@ class MscclValidation:
         The engine's strict replay of the timed schedule.
     throughput:
         Runs of the whole algorithm per time unit in a pipelined series
-        (completed runs over a horizon of 100 makespans, so a lower estimate
-        while the series fills), or ``None`` with the reason in
-        ``throughput_note``.
+        (:func:`~portsim.simulator.engine.replay_series`; an algorithm of
+        ``c`` chunk indexes is a series of runs of ``c`` instances, and the
+        completed instances over the horizon of 100 makespans count ``1/c``
+        run each, so a lower estimate while the series fills), or ``None``
+        with the reason in ``throughput_note``.
     lp_bound:
         The ``lp`` bound of the same operation on the same platform, in
         runs of the algorithm per time unit (the bound on ``#j`` instances
@@ -912,7 +914,8 @@ class MscclValidation:
 def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platform: Platform,
                    *, size: Fraction | int | str = 1, ranks: Sequence[NodeId] | None = None,
                    port_model: PortModel | str | None = None,
-                   lp: bool = True) -> MscclValidation:
+                   lp: bool = True,
+                   series_makespans: int = _SERIES_MAKESPANS) -> MscclValidation:
     """Read, time, replay strictly and judge an MSCCL algorithm on ``platform``.
 
     Parameters
@@ -929,6 +932,11 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         Replace the platform-wide port model.
     lp:
         Ask the ``lp`` planner for the bound (it may take seconds).
+    series_makespans:
+        The horizon of the pipelined series, in makespans of one run (the
+        throughput counts the runs completed within it, so it is a lower
+        estimate of the steady rate by about one makespan's worth of runs
+        over the horizon).
 
     Raises
     ------
@@ -962,19 +970,18 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         note = "not measured: the algorithm is incorrect or infeasible"
     elif not timing.schedule.events:
         note = "not measured: the algorithm moves nothing"
-    elif instances != 1:
-        note = (f"not measured: the algorithm runs {instances} chunk indexes (portsim "
-                "instances) per run, and replay_series repeats one-instance schedules only")
     else:
-        horizon = timing.makespan * _SERIES_MAKESPANS
+        horizon = timing.makespan * series_makespans
         series = replay_series(timing.schedule, horizon)
         h = series.horizon
         if h is None or Fraction(h) < horizon:
             note = "not measured: the series replay was cut before the horizon"
         else:
-            throughput = Fraction(series.completed) / Fraction(h)
-            note = (f"{series.completed} runs completed within {_SERIES_MAKESPANS} "
-                    f"makespans ({format_rational(Fraction(h))})")
+            throughput = Fraction(series.completed, instances) / Fraction(h)
+            runs = (f"{series.completed} runs" if instances == 1 else
+                    f"{series.completed} chunk instances ({instances} per run)")
+            note = (f"{runs} completed within {series_makespans} makespans "
+                    f"({format_rational(Fraction(h))})")
     bound: Fraction | None = None
     lp_note = "not asked"
     if lp:
@@ -1007,31 +1014,57 @@ def load_platform_file(path: str | os.PathLike[str]) -> Platform:
 # -- a generator ----------------------------------------------------------------------------
 
 
-def ring_allgather_xml(n: int, *, name: str = "ring_allgather") -> str:
-    """An MSCCL ring allgather on ``n`` ranks, one chunk per rank, in place.
+def _algo_element(name: str, coll: str, n: int, nchunks: int, *, inplace: bool = True,
+                  nchannels: int = 1, root: int | None = None) -> ET.Element:
+    attrs = {"name": name, "proto": "Simple", "nchannels": str(nchannels),
+             "nchunksperloop": str(nchunks), "ngpus": str(n), "coll": coll,
+             "inplace": "1" if inplace else "0"}
+    if root is not None:
+        attrs["root"] = str(root)
+    return ET.Element("algo", attrs)
 
-    Rank ``r`` sends its chunk to ``r + 1``, then forwards (``rcs``) the
-    chunk it received in the step before, ``n - 2`` times, and ends with a
-    plain receive: the program of msccl-tools' ``allgather_ring.py n 1 1``.
+
+def _step(tb: ET.Element, kind: str, src: tuple[str, int], dst: tuple[str, int],
+          cnt: int = 1, dep: tuple[int, int] | None = None) -> None:
+    index = len(tb)
+    depid, deps = dep if dep is not None else (-1, -1)
+    ET.SubElement(tb, "step", s=str(index), type=kind, srcbuf=src[0], srcoff=str(src[1]),
+                  dstbuf=dst[0], dstoff=str(dst[1]), cnt=str(cnt), depid=str(depid),
+                  deps=str(deps), hasdep="0")
+
+
+def _need_ranks(n: int, least: int = 2) -> None:
+    if n < least:
+        raise ScheduleError(f"needs at least {least} ranks", value=n)
+
+
+def ring_allgather_xml(n: int, *, chunks: int = 1, name: str = "ring_allgather") -> str:
+    """An MSCCL ring allgather on ``n`` ranks, ``chunks`` chunks per rank, in place.
+
+    Chunk index ``j`` runs its own ring on channel ``j`` (threadblock ``j`` of
+    every rank): rank ``r`` sends chunk ``j`` of its block to ``r + 1``, then
+    forwards (``rcs``) the chunk it received in the step before, ``n - 2``
+    times, and ends with a plain receive.  With ``chunks = 1`` it is the
+    program of msccl-tools' ``allgather_ring.py n 1 1``.
 
     Examples
     --------
-    >>> read_msccl(ring_allgather_xml(4)).ngpus
-    4
+    >>> algo = read_msccl(ring_allgather_xml(4, chunks=2))
+    >>> algo.ngpus, algo.nchunksperloop, algo.chunks_per_rank
+    (4, 8, 2)
     """
-    if n < 2:
-        raise ScheduleError("a ring needs at least 2 ranks", value=n)
-    root = ET.Element("algo", name=name, proto="Simple", nchannels="1",
-                      nchunksperloop=str(n), ngpus=str(n), coll="allgather", inplace="1")
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "allgather", n, n * chunks, nchannels=chunks)
     for r in range(n):
-        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks="0", o_chunks=str(n),
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks="0", o_chunks=str(n * chunks),
                             s_chunks="0")
-        tb = ET.SubElement(gpu, "tb", id="0", send=str((r + 1) % n), recv=str((r - 1) % n),
-                           chan="0")
-        for s in range(n):
-            chunk = (r - s) % n
-            kind = "s" if s == 0 else "r" if s == n - 1 else "rcs"
-            ET.SubElement(tb, "step", s=str(s), type=kind, srcbuf="o", srcoff=str(chunk),
-                          dstbuf="o", dstoff=str(chunk), cnt="1", depid="-1", deps="-1",
-                          hasdep="0")
+        for j in range(chunks):
+            tb = ET.SubElement(gpu, "tb", id=str(j), send=str((r + 1) % n),
+                               recv=str((r - 1) % n), chan=str(j))
+            for s in range(n):
+                off = ((r - s) % n) * chunks + j
+                kind = "s" if s == 0 else "r" if s == n - 1 else "rcs"
+                _step(tb, kind, ("o", off), ("o", off))
     return ET.tostring(root, encoding="unicode")
