@@ -77,12 +77,16 @@ __all__ = [
     "MscclThreadblock",
     "MscclTiming",
     "MscclValidation",
+    "allpairs_alltoall_xml",
     "load_platform_file",
     "msccl_file_option",
     "msccl_plan",
     "read_msccl",
     "ring_allgather_xml",
+    "ring_allreduce_xml",
     "time_msccl",
+    "tree_broadcast_xml",
+    "tree_reduce_xml",
     "validate_msccl",
 ]
 
@@ -1208,3 +1212,160 @@ MSCCL_PLANNER = FunctionPlanner(
     options=frozenset({"file"}),
 )
 """The ``msccl`` planner entry (``{name: msccl, file: ALGO.xml}``)."""
+
+
+# -- more generators (tests, examples) ----------------------------------------------------
+
+
+def allpairs_alltoall_xml(n: int, *, chunks: int = 1, name: str = "allpairs_alltoall") -> str:
+    """An MSCCL all-pairs all-to-all on ``n`` ranks, ``chunks`` chunks per pair, out of place.
+
+    Rank ``r`` copies its own block (``cpy``) and has one threadblock per
+    peer ``r + s`` (``s = 1..n-1``) that sends it its block and one per peer
+    ``r - s`` that receives that peer's block: in step order, every rank
+    sends to the ``s``-th next rank at step ``s``, a rotation (each step a
+    permutation of the ranks), unlike msccl-tools' ``alltoall_allpairs.py``,
+    which sends in rank order.
+
+    Examples
+    --------
+    >>> algo = read_msccl(allpairs_alltoall_xml(3))
+    >>> algo.collective, algo.nchunksperloop, len(algo.gpus[0].threadblocks)
+    ('alltoall', 3, 5)
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    c = chunks
+    root = _algo_element(name, "alltoall", n, n * c, inplace=False)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n * c), o_chunks=str(n * c),
+                            s_chunks="0")
+        tb_id = 0
+        for s in range(1, n):
+            to, frm = (r + s) % n, (r - s) % n
+            send = ET.SubElement(gpu, "tb", id=str(tb_id), send=str(to), recv="-1", chan="0")
+            recv = ET.SubElement(gpu, "tb", id=str(tb_id + 1), send="-1", recv=str(frm),
+                                 chan="0")
+            tb_id += 2
+            _step(send, "s", ("i", to * c), ("o", r * c), cnt=c)
+            _step(recv, "r", ("i", r * c), ("o", frm * c), cnt=c)
+        own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1", chan="0")
+        _step(own, "cpy", ("i", r * c), ("o", r * c), cnt=c)
+    return ET.tostring(root, encoding="unicode")
+
+
+def ring_allreduce_xml(n: int, *, name: str = "ring_allreduce") -> str:
+    """An MSCCL ring allreduce on ``n`` ranks, ``n`` chunks, in place.
+
+    One threadblock per rank (send to ``r + 1``, receive from ``r - 1``):
+    a reduce-scatter (``s`` of chunk ``r``, then ``n - 2`` receive-reduce-send
+    steps ``rrs`` of chunk ``r - s``, and ``rrcs`` of chunk ``r + 1``, which
+    rank ``r`` then holds fully reduced and sends on), then an allgather
+    (``n - 2`` forwards ``rcs`` and a last receive ``r``).
+
+    Examples
+    --------
+    >>> algo = read_msccl(ring_allreduce_xml(3))
+    >>> [s.type for s in algo.gpus[0].threadblocks[0].steps]
+    ['s', 'rrs', 'rrcs', 'rcs', 'r']
+    """
+    _need_ranks(n)
+    root = _algo_element(name, "allreduce", n, n)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n), o_chunks="0",
+                            s_chunks="0")
+        tb = ET.SubElement(gpu, "tb", id="0", send=str((r + 1) % n), recv=str((r - 1) % n),
+                           chan="0")
+        _step(tb, "s", ("i", r), ("i", r))
+        for s in range(1, n - 1):
+            k = (r - s) % n
+            _step(tb, "rrs", ("i", k), ("i", k))
+        k = (r + 1) % n
+        _step(tb, "rrcs", ("i", k), ("i", k))
+        for t in range(1, n):
+            k = (r + 1 - t) % n
+            _step(tb, "rcs" if t < n - 1 else "r", ("i", k), ("i", k))
+    return ET.tostring(root, encoding="unicode")
+
+
+def _children(v: int, n: int) -> list[int]:
+    return [w for w in (2 * v + 1, 2 * v + 2) if w < n]
+
+
+def tree_broadcast_xml(n: int, *, chunks: int = 1, name: str = "tree_broadcast") -> str:
+    """An MSCCL broadcast from rank 0 down the binary tree of ``n`` ranks (heap order:
+    the children of ``v`` are ``2v + 1`` and ``2v + 2``), ``chunks`` chunks.
+
+    A rank receives each chunk into its output (threadblock 0, ``r``) and
+    sends it to each child from a threadblock of its own, each step
+    depending (``depid``/``deps``) on the receive of that chunk.
+
+    Examples
+    --------
+    >>> algo = read_msccl(tree_broadcast_xml(5))
+    >>> [(t.send, t.recv) for t in algo.gpus[1].threadblocks]
+    [(-1, 0), (3, -1), (4, -1)]
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "broadcast", n, chunks, inplace=False, root=0)
+    for v in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(v), i_chunks=str(chunks if v == 0 else 0),
+                            o_chunks=str(0 if v == 0 else chunks), s_chunks="0")
+        buf = "i" if v == 0 else "o"
+        if v > 0:
+            recv = ET.SubElement(gpu, "tb", id="0", send="-1", recv=str((v - 1) // 2),
+                                 chan="0")
+            for j in range(chunks):
+                _step(recv, "r", (buf, j), (buf, j))
+        for kid in _children(v, n):
+            tb = ET.SubElement(gpu, "tb", id=str(len(gpu)), send=str(kid), recv="-1",
+                               chan="0")
+            for j in range(chunks):
+                _step(tb, "s", (buf, j), (buf, j), dep=None if v == 0 else (0, j))
+    return ET.tostring(root, encoding="unicode")
+
+
+def tree_reduce_xml(n: int, *, chunks: int = 1, name: str = "tree_reduce") -> str:
+    """An MSCCL commutative reduce to rank 0 up the binary tree of ``n`` ranks (heap
+    order), ``chunks`` chunks, out of place.
+
+    A leaf sends its input; an inner rank receives its first child's partial
+    and reduces it into its input (``rrc``), then receives the second
+    child's, reduces and sends the result up (``rrs``, depending on the
+    ``rrc`` of the same chunk; ``rrs`` straight away with one child).  Rank 0
+    stores the result in its output.
+
+    Examples
+    --------
+    >>> algo = read_msccl(tree_reduce_xml(4))
+    >>> [[s.type for s in t.steps] for t in algo.gpus[1].threadblocks]
+    [['rrs']]
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "reduce", n, chunks, inplace=False, root=0)
+    for v in range(n):
+        kids = _children(v, n)
+        up = -1 if v == 0 else (v - 1) // 2
+        gpu = ET.SubElement(root, "gpu", id=str(v), i_chunks=str(chunks),
+                            o_chunks=str(chunks if v == 0 else 0), s_chunks="0")
+        last_dst = "o" if v == 0 else "i"
+        if not kids:
+            tb = ET.SubElement(gpu, "tb", id="0", send=str(up), recv="-1", chan="0")
+            for j in range(chunks):
+                _step(tb, "s", ("i", j), ("i", j))
+            continue
+        if len(kids) == 2:
+            a = ET.SubElement(gpu, "tb", id="0", send="-1", recv=str(kids[0]), chan="0")
+            for j in range(chunks):
+                _step(a, "rrc", ("i", j), ("i", j))
+        b_id = 1 if len(kids) == 2 else 0
+        b = ET.SubElement(gpu, "tb", id=str(b_id), send=str(up), recv=str(kids[-1]), chan="0")
+        for j in range(chunks):
+            dep = (0, j) if len(kids) == 2 else None
+            _step(b, "rrc" if v == 0 else "rrs", ("i", j), (last_dst, j), dep=dep)
+    return ET.tostring(root, encoding="unicode")
