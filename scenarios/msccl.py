@@ -1217,7 +1217,8 @@ MSCCL_PLANNER = FunctionPlanner(
 # -- more generators (tests, examples) ----------------------------------------------------
 
 
-def allpairs_alltoall_xml(n: int, *, chunks: int = 1, name: str = "allpairs_alltoall") -> str:
+def allpairs_alltoall_xml(n: int, *, chunks: int = 1, ordered: bool = False,
+                          name: str = "allpairs_alltoall") -> str:
     """An MSCCL all-pairs all-to-all on ``n`` ranks, ``chunks`` chunks per pair, out of place.
 
     Rank ``r`` copies its own block (``cpy``) and has one threadblock per
@@ -1225,7 +1226,10 @@ def allpairs_alltoall_xml(n: int, *, chunks: int = 1, name: str = "allpairs_allt
     ``r - s`` that receives that peer's block: in step order, every rank
     sends to the ``s``-th next rank at step ``s``, a rotation (each step a
     permutation of the ranks), unlike msccl-tools' ``alltoall_allpairs.py``,
-    which sends in rank order.
+    which sends in rank order.  With ``ordered``, each send also depends on
+    the previous one (``depid``/``deps``), so the rotation is kept however
+    the ports let the sends start (threadblocks ready together are otherwise
+    placed in rank order).
 
     Examples
     --------
@@ -1248,7 +1252,8 @@ def allpairs_alltoall_xml(n: int, *, chunks: int = 1, name: str = "allpairs_allt
             recv = ET.SubElement(gpu, "tb", id=str(tb_id + 1), send="-1", recv=str(frm),
                                  chan="0")
             tb_id += 2
-            _step(send, "s", ("i", to * c), ("o", r * c), cnt=c)
+            dep = (tb_id - 4, 0) if ordered and s > 1 else None
+            _step(send, "s", ("i", to * c), ("o", r * c), cnt=c, dep=dep)
             _step(recv, "r", ("i", r * c), ("o", frm * c), cnt=c)
         own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1", chan="0")
         _step(own, "cpy", ("i", r * c), ("o", r * c), cnt=c)
