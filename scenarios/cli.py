@@ -379,7 +379,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"{_text(verdict.makespan)}")
         for problem in verdict.problems:
             console.print(f"[red]incorrect: {problem}[/red]")
-        for v in verdict.report.violations[:20]:
+        for v in verdict.violations[:20]:
             console.print(f"[red]{v}[/red]")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
         console.print(f"lp bound: {_text(verdict.lp_bound)}"
@@ -420,6 +420,10 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
         platform = _guarded(lambda: platform.with_port_model(model))
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
     algo = _guarded(lambda: read_msccl(algorithm))
+    if algo.collective == "reduce_scatter":
+        _fail(f"{algorithm}: algo.coll: a reduce_scatter cannot be written as a schedule "
+              "file: portsim has no reduce_scatter operation (portsim validate checks it) "
+              "(got 'reduce_scatter')")
     timing = _guarded(lambda: time_msccl(algo, platform, size=size, ranks=rank_list))
     if not timing.correct:
         click.echo(f"portsim: error: {algorithm}: incorrect, nothing written: "

@@ -63,7 +63,7 @@ from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortKind, PortModel
-from portsim.simulator.report import Report
+from portsim.simulator.report import Report, Violation, ViolationKind
 from portsim.simulator.schedule import Schedule
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "read_msccl",
     "ring_allgather_xml",
     "ring_allreduce_xml",
+    "ring_reduce_scatter_xml",
     "time_msccl",
     "tree_broadcast_xml",
     "tree_reduce_xml",
@@ -95,8 +96,10 @@ STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "
 """The step types of the MSCCL XML format."""
 
 MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoall",
-                                               "broadcast", "reduce"})
-"""The ``coll`` values portsim gives a meaning to (``reduce_scatter``: not yet)."""
+                                               "broadcast", "reduce", "reduce_scatter"})
+"""The ``coll`` values portsim gives a meaning to."""
+
+_BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
 _SENDS = frozenset({"s", "rcs", "rrs", "rrcs"})
@@ -188,7 +191,7 @@ class MscclAlgorithm:
     @property
     def chunks_per_rank(self) -> int:
         """Chunks of one rank's block (the number of portsim instances)."""
-        if self.collective in ("allgather", "alltoall"):
+        if self.collective in _BLOCKED:
             return self.nchunksperloop // self.ngpus
         return self.nchunksperloop
 
@@ -246,10 +249,9 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     nchunks = attr.integer(root, "nchunksperloop", "algo", minimum=1)
     coll = root.get("coll", "")
     if coll not in MSCCL_COLLECTIVES:
-        why = ("reduce_scatter is not supported yet" if coll == "reduce_scatter" else
-               "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")")
+        why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
-    if coll in ("allgather", "alltoall") and nchunks % ngpus:
+    if coll in _BLOCKED and nchunks % ngpus:
         raise ScheduleError(f"a {coll} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
@@ -382,9 +384,11 @@ def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> M
 
 
 def _capacity(algo: MscclAlgorithm, gpu: MscclGpu, buf: str) -> int:
-    """Chunks of ``buf`` on ``gpu``; in place, the input is part of the output (allgather)
-    or the output is the input (the other collectives)."""
-    if algo.inplace and algo.collective == "allgather" and buf == "i":
+    """Chunks of ``buf`` on ``gpu``; in place, the input is part of the output (allgather),
+    the output part of the input (reduce_scatter), or the output is the input (the
+    other collectives)."""
+    if algo.inplace and algo.collective in ("allgather", "reduce_scatter") and buf == (
+            "i" if algo.collective == "allgather" else "o"):
         return algo.chunks_per_rank
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return gpu.i_chunks
@@ -579,13 +583,25 @@ class MscclTiming:
 
 
 def _operation(algo: MscclAlgorithm, ranks: tuple[NodeId, ...], chunk: Fraction) -> Operation:
+    """The portsim operation the timed schedule is replayed against.
+
+    ``reduce_scatter`` has no portsim operation (an operation's instances all
+    promise the same to the same nodes, and a reduce-scatter promises block
+    ``r`` to rank ``r`` only): chunk ``j`` of block ``k`` is instance
+    ``k * c + j`` of a commutative allreduce, whose items (``v{S}#t``) and
+    initial holdings are exactly the reduce-scatter's.  The strict replay
+    then checks every port, link, holding and reduction; what each rank ends
+    with is judged by the importer (:attr:`MscclTiming.problems`), not by the
+    engine's completion check, which would ask every rank for every block
+    (see :attr:`MscclValidation.feasible`).
+    """
     kind = algo.collective
     root = ranks[algo.root]
     if kind == "allgather":
         return Operation(OperationKind.ALLGATHER, participants=ranks, size=chunk)
     if kind == "alltoall":
         return Operation(OperationKind.ALLTOALL, sources=ranks, targets=ranks, size=chunk)
-    if kind == "allreduce":
+    if kind in ("allreduce", "reduce_scatter"):  # reduce_scatter: see _REDUCE_SCATTER
         return Operation(OperationKind.ALLREDUCE, participants=ranks, commutative=True,
                          size=chunk)
     if kind == "reduce":
@@ -602,6 +618,8 @@ def _slot(algo: MscclAlgorithm, rank: int, buf: str, off: int) -> _Slot:
     """The canonical slot of ``buf[off]`` on ``rank`` (in place: one buffer)."""
     if algo.inplace and algo.collective == "allgather" and buf == "i":
         return ("o", rank * algo.chunks_per_rank + off)
+    if algo.inplace and algo.collective == "reduce_scatter" and buf == "o":
+        return ("i", rank * algo.chunks_per_rank + off)
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return ("i", off)
     return (buf, off)
@@ -626,6 +644,10 @@ def _layout(algo: MscclAlgorithm, ranks: tuple[NodeId, ...]
                 for k in everyone:
                     start[at("i", k * c + j)] = Item.message(ranks[r], ranks[k], instance=j)
                     final[at("o", k * c + j)] = Item.message(ranks[k], ranks[r], instance=j)
+            elif algo.collective == "reduce_scatter":
+                for k in everyone:
+                    start[at("i", k * c + j)] = Item.subset([r], k * c + j)
+                final[at("o", j)] = Item.subset(everyone, r * c + j)
             elif algo.collective in ("allreduce", "reduce"):
                 start[at("i", j)] = Item.subset([r], j)
                 if algo.collective == "allreduce" or r == algo.root:
@@ -875,13 +897,27 @@ class MscclValidation:
 
     @property
     def feasible(self) -> bool:
-        """True when the strict replay found no violation."""
-        return self.report.feasible
+        """True when the strict replay found no violation (for a
+        ``reduce_scatter``, none but the ``incomplete`` instances of the
+        allreduce it is replayed as: see :func:`_operation`)."""
+        return not self.violations
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """The strict replay's violations (for a ``reduce_scatter``, without the
+        ``incomplete`` instances of the allreduce it is replayed as)."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return tuple(v for v in self.report.violations
+                         if v.kind != ViolationKind.INCOMPLETE)
+        return self.report.violations
 
     @property
     def correct(self) -> bool:
         """True when every rank ends with what the collective promises, every
-        instance completes in the replay, and no violation was found."""
+        instance completes in the replay (``reduce_scatter``: as the importer
+        found), and no violation was found."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return self.timing.correct and self.feasible
         return self.timing.correct and self.report.feasible and self.report.complete
 
     @property
@@ -891,7 +927,10 @@ class MscclValidation:
 
     @property
     def makespan(self) -> Fraction | None:
-        """The replayed makespan (exact)."""
+        """The replayed makespan (exact); a feasible ``reduce_scatter``'s events
+        replay at their list-scheduled times, so its makespan is the importer's."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return self.timing.makespan if self.correct else None
         m = self.report.makespan
         return m if isinstance(m, Fraction) else None
 
@@ -915,7 +954,7 @@ class MscclValidation:
             "throughput": text(self.throughput), "throughput_note": self.throughput_note,
             "lp_bound": text(self.lp_bound), "lp_note": self.lp_note,
             "ratio_to_lp_bound": text(self.ratio_to_lp_bound),
-            "violations": [v.to_dict() for v in self.report.violations],
+            "violations": [v.to_dict() for v in self.violations],
             "port_model": self.report.port_model,
         }
 
@@ -975,7 +1014,11 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     throughput: Fraction | None = None
     note = ""
     ok = timing.correct and report.feasible and report.complete
-    if not ok:
+    scatter = algo.collective == "reduce_scatter"
+    if scatter:
+        note = ("not measured: portsim has no reduce_scatter operation whose completions "
+                "the series could count")
+    elif not ok:
         note = "not measured: the algorithm is incorrect or infeasible"
     elif not timing.schedule.events:
         note = "not measured: the algorithm moves nothing"
@@ -993,7 +1036,9 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
                     f"({format_rational(Fraction(h))})")
     bound: Fraction | None = None
     lp_note = "not asked"
-    if lp:
+    if lp and scatter:
+        lp_note = "no lp bound: portsim has no reduce_scatter operation"
+    elif lp:
         found = lp_bound(platform, timing.schedule.operation)
         if found.bound is None:
             lp_note = found.reason
@@ -1162,7 +1207,11 @@ def msccl_plan(platform: Platform, operation: Operation, *,
     """
     algo = read_msccl(file.path if isinstance(file, MscclFile) else file)
     where = f"{Path(algo.source).name}"
-    kind = _MSCCL_KINDS[algo.collective]
+    kind = _MSCCL_KINDS.get(algo.collective)
+    if kind is None:
+        return PlanResult.unsupported(
+            "msccl", f"{where} is an MSCCL {algo.collective}, which no portsim operation "
+                     "expresses")
     if operation.kind is not kind:
         return PlanResult.unsupported(
             "msccl", f"{where} is an MSCCL {algo.collective}; the scenario's operation is "
@@ -1291,6 +1340,36 @@ def ring_allreduce_xml(n: int, *, name: str = "ring_allreduce") -> str:
         for t in range(1, n):
             k = (r + 1 - t) % n
             _step(tb, "rcs" if t < n - 1 else "r", ("i", k), ("i", k))
+    return ET.tostring(root, encoding="unicode")
+
+
+def ring_reduce_scatter_xml(n: int, *, name: str = "ring_reduce_scatter") -> str:
+    """An MSCCL ring reduce-scatter on ``n`` ranks, one chunk per block, in place.
+
+    One threadblock per rank (send to ``r + 1``, receive from ``r - 1``): at
+    step ``s`` rank ``r`` works on block ``r - 1 - s``: it sends its own
+    contribution (``s``), then ``n - 2`` times receives, reduces and sends
+    on (``rrs``), and last receives its own block ``r``, reduces it and
+    stores it in its output (``rrc``).
+
+    Examples
+    --------
+    >>> [s.type for s in read_msccl(ring_reduce_scatter_xml(4)).gpus[0].threadblocks[0].steps]
+    ['s', 'rrs', 'rrs', 'rrc']
+    """
+    _need_ranks(n)
+    root = _algo_element(name, "reduce_scatter", n, n)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n), o_chunks="1",
+                            s_chunks="0")
+        tb = ET.SubElement(gpu, "tb", id="0", send=str((r + 1) % n), recv=str((r - 1) % n),
+                           chan="0")
+        for s in range(n):
+            k = (r - 1 - s) % n
+            if s == n - 1:
+                _step(tb, "rrc", ("i", k), ("o", 0))
+            else:
+                _step(tb, "s" if s == 0 else "rrs", ("i", k), ("i", k))
     return ET.tostring(root, encoding="unicode")
 
 

@@ -27,6 +27,7 @@ from portsim.scenarios.msccl import (
     read_msccl,
     ring_allgather_xml,
     ring_allreduce_xml,
+    ring_reduce_scatter_xml,
     tree_broadcast_xml,
     tree_reduce_xml,
     validate_msccl,
@@ -35,7 +36,10 @@ from portsim.scenarios.pytest_plugin import assert_msccl_correct
 from portsim.scenarios.runner import run_scenario
 from portsim.scenarios.testing import ScheduleAssertionError
 from portsim.simulator.errors import ScheduleError
+from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
+
+pytest_plugins = ["pytester"]
 
 DATA = Path(__file__).parent / "data" / "msccl"
 ALLGATHER = DATA / "allgather_ring_8_1_1.xml"
@@ -222,7 +226,7 @@ def test_tree_reduce_recursion(n: int) -> None:
     assert v.makespan == _tree_reduce_ready(0, n, F(2), F(3))
 
 
-@pytest.mark.parametrize("make", [ring_allgather_xml, ring_allreduce_xml,
+@pytest.mark.parametrize("make", [ring_allgather_xml, ring_allreduce_xml, ring_reduce_scatter_xml,
                                   allpairs_alltoall_xml, tree_broadcast_xml, tree_reduce_xml])
 def test_generators_need_two_ranks(make: object) -> None:
     with pytest.raises(ScheduleError, match="at least 2 ranks"):
@@ -421,7 +425,7 @@ ALGO_TEXT = ALLGATHER.read_text(encoding="utf-8")
 
 
 def test_assert_msccl_correct_in_a_pytester_run(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(f"""
+    pytester.makepyfile("""
         from portsim.scenarios.msccl import ring_allgather_xml
         from portsim.simulator.platform import Platform
 
@@ -442,3 +446,56 @@ def test_assert_msccl_correct_in_a_pytester_run(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*MSCCL algorithm <string> is incorrect*",
                                  "*rank 0 (A) buffer o[[]1[]] never receives chunk m[[]B[]]*"])
+    assert "scenarios/testing.py" not in result.stdout.str()  # the helper's frame is hidden
+
+
+# -- reduce_scatter (MSCCL path only) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 16])
+def test_ring_reduce_scatter_closed_form(n: int) -> None:
+    """Directed ring, link cost c, compute w, chunk x = size / n: n - 1 steps of
+    one hop and one reduction, the blocks in lockstep."""
+    c, w = F(3, 2), F(2)
+    v = validate_msccl(ring_reduce_scatter_xml(n), directed_ring(n, c, w), size=n)
+    assert v.correct, v.problems
+    assert v.feasible
+    assert v.violations == ()  # the stand-in allreduce's incomplete instances are not kept
+    assert v.makespan == (n - 1) * (c + w)
+    assert v.throughput is None
+    assert v.lp_bound is None
+    assert v.lp_note == "no lp bound: portsim has no reduce_scatter operation"
+
+
+def test_reduce_scatter_a_block_left_partial_is_named() -> None:
+    """Rank 0's last step receives block 0 without reducing it: it ends with the
+    partial of ranks 1 and 2."""
+    text = ring_reduce_scatter_xml(3).replace('type="rrc"', 'type="r"', 1)
+    v = validate_msccl(text, directed_ring(3), size=3)
+    assert not v.correct
+    assert v.problems == ("rank 0 (P0) buffer i[0] ends with v{1,2}, expected chunk "
+                          "v{0,1,2}",)
+
+
+def test_reduce_scatter_in_the_cli(files: Path) -> None:
+    xml = files / "rs.xml"
+    xml.write_text(ring_reduce_scatter_xml(3), encoding="utf-8")
+    runner = CliRunner()
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(files / "platform.yaml"),
+                             "--size", "3", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert (out["collective"], out["correct"], out["makespan"], out["violations"]) == (
+        "reduce_scatter", True, "6", [])  # 2 steps of hop 2 and reduction 1
+    r = runner.invoke(main, ["msccl-import", str(xml), "--platform",
+                             str(files / "platform.yaml"), "-o", str(files / "rs.yaml")])
+    assert r.exit_code == 2
+    assert r.stderr == (f"portsim: error: {xml}: algo.coll: a reduce_scatter cannot be "
+                        "written as a schedule file: portsim has no reduce_scatter operation "
+                        "(portsim validate checks it) (got 'reduce_scatter')\n")
+    assert get_planner("msccl").plan(directed_ring(3), _allgather(), file=xml).message == (
+        "rs.xml is an MSCCL reduce_scatter, which no portsim operation expresses")
+
+
+def _allgather() -> Operation:
+    return Operation(OperationKind.ALLGATHER).resolve(directed_ring(3))
