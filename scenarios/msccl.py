@@ -47,6 +47,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1039,7 +1040,9 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     if lp and scatter:
         lp_note = "no lp bound: portsim has no reduce_scatter operation"
     elif lp:
-        found = lp_bound(platform, timing.schedule.operation)
+        with warnings.catch_warnings():  # the lp's notes on its own periodic schedule
+            warnings.simplefilter("ignore")
+            found = lp_bound(platform, timing.schedule.operation)
         if found.bound is None:
             lp_note = found.reason
         else:
