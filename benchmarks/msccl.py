@@ -48,7 +48,7 @@ def nvswitch_domain() -> Platform:
     gpus = [f"P{i}" for i in range(8)]
     hop = Fraction(1, 300)
     links = [(g, "nvswitch0", hop) for g in gpus] + [("nvswitch0", g, hop) for g in gpus]
-    return Platform.build(gpus + ["nvswitch0"], links, "multiport", routers=["nvswitch0"])
+    return Platform.build([*gpus, "nvswitch0"], links, "multiport", routers=["nvswitch0"])
 
 
 def main() -> None:

@@ -1190,7 +1190,7 @@ def msccl_file_option(value: object, base_dir: str | os.PathLike[str] | None,
 
 
 def msccl_plan(platform: Platform, operation: Operation, *,
-               file: str | os.PathLike[str]) -> PlanResult:
+               file: str | os.PathLike[str] | None = None) -> PlanResult:
     """The ``msccl`` planner: the list-scheduled MSCCL algorithm of ``file``.
 
     One run of the algorithm is one operation of the scenario: the ranks are
@@ -1206,8 +1206,12 @@ def msccl_plan(platform: Platform, operation: Operation, *,
     PlanResult
         ``ok`` with the timed one-shot schedule; ``unsupported`` when the
         algorithm's collective or rank count differs from the operation's;
-        ``error`` naming the rank and chunk when the algorithm is incorrect.
+        ``error`` naming the rank and chunk when the algorithm is incorrect;
+        ``unsupported`` without ``file`` (nothing to plan).
     """
+    if file is None:
+        return PlanResult.unsupported("msccl", "the msccl planner needs the option "
+                                               "file: ALGO.xml (an MSCCL algorithm)")
     algo = read_msccl(file.path if isinstance(file, MscclFile) else file)
     where = f"{Path(algo.source).name}"
     kind = _MSCCL_KINDS.get(algo.collective)
@@ -1242,7 +1246,9 @@ def _operation_ranks(algo: MscclAlgorithm, operation: Operation) -> tuple[NodeId
         nodes: tuple[NodeId, ...] = tuple(operation.sources)
     elif kind is OperationKind.BROADCAST:
         others = list(operation.targets)
-        nodes = tuple(others[: algo.root] + [operation.source] + others[algo.root:])
+        source = operation.source
+        assert source is not None  # a resolved broadcast has its source
+        nodes = (*others[:algo.root], source, *others[algo.root:])
     else:
         nodes = tuple(operation.participants)
     if len(nodes) != algo.ngpus:

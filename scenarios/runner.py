@@ -337,7 +337,7 @@ def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) ->
             f"the measured throughput counts {format_rational(1 / share)} of them as one "
             f"operation (completed counts instances)")
     return replace(run, measured_throughput=run.measured_throughput * float(share),
-                   notes=run.notes + (note,))
+                   notes=(*run.notes, note))
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,

@@ -24,7 +24,6 @@ from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.msccl import (
     MscclFile,
     allpairs_alltoall_xml,
-    read_msccl,
     ring_allgather_xml,
     ring_allreduce_xml,
     ring_reduce_scatter_xml,
@@ -54,7 +53,7 @@ def nvswitch_server() -> Platform:
     gpus = [f"P{i}" for i in range(8)]
     links = [(g, "nvswitch0", F(1, NVLINK)) for g in gpus] + [
         ("nvswitch0", g, F(1, NVLINK)) for g in gpus]
-    return Platform.build(gpus + ["nvswitch0"], links, "multiport", routers=["nvswitch0"])
+    return Platform.build([*gpus, "nvswitch0"], links, "multiport", routers=["nvswitch0"])
 
 
 def directed_ring(n: int, c: int | F = 1, compute: int | F = 1) -> Platform:
@@ -499,3 +498,24 @@ def test_reduce_scatter_in_the_cli(files: Path) -> None:
 
 def _allgather() -> Operation:
     return Operation(OperationKind.ALLGATHER).resolve(directed_ring(3))
+
+
+def test_planner_maps_broadcast_and_reduce_roots(tmp_path: Path) -> None:
+    p = complete_platform(5, 3, port_model="multiport")
+    bcast = tmp_path / "bcast.xml"
+    bcast.write_text(tree_broadcast_xml(5), encoding="utf-8")
+    red = tmp_path / "reduce.xml"
+    red.write_text(tree_reduce_xml(5), encoding="utf-8")
+    planner = get_planner("msccl")
+    op = Operation(OperationKind.BROADCAST, source="P0", size=2).resolve(p)
+    result = planner.plan(p, op, file=bcast)
+    assert result.status == "ok"
+    assert result.makespan == 2 * 3 * 2  # two levels of hop 3, chunk 2
+    to_p0 = Operation(OperationKind.REDUCE, target="P0", commutative=True).resolve(p)
+    assert planner.plan(p, to_p0, file=red).status == "ok"
+    to_p2 = Operation(OperationKind.REDUCE, target="P2", commutative=True).resolve(p)
+    result = planner.plan(p, to_p2, file=red)
+    assert (result.status, result.message) == (
+        "unsupported", "reduce.xml: the algorithm reduces to rank 0 (P0), the operation to P2")
+    assert planner.plan(p, to_p0).message == (
+        "the msccl planner needs the option file: ALGO.xml (an MSCCL algorithm)")
