@@ -519,3 +519,35 @@ def test_planner_maps_broadcast_and_reduce_roots(tmp_path: Path) -> None:
         "unsupported", "reduce.xml: the algorithm reduces to rank 0 (P0), the operation to P2")
     assert planner.plan(p, to_p0).message == (
         "the msccl planner needs the option file: ALGO.xml (an MSCCL algorithm)")
+
+
+# -- studies -------------------------------------------------------------------------------
+
+
+def test_study_runs_an_msccl_entry_relative_to_the_study_file(files: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """The file is relative to the study file (anchored in each run's document, as
+    a SimGrid platform file is), and its content is part of the run key."""
+    from portsim.reports.studies.execute import execute_run
+    from portsim.reports.studies.spec import load_study
+
+    platform = yaml.safe_load((files / "platform.yaml").read_text(encoding="utf-8"))
+    study_file = files / "study.yaml"
+    study_file.write_text(yaml.safe_dump({
+        "name": "msccl-study",
+        "base": {**platform, "operation": {"type": "allgather"},
+                 "planners": [{"name": "msccl", "file": "algos/ring3c2.xml"}, "ring"]},
+        "grid": {"operation.size": [1, 2]}}), encoding="utf-8")
+    monkeypatch.chdir(files.parent)
+    study = load_study(study_file)
+    rows = [row for run in study.runs for row in execute_run(run, "msccl-study")]
+    got = sorted((row["grid.operation.size"], row["planner"], row["status"], row["makespan"])
+                 for row in rows)
+    # two rings of chunk size/2 side by side: 2 hops of 2 * size / 2 each
+    assert got == [(1, "msccl", "ok", "4"), (1, "ring", "ok", "4"),
+                   (2, "msccl", "ok", "8"), (2, "ring", "ok", "8")]
+    key = study.runs[0].key
+    (files / "algos" / "ring3c2.xml").write_text(ring_allgather_xml(3, chunks=2, name="x"),
+                                                 encoding="utf-8")
+    assert load_study(study_file).runs[0].key != key
