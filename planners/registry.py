@@ -124,6 +124,10 @@ _BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
           "the participant ring, allreduce as reduce then broadcast; each hop on a "
           "cheapest path through switches (one-shot)",
           "portsim.planners.ring:RING_PLANNER"),
+    _info("msccl", "allgather alltoall allreduce reduce broadcast", _ALL_PORTS,
+          "an MSCCL XML algorithm (option file: ALGO.xml, relative to the scenario), "
+          "list-scheduled on the platform (one-shot)",
+          "portsim.scenarios.msccl:MSCCL_PLANNER"),
 )
 
 

@@ -379,13 +379,67 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"{_text(verdict.makespan)}")
         for problem in verdict.problems:
             console.print(f"[red]incorrect: {problem}[/red]")
-        for v in verdict.report.violations[:20]:
+        for v in verdict.violations[:20]:
             console.print(f"[red]{v}[/red]")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
         console.print(f"lp bound: {_text(verdict.lp_bound)}"
                       + (f" ({verdict.lp_note})" if verdict.lp_note else "")
                       + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
     sys.exit(EXIT_OK if verdict.correct else EXIT_INVALID)
+
+
+@main.command(name="msccl-import")
+@click.argument("algorithm", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--platform", "platform_file", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="A YAML file with a platform: key (a scenario serves).")
+@click.option("--size", default="1", show_default=True,
+              help="The message size (a chunk is size / nchunksperloop).")
+@click.option("--ranks", help="Platform node of each rank, comma-separated (default: the "
+                              "processors in order).")
+@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="Schedule file to write; - for standard output.")
+def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | None,
+                 port_model: str | None, output: Path) -> None:
+    """Write the timed one-shot schedule of the MSCCL ALGORITHM as a schedule file.
+
+    The algorithm is list-scheduled on the platform as ``validate`` does and
+    its schedule written in the format ``portsim plan -o`` writes (chunk
+    index ``j`` is instance ``#j``), for ``portsim validate`` and the other
+    tools.  Exit status: 0 written, 1 the algorithm is incorrect (nothing
+    written), 2 bad input.
+    """
+    from portsim.scenarios.loader import STDIN
+    from portsim.scenarios.msccl import load_platform_file, read_msccl, time_msccl
+    from portsim.scenarios.schedule_file import dump_schedule
+
+    platform = _guarded(lambda: load_platform_file(platform_file))
+    if port_model is not None:
+        model = port_model
+        platform = _guarded(lambda: platform.with_port_model(model))
+    rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
+    algo = _guarded(lambda: read_msccl(algorithm))
+    if algo.collective == "reduce_scatter":
+        _fail(f"{algorithm}: algo.coll: a reduce_scatter cannot be written as a schedule "
+              "file: portsim has no reduce_scatter operation (portsim validate checks it) "
+              "(got 'reduce_scatter')")
+    timing = _guarded(lambda: time_msccl(algo, platform, size=size, ranks=rank_list))
+    if not timing.correct:
+        click.echo(f"portsim: error: {algorithm}: incorrect, nothing written: "
+                   f"{timing.problems[0]}", err=True)
+        sys.exit(EXIT_INVALID)
+    schedule = timing.schedule
+    description = (f"MSCCL {algo.collective} {algo.name!r} from {algorithm.name}: "
+                   f"{algo.ngpus} ranks on {', '.join(timing.ranks)}, "
+                   f"{algo.chunks_per_rank} chunk index(es) = instances #0..#"
+                   f"{algo.chunks_per_rank - 1}, makespan {format_rational(timing.makespan)}")
+    if str(output) == STDIN:
+        dump_schedule(schedule, sys.stdout, description=description)
+    else:
+        _guarded(lambda: dump_schedule(schedule, output, description=description))
+    click.echo(f"wrote one-shot schedule of {len(schedule.events)} events to {output}",
+               err=str(output) == STDIN)
 
 
 def _load_schedule(path: Path) -> Schedule:

@@ -245,11 +245,28 @@ def scenario_from_dict(data: object, source: str = "<string>", *,
         seed=spec.seed,
         platform=platform,
         operation=operation,
-        planners=tuple(PlannerSpec(p.name, MappingProxyType(dict(p.options)))
-                       for p in spec.planners),
+        planners=tuple(_planner_spec(i, p.name, p.options, source, base_dir)
+                       for i, p in enumerate(spec.planners)),
         horizon=spec.horizon,
         source=source,
     )
+
+
+def _planner_spec(index: int, name: str, options: Mapping[str, Any], source: str,
+                  base_dir: str | os.PathLike[str] | None) -> PlannerSpec:
+    """A planner entry; the ``msccl`` planner's ``file`` is resolved against the
+    scenario's directory and read now, so a malformed algorithm is bad input."""
+    if name != "msccl":
+        return PlannerSpec(name, MappingProxyType(dict(options)))
+    from portsim.scenarios.msccl import msccl_file_option
+
+    resolved = dict(options)
+    try:
+        resolved["file"] = msccl_file_option(options.get("file"), base_dir,
+                                             path=f"planners[{index}].file")
+    except PortsimError as err:
+        raise (err if err.source else _converted(err, ScenarioError, source)) from None
+    return PlannerSpec(name, MappingProxyType(resolved))
 
 
 # -- shared building blocks ------------------------------------------------------------

@@ -47,6 +47,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,28 +57,38 @@ from typing import Any
 
 import networkx as nx
 
+from portsim.planners.base import FunctionPlanner, PlanResult
 from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.errors import PortsimError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation, OperationKind
-from portsim.simulator.platform import NodeId, Platform, PortModel
-from portsim.simulator.report import Report
+from portsim.simulator.platform import NodeId, Platform, PortKind, PortModel
+from portsim.simulator.report import Report, Violation, ViolationKind
 from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "MSCCL_COLLECTIVES",
+    "MSCCL_PLANNER",
     "STEP_TYPES",
     "MscclAlgorithm",
+    "MscclFile",
     "MscclGpu",
     "MscclStep",
     "MscclThreadblock",
     "MscclTiming",
     "MscclValidation",
+    "allpairs_alltoall_xml",
     "load_platform_file",
+    "msccl_file_option",
+    "msccl_plan",
     "read_msccl",
     "ring_allgather_xml",
+    "ring_allreduce_xml",
+    "ring_reduce_scatter_xml",
     "time_msccl",
+    "tree_broadcast_xml",
+    "tree_reduce_xml",
     "validate_msccl",
 ]
 
@@ -86,8 +97,10 @@ STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "
 """The step types of the MSCCL XML format."""
 
 MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoall",
-                                               "broadcast", "reduce"})
-"""The ``coll`` values portsim gives a meaning to (``reduce_scatter``: not yet)."""
+                                               "broadcast", "reduce", "reduce_scatter"})
+"""The ``coll`` values portsim gives a meaning to."""
+
+_BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
 _SENDS = frozenset({"s", "rcs", "rrs", "rrcs"})
@@ -179,7 +192,7 @@ class MscclAlgorithm:
     @property
     def chunks_per_rank(self) -> int:
         """Chunks of one rank's block (the number of portsim instances)."""
-        if self.collective in ("allgather", "alltoall"):
+        if self.collective in _BLOCKED:
             return self.nchunksperloop // self.ngpus
         return self.nchunksperloop
 
@@ -237,10 +250,9 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     nchunks = attr.integer(root, "nchunksperloop", "algo", minimum=1)
     coll = root.get("coll", "")
     if coll not in MSCCL_COLLECTIVES:
-        why = ("reduce_scatter is not supported yet" if coll == "reduce_scatter" else
-               "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")")
+        why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
-    if coll in ("allgather", "alltoall") and nchunks % ngpus:
+    if coll in _BLOCKED and nchunks % ngpus:
         raise ScheduleError(f"a {coll} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
@@ -373,9 +385,11 @@ def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> M
 
 
 def _capacity(algo: MscclAlgorithm, gpu: MscclGpu, buf: str) -> int:
-    """Chunks of ``buf`` on ``gpu``; in place, the input is part of the output (allgather)
-    or the output is the input (the other collectives)."""
-    if algo.inplace and algo.collective == "allgather" and buf == "i":
+    """Chunks of ``buf`` on ``gpu``; in place, the input is part of the output (allgather),
+    the output part of the input (reduce_scatter), or the output is the input (the
+    other collectives)."""
+    if algo.inplace and algo.collective in ("allgather", "reduce_scatter") and buf == (
+            "i" if algo.collective == "allgather" else "o"):
         return algo.chunks_per_rank
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return gpu.i_chunks
@@ -570,13 +584,25 @@ class MscclTiming:
 
 
 def _operation(algo: MscclAlgorithm, ranks: tuple[NodeId, ...], chunk: Fraction) -> Operation:
+    """The portsim operation the timed schedule is replayed against.
+
+    ``reduce_scatter`` has no portsim operation (an operation's instances all
+    promise the same to the same nodes, and a reduce-scatter promises block
+    ``r`` to rank ``r`` only): chunk ``j`` of block ``k`` is instance
+    ``k * c + j`` of a commutative allreduce, whose items (``v{S}#t``) and
+    initial holdings are exactly the reduce-scatter's.  The strict replay
+    then checks every port, link, holding and reduction; what each rank ends
+    with is judged by the importer (:attr:`MscclTiming.problems`), not by the
+    engine's completion check, which would ask every rank for every block
+    (see :attr:`MscclValidation.feasible`).
+    """
     kind = algo.collective
     root = ranks[algo.root]
     if kind == "allgather":
         return Operation(OperationKind.ALLGATHER, participants=ranks, size=chunk)
     if kind == "alltoall":
         return Operation(OperationKind.ALLTOALL, sources=ranks, targets=ranks, size=chunk)
-    if kind == "allreduce":
+    if kind in ("allreduce", "reduce_scatter"):  # reduce_scatter: see _REDUCE_SCATTER
         return Operation(OperationKind.ALLREDUCE, participants=ranks, commutative=True,
                          size=chunk)
     if kind == "reduce":
@@ -593,6 +619,8 @@ def _slot(algo: MscclAlgorithm, rank: int, buf: str, off: int) -> _Slot:
     """The canonical slot of ``buf[off]`` on ``rank`` (in place: one buffer)."""
     if algo.inplace and algo.collective == "allgather" and buf == "i":
         return ("o", rank * algo.chunks_per_rank + off)
+    if algo.inplace and algo.collective == "reduce_scatter" and buf == "o":
+        return ("i", rank * algo.chunks_per_rank + off)
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return ("i", off)
     return (buf, off)
@@ -617,6 +645,10 @@ def _layout(algo: MscclAlgorithm, ranks: tuple[NodeId, ...]
                 for k in everyone:
                     start[at("i", k * c + j)] = Item.message(ranks[r], ranks[k], instance=j)
                     final[at("o", k * c + j)] = Item.message(ranks[k], ranks[r], instance=j)
+            elif algo.collective == "reduce_scatter":
+                for k in everyone:
+                    start[at("i", k * c + j)] = Item.subset([r], k * c + j)
+                final[at("o", j)] = Item.subset(everyone, r * c + j)
             elif algo.collective in ("allreduce", "reduce"):
                 start[at("i", j)] = Item.subset([r], j)
                 if algo.collective == "allreduce" or r == algo.root:
@@ -845,9 +877,11 @@ class MscclValidation:
         The engine's strict replay of the timed schedule.
     throughput:
         Runs of the whole algorithm per time unit in a pipelined series
-        (completed runs over a horizon of 100 makespans, so a lower estimate
-        while the series fills), or ``None`` with the reason in
-        ``throughput_note``.
+        (:func:`~portsim.simulator.engine.replay_series`; an algorithm of
+        ``c`` chunk indexes is a series of runs of ``c`` instances, and the
+        completed instances over the horizon of 100 makespans count ``1/c``
+        run each, so a lower estimate while the series fills), or ``None``
+        with the reason in ``throughput_note``.
     lp_bound:
         The ``lp`` bound of the same operation on the same platform, in
         runs of the algorithm per time unit (the bound on ``#j`` instances
@@ -864,13 +898,27 @@ class MscclValidation:
 
     @property
     def feasible(self) -> bool:
-        """True when the strict replay found no violation."""
-        return self.report.feasible
+        """True when the strict replay found no violation (for a
+        ``reduce_scatter``, none but the ``incomplete`` instances of the
+        allreduce it is replayed as: see :func:`_operation`)."""
+        return not self.violations
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """The strict replay's violations (for a ``reduce_scatter``, without the
+        ``incomplete`` instances of the allreduce it is replayed as)."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return tuple(v for v in self.report.violations
+                         if v.kind != ViolationKind.INCOMPLETE)
+        return self.report.violations
 
     @property
     def correct(self) -> bool:
         """True when every rank ends with what the collective promises, every
-        instance completes in the replay, and no violation was found."""
+        instance completes in the replay (``reduce_scatter``: as the importer
+        found), and no violation was found."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return self.timing.correct and self.feasible
         return self.timing.correct and self.report.feasible and self.report.complete
 
     @property
@@ -880,7 +928,10 @@ class MscclValidation:
 
     @property
     def makespan(self) -> Fraction | None:
-        """The replayed makespan (exact)."""
+        """The replayed makespan (exact); a feasible ``reduce_scatter``'s events
+        replay at their list-scheduled times, so its makespan is the importer's."""
+        if self.timing.algorithm.collective == "reduce_scatter":
+            return self.timing.makespan if self.correct else None
         m = self.report.makespan
         return m if isinstance(m, Fraction) else None
 
@@ -904,7 +955,7 @@ class MscclValidation:
             "throughput": text(self.throughput), "throughput_note": self.throughput_note,
             "lp_bound": text(self.lp_bound), "lp_note": self.lp_note,
             "ratio_to_lp_bound": text(self.ratio_to_lp_bound),
-            "violations": [v.to_dict() for v in self.report.violations],
+            "violations": [v.to_dict() for v in self.violations],
             "port_model": self.report.port_model,
         }
 
@@ -912,7 +963,8 @@ class MscclValidation:
 def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platform: Platform,
                    *, size: Fraction | int | str = 1, ranks: Sequence[NodeId] | None = None,
                    port_model: PortModel | str | None = None,
-                   lp: bool = True) -> MscclValidation:
+                   lp: bool = True,
+                   series_makespans: int = _SERIES_MAKESPANS) -> MscclValidation:
     """Read, time, replay strictly and judge an MSCCL algorithm on ``platform``.
 
     Parameters
@@ -929,6 +981,11 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         Replace the platform-wide port model.
     lp:
         Ask the ``lp`` planner for the bound (it may take seconds).
+    series_makespans:
+        The horizon of the pipelined series, in makespans of one run (the
+        throughput counts the runs completed within it, so it is a lower
+        estimate of the steady rate by about one makespan's worth of runs
+        over the horizon).
 
     Raises
     ------
@@ -958,27 +1015,34 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     throughput: Fraction | None = None
     note = ""
     ok = timing.correct and report.feasible and report.complete
-    if not ok:
+    scatter = algo.collective == "reduce_scatter"
+    if scatter:
+        note = ("not measured: portsim has no reduce_scatter operation whose completions "
+                "the series could count")
+    elif not ok:
         note = "not measured: the algorithm is incorrect or infeasible"
     elif not timing.schedule.events:
         note = "not measured: the algorithm moves nothing"
-    elif instances != 1:
-        note = (f"not measured: the algorithm runs {instances} chunk indexes (portsim "
-                "instances) per run, and replay_series repeats one-instance schedules only")
     else:
-        horizon = timing.makespan * _SERIES_MAKESPANS
+        horizon = timing.makespan * series_makespans
         series = replay_series(timing.schedule, horizon)
         h = series.horizon
         if h is None or Fraction(h) < horizon:
             note = "not measured: the series replay was cut before the horizon"
         else:
-            throughput = Fraction(series.completed) / Fraction(h)
-            note = (f"{series.completed} runs completed within {_SERIES_MAKESPANS} "
-                    f"makespans ({format_rational(Fraction(h))})")
+            throughput = Fraction(series.completed, instances) / Fraction(h)
+            runs = (f"{series.completed} runs" if instances == 1 else
+                    f"{series.completed} chunk instances ({instances} per run)")
+            note = (f"{runs} completed within {series_makespans} makespans "
+                    f"({format_rational(Fraction(h))})")
     bound: Fraction | None = None
     lp_note = "not asked"
-    if lp:
-        found = lp_bound(platform, timing.schedule.operation)
+    if lp and scatter:
+        lp_note = "no lp bound: portsim has no reduce_scatter operation"
+    elif lp:
+        with warnings.catch_warnings():  # the lp's notes on its own periodic schedule
+            warnings.simplefilter("ignore")
+            found = lp_bound(platform, timing.schedule.operation)
         if found.bound is None:
             lp_note = found.reason
         else:
@@ -1007,31 +1071,394 @@ def load_platform_file(path: str | os.PathLike[str]) -> Platform:
 # -- a generator ----------------------------------------------------------------------------
 
 
-def ring_allgather_xml(n: int, *, name: str = "ring_allgather") -> str:
-    """An MSCCL ring allgather on ``n`` ranks, one chunk per rank, in place.
+def _algo_element(name: str, coll: str, n: int, nchunks: int, *, inplace: bool = True,
+                  nchannels: int = 1, root: int | None = None) -> ET.Element:
+    attrs = {"name": name, "proto": "Simple", "nchannels": str(nchannels),
+             "nchunksperloop": str(nchunks), "ngpus": str(n), "coll": coll,
+             "inplace": "1" if inplace else "0"}
+    if root is not None:
+        attrs["root"] = str(root)
+    return ET.Element("algo", attrs)
 
-    Rank ``r`` sends its chunk to ``r + 1``, then forwards (``rcs``) the
-    chunk it received in the step before, ``n - 2`` times, and ends with a
-    plain receive: the program of msccl-tools' ``allgather_ring.py n 1 1``.
+
+def _step(tb: ET.Element, kind: str, src: tuple[str, int], dst: tuple[str, int],
+          cnt: int = 1, dep: tuple[int, int] | None = None) -> None:
+    index = len(tb)
+    depid, deps = dep if dep is not None else (-1, -1)
+    ET.SubElement(tb, "step", s=str(index), type=kind, srcbuf=src[0], srcoff=str(src[1]),
+                  dstbuf=dst[0], dstoff=str(dst[1]), cnt=str(cnt), depid=str(depid),
+                  deps=str(deps), hasdep="0")
+
+
+def _need_ranks(n: int, least: int = 2) -> None:
+    if n < least:
+        raise ScheduleError(f"needs at least {least} ranks", value=n)
+
+
+def ring_allgather_xml(n: int, *, chunks: int = 1, name: str = "ring_allgather") -> str:
+    """An MSCCL ring allgather on ``n`` ranks, ``chunks`` chunks per rank, in place.
+
+    Chunk index ``j`` runs its own ring on channel ``j`` (threadblock ``j`` of
+    every rank): rank ``r`` sends chunk ``j`` of its block to ``r + 1``, then
+    forwards (``rcs``) the chunk it received in the step before, ``n - 2``
+    times, and ends with a plain receive.  With ``chunks = 1`` it is the
+    program of msccl-tools' ``allgather_ring.py n 1 1``.
 
     Examples
     --------
-    >>> read_msccl(ring_allgather_xml(4)).ngpus
-    4
+    >>> algo = read_msccl(ring_allgather_xml(4, chunks=2))
+    >>> algo.ngpus, algo.nchunksperloop, algo.chunks_per_rank
+    (4, 8, 2)
     """
-    if n < 2:
-        raise ScheduleError("a ring needs at least 2 ranks", value=n)
-    root = ET.Element("algo", name=name, proto="Simple", nchannels="1",
-                      nchunksperloop=str(n), ngpus=str(n), coll="allgather", inplace="1")
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "allgather", n, n * chunks, nchannels=chunks)
     for r in range(n):
-        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks="0", o_chunks=str(n),
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks="0", o_chunks=str(n * chunks),
+                            s_chunks="0")
+        for j in range(chunks):
+            tb = ET.SubElement(gpu, "tb", id=str(j), send=str((r + 1) % n),
+                               recv=str((r - 1) % n), chan=str(j))
+            for s in range(n):
+                off = ((r - s) % n) * chunks + j
+                kind = "s" if s == 0 else "r" if s == n - 1 else "rcs"
+                _step(tb, kind, ("o", off), ("o", off))
+    return ET.tostring(root, encoding="unicode")
+
+
+# -- the msccl planner ----------------------------------------------------------------------
+
+
+class MscclFile(str):
+    """The ``file`` option of a ``{name: msccl, file: ALGO.xml}`` planner entry.
+
+    The text as the scenario writes it (what the row label shows, so a study
+    is the same on every machine), carrying in :attr:`path` the file it
+    names, resolved against the scenario's directory by the loader.
+
+    Examples
+    --------
+    >>> f = MscclFile("algos/ring.xml", Path("/data/algos/ring.xml"))
+    >>> str(f), f.path.name
+    ('algos/ring.xml', 'ring.xml')
+    """
+
+    path: Path
+
+    def __new__(cls, written: str, path: str | os.PathLike[str]) -> MscclFile:
+        """The option ``written`` in the scenario, naming ``path``."""
+        obj = super().__new__(cls, written)
+        obj.path = Path(path)
+        return obj
+
+    def __reduce__(self) -> tuple[Any, tuple[str, Path]]:
+        """Pickle with the resolved path (studies run scenarios in worker processes)."""
+        return (MscclFile, (str(self), self.path))
+
+
+_MSCCL_KINDS: dict[str, OperationKind] = {
+    "allgather": OperationKind.ALLGATHER, "alltoall": OperationKind.ALLTOALL,
+    "allreduce": OperationKind.ALLREDUCE, "reduce": OperationKind.REDUCE,
+    "broadcast": OperationKind.BROADCAST,
+}
+
+
+def msccl_file_option(value: object, base_dir: str | os.PathLike[str] | None,
+                      *, path: str) -> MscclFile:
+    """Check a planner entry's ``file`` option and read the algorithm it names.
+
+    ``value`` is resolved against ``base_dir`` (the scenario's directory) and
+    the algorithm read (:func:`read_msccl`), so a malformed file is bad input
+    at load time.
+
+    Raises
+    ------
+    ScheduleError
+        ``path`` (``planners[2].file``) when the option is missing or not a
+        string; the reader's one line (the XML file, GPU, threadblock, step)
+        on a malformed algorithm.
+    """
+    if not isinstance(value, str) or not value:
+        raise ScheduleError("the msccl planner needs file: ALGO.xml (a path relative to the "
+                            "scenario file)", path=path, value=value)
+    resolved = Path(value)
+    if base_dir is not None and not resolved.is_absolute():
+        resolved = Path(base_dir) / resolved
+    read_msccl(resolved)
+    return MscclFile(value, resolved)
+
+
+def msccl_plan(platform: Platform, operation: Operation, *,
+               file: str | os.PathLike[str] | None = None) -> PlanResult:
+    """The ``msccl`` planner: the list-scheduled MSCCL algorithm of ``file``.
+
+    One run of the algorithm is one operation of the scenario: the ranks are
+    the operation's participants in order (allgather, allreduce, reduce: the
+    ``target`` must be rank ``root``; all-to-all: its sources, equal to its
+    targets; broadcast: ``root`` is the source, the targets the other ranks),
+    and a chunk is ``operation.size / chunks_per_rank``, so that chunk index
+    ``j`` is instance ``#j`` of an operation of that size (the runner counts
+    ``chunks_per_rank`` instances as one operation).
+
+    Returns
+    -------
+    PlanResult
+        ``ok`` with the timed one-shot schedule; ``unsupported`` when the
+        algorithm's collective or rank count differs from the operation's;
+        ``error`` naming the rank and chunk when the algorithm is incorrect;
+        ``unsupported`` without ``file`` (nothing to plan).
+    """
+    if file is None:
+        return PlanResult.unsupported("msccl", "the msccl planner needs the option "
+                                               "file: ALGO.xml (an MSCCL algorithm)")
+    algo = read_msccl(file.path if isinstance(file, MscclFile) else file)
+    where = f"{Path(algo.source).name}"
+    kind = _MSCCL_KINDS.get(algo.collective)
+    if kind is None:
+        return PlanResult.unsupported(
+            "msccl", f"{where} is an MSCCL {algo.collective}, which no portsim operation "
+                     "expresses")
+    if operation.kind is not kind:
+        return PlanResult.unsupported(
+            "msccl", f"{where} is an MSCCL {algo.collective}; the scenario's operation is "
+                     f"{operation.kind.value}")
+    ranks = _operation_ranks(algo, operation)
+    if isinstance(ranks, str):
+        return PlanResult.unsupported("msccl", f"{where}: {ranks}")
+    size = operation.size * algo.nchunksperloop / algo.chunks_per_rank
+    timing = time_msccl(algo, platform, size=size, ranks=ranks)
+    if not timing.correct:
+        return PlanResult.error("msccl", f"{where} is incorrect: {timing.problems[0]}",
+                                notes=timing.problems[1:])
+    notes = (f"{where}: {algo.collective} {algo.name!r}, {algo.chunks_per_rank} chunk "
+             f"index(es) of size {format_rational(timing.schedule.operation.size)} per "
+             "operation (instances #0.., counted together as one operation)",)
+    return PlanResult.ok("msccl", timing.schedule, makespan=timing.makespan, notes=notes)
+
+
+def _operation_ranks(algo: MscclAlgorithm, operation: Operation) -> tuple[NodeId, ...] | str:
+    """The operation's nodes as the algorithm's ranks, or why they do not fit."""
+    kind = operation.kind
+    if kind is OperationKind.ALLTOALL:
+        if tuple(operation.sources) != tuple(operation.targets):
+            return "an MSCCL alltoall needs the operation's sources equal to its targets"
+        nodes: tuple[NodeId, ...] = tuple(operation.sources)
+    elif kind is OperationKind.BROADCAST:
+        others = list(operation.targets)
+        source = operation.source
+        assert source is not None  # a resolved broadcast has its source
+        nodes = (*others[:algo.root], source, *others[algo.root:])
+    else:
+        nodes = tuple(operation.participants)
+    if len(nodes) != algo.ngpus:
+        return (f"the algorithm has {algo.ngpus} ranks, the operation {len(nodes)} "
+                "participants")
+    if kind is OperationKind.REDUCE and nodes[algo.root] != operation.target:
+        return (f"the algorithm reduces to rank {algo.root} ({nodes[algo.root]}), the "
+                f"operation to {operation.target}")
+    return nodes
+
+
+MSCCL_PLANNER = FunctionPlanner(
+    name="msccl",
+    function=msccl_plan,
+    operations=frozenset(_MSCCL_KINDS.values()),
+    port_models=frozenset(PortKind),
+    description="an MSCCL XML algorithm (option file: ALGO.xml, relative to the scenario), "
+                "list-scheduled on the platform (one-shot)",
+    options=frozenset({"file"}),
+)
+"""The ``msccl`` planner entry (``{name: msccl, file: ALGO.xml}``)."""
+
+
+# -- more generators (tests, examples) ----------------------------------------------------
+
+
+def allpairs_alltoall_xml(n: int, *, chunks: int = 1, ordered: bool = False,
+                          name: str = "allpairs_alltoall") -> str:
+    """An MSCCL all-pairs all-to-all on ``n`` ranks, ``chunks`` chunks per pair, out of place.
+
+    Rank ``r`` copies its own block (``cpy``) and has one threadblock per
+    peer ``r + s`` (``s = 1..n-1``) that sends it its block and one per peer
+    ``r - s`` that receives that peer's block: in step order, every rank
+    sends to the ``s``-th next rank at step ``s``, a rotation (each step a
+    permutation of the ranks), unlike msccl-tools' ``alltoall_allpairs.py``,
+    which sends in rank order.  With ``ordered``, each send also depends on
+    the previous one (``depid``/``deps``), so the rotation is kept however
+    the ports let the sends start (threadblocks ready together are otherwise
+    placed in rank order).
+
+    Examples
+    --------
+    >>> algo = read_msccl(allpairs_alltoall_xml(3))
+    >>> algo.collective, algo.nchunksperloop, len(algo.gpus[0].threadblocks)
+    ('alltoall', 3, 5)
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    c = chunks
+    root = _algo_element(name, "alltoall", n, n * c, inplace=False)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n * c), o_chunks=str(n * c),
+                            s_chunks="0")
+        tb_id = 0
+        for s in range(1, n):
+            to, frm = (r + s) % n, (r - s) % n
+            send = ET.SubElement(gpu, "tb", id=str(tb_id), send=str(to), recv="-1", chan="0")
+            recv = ET.SubElement(gpu, "tb", id=str(tb_id + 1), send="-1", recv=str(frm),
+                                 chan="0")
+            tb_id += 2
+            dep = (tb_id - 4, 0) if ordered and s > 1 else None
+            _step(send, "s", ("i", to * c), ("o", r * c), cnt=c, dep=dep)
+            _step(recv, "r", ("i", r * c), ("o", frm * c), cnt=c)
+        own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1", chan="0")
+        _step(own, "cpy", ("i", r * c), ("o", r * c), cnt=c)
+    return ET.tostring(root, encoding="unicode")
+
+
+def ring_allreduce_xml(n: int, *, name: str = "ring_allreduce") -> str:
+    """An MSCCL ring allreduce on ``n`` ranks, ``n`` chunks, in place.
+
+    One threadblock per rank (send to ``r + 1``, receive from ``r - 1``):
+    a reduce-scatter (``s`` of chunk ``r``, then ``n - 2`` receive-reduce-send
+    steps ``rrs`` of chunk ``r - s``, and ``rrcs`` of chunk ``r + 1``, which
+    rank ``r`` then holds fully reduced and sends on), then an allgather
+    (``n - 2`` forwards ``rcs`` and a last receive ``r``).
+
+    Examples
+    --------
+    >>> algo = read_msccl(ring_allreduce_xml(3))
+    >>> [s.type for s in algo.gpus[0].threadblocks[0].steps]
+    ['s', 'rrs', 'rrcs', 'rcs', 'r']
+    """
+    _need_ranks(n)
+    root = _algo_element(name, "allreduce", n, n)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n), o_chunks="0",
+                            s_chunks="0")
+        tb = ET.SubElement(gpu, "tb", id="0", send=str((r + 1) % n), recv=str((r - 1) % n),
+                           chan="0")
+        _step(tb, "s", ("i", r), ("i", r))
+        for s in range(1, n - 1):
+            k = (r - s) % n
+            _step(tb, "rrs", ("i", k), ("i", k))
+        k = (r + 1) % n
+        _step(tb, "rrcs", ("i", k), ("i", k))
+        for t in range(1, n):
+            k = (r + 1 - t) % n
+            _step(tb, "rcs" if t < n - 1 else "r", ("i", k), ("i", k))
+    return ET.tostring(root, encoding="unicode")
+
+
+def ring_reduce_scatter_xml(n: int, *, name: str = "ring_reduce_scatter") -> str:
+    """An MSCCL ring reduce-scatter on ``n`` ranks, one chunk per block, in place.
+
+    One threadblock per rank (send to ``r + 1``, receive from ``r - 1``): at
+    step ``s`` rank ``r`` works on block ``r - 1 - s``: it sends its own
+    contribution (``s``), then ``n - 2`` times receives, reduces and sends
+    on (``rrs``), and last receives its own block ``r``, reduces it and
+    stores it in its output (``rrc``).
+
+    Examples
+    --------
+    >>> [s.type for s in read_msccl(ring_reduce_scatter_xml(4)).gpus[0].threadblocks[0].steps]
+    ['s', 'rrs', 'rrs', 'rrc']
+    """
+    _need_ranks(n)
+    root = _algo_element(name, "reduce_scatter", n, n)
+    for r in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n), o_chunks="1",
                             s_chunks="0")
         tb = ET.SubElement(gpu, "tb", id="0", send=str((r + 1) % n), recv=str((r - 1) % n),
                            chan="0")
         for s in range(n):
-            chunk = (r - s) % n
-            kind = "s" if s == 0 else "r" if s == n - 1 else "rcs"
-            ET.SubElement(tb, "step", s=str(s), type=kind, srcbuf="o", srcoff=str(chunk),
-                          dstbuf="o", dstoff=str(chunk), cnt="1", depid="-1", deps="-1",
-                          hasdep="0")
+            k = (r - 1 - s) % n
+            if s == n - 1:
+                _step(tb, "rrc", ("i", k), ("o", 0))
+            else:
+                _step(tb, "s" if s == 0 else "rrs", ("i", k), ("i", k))
+    return ET.tostring(root, encoding="unicode")
+
+
+def _children(v: int, n: int) -> list[int]:
+    return [w for w in (2 * v + 1, 2 * v + 2) if w < n]
+
+
+def tree_broadcast_xml(n: int, *, chunks: int = 1, name: str = "tree_broadcast") -> str:
+    """An MSCCL broadcast from rank 0 down the binary tree of ``n`` ranks (heap order:
+    the children of ``v`` are ``2v + 1`` and ``2v + 2``), ``chunks`` chunks.
+
+    A rank receives each chunk into its output (threadblock 0, ``r``) and
+    sends it to each child from a threadblock of its own, each step
+    depending (``depid``/``deps``) on the receive of that chunk.
+
+    Examples
+    --------
+    >>> algo = read_msccl(tree_broadcast_xml(5))
+    >>> [(t.send, t.recv) for t in algo.gpus[1].threadblocks]
+    [(-1, 0), (3, -1), (4, -1)]
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "broadcast", n, chunks, inplace=False, root=0)
+    for v in range(n):
+        gpu = ET.SubElement(root, "gpu", id=str(v), i_chunks=str(chunks if v == 0 else 0),
+                            o_chunks=str(0 if v == 0 else chunks), s_chunks="0")
+        buf = "i" if v == 0 else "o"
+        if v > 0:
+            recv = ET.SubElement(gpu, "tb", id="0", send="-1", recv=str((v - 1) // 2),
+                                 chan="0")
+            for j in range(chunks):
+                _step(recv, "r", (buf, j), (buf, j))
+        for kid in _children(v, n):
+            tb = ET.SubElement(gpu, "tb", id=str(len(gpu)), send=str(kid), recv="-1",
+                               chan="0")
+            for j in range(chunks):
+                _step(tb, "s", (buf, j), (buf, j), dep=None if v == 0 else (0, j))
+    return ET.tostring(root, encoding="unicode")
+
+
+def tree_reduce_xml(n: int, *, chunks: int = 1, name: str = "tree_reduce") -> str:
+    """An MSCCL commutative reduce to rank 0 up the binary tree of ``n`` ranks (heap
+    order), ``chunks`` chunks, out of place.
+
+    A leaf sends its input; an inner rank receives its first child's partial
+    and reduces it into its input (``rrc``), then receives the second
+    child's, reduces and sends the result up (``rrs``, depending on the
+    ``rrc`` of the same chunk; ``rrs`` straight away with one child).  Rank 0
+    stores the result in its output.
+
+    Examples
+    --------
+    >>> algo = read_msccl(tree_reduce_xml(4))
+    >>> [[s.type for s in t.steps] for t in algo.gpus[1].threadblocks]
+    [['rrs']]
+    """
+    _need_ranks(n)
+    if chunks < 1:
+        raise ScheduleError("chunks must be >= 1", value=chunks)
+    root = _algo_element(name, "reduce", n, chunks, inplace=False, root=0)
+    for v in range(n):
+        kids = _children(v, n)
+        up = -1 if v == 0 else (v - 1) // 2
+        gpu = ET.SubElement(root, "gpu", id=str(v), i_chunks=str(chunks),
+                            o_chunks=str(chunks if v == 0 else 0), s_chunks="0")
+        last_dst = "o" if v == 0 else "i"
+        if not kids:
+            tb = ET.SubElement(gpu, "tb", id="0", send=str(up), recv="-1", chan="0")
+            for j in range(chunks):
+                _step(tb, "s", ("i", j), ("i", j))
+            continue
+        if len(kids) == 2:
+            a = ET.SubElement(gpu, "tb", id="0", send="-1", recv=str(kids[0]), chan="0")
+            for j in range(chunks):
+                _step(a, "rrc", ("i", j), ("i", j))
+        b_id = 1 if len(kids) == 2 else 0
+        b = ET.SubElement(gpu, "tb", id=str(b_id), send=str(up), recv=str(kids[-1]), chan="0")
+        for j in range(chunks):
+            dep = (0, j) if len(kids) == 2 else None
+            _step(b, "rrc" if v == 0 else "rrs", ("i", j), (last_dst, j), dep=dep)
     return ET.tostring(root, encoding="unicode")

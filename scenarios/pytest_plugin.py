@@ -38,6 +38,7 @@ import pytest
 from portsim.scenarios.testing import (
     ScheduleAssertionError,
     assert_feasible,
+    assert_msccl_correct,
     assert_throughput_at_least,
 )
 from portsim.simulator.platform import PortModel
@@ -49,6 +50,7 @@ __all__ = [
     "PortsimValidator",
     "ScheduleAssertionError",
     "assert_feasible",
+    "assert_msccl_correct",
     "assert_throughput_at_least",
     "portsim_validate",
 ]

@@ -315,8 +315,10 @@ def run_planner(
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
     try:
         if result.replay == "asap":
-            return replace(_run_asap(name, kind, model, result, given, exact), options=options)
-        return replace(_run_strict(name, kind, model, result, given, exact), options=options)
+            run = _run_asap(name, kind, model, result, given, exact)
+        else:
+            run = _run_strict(name, kind, model, result, given, exact)
+        return replace(_in_operations(run, result.schedule, operation), options=options)
     except ScheduleError as err:
         if given is not None and err.path == "horizon":
             raise ScenarioError(err.message, source=scenario.source, path=key,
@@ -326,6 +328,25 @@ def run_planner(
                           throughput_bound=result.throughput_bound, notes=result.notes,
                           achieved_throughput=result.achieved_throughput,
                           options=options, plan=result)
+
+
+def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) -> PlannerRun:
+    """The measured throughput in operations of the scenario's size.
+
+    A schedule whose operation moves the message in pieces (the ``msccl``
+    planner: chunk index ``j`` is instance ``#j`` of size ``size / c``)
+    completes ``c`` instances per operation; every other planner's schedule
+    has the scenario's size and is left as it is.
+    """
+    piece = schedule.operation.size
+    if piece == operation.size or run.measured_throughput is None:
+        return run
+    share = piece / operation.size
+    note = (f"the schedule moves the message in instances of size {format_rational(piece)}: "
+            f"the measured throughput counts {format_rational(1 / share)} of them as one "
+            f"operation (completed counts instances)")
+    return replace(run, measured_throughput=run.measured_throughput * float(share),
+                   notes=(*run.notes, note))
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,

@@ -32,16 +32,23 @@ send port of A
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.numbers import format_rational, parse_rational
-from portsim.simulator.platform import PortModel
+from portsim.simulator.platform import NodeId, Platform, PortModel
 from portsim.simulator.report import Report
 from portsim.simulator.schedule import Schedule
 from portsim.simulator.validation import schedule_throughput, validate, violation_table
 
-__all__ = ["ScheduleAssertionError", "assert_feasible", "assert_throughput_at_least"]
+if TYPE_CHECKING:
+    from portsim.scenarios.msccl import MscclAlgorithm, MscclValidation
+
+__all__ = ["ScheduleAssertionError", "assert_feasible", "assert_msccl_correct",
+           "assert_throughput_at_least"]
 
 
 class ScheduleAssertionError(AssertionError):
@@ -205,3 +212,90 @@ def _lp_bound(schedule: Schedule, port_model: PortModel | str | None) -> Fractio
         raise PlannerError(f"no lp bound available ({found.reason}); pass bound=",
                            path="bound")
     return found.bound
+
+
+def assert_msccl_correct(
+    algorithm: str | os.PathLike[str] | MscclAlgorithm,
+    platform: Platform,
+    *,
+    size: Fraction | int | str = 1,
+    ranks: Sequence[NodeId] | None = None,
+    port_model: PortModel | str | None = None,
+    min_ratio: Fraction | int | float | str | None = None,
+    limit: int | None = 50,
+) -> MscclValidation:
+    """Assert that an MSCCL algorithm is correct and feasible on ``platform``.
+
+    The algorithm is read, list-scheduled and replayed strictly
+    (:func:`portsim.scenarios.msccl.validate_msccl`); every rank must end with
+    what the collective promises.  With ``min_ratio``, its pipelined
+    throughput must also reach ``min_ratio`` times the ``lp`` bound of the
+    same operation.
+
+    Parameters
+    ----------
+    algorithm:
+        A file name, the XML text, or an algorithm already read.
+    platform, size, ranks, port_model:
+        As in :func:`~portsim.scenarios.msccl.validate_msccl`.
+    min_ratio:
+        Required fraction of the ``lp`` bound (``"99/100"``, ``0.99``);
+        ``None``: the bound is not asked.
+    limit:
+        Show at most this many violations in the message.
+
+    Returns
+    -------
+    MscclValidation
+        The verdict, for further checks (makespan, throughput...).
+
+    Raises
+    ------
+    ScheduleAssertionError
+        Naming the ranks and chunks of an incorrect result, the violations of
+        an infeasible replay, or the ratio reached.  A malformed file raises
+        :class:`~portsim.simulator.errors.ScheduleError` (one line naming the
+        GPU, threadblock and step).
+
+    Examples
+    --------
+    >>> from portsim.simulator import Platform
+    >>> from portsim.scenarios.msccl import ring_allgather_xml
+    >>> p = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P2", 1),
+    ...                                          ("P2", "P0", 1)])
+    >>> assert_msccl_correct(ring_allgather_xml(3), p, size=3, min_ratio=1).throughput
+    Fraction(1, 2)
+    """
+    __tracebackhide__ = True
+    from portsim.scenarios.msccl import validate_msccl
+
+    need = None if min_ratio is None else parse_rational(
+        min_ratio, path="min_ratio", error=PlannerError)
+    verdict = validate_msccl(algorithm, platform, size=size, ranks=ranks,
+                             port_model=port_model, lp=need is not None)
+    name = verdict.timing.algorithm.source
+    where = f"strict replay, {verdict.report.port_model}"
+    if verdict.problems:
+        raise ScheduleAssertionError(
+            f"MSCCL algorithm {name} is incorrect ({where}):\n"
+            + "\n".join(f"  {problem}" for problem in verdict.problems), verdict.report)
+    if not verdict.correct:
+        report = verdict.report
+        raise ScheduleAssertionError(
+            f"MSCCL algorithm {name} is not feasible ({where}): {len(report.violations)} "
+            f"violation(s), {report.completed} of {report.instances} instances completed\n"
+            f"{violation_table(report, verdict.timing.schedule, limit=limit)}", report)
+    if need is not None:
+        ratio = verdict.ratio_to_lp_bound
+        if ratio is None:
+            raise ScheduleAssertionError(
+                f"MSCCL algorithm {name}: no ratio to the lp bound (throughput: "
+                f"{verdict.throughput_note or 'measured'}; lp bound: "
+                f"{verdict.lp_note or 'found'})", verdict.report)
+        if ratio < need:
+            raise ScheduleAssertionError(
+                f"MSCCL algorithm {name} reaches {format_rational(ratio)} = {float(ratio):.4g} "
+                f"of the lp bound {format_rational(verdict.lp_bound or Fraction(0))}, below "
+                f"{format_rational(need)} (throughput {format_rational(verdict.throughput or 0)}"
+                f", {verdict.throughput_note})", verdict.report)
+    return verdict

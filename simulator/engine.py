@@ -855,10 +855,16 @@ def replay_series(
     ``completed`` and ``measured_throughput`` are those of the pipelined
     series; it is how a one-shot tree is compared with a steady-state bound.
 
+    A schedule of instances ``0..c-1`` (an algorithm that moves ``c`` chunk
+    indexes per run, as an imported MSCCL algorithm does) repeats as a whole:
+    copy ``t``'s instance ``j`` is instance ``t * c + j``
+    (:meth:`~portsim.simulator.schedule.Schedule.repeat`), and ``completed``
+    counts instances, so a run is ``c`` of them.
+
     Parameters
     ----------
     schedule:
-        A one-shot schedule of instance 0.
+        A one-shot schedule of instance 0, or of instances ``0..c-1``.
     horizon:
         The time span of the series.
     exact, port_model:
@@ -877,7 +883,7 @@ def replay_series(
     Raises
     ------
     ScheduleError
-        If the schedule is periodic or mentions instances other than 0.
+        If the schedule is periodic or its instances are not ``0..c-1``.
 
     Notes
     -----
@@ -909,8 +915,9 @@ def replay_series(
     >>> replay_series(s, 10**12).completed  # counted from the repeating pattern
     999999999999
     """
-    if schedule.period is not None or schedule.instances() != [0]:
-        raise ScheduleError("a series repeats a one-shot schedule of instance 0 only")
+    per_run = schedule.instances()[-1] + 1  # instances of one copy: 0..per_run-1
+    if schedule.period is not None or schedule.instances() != list(range(per_run)):
+        raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
     if not schedule.events:
         raise ScheduleError("an empty schedule has no series to measure: the operation "
                             "needs no communication and completes at time 0")
@@ -965,7 +972,7 @@ def replay_series(
         played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
                        explicit_horizon=False)
         full = _conclude(*played, "asap", True)
-        if full.violations or full.completed != count:
+        if full.violations or full.completed != count * per_run:
             # Blocked: measure the prefix honestly below, over as many copies
             # as a first try of 64 (the blocking shows in every longer prefix).
             count = max(count, min(64, cap))
@@ -974,9 +981,11 @@ def replay_series(
         if found is not None:
             cycle, delta = found
             run, engine = played[0], played[1]
-            completion, _ = _completions(run, engine.held, list(range(count)), None)
+            completion, _ = _completions(run, engine.held, list(range(count * per_run)),
+                                         None)
             done = sum(1 for x in full.completion_times if x <= h)
-            for t in range(count - cycle, count):  # the last cycle repeats every delta
+            # the instances of the last cycle of copies repeat every delta
+            for t in range((count - cycle) * per_run, count * per_run):
                 b = run.out_time(completion[t])
                 if b + delta <= h:
                     done += int((h - b) / delta)

@@ -245,27 +245,45 @@ class Schedule:
         return sorted(found) or [0]
 
     def repeat(self, count: int, spacing: Fraction) -> Schedule:
-        """A one-shot series: instance ``t`` is a copy of instance 0 shifted by ``t * spacing``.
+        """A one-shot series of ``count`` copies shifted by ``t * spacing``.
 
-        Replayed as soon as possible, the per-port order is instance after
-        instance, so the copies pipeline; with ``spacing`` at least the
+        A schedule of instances ``0..c-1`` (``c`` = the largest instance it
+        mentions, plus one; ``c = 1`` for a schedule of instance 0) is one
+        run of ``c`` instances: copy ``t``'s instance ``j`` becomes instance
+        ``t * c + j``.  Replayed as soon as possible, the per-port order is
+        copy after copy, so the copies pipeline; with ``spacing`` at least the
         makespan, the series is feasible as written.
+
+        Examples
+        --------
+        >>> from portsim.simulator.platform import Platform
+        >>> from portsim.simulator.operations import Operation, OperationKind
+        >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+        >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+        >>> s = Schedule.from_dicts(p, op, [
+        ...     {"kind": "send", "src": "A", "dst": "B", "item": "b#0", "start": 0},
+        ...     {"kind": "send", "src": "A", "dst": "B", "item": "b#1", "start": 1}])
+        >>> [f"{e.item}@{e.start}" for e in s.repeat(2, Fraction(2)).events]
+        ['b@0', 'b#1@1', 'b#2@2', 'b#3@3']
         """
         if self.is_periodic:
             raise ScheduleError("repeat applies to one-shot schedules only")
         if count < 1:
             raise ScheduleError("count must be >= 1", value=count)
+        per_run = self.instances()[-1] + 1
         out: list[Event] = []
         for t in range(count):
             shift = spacing * t
+            base = t * per_run
             for e in self.events:
                 if isinstance(e, Send):
-                    out.append(replace(e, item=e.item.with_instance(t), start=e.start + shift))
+                    out.append(replace(e, item=e.item.with_instance(base + e.item.instance),
+                                       start=e.start + shift))
                 else:
                     out.append(replace(
                         e,
-                        inputs=tuple(x.with_instance(t) for x in e.inputs),
-                        output=e.output.with_instance(t),
+                        inputs=tuple(x.with_instance(base + x.instance) for x in e.inputs),
+                        output=e.output.with_instance(base + e.output.instance),
                         start=e.start + shift,
                     ))
         return replace(self, events=tuple(out))

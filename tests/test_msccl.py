@@ -92,8 +92,9 @@ LAST_R = '<step s="7" type="r" srcbuf="o" srcoff="1"'
      r"chunks of buffer 'o' \(got 2\)"),
     (re.sub(r'<gpu id="5".*?</gpu>', "", AG_TEXT, flags=re.S),
      r"gpu\[5\]: rank missing: ngpus = 8 but no <gpu id=5> \(got 5\)"),
-    (_broken(AG_TEXT, 'coll="allgather"', 'coll="reduce_scatter"'),
-     r"algo\.coll: reduce_scatter is not supported yet \(got 'reduce_scatter'\)"),
+    (_broken(AG_TEXT, 'coll="allgather"', 'coll="allscatter"'),
+     r"algo\.coll: unknown collective \(expected allgather, allreduce, alltoall, broadcast, "
+     r"reduce, reduce_scatter\) \(got 'allscatter'\)"),
 ])
 def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, pattern: str) -> None:
     bad = tmp_path / "bad.xml"

@@ -24,7 +24,8 @@ its seed), so the result store can tell done runs from new ones.
 
 A ``platform.simgrid`` file named in ``base`` or in the grid is relative to
 the study file; each run's document holds it as an absolute path, so a run
-loads from any working directory (and the report can rebuild it).
+loads from any working directory (and the report can rebuild it).  So is the
+``file`` of a ``{name: msccl, file: ALGO.xml}`` planner entry.
 """
 
 from __future__ import annotations
@@ -150,12 +151,36 @@ def run_key(scenario: Mapping[str, Any]) -> str:
     """
     inputs: dict[str, Any] = {"scenario": scenario}
     content = _simgrid_content(scenario)
+    algorithms = _msccl_contents(scenario)
     if content is not None:
         inputs["simgrid_sha256"] = hashlib.sha256(content).hexdigest()
-    else:
-        inputs = dict(scenario)  # keys of studies without SimGrid files stay as they were
+    if algorithms:
+        inputs["msccl_sha256"] = [hashlib.sha256(x).hexdigest() for x in algorithms]
+    if content is None and not algorithms:
+        inputs = dict(scenario)  # keys of studies without input files stay as they were
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _msccl_planner_entries(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``{name: msccl, file: ...}`` entries of the scenario's planners."""
+    planners = scenario.get("planners")
+    if not isinstance(planners, list):
+        return []
+    return [p for p in planners if isinstance(p, dict) and p.get("name") == "msccl"
+            and isinstance(p.get("file"), str) and p["file"]]
+
+
+def _msccl_contents(scenario: Mapping[str, Any]) -> list[bytes]:
+    """The bytes of the MSCCL algorithm files the planners name (unreadable: skipped,
+    the run reports them)."""
+    found = []
+    for entry in _msccl_planner_entries(scenario):
+        try:
+            found.append(Path(entry["file"]).read_bytes())
+        except OSError:
+            continue
+    return found
 
 
 def _simgrid_content(scenario: Mapping[str, Any]) -> bytes | None:
@@ -280,6 +305,9 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
             document.setdefault("name", spec.name)
             document["seed"] = seed
             _anchor_simgrid_file(document, Path(base_dir) if base_dir is not None else Path())
+            for entry in _msccl_planner_entries(document):  # relative to the study file
+                entry["file"] = str(((Path(base_dir) if base_dir is not None else Path())
+                                     / entry["file"]).absolute())
             # A model evaluation computes other fields than a replay: another key.
             key = (run_key(document) if spec.evaluation == "replay"
                    else run_key({"evaluation": spec.evaluation, "scenario": document}))
