@@ -529,7 +529,7 @@ def test_study_runs_an_msccl_entry_relative_to_the_study_file(files: Path,
                                                               ) -> None:
     """The file is relative to the study file (anchored in each run's document, as
     a SimGrid platform file is), and its content is part of the run key."""
-    from portsim.reports.studies.execute import execute_run
+    from portsim.scenarios.study.execute import execute_run
     from portsim.scenarios.study.spec import load_study
 
     platform = yaml.safe_load((files / "platform.yaml").read_text(encoding="utf-8"))

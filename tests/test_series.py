@@ -43,7 +43,14 @@ def brute_series(schedule: Schedule, horizon: Fraction) -> int:
                   if isinstance(e, Send) else platform.compute_time(e.node)
                   for e in schedule.events)
     copies = int(horizon * k / longest) + 2
-    span = max(Fraction(1), replay(schedule, mode="asap").end_time or 1)
+    # Copies spaced by the stated span at least: on every port, the stated times
+    # then order the copies instance after instance, the series' definition (a
+    # spacing by the shorter ASAP span would let a copy's early events overtake
+    # the previous copy's late ones).
+    stated = max(e.start + (platform.duration(e.src, e.dst, schedule.operation.size, e.part)
+                            if isinstance(e, Send) else platform.compute_time(e.node))
+                 for e in schedule.events)
+    span = max(Fraction(1), stated, replay(schedule, mode="asap").end_time or 1)
     return replay(schedule.repeat(copies, Fraction(span)), mode="asap",
                   horizon=horizon).completed
 
