@@ -37,7 +37,7 @@ from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, 
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, solve_float
-from portsim.planners.lp._steiner import EXACT_WORK, TreePricer, improving_trees
+from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
@@ -219,13 +219,15 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
         (u, v): busy * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
     z_total = Fraction(0)
+    unproven = []
     for i, pricer in enumerate(pricers):
         cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type]
         assert cheapest is not None, "the pricer reached its destinations before"
         z_total += min(exact.y_eq[i], Fraction(cheapest.lower))
-    heuristic = [s for s, p in zip(sources, pricers, strict=True) if not p.exact_search]
-    if heuristic:
-        exact = replace(exact, notes=(*exact.notes, _heuristic_note(heuristic)))
+        if not cheapest.exact:
+            unproven.append(sources[i])
+    if unproven:
+        exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
     pi = sum(exact.y_ub, Fraction(0))
     # No certificate from duals that price every source's trees at zero: the
     # caller then falls back to the flow program's bound.
@@ -234,13 +236,6 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 for k, (i, tree) in enumerate(columns)]
     return ([c for c in weighted if c[1] > 0],
             None if upper is None else max(upper, exact.lower), exact)
-
-
-def _heuristic_note(sources: Sequence[NodeId]) -> str:
-    """The note of a Steiner pricing beyond the exact search's bound."""
-    return (f"Steiner trees of {', '.join(map(str, sources))} priced by a heuristic "
-            f"(too many destinations for the exact search, {EXACT_WORK:,} steps): "
-            f"the upper bound uses a lower bound on the cheapest tree")
 
 
 def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],

@@ -89,7 +89,7 @@ from portsim.planners.lp._reduce import (
 )
 from portsim.planners.lp._reduce import _unit as _reduce_unit
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
-from portsim.planners.lp._steiner import EXACT_WORK, TreePricer, improving_trees
+from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
@@ -364,6 +364,7 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             seen_configs.add(config)
             added = True
         cheapest = []
+        unproven: set[int] = set()
         price_exact = {e: busy[e] * v_exact[e] for e in links}
         for i in range(len(sources)):
             found_tree = pricers[i].best(price_exact, Fraction(0))
@@ -371,6 +372,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
                 return PlanResult.error(NAME, f"{sources[i]} reaches no spanning tree")
             exact_tree, exact_cost = found_tree.edges, found_tree.cost
             cheapest.append(found_tree.lower)
+            if not found_tree.exact:
+                unproven.add(i)
             if exact_cost < y_row[src0 + i] and (i, exact_tree) not in seen_trees:
                 trees.append((i, exact_tree))
                 seen_trees.add((i, exact_tree))
@@ -400,11 +403,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
              f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
              f"{sum(1 for w, _ in weighted_configs if w > 0)} matching(s) and "
              f"{sum(1 for _, w, _ in weighted_trees if w > 0)} tree(s) used"]
-    heuristic = [s for s, p in zip(sources, pricers, strict=True) if not p.exact_search]
-    if heuristic:
-        notes.append(f"Steiner trees of {', '.join(map(str, heuristic))} priced by a heuristic "
-                     f"(too many destinations for the exact search, {EXACT_WORK:,} steps): "
-                     f"the upper bound uses a lower bound on the cheapest tree")
+    if unproven:
+        notes.append(heuristic_note([sources[i] for i in unproven]))
     return CGSolution(certified, [t for t in weighted_trees if t[1] > 0],
                       [c for c in weighted_configs if c[0] > 0], float_rounds,
                       len(configs) + len(trees), notes)

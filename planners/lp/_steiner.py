@@ -58,7 +58,7 @@ import networkx as nx
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.simulator.platform import NodeId
 
-__all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "improving_trees"]
+__all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "heuristic_note", "improving_trees"]
 
 EXACT_WORK = 100_000
 """Exact Steiner search only when ``3^k · n`` (``k`` destinations, ``n`` nodes) is at most this."""
@@ -376,3 +376,10 @@ def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
         if found:
             return found
     return []
+
+
+def heuristic_note(sources: Iterable[NodeId]) -> str:
+    """The note of a certificate whose Steiner pricing stayed heuristic for ``sources``."""
+    return (f"Steiner trees of {', '.join(map(str, sources))}: cheapest tree not proven "
+            f"(too many destinations for the exact search, {EXACT_WORK:,} steps); the "
+            f"certified upper bound uses a lower bound on its price")
