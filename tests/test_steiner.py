@@ -41,20 +41,23 @@ def arborescences(arcs: Sequence[Arc], root: str, terminals: set[str]) -> list[f
     enumerating arc subsets."""
     found = []
     useful = [a for a in arcs if a[1] != root]
-    for k in range(len(terminals), len(useful) + 1):
+    for k in range(len(terminals), min(len(useful), 6) + 1):  # 7 nodes: 6 arcs at most
         for subset in itertools.combinations(useful, k):
-            heads = [v for _, v in subset]
-            if len(set(heads)) != k:  # one in-arc per node
+            heads = {v for _, v in subset}
+            if len(heads) != k or not terminals <= heads:  # one in-arc per node
                 continue
-            g = nx.DiGraph(list(subset))
-            g.add_node(root)
-            if not terminals <= set(g) or set(nx.descendants(g, root)) != set(g) - {root}:
-                continue
-            leaves = {v for v in g if g.out_degree(v) == 0 and v != root}
-            if leaves <= terminals:
+            tails = {u for u, _ in subset}
+            if not heads >= tails - {root} or not heads - tails <= terminals:
+                continue  # a tail fed by no arc, or a leaf that is no terminal
+            reached, frontier = {root}, [root]
+            while frontier:
+                u = frontier.pop()
+                for x, y in subset:
+                    if x == u and y not in reached:
+                        reached.add(y)
+                        frontier.append(y)
+            if reached == heads | {root}:
                 found.append(frozenset(subset))
-        if k >= 7:  # trees of up to 7 nodes: at most 6 arcs
-            break
     return found
 
 
@@ -97,12 +100,14 @@ def configurations(platform: Platform) -> list[frozenset[Arc]]:
 
 def packing_optimum(platform: Platform, sources: list[tuple[str, set[str]]]) -> float:
     """max TP: per source, its Steiner trees' weights sum to TP; every link's tree
-    time is covered by configurations whose weights sum to at most 1 (all
-    ``multiport`` without k: every link on its own, busy at most 1)."""
+    time is covered by configurations whose weights sum to at most 1.  On
+    all-``multiport`` platforms port sums instead: every link busy at most 1
+    and, under ``multiport:k``, every node's out-links and in-links at most k
+    (exact: the bipartite b-matching polytope is integral)."""
     arcs = [(x.src, x.dst) for x in platform.links]
     trees = [(i, t) for i, (s, d) in enumerate(sources) for t in arborescences(arcs, s, d)]
     multiport = all(platform.port_model_of(v).kind is PortKind.MULTIPORT
-                    and platform.port_model_of(v).k is None for v in platform.node_ids)
+                    for v in platform.node_ids)
     configs = [] if multiport else configurations(platform)
     n_var = 1 + len(trees) + len(configs)  # TP, trees, configurations
     a_ub, b_ub = [], []
@@ -124,6 +129,15 @@ def packing_optimum(platform: Platform, sources: list[tuple[str, set[str]]]) -> 
         row[1 + len(trees):] = 1.0
         a_ub.append(row)
         b_ub.append(1.0)
+    for node in platform.node_ids if multiport else ():
+        k = platform.port_model_of(node).k
+        for end in (0, 1):  # out-links, in-links
+            row = np.zeros(n_var)
+            for j, (_, t) in enumerate(trees):
+                row[1 + j] = sum(float(platform.cost(*e)) for e in t if e[end] == node)
+            if k is not None and row.any():
+                a_ub.append(row)
+                b_ub.append(float(k))
     a_eq, b_eq = [], []
     for i in range(len(sources)):
         row = np.zeros(n_var)
@@ -305,7 +319,7 @@ def _check_random(model: str, seed: int, count: int) -> None:
 
 @pytest.mark.parametrize("model", MODELS)
 def test_random_relay_platforms(model: str) -> None:
-    _check_random(model, seed=len(model), count=4)
+    _check_random(model, seed=1, count=4)
 
 
 @pytest.mark.slow
