@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from portsim.planners.lp import steady_state
+from portsim.planners.base import PlanResult
 from portsim.planners.lp import _steiner as steiner
+from portsim.planners.lp import steady_state
 from portsim.planners.lp._steiner import TreePricer
 from portsim.simulator import Platform, replay
 from portsim.simulator.operations import Operation, OperationKind
@@ -185,11 +186,13 @@ def test_cheapest_steiner_tree_against_enumeration(heuristic: bool,
         pricer = TreePricer(arcs, root, reach, terminals)
         best = pricer.best(price, F(0))
         optimum = brute_steiner(arcs, root, terminals, price)
-        assert best is not None and optimum is not None
+        assert best is not None
+        assert optimum is not None
         # A valid arborescence from root, reaching the terminals, leaves all terminals.
         g = nx.DiGraph(list(best.edges))
         g.add_node(root)
-        assert nx.is_arborescence(g) and g.in_degree(root) == 0
+        assert nx.is_arborescence(g)
+        assert g.in_degree(root) == 0
         assert terminals <= set(g)
         assert all(v in terminals for v in g if g.out_degree(v) == 0 and v != root)
         assert best.cost == sum((price[a] for a in best.edges), F(0))
@@ -220,7 +223,8 @@ def test_the_heuristic_stays_within_a_few_percent() -> None:
         pricer = TreePricer(arcs, root, reach, terminals)
         fast = pricer.best(price, F(0), exact=False)
         optimum = brute_steiner(arcs, root, terminals, price)
-        assert fast is not None and optimum is not None
+        assert fast is not None
+        assert optimum is not None
         total_h += fast.cost
         total_opt += optimum
     assert total_h <= F(105, 100) * total_opt
@@ -237,9 +241,10 @@ RELAY = [("S", "A", 1), ("S", "R", 5), ("A", "S", 1)]
 MODELS = ["bidirectional", "unidirectional", "multiport", "multiport:2"]
 
 
-def _ratio(result, periods: int = 100) -> float:  # type: ignore[no-untyped-def]
+def _ratio(result: PlanResult, periods: int = 100) -> float:
     """completed / (bound · horizon) over ``periods`` periods of a strict replay."""
-    assert result.schedule is not None and result.period is not None
+    assert result.schedule is not None
+    assert result.period is not None
     report = replay(result.schedule, horizon=result.period * periods)
     assert report.violations == (), [str(v) for v in report.violations[:3]]
     return report.completed / float(result.throughput_bound * result.period * periods)
@@ -253,7 +258,8 @@ def test_relay_broadcast_reaches_the_bound(model: str) -> None:
     result = steady_state(p, Operation(OperationKind.BROADCAST, source="S"))
     assert result.status == "ok", result.message
     assert result.throughput_bound == 1
-    assert result.achieved_throughput == 1 and result.bound_reached
+    assert result.achieved_throughput == 1
+    assert result.bound_reached
     assert _ratio(result) >= 0.9
     assert any("Steiner" in note for note in result.notes)
 

@@ -18,9 +18,12 @@ Two formulations:
 When every node reachable from the source is a destination, Edmonds'
 branching theorem makes the two optima equal (the text: "a weighted version of
 Edmond's branching theorem").  Otherwise (routers, or destinations a subset)
-spanning trees must also feed the other nodes: the flow program's exact
-optimum stays the bound, the trees give a certified lower end and the result
-states the interval.
+the columns are Steiner arborescences, which reach every destination and
+relay through or skip the other nodes (:mod:`._steiner`): their packing
+bounds every store-and-forward schedule (each piece of a message reaches the
+destinations along one) and can be strictly below the flow program, whose
+optimum stays only as a cap when the Steiner pricing is heuristic and the
+result an interval.
 """
 
 from __future__ import annotations
@@ -221,7 +224,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     z_total = Fraction(0)
     unproven = []
     for i, pricer in enumerate(pricers):
-        cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type]
+        cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type,type-var]
         assert cheapest is not None, "the pricer reached its destinations before"
         z_total += min(exact.y_eq[i], Fraction(cheapest.lower))
         if not cheapest.exact:
@@ -300,9 +303,11 @@ def plan_allgather(platform: Platform, operation: Operation, options: LpOptions)
     bidirectional program of the broadcast report's section 2.2.1 with one
     message type per source).  It bounds every schedule: over any time span,
     the distinct copies of ``m[k]`` crossing each link satisfy it.  The
-    schedule uses weighted spanning arborescences per source, by column
+    schedule uses weighted arborescences per source, by column
     generation; when every reachable node is a participant they meet the bound
-    (Edmonds' branching theorem, source by source).  The test suite checks the
+    (Edmonds' branching theorem, source by source); else they are Steiner
+    arborescences that skip or relay through the other nodes, and the bound
+    is their packing's optimum.  The test suite checks the
     bound against a brute force over every combination of trees on tiny
     platforms.
     """

@@ -19,7 +19,8 @@ The linear program (P) of section 3.2, generalised to every collective::
 
 where ``traffic(e)`` is the explicit flow (scatter, gather, all-to-all), the
 ``send`` variables (reduce) or ``Σ_{T ∋ e} y_T`` (broadcast, all-gather:
-weighted spanning arborescences, as in :mod:`portsim.planners.lp._broadcast`).
+weighted arborescences, spanning or Steiner, as in
+:mod:`portsim.planners.lp._broadcast`).
 Reduce takes the same structure as broadcast (:func:`reduce_with_matchings`):
 weighted reduction trees as columns, priced by the interval dynamic program
 :func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
@@ -37,7 +38,10 @@ configuration improves when its weight ``Σ mult·v_e`` exceeds ``u``: the
 best one is a maximum-weight matching of the port graph (networkx's
 blossom algorithm).  A tree of source ``s`` improves when its cost
 ``Σ c·size·v_e`` is below the dual ``z_s`` of its source row: the best one
-is a minimum arborescence (Chu–Liu/Edmonds).  Paths and flows stay explicit
+is a minimum arborescence (Chu–Liu/Edmonds), or a cheapest Steiner
+arborescence where some reachable node is not a destination
+(:mod:`portsim.planners.lp._steiner`: exact within its bound, else a
+heuristic, tried first in every round anyway).  Paths and flows stay explicit
 variables (polynomially many).  The loop stops when no column has a reduced
 cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
 duals), or after :data:`MAX_ROUNDS` rounds.
@@ -48,7 +52,8 @@ rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactl
 arborescence in Fractions).  An exactly improving column is added and the
 exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
 ``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
-``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree) make the dual
+``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree, or a certified
+lower bound on it where the Steiner pricing is heuristic) make the dual
 feasible for every column outside the master, and weak duality over the
 master's own columns (:func:`portsim.planners.lp._exact.dual_bound`, with the
 variables' explicit upper bounds) gives a certified upper bound on the full
