@@ -24,8 +24,8 @@ to arborescences on directed links, hence this module:
   ``g[S][u] = min over splits S = S1 ⊎ S2 of dp[S1][u] + dp[S2][u]`` (one
   Dijkstra per subset, on reversed arcs).  Time ``O(3^k·n + 2^k·(m + n log
   n))`` for ``k = |D|``, ``n`` nodes, ``m`` arcs; memory ``O(2^k·n)``.  It
-  runs only when ``3^k · n <= EXACT_WORK`` (:data:`EXACT_WORK`: about 10^5
-  basic steps, e.g. 7 destinations among 90 nodes or 9 among 10).  Exact
+  runs only when ``3^k · n <= EXACT_WORK`` (:data:`EXACT_WORK`: 10^5 basic
+  steps, e.g. 7 destinations among up to 45 nodes, 8 among up to 15).  Exact
   prices (Fractions) are scaled to integers by the lcm of their
   denominators, so the search is exact and fast.
 - **Beyond that bound, heuristic**: the shortest-path heuristic (grow the tree
@@ -361,13 +361,14 @@ def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
 
     Every pricer first runs fast (spanning pricers are exact anyway, Steiner
     pricers their heuristic); only when no source gains a new column that way
-    do the Steiner pricers run their exact search, so the float loop stops
-    only where the exact pricing (within its bound) finds nothing either.
+    do the Steiner pricers within the exact search's bound run it, so the
+    float loop stops only where the exact pricing finds nothing either (the
+    others stay heuristic; the certificate then uses their lower bounds).
     """
     for exact in (False, True):
         found: list[tuple[int, Tree]] = []
         for i, pricer in enumerate(pricers):
-            if exact and not pricer.steiner:
+            if exact and not (pricer.steiner and pricer.exact_search):
                 continue
             tree = pricer.best(price, 0.0, exact=exact)
             if tree is not None and tree.cost < duals[i] - tolerance \
