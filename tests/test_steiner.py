@@ -331,3 +331,21 @@ def test_random_relay_platforms(model: str) -> None:
 @pytest.mark.parametrize("model", MODELS)
 def test_random_relay_platforms_many(model: str) -> None:
     _check_random(model, seed=100 + len(model), count=25)
+
+
+def test_exact_search_on_huge_denominators() -> None:
+    """Prices whose common denominator passes 2^53: the search runs in Python
+    integers and stays exact."""
+    rng = random.Random(3)
+    checked = 0
+    for _ in range(40):
+        arcs, root, terminals, reach = random_instance(rng)
+        if not terminals:
+            continue
+        price = {a: F(rng.randint(0, 9), 2**60 + rng.randint(1, 50)) for a in arcs}
+        best = TreePricer(arcs, root, reach, terminals).best(price, F(0))
+        assert best is not None
+        assert best.exact
+        assert best.cost == brute_steiner(arcs, root, terminals, price)
+        checked += 1
+    assert checked > 25

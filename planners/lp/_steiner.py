@@ -21,13 +21,15 @@ to arborescences on directed links, hence this module:
 - **Exact**, by the Dreyfus–Wagner dynamic program generalised to
   arborescences: ``dp[S][v]``, the cheapest arborescence rooted at ``v``
   covering the terminal set ``S``, is ``min_u dist(v, u) + g[S][u]`` with
-  ``g[S][u] = min over splits S = S1 ⊎ S2 of dp[S1][u] + dp[S2][u]`` (one
-  Dijkstra per subset, on reversed arcs).  Time ``O(3^k·n + 2^k·(m + n log
-  n))`` for ``k = |D|``, ``n`` nodes, ``m`` arcs; memory ``O(2^k·n)``.  It
-  runs only when ``3^k · n <= EXACT_WORK`` (:data:`EXACT_WORK`: 10^5 basic
-  steps, e.g. 7 destinations among up to 45 nodes, 8 among up to 15).  Exact
-  prices (Fractions) are scaled to integers by the lcm of their
-  denominators, so the search is exact and fast.
+  ``g[S][u] = min over splits S = S1 ⊎ S2 of dp[S1][u] + dp[S2][u]``
+  (``dist`` from one Floyd–Warshall; both minima vectorised with numpy over
+  the nodes).  Time ``O(3^k·n + 2^k·n² + n³)`` for ``k = |D|`` and ``n``
+  nodes, memory ``O(2^k·n + n²)``.  It runs only when ``3^k·n + 2^k·n² <=
+  EXACT_WORK`` (:data:`EXACT_WORK`, 10^6: e.g. 6 destinations among up to
+  115 nodes, 8 among up to 50, 9 among up to 28).  Exact prices
+  (Fractions) are scaled to integers by the lcm of their denominators and
+  searched in doubles when every sum stays below 2^53 (exactly), else in
+  Python integers: the search is exact.
 - **Beyond that bound, heuristic**: the shortest-path heuristic (grow the tree
   from the root, attaching at each step the nearest uncovered destination
   by a shortest path from any tree node), improved by re-spanning its
@@ -36,7 +38,7 @@ to arborescences on directed links, hence this module:
   heuristic (``exact`` false) and carries a *lower* bound on the cheapest
   cost, the larger of the longest shortest path from the root to a
   destination and the exact cheapest tree covering the ``k'`` farthest
-  destinations (``3^k' · n <= EXACT_WORK``): any tree covering ``D`` covers
+  destinations (as many as the same bound allows): any tree covering ``D`` covers
   that subset, and prices are nonnegative.  The certificate of the column
   generation uses that lower bound, so its upper bound stays valid.
 
@@ -54,19 +56,38 @@ from fractions import Fraction
 from typing import Generic, TypeVar
 
 import networkx as nx
+import numpy as np
 
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.simulator.platform import NodeId
 
 __all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "heuristic_note", "improving_trees"]
 
-EXACT_WORK = 100_000
-"""Exact Steiner search only when ``3^k · n`` (``k`` destinations, ``n`` nodes) is at most this."""
+EXACT_WORK = 1_000_000
+"""Exact Steiner search only when ``3^k·n + 2^k·n²`` (``k`` destinations, ``n`` nodes) is at most this."""
 
 W = TypeVar("W", float, Fraction)
 Link = tuple[NodeId, NodeId]
 Tree = tuple[Link, ...]
 _Num = int | float
+
+
+def _work(k: int, n: int) -> int:
+    """The steps of the exact search for ``k`` destinations among ``n`` nodes."""
+    return 3 ** k * n + 2 ** k * n * n
+
+
+def _array(work: Sequence[_Num], n: int) -> np.ndarray:
+    """An ``n × n`` array of infinities in the dtype that holds ``work`` exactly."""
+    if any(isinstance(w, float) for w in work):
+        return np.full((n, n), math.inf)
+    if 4 * sum(abs(w) for w in work) < 2 ** 53:
+        # Every value the search compares is at most three trees' costs, so at
+        # most 3 · Σ work: integers below 2^53 add exactly in doubles.
+        return np.full((n, n), math.inf)
+    out = np.empty((n, n), dtype=object)
+    out.fill(math.inf)
+    return out
 
 
 @dataclass(frozen=True)
@@ -130,8 +151,9 @@ class TreePricer:
         self.steiner = len(self.terminals) < self.n - 1
         """True when some reachable node is not a destination."""
         self.exact_search = (not self.steiner
-                             or 3 ** len(self.terminals) * self.n <= EXACT_WORK)
+                             or _work(len(self.terminals), self.n) <= EXACT_WORK)
         """True when :meth:`best` with ``exact`` is proven cheapest."""
+        self._split_cache: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.out: list[list[int]] = [[] for _ in range(self.n)]
         self.inn: list[list[int]] = [[] for _ in range(self.n)]
         for j, (a, b) in enumerate(self.ends):
@@ -188,7 +210,7 @@ class TreePricer:
             dist = self._dijkstra(work, [0], forward=True)[0]
             by_distance = sorted(self.terminals, key=lambda t: (-dist[t], t))
             k = 0
-            while k < len(by_distance) and 3 ** (k + 1) * self.n <= EXACT_WORK:
+            while k < len(by_distance) and _work(k + 1, self.n) <= EXACT_WORK:
                 k += 1
             subset = self._dreyfus_wagner(work, sorted(by_distance[:k]))
             if subset is not None:
@@ -243,50 +265,96 @@ class TreePricer:
                     heapq.heappush(heap, (nd, w))
         return dist, via
 
+    def _layers(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Terminal sets (bit masks) by size from 2 up, each with its splits
+        ``S1 | S2``, ``S1`` holding the lowest terminal (each split once): per
+        size, the masks ``(L,)`` and the two parts ``(L, 2^(size-1) - 1)``."""
+        if k not in self._split_cache:
+            by_size: dict[int, list[int]] = {}
+            for mask in range(1, 1 << k):
+                by_size.setdefault(mask.bit_count(), []).append(mask)
+            layers = []
+            for size in range(2, k + 1):
+                masks = by_size[size]
+                parts = []
+                for mask in masks:
+                    low = mask & -mask
+                    subs = []
+                    sub = (mask - 1) & mask
+                    while sub:
+                        if sub & low:
+                            subs.append(sub)
+                        sub = (sub - 1) & mask
+                    parts.append(subs)
+                one = np.array(parts, dtype=np.int64)
+                layers.append((np.array(masks, dtype=np.int64), one,
+                               np.array(masks, dtype=np.int64)[:, np.newaxis] ^ one))
+            self._split_cache[k] = layers
+        return self._split_cache[k]
+
+    def _all_pairs(self, work: Sequence[_Num]) -> tuple[np.ndarray, np.ndarray]:
+        """Floyd–Warshall: distances and the first arc of a cheapest path, every pair."""
+        n = self.n
+        dist = _array(work, n)
+        first = np.full((n, n), -1, dtype=np.int64)
+        for j, (a, b) in enumerate(self.ends):
+            if work[j] < dist[a, b]:
+                dist[a, b] = work[j]
+                first[a, b] = j
+        for i in range(n):
+            dist[i, i] = 0
+        for m in range(n):
+            through = dist[:, m:m + 1] + dist[m:m + 1, :]
+            better = np.asarray(through < dist, dtype=bool)
+            dist = np.where(better, through, dist)
+            first = np.where(better, first[:, m:m + 1], first)
+        return dist, first
+
     def _dreyfus_wagner(self, work: Sequence[_Num], terminals: Sequence[int]
                         ) -> list[int] | None:
-        """Arc indexes of a cheapest arborescence from node 0 covering ``terminals``."""
+        """Arc indexes of a cheapest arborescence from node 0 covering ``terminals``.
+
+        ``dp[S][v] = min_u dist(v, u) + g[S][u]``, ``g[S][u]`` the best split
+        of ``S`` at ``u`` (0 at the terminal itself when ``S`` is a single
+        one), vectorised with numpy over the nodes (floats, 64-bit integers
+        when the scaled exact prices fit, Python integers otherwise).
+        """
         k = len(terminals)
         if k == 0:
             return []
-        inf = math.inf
         n = self.n
-        dp: list[list[_Num]] = [[] for _ in range(1 << k)]
-        arc_back: list[list[int]] = [[] for _ in range(1 << k)]
-        split_back: list[list[int]] = [[] for _ in range(1 << k)]
-        for s in range(1, 1 << k):  # every proper submask of s is smaller than s
-            g: list[_Num] = [inf] * n
-            split = [0] * n
-            if s & (s - 1) == 0:
-                g[terminals[s.bit_length() - 1]] = 0
-            else:
-                low = s & -s
-                sub = (s - 1) & s
-                while sub:
-                    if sub & low:  # each split once: the part holding the lowest terminal
-                        a, b = dp[sub], dp[s ^ sub]
-                        for v in range(n):
-                            c = a[v] + b[v]
-                            if c < g[v]:
-                                g[v] = c
-                                split[v] = sub
-                    sub = (sub - 1) & s
-            dist, via = self._dijkstra(work, (), forward=False, initial=g)
-            dp[s], arc_back[s], split_back[s] = dist, via, split
+        dist, first = self._all_pairs(work)
+        dp = np.empty((1 << k, n), dtype=dist.dtype)
+        via = np.zeros((1 << k, n), dtype=np.int64)
+        cut = np.zeros((1 << k, n), dtype=np.int64)
+        # One terminal t: a cheapest path from v to t.
+        singles = np.array([1 << i for i in range(k)], dtype=np.int64)
+        dp[singles] = dist[:, terminals].T
+        via[singles] = np.array(terminals, dtype=np.int64)[:, np.newaxis]
+        for masks, subs, others in self._layers(k):  # by size: the parts are done
+            options = dp[subs] + dp[others]  # (L, splits, n)
+            best = np.argmin(options, axis=1)  # (L, n)
+            g = np.take_along_axis(options, best[:, np.newaxis, :], axis=1)[:, 0, :]
+            cut[masks] = np.take_along_axis(subs, best, axis=1)
+            closure = dist[np.newaxis, :, :] + g[:, np.newaxis, :]  # (L, v, u)
+            u = np.argmin(closure, axis=2)
+            dp[masks] = np.take_along_axis(closure, u[:, :, np.newaxis], axis=2)[:, :, 0]
+            via[masks] = u
         full = (1 << k) - 1
-        if dp[full][0] == inf:
+        if not dp[full, 0] < math.inf:
             return None
         used: set[int] = set()
         stack = [(full, 0)]
         while stack:
             s, v = stack.pop()
-            j = arc_back[s][v]
-            if j >= 0:
+            u = int(via[s, v])
+            while v != u:
+                j = int(first[v, u])
                 used.add(j)
-                stack.append((s, self.ends[j][1]))
-            elif split_back[s][v]:
-                sub = split_back[s][v]
-                stack += [(sub, v), (s ^ sub, v)]
+                v = self.ends[j][1]
+            sub = int(cut[s, u])
+            if sub:
+                stack += [(sub, u), (s ^ sub, u)]
         return self._respan(sorted(used), work)
 
     def _respan(self, arcs: Sequence[int], work: Sequence[_Num]) -> list[int]:
