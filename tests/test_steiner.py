@@ -349,3 +349,28 @@ def test_exact_search_on_huge_denominators() -> None:
         assert best.cost == brute_steiner(arcs, root, terminals, price)
         checked += 1
     assert checked > 25
+
+
+@pytest.mark.parametrize("model", ["bidirectional", "unidirectional"])
+def test_heuristic_pricing_keeps_a_valid_interval(model: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no exact search at all, the certified bound stays above the true
+    packing optimum and the trees found below it; an unproven pricing says so."""
+    monkeypatch.setattr(steiner, "EXACT_WORK", 0)
+    rng = random.Random(5)
+    for _ in range(4):
+        p, op, sources = random_platform(rng, model)
+        optimum = packing_optimum(p, sources)
+        result = steady_state(p, op)
+        assert result.status == "ok", result.message
+        assert result.throughput_bound is not None
+        per_source: dict[str, F] = {}
+        for t in result.trees:
+            (root,) = {u for u, _ in t.edges} - {v for _, v in t.edges}
+            per_source[root] = per_source.get(root, F(0)) + t.weight
+        found = min(per_source.values())
+        assert set(per_source) == {s for s, _ in sources}
+        assert float(found) <= optimum * (1 + 1e-9)
+        assert float(result.throughput_bound) >= optimum * (1 - 1e-9)
+        if result.throughput_bound > found:
+            assert "certified interval" in result.message
