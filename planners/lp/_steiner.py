@@ -64,7 +64,8 @@ from portsim.simulator.platform import NodeId
 __all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "heuristic_note", "improving_trees"]
 
 EXACT_WORK = 1_000_000
-"""Exact Steiner search only when ``3^k·n + 2^k·n²`` (``k`` destinations, ``n`` nodes) is at most this."""
+"""Exact Steiner search only where ``3^k·n + 2^k·n²`` (``k`` destinations, ``n``
+nodes) is at most this."""
 
 W = TypeVar("W", float, Fraction)
 Link = tuple[NodeId, NodeId]
