@@ -156,10 +156,8 @@ class TreePricer:
         """True when :meth:`best` with ``exact`` is proven cheapest."""
         self._split_cache: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.out: list[list[int]] = [[] for _ in range(self.n)]
-        self.inn: list[list[int]] = [[] for _ in range(self.n)]
-        for j, (a, b) in enumerate(self.ends):
+        for j, (a, _) in enumerate(self.ends):
             self.out[a].append(j)
-            self.inn[b].append(j)
 
     def initial(self) -> Tree:
         """A first column: a breadth-first tree, its non-destination leaves pruned."""
@@ -208,7 +206,7 @@ class TreePricer:
         cost = self._cost(chosen, weights, zero)
         bound: _Num = farthest
         if exact:  # the exact tree of the farthest destinations bounds every tree below
-            dist = self._dijkstra(work, [0], forward=True)[0]
+            dist = self._dijkstra(work, [0])[0]
             by_distance = sorted(self.terminals, key=lambda t: (-dist[t], t))
             k = 0
             while k < len(by_distance) and _work(k + 1, self.n) <= EXACT_WORK:
@@ -241,24 +239,21 @@ class TreePricer:
             return Fraction(int(value), scale)  # type: ignore[return-value]
         return float(value)  # type: ignore[return-value]
 
-    def _dijkstra(self, work: Sequence[_Num], start: Sequence[int], *, forward: bool,
-                  initial: Sequence[_Num] | None = None) -> tuple[list[_Num], list[int]]:
-        """Distances from ``start`` (forward) or to it (backward), and the last arc used."""
-        inf = math.inf
-        dist: list[_Num] = [inf] * self.n if initial is None else list(initial)
-        if initial is None:
-            for v in start:
-                dist[v] = 0
+    def _dijkstra(self, work: Sequence[_Num], start: Iterable[int]
+                  ) -> tuple[list[_Num], list[int]]:
+        """Distances from the nodes ``start`` and the last arc of a cheapest path."""
+        dist: list[_Num] = [math.inf] * self.n
+        for v in start:
+            dist[v] = 0
         via = [-1] * self.n
-        heap = [(dist[v], v) for v in range(self.n) if dist[v] < inf]
+        heap = [(dist[v], v) for v in range(self.n) if dist[v] == 0]
         heapq.heapify(heap)
-        adj = self.out if forward else self.inn
         while heap:
             d, u = heapq.heappop(heap)
             if d > dist[u]:
                 continue
-            for j in adj[u]:
-                w = self.ends[j][1] if forward else self.ends[j][0]
+            for j in self.out[u]:
+                w = self.ends[j][1]
                 nd = d + work[j]
                 if nd < dist[w]:
                     dist[w] = nd
@@ -397,7 +392,7 @@ class TreePricer:
         farthest: _Num = 0
         first = True
         while left:
-            dist, via = self._dijkstra(work, sorted(in_tree), forward=True)
+            dist, via = self._dijkstra(work, sorted(in_tree))
             if first:
                 farthest = max(dist[t] for t in left)
                 if farthest == inf:
