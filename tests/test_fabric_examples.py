@@ -100,18 +100,20 @@ def test_mi250_broadcast_figures() -> None:
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the exact period")
-@pytest.mark.parametrize(("example", "bound", "lower", "achieved"), [
-    ("allgather-dgx-a100", F(65, 3), F(25, 8), F(34, 11)),
-    ("broadcast-mi250", F(332), F(256), F(991, 4)),
+@pytest.mark.parametrize(("example", "bound", "achieved"), [
+    ("allgather-dgx-a100", F(65, 3), F(41, 2)),
+    ("broadcast-mi250", F(332), F(973, 3)),
 ])
-def test_lp_on_the_fabric_examples(example: str, bound: F, lower: F, achieved: F) -> None:
-    """lp's bound is the max-flow/cut figure; its spanning trees reach only the
-    lower end (they feed the switches too), and the JSON fields say so."""
+def test_lp_on_the_fabric_examples(example: str, bound: F, achieved: F) -> None:
+    """lp's bound is the max-flow/cut figure, met exactly by its Steiner trees
+    (they skip the switches that are not destinations); the exact period is
+    too long, the fixed period loses a little, and the JSON fields say so."""
     scenario = load_scenario(EXAMPLES / f"{example}.yaml")
     result = steady_state(scenario.platform, scenario.operation)
     assert result.throughput_bound == bound
-    assert f"certified interval [{lower}, {bound}]" in result.message
+    assert "certified interval" not in result.message
     assert (result.achieved_throughput, result.bound_reached) == (achieved, False)
+    assert achieved >= F(9, 10) * bound
     assert result.schedule is not None
     assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 5)

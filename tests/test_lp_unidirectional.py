@@ -371,8 +371,8 @@ def test_links_reach_the_schedule_unchanged() -> None:
 @pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.ALLGATHER])
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_broadcast_to_a_subset_states_the_flow_bound(seed: int, kind: OperationKind) -> None:
-    """Destinations a subset: the spanning trees give the lower end, the
-    per-destination flow program over matchings the (brute-forced) bound."""
+    """Destinations a subset: the Steiner trees meet the (brute-forced)
+    per-destination flow bound on these platforms."""
     platform = random_platform(5, 2, c=(1, 5), seed=seed, port_model="unidirectional")
     if kind is OperationKind.BROADCAST:
         op = Operation(kind, source="P0", targets=("P1", "P3")).resolve(platform)

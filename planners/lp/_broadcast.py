@@ -18,25 +18,29 @@ Two formulations:
 When every node reachable from the source is a destination, Edmonds'
 branching theorem makes the two optima equal (the text: "a weighted version of
 Edmond's branching theorem").  Otherwise (routers, or destinations a subset)
-spanning trees must also feed the other nodes: the flow program's exact
-optimum stays the bound, the trees give a certified lower end and the result
-states the interval.
+the columns are Steiner arborescences, which reach every destination and
+relay through or skip the other nodes (:mod:`._steiner`): their packing
+bounds every store-and-forward schedule (each piece of a message reaches the
+destinations along one) and can be strictly below the flow program, whose
+optimum stays only as a cap when the Steiner pricing is heuristic and the
+result an interval.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 import networkx as nx
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, solve_float
+from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
@@ -46,6 +50,10 @@ __all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "pl
 
 MAX_COLUMNS = 500
 """Cap on column-generation rounds."""
+
+STEINER_NOTE = ("Steiner-arborescence pricing: the trees reach every destination and "
+                "may skip the other nodes, which relay")
+"""How the notes name the pricing when some reachable node is not a destination."""
 
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
@@ -123,39 +131,6 @@ def multicast_flow_model(platform: Platform,
     return model
 
 
-def _tree_graph(platform: Platform, source: NodeId, nodes: set[NodeId],
-                weight: dict[tuple[NodeId, NodeId], Fraction | float]) -> nx.DiGraph:
-    g = nx.DiGraph()
-    g.add_nodes_from(sorted(nodes))
-    for u, v in platform.graph.edges:
-        if v != source and u in nodes and v in nodes:
-            g.add_edge(u, v, w=weight[u, v])
-    return g
-
-
-def _min_tree(platform: Platform, source: NodeId, nodes: set[NodeId],
-              weight: dict[tuple[NodeId, NodeId], Fraction | float]
-              ) -> tuple[Tree, Fraction | float]:
-    """The cheapest arborescence rooted at ``source`` spanning ``nodes``, and its cost."""
-    zero: Fraction | float = 0 * next(iter(weight.values()))
-    if len(nodes) == 1:
-        return (), zero
-    index = {source: 0}
-    for node in sorted(nodes - {source}):
-        index[node] = len(index)
-    arcs = [(u, v) for u, v in platform.graph.edges
-            if v != source and u in nodes and v in nodes]
-    chosen = min_arborescence(  # type: ignore[type-var]  # all floats or all Fractions
-        len(index), 0, [(index[u], index[v], weight[u, v]) for u, v in arcs])
-    if chosen is None:
-        raise AssertionError(f"no arborescence from {source} spans {sorted(nodes)}")
-    edges: Tree = tuple(sorted(arcs[i] for i in chosen))
-    total = zero
-    for e in edges:
-        total += weight[e]
-    return edges, total
-
-
 def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
             size: Fraction, port_sum: frozenset[NodeId] = frozenset()) -> LinearModel:
     """Max TP: for every source, its trees' weights sum to TP; port rows per node.
@@ -189,29 +164,38 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
 
 
 def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fraction,
-                    options: LpOptions, *, port_sum: frozenset[NodeId] = frozenset()
+                    options: LpOptions, *, port_sum: frozenset[NodeId] = frozenset(),
+                    targets: Sequence[Collection[NodeId]] | None = None
                     ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
                                ExactSolution] | PlanResult:
-    """Column generation over spanning arborescences of every source.
+    """Column generation over arborescences of every source covering its ``targets``.
+
+    Without ``targets`` (or when a source's targets are every node it reaches)
+    the trees span the reachable nodes (minimum arborescence pricing); else
+    they are Steiner arborescences, which may skip the other nodes
+    (:class:`~portsim.planners.lp._steiner.TreePricer`: exact within its
+    bound, a heuristic beyond it whose lower bound keeps the certificate
+    valid, and a note says so).
 
     Dual of the master: ``π >= 0`` on the ports, ``z_s`` on the source rows;
     feasible when every tree ``T`` of ``s`` costs ``Σ_{(u,v)∈T} c (π_out(u) +
     π_in(v)) >= z_s`` and ``Σ_s z_s >= 1``.  With exact duals, the exact
     minimum tree cost ``W_s`` of each source gives the feasible dual
     ``z'_s = min(z_s, W_s)``, scaled by ``1 / Σ z'_s`` when that sum is below
-    1: the certified bound is ``Σπ / min(1, Σ_s z'_s)``.
+    1: the certified bound is ``Σπ / min(1, Σ_s z'_s)``.  Under heuristic
+    Steiner pricing ``W_s`` is a certified lower bound on the cheapest tree,
+    so the bound stays valid (possibly above the master's optimum).
 
     Returns
     -------
-    ((source index, weight, tree) list, certified upper bound over spanning-tree
+    ((source index, weight, tree) list, certified upper bound over tree
     packings or None, master solution), or a :class:`PlanResult` on failure.
     """
     link = {e: size * platform.cost(*e) for e in platform.graph.edges}
-    reach = [{s} | nx.descendants(platform.graph, s) for s in sources]
-    columns: list[tuple[int, Tree]] = []
-    for i, s in enumerate(sources):
-        columns.append((i, tuple(sorted(nx.bfs_tree(_tree_graph(
-            platform, s, reach[i], dict.fromkeys(link, 1)), s).edges))))
+    pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
+                          None if targets is None else targets[i])
+               for i, s in enumerate(sources)]
+    columns: list[tuple[int, Tree]] = [(i, p.initial()) for i, p in enumerate(pricers)]
     seen = set(columns)
     n = len(sources)
     for _ in range(MAX_COLUMNS):
@@ -224,14 +208,11 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub], port_sum)
         price: dict[tuple[NodeId, NodeId], Fraction | float] = {
             (u, v): float(busy) * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
-        added = False
-        for i, s in enumerate(sources):
-            tree, cost = _min_tree(platform, s, reach[i], price)
-            if float(cost) < float(sol.y_eq[i]) - 1e-9 and (i, tree) not in seen:
-                columns.append((i, tree))
-                seen.add((i, tree))
-                added = True
-        if not added:
+        new = improving_trees(pricers, price, [float(y) for y in sol.y_eq], seen,  # type: ignore[arg-type]
+                              1e-9)
+        columns += new
+        seen.update(new)
+        if not new:
             break
     model = _master(platform, columns, n, size, port_sum)
     exact = solve_exactly(model, options, what="broadcast master")
@@ -241,9 +222,15 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
         (u, v): busy * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
     z_total = Fraction(0)
-    for i, s in enumerate(sources):
-        _, cheapest = _min_tree(platform, s, reach[i], exact_price)
-        z_total += min(exact.y_eq[i], Fraction(cheapest))
+    unproven = []
+    for i, pricer in enumerate(pricers):
+        cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type,type-var]
+        assert cheapest is not None, "the pricer reached its destinations before"
+        z_total += min(exact.y_eq[i], Fraction(cheapest.lower))
+        if not cheapest.exact:
+            unproven.append(sources[i])
+    if unproven:
+        exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
     pi = sum(exact.y_ub, Fraction(0))
     # No certificate from duals that price every source's trees at zero: the
     # caller then falls back to the flow program's bound.
@@ -316,9 +303,11 @@ def plan_allgather(platform: Platform, operation: Operation, options: LpOptions)
     bidirectional program of the broadcast report's section 2.2.1 with one
     message type per source).  It bounds every schedule: over any time span,
     the distinct copies of ``m[k]`` crossing each link satisfy it.  The
-    schedule uses weighted spanning arborescences per source, by column
+    schedule uses weighted arborescences per source, by column
     generation; when every reachable node is a participant they meet the bound
-    (Edmonds' branching theorem, source by source).  The test suite checks the
+    (Edmonds' branching theorem, source by source); else they are Steiner
+    arborescences that skip or relay through the other nodes, and the bound
+    is their packing's optimum.  The test suite checks the
     bound against a brute force over every combination of trees on tiny
     platforms.
     """
@@ -343,7 +332,7 @@ def plan_multicast(platform: Platform, operation: Operation,
         return PlanResult.error(NAME, f"a {what} without destinations needs no "
                                       f"communication: the throughput is unbounded")
     found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options,
-                            port_sum=port_sum)
+                            port_sum=port_sum, targets=[t for _, t, _ in sources])
     if isinstance(found, PlanResult):
         return found
     weighted, tree_upper, master = found
@@ -352,19 +341,19 @@ def plan_multicast(platform: Platform, operation: Operation,
         reachable = {s} | nx.descendants(platform.graph, s)
         steiner = steiner or bool(reachable - set(targets) - {s})
     notes = [f"{len(weighted)} weighted broadcast tree(s) by column generation "
-             f"(minimum-arborescence pricing)"]
+             f"({STEINER_NOTE if steiner else 'minimum-arborescence pricing'})"]
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
-    if steiner or tree_upper is None:
+    if tree_upper is None or (steiner and tree_upper > lower):
         flow = solve_exactly(
             multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size,
                                  port_sum=port_sum),
             options, what=f"{what} flow (section 2.2.1)")
         if isinstance(flow, PlanResult):
             return flow
-        upper = flow.upper
-        notes.append("some reachable nodes are not destinations: the bound is the "
-                     "per-destination flow program's, the spanning trees may fall short")
+        upper = flow.upper if tree_upper is None else min(tree_upper, flow.upper)
+        notes.append("the bound is the least of the tree packing's certified bound and "
+                     "the per-destination flow program's (section 2.2.1)")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
                           "rounding" if upper == lower else "interval", master.notes)
     groups = [[_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]

@@ -19,7 +19,8 @@ The linear program (P) of section 3.2, generalised to every collective::
 
 where ``traffic(e)`` is the explicit flow (scatter, gather, all-to-all), the
 ``send`` variables (reduce) or ``Σ_{T ∋ e} y_T`` (broadcast, all-gather:
-weighted spanning arborescences, as in :mod:`portsim.planners.lp._broadcast`).
+weighted arborescences, spanning or Steiner, as in
+:mod:`portsim.planners.lp._broadcast`).
 Reduce takes the same structure as broadcast (:func:`reduce_with_matchings`):
 weighted reduction trees as columns, priced by the interval dynamic program
 :func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
@@ -37,7 +38,10 @@ configuration improves when its weight ``Σ mult·v_e`` exceeds ``u``: the
 best one is a maximum-weight matching of the port graph (networkx's
 blossom algorithm).  A tree of source ``s`` improves when its cost
 ``Σ c·size·v_e`` is below the dual ``z_s`` of its source row: the best one
-is a minimum arborescence (Chu–Liu/Edmonds).  Paths and flows stay explicit
+is a minimum arborescence (Chu–Liu/Edmonds), or a cheapest Steiner
+arborescence where some reachable node is not a destination
+(:mod:`portsim.planners.lp._steiner`: exact within its bound, else a
+heuristic, tried first in every round anyway).  Paths and flows stay explicit
 variables (polynomially many).  The loop stops when no column has a reduced
 cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
 duals), or after :data:`MAX_ROUNDS` rounds.
@@ -48,7 +52,8 @@ rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactl
 arborescence in Fractions).  An exactly improving column is added and the
 exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
 ``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
-``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree) make the dual
+``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree, or a certified
+lower bound on it where the Steiner pricing is heuristic) make the dual
 feasible for every column outside the master, and weak duality over the
 master's own columns (:func:`portsim.planners.lp._exact.dual_bound`, with the
 variables' explicit upper bounds) gives a certified upper bound on the full
@@ -60,7 +65,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TypeVar
@@ -71,7 +76,7 @@ import numpy as np
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._arborescence import min_arborescence
-from portsim.planners.lp._broadcast import _tree_graph, multicast_flow_model
+from portsim.planners.lp._broadcast import STEINER_NOTE, multicast_flow_model
 from portsim.planners.lp._broadcast import _unit as _tree_unit
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution, dual_bound
@@ -89,6 +94,7 @@ from portsim.planners.lp._reduce import (
 )
 from portsim.planners.lp._reduce import _unit as _reduce_unit
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
+from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
@@ -254,7 +260,9 @@ class _FloatMaster:
 
 def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
                          what: str, size: Fraction,
-                         sources: Sequence[NodeId] = ()) -> CGSolution | PlanResult:
+                         sources: Sequence[NodeId] = (),
+                         targets: Sequence[Collection[NodeId]] | None = None
+                         ) -> CGSolution | PlanResult:
     """Column generation over configurations (and trees of ``sources``), certified.
 
     Parameters
@@ -272,7 +280,12 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     size:
         Message size (tree columns load ``size · c(e)`` on their links).
     sources:
-        Sources of weighted spanning arborescences (broadcast, all-gather).
+        Sources of weighted arborescences (broadcast, all-gather).
+    targets:
+        Per source, its destinations (``None``: every node it reaches).  Where
+        they miss a reachable node the trees are Steiner arborescences
+        (:class:`~portsim.planners.lp._steiner.TreePricer`), priced exactly
+        within its bound, else by a heuristic whose lower bound certifies.
 
     Returns
     -------
@@ -282,18 +295,16 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
     ports = PortGraph.of(platform)
     links = list(ports.links)
     busy = {e: size * platform.cost(*e) for e in links}
-    reach = [{s} | nx.descendants(platform.graph, s) for s in sources]
-    trees: list[tuple[int, Tree]] = []
-    for i, s in enumerate(sources):
-        g = _tree_graph(platform, s, reach[i], dict.fromkeys(busy, Fraction(1)))
-        trees.append((i, tuple(sorted(nx.bfs_tree(g, s).edges))))
+    pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
+                          None if targets is None else targets[i])
+               for i, s in enumerate(sources)]
+    trees: list[tuple[int, Tree]] = [(i, p.initial()) for i, p in enumerate(pricers)]
     configs: list[Configuration] = [((e, 1),) for e in links]
     seen_trees = set(trees)
     seen_configs = set(configs)
     model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
     deadline = options.clock()
     float_master = _FloatMaster(model, deadline)
-    pricers = [_TreePricer(platform, s, reach[i]) for i, s in enumerate(sources)]
     rounds = 0
 
     link_row = {e: edge0 + i for i, e in enumerate(links)}
@@ -325,17 +336,13 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             added = True
         if sources:
             price = {e: float(busy[e]) * v[e] for e in links}
-            for i in range(len(sources)):
-                cheapest_float = pricers[i].best(price, 0.0)
-                if cheapest_float is None:
-                    break
-                tree, cost = cheapest_float
-                if (cost < float(y[src0 + i]) - TOLERANCE
-                        and (i, tree) not in seen_trees):
-                    trees.append((i, tree))
-                    seen_trees.add((i, tree))
-                    float_master.add(tree_column(i, tree))
-                    added = True
+            for i, tree in improving_trees(pricers, price,
+                                           [float(y[src0 + i]) for i in range(len(sources))],
+                                           seen_trees, TOLERANCE):
+                trees.append((i, tree))
+                seen_trees.add((i, tree))
+                float_master.add(tree_column(i, tree))
+                added = True
         if not added:
             break
     float_rounds = rounds
@@ -362,13 +369,16 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             seen_configs.add(config)
             added = True
         cheapest = []
+        unproven: set[int] = set()
         price_exact = {e: busy[e] * v_exact[e] for e in links}
         for i in range(len(sources)):
             found_tree = pricers[i].best(price_exact, Fraction(0))
             if found_tree is None:
                 return PlanResult.error(NAME, f"{sources[i]} reaches no spanning tree")
-            exact_tree, exact_cost = found_tree
-            cheapest.append(exact_cost)
+            exact_tree, exact_cost = found_tree.edges, found_tree.cost
+            cheapest.append(found_tree.lower)
+            if not found_tree.exact:
+                unproven.add(i)
             if exact_cost < y_row[src0 + i] and (i, exact_tree) not in seen_trees:
                 trees.append((i, exact_tree))
                 seen_trees.add((i, exact_tree))
@@ -398,6 +408,8 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
              f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
              f"{sum(1 for w, _ in weighted_configs if w > 0)} matching(s) and "
              f"{sum(1 for _, w, _ in weighted_trees if w > 0)} tree(s) used"]
+    if unproven:
+        notes.append(heuristic_note([sources[i] for i in unproven]))
     return CGSolution(certified, [t for t in weighted_trees if t[1] > 0],
                       [c for c in weighted_configs if c[0] > 0], float_rounds,
                       len(configs) + len(trees), notes)
@@ -410,29 +422,6 @@ def _config_column(config: Configuration, comm_row: int,
     for e, mult in config:
         col[link_row[e]] = Fraction(-mult)
     return col
-
-
-class _TreePricer:
-    """Minimum trees of one source over its reachable nodes, in floats."""
-
-    def __init__(self, platform: Platform, source: NodeId, reach: set[NodeId]) -> None:
-        order = [source, *sorted(reach - {source})]
-        index = {v: i for i, v in enumerate(order)}
-        self.n = len(order)
-        self.arcs = [(u, v) for u, v in platform.graph.edges
-                     if u in index and v in index and v != source]
-        self.ends = [(index[u], index[v]) for u, v in self.arcs]
-
-    def best(self, price: Mapping[Link, W], zero: W) -> tuple[Tree, W] | None:
-        """The cheapest tree and its cost (``zero`` starts the sum), or ``None``."""
-        edges = [(a, b, price[e]) for (a, b), e in zip(self.ends, self.arcs, strict=True)]
-        chosen = min_arborescence(self.n, 0, edges)
-        if chosen is None:
-            return None
-        total = zero
-        for i in chosen:
-            total += edges[i][2]
-        return tuple(sorted(self.arcs[i] for i in chosen)), total
 
 
 def _row_duals(model: LinearModel, exact: ExactSolution) -> list[Fraction]:
@@ -545,7 +534,8 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
     base_model.objective = tp
     found = solve_with_matchings(platform, Base(base_model, {}), options,
                                  what=f"{what} trees", size=operation.size,
-                                 sources=[s for s, _, _ in sources])
+                                 sources=[s for s, _, _ in sources],
+                                 targets=[t for _, t, _ in sources])
     if isinstance(found, PlanResult):
         return found
     notes = list(found.notes)
@@ -553,6 +543,8 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
     steiner = any(({s} | nx.descendants(platform.graph, s)) - set(t) - {s}
                   for s, t, _ in sources)
     if steiner:
+        notes.append(STEINER_NOTE)
+    if steiner and exact.upper > exact.lower:
         flow = multicast_flow_model(platform, [(s, t) for s, t, _ in sources],
                                     operation.size)
         bound = solve_with_matchings(
@@ -560,10 +552,9 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
             options, what=f"{what} per-destination flow", size=operation.size)
         if isinstance(bound, PlanResult):
             return bound
-        upper = max(bound.exact.upper, exact.lower)
-        notes.append("some reachable nodes are not destinations: the bound is the "
-                     "per-destination flow program's over matchings, the spanning trees "
-                     "may fall short")
+        upper = max(min(exact.upper, bound.exact.upper), exact.lower)
+        notes.append("the bound is the least of the tree packing's certified bound and "
+                     "the per-destination flow program's over matchings")
         exact = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
                               exact.method if upper == exact.lower else "interval",
                               exact.notes + bound.exact.notes)

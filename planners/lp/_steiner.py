@@ -1,0 +1,450 @@
+"""Cheapest directed Steiner arborescences: the pricing of broadcast and all-gather trees.
+
+A series of broadcasts (or the broadcasts of an all-gather) is a packing of
+arborescences rooted at each source that reach every *destination*; the
+other nodes (routers, non-participants) are optional relays that store and
+forward.  Over any time span of any store-and-forward schedule, each piece
+of a message reaches the destinations first along such an arborescence, so
+the optimal packing bounds every schedule and the periodic schedule built
+from it reaches that bound (Beaumont and Marchal, LIP RR-2004-32, sections 3
+and 6; section 5 adds relays as fictitious nodes).  Column generation
+prices one tree per source under the master's port duals: the cheapest
+arborescence rooted at ``s`` covering ``D`` under nonnegative arc prices.
+
+When every node reachable from ``s`` is a destination this is a minimum
+spanning arborescence (Chu–Liu/Edmonds, :mod:`._arborescence`), polynomial.
+Otherwise it is the directed Steiner tree problem, NP-hard (it contains set
+cover).  networkx offers only approximations of the *undirected* Steiner
+tree (``networkx.algorithms.approximation.steiner_tree``), which do not apply
+to arborescences on directed links, hence this module:
+
+- **Exact**, by the Dreyfus–Wagner dynamic program generalised to
+  arborescences: ``dp[S][v]``, the cheapest arborescence rooted at ``v``
+  covering the terminal set ``S``, is ``min_u dist(v, u) + g[S][u]`` with
+  ``g[S][u] = min over splits S = S1 ⊎ S2 of dp[S1][u] + dp[S2][u]``
+  (``dist`` from one Floyd–Warshall; both minima vectorised with numpy over
+  the nodes).  Time ``O(3^k·n + 2^k·n² + n³)`` for ``k = |D|`` and ``n``
+  nodes, memory ``O(2^k·n + n²)``.  It runs only when ``3^k·n + 2^k·n² <=
+  EXACT_WORK`` (:data:`EXACT_WORK`, 10^6: e.g. 6 destinations among up to
+  115 nodes, 8 among up to 50, 9 among up to 28).  Exact prices
+  (Fractions) are scaled to integers by the lcm of their denominators and
+  searched in doubles when every sum stays below 2^53 (exactly), else in
+  Python integers: the search is exact.
+- **Beyond that bound, heuristic**: the shortest-path heuristic (grow the tree
+  from the root, attaching at each step the nearest uncovered destination
+  by a shortest path from any tree node), improved by re-spanning its
+  nodes with a minimum arborescence and pruning the leaves that are not
+  destinations, until nothing changes.  The result then says it is
+  heuristic (``exact`` false) and carries a *lower* bound on the cheapest
+  cost, the larger of the longest shortest path from the root to a
+  destination and the exact cheapest tree covering the ``k'`` farthest
+  destinations (as many as the same bound allows): any tree covering ``D`` covers
+  that subset, and prices are nonnegative.  The certificate of the column
+  generation uses that lower bound, so its upper bound stays valid.
+
+No priced tree has a leaf that is not a destination (it would only add
+cost; zero-price leaves are pruned too).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Generic, TypeVar
+
+import networkx as nx
+import numpy as np
+
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.simulator.platform import NodeId
+
+__all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "heuristic_note", "improving_trees"]
+
+EXACT_WORK = 1_000_000
+"""Exact Steiner search only where ``3^k·n + 2^k·n²`` (``k`` destinations, ``n``
+nodes) is at most this."""
+
+W = TypeVar("W", float, Fraction)
+Link = tuple[NodeId, NodeId]
+Tree = tuple[Link, ...]
+_Num = int | float
+
+
+def _work(k: int, n: int) -> int:
+    """The steps of the exact search for ``k`` destinations among ``n`` nodes."""
+    return 3 ** k * n + 2 ** k * n * n
+
+
+def _array(work: Sequence[_Num], n: int) -> np.ndarray:
+    """An ``n × n`` array of infinities in the dtype that holds ``work`` exactly."""
+    if any(isinstance(w, float) for w in work):
+        return np.full((n, n), math.inf)
+    if 4 * sum(abs(w) for w in work) < 2 ** 53:
+        # Every value the search compares is at most three trees' costs, so at
+        # most 3 · Σ work: integers below 2^53 add exactly in doubles.
+        return np.full((n, n), math.inf)
+    out = np.empty((n, n), dtype=object)
+    out.fill(math.inf)
+    return out
+
+
+@dataclass(frozen=True)
+class PricedTree(Generic[W]):
+    """A priced arborescence of one source.
+
+    Attributes
+    ----------
+    edges:
+        Its links, sorted.
+    cost:
+        Its price (the sum of its links' prices, in the prices' type).
+    lower:
+        A lower bound on the cheapest tree's price (``cost`` when ``exact``).
+    exact:
+        True when the tree is proven cheapest.
+    """
+
+    edges: Tree
+    cost: W
+    lower: W
+    exact: bool
+
+
+class TreePricer:
+    """Cheapest arborescences of one source covering its destinations.
+
+    Parameters
+    ----------
+    arcs:
+        The platform's links (those outside ``reach`` or into ``root`` are ignored).
+    root:
+        The source.
+    reach:
+        The nodes reachable from ``root`` (``root`` included).
+    terminals:
+        The destinations (``None``: every node of ``reach``).  When they miss
+        a node of ``reach`` the pricer is a Steiner one (:attr:`steiner`).
+
+    Examples
+    --------
+    >>> p = TreePricer([("S", "A"), ("S", "R"), ("R", "A"), ("R", "B"), ("S", "B")],
+    ...                "S", {"S", "A", "B", "R"}, {"A", "B"})
+    >>> t = p.best({("S", "A"): 3, ("S", "R"): 1, ("R", "A"): 1, ("R", "B"): 1,
+    ...             ("S", "B"): 3}, 0)
+    >>> t.edges, t.cost, t.exact
+    ((('R', 'A'), ('R', 'B'), ('S', 'R')), 3, True)
+    """
+
+    def __init__(self, arcs: Iterable[Link], root: NodeId, reach: Collection[NodeId],
+                 terminals: Collection[NodeId] | None = None) -> None:
+        order = [root, *sorted(set(reach) - {root})]
+        index = {v: i for i, v in enumerate(order)}
+        self.root = root
+        self.order = order
+        self.n = len(order)
+        self.arcs = [(u, v) for u, v in arcs if u in index and v in index and v != root]
+        self.ends = [(index[u], index[v]) for u, v in self.arcs]
+        wanted = set(reach) if terminals is None else set(terminals) & set(reach)
+        self.terminals = sorted(index[t] for t in wanted - {root})
+        self.steiner = len(self.terminals) < self.n - 1
+        """True when some reachable node is not a destination."""
+        self.exact_search = (not self.steiner
+                             or _work(len(self.terminals), self.n) <= EXACT_WORK)
+        """True when :meth:`best` with ``exact`` is proven cheapest."""
+        self._split_cache: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.out: list[list[int]] = [[] for _ in range(self.n)]
+        for j, (a, _) in enumerate(self.ends):
+            self.out[a].append(j)
+
+    def initial(self) -> Tree:
+        """A first column: a breadth-first tree, its non-destination leaves pruned."""
+        g = nx.DiGraph()
+        g.add_nodes_from(sorted(self.order))
+        g.add_edges_from(self.arcs)
+        position = {e: j for j, e in enumerate(self.arcs)}
+        return self._edges(self._prune([position[e] for e in nx.bfs_tree(g, self.root).edges]))
+
+    def best(self, price: Mapping[Link, W], zero: W, *, exact: bool = True
+             ) -> PricedTree[W] | None:
+        """The cheapest tree under ``price`` (``zero`` starts the sums), or ``None``.
+
+        ``None`` when some destination is out of reach.  A Steiner pricer runs
+        the exact search when ``exact`` and :attr:`exact_search`; else the
+        heuristic, whose result carries ``exact`` false and a lower bound
+        (with ``exact`` false only the cheap one, the longest shortest path).
+        """
+        weights = [price[e] for e in self.arcs]
+        if not self.steiner:
+            chosen = min_arborescence(  # type: ignore[type-var]  # floats or Fractions
+                self.n, 0, [(a, b, w) for (a, b), w in zip(self.ends, weights, strict=True)])
+            if chosen is None:
+                return None
+            total = zero
+            for j in chosen:
+                total += weights[j]
+            return PricedTree(self._edges(chosen), total, total, True)
+        scale = 1
+        if isinstance(zero, Fraction):
+            for w in weights:
+                d = Fraction(w).denominator
+                scale = scale * d // math.gcd(scale, d)
+        work: list[_Num] = ([int(w * scale) for w in weights] if isinstance(zero, Fraction)
+                            else [float(w) for w in weights])
+        if exact and self.exact_search:
+            found = self._dreyfus_wagner(work, self.terminals)
+            if found is None:
+                return None
+            cost = self._cost(found, weights, zero)
+            return PricedTree(self._edges(found), cost, cost, True)
+        heuristic = self._shortest_path_heuristic(work)
+        if heuristic is None:
+            return None
+        chosen, farthest = heuristic
+        cost = self._cost(chosen, weights, zero)
+        bound: _Num = farthest
+        if exact:  # the exact tree of the farthest destinations bounds every tree below
+            dist = self._dijkstra(work, [0])[0]
+            by_distance = sorted(self.terminals, key=lambda t: (-dist[t], t))
+            k = 0
+            while k < len(by_distance) and _work(k + 1, self.n) <= EXACT_WORK:
+                k += 1
+            subset = self._dreyfus_wagner(work, sorted(by_distance[:k]))
+            if subset is not None:
+                sub_cost = sum((work[j] for j in subset), 0)
+                covered = {self.ends[j][1] for j in subset}
+                if covered >= set(self.terminals) and sub_cost <= sum(work[j] for j in chosen):
+                    chosen, cost = subset, self._cost(subset, weights, zero)
+                bound = max(bound, sub_cost)
+        lower = self._unscale(bound, scale, zero)
+        return PricedTree(self._edges(chosen), cost, lower, lower >= cost)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _edges(self, chosen: Iterable[int]) -> Tree:
+        return tuple(sorted(self.arcs[j] for j in chosen))
+
+    @staticmethod
+    def _cost(chosen: Iterable[int], weights: Sequence[W], zero: W) -> W:
+        total = zero
+        for j in sorted(chosen):
+            total += weights[j]
+        return total
+
+    @staticmethod
+    def _unscale(value: _Num, scale: int, zero: W) -> W:
+        if isinstance(zero, Fraction):
+            return Fraction(int(value), scale)  # type: ignore[return-value]
+        return float(value)  # type: ignore[return-value]
+
+    def _dijkstra(self, work: Sequence[_Num], start: Iterable[int]
+                  ) -> tuple[list[_Num], list[int]]:
+        """Distances from the nodes ``start`` and the last arc of a cheapest path."""
+        dist: list[_Num] = [math.inf] * self.n
+        for v in start:
+            dist[v] = 0
+        via = [-1] * self.n
+        heap = [(dist[v], v) for v in range(self.n) if dist[v] == 0]
+        heapq.heapify(heap)
+        while heap:
+            d, u = heapq.heappop(heap)
+            if d > dist[u]:
+                continue
+            for j in self.out[u]:
+                w = self.ends[j][1]
+                nd = d + work[j]
+                if nd < dist[w]:
+                    dist[w] = nd
+                    via[w] = j
+                    heapq.heappush(heap, (nd, w))
+        return dist, via
+
+    def _layers(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Terminal sets (bit masks) by size from 2 up, each with its splits
+        ``S1 | S2``, ``S1`` holding the lowest terminal (each split once): per
+        size, the masks ``(L,)`` and the two parts ``(L, 2^(size-1) - 1)``."""
+        if k not in self._split_cache:
+            by_size: dict[int, list[int]] = {}
+            for mask in range(1, 1 << k):
+                by_size.setdefault(mask.bit_count(), []).append(mask)
+            layers = []
+            for size in range(2, k + 1):
+                masks = by_size[size]
+                parts = []
+                for mask in masks:
+                    low = mask & -mask
+                    subs = []
+                    sub = (mask - 1) & mask
+                    while sub:
+                        if sub & low:
+                            subs.append(sub)
+                        sub = (sub - 1) & mask
+                    parts.append(subs)
+                one = np.array(parts, dtype=np.int64)
+                layers.append((np.array(masks, dtype=np.int64), one,
+                               np.array(masks, dtype=np.int64)[:, np.newaxis] ^ one))
+            self._split_cache[k] = layers
+        return self._split_cache[k]
+
+    def _all_pairs(self, work: Sequence[_Num]) -> tuple[np.ndarray, np.ndarray]:
+        """Floyd–Warshall: distances and the first arc of a cheapest path, every pair."""
+        n = self.n
+        dist = _array(work, n)
+        first = np.full((n, n), -1, dtype=np.int64)
+        for j, (a, b) in enumerate(self.ends):
+            if work[j] < dist[a, b]:
+                dist[a, b] = work[j]
+                first[a, b] = j
+        for i in range(n):
+            dist[i, i] = 0
+        for m in range(n):
+            through = dist[:, m:m + 1] + dist[m:m + 1, :]
+            better = np.asarray(through < dist, dtype=bool)
+            dist = np.where(better, through, dist)
+            first = np.where(better, first[:, m:m + 1], first)
+        return dist, first
+
+    def _dreyfus_wagner(self, work: Sequence[_Num], terminals: Sequence[int]
+                        ) -> list[int] | None:
+        """Arc indexes of a cheapest arborescence from node 0 covering ``terminals``.
+
+        ``dp[S][v] = min_u dist(v, u) + g[S][u]``, ``g[S][u]`` the best split
+        of ``S`` at ``u`` (0 at the terminal itself when ``S`` is a single
+        one), vectorised with numpy over the nodes (floats, 64-bit integers
+        when the scaled exact prices fit, Python integers otherwise).
+        """
+        k = len(terminals)
+        if k == 0:
+            return []
+        n = self.n
+        dist, first = self._all_pairs(work)
+        dp = np.empty((1 << k, n), dtype=dist.dtype)
+        via = np.zeros((1 << k, n), dtype=np.int64)
+        cut = np.zeros((1 << k, n), dtype=np.int64)
+        # One terminal t: a cheapest path from v to t.
+        singles = np.array([1 << i for i in range(k)], dtype=np.int64)
+        dp[singles] = dist[:, terminals].T
+        via[singles] = np.array(terminals, dtype=np.int64)[:, np.newaxis]
+        for masks, subs, others in self._layers(k):  # by size: the parts are done
+            options = dp[subs] + dp[others]  # (L, splits, n)
+            best = np.argmin(options, axis=1)  # (L, n)
+            g = np.take_along_axis(options, best[:, np.newaxis, :], axis=1)[:, 0, :]
+            cut[masks] = np.take_along_axis(subs, best, axis=1)
+            closure = dist[np.newaxis, :, :] + g[:, np.newaxis, :]  # (L, v, u)
+            u = np.argmin(closure, axis=2)
+            dp[masks] = np.take_along_axis(closure, u[:, :, np.newaxis], axis=2)[:, :, 0]
+            via[masks] = u
+        full = (1 << k) - 1
+        if not dp[full, 0] < math.inf:
+            return None
+        used: set[int] = set()
+        stack = [(full, 0)]
+        while stack:
+            s, v = stack.pop()
+            u = int(via[s, v])
+            while v != u:
+                j = int(first[v, u])
+                used.add(j)
+                v = self.ends[j][1]
+            sub = int(cut[s, u])
+            if sub:
+                stack += [(sub, u), (s ^ sub, u)]
+        return self._respan(sorted(used), work)
+
+    def _respan(self, arcs: Sequence[int], work: Sequence[_Num]) -> list[int]:
+        """A minimum arborescence over ``arcs`` spanning their nodes, then pruned.
+
+        Never dearer than ``arcs`` (they contain an arborescence from the root
+        reaching every node they touch).
+        """
+        nodes = sorted({0} | {self.ends[j][1] for j in arcs} | {self.ends[j][0] for j in arcs})
+        local = {v: i for i, v in enumerate(nodes)}
+        chosen = min_arborescence(len(nodes), local[0], [  # type: ignore[type-var]
+            (local[self.ends[j][0]], local[self.ends[j][1]], work[j]) for j in arcs])
+        assert chosen is not None, "the arcs reach every node they touch"
+        return self._prune([arcs[i] for i in chosen])
+
+    def _prune(self, chosen: Sequence[int]) -> list[int]:
+        """Drop leaves that are not destinations, repeatedly."""
+        keep = set(chosen)
+        wanted = set(self.terminals)
+        while True:
+            tails = {self.ends[j][0] for j in keep}
+            drop = {j for j in keep if self.ends[j][1] not in tails
+                    and self.ends[j][1] not in wanted}
+            if not drop:
+                return sorted(keep)
+            keep -= drop
+
+    def _shortest_path_heuristic(self, work: Sequence[_Num]
+                                 ) -> tuple[list[int], _Num] | None:
+        """The shortest-path heuristic, re-spanned and pruned until stable.
+
+        Returns the tree's arc indexes and the longest shortest path from the
+        root to a destination (a lower bound on every tree), or ``None``.
+        """
+        inf = math.inf
+        in_tree = {0}
+        chosen: set[int] = set()
+        left = set(self.terminals)
+        farthest: _Num = 0
+        first = True
+        while left:
+            dist, via = self._dijkstra(work, sorted(in_tree))
+            if first:
+                farthest = max(dist[t] for t in left)
+                if farthest == inf:
+                    return None
+                first = False
+            t = min(left, key=lambda x: (dist[x], x))
+            v = t
+            while v not in in_tree:
+                j = via[v]
+                chosen.add(j)
+                in_tree.add(v)
+                v = self.ends[j][0]
+            left -= in_tree
+        tree = self._prune(sorted(chosen))
+        total = sum((work[j] for j in tree), 0)
+        while True:
+            nodes = {0} | {self.ends[j][1] for j in tree}
+            induced = [j for j, (a, b) in enumerate(self.ends) if a in nodes and b in nodes]
+            again = self._respan(induced, work)
+            cost = sum((work[j] for j in again), 0)
+            if cost >= total:
+                return tree, farthest
+            tree, total = again, cost
+
+
+def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
+                    duals: Sequence[float], seen: Collection[tuple[int, Tree]],
+                    tolerance: float) -> list[tuple[int, Tree]]:
+    """The new columns of one float pricing round: trees cheaper than their source's dual.
+
+    Every pricer first runs fast (spanning pricers are exact anyway, Steiner
+    pricers their heuristic); only when no source gains a new column that way
+    do the Steiner pricers within the exact search's bound run it, so the
+    float loop stops only where the exact pricing finds nothing either (the
+    others stay heuristic; the certificate then uses their lower bounds).
+    """
+    for exact in (False, True):
+        found: list[tuple[int, Tree]] = []
+        for i, pricer in enumerate(pricers):
+            if exact and not (pricer.steiner and pricer.exact_search):
+                continue
+            tree = pricer.best(price, 0.0, exact=exact)
+            if tree is not None and tree.cost < duals[i] - tolerance \
+                    and (i, tree.edges) not in seen:
+                found.append((i, tree.edges))
+        if found:
+            return found
+    return []
+
+
+def heuristic_note(sources: Iterable[NodeId]) -> str:
+    """The note of a certificate whose Steiner pricing stayed heuristic for ``sources``."""
+    return (f"Steiner trees of {', '.join(map(str, sources))}: cheapest tree not proven "
+            f"(too many destinations for the exact search, {EXACT_WORK:,} steps); the "
+            f"certified upper bound uses a lower bound on its price")
