@@ -127,7 +127,7 @@ _BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
     _info("msccl", "allgather alltoall allreduce reduce broadcast", _ALL_PORTS,
           "an MSCCL XML algorithm (option file: ALGO.xml, relative to the scenario), "
           "list-scheduled on the platform (one-shot)",
-          "portsim.scenarios.msccl:MSCCL_PLANNER"),
+          "portsim.planners.msccl.planner:MSCCL_PLANNER"),
 )
 
 

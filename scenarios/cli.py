@@ -410,8 +410,9 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     tools.  Exit status: 0 written, 1 the algorithm is incorrect (nothing
     written), 2 bad input.
     """
+    from portsim.planners.msccl.algorithm import read_msccl, time_msccl
     from portsim.scenarios.loader import STDIN
-    from portsim.scenarios.msccl import load_platform_file, read_msccl, time_msccl
+    from portsim.scenarios.msccl import load_platform_file
     from portsim.scenarios.schedule_file import dump_schedule
 
     platform = _guarded(lambda: load_platform_file(platform_file))

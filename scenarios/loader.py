@@ -258,7 +258,7 @@ def _planner_spec(index: int, name: str, options: Mapping[str, Any], source: str
     scenario's directory and read now, so a malformed algorithm is bad input."""
     if name != "msccl":
         return PlannerSpec(name, MappingProxyType(dict(options)))
-    from portsim.scenarios.msccl import msccl_file_option
+    from portsim.planners.msccl.planner import msccl_file_option
 
     resolved = dict(options)
     try:

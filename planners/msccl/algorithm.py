@@ -1,0 +1,833 @@
+"""An MSCCL XML algorithm: read it, give it a meaning, list-schedule it on a platform.
+
+The MSCCL runtime of NCCL/RCCL executes collectives written as XML (the
+format msccl-tools, TACCL, TE-CCL and ForestColl emit).  This module turns
+such a file into a timed one-shot portsim :class:`~portsim.simulator.schedule.Schedule`;
+the ``msccl`` planner (:mod:`portsim.planners.msccl.planner`) offers it to
+scenarios, and :func:`portsim.scenarios.msccl.validate_msccl` has the engine
+judge it like any planner's schedule.
+
+- **Reader** (:func:`read_msccl`): ``<algo>``, ``<gpu>``, ``<tb>``,
+  ``<step>`` into frozen records; every malformed file raises one
+  :class:`~portsim.simulator.errors.ScheduleError` naming the file, the GPU,
+  the threadblock, the step and the value.
+- **Meaning**: rank ``r`` is the ``r``-th participant (the platform's
+  processors in order, or an explicit ``ranks`` list).  Chunk index ``j``
+  of a rank's block is portsim instance ``#j``: an allgather of
+  ``nchunksperloop = n * c`` chunks is ``c`` instances of portsim's
+  allgather (``m[P_r]#j``); an all-to-all likewise (``m[P_r,P_k]#j``); an
+  allreduce, a reduce or a broadcast of ``C`` chunks is ``C`` instances
+  (``v{...}#j``, ``b#j``).  MSCCL reductions are commutative.
+- **Timing**: a chunk is ``size / nchunksperloop``; a send of one chunk
+  goes along a cheapest path of the platform hop by hop (store and forward)
+  and lasts each link's :meth:`~portsim.simulator.platform.Link.duration`
+  for the chunk; a step of ``cnt`` chunks sends them one after the other;
+  a reduction costs the node's compute time per chunk; copies and ``nop``
+  are free.  Steps are list-scheduled with
+  :class:`~portsim.planners.timing.PortClock` semantics under the
+  platform's port model: a step starts when its predecessor in the
+  threadblock, its dependency, its peer step and its data are ready, and
+  every port and link it needs is free.
+
+Step semantics (``cnt`` chunks from ``srcbuf[srcoff]`` / to ``dstbuf[dstoff]``):
+``s`` sends the source; ``r`` receives into the destination; ``rcs``
+receives into the destination and forwards what it received; ``rrs``
+receives, reduces with the source and sends the result; ``rrc`` receives,
+reduces with the source and stores into the destination; ``rrcs`` does both;
+``re`` reduces the source into the destination; ``cpy`` copies the source
+to the destination; ``nop`` only orders.  Sends and receives pair up in
+order on each (channel, sender, receiver).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from portsim.planners.timing import PortClock, cheapest_path
+from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.items import Item, combine
+from portsim.simulator.numbers import parse_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import NodeId, Platform
+from portsim.simulator.schedule import Schedule
+
+__all__ = ["MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm", "MscclGpu", "MscclStep",
+           "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
+
+STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "re", "cpy",
+                                        "nop"})
+"""The step types of the MSCCL XML format."""
+
+MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoall",
+                                               "broadcast", "reduce", "reduce_scatter"})
+"""The ``coll`` values portsim gives a meaning to."""
+
+_BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
+
+_RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
+_SENDS = frozenset({"s", "rcs", "rrs", "rrcs"})
+_REDUCES = frozenset({"rrs", "rrc", "rrcs", "re"})
+_READS_SRC = frozenset({"s", "rrs", "rrc", "rrcs", "re", "cpy"})
+_WRITES_DST = frozenset({"r", "rcs", "rrc", "rrcs", "re", "cpy"})
+_BUFFERS = ("i", "o", "s")
+
+
+# -- records ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MscclStep:
+    """One ``<step>``: ``cnt`` chunks from ``srcbuf[srcoff]`` to ``dstbuf[dstoff]``.
+
+    ``depid``/``deps`` name a threadblock and a step of the same GPU that
+    must finish first (``-1``: none).
+    """
+
+    index: int
+    type: str
+    srcbuf: str
+    srcoff: int
+    dstbuf: str
+    dstoff: int
+    cnt: int
+    depid: int = -1
+    deps: int = -1
+    hasdep: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MscclThreadblock:
+    """One ``<tb>``: sends to rank ``send`` and receives from rank ``recv`` (-1: none)."""
+
+    id: int
+    send: int
+    recv: int
+    chan: int
+    steps: tuple[MscclStep, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MscclGpu:
+    """One ``<gpu>``: its buffer sizes in chunks and its threadblocks."""
+
+    id: int
+    i_chunks: int
+    o_chunks: int
+    s_chunks: int
+    threadblocks: tuple[MscclThreadblock, ...]
+
+    def threadblock(self, tb_id: int) -> MscclThreadblock | None:
+        """The threadblock of id ``tb_id``, or ``None``."""
+        for tb in self.threadblocks:
+            if tb.id == tb_id:
+                return tb
+        return None
+
+
+@dataclass(frozen=True)
+class MscclAlgorithm:
+    """A whole ``<algo>``, checked (see :func:`read_msccl`).
+
+    Attributes
+    ----------
+    collective:
+        ``coll``: one of :data:`MSCCL_COLLECTIVES`.
+    chunks_per_rank:
+        Allgather and all-to-all: ``nchunksperloop / ngpus`` (a rank's block);
+        otherwise ``nchunksperloop``.
+    source:
+        The file name errors give (``"<string>"`` for XML text).
+    """
+
+    name: str
+    collective: str
+    ngpus: int
+    nchunksperloop: int
+    inplace: bool
+    proto: str
+    nchannels: int
+    gpus: tuple[MscclGpu, ...]
+    root: int = 0
+    source: str = "<string>"
+
+    @property
+    def chunks_per_rank(self) -> int:
+        """Chunks of one rank's block (the number of portsim instances)."""
+        if self.collective in _BLOCKED:
+            return self.nchunksperloop // self.ngpus
+        return self.nchunksperloop
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
+    """Read and check an MSCCL XML algorithm.
+
+    Parameters
+    ----------
+    path_or_text:
+        A file name, or the XML text itself (a string starting with ``<``).
+
+    Returns
+    -------
+    MscclAlgorithm
+        The checked algorithm.
+
+    Raises
+    ------
+    ScheduleError
+        With ``source`` = the file, one line naming the GPU, the threadblock,
+        the step and the value: not XML, a missing or non-integer attribute,
+        an unknown step type or collective, a rank missing, ``cnt`` out of
+        its buffer, a send with no matching receive (or the reverse), a
+        dependency on a missing step, a cycle of dependencies.
+
+    Examples
+    --------
+    >>> algo = read_msccl('<algo name="x" coll="allgather" ngpus="2" nchunksperloop="2" '
+    ...     'inplace="1" proto="Simple" nchannels="1">'
+    ...     '<gpu id="0" i_chunks="0" o_chunks="2" s_chunks="0"><tb id="0" send="1" recv="1" '
+    ...     'chan="0"><step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
+    ...     'cnt="1" depid="-1" deps="-1" hasdep="0"/><step s="1" type="r" srcbuf="o" '
+    ...     'srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>'
+    ...     '</tb></gpu><gpu id="1" i_chunks="0" o_chunks="2" s_chunks="0"><tb id="0" '
+    ...     'send="0" recv="0" chan="0"><step s="0" type="s" srcbuf="o" srcoff="1" '
+    ...     'dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/><step s="1" '
+    ...     'type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" '
+    ...     'deps="-1" hasdep="0"/></tb></gpu></algo>')
+    >>> algo.collective, algo.ngpus, len(algo.gpus[0].threadblocks[0].steps)
+    ('allgather', 2, 2)
+    """
+    text, source = _xml_text(path_or_text)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as err:
+        raise ScheduleError(f"not well-formed XML: {err}", source=source) from None
+    if root.tag != "algo":
+        raise ScheduleError("the root element must be <algo>", value=root.tag, source=source)
+    attr = _Attributes(source)
+    ngpus = attr.integer(root, "ngpus", "algo", minimum=1)
+    nchunks = attr.integer(root, "nchunksperloop", "algo", minimum=1)
+    coll = root.get("coll", "")
+    if coll not in MSCCL_COLLECTIVES:
+        why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
+        raise ScheduleError(why, path="algo.coll", value=coll, source=source)
+    if coll in _BLOCKED and nchunks % ngpus:
+        raise ScheduleError(f"a {coll} needs nchunksperloop to be a multiple of ngpus "
+                            f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
+                            source=source)
+    inplace = attr.integer(root, "inplace", "algo", default=0) == 1
+    nchannels = attr.integer(root, "nchannels", "algo", default=1, minimum=1)
+    algo_root = attr.integer(root, "root", "algo", default=0)
+    if not 0 <= algo_root < ngpus:
+        raise ScheduleError(f"root must be a rank in 0..{ngpus - 1}", path="algo.root",
+                            value=algo_root, source=source)
+    gpus: dict[int, MscclGpu] = {}
+    for g_elem in root:
+        if g_elem.tag != "gpu":
+            raise ScheduleError("unknown element inside <algo> (expected <gpu>)",
+                                path="algo", value=g_elem.tag, source=source)
+        gpu = _read_gpu(g_elem, attr, ngpus, nchannels)
+        if gpu.id in gpus:
+            raise ScheduleError("rank listed twice", path=f"gpu[{gpu.id}]", value=gpu.id,
+                                source=source)
+        gpus[gpu.id] = gpu
+    for rank in range(ngpus):
+        if rank not in gpus:
+            raise ScheduleError(f"rank missing: ngpus = {ngpus} but no <gpu id={rank}>",
+                                path=f"gpu[{rank}]", value=rank, source=source)
+    algo = MscclAlgorithm(
+        name=root.get("name", ""), collective=coll, ngpus=ngpus, nchunksperloop=nchunks,
+        inplace=inplace, proto=root.get("proto", ""), nchannels=nchannels,
+        gpus=tuple(gpus[r] for r in range(ngpus)), root=algo_root, source=source)
+    for gpu in algo.gpus:
+        _check_gpu(algo, gpu)
+    _step_graph(algo)  # pairing, dependencies and cycles
+    return algo
+
+
+def _xml_text(path_or_text: str | os.PathLike[str]) -> tuple[str, str]:
+    if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("<"):
+        return path_or_text, "<string>"
+    source = os.fspath(path_or_text)
+    try:
+        return Path(source).read_text(encoding="utf-8"), source
+    except OSError as err:
+        raise ScheduleError(f"cannot read the file: {err.strerror or err}",
+                            source=source) from None
+    except UnicodeDecodeError:
+        raise ScheduleError("not UTF-8 text", source=source) from None
+
+
+@dataclass(frozen=True)
+class _Attributes:
+    source: str
+
+    def integer(self, elem: ET.Element, key: str, where: str, *, default: int | None = None,
+                minimum: int | None = None) -> int:
+        raw = elem.get(key)
+        if raw is None:
+            if default is not None:
+                return default
+            raise ScheduleError("missing attribute", path=f"{where}.{key}", source=self.source)
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ScheduleError("not an integer", path=f"{where}.{key}", value=raw,
+                                source=self.source) from None
+        if minimum is not None and value < minimum:
+            raise ScheduleError(f"must be >= {minimum}", path=f"{where}.{key}", value=value,
+                                source=self.source)
+        return value
+
+
+def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -> MscclGpu:
+    rank = attr.integer(elem, "id", "gpu")
+    if not 0 <= rank < ngpus:
+        raise ScheduleError(f"rank out of 0..{ngpus - 1}", path="gpu.id", value=rank,
+                            source=attr.source)
+    where = f"gpu[{rank}]"
+    sizes = [attr.integer(elem, f"{b}_chunks", where, default=0, minimum=0) for b in _BUFFERS]
+    tbs: dict[int, MscclThreadblock] = {}
+    for t_elem in elem:
+        if t_elem.tag != "tb":
+            raise ScheduleError("unknown element inside <gpu> (expected <tb>)", path=where,
+                                value=t_elem.tag, source=attr.source)
+        tb_id = attr.integer(t_elem, "id", f"{where}.tb", minimum=0)
+        tw = f"{where}.tb[{tb_id}]"
+        if tb_id in tbs:
+            raise ScheduleError("threadblock listed twice", path=tw, value=tb_id,
+                                source=attr.source)
+        peers = []
+        for key in ("send", "recv"):
+            peer = attr.integer(t_elem, key, tw, default=-1)
+            if peer != -1 and (not 0 <= peer < ngpus or peer == rank):
+                raise ScheduleError(f"peer must be -1 or another rank in 0..{ngpus - 1}",
+                                    path=f"{tw}.{key}", value=peer, source=attr.source)
+            peers.append(peer)
+        chan = attr.integer(t_elem, "chan", tw, default=0, minimum=0)
+        steps = []
+        for position, s_elem in enumerate(t_elem):
+            if s_elem.tag != "step":
+                raise ScheduleError("unknown element inside <tb> (expected <step>)", path=tw,
+                                    value=s_elem.tag, source=attr.source)
+            steps.append(_read_step(s_elem, attr, tw, position))
+        tbs[tb_id] = MscclThreadblock(tb_id, peers[0], peers[1], chan, tuple(steps))
+    return MscclGpu(rank, sizes[0], sizes[1], sizes[2], tuple(tbs.values()))
+
+
+def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> MscclStep:
+    index = attr.integer(elem, "s", f"{tw}.step")
+    sw = f"{tw}.step[{index}]"
+    if index != position:
+        raise ScheduleError(f"steps must be numbered 0, 1, ... in order (expected {position})",
+                            path=f"{sw}.s", value=index, source=attr.source)
+    kind = elem.get("type", "")
+    if kind not in STEP_TYPES:
+        raise ScheduleError("unknown step type (expected " + ", ".join(sorted(STEP_TYPES))
+                            + ")", path=f"{sw}.type", value=kind, source=attr.source)
+    bufs = []
+    for key in ("srcbuf", "dstbuf"):
+        buf = elem.get(key, "i")
+        if buf not in _BUFFERS:
+            raise ScheduleError("unknown buffer (expected i, o or s)", path=f"{sw}.{key}",
+                                value=buf, source=attr.source)
+        bufs.append(buf)
+    return MscclStep(
+        index=index, type=kind, srcbuf=bufs[0],
+        srcoff=attr.integer(elem, "srcoff", sw, default=0, minimum=0),
+        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, default=0, minimum=0),
+        cnt=attr.integer(elem, "cnt", sw, default=1, minimum=0 if kind == "nop" else 1),
+        depid=attr.integer(elem, "depid", sw, default=-1, minimum=-1),
+        deps=attr.integer(elem, "deps", sw, default=-1, minimum=-1),
+        hasdep=attr.integer(elem, "hasdep", sw, default=0) == 1,
+    )
+
+
+def _capacity(algo: MscclAlgorithm, gpu: MscclGpu, buf: str) -> int:
+    """Chunks of ``buf`` on ``gpu``; in place, the input is part of the output (allgather),
+    the output part of the input (reduce_scatter), or the output is the input (the
+    other collectives)."""
+    if algo.inplace and algo.collective in ("allgather", "reduce_scatter") and buf == (
+            "i" if algo.collective == "allgather" else "o"):
+        return algo.chunks_per_rank
+    if algo.inplace and algo.collective != "allgather" and buf == "o":
+        return gpu.i_chunks
+    return {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}[buf]
+
+
+def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
+    for tb in gpu.threadblocks:
+        for step in tb.steps:
+            where = f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}]"
+            if step.type in _SENDS and tb.send < 0:
+                raise ScheduleError(f"a '{step.type}' step sends, but its threadblock has "
+                                    "send = -1", path=f"{where}.type", value=step.type,
+                                    source=algo.source)
+            if step.type in _RECEIVES and tb.recv < 0:
+                raise ScheduleError(f"a '{step.type}' step receives, but its threadblock has "
+                                    "recv = -1", path=f"{where}.type", value=step.type,
+                                    source=algo.source)
+            operands = []
+            if step.type in _READS_SRC:
+                operands.append(("src", step.srcbuf, step.srcoff))
+            if step.type in _WRITES_DST:
+                operands.append(("dst", step.dstbuf, step.dstoff))
+            for key, buf, off in operands:
+                cap = _capacity(algo, gpu, buf)
+                if off + step.cnt > cap:
+                    raise ScheduleError(
+                        f"cnt out of the buffer: {key}off {off} + cnt {step.cnt} > {cap} "
+                        f"chunks of buffer '{buf}'", path=f"{where}.cnt", value=step.cnt,
+                        source=algo.source)
+            if step.depid != -1 or step.deps != -1:
+                dep_tb = gpu.threadblock(step.depid)
+                if dep_tb is None or not 0 <= step.deps < len(dep_tb.steps):
+                    raise ScheduleError(
+                        "dependency on a missing step", path=f"{where}.depid",
+                        value=f"tb {step.depid} step {step.deps}", source=algo.source)
+
+
+# -- the step graph -----------------------------------------------------------------------
+
+_StepKey = tuple[int, int, int]  # (gpu, tb, step)
+
+
+def _where(key: _StepKey) -> str:
+    return f"gpu[{key[0]}].tb[{key[1]}].step[{key[2]}]"
+
+
+@dataclass(frozen=True)
+class _StepGraph:
+    graph: nx.DiGraph
+    sender: Mapping[tuple[Any, ...], _StepKey]    # transfer -> the step that sends it
+    receiver: Mapping[tuple[Any, ...], _StepKey]  # transfer -> the step that receives it
+
+
+def _step_graph(algo: MscclAlgorithm) -> _StepGraph:
+    """The precedence graph: nodes ``("start"|"recv"|"reduce"|"end", step)`` and
+    transfers ``("xfer", chan, sender, receiver, k)``.  A transfer follows its
+    sending step's earlier phases and precedes its receiving step's ``recv``
+    phase: the data waits in the connection's buffer until the receiving step
+    runs (MSCCL's FIFO connections), so a transfer never waits for its receiver.
+
+    Raises
+    ------
+    ScheduleError
+        On a send without its receive (or the reverse), paired steps whose
+        ``cnt`` differ, two threadblocks of one GPU sending to (receiving
+        from) the same peer on one channel, a cycle.
+    """
+    graph = nx.DiGraph()
+    senders: dict[tuple[int, int, int], list[_StepKey]] = {}
+    receivers: dict[tuple[int, int, int], list[_StepKey]] = {}
+    owner_send: dict[tuple[int, int, int], int] = {}
+    owner_recv: dict[tuple[int, int, int], int] = {}
+    for gpu in algo.gpus:
+        for tb in gpu.threadblocks:
+            for role, peer, owner, lists in (("send", tb.send, owner_send, senders),
+                                             ("recv", tb.recv, owner_recv, receivers)):
+                if peer < 0:
+                    continue
+                channel = (tb.chan, gpu.id, peer) if role == "send" else (tb.chan, peer, gpu.id)
+                if channel in owner and any(
+                        s.type in (_SENDS if role == "send" else _RECEIVES) for s in tb.steps):
+                    raise ScheduleError(
+                        f"threadblocks {owner[channel]} and {tb.id} both {role} "
+                        f"{'to' if role == 'send' else 'from'} rank {peer} on channel "
+                        f"{tb.chan}", path=f"gpu[{gpu.id}].tb[{tb.id}].{role}", value=peer,
+                        source=algo.source)
+                if any(s.type in (_SENDS if role == "send" else _RECEIVES) for s in tb.steps):
+                    owner[channel] = tb.id
+                lists.setdefault(channel, []).extend(
+                    (gpu.id, tb.id, s.index) for s in tb.steps
+                    if s.type in (_SENDS if role == "send" else _RECEIVES))
+    step_of = {(g.id, t.id, s.index): s for g in algo.gpus for t in g.threadblocks
+               for s in t.steps}
+    out_xfer: dict[_StepKey, tuple[Any, ...]] = {}
+    in_xfer: dict[_StepKey, tuple[Any, ...]] = {}
+    sender: dict[tuple[Any, ...], _StepKey] = {}
+    receiver: dict[tuple[Any, ...], _StepKey] = {}
+    for channel in sorted(set(senders) | set(receivers)):
+        sends = senders.get(channel, [])
+        recvs = receivers.get(channel, [])
+        chan, a, b = channel
+        for k, (snd, rcv) in enumerate(itertools.zip_longest(sends, recvs)):
+            if rcv is None:
+                raise ScheduleError(
+                    f"a send with no matching receive (rank {b} receives only "
+                    f"{len(recvs)} time(s) from rank {a} on channel {chan})",
+                    path=f"{_where(snd)}.type", value=step_of[snd].type, source=algo.source)
+            if snd is None:
+                raise ScheduleError(
+                    f"a receive with no matching send (rank {a} sends only "
+                    f"{len(sends)} time(s) to rank {b} on channel {chan})",
+                    path=f"{_where(rcv)}.type", value=step_of[rcv].type, source=algo.source)
+            if step_of[snd].cnt != step_of[rcv].cnt:
+                raise ScheduleError(
+                    f"cnt differs from that of the matching send {_where(snd)} "
+                    f"({step_of[snd].cnt})", path=f"{_where(rcv)}.cnt",
+                    value=step_of[rcv].cnt, source=algo.source)
+            xfer = ("xfer", chan, a, b, k)
+            out_xfer[snd] = xfer
+            in_xfer[rcv] = xfer
+            sender[xfer] = snd
+            receiver[xfer] = rcv
+    for gpu in algo.gpus:
+        for tb in gpu.threadblocks:
+            previous: _StepKey | None = None
+            for step in tb.steps:
+                key = (gpu.id, tb.id, step.index)
+                phases: list[tuple[Any, ...]] = [("start", key)]
+                if key in in_xfer:  # the data lands in the connection's buffer
+                    phases.append(("recv", key))
+                    graph.add_edge(in_xfer[key], ("recv", key))
+                if step.type in _REDUCES:
+                    phases.append(("reduce", key))
+                if key in out_xfer:
+                    phases.append(out_xfer[key])
+                phases.append(("end", key))
+                nx.add_path(graph, phases)
+                if previous is not None:
+                    graph.add_edge(("end", previous), ("start", key))
+                if step.depid != -1:
+                    graph.add_edge(("end", (gpu.id, step.depid, step.deps)), ("start", key))
+                previous = key
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return _StepGraph(graph, sender, receiver)
+    steps_in = []
+    for u, _v in cycle:
+        if u[0] != "xfer" and _where(u[1]) not in steps_in:
+            steps_in.append(_where(u[1]))
+    raise ScheduleError("a cycle of dependencies (through " + " -> ".join(steps_in) + ")",
+                        path=f"{steps_in[0]}.depid", value=step_of[_key_of(steps_in[0])].depid,
+                        source=algo.source)
+
+
+def _key_of(where: str) -> _StepKey:
+    parts = [int(x.split("[")[1].rstrip("]")) for x in where.split(".")]
+    return (parts[0], parts[1], parts[2])
+
+
+# -- meaning and timing -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MscclTiming:
+    """The list-scheduled meaning of an algorithm on a platform.
+
+    Attributes
+    ----------
+    schedule:
+        The timed one-shot schedule (to be replayed strictly).
+    ranks:
+        Platform node of each rank.
+    makespan:
+        When the last event ends, as list-scheduled.
+    problems:
+        Why the result is not what the collective promises, one sentence
+        each naming the rank and the chunk (empty when correct).
+    """
+
+    algorithm: MscclAlgorithm
+    schedule: Schedule
+    ranks: tuple[NodeId, ...]
+    makespan: Fraction
+    problems: tuple[str, ...] = ()
+
+    @property
+    def correct(self) -> bool:
+        """True when every rank ends with what the collective promises."""
+        return not self.problems
+
+
+def _operation(algo: MscclAlgorithm, ranks: tuple[NodeId, ...], chunk: Fraction) -> Operation:
+    """The portsim operation the timed schedule is replayed against.
+
+    ``reduce_scatter`` has no portsim operation (an operation's instances all
+    promise the same to the same nodes, and a reduce-scatter promises block
+    ``r`` to rank ``r`` only): chunk ``j`` of block ``k`` is instance
+    ``k * c + j`` of a commutative allreduce, whose items (``v{S}#t``) and
+    initial holdings are exactly the reduce-scatter's.  The strict replay
+    then checks every port, link, holding and reduction; what each rank ends
+    with is judged by the importer (:attr:`MscclTiming.problems`), not by the
+    engine's completion check, which would ask every rank for every block
+    (see :attr:`MscclValidation.feasible`).
+    """
+    kind = algo.collective
+    root = ranks[algo.root]
+    if kind == "allgather":
+        return Operation(OperationKind.ALLGATHER, participants=ranks, size=chunk)
+    if kind == "alltoall":
+        return Operation(OperationKind.ALLTOALL, sources=ranks, targets=ranks, size=chunk)
+    if kind in ("allreduce", "reduce_scatter"):  # reduce_scatter: see _REDUCE_SCATTER
+        return Operation(OperationKind.ALLREDUCE, participants=ranks, commutative=True,
+                         size=chunk)
+    if kind == "reduce":
+        return Operation(OperationKind.REDUCE, participants=ranks, target=root,
+                         commutative=True, size=chunk)
+    return Operation(OperationKind.BROADCAST, source=root,
+                     targets=tuple(r for r in ranks if r != root), size=chunk)
+
+
+_Slot = tuple[str, int]
+
+
+def _slot(algo: MscclAlgorithm, rank: int, buf: str, off: int) -> _Slot:
+    """The canonical slot of ``buf[off]`` on ``rank`` (in place: one buffer)."""
+    if algo.inplace and algo.collective == "allgather" and buf == "i":
+        return ("o", rank * algo.chunks_per_rank + off)
+    if algo.inplace and algo.collective == "reduce_scatter" and buf == "o":
+        return ("i", rank * algo.chunks_per_rank + off)
+    if algo.inplace and algo.collective != "allgather" and buf == "o":
+        return ("i", off)
+    return (buf, off)
+
+
+def _layout(algo: MscclAlgorithm, ranks: tuple[NodeId, ...]
+            ) -> tuple[dict[tuple[int, _Slot], Item], dict[tuple[int, _Slot], Item]]:
+    """(initial contents, promised final contents) of the slots, per (rank, slot)."""
+    n, c = algo.ngpus, algo.chunks_per_rank
+    start: dict[tuple[int, _Slot], Item] = {}
+    final: dict[tuple[int, _Slot], Item] = {}
+    everyone = range(n)
+    for r in everyone:
+        def at(buf: str, off: int, rank: int = r) -> tuple[int, _Slot]:
+            return (rank, _slot(algo, rank, buf, off))
+        for j in range(c):
+            if algo.collective == "allgather":
+                start[at("i", j)] = Item.message(ranks[r], instance=j)
+                for k in everyone:
+                    final[at("o", k * c + j)] = Item.message(ranks[k], instance=j)
+            elif algo.collective == "alltoall":
+                for k in everyone:
+                    start[at("i", k * c + j)] = Item.message(ranks[r], ranks[k], instance=j)
+                    final[at("o", k * c + j)] = Item.message(ranks[k], ranks[r], instance=j)
+            elif algo.collective == "reduce_scatter":
+                for k in everyone:
+                    start[at("i", k * c + j)] = Item.subset([r], k * c + j)
+                final[at("o", j)] = Item.subset(everyone, r * c + j)
+            elif algo.collective in ("allreduce", "reduce"):
+                start[at("i", j)] = Item.subset([r], j)
+                if algo.collective == "allreduce" or r == algo.root:
+                    final[at("o", j)] = Item.subset(everyone, j)
+            else:  # broadcast
+                if r == algo.root:
+                    start[at("i", j)] = Item.broadcast(j)
+                else:
+                    final[at("o", j)] = Item.broadcast(j)
+    return start, final
+
+
+def time_msccl(algo: MscclAlgorithm, platform: Platform, *, size: Fraction | int | str = 1,
+               ranks: Sequence[NodeId] | None = None) -> MscclTiming:
+    """Give ``algo`` its meaning on ``platform`` and list-schedule it.
+
+    Parameters
+    ----------
+    algo:
+        A checked algorithm (:func:`read_msccl`).
+    platform:
+        The platform, with the port model to time under.
+    size:
+        The message size: a chunk is ``size / nchunksperloop``.
+    ranks:
+        Platform node of each rank (default: the first ``ngpus`` processors).
+
+    Raises
+    ------
+    ScheduleError
+        When the ranks do not fit the platform (too few processors, an
+        unknown node, a rank out of reach of its peer).
+    """
+    chunk = parse_rational(size, path="size", error=ScheduleError) / algo.nchunksperloop
+    if chunk <= 0:
+        raise ScheduleError("size must be > 0", path="size", value=str(size))
+    nodes = _ranks(algo, platform, ranks)
+    op = _operation(algo, nodes, chunk)
+    try:
+        op = op.resolve(platform)
+    except PortsimError as err:
+        raise ScheduleError(err.message, path=err.path, value=err.value,
+                            source=algo.source) from None
+    return _ListScheduler(algo, platform, nodes, op).run()
+
+
+def _ranks(algo: MscclAlgorithm, platform: Platform,
+           ranks: Sequence[NodeId] | None) -> tuple[NodeId, ...]:
+    if ranks is None:
+        processors = platform.processors
+        if len(processors) < algo.ngpus:
+            raise ScheduleError(f"the algorithm has {algo.ngpus} ranks but the platform only "
+                                f"{len(processors)} processors", path="ranks",
+                                value=len(processors), source=algo.source)
+        return tuple(processors[: algo.ngpus])
+    nodes = tuple(ranks)
+    if len(nodes) != algo.ngpus:
+        raise ScheduleError(f"ranks must list {algo.ngpus} nodes, one per rank",
+                            path="ranks", value=list(nodes), source=algo.source)
+    for i, node in enumerate(nodes):
+        if node not in platform or platform.node(node).router:
+            raise ScheduleError("not a processor of the platform", path=f"ranks[{i}]",
+                                value=node, source=algo.source)
+        if node in nodes[:i]:
+            raise ScheduleError("node listed twice", path=f"ranks[{i}]", value=node,
+                                source=algo.source)
+    return nodes
+
+
+@dataclass
+class _ListScheduler:
+    """Place the phases of the step graph in order of readiness on a port clock."""
+
+    algo: MscclAlgorithm
+    platform: Platform
+    ranks: tuple[NodeId, ...]
+    op: Operation
+    problems: list[str] = field(default_factory=list)
+
+    def run(self) -> MscclTiming:
+        algo = self.algo
+        steps = _step_graph(algo)
+        graph = steps.graph
+        self.step_of = {(g.id, t.id, s.index): s for g in algo.gpus for t in g.threadblocks
+                        for s in t.steps}
+        start, final = _layout(algo, self.ranks)
+        self.buffers: dict[tuple[int, _Slot], Item | None] = dict(start)
+        self.clock = PortClock(self.platform, size=self.op.size)
+        for (rank, _), item in start.items():
+            self.clock.hold(self.ranks[rank], item)
+        self.received: dict[_StepKey, list[Item | None]] = {}
+        self.outgoing: dict[_StepKey, list[Item | None]] = {}
+        self.sender = steps.sender
+        self.receiver = steps.receiver
+        done: dict[Hashable, Fraction] = {}
+        waiting = {node: graph.in_degree(node) for node in graph.nodes}
+        order = {node: i for i, node in enumerate(sorted(graph.nodes, key=_sort_key))}
+        heap: list[tuple[Fraction, int, Hashable]] = [
+            (Fraction(0), order[node], node) for node, d in waiting.items() if d == 0]
+        heapq.heapify(heap)
+        while heap:
+            ready, _, node = heapq.heappop(heap)
+            done[node] = self._place(node, ready)
+            for succ in graph.successors(node):
+                waiting[succ] -= 1
+                if waiting[succ] == 0:
+                    at = max(done[p] for p in graph.predecessors(succ))
+                    heapq.heappush(heap, (at, order[succ], succ))
+        for (rank, slot), want in sorted(final.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            got = self.buffers.get((rank, slot))
+            name = f"rank {rank} ({self.ranks[rank]}) buffer {slot[0]}[{slot[1]}]"
+            if got is None:
+                self.problems.append(f"{name} never receives chunk {want}")
+            elif got != want:
+                self.problems.append(f"{name} ends with {got}, expected chunk {want}")
+        schedule = Schedule(self.platform, self.op, self.clock.events)
+        return MscclTiming(algo, schedule, self.ranks, self.clock.end_time,
+                           tuple(self.problems))
+
+    # -- one phase ------------------------------------------------------------------------
+
+    def _place(self, node: Hashable, ready: Fraction) -> Fraction:
+        assert isinstance(node, tuple)
+        phase = node[0]
+        if phase == "xfer":
+            return self._transfer(node, ready)
+        key: _StepKey = node[1]
+        step = self.step_of[key]
+        if phase == "reduce":
+            return self._reduce(key, step, ready)
+        if phase == "recv":
+            self._receive(key, step)
+        if phase == "start":
+            if step.type == "s":
+                self.outgoing[key] = [self._read(key, step.srcbuf, step.srcoff + i)
+                                      for i in range(step.cnt)]
+            elif step.type == "cpy":
+                for i in range(step.cnt):
+                    self._write(key, step.dstbuf, step.dstoff + i,
+                                self._read(key, step.srcbuf, step.srcoff + i))
+        return ready
+
+    def _transfer(self, node: tuple[Any, ...], ready: Fraction) -> Fraction:
+        snd = self.sender[node]
+        rcv = self.receiver[node]
+        values = self.outgoing.get(snd, [])
+        src, dst = self.ranks[snd[0]], self.ranks[rcv[0]]
+        end = ready
+        path = cheapest_path(self.platform, src, dst)
+        for item in values:
+            if item is None:
+                continue
+            for u, v in itertools.pairwise(path):
+                event = self.clock.send(u, v, item, not_before=ready)
+                end = max(end, event.start + self.platform.duration(u, v, self.op.size))
+        self.received[rcv] = list(values)
+        return end
+
+    def _receive(self, key: _StepKey, step: MscclStep) -> None:
+        values = self.received.get(key, [])
+        if step.type in ("r", "rcs"):
+            for i, item in enumerate(values):
+                self._write(key, step.dstbuf, step.dstoff + i, item)
+        if step.type == "rcs":
+            self.outgoing[key] = list(values)
+
+    def _reduce(self, key: _StepKey, step: MscclStep, ready: Fraction) -> Fraction:
+        rank = key[0]
+        node = self.ranks[rank]
+        end = ready
+        results: list[Item | None] = []
+        for i in range(step.cnt):
+            local = self._read(key, step.srcbuf, step.srcoff + i)
+            other = (self._read(key, step.dstbuf, step.dstoff + i) if step.type == "re"
+                     else self.received.get(key, [None] * step.cnt)[i])
+            if local is None or other is None:
+                results.append(None)
+                continue
+            out = combine([other, local], commutative=True)
+            if isinstance(out, str):
+                self.problems.append(
+                    f"rank {rank} ({node}) chunk {local.instance}: {_where(key)} reduces "
+                    f"{other} with {local}: {out} (a chunk reduced twice)")
+                results.append(None)
+                continue
+            event = self.clock.compute(node, (other, local), out, not_before=ready)
+            end = max(end, event.start + self.platform.compute_time(node))
+            results.append(out)
+        if step.type in ("rrc", "rrcs", "re"):
+            for i, item in enumerate(results):
+                self._write(key, step.dstbuf, step.dstoff + i, item)
+        if step.type in ("rrs", "rrcs"):
+            self.outgoing[key] = results
+        return end
+
+    def _read(self, key: _StepKey, buf: str, off: int) -> Item | None:
+        slot = _slot(self.algo, key[0], buf, off)
+        item = self.buffers.get((key[0], slot))
+        if item is None:
+            self.problems.append(f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} "
+                                 f"reads {buf}[{off}], which holds no chunk yet")
+        return item
+
+    def _write(self, key: _StepKey, buf: str, off: int, item: Item | None) -> None:
+        self.buffers[(key[0], _slot(self.algo, key[0], buf, off))] = item
+
+
+def _sort_key(node: tuple[Any, ...]) -> tuple[Any, ...]:
+    if node[0] == "xfer":
+        return (1, node[1:])
+    return (0, node[1], node[0])
