@@ -142,10 +142,11 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,
                                lambda sub: _steady_state(sub, op, whole))
-    if any(platform.port_model_of(node).kind is not PortKind.BIDIRECTIONAL
-           for node in platform.node_ids):
+    kinds = {platform.port_model_of(node).kind for node in platform.node_ids}
+    if PortKind.UNIDIRECTIONAL in kinds or (
+            op.kind is OperationKind.ALLREDUCE and kinds != {PortKind.BIDIRECTIONAL}):
         return plan_matchings(platform, op, parsed)
-    return _DISPATCH[op.kind](platform, op, parsed)
+    return _DISPATCH[op.kind](platform, op, parsed)  # port sums (PortCapacity)
 
 
 LP_PLANNER = FunctionPlanner(
