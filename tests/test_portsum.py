@@ -301,3 +301,24 @@ def test_fabric_schedules_replay_in_strict_mode(name: str, platform: Platform,
 def test_larger_fabric_schedules_replay_in_strict_mode(name: str, platform: Platform,
                                                        kind: OperationKind) -> None:
     _check_replay(platform, kind, 100)
+
+
+# -- the per-destination flow bound by cut generation ----------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cut_generation_equals_the_whole_flow_program(seed: int) -> None:
+    """:func:`multicast_flow_bound` against the whole program solved exactly."""
+    from portsim.planners.lp._broadcast import multicast_flow_model
+    from portsim.planners.lp._driver import solve_exactly
+    from portsim.planners.lp._exact import ExactSolution
+    from portsim.planners.lp._flow_cuts import FlowBound, multicast_flow_bound
+
+    platform = _random_fabric(seed) if seed % 2 else _random_mix(seed)
+    parts = list(platform.processors)
+    sources = [(k, [p for p in parts if p != k]) for k in parts[: 1 + seed % 3]]
+    options = LpOptions().started()
+    whole = solve_exactly(multicast_flow_model(platform, sources, F(1)), options, what="flow")
+    assert isinstance(whole, ExactSolution) and whole.lower == whole.upper
+    found = multicast_flow_bound(platform, sources, F(1), options, what="test")
+    assert isinstance(found, FlowBound) and found.exact
+    assert found.upper == whole.upper

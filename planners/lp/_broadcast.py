@@ -36,6 +36,7 @@ from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._flow_cuts import EXACT_ROUNDS, multicast_flow_bound
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.simulator.items import Item
@@ -293,6 +294,30 @@ def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
     return out, inn, links
 
 
+def _flow_bound(platform: Platform, sources: list[tuple[NodeId, Sequence[NodeId]]],
+                size: Fraction, options: LpOptions, what: str, port_sum: frozenset[NodeId],
+                notes: list[str]) -> Fraction | PlanResult:
+    """The certified upper end of the per-destination flow program (section 2.2.1).
+
+    By cut generation (:mod:`portsim.planners.lp._flow_cuts`), the same
+    optimum with one copy variable per source and link; the whole program
+    for ``lp-naive``'s port sums.
+    """
+    if port_sum:
+        flow = solve_exactly(multicast_flow_model(platform, sources, size, port_sum=port_sum),
+                             options, what=f"{what} flow (section 2.2.1)")
+        return flow if isinstance(flow, PlanResult) else flow.upper
+    found = multicast_flow_bound(platform, sources, size, options, what=what)
+    if isinstance(found, PlanResult):
+        return found
+    notes.append(f"per-destination flow bound by cut generation: {found.rounds} round(s), "
+                 f"{found.cuts} cut(s)" + ("" if found.exact else
+                                           f"; after {EXACT_ROUNDS} exact rounds some exact "
+                                           f"cut was still violated: the bound is the "
+                                           f"relaxation's upper end"))
+    return found.upper
+
+
 def tree_depths(tree: Tree, root: NodeId) -> dict[NodeId, int]:
     """Depth of every node of an arborescence below ``root`` (``root`` at 0).
 
@@ -383,13 +408,11 @@ def plan_multicast(platform: Platform, operation: Operation,
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
     if steiner or tree_upper is None:
-        flow = solve_exactly(
-            multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size,
-                                 port_sum=port_sum),
-            options, what=f"{what} flow (section 2.2.1)")
+        flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
+                           options, what, port_sum, notes)
         if isinstance(flow, PlanResult):
             return flow
-        upper = flow.upper
+        upper = flow
         notes.append("some reachable nodes are not destinations: the bound is the "
                      "per-destination flow program's, the spanning trees may fall short")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
