@@ -68,8 +68,8 @@ import warnings
 from fractions import Fraction
 from typing import Any
 
-DEFAULT_CASES = ("dgx_a100:1", "dgx_a100:2", "dgx_a100:4", "mi250:1", "mi250:2",
-                 "fat_tree:4")
+DEFAULT_CASES = ("dgx_a100:1", "dgx_a100:2", "dgx_a100:4", "dgx_a100:8", "dgx_a100:16",
+                 "mi250:1", "mi250:2", "fat_tree:4", "fat_tree:8")
 """``fabric:size`` (servers, or k for ``fat_tree``)."""
 
 TARGETS = {"dgx_a100:2": 10.0, "mi250:2": 10.0, "dgx_a100:8": 60.0, "fat_tree:8": 60.0}

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import warnings
@@ -213,7 +214,7 @@ def _random_fabric(seed: int) -> Platform:
     cables: set[tuple[str, str]] = set()
     for i, h in enumerate(hosts):  # every host on a switch: connected
         cables.add((h, switches[i % len(switches)]))
-    for a, b in zip(switches, switches[1:], strict=False):
+    for a, b in itertools.pairwise(switches):
         cables.add((a, b))
     everyone = hosts + switches
     for _ in range(rng.randint(0, 4)):
@@ -273,7 +274,8 @@ def _check_replay(platform: Platform, kind: OperationKind, periods: int) -> None
         result = steady_state(platform, op)
     assert result.status == "ok", result.message
     schedule = result.schedule
-    assert schedule is not None and schedule.period is not None
+    assert schedule is not None
+    assert schedule.period is not None
     carried = F(schedule.instances_per_period) / schedule.period
     assert carried == result.achieved_throughput <= result.throughput_bound
     report = replay(schedule, horizon=schedule.period * periods)
@@ -318,7 +320,9 @@ def test_cut_generation_equals_the_whole_flow_program(seed: int) -> None:
     sources = [(k, [p for p in parts if p != k]) for k in parts[: 1 + seed % 3]]
     options = LpOptions().started()
     whole = solve_exactly(multicast_flow_model(platform, sources, F(1)), options, what="flow")
-    assert isinstance(whole, ExactSolution) and whole.lower == whole.upper
+    assert isinstance(whole, ExactSolution)
+    assert whole.lower == whole.upper
     found = multicast_flow_bound(platform, sources, F(1), options, what="test")
-    assert isinstance(found, FlowBound) and found.exact
+    assert isinstance(found, FlowBound)
+    assert found.exact
     assert found.upper == whole.upper

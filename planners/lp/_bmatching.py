@@ -122,7 +122,8 @@ def peel_b_matchings(loads: Mapping[Link, Fraction], out_capacity: Mapping[NodeI
     k_out = {u: int(out_capacity.get(u, 1)) for u in senders}
     k_in = {v: int(in_capacity.get(v, 1)) for v in receivers}
     if all(k == 1 for k in k_out.values()) and all(k == 1 for k in k_in.values()):
-        from portsim.planners.lp._periodic import peel_matchings  # noqa: PLC0415 (cycle)
+        # imported here: _periodic imports this module
+        from portsim.planners.lp._periodic import peel_matchings
 
         return peel_matchings(dict(remaining), deadline=deadline)
     out_load: dict[NodeId, Fraction] = defaultdict(Fraction)

@@ -73,7 +73,8 @@ def multicast_flow_model(platform: Platform,
 
     Port rows take their right-hand sides and link rows from
     :class:`~portsim.planners.lp._capacity.PortCapacity`.  A node of
-    ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of two (the naive port-sum program of the broadcast report, section 2.2.2: a
+    ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of two (the naive
+    port-sum program of the broadcast report, section 2.2.2: a
     relaxation under the unidirectional model, not achievable in general).
     """
     g = platform.graph
@@ -289,8 +290,9 @@ def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
         # A port-sum node's single row (send position) prices both directions.
         inn[node] = y_ub[2 * i + (0 if node in port_sum else 1)]  # type: ignore[assignment]
     first = 2 * len(platform.node_ids)
-    links = {e: y_ub[first + i]  # type: ignore[misc]
-             for i, e in enumerate(PortCapacity.of(platform).links)}
+    links: dict[tuple[NodeId, NodeId], Fraction] = {
+        e: y_ub[first + i]  # type: ignore[misc]
+        for i, e in enumerate(PortCapacity.of(platform).links)}
     return out, inn, links
 
 

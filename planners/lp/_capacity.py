@@ -26,10 +26,9 @@ rows from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypeVar
 
 from portsim.planners.lp._solve import LinearModel
 from portsim.simulator.platform import NodeId, Platform, PortKind
@@ -37,7 +36,6 @@ from portsim.simulator.platform import NodeId, Platform, PortKind
 __all__ = ["PortCapacity", "link_row_name"]
 
 Link = tuple[NodeId, NodeId]
-_N = TypeVar("_N", float, Fraction)
 
 
 def link_row_name(link: Link) -> str:
@@ -118,17 +116,3 @@ class PortCapacity:
             rows[link] = len(model.rows)
             model.add(load.get(link, {}), "<=", Fraction(1), link_row_name(link))
         return rows
-
-    def price(self, busy: Mapping[Link, Fraction], send_dual: Mapping[NodeId, _N],
-              receive_dual: Mapping[NodeId, _N], link_dual: Mapping[Link, _N],
-              convert: Callable[[Fraction], _N]) -> dict[Link, _N]:
-        """Price of one transfer on every link: ``busy · (π_send(u) + π_receive(v) + π_link(e))``."""
-        out: dict[Link, _N] = {}
-        for (u, v), b in busy.items():
-            dual = send_dual[u] + receive_dual[v]
-            if (u, v) in link_dual:
-                dual = dual + link_dual[u, v]
-            out[u, v] = convert(b) * dual
-        return out
-
-

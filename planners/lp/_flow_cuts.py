@@ -30,7 +30,7 @@ bounds the program in every case.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -141,7 +141,7 @@ class _FloatMaster:
         for row in model.rows:
             self.add(row.coeffs, float(row.rhs))
 
-    def add(self, coeffs: dict[int, Fraction], rhs: float) -> None:
+    def add(self, coeffs: Mapping[int, Fraction], rhs: float) -> None:
         """Append the row ``coeffs · x <= rhs``."""
         idx = np.array(list(coeffs), dtype=np.int32)
         val = np.array([float(a) for a in coeffs.values()])

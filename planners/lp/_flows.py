@@ -167,7 +167,8 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
     The right-hand sides of (2) and (3) and the link rows are the
     platform's :class:`~portsim.planners.lp._capacity.PortCapacity` (1 and
     none when all bidirectional).  A node of ``port_sum`` gets one row
-    ``Σ in + Σ out <= 1`` instead of (2) and (3): the naive port-sum program of ``lp-naive`` (broadcast report,
+    ``Σ in + Σ out <= 1`` instead of (2) and (3): the naive port-sum program
+    of ``lp-naive`` (broadcast report,
     section 2.2.2), not achievable in general under the unidirectional model.
     """
     g = platform.graph

@@ -863,7 +863,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     π(i, v[l+1,m]) + w(i) y_cpu(i)``, and the throughput column gives
     ``π(target, v[0,N-1]) / W = 1``.  Weak duality bounds SSR(G) by
     ``Σ rhs·y / min(1, W)`` (``rhs`` the rows' capacities, 1 when all
-    bidirectional; link rows priced into their links), which equals the master's optimum once ``W >= 1``.
+    bidirectional; link rows priced into their links), which equals the
+    master's optimum once ``W >= 1``.
     Sends of ``v_k`` into its owner and of the result out of the target never
     occur in these trees (shortest paths are simple), as in
     :func:`build_reduce_model`.
