@@ -58,9 +58,10 @@ Steiner pricing is another change)::
 
 Targets (item 7): met for dgx_a100:2 broadcast and reduce, mi250:2 reduce,
 dgx_a100:8 broadcast and reduce, fat_tree:8 broadcast; missed for
-fat_tree:8 reduce (pricing of the reduction trees), dgx_a100:2 allgather (15.5 s; 12.4 s before, the flow bound now takes about
-5 s of it, the tree column generation the rest), mi250:2 broadcast (106 s)
-and allgather, dgx_a100:8 and fat_tree:8 allgather.  Peak RSS stays under
+fat_tree:8 reduce (pricing of the reduction trees), dgx_a100:2 allgather
+(15.5 s; 12.4 s before, the flow bound now takes about 5 s of it, the tree
+column generation the rest), mi250:2 broadcast (106 s) and allgather,
+dgx_a100:8 and fat_tree:8 allgather.  Peak RSS stays under
 200 MiB.  Growth with the servers of dgx_a100 (1, 2, 4, 8, 16): reduce
 4.0, 4.5, 5.9, 37 s, over 60 s; broadcast 4.0, 3.9, 15, 55 s, over 60 s;
 allgather 6.6, 15.5 s, then over 60 s.  Profiles (cProfile): dgx_a100:2
