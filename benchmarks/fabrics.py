@@ -18,38 +18,61 @@ The targets of item 7 are printed next to the figures.
 Run:  python benchmarks/fabrics.py [--cases dgx_a100:1 dgx_a100:2 mi250:1 ...]
       [--ops allgather broadcast reduce] [--time-limit 120]
 
-Measured (default cases, ``--time-limit 120``, shared 2-core machine under
-load from other jobs; "bound<=": upper end of a certified interval)::
+Measured after the port-sum programs (issue 14, item 3: on these
+all-``multiport`` fabrics ``lp`` no longer runs the matching column
+generation; the per-destination flow bound of broadcast and allgather by cut
+generation), 24 November 2026, shared 2-core machine under load from other
+jobs (the full test suite ran beside it), ``--time-limit 60`` (120 for
+``:2``); "<=": upper end of a certified interval, the schedule's own
+throughput next to it (the spanning-tree packing on switch fabrics, whose
+Steiner pricing is another change)::
 
-    case       op        bound    schedule bound_s sched_s total_s RSS MiB
-    dgx_a100:1 allgather <=325/7  67/11       1.31   1.16    2.47  129
-    dgx_a100:1 broadcast <=325    1095/22     0.55   1.36    1.91  118
-    dgx_a100:1 reduce    8/7      220/193     0.20   0.96    1.17  119
-    dgx_a100:2 allgather <=65/3   34/11      11.44   0.91   12.35  240
-    dgx_a100:2 broadcast <=200    49          2.39   0.85    3.24  122
-    dgx_a100:2 reduce    16/15    211/208     0.25   0.77    1.02  118
-    dgx_a100:4 allgather  time limit 120 s (column generation)
-    dgx_a100:4 broadcast <=200    228/5      91.96   1.15   93.11  145
-    dgx_a100:4 reduce    32/31    70/89       1.64   0.94    2.58  121
-    mi250:1    allgather <=166/7  61/4      111.52   8.01  119.54  200
-    mi250:1    broadcast <=332    991/4      18.91   1.95   20.86  120
-    mi250:1    reduce    16/15    265/253     0.60   2.98    3.58  118
-    mi250:2    allgather  time limit 120 s (column generation)
-    mi250:2    broadcast 256      234        49.10   2.00   51.10  143
-    mi250:2    reduce    32/31    231/233     0.58   0.94    1.52  120
-    fat_tree:4 allgather 1/15     bound      13.76   0.02   13.78  234
-    fat_tree:4 broadcast 1        bound       0.18   0.00    0.19  109
-    fat_tree:4 reduce    1        127/136     4.31   0.82    5.13  125
+    case        op        bound     schedule    bound_s sched_s total_s RSS MiB
+    dgx_a100:1  allgather <=325/7   68/11          3.40   3.20    6.60  117
+    dgx_a100:1  broadcast <=325     50             0.98   3.03    4.02  116
+    dgx_a100:1  reduce    8/7       872/769        0.49   3.52    4.01  118
+    dgx_a100:2  allgather <=65/3    34/11         12.84   2.64   15.48  125
+    dgx_a100:2  broadcast <=200     49             1.34   2.52    3.86  116
+    dgx_a100:2  reduce    16/15     223/210        0.71   3.77    4.48  118
+    dgx_a100:4  allgather  time limit 60 s (cut generation of the flow bound)
+    dgx_a100:4  broadcast <=200     238/5         11.54   3.57   15.11  116
+    dgx_a100:4  reduce    32/31     65/87          3.95   1.97    5.92  119
+    dgx_a100:8  allgather  time limit 60 s (tree column generation)
+    dgx_a100:8  broadcast <=200     83/2          50.69   4.06   54.75  120
+    dgx_a100:8  reduce    64/63     2/21          36.85   0.49   37.33  162
+    dgx_a100:16 allgather  time limit 60 s (tree column generation)
+    dgx_a100:16 broadcast  time limit 60 s (tree column generation)
+    dgx_a100:16 reduce     time limit 60 s (pricing dynamic program)
+    mi250:1     allgather <=166/7   15            24.03   3.39   27.42  118
+    mi250:1     broadcast <=332     501/2         24.17   1.23   25.39  116
+    mi250:1     reduce    16/15     265/253        0.33   1.74    2.07  118
+    mi250:2     allgather  time limit 120 s (tree column generation)
+    mi250:2     broadcast <=256     547/3        103.55   2.04  105.59  122
+    mi250:2     reduce    32/31     256/249        1.44   3.45    4.89  119
+    fat_tree:4  allgather 1/15      bound          4.00   0.07    4.07  112
+    fat_tree:4  broadcast 1         bound          0.21   0.01    0.22  103
+    fat_tree:4  reduce    1         176/191        0.79   2.02    2.82  117
+    fat_tree:8  allgather  time limit 60 s (cut generation of the flow bound)
+    fat_tree:8  broadcast 1         bound         21.10   0.10   21.20  173
+    fat_tree:8  reduce     time limit 60 s (pricing dynamic program)
 
-Targets (item 7) missed: dgx_a100:2 allgather (12.4 s > 10 s), mi250:2
-broadcast (51 s) and allgather (time limit); dgx_a100:4 allgather hits the
-120 s limit, so dgx_a100:8 and fat_tree:8 (60 s targets) were not run.  Peak
-RSS stays under 250 MiB.  Profile (pyinstrument, dgx_a100:2 allgather, 28.5 s
-planner under load): the float HiGHS master of the matching column
-generation 40 %, the exact re-solve 21 %, Fraction tree pricing (Chu-Liu/
-Edmonds) 15 %, the flow model 7 %, the periodic schedule 7 %: on these
-all-multiport fabrics the lp still runs the matching column generation (the
-port-sum LP of item 3 is not built).
+Targets (item 7): met for dgx_a100:2 broadcast and reduce, mi250:2 reduce,
+dgx_a100:8 broadcast and reduce, fat_tree:8 broadcast; missed for
+fat_tree:8 reduce (pricing of the reduction trees), dgx_a100:2 allgather
+(15.5 s; 12.4 s before, the flow bound now takes about 5 s of it, the tree
+column generation the rest), mi250:2 broadcast (106 s) and allgather,
+dgx_a100:8 and fat_tree:8 allgather.  Peak RSS stays under
+200 MiB.  Growth with the servers of dgx_a100 (1, 2, 4, 8, 16): reduce
+4.0, 4.5, 5.9, 37 s, over 60 s; broadcast 4.0, 3.9, 15, 55 s, over 60 s;
+allgather 6.6, 15.5 s, then over 60 s.  Profiles (cProfile): dgx_a100:2
+allgather before the cut generation spent 22 s of 40 in the per-destination
+flow program (23,585 variables; HiGHS 8-21 s), now about 5 s; the rest is
+the tree column generation of ``_broadcast.multicast_trees`` (master
+rebuilt and solved from scratch every round).  dgx_a100:4 allgather: the cut
+master's warm-started dual simplex grows to about 12,000 cut rows (1.6 s a
+round), the separation's 992 maximum flows a round 4 s.  The lcm period of
+the reduce on dgx_a100:8 exceeds ``max_events``: the fixed period of
+Proposition 4 (42) carries 2/21, far below 64/63.
 
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
@@ -68,8 +91,8 @@ import warnings
 from fractions import Fraction
 from typing import Any
 
-DEFAULT_CASES = ("dgx_a100:1", "dgx_a100:2", "dgx_a100:4", "mi250:1", "mi250:2",
-                 "fat_tree:4")
+DEFAULT_CASES = ("dgx_a100:1", "dgx_a100:2", "dgx_a100:4", "dgx_a100:8", "dgx_a100:16",
+                 "mi250:1", "mi250:2", "fat_tree:4", "fat_tree:8")
 """``fabric:size`` (servers, or k for ``fat_tree``)."""
 
 TARGETS = {"dgx_a100:2": 10.0, "mi250:2": 10.0, "dgx_a100:8": 60.0, "fat_tree:8": 60.0}

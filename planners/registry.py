@@ -99,9 +99,9 @@ _BUILTIN_INFOS: tuple[PlannerInfo, ...] = (
           "one-shot",
           "portsim.planners.trees:BINOMIAL_PLANNER"),
     _info("lp", "scatter gather alltoall reduce broadcast allgather allreduce", _ALL_PORTS,
-          "steady-state linear program (any port models; column generation over matchings "
-          "unless all bidirectional): exact optimal throughput, certified by the dual, and "
-          "an asymptotically optimal periodic schedule",
+          "steady-state linear program (any port models; port sums without unidirectional "
+          "nodes, column generation over matchings with): exact optimal throughput, "
+          "certified by the dual, and an asymptotically optimal periodic schedule",
           "portsim.planners.lp:LP_PLANNER"),
     _info("lp-naive", "scatter gather alltoall reduce broadcast allgather", _ONE_PORT,
           "naive port-sum steady-state LP (Beaumont-Marchal 2004, section 2.2.2; "

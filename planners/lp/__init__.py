@@ -7,11 +7,15 @@ per operation (``_scatter``, ``_gather``, ``_alltoall``, ``_reduce``,
 (``_solve``: HiGHS with sparse matrices), the exact recovery (``_exact``),
 the flow model (``_flows``) and the periodic orchestration (``_periodic``).
 
-All-bidirectional platforms take the port-sum programs above (König's
-theorem makes port sums exact there, and they are fastest).  Any other
-platform (unidirectional one-port nodes, or a mix of unidirectional,
-bidirectional, ``multiport:k`` and ``multiport`` nodes; a link carries one
-transfer at a time under every model) goes to ``_matchings``: the same
+Every platform without a unidirectional node (bidirectional, ``multiport:k``
+and ``multiport`` nodes in any mix; a link carries one transfer at a time
+under every model) takes the port-sum programs above, with the right-hand
+sides and per-link rows of ``_capacity`` (k ports per side, one row per link
+between two multi-port ends; all 1 and no link row when all bidirectional):
+the bipartite b-matching polytope is integral, so port sums are exact, and
+the period is split into b-matchings (``_bmatching``; König's matchings when
+every capacity is 1).  Allreduce needs an all-bidirectional platform.  Any
+platform with a unidirectional node goes to ``_matchings``: the same
 collective rows, link times covered by weighted matchings of the port graph
 (``_ports``, node splitting of Beaumont and Marchal, LIP RR-2004-32, section
 5), solved by column generation with maximum-weight-matching pricing and
@@ -63,8 +67,8 @@ LP_PORT_MODELS: frozenset[PortKind] = frozenset(
     {PortKind.BIDIRECTIONAL, PortKind.UNIDIRECTIONAL, PortKind.MULTIPORT})
 """Port models the ``lp`` planner handles (all three, mixed per node)."""
 
-_DESCRIPTION = ("steady-state linear program (any port models; column generation over "
-                "matchings unless all bidirectional): exact optimal "
+_DESCRIPTION = ("steady-state linear program (any port models; port sums without "
+                "unidirectional nodes, column generation over matchings with): exact optimal "
                 "throughput, certified by the dual, and an asymptotically optimal "
                 "periodic schedule")
 
@@ -75,12 +79,13 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
     Parameters
     ----------
     platform:
-        Any platform: all bidirectional (port-sum programs), else
-        unidirectional, bidirectional, ``multiport:k`` and ``multiport`` nodes
-        in any mix (a link carries one transfer at a time); on links with
-        latency every message is sent whole
-        (column generation over matchings of the port graph; the notes give
-        the rounds and the columns).
+        Any platform: without unidirectional nodes (bidirectional,
+        ``multiport:k``, ``multiport`` in any mix) the port-sum programs;
+        with one, unidirectional, bidirectional, ``multiport:k`` and
+        ``multiport`` nodes in any mix (column generation over matchings of
+        the port graph; the notes give the rounds and the columns).  A link
+        carries one transfer at a time; on links with latency every message
+        is sent whole.
     operation:
         The collective (resolved against ``platform`` here).
     **options:
@@ -99,8 +104,10 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         ``ok`` with the periodic schedule, ``throughput_bound`` (the exact
         optimum, or the upper end of a certified interval), ``period``, the
         weighted paths or trees, and notes; ``unsupported`` for another
-        collective (or a commutative reduce, or a multi-port node with more
-        than 16 useful ports); ``error`` when the call hits its time limit,
+        collective (or a commutative reduce, an allreduce on a platform that
+        is not all bidirectional, or, on a platform with a unidirectional
+        node, a multi-port node with more than 16 useful ports); ``error``
+        when the call hits its time limit,
         when a time of the platform is beyond floating point or needs more
         than :data:`~portsim.planners.lp._driver.MAX_SCALE_BITS` bits of denominator,
         or on any failure inside the planner (never an exception on a valid
@@ -142,10 +149,11 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,
                                lambda sub: _steady_state(sub, op, whole))
-    if any(platform.port_model_of(node).kind is not PortKind.BIDIRECTIONAL
-           for node in platform.node_ids):
+    kinds = {platform.port_model_of(node).kind for node in platform.node_ids}
+    if PortKind.UNIDIRECTIONAL in kinds or (
+            op.kind is OperationKind.ALLREDUCE and kinds != {PortKind.BIDIRECTIONAL}):
         return plan_matchings(platform, op, parsed)
-    return _DISPATCH[op.kind](platform, op, parsed)
+    return _DISPATCH[op.kind](platform, op, parsed)  # port sums (PortCapacity)
 
 
 LP_PLANNER = FunctionPlanner(

@@ -36,8 +36,10 @@ from fractions import Fraction
 import networkx as nx
 
 from portsim.planners.base import PlanResult
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._flow_cuts import EXACT_ROUNDS, multicast_flow_bound
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
@@ -77,11 +79,15 @@ def multicast_flow_model(platform: Platform,
     of every source receives TP.  Any schedule satisfies it (count, over a
     time span, the distinct messages of each source crossing each link).
 
-    A node of ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of two
-    (the naive port-sum program of the broadcast report, section 2.2.2: a
+    Port rows take their right-hand sides and link rows from
+    :class:`~portsim.planners.lp._capacity.PortCapacity`.  A node of
+    ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of two (the naive
+    port-sum program of the broadcast report, section 2.2.2: a
     relaxation under the unidirectional model, not achievable in general).
     """
     g = platform.graph
+    capacity = PortCapacity.of(platform)
+    own_row = capacity.own_row
     model = LinearModel()
     cap = min(sum((1 / (size * g.edges[s, v]["c"]) for v in g.successors(s)), Fraction(0))
               for s, _ in sources)
@@ -89,6 +95,7 @@ def multicast_flow_model(platform: Platform,
     model.objective = tp
     out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]] = defaultdict(dict)
     for source, targets in sources:
         copies: dict[tuple[NodeId, NodeId], int] = {}
         for u, v, data in g.edges(data=True):
@@ -98,6 +105,8 @@ def multicast_flow_model(platform: Platform,
             j = copies[u, v] = model.variable(("n", source, u, v), upper=1 / busy)
             out_port[u][j] = busy
             in_port[v][j] = busy
+            if (u, v) in own_row:
+                link_port[u, v][j] = busy
         for t in targets:
             if t == source:
                 continue
@@ -125,9 +134,10 @@ def multicast_flow_model(platform: Platform,
         for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
             out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node, coeffs in out_port.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port send of {node}")
+        model.add(coeffs, "<=", capacity.send[node], f"one-port send of {node}")
     for node, coeffs in in_port.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port receive of {node}")
+        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive of {node}")
+    capacity.add_link_rows(model, link_port)
     return model
 
 
@@ -135,15 +145,20 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
             size: Fraction, port_sum: frozenset[NodeId] = frozenset()) -> LinearModel:
     """Max TP: for every source, its trees' weights sum to TP; port rows per node.
 
+    Right-hand sides and link rows (after the node rows): :class:`PortCapacity`.
+
     A node of ``port_sum`` has one row, send and receive summed (in the send
     position; its receive row is empty), see :func:`multicast_flow_model`.
     """
+    capacity = PortCapacity.of(platform)
+    own_row = capacity.own_row
     model = LinearModel()
     tp = model.variable("TP", upper=Fraction(10**9))
     model.objective = tp
     link = {e: size * platform.cost(*e) for e in platform.graph.edges}
     out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]] = defaultdict(dict)
     totals: list[dict[int, Fraction]] = [{tp: Fraction(1)} for _ in range(n_sources)]
     for k, (s, tree) in enumerate(columns):
         first = min((link[e] for e in tree), default=Fraction(1))
@@ -152,14 +167,17 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
         for u, v in tree:
             out_port[u][j] = out_port[u].get(j, Fraction(0)) + link[u, v]
             in_port[v][j] = in_port[v].get(j, Fraction(0)) + link[u, v]
+            if (u, v) in own_row:
+                link_port[u, v][j] = link[u, v]
     for s, total in enumerate(totals):  # rows 0 .. n_sources-1: the == rows, in order
         model.add(total, "==", Fraction(0), f"trees of source {s} carry TP")
     for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
         for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
             out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
     for node in platform.node_ids:  # then, per node: send row, receive row
-        model.add(out_port.get(node, {}), "<=", Fraction(1), f"send:{node}")
-        model.add(in_port.get(node, {}), "<=", Fraction(1), f"recv:{node}")
+        model.add(out_port.get(node, {}), "<=", capacity.send[node], f"send:{node}")
+        model.add(in_port.get(node, {}), "<=", capacity.receive[node], f"recv:{node}")
+    capacity.add_link_rows(model, link_port)  # then the link rows (PortCapacity.links)
     return model
 
 
@@ -177,14 +195,16 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     bound, a heuristic beyond it whose lower bound keeps the certificate
     valid, and a note says so).
 
-    Dual of the master: ``π >= 0`` on the ports, ``z_s`` on the source rows;
-    feasible when every tree ``T`` of ``s`` costs ``Σ_{(u,v)∈T} c (π_out(u) +
-    π_in(v)) >= z_s`` and ``Σ_s z_s >= 1``.  With exact duals, the exact
+    Dual of the master: ``π >= 0`` on the ports (and links,
+    :class:`PortCapacity`), ``z_s`` on the source rows; feasible when every
+    tree ``T`` of ``s`` costs ``Σ_{(u,v)∈T} c (π_out(u) + π_in(v) +
+    π_link(u,v)) >= z_s`` and ``Σ_s z_s >= 1``.  With exact duals, the exact
     minimum tree cost ``W_s`` of each source gives the feasible dual
     ``z'_s = min(z_s, W_s)``, scaled by ``1 / Σ z'_s`` when that sum is below
-    1: the certified bound is ``Σπ / min(1, Σ_s z'_s)``.  Under heuristic
-    Steiner pricing ``W_s`` is a certified lower bound on the cheapest tree,
-    so the bound stays valid (possibly above the master's optimum).
+    1: the certified bound is ``Σ k·π / min(1, Σ_s z'_s)`` (``k`` the rows'
+    capacities).  Under heuristic Steiner pricing ``W_s`` is a certified lower
+    bound on the cheapest tree, so the bound stays valid (possibly above the
+    master's optimum).
 
     Returns
     -------
@@ -205,9 +225,11 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             return time_limit_error(options, "the column generation of the broadcast master")
         if sol.status != "optimal" or sol.y_ub is None or sol.y_eq is None:
             return PlanResult.error(NAME, f"broadcast master program: {sol.message}")
-        out_dual, in_dual = _port_duals(platform, [float(y) for y in sol.y_ub], port_sum)
+        out_dual, in_dual, link_dual = _port_duals(platform, [float(y) for y in sol.y_ub],
+                                                   port_sum)
         price: dict[tuple[NodeId, NodeId], Fraction | float] = {
-            (u, v): float(busy) * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
+            (u, v): float(busy) * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
+            for (u, v), busy in link.items()}
         new = improving_trees(pricers, price, [float(y) for y in sol.y_eq], seen,  # type: ignore[arg-type]
                               1e-9)
         columns += new
@@ -218,9 +240,10 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     exact = solve_exactly(model, options, what="broadcast master")
     if isinstance(exact, PlanResult):
         return exact
-    out_dual, in_dual = _port_duals(platform, exact.y_ub, port_sum)
+    out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
     exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
-        (u, v): busy * (out_dual[u] + in_dual[v]) for (u, v), busy in link.items()}
+        (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
+        for (u, v), busy in link.items()}
     z_total = Fraction(0)
     unproven = []
     for i, pricer in enumerate(pricers):
@@ -231,7 +254,8 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             unproven.append(sources[i])
     if unproven:
         exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
-    pi = sum(exact.y_ub, Fraction(0))
+    rhs = [r.rhs for r in model.rows if r.sense == "<="]
+    pi = sum((b * y for b, y in zip(rhs, exact.y_ub, strict=True)), Fraction(0))
     # No certificate from duals that price every source's trees at zero: the
     # caller then falls back to the flow program's bound.
     upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
@@ -243,14 +267,44 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
 
 def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
                 port_sum: frozenset[NodeId] = frozenset()
-                ) -> tuple[dict[NodeId, Fraction], dict[NodeId, Fraction]]:
+                ) -> tuple[dict[NodeId, Fraction], dict[NodeId, Fraction],
+                           dict[tuple[NodeId, NodeId], Fraction]]:
+    """Duals of the master's send, receive and link rows (:func:`_master`'s order)."""
     out: dict[NodeId, Fraction] = {}
     inn: dict[NodeId, Fraction] = {}
     for i, node in enumerate(platform.node_ids):
         out[node] = y_ub[2 * i]  # type: ignore[assignment]
         # A port-sum node's single row (send position) prices both directions.
         inn[node] = y_ub[2 * i + (0 if node in port_sum else 1)]  # type: ignore[assignment]
-    return out, inn
+    first = 2 * len(platform.node_ids)
+    links: dict[tuple[NodeId, NodeId], Fraction] = {
+        e: y_ub[first + i]  # type: ignore[misc]
+        for i, e in enumerate(PortCapacity.of(platform).links)}
+    return out, inn, links
+
+
+def _flow_bound(platform: Platform, sources: list[tuple[NodeId, Sequence[NodeId]]],
+                size: Fraction, options: LpOptions, what: str, port_sum: frozenset[NodeId],
+                notes: list[str]) -> Fraction | PlanResult:
+    """The certified upper end of the per-destination flow program (section 2.2.1).
+
+    By cut generation (:mod:`portsim.planners.lp._flow_cuts`), the same
+    optimum with one copy variable per source and link; the whole program
+    for ``lp-naive``'s port sums.
+    """
+    if port_sum:
+        flow = solve_exactly(multicast_flow_model(platform, sources, size, port_sum=port_sum),
+                             options, what=f"{what} flow (section 2.2.1)")
+        return flow if isinstance(flow, PlanResult) else flow.upper
+    found = multicast_flow_bound(platform, sources, size, options, what=what)
+    if isinstance(found, PlanResult):
+        return found
+    notes.append(f"per-destination flow bound by cut generation: {found.rounds} round(s), "
+                 f"{found.cuts} cut(s)" + ("" if found.exact else
+                                           f"; after {EXACT_ROUNDS} exact rounds some exact "
+                                           f"cut was still violated: the bound is the "
+                                           f"relaxation's upper end"))
+    return found.upper
 
 
 def tree_depths(tree: Tree, root: NodeId) -> dict[NodeId, int]:
@@ -345,13 +399,11 @@ def plan_multicast(platform: Platform, operation: Operation,
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
     if tree_upper is None or (steiner and tree_upper > lower):
-        flow = solve_exactly(
-            multicast_flow_model(platform, [(s, t) for s, t, _ in sources], operation.size,
-                                 port_sum=port_sum),
-            options, what=f"{what} flow (section 2.2.1)")
+        flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
+                           options, what, port_sum, notes)
         if isinstance(flow, PlanResult):
             return flow
-        upper = flow.upper if tree_upper is None else min(tree_upper, flow.upper)
+        upper = flow if tree_upper is None else min(tree_upper, flow)
         notes.append("the bound is the least of the tree packing's certified bound and "
                      "the per-destination flow program's (section 2.2.1)")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,

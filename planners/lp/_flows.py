@@ -34,6 +34,7 @@ from fractions import Fraction
 import networkx as nx
 import numpy as np
 
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel
 from portsim.simulator.items import Item
@@ -163,11 +164,16 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
                      port_sum: frozenset[NodeId] = frozenset()) -> FlowModel:
     """Build the aggregated SSSP(G) / SSPA2A(G) program (see the module notes).
 
-    A node of ``port_sum`` gets one row ``Σ in + Σ out <= 1`` instead of (2)
-    and (3): the naive port-sum program of ``lp-naive`` (broadcast report,
+    The right-hand sides of (2) and (3) and the link rows are the
+    platform's :class:`~portsim.planners.lp._capacity.PortCapacity` (1 and
+    none when all bidirectional).  A node of ``port_sum`` gets one row
+    ``Σ in + Σ out <= 1`` instead of (2) and (3): the naive port-sum program
+    of ``lp-naive`` (broadcast report,
     section 2.2.2), not achievable in general under the unidirectional model.
     """
     g = platform.graph
+    capacity = PortCapacity.of(platform)
+    own_row = capacity.own_row
     model = LinearModel()
     caps = []
     for com in commodities:
@@ -178,6 +184,7 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
     model.objective = tp
     out_rows: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     in_rows: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
+    link_rows: dict[tuple[NodeId, NodeId], dict[int, Fraction]] = defaultdict(dict)
     for c, com in enumerate(commodities):
         if com.outward:
             down = nx.descendants(g, com.hub) | {com.hub}
@@ -199,6 +206,8 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
             j = model.variable((c, u, v), upper=1 / busy)
             out_rows[u][j] = busy
             in_rows[v][j] = busy
+            if (u, v) in own_row:
+                link_rows[u, v][j] = busy
             balance[v][j] = Fraction(1)
             balance[u][j] = Fraction(-1)
         sign = Fraction(1) if com.outward else Fraction(-1)
@@ -214,9 +223,10 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
         for j, a in in_rows.pop(node, {}).items():  # one summed row
             out_rows[node][j] = out_rows[node].get(j, Fraction(0)) + a
     for node, coeffs in out_rows.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port send (2) of {node}")
+        model.add(coeffs, "<=", capacity.send[node], f"one-port send (2) of {node}")
     for node, coeffs in in_rows.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port receive (3) of {node}")
+        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive (3) of {node}")
+    capacity.add_link_rows(model, link_rows)
     return FlowModel(model, tuple(commodities), size, platform)
 
 

@@ -156,8 +156,10 @@ def strip_ports(model: LinearModel, platform: Platform, size: Fraction,
                 key_to_link: KeyToLink) -> Base:
     """Drop the one-port rows of a bidirectional ``model`` and record link loads.
 
-    A one-port row is a ``<= 1`` row over link variables only.  Upper bounds
-    stay: a link carries one transfer at a time under every port model.
+    A port row is a ``<= k`` row (``k >= 1``: the node's ports, or 1 for a
+    link row of :class:`~portsim.planners.lp._capacity.PortCapacity`) over
+    link variables only.  Upper bounds stay: a link carries one transfer at
+    a time under every port model.
     """
     out = LinearModel()
     out.keys = list(model.keys)
@@ -172,7 +174,7 @@ def strip_ports(model: LinearModel, platform: Platform, size: Fraction,
             links[j] = link
             loads[link][j] = size * platform.cost(*link)
     out.rows = [row for row in model.rows
-                if not (row.sense == "<=" and row.rhs == 1 and row.coeffs
+                if not (row.sense == "<=" and row.rhs >= 1 and row.coeffs
                         and all(j in links for j in row.coeffs))]
     return Base(out, dict(loads))
 

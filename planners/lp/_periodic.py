@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from portsim.planners.lp._bmatching import peel_platform
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational
@@ -399,7 +400,7 @@ def build_periodic(
     duration = {e: size * platform.cost(*e) for e in link_tasks}
     loads = {e: len(ts) * duration[e] for e, ts in link_tasks.items()}
     if matchings is None:
-        matchings = peel_matchings(loads, deadline=clock)
+        matchings = peel_platform(platform, loads, deadline=clock)  # b-matchings
     else:
         matchings = [(w * period, [e for e in links if e in duration])
                      for w, links in matchings if w > 0]

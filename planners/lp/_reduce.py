@@ -6,7 +6,8 @@ Constraints: the one-port rows (2), (3) with (8); the CPU row
 ``α(i) = Σ cons · w(i) <= 1`` (7), (9); the conservation law (10) for every
 partial result ``v[k,m]`` on every node, except ``v_i`` on its owner
 (unlimited) and the final ``v[0,N-1]`` on the target, whose production is the
-throughput (11).
+throughput (11).  On multi-port nodes the right-hand sides of (2) and (3)
+and the per-link rows come from :class:`~portsim.planners.lp._capacity.PortCapacity`.
 
 Two deliberate departures from the text, both making the bound tighter and
 never looser than a real schedule allows:
@@ -44,13 +45,14 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
 from portsim.planners.base import PlanResult
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution, recover
 from portsim.planners.lp._periodic import ComputeTask, SendTask, Unit
@@ -95,12 +97,16 @@ class SsrVariables:
         ``node`` (conservation law (10)), in declaration order.
     out_port, in_port, cpu:
         Busy time per unit of each variable, per node (rows (2), (3), (7)).
+    link_port:
+        Busy time per unit of each variable on the links that need their
+        own row (:attr:`PortCapacity.links <portsim.planners.lp._capacity.PortCapacity>`).
     """
 
     balance: dict[tuple[NodeId, int, int], dict[int, Fraction]]
     out_port: dict[NodeId, dict[int, Fraction]]
     in_port: dict[NodeId, dict[int, Fraction]]
     cpu: dict[NodeId, dict[int, Fraction]]
+    link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]]
 
 
 def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operation, *,
@@ -122,7 +128,9 @@ def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operati
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
     intervals = [(k, m) for k in range(n) for m in range(k, n)]
-    ssr = SsrVariables(defaultdict(dict), defaultdict(dict), defaultdict(dict), defaultdict(dict))
+    ssr = SsrVariables(defaultdict(dict), defaultdict(dict), defaultdict(dict), defaultdict(dict),
+                       defaultdict(dict))
+    own_row = PortCapacity.of(platform).own_row
     for u, v, data in g.edges(data=True):
         busy = size * data["c"]
         send_cap = 1 / busy
@@ -134,6 +142,8 @@ def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operati
             j = model.variable(("send", u, v, k, m), upper=send_cap)
             ssr.out_port[u][j] = busy
             ssr.in_port[v][j] = busy
+            if (u, v) in own_row:
+                ssr.link_port[u, v][j] = busy
             ssr.balance[v, k, m][j] = _ONE
             ssr.balance[u, k, m][j] = _MINUS_ONE
     for node in platform.processors:
@@ -184,12 +194,14 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
             model.add(coeffs, "==", Fraction(0), f"conservation (10) of v[{k},{m}] at {node}")
     if (target, 0, n - 1) not in balance:
         model.add({tp: Fraction(1)}, "==", Fraction(0), "no way to build the result")
+    capacity = PortCapacity.of(platform)
     for node, coeffs in out_port.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port send (2) of {node}")
+        model.add(coeffs, "<=", capacity.send[node], f"one-port send (2) of {node}")
     for node, coeffs in in_port.items():
-        model.add(coeffs, "<=", Fraction(1), f"one-port receive (3) of {node}")
+        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive (3) of {node}")
     for node, coeffs in cpu.items():
         model.add(coeffs, "<=", Fraction(1), f"computation (7) of {node}")
+    capacity.add_link_rows(model, ssr.link_port)
     return model
 
 
@@ -422,6 +434,11 @@ class _TreeSpace:
     """Node index -> master row of its CPU (processors with ``w > 0``)."""
     merged: frozenset[int] = frozenset()
     """Node indexes whose receive row is their send row (``lp-naive``'s port sums)."""
+    link_rows: dict[tuple[int, int], int] = field(default_factory=dict)
+    """Link (index pair) -> master row of its own busy row, after the CPU rows
+    (:class:`~portsim.planners.lp._capacity.PortCapacity`)."""
+    rhs: tuple[Fraction, ...] = ()
+    """Right-hand side of every master row (port capacities, 1 for CPUs and links)."""
 
     @classmethod
     def of(cls, platform: Platform, operation: Operation,
@@ -437,14 +454,25 @@ class _TreeSpace:
             if w is not None and w > 0:
                 cpu_rows[i] = 2 * len(nodes) + len(cpu_rows)
         assert operation.target is not None
+        capacity = PortCapacity.of(platform)
+        rhs = [k for v in nodes for k in (capacity.send[v], capacity.receive[v])]
+        rhs += [Fraction(1)] * len(cpu_rows)
+        link_rows: dict[tuple[int, int], int] = {}
+        for u, v in capacity.links:
+            link_rows[index[u], index[v]] = len(rhs)
+            rhs.append(Fraction(1))
         return cls(nodes, index, tuple(index[p] for p in operation.participants),
                    index[operation.target], links, busy, compute, cpu_rows,
-                   frozenset(index[v] for v in port_sum))
+                   frozenset(index[v] for v in port_sum), link_rows, tuple(rhs))
 
     @property
     def n_rows(self) -> int:
-        """Master rows: send and receive port of every node, then the CPUs."""
-        return 2 * len(self.nodes) + len(self.cpu_rows)
+        """Master rows: send and receive port of every node, the CPUs, then the links."""
+        return 2 * len(self.nodes) + len(self.cpu_rows) + len(self.link_rows)
+
+    def dual_value(self, y: Sequence[Fraction]) -> Fraction:
+        """``Σ rhs · y`` over the master rows (the dual objective)."""
+        return sum((b * v for b, v in zip(self.rhs, y, strict=True)), Fraction(0))
 
     def loads(self, tasks: Sequence[Task]) -> dict[int, Fraction]:
         """Master row -> time one instance of the tree ``tasks`` keeps it busy."""
@@ -459,6 +487,9 @@ class _TreeSpace:
                 b = self._busy[u, v]
                 out[2 * u] += b
                 out[self._in_row[v]] += b
+                own = self.link_rows.get((u, v))
+                if own is not None:
+                    out[own] += b
             else:
                 i = self.index[task[1]]
                 row = self.cpu_rows.get(i)
@@ -479,6 +510,9 @@ class _TreeSpace:
                 b = self._busy_float[u, v]
                 out[2 * u] += b
                 out[self._in_row[v]] += b
+                own = self.link_rows.get((u, v))
+                if own is not None:
+                    out[own] += b
             else:
                 i = index[task[1]]
                 row = self.cpu_rows.get(i)
@@ -495,6 +529,10 @@ class _TreeSpace:
         # A merged node's receptions load its send row: Σ in + Σ out <= 1.
         self._in_row = [2 * v if v in self.merged else 2 * v + 1
                         for v in range(len(self.nodes))]
+        # The row of each link's own busy row (-1: none), in ``links`` order.
+        self._own_row = [self.link_rows.get(e, -1) for e in self.links]
+        if not self.rhs:  # built by hand (tests): unit capacities, no link rows
+            self.rhs = (Fraction(1),) * self.n_rows
 
     def prices(self, y: Sequence[Fraction] | np.ndarray, *, exact: bool
                ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -505,16 +543,19 @@ class _TreeSpace:
         infinite.
         """
         n = len(self.nodes)
+        own = self._own_row
         if not exact:
             yf = np.asarray([float(v) for v in y])
-            link = np.array([float(b) * (yf[2 * u] + yf[self._in_row[v]])
-                             for (u, v), b in zip(self.links, self.busy, strict=True)])
+            link = np.array([float(b) * (yf[2 * u] + yf[self._in_row[v]]
+                                         + (yf[own[i]] if own[i] >= 0 else 0.0))
+                             for i, ((u, v), b) in enumerate(zip(self.links, self.busy,
+                                                                 strict=True))])
             cpu = np.array([np.inf if w is None else
                             (float(w) * yf[self.cpu_rows[i]] if i in self.cpu_rows else 0.0)
                             for i, w in enumerate(self.compute)])
             return link, cpu, 1
-        fl = [b * (y[2 * u] + y[self._in_row[v]]) for (u, v), b in zip(self.links, self.busy,
-                                                                   strict=True)]
+        fl = [b * (y[2 * u] + y[self._in_row[v]] + (y[own[i]] if own[i] >= 0 else 0))
+              for i, ((u, v), b) in enumerate(zip(self.links, self.busy, strict=True))]
         fc: list[Fraction | None] = [
             None if w is None else (w * y[self.cpu_rows[i]] if i in self.cpu_rows
                                     else Fraction(0))
@@ -749,7 +790,7 @@ def _master(space: _TreeSpace, columns: list[list[Task]]) -> LinearModel:
             rows[r][j] = a
     model.add(total, "==", Fraction(0), "the trees carry TP")
     for r, coeffs in enumerate(rows):
-        model.add(coeffs, "<=", Fraction(1), f"row {r}")
+        model.add(coeffs, "<=", space.rhs[r], f"row {r}")
     return model
 
 
@@ -765,7 +806,8 @@ class _FloatMaster:
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("presolve", "off")
         inf = highspy.kHighsInf
-        h.addRows(space.n_rows, np.full(space.n_rows, -inf), np.ones(space.n_rows),
+        h.addRows(space.n_rows, np.full(space.n_rows, -inf),
+                  np.array([float(b) for b in space.rhs]),
                   0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.space = space
 
@@ -849,7 +891,9 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     a task ``T_{k,l,m}`` on ``i`` gives ``π(i, v[k,m]) <= π(i, v[k,l]) +
     π(i, v[l+1,m]) + w(i) y_cpu(i)``, and the throughput column gives
     ``π(target, v[0,N-1]) / W = 1``.  Weak duality bounds SSR(G) by
-    ``Σ y / min(1, W)``, which equals the master's optimum once ``W >= 1``.
+    ``Σ rhs·y / min(1, W)`` (``rhs`` the rows' capacities, 1 when all
+    bidirectional; link rows priced into their links), which equals the
+    master's optimum once ``W >= 1``.
     Sends of ``v_k`` into its owner and of the result out of the target never
     occur in these trees (shortest paths are simple), as in
     :func:`build_reduce_model`.
@@ -873,6 +917,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         master = _FloatMaster(space)
     except ImportError:  # pragma: no cover - highspy is a dependency
         return "highspy is not installed"
+    rhs_float = np.array([float(b) for b in space.rhs])
     link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
     price, first = cheapest_tree(space, link, cpu, deadline=clock)
     if first is None:
@@ -897,8 +942,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
             if not found:
                 return "no reduction tree reaches the target"
-            if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σy / (least tree price)
-                bound = float(np.sum(probe)) / float(found[0][0])
+            if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
+                bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
                 if bound < best_bound:
                     best_bound, center = bound, probe
             improving = [t for t in (t for _, t in found) if _float_price(space, t, y)
@@ -935,7 +980,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         if tasks is None:
             return "no reduction tree reaches the target"
         cheapest = Fraction(int(price), q)
-        dual_value = sum(y_rows, Fraction(0))
+        dual_value = space.dual_value(y_rows)
         if cheapest >= 1:
             upper = dual_value
         elif cheapest > 0:
