@@ -1,0 +1,90 @@
+"""Periodic schedule building: seconds per call of ``build_periodic`` at the event cap.
+
+The ``lp`` planner is run once per workload with its call to
+:func:`portsim.planners.lp._periodic.build_periodic` recorded; that call is
+then timed alone (best of ``--repeat``), so the figure is the schedule
+building only, not the bound.  Workloads: reduce on the random platforms of
+``benchmarks/lp.py`` (``N = n``, 3 out-links per node, costs 1..10, compute
+times 1..5), whose exact period holds far more than the 20,000 operations of
+the cap, so the fixed-period schedule is built at the cap; the same with
+whole messages (``split: false``).
+
+Target (issue 15, item 5): a 20,000-event periodic schedule in under 0.1 s.
+
+Run:  python benchmarks/periodic.py [--reduce 10 15] [--repeat 5]
+
+Measured (shared 2-core machine, best of 5):
+
+    workload                 events   before (Fractions)   after (integer ticks)
+    reduce N=10               TODO
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+# Measure this checkout, not an installed copy.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from portsim.planners.lp import _driver, steady_state
+from portsim.planners.lp._periodic import build_periodic
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.operations import Operation, OperationKind
+
+TARGET_SECONDS = 0.1
+"""Issue 15, item 5: a 20,000-event periodic schedule in under 0.1 s."""
+
+
+def recorded_call(n: int, **options: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of the planner's ``build_periodic`` call on reduce ``N = n``."""
+    platform = random_platform(n, 3, c=(1, 10), compute=(1, 5), seed=n)
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return build_periodic(*args, **kwargs)
+
+    _driver.build_periodic = spy  # type: ignore[assignment]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = steady_state(platform, operation, **options)
+    finally:
+        _driver.build_periodic = build_periodic  # type: ignore[assignment]
+    assert result.status == "ok" and calls, result.message
+    args, kwargs = calls[0]
+    kwargs = {**kwargs, "deadline": None}
+    return args, kwargs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reduce", type=int, nargs="*", default=[10, 15])
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many calls")
+    args = parser.parse_args()
+    print(f"{'workload':<26} {'events':>7} {'seconds':>8} {'target':>7}")
+    for n in args.reduce:
+        for label, options in (("", {}), (" split:false", {"split": False})):
+            call_args, call_kwargs = recorded_call(n, **options)
+            best = None
+            for _ in range(args.repeat):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    start = time.perf_counter()
+                    plan = build_periodic(*call_args, **call_kwargs)
+                    seconds = time.perf_counter() - start
+                best = seconds if best is None else min(best, seconds)
+            assert best is not None
+            name = f"reduce N={n}{label}"
+            print(f"{name:<26} {len(plan.schedule.events):>7} {best:>8.3f} "
+                  f"{'< ' + str(TARGET_SECONDS):>7}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
