@@ -314,6 +314,7 @@ class _Run:
         stride = self.stride = self.nb * nn  # key distance between two instances
         send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
         link_resource = self.link_resource
+        resources: dict[tuple[int, int], tuple[int, ...]] = {}
         exact = self.exact
         patterns: list[_Pattern] = []
         self.patterns = patterns
@@ -326,9 +327,12 @@ class _Run:
                 src, dst = index[e.src], index[e.dst]
                 instance = e.item.instance
                 b = event_base[i] * nn + instance * stride
-                link = link_resource.get((src, dst))
-                res = ((send_port[src], recv_port[dst]) if link is None
-                       else (send_port[src], recv_port[dst], link))
+                res = resources.get((src, dst))
+                if res is None:  # one tuple per link, shared by its sends
+                    link = link_resource.get((src, dst))
+                    res = resources[src, dst] = (
+                        (send_port[src], recv_port[dst]) if link is None
+                        else (send_port[src], recv_port[dst], link))
                 patterns.append(_Pattern(start_t, times[j], _SEND, res, (b + src,), b + dst,
                                          parts[j], i, instance, e.lag, distinct[j] is not None))
                 if distinct[j] is None or e.duration is not None:
