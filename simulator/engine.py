@@ -50,7 +50,7 @@ from portsim.simulator.errors import ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
 from portsim.simulator.operations import Operation
-from portsim.simulator.platform import PortKind, PortModel
+from portsim.simulator.platform import NodeId, PortKind, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
@@ -247,9 +247,11 @@ class _Run:
         duration_ids: dict[object, int] = {}
         distinct: list[Fraction | None] = []  # None: a send over a missing link
         distinct_parts: list[Fraction] = []
+        distinct_links: list[tuple[NodeId, NodeId] | None] = []  # None: a compute
         event_duration: list[int] = []
         event_base: list[int] = []  # sends: the item's base id (computes: -1)
         base = self._base
+        known = self._base_cache
         scale = 1  # the common denominator of the starts (then of everything)
         for e in events:
             d = e.start.denominator
@@ -259,10 +261,12 @@ class _Run:
                 part = e.part
                 key: object = ((e.src, e.dst) if part is _WHOLE
                                else (e.src, e.dst, part.numerator, part.denominator))
-                event_base.append(base(e.item))
+                item = e.item
+                b = known.get((item.kind, item.args, item.ordered))  # _base, inlined
+                event_base.append(base(item) if b is None else b)
             else:
                 key = e.node  # type: ignore[union-attr]
-                part = Fraction(1)
+                part = _WHOLE
                 event_base.append(-1)
             j = duration_ids.get(key)
             if j is None:
@@ -270,8 +274,10 @@ class _Run:
                 if type(e) is Send:
                     duration = (platform.duration(e.src, e.dst, size, part)
                                 if platform.has_link(e.src, e.dst) else None)
+                    distinct_links.append((e.src, e.dst))
                 else:
                     duration = platform.compute_time(e.node)  # type: ignore[union-attr]
+                    distinct_links.append(None)
                 distinct.append(duration)
                 distinct_parts.append(part)
             event_duration.append(j)
@@ -290,7 +296,7 @@ class _Run:
 
             def to_time(v: Fraction) -> int | float:
                 return v.numerator * (scale // v.denominator)
-            parts: list[Any] = [p if p != 1 else 1 for p in distinct_parts]
+            parts: list[Any] = [1 if p is _WHOLE or p == 1 else p for p in distinct_parts]
         else:
             self.scale = 1
             self.part_tol = FLOAT_TICK_FRACTION / common_denominator(distinct_parts)
@@ -298,7 +304,7 @@ class _Run:
 
             def to_time(v: Fraction) -> int | float:
                 return v.numerator / v.denominator
-            parts = [float(p) if p != 1 else 1 for p in distinct_parts]
+            parts = [1 if p is _WHOLE or p == 1 else float(p) for p in distinct_parts]
         self.to_time = to_time
         times = [0 if d is None else to_time(d) for d in distinct]
 
@@ -313,26 +319,27 @@ class _Run:
         self.nb = len(self.base_list)
         stride = self.stride = self.nb * nn  # key distance between two instances
         send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
-        link_resource = self.link_resource
-        resources: dict[tuple[int, int], tuple[int, ...]] = {}
+        # Per duration number of a send: its nodes' numbers and its resources.
+        sends: list[tuple[int, int, tuple[int, ...]]] = []
+        for pair in distinct_links:
+            if pair is None:
+                sends.append((-1, -1, ()))
+                continue
+            src, dst = index[pair[0]], index[pair[1]]
+            link = self.link_resource.get((src, dst))
+            sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
+                          else (send_port[src], recv_port[dst], link)))
         exact = self.exact
         patterns: list[_Pattern] = []
         self.patterns = patterns
-        for i, e in enumerate(events):
-            j = event_duration[i]
+        for i, (e, j, b) in enumerate(zip(events, event_duration, event_base, strict=True)):
             start = e.start
             start_t = (start.numerator * (scale // start.denominator) if exact
                        else start.numerator / start.denominator)
             if type(e) is Send:
-                src, dst = index[e.src], index[e.dst]
+                src, dst, res = sends[j]
                 instance = e.item.instance
-                b = event_base[i] * nn + instance * stride
-                res = resources.get((src, dst))
-                if res is None:  # one tuple per link, shared by its sends
-                    link = link_resource.get((src, dst))
-                    res = resources[src, dst] = (
-                        (send_port[src], recv_port[dst]) if link is None
-                        else (send_port[src], recv_port[dst], link))
+                b = b * nn + instance * stride
                 patterns.append(_Pattern(start_t, times[j], _SEND, res, (b + src,), b + dst,
                                          parts[j], i, instance, e.lag, distinct[j] is not None))
                 if distinct[j] is None or e.duration is not None:
@@ -508,7 +515,11 @@ class _Strict:
         self.slots: list[list[Any]] = [[-math.inf] * w for w in width]
         self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
-        self.played: set[int] = set()
+
+    @property
+    def played(self) -> set[int]:
+        """The instances with an event played: a strict replay plays every event."""
+        return {ev.instance for ev in self.events}
 
     def go(self) -> None:
         """Play the batches in time order: one SimPy event per distinct start time."""
@@ -598,7 +609,6 @@ class _Strict:
         end = t + duration
         if end > self.end_time:
             self.end_time = end
-        self.played.add(ev.instance)
         limit = t + self.tol
         slots = self.slots
         for r in ev.res:

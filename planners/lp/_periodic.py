@@ -369,7 +369,7 @@ def build_periodic(
     depths = [[_depth(u, i) for i in range(len(u.sends) + len(u.computes))] for u in units]
     link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, 1, clock)
     duration = {e: size * platform.cost(*e) for e in link_jobs}
-    steps = _orchestrate(link_jobs, duration, period, depths, matchings, clock)
+    steps = _orchestrate(platform, link_jobs, duration, period, depths, matchings, clock)
     if not split:
         scale, note = _whole_messages(link_jobs, cpu_jobs, duration, steps, period, max_events)
         if note:
@@ -495,14 +495,17 @@ def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]],
     return link_jobs, cpu_jobs
 
 
-def _orchestrate(link_jobs: LinkJobs, duration: dict[tuple[NodeId, NodeId], Fraction],
+def _orchestrate(platform: Platform, link_jobs: LinkJobs,
+                 duration: dict[tuple[NodeId, NodeId], Fraction],
                  period: Fraction, depths: list[list[int]],
                  matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None,
                  clock: Deadline) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
     """The matchings of one period, in the order they run (shallow links first).
 
     The caller's matchings (per time unit) scaled to the period, else the
-    period's link loads peeled into matchings.
+    period's link loads peeled into matchings: the one place of
+    :func:`build_periodic` that peels (``platform`` tells the ports of every
+    node, for a peel that depends on them).
     """
     steps: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]
     if matchings is None:
