@@ -29,10 +29,18 @@ float precision at its largest time is refused.
 
 Cost
 ----
-Strict mode schedules one SimPy event per distinct start time (a port is
-"busy until" a time, so no end events are needed); ASAP mode schedules one
-SimPy event per event (its end), and a per-port queue does the dispatching,
-so a transfer never holds one port while waiting for another.
+SimPy is the event core of both modes (public API only: ``Environment``,
+``timeout``, ``Event.callbacks``, ``Event.value``).  Strict mode schedules
+one SimPy event per distinct start time (a port is "busy until" a time, so
+no end events are needed); ASAP mode schedules one SimPy event per event
+(its end), and a per-port queue does the dispatching, so a transfer never
+holds one port while waiting for another.  The compile step turns every
+schedule event once into a :class:`_Play` record (integer keys, integer or
+float times); a one-shot replay plays those records themselves, a periodic
+one copies them period after period.  ``benchmarks/engine.py`` compares
+both modes with a bare ``heapq`` loop doing the same checks in the same
+process (100,000 transfers on 20 and 200 nodes): strict at 0.8 to 1.0 of
+its speed, as soon as possible at 0.7 to 0.8.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any, cast
 
 import simpy
@@ -90,7 +99,7 @@ events): a huge horizon or lag is reported as bad input instead of hanging."""
 _SEND = 0
 _COMPUTE = 1
 
-_WHOLE = Send.__dataclass_fields__["part"].default
+_WHOLE = cast(Fraction, Send.__dataclass_fields__["part"].default)
 """The default ``part`` of a :class:`Send` (a whole message), recognised by identity."""
 
 
@@ -133,9 +142,8 @@ class _Pattern(_Play):
     playable: bool
 
 
-def _start_of(play: _Play) -> Any:
-    """The sort key of plays: their start."""
-    return play.start
+_start_of = attrgetter("start")
+"""The sort key of plays: their start (a C function: sorting calls it once a play)."""
 
 
 class _Run:
@@ -357,8 +365,8 @@ class _Run:
         if not exact:
             # The largest start, found among the floats (its exact value is
             # the one the tolerance needs: its float is the same).
-            latest = max(range(len(patterns)), key=lambda k: patterns[k].start, default=None)
-            values += [] if latest is None else [events[latest].start]
+            latest = max(patterns, key=_start_of, default=None)
+            values += [] if latest is None else [events[latest.index].start]
             self.tol = _float_tolerance(values, tick=scale)
         if schedule.period is not None:
             self._slot_spans(to_time(schedule.period))
