@@ -55,11 +55,11 @@ from typing import Any, cast
 
 import simpy
 
-from portsim.simulator.errors import ScheduleError
+from portsim.simulator.errors import PlatformError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
 from portsim.simulator.operations import Operation
-from portsim.simulator.platform import NodeId, PortKind, PortModel
+from portsim.simulator.platform import PortKind, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
@@ -255,7 +255,11 @@ class _Run:
         duration_ids: dict[object, int] = {}
         distinct: list[Fraction | None] = []  # None: a send over a missing link
         distinct_parts: list[Fraction] = []
-        distinct_links: list[tuple[NodeId, NodeId] | None] = []  # None: a compute
+        # Per duration number of a send: its nodes' numbers and its resources.
+        sends: list[tuple[int, int, tuple[int, ...]]] = []
+        index = self.node_index
+        send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
+        link_resource = self.link_resource
         event_duration: list[int] = []
         event_base: list[int] = []  # sends: the item's base id (computes: -1)
         base = self._base
@@ -280,12 +284,17 @@ class _Run:
             if j is None:
                 j = duration_ids[key] = len(distinct)
                 if type(e) is Send:
-                    duration = (platform.duration(e.src, e.dst, size, part)
-                                if platform.has_link(e.src, e.dst) else None)
-                    distinct_links.append((e.src, e.dst))
+                    try:
+                        duration = platform.duration(e.src, e.dst, size, part)
+                    except PlatformError:  # no such link
+                        duration = None
+                    src, dst = index[e.src], index[e.dst]
+                    link = link_resource.get((src, dst))
+                    sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
+                                  else (send_port[src], recv_port[dst], link)))
                 else:
                     duration = platform.compute_time(e.node)  # type: ignore[union-attr]
-                    distinct_links.append(None)
+                    sends.append((-1, -1, ()))
                 distinct.append(duration)
                 distinct_parts.append(part)
             event_duration.append(j)
@@ -317,7 +326,6 @@ class _Run:
         times = [0 if d is None else to_time(d) for d in distinct]
 
         nn = self.nn
-        index = self.node_index
         for e in events:  # the computes' items, now
             if type(e) is not Send:
                 assert isinstance(e, Compute)
@@ -326,17 +334,6 @@ class _Run:
                 base(e.output)
         self.nb = len(self.base_list)
         stride = self.stride = self.nb * nn  # key distance between two instances
-        send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
-        # Per duration number of a send: its nodes' numbers and its resources.
-        sends: list[tuple[int, int, tuple[int, ...]]] = []
-        for pair in distinct_links:
-            if pair is None:
-                sends.append((-1, -1, ()))
-                continue
-            src, dst = index[pair[0]], index[pair[1]]
-            link = self.link_resource.get((src, dst))
-            sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
-                          else (send_port[src], recv_port[dst], link)))
         exact = self.exact
         patterns: list[_Pattern] = []
         self.patterns = patterns
@@ -363,11 +360,17 @@ class _Run:
                     1, i, instance, e.lag, True))
                 self._check_static(i, e, distinct[j])
         if not exact:
-            # The largest start, found among the floats (its exact value is
-            # the one the tolerance needs: its float is the same).
+            # The largest start and duration, found among the floats (their
+            # exact values are the ones the tolerance needs: their floats
+            # are the same).
+            largest = [v for v in (schedule.period, horizon) if v is not None]
             latest = max(patterns, key=_start_of, default=None)
-            values += [] if latest is None else [events[latest.index].start]
-            self.tol = _float_tolerance(values, tick=scale)
+            if latest is not None:
+                largest.append(events[latest.index].start)
+            longest = max(range(len(times)), key=times.__getitem__, default=None)
+            if longest is not None and distinct[longest] is not None:
+                largest.append(distinct[longest])  # type: ignore[arg-type]
+            self.tol = _float_tolerance(largest, tick=scale)
         if schedule.period is not None:
             self._slot_spans(to_time(schedule.period))
 
