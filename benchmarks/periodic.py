@@ -69,7 +69,8 @@ def recorded_call(n: int, **options: Any) -> tuple[tuple[Any, ...], dict[str, An
             result = steady_state(platform, operation, **options)
     finally:
         _driver.build_periodic = build_periodic  # type: ignore[assignment]
-    assert result.status == "ok" and calls, result.message
+    assert result.status == "ok", result.message
+    assert calls
     args, kwargs = calls[0]
     kwargs = {**kwargs, "deadline": None}
     return args, kwargs
