@@ -143,6 +143,11 @@ class _Pattern(_Play):
     playable: bool
 
 
+def _fraction(pair: tuple[int, int] | None) -> Fraction | None:
+    """A duration kept as (numerator, denominator), back to a Fraction."""
+    return None if pair is None else Fraction(*pair)
+
+
 _start_of = attrgetter("start")
 """The sort key of plays: their start (a C function: sorting calls it once a play)."""
 
@@ -254,8 +259,11 @@ class _Run:
         size = self.operation.size
         # Number the distinct durations: few (link, part) pairs and nodes in
         # practice, and hashing strings and ints is far cheaper than Fractions.
+        # A duration is kept as (numerator, denominator): a tuple of ints,
+        # which the garbage collector stops tracking (thousands of Fractions
+        # kept alive here, one per link, made it walk the whole heap).
         duration_ids: dict[object, int] = {}
-        distinct: list[Fraction | None] = []  # None: a send over a missing link
+        distinct: list[tuple[int, int] | None] = []  # None: a send over a missing link
         distinct_parts: list[Fraction] = []
         # Per duration number of a send: its nodes' numbers and its resources.
         sends: list[tuple[int, int, tuple[int, ...]]] = []
@@ -287,7 +295,7 @@ class _Run:
                 j = duration_ids[key] = len(distinct)
                 if type(e) is Send:
                     try:
-                        duration = platform.duration(e.src, e.dst, size, part)
+                        duration: Fraction | None = platform.duration(e.src, e.dst, size, part)
                     except PlatformError:  # no such link
                         duration = None
                     src, dst = index[e.src], index[e.dst]
@@ -297,10 +305,16 @@ class _Run:
                 else:
                     duration = platform.compute_time(e.node)  # type: ignore[union-attr]
                     sends.append((-1, -1, ()))
-                distinct.append(duration)
+                if duration is None:
+                    distinct.append(None)
+                else:
+                    d = duration.denominator
+                    if d != 1 and scale % d:
+                        scale = scale * d // math.gcd(scale, d)
+                    distinct.append((duration.numerator, d))
                 distinct_parts.append(part)
             event_duration.append(j)
-        values = [d for d in distinct if d is not None]
+        values: list[Fraction] = []
         if schedule.period is not None:
             values.append(schedule.period)
         if horizon is not None:
@@ -325,7 +339,8 @@ class _Run:
                 return v.numerator / v.denominator
             parts = [1 if p is _WHOLE or p == 1 else float(p) for p in distinct_parts]
         self.to_time = to_time
-        times = [0 if d is None else to_time(d) for d in distinct]
+        times = [0 if d is None else d[0] * (scale // d[1]) if self.exact else d[0] / d[1]
+                 for d in distinct]
 
         nn = self.nn
         for e in events:  # the computes' items, now
@@ -350,7 +365,7 @@ class _Run:
                 patterns.append(_Pattern(start_t, times[j], _SEND, res, (b + src,), b + dst,
                                          parts[j], i, instance, e.lag, distinct[j] is not None))
                 if distinct[j] is None or e.duration is not None:
-                    self._check_static(i, e, distinct[j])
+                    self._check_static(i, e, _fraction(distinct[j]))
             else:
                 assert isinstance(e, Compute)
                 node = index[e.node]
@@ -360,7 +375,7 @@ class _Run:
                     start_t, times[j], _COMPUTE, (cpu[node],),
                     tuple(base(x) * nn + shift for x in e.inputs), base(e.output) * nn + shift,
                     1, i, instance, e.lag, True))
-                self._check_static(i, e, distinct[j])
+                self._check_static(i, e, _fraction(distinct[j]))
         if not exact:
             # The largest start and duration, found among the floats (their
             # exact values are the ones the tolerance needs: their floats
@@ -370,8 +385,9 @@ class _Run:
             if latest is not None:
                 largest.append(events[latest.index].start)
             longest = max(range(len(times)), key=times.__getitem__, default=None)
-            if longest is not None and distinct[longest] is not None:
-                largest.append(distinct[longest])  # type: ignore[arg-type]
+            duration = None if longest is None else _fraction(distinct[longest])
+            if duration is not None:
+                largest.append(duration)
             self.tol = _float_tolerance(largest, tick=scale)
         if schedule.period is not None:
             self._slot_spans(to_time(schedule.period))
