@@ -1,30 +1,81 @@
-"""Engine speed: transfers replayed per second, against a naive SimPy loop.
+"""Engine speed: transfers replayed per second, against a bare heapq loop doing the same checks.
 
 The workload is a pipelined series of broadcasts on a complete heterogeneous
 platform: each instance follows a random spanning tree, list-scheduled so the
 schedule is feasible under the bidirectional one-port model (one send and one
-receive per node at a time).  It is replayed
+receive per node at a time).  It is replayed, in the same process,
 
-- by portsim's engine, strict and as-soon-as-possible, exact and float time;
-- by a naive SimPy loop in the same process: one SimPy process per transfer,
-  requesting the sender's and the receiver's ``Resource(capacity=1)`` ports in
-  turn (5-6 SimPy events per transfer).
+- by portsim's engine (:func:`portsim.simulator.engine.replay`), strict and
+  as soon as possible, exact (integer ticks) and float time;
+- by the baseline, a bare ``heapq`` loop doing the same checks from the
+  same :class:`Schedule` (:func:`bare_strict`, :func:`bare_asap`): times
+  converted to integer ticks of the common denominator (or floats, with
+  the engine's tolerance), node ids to indexes, items to tuple keys; then
+  every send checked for its item's arrival at the sender, the sender's
+  send port, the receiver's receive port and the link (two-port:
+  one send and one receive per node at a time, a link one transfer at a
+  time), strictly at its start or as soon as possible in the per-port
+  order.  The baseline skips what the engine does besides (the report,
+  completions per instance, multi-port and unidirectional ports, CPUs,
+  parts, violation texts);
+- with ``--naive``, a naive SimPy loop: one SimPy process per transfer,
+  requesting the sender's and the receiver's ``Resource(capacity=1)`` ports
+  in turn (5-6 SimPy events per transfer).
 
-Run:  python benchmarks/engine.py [--transfers 100000] [--nodes 20 200]
+Targets (issue 15, item 6): the engine at >= 0.8 of the baseline's speed in
+strict mode, >= 0.6 as soon as possible.  Times are CPU seconds (the
+machine is shared), best of ``--repeat``, the engine and the baseline
+interleaved.
+
+Run:  python benchmarks/engine.py [--transfers 100000] [--nodes 20 200] [--naive]
+
+Measured (100,000 transfers, shared 2-core machine under a load of 2 to 5;
+the ratios move by about 0.1 from run to run, so two runs are shown):
+
+    nodes  replay          engine tr/s   bare tr/s   ratio (two runs)  target  before
+       20  strict, exact       192,486     203,577    0.95   0.78     >= 0.8    0.57
+       20  strict, float       202,535     200,225    1.01   0.86     >= 0.8    0.55
+       20  asap, exact         131,302     179,570    0.73   0.69     >= 0.6    0.59
+       20  asap, float         131,318     177,207    0.74   0.68     >= 0.6    0.52
+      200  strict, exact       129,310     159,068    0.81   0.81     >= 0.8    0.67
+      200  strict, float       151,747     126,175    1.20   0.83     >= 0.8    0.57
+      200  asap, exact          80,780      93,419    0.86   0.77     >= 0.6    0.91
+      200  asap, float          92,026      94,709    0.97   0.92     >= 0.6    0.70
+
+Over the four full runs of the final engine the strict replay on 200 nodes
+ranged over 0.75-0.83 (float 1.20 once): at the target, not clear of it.
+
+("before": the engine of main at 8cdcca8 against the same baseline, same
+measure.)
+How: the compile step turns every event once into a named record
+(``_Play``), with the items numbered by (kind, args, ordered) rather than
+hashed as ``Item`` objects, and a send's nodes and resources numbered with
+its duration (once per link); a one-shot replay plays these records
+themselves (no copy per event); the strict replay keeps one SimPy event per
+distinct start time, plays a lone event without the retry loop of a batch
+and takes the first free slot of every resource directly.  Most of what
+is left is the garbage collector: once the compile step's 100,000 records
+(slotted objects) have survived two young collections, it walks the whole
+heap once or twice (the baseline's plain tuples of numbers leave its lists
+at their first collection, and trigger none).
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import math
 import random
 import time
 from collections.abc import Generator
 from fractions import Fraction
+from typing import Any
 
 import simpy
 
 from portsim.simulator.engine import replay
 from portsim.simulator.items import Item
+from portsim.simulator.numbers import common_denominator
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Schedule, Send
@@ -62,6 +113,163 @@ def broadcast_series(nodes: int, transfers: int, seed: int = 0) -> Schedule:
     return Schedule(platform, operation, tuple(events))
 
 
+def _ticks(schedule: Schedule, exact: bool) -> tuple[list[tuple[Any, ...]], Any, int, Any]:
+    """The sends as plain tuples ``(start, duration, src, dst, needs, gives)``, sorted by
+    start (ties: schedule order), in integer ticks of ``1 / scale`` (exact) or floats;
+    the zero time; ``scale`` (1 in float time); the tolerance of time comparisons (0,
+    or in float time a quarter of the exact schedule's tick, as the engine's).
+
+    Node ids become indexes and an item held by a node the key ``(kind, args,
+    instance, node)`` (a tuple, hashed in C).
+    """
+    platform = schedule.platform
+    size = schedule.operation.size
+    index = {nid: i for i, nid in enumerate(platform.node_ids)}
+    cost: dict[tuple[str, str], Fraction] = {}
+    for e in schedule.events:
+        assert isinstance(e, Send)
+        assert e.part == 1
+        if (e.src, e.dst) not in cost:
+            cost[e.src, e.dst] = platform.duration(e.src, e.dst, size)
+    scale = common_denominator([*cost.values(), *(e.start for e in schedule.events)])
+    tol: Any = 0 if exact else 0.25 / scale
+    if exact:
+        tick: dict[tuple[str, str], Any] = {
+            k: v.numerator * (scale // v.denominator) for k, v in cost.items()}
+
+        def when(v: Fraction) -> Any:
+            return v.numerator * (scale // v.denominator)
+    else:
+        tick = {k: float(v) for k, v in cost.items()}
+
+        def when(v: Fraction) -> Any:
+            return v.numerator / v.denominator
+    out = []
+    for e in schedule.events:
+        assert isinstance(e, Send)
+        item = e.item
+        name = (item.kind, item.args, item.instance)
+        out.append((when(e.start), tick[e.src, e.dst], index[e.src], index[e.dst],
+                    (*name, index[e.src]), (*name, index[e.dst])))
+    out.sort(key=lambda x: x[0])
+    return out, 0 if exact else 0.0, scale if exact else 1, tol
+
+
+def _initial(schedule: Schedule, zero: Any) -> dict[tuple[Any, ...], Any]:
+    index = {nid: i for i, nid in enumerate(schedule.platform.node_ids)}
+    held = {}
+    for t in schedule.instances():
+        for node, items in schedule.operation.initial_items(t).items():
+            for item in items:
+                held[item.kind, item.args, item.instance, index[node]] = zero
+    return held
+
+
+def bare_strict(schedule: Schedule, exact: bool) -> tuple[int, Any]:
+    """The baseline of the strict replay: a bare heapq loop, same checks.
+
+    Every send at its stated start (popped from a heap in start order): its
+    item must be held by the sender (arrived by then), the sender's send port,
+    the receiver's receive port and the link must be free (bidirectional
+    one-port: one send and one receive per node at a time, a link one
+    transfer at a time).  Returns the number of violations and the makespan.
+    """
+    events, zero, scale, tol = _ticks(schedule, exact)
+    nodes = len(schedule.platform.node_ids)
+    held = _initial(schedule, zero)
+    heap = [(e[0], i, e) for i, e in enumerate(events)]
+    heapq.heapify(heap)
+    send_free = [zero] * nodes
+    recv_free = [zero] * nodes
+    link_free: dict[tuple[int, int], Any] = {}
+    violations = 0
+    makespan = zero
+    pop = heapq.heappop
+    while heap:
+        t, _, (_, duration, src, dst, needs, gives) = pop(heap)
+        limit = t + tol
+        arrival = held.get(needs)
+        if (arrival is None or arrival > limit or send_free[src] > limit
+                or recv_free[dst] > limit or link_free.get((src, dst), zero) > limit):
+            violations += 1
+        end = t + duration
+        send_free[src] = recv_free[dst] = link_free[src, dst] = end
+        previous = held.get(gives)
+        if previous is None or end < previous:
+            held[gives] = end
+        if end > makespan:
+            makespan = end
+    return violations, Fraction(makespan, scale) if exact else makespan
+
+
+def bare_asap(schedule: Schedule, exact: bool) -> tuple[int, Any]:
+    """The baseline of the as-soon-as-possible replay: a bare heapq loop, same checks.
+
+    Every send port, receive port and link keeps the schedule's order (a
+    queue per resource); a send starts once it heads the queues of its
+    sender's send port, its receiver's receive port and its link, all three
+    are free and its item has arrived at the sender.  A heap of end times
+    drives the time.  Returns the number of sends never started and the
+    makespan.
+    """
+    events, zero, scale, _ = _ticks(schedule, exact)
+    nodes = len(schedule.platform.node_ids)
+    held = _initial(schedule, zero)
+    # Resources as integers: send ports 0..n-1, receive ports n..2n-1, links 2n...
+    link_id: dict[tuple[int, int], int] = {}
+    resources = []
+    for _, _, src, dst, _, _ in events:
+        link = link_id.setdefault((src, dst), 2 * nodes + len(link_id))
+        resources.append((src, nodes + dst, link))
+    queues: list[list[int]] = [[] for _ in range(2 * nodes + len(link_id))]
+    for i, mine in enumerate(resources):
+        for r in mine:
+            queues[r].append(i)
+    for queue in queues:
+        queue.append(-1)  # sentinel: nothing left
+    head = [0] * len(queues)
+    busy = [False] * len(queues)
+    waiting: dict[tuple[Any, ...], list[int]] = {}
+    started = [False] * len(events)
+    heap: list[tuple[Any, int]] = []
+    now = zero
+    push, pop = heapq.heappush, heapq.heappop
+
+    def try_start(i: int) -> None:
+        mine = resources[i]
+        for r in mine:
+            if busy[r] or queues[r][head[r]] != i:
+                return
+        needs = events[i][4]
+        if needs not in held:
+            waiting.setdefault(needs, []).append(i)
+            return
+        started[i] = True
+        for r in mine:
+            busy[r] = True
+            head[r] += 1
+        push(heap, (now + events[i][1], i))
+
+    for queue in queues:
+        if queue[0] >= 0:
+            try_start(queue[0])
+    while heap:
+        now, i = pop(heap)
+        gives = events[i][5]
+        if gives not in held:
+            held[gives] = now
+            for waiter in waiting.pop(gives, ()):
+                try_start(waiter)
+        mine = resources[i]
+        for r in mine:
+            busy[r] = False
+        for r in mine:
+            following = queues[r][head[r]]
+            if following >= 0:
+                try_start(following)
+    return started.count(False), Fraction(now, scale) if exact else now
+
+
 def naive_simpy(schedule: Schedule) -> float:
     """One SimPy process per transfer, requesting its two ports in turn."""
     env = simpy.Environment()
@@ -86,10 +294,24 @@ def naive_simpy(schedule: Schedule) -> float:
     return env.now
 
 
+TARGETS = {"strict": 0.8, "asap": 0.6}
+"""Issue 15, item 6: the engine's speed as a fraction of the bare heapq loop's."""
+
+BARE = {"strict": bare_strict, "asap": bare_asap}
+
+
 def timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
+    """CPU seconds of ``fn(*args, **kwargs)`` (the machine is shared: wall time would
+    count the other processes' turns too), and its result."""
+    start = time.process_time()
     result = fn(*args, **kwargs)
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
+
+
+def best_of(repeat: int, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """The shortest of ``repeat`` runs, and the last result."""
+    runs = [timed(fn, *args, **kwargs) for _ in range(repeat)]
+    return min(t for t, _ in runs), runs[-1][1]
 
 
 def main() -> None:
@@ -97,24 +319,35 @@ def main() -> None:
     parser.add_argument("--transfers", type=int, default=100_000)
     parser.add_argument("--nodes", type=int, nargs="+", default=[20, 200])
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    parser.add_argument("--naive", action="store_true", help="also time the naive SimPy loop")
     args = parser.parse_args()
-    print(f"{'nodes':>5} {'replay':<22} {'transfers/s':>12} {'x naive':>8}  check")
+    print(f"{'nodes':>5} {'replay':<16} {'engine tr/s':>12} {'bare tr/s':>12} "
+          f"{'ratio':>6} {'target':>7}  check")
     for n in args.nodes:
         schedule = broadcast_series(n, args.transfers)
         count = len(schedule.events)
-        naive = min(timed(naive_simpy, schedule)[0] for _ in range(args.repeat))
-        print(f"{n:>5} {'naive SimPy loop':<22} {count / naive:>12,.0f} {1.0:>8.2f}")
+        if args.naive:
+            naive = best_of(args.repeat, naive_simpy, schedule)[0]
+            print(f"{n:>5} {'naive SimPy':<16} {count / naive:>12,.0f}")
         for mode in ("strict", "asap"):
             for exact in (True, False):
-                best = None
+                # Interleave the two, so a change of load on the machine hits both.
+                engine_s, bare_s = [], []
                 for _ in range(args.repeat):
                     seconds, report = timed(replay, schedule, mode=mode, exact=exact)
-                    best = seconds if best is None else min(best, seconds)
-                assert best is not None
+                    engine_s.append(seconds)
+                    seconds, (flaws, makespan) = timed(BARE[mode], schedule, exact)
+                    bare_s.append(seconds)
+                engine, bare = min(engine_s), min(bare_s)
+                assert flaws == len(report.violations) == 0
+                assert makespan == report.makespan or (not exact and math.isclose(
+                    makespan, report.makespan)), (makespan, report.makespan)
                 label = f"{mode}, {'exact' if exact else 'float'}"
                 check = (f"feasible={report.feasible} complete={report.complete} "
                          f"makespan={report.makespan}")
-                print(f"{n:>5} {label:<22} {count / best:>12,.0f} {naive / best:>8.2f}  {check}")
+                print(f"{n:>5} {label:<16} {count / engine:>12,.0f} {count / bare:>12,.0f} "
+                      f"{bare / engine:>6.2f} {'>= ' + str(TARGETS[mode]):>7}  {check}",
+                      flush=True)
 
 
 if __name__ == "__main__":

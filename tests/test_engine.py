@@ -513,6 +513,41 @@ def test_float_mode_refuses_a_tick_finer_than_float_precision(chain: Platform) -
     assert caught.value.path == "float"
 
 
+def test_float_mode_refuses_when_a_long_duration_makes_the_tick_unresolvable() -> None:
+    # The starts are tiny (0 and 2^-40) but a transfer lasts 2^20: floats near
+    # 2^21 cannot see a tick of 2^-40, so the replay is refused; the largest
+    # time is a duration, not a start (the compile step finds it among the
+    # durations).
+    p = Platform.build(["A", "B", "C"], [("A", "B", 2**20), ("A", "C", 1)])
+    s = Schedule.from_dicts(p, broadcast(p), [
+        send("A", "B", "b", 0), send("A", "C", "b", F(1, 2**40))])
+    with pytest.raises(ScheduleError, match=r"multiples of 1/1099511627776 up to 2\.09715e\+06"):
+        replay(s, exact=False)
+    short = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+    fine = Schedule.from_dicts(short, broadcast(short), [
+        send("A", "B", "b", 0), send("A", "C", "b", F(1, 2**40))])
+    assert kinds(replay(fine, exact=False)) == [ViolationKind.PORT_CONFLICT]
+
+
+def test_a_whole_part_written_out_replays_as_the_default_one() -> None:
+    # The compile step recognises the default part of a Send by identity; a
+    # part of 1 written out (another Fraction object) must replay the same.
+    triangle = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1), ("A", "C", 1)])
+    op = broadcast(triangle)
+    written = [Send("A", "B", Item.broadcast(0), F(0), part=F(1)),
+               Send("B", "C", Item.broadcast(0), F(1, 2), part=Fraction(2, 2)),
+               Send("A", "C", Item.broadcast(1), F(1, 2), part=F(1))]
+    default = [Send(e.src, e.dst, e.item, e.start) for e in written]
+    assert all(e.part is not default[0].part for e in written)
+    for mode in ("strict", "asap"):
+        for exact in (True, False):
+            ours = replay(Schedule(triangle, op, tuple(written)), mode=mode, exact=exact)
+            theirs = replay(Schedule(triangle, op, tuple(default)), mode=mode, exact=exact)
+            assert ours == theirs, (mode, exact)
+    strict = replay(Schedule(triangle, op, tuple(written)))
+    assert {ViolationKind.ITEM_NOT_HELD, ViolationKind.PORT_CONFLICT} <= set(kinds(strict))
+
+
 # -- exact and float agree -------------------------------------------------------------
 
 

@@ -52,7 +52,7 @@ at least one more tight or empties a link, so there are at most ``|E| +
 |V_out| + |V_in| + 1`` steps.  The durations sum to ``τ`` exactly, every
 link's durations to its load, all in exact :class:`~fractions.Fraction`.
 When every capacity is 1 the b-matchings are matchings and the König peel
-of :func:`portsim.planners.lp._periodic.peel_matchings` is used unchanged.
+of :func:`peel_matchings` is used unchanged.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["peel_b_matchings", "peel_platform"]
+__all__ = ["peel_b_matchings", "peel_matchings", "peel_platform"]
 
 Link = tuple[NodeId, NodeId]
 
@@ -122,9 +122,6 @@ def peel_b_matchings(loads: Mapping[Link, Fraction], out_capacity: Mapping[NodeI
     k_out = {u: int(out_capacity.get(u, 1)) for u in senders}
     k_in = {v: int(in_capacity.get(v, 1)) for v in receivers}
     if all(k == 1 for k in k_out.values()) and all(k == 1 for k in k_in.values()):
-        # imported here: _periodic imports this module
-        from portsim.planners.lp._periodic import peel_matchings
-
         return peel_matchings(dict(remaining), deadline=deadline)
     out_load: dict[NodeId, Fraction] = defaultdict(Fraction)
     in_load: dict[NodeId, Fraction] = defaultdict(Fraction)
@@ -235,3 +232,111 @@ class _Flow:
             if f > 0 and a in sender_of and b in receiver_of:
                 chosen.add((sender_of[a], receiver_of[b]))
         return chosen
+
+
+def peel_matchings(loads: dict[tuple[NodeId, NodeId], Fraction], *,
+                   deadline: Deadline | None = None
+                   ) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
+    """Decompose link busy times into matchings (weighted bipartite edge colouring).
+
+    Parameters
+    ----------
+    loads:
+        Busy time of each link ``(src, dst)`` in one period.
+
+    Returns
+    -------
+    list of (duration, links)
+        Each entry is a matching (no two links share a sender or a receiver)
+        and how long it lasts; every link's durations sum to its load, and the
+        durations sum to at most the largest port load (König).
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> out = peel_matchings({("a", "b"): F(2), ("a", "c"): F(1), ("d", "b"): F(1)})
+    >>> sum(d for d, _ in out)
+    Fraction(3, 1)
+    """
+    loads = {e: w for e, w in loads.items() if w > 0}
+    if not loads:
+        return []
+    out_load: dict[NodeId, Fraction] = defaultdict(Fraction)
+    in_load: dict[NodeId, Fraction] = defaultdict(Fraction)
+    for (u, v), w in loads.items():
+        out_load[u] += w
+        in_load[v] += w
+    delta = max(max(out_load.values()), max(in_load.values()))
+    # Regular completion: left = senders + receiver copies, right = receivers +
+    # sender copies; mirror edges between the copies, dummies to fill up.
+    weight: dict[tuple[tuple[str, str], tuple[str, str]], Fraction] = {}
+    for (u, v), w in loads.items():
+        weight[("s", u), ("r", v)] = w
+        weight[("rc", v), ("sc", u)] = w
+    for u, w in out_load.items():
+        if w < delta:
+            weight[("s", u), ("sc", u)] = delta - w
+    for v, w in in_load.items():
+        if w < delta:
+            weight[("rc", v), ("r", v)] = delta - w
+    adjacency: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for a, b in weight:
+        adjacency[a].append(b)
+    left = list(adjacency)
+    match_of_right: dict[tuple[str, str], tuple[str, str]] = {}
+    match_of_left: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def augment(root: tuple[str, str]) -> bool:
+        # Iterative DFS for an augmenting path from a free left vertex.
+        parent: dict[tuple[str, str], tuple[str, str]] = {}
+        stack = [(root, iter(adjacency[root]))]
+        seen: set[tuple[str, str]] = set()
+        while stack:
+            a, it = stack[-1]
+            advanced = False
+            for b in it:
+                if b in seen or (a, b) not in weight:
+                    continue
+                seen.add(b)
+                parent[b] = a
+                nxt = match_of_right.get(b)
+                if nxt is None:
+                    # Flip the path.
+                    while True:
+                        a_ = parent[b]
+                        prev = match_of_left.get(a_)
+                        match_of_left[a_] = b
+                        match_of_right[b] = a_
+                        if a_ == root:
+                            return True
+                        b = prev  # type: ignore[assignment]
+                stack.append((nxt, iter(adjacency[nxt])))
+                advanced = True
+                break
+            if not advanced:
+                stack.pop()
+        return False
+
+    matchings: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]] = []
+    remaining_real = len(loads)
+    while remaining_real:
+        if deadline is not None:
+            deadline.check(_PHASE)
+        for a in left:
+            if a not in match_of_left and not augment(a):
+                raise AssertionError("no perfect matching in a regular bipartite graph")
+        pairs = list(match_of_left.items())
+        step = min(weight[a, b] for a, b in pairs)
+        real = [(a[1], b[1]) for a, b in pairs if a[0] == "s" and b[0] == "r"]
+        if real:
+            matchings.append((step, real))
+        for a, b in pairs:
+            weight[a, b] -= step
+            if weight[a, b] == 0:
+                del weight[a, b]
+                del match_of_left[a]
+                del match_of_right[b]
+                adjacency[a].remove(b)
+                if a[0] == "s" and b[0] == "r":
+                    remaining_real -= 1
+    return matchings

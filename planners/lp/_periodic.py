@@ -34,13 +34,14 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
-from portsim.planners.lp._bmatching import peel_platform
+from portsim.planners.lp._bmatching import peel_matchings, peel_platform
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import common_denominator, format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
@@ -99,114 +100,6 @@ _PHASE = "periodic schedule"
 """The phase named when the deadline passes during :func:`build_periodic`."""
 
 
-def peel_matchings(loads: dict[tuple[NodeId, NodeId], Fraction], *,
-                   deadline: Deadline | None = None
-                   ) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
-    """Decompose link busy times into matchings (weighted bipartite edge colouring).
-
-    Parameters
-    ----------
-    loads:
-        Busy time of each link ``(src, dst)`` in one period.
-
-    Returns
-    -------
-    list of (duration, links)
-        Each entry is a matching (no two links share a sender or a receiver)
-        and how long it lasts; every link's durations sum to its load, and the
-        durations sum to at most the largest port load (König).
-
-    Examples
-    --------
-    >>> from fractions import Fraction as F
-    >>> out = peel_matchings({("a", "b"): F(2), ("a", "c"): F(1), ("d", "b"): F(1)})
-    >>> sum(d for d, _ in out)
-    Fraction(3, 1)
-    """
-    loads = {e: w for e, w in loads.items() if w > 0}
-    if not loads:
-        return []
-    out_load: dict[NodeId, Fraction] = defaultdict(Fraction)
-    in_load: dict[NodeId, Fraction] = defaultdict(Fraction)
-    for (u, v), w in loads.items():
-        out_load[u] += w
-        in_load[v] += w
-    delta = max(max(out_load.values()), max(in_load.values()))
-    # Regular completion: left = senders + receiver copies, right = receivers +
-    # sender copies; mirror edges between the copies, dummies to fill up.
-    weight: dict[tuple[tuple[str, str], tuple[str, str]], Fraction] = {}
-    for (u, v), w in loads.items():
-        weight[("s", u), ("r", v)] = w
-        weight[("rc", v), ("sc", u)] = w
-    for u, w in out_load.items():
-        if w < delta:
-            weight[("s", u), ("sc", u)] = delta - w
-    for v, w in in_load.items():
-        if w < delta:
-            weight[("rc", v), ("r", v)] = delta - w
-    adjacency: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for a, b in weight:
-        adjacency[a].append(b)
-    left = list(adjacency)
-    match_of_right: dict[tuple[str, str], tuple[str, str]] = {}
-    match_of_left: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def augment(root: tuple[str, str]) -> bool:
-        # Iterative DFS for an augmenting path from a free left vertex.
-        parent: dict[tuple[str, str], tuple[str, str]] = {}
-        stack = [(root, iter(adjacency[root]))]
-        seen: set[tuple[str, str]] = set()
-        while stack:
-            a, it = stack[-1]
-            advanced = False
-            for b in it:
-                if b in seen or (a, b) not in weight:
-                    continue
-                seen.add(b)
-                parent[b] = a
-                nxt = match_of_right.get(b)
-                if nxt is None:
-                    # Flip the path.
-                    while True:
-                        a_ = parent[b]
-                        prev = match_of_left.get(a_)
-                        match_of_left[a_] = b
-                        match_of_right[b] = a_
-                        if a_ == root:
-                            return True
-                        b = prev  # type: ignore[assignment]
-                stack.append((nxt, iter(adjacency[nxt])))
-                advanced = True
-                break
-            if not advanced:
-                stack.pop()
-        return False
-
-    matchings: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]] = []
-    remaining_real = len(loads)
-    while remaining_real:
-        if deadline is not None:
-            deadline.check(_PHASE)
-        for a in left:
-            if a not in match_of_left and not augment(a):
-                raise AssertionError("no perfect matching in a regular bipartite graph")
-        pairs = list(match_of_left.items())
-        step = min(weight[a, b] for a, b in pairs)
-        real = [(a[1], b[1]) for a, b in pairs if a[0] == "s" and b[0] == "r"]
-        if real:
-            matchings.append((step, real))
-        for a, b in pairs:
-            weight[a, b] -= step
-            if weight[a, b] == 0:
-                del weight[a, b]
-                del match_of_left[a]
-                del match_of_right[b]
-                adjacency[a].remove(b)
-                if a[0] == "s" and b[0] == "r":
-                    remaining_real -= 1
-    return matchings
-
-
 def _producers(unit: Unit) -> list[list[int]]:
     """For each operation of ``unit`` (sends, then computes), the operations making its inputs."""
     made: dict[tuple[Item, NodeId], int] = {}
@@ -258,6 +151,47 @@ def _counts(groups: Sequence[Sequence[Unit]], period: Fraction, exact: bool
     return counts, n
 
 
+OpKey = tuple[int, int, int]
+"""An operation of one instance: (unit index, instance slot #j, operation index in the unit)."""
+
+LinkJobs = dict[tuple[NodeId, NodeId], list[tuple[Item, OpKey]]]
+"""Per link, its transfers in one period: the item (of its slot) and the operation."""
+
+CpuJobs = dict[NodeId, list[tuple[tuple[Item, ...], Item, OpKey]]]
+"""Per node, its reductions in one period: inputs, output (of its slot) and the operation."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Period:
+    """The period chosen, with the instances each unit carries in it."""
+
+    period: Fraction
+    exact: bool  # the lcm period (else a fixed one, Proposition 4)
+    counts: tuple[tuple[int, ...], ...]  # per group, per unit: instances per period
+    instances: int  # instances per period
+    throughput: Fraction  # what the period achieves
+    notes: tuple[str, ...]
+
+
+class _Placed(NamedTuple):
+    """One event of the period, in integer ticks, before its lag is known.
+
+    A send when ``link`` is set (``piece`` of its whole duration ``whole``,
+    both in ticks), else a compute on ``node``.  A NamedTuple: immutable and
+    created five times faster than a frozen dataclass.
+    """
+
+    key: OpKey
+    start: int
+    link: tuple[NodeId, NodeId] | None
+    item: Item | None  # send
+    piece: int  # send: its duration in ticks
+    whole: int  # send: the message's duration in ticks
+    node: NodeId | None  # compute
+    inputs: tuple[Item, ...]  # compute
+    output: Item | None  # compute
+
+
 def build_periodic(
     platform: Platform,
     operation: Operation,
@@ -305,11 +239,65 @@ def build_periodic(
     ------
     TimeLimitReached
         When ``deadline`` passes, naming the phase ``"periodic schedule"``.
+
+    Notes
+    -----
+    The steps: choose the period (:func:`_choose_period`), list every
+    link's and CPU's operations of one period (:func:`_jobs`), orchestrate
+    the links (:func:`_orchestrate`, the one place the loads are peeled),
+    lengthen the period for whole messages when asked
+    (:func:`_whole_messages`), lay the period out (:func:`_lay_out`) and
+    pipeline it (:func:`_lags`).  Times inside the period are integers, in
+    ticks of ``1 / D`` with ``D`` the common denominator of the period,
+    every duration and every matching: exact, and far cheaper than
+    ``Fraction`` arithmetic.  They become ``Fraction`` only in the events
+    (:func:`_events`).
     """
     clock = deadline if deadline is not None else Deadline()
     size = operation.size
+    chosen = _choose_period(platform, groups, throughput, size, fixed_period, max_events)
+    notes = list(chosen.notes)
+    period, n = chosen.period, chosen.instances
+    units = [u for group in groups for u in group]
+    depths = [[_depth(u, i) for i in range(len(u.sends) + len(u.computes))] for u in units]
+    link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, 1, clock)
+    duration = {e: size * platform.cost(*e) for e in link_jobs}
+    steps = _orchestrate(platform, link_jobs, duration, period, depths, matchings, clock)
+    if not split:
+        scale, note = _whole_messages(link_jobs, cpu_jobs, duration, steps, period, max_events)
+        if note:
+            notes.append(note)
+        if scale > 1:
+            period *= scale
+            n *= scale
+            link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, scale, clock)
+            steps = [(d * scale, links) for d, links in steps]
+    compute_time = {node: platform.compute_time(node) for node in cpu_jobs}
+    tick = common_denominator([period, *duration.values(), *compute_time.values(),
+                               *(d for d, _ in steps)])
+
+    def ticks(v: Fraction) -> int:
+        return v.numerator * (tick // v.denominator)
+
+    placed, span = _lay_out(link_jobs, cpu_jobs, {e: ticks(d) for e, d in duration.items()},
+                            {node: ticks(w) for node, w in compute_time.items()},
+                            [(ticks(d), links) for d, links in steps], clock)
+    lags = _lags(span, depths, [_producers(u) for u in units], ticks(period), clock)
+    events = _events(placed, span, lags, tick)
+    schedule = Schedule(platform, operation, events, period=period,
+                        instances_per_period=max(n, 1))
+    return PeriodicPlan(schedule, period, n, chosen.throughput, len(steps), tuple(notes))
+
+
+def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], throughput: Fraction,
+                   size: Fraction, fixed_period: Fraction | None, max_events: int) -> _Period:
+    """The exact (lcm) period, or a fixed one (given, or when the exact one is over the cap).
+
+    Warns when the cap sends the exact period to a fixed one.
+    """
     notes: list[str] = []
     exact = fixed_period is None
+    period = Fraction(1)
     if exact:
         denominators = []
         for group in groups:
@@ -333,7 +321,7 @@ def build_periodic(
                     f"{format_rational(fixed_period)} instead (Proposition 4: throughput "
                     f"loss at most {n_units}/{format_rational(fixed_period)}); choose "
                     f"another with the option 'period:'")
-            warnings.warn(text, stacklevel=3)
+            warnings.warn(text, stacklevel=4)
             notes.append(text)
             exact = False
     if fixed_period is not None:
@@ -358,101 +346,129 @@ def build_periodic(
                      f"{format_rational(throughput - achieved)} <= {n_units}/"
                      f"{format_rational(period)}, Proposition 4)")
         throughput = achieved
+    return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
+                   tuple(notes))
 
-    units = [u for group in groups for u in group]
-    producers = [_producers(u) for u in units]
-    OpKey = tuple[int, int, int]  # (unit index, instance slot, operation index)
 
-    def tasks(scale: int) -> tuple[dict[tuple[NodeId, NodeId], list[tuple[Item, OpKey]]],
-                                   dict[NodeId, list[tuple[tuple[Item, ...], Item, OpKey]]]]:
-        link_tasks: dict[tuple[NodeId, NodeId], list[tuple[Item, OpKey]]] = defaultdict(list)
-        cpu_tasks: dict[NodeId, list[tuple[tuple[Item, ...], Item, OpKey]]] = defaultdict(list)
-        uid = 0
-        for group, row in zip(groups, counts, strict=True):
-            slot = 0
-            for unit, count in zip(group, row, strict=True):
-                clock.check(_PHASE)
-                for j in range(slot, slot + count * scale):
-                    for oi, s in enumerate(unit.sends):
-                        link_tasks[s.src, s.dst].append((s.item.with_instance(j), (uid, j, oi)))
-                    for ci, c in enumerate(unit.computes):
-                        cpu_tasks[c.node].append(
-                            (tuple(x.with_instance(j) for x in c.inputs),
-                             c.output.with_instance(j), (uid, j, len(unit.sends) + ci)))
-                slot += count * scale
+def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]],
+          depths: list[list[int]], scale: int, clock: Deadline) -> tuple[LinkJobs, CpuJobs]:
+    """Every link's transfers and every CPU's reductions in one period (``scale`` times
+    the instances of ``counts``), shallow operations first."""
+    link_jobs: LinkJobs = defaultdict(list)
+    cpu_jobs: CpuJobs = defaultdict(list)
+    uid = 0
+    for group, row in zip(groups, counts, strict=True):
+        slot = 0
+        for unit, count in zip(group, row, strict=True):
+            clock.check(_PHASE)
+            if count == 0:  # no instance: the unit's links and CPUs get no job
                 uid += 1
-        # Shallow operations first on every link and CPU (and, below, the
-        # matchings of shallow links first): deeper ones then often find
-        # their inputs earlier in the same period, so fewer lags and a
-        # shorter start-up.  Measured on eight allreduce schedules of 6-8
-        # nodes (fixed periods): largest lag 13 -> 10, completed over carried
-        # at 100 periods at least 0.894 -> 0.918.
-        def depth(key: OpKey) -> int:
-            return _depth(units[key[0]], key[2])
+                continue
+            sends = [(link_jobs[s.src, s.dst], s.item, oi) for oi, s in enumerate(unit.sends)]
+            computes = [(cpu_jobs[c.node], c.inputs, c.output, len(unit.sends) + ci)
+                        for ci, c in enumerate(unit.computes)]
+            for j in range(slot, slot + count * scale):
+                for jobs, item, oi in sends:
+                    jobs.append((item.with_instance(j), (uid, j, oi)))
+                for cpu, inputs, output, oi in computes:
+                    cpu.append((tuple(x.with_instance(j) for x in inputs),
+                                output.with_instance(j), (uid, j, oi)))
+            slot += count * scale
+            uid += 1
+    # Shallow operations first on every link and CPU (and, in _orchestrate,
+    # the matchings of shallow links first): deeper ones then often find
+    # their inputs earlier in the same period, so fewer lags and a shorter
+    # start-up.  Measured on eight allreduce schedules of 6-8 nodes (fixed
+    # periods): largest lag 13 -> 10, completed over carried at 100 periods
+    # at least 0.894 -> 0.918.
+    for jobs in link_jobs.values():
+        jobs.sort(key=lambda job: (depths[job[1][0]][job[1][2]], job[1][1]))
+    for cpu_list in cpu_jobs.values():
+        cpu_list.sort(key=lambda job: (depths[job[2][0]][job[2][2]], job[2][1]))
+    return link_jobs, cpu_jobs
 
-        for jobs in link_tasks.values():
-            jobs.sort(key=lambda job: (depth(job[1]), job[1][1]))
-        for cpu_jobs in cpu_tasks.values():
-            cpu_jobs.sort(key=lambda job: (depth(job[2]), job[2][1]))
-        return link_tasks, cpu_tasks
 
-    link_tasks, cpu_tasks = tasks(1)
-    duration = {e: size * platform.cost(*e) for e in link_tasks}
-    loads = {e: len(ts) * duration[e] for e, ts in link_tasks.items()}
+def _orchestrate(platform: Platform, link_jobs: LinkJobs,
+                 duration: dict[tuple[NodeId, NodeId], Fraction],
+                 period: Fraction, depths: list[list[int]],
+                 matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None,
+                 clock: Deadline) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
+    """The matchings of one period, in the order they run (shallow links first).
+
+    The caller's matchings (per time unit) scaled to the period, else the
+    period's link loads peeled into matchings: the one place of
+    :func:`build_periodic` that peels (``platform`` tells the ports of every
+    node, for a peel that depends on them).
+    """
+    steps: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]
     if matchings is None:
-        matchings = peel_platform(platform, loads, deadline=clock)  # b-matchings
+        loads = {e: len(jobs) * duration[e] for e, jobs in link_jobs.items()}
+        steps = peel_platform(platform, loads, deadline=clock)  # b-matchings
     else:
-        matchings = [(w * period, [e for e in links if e in duration])
-                     for w, links in matchings if w > 0]
+        steps = [(w * period, [e for e in links if e in duration])
+                 for w, links in matchings if w > 0]
     # Matchings whose links carry shallow operations first (their mean depth).
-    mean_depth = {e: sum(_depth(units[key[0]], key[2]) for _, key in jobs) / len(jobs)
-                  for e, jobs in link_tasks.items() if jobs}
-    matchings = sorted(matchings, key=lambda m: (
+    mean_depth = {e: sum(depths[key[0]][key[2]] for _, key in jobs) / len(jobs)
+                  for e, jobs in link_jobs.items() if jobs}
+    return sorted(steps, key=lambda m: (
         sum(mean_depth.get(e, 0) for e in m[1]) / max(1, len(m[1]))))
-    scale = 1
-    if not split:
-        denoms = [(d / duration[e]).denominator for d, links in matchings for e in links]
-        scale = _lcm(denoms)
-        planned = sum(len(v) for v in link_tasks.values()) + sum(
-            len(v) for v in cpu_tasks.values())
-        if planned * scale > max_events:
-            text = (f"keeping messages whole needs a period {scale} times longer "
-                    f"({format_rational(period * scale)}), over the cap of {max_events} "
-                    f"operations per period: messages are split instead")
-            warnings.warn(text, stacklevel=3)
-            notes.append(text)
-            scale = 1
-        if scale > 1:
-            period *= scale
-            n *= scale
-            link_tasks, cpu_tasks = tasks(scale)
-            matchings = [(d * scale, links) for d, links in matchings]
 
-    # Lay out one period; lags are chosen afterwards.
-    placed: list[tuple[Event, OpKey]] = []
-    span: dict[OpKey, tuple[Fraction, Fraction]] = {}  # first start, last end in the period
 
-    def record(event: Event, key: OpKey, start: Fraction, end: Fraction) -> None:
-        placed.append((event, key))
-        first, last = span.get(key, (start, end))
-        span[key] = (min(first, start), max(last, end))
+def _whole_messages(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
+                    duration: dict[tuple[NodeId, NodeId], Fraction],
+                    steps: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]],
+                    period: Fraction, max_events: int) -> tuple[int, str]:
+    """How many times longer the period must be for every message to be sent whole
+    (1, with a note and a warning, when that is over the cap)."""
+    denoms = [(d / duration[e]).denominator for d, links in steps for e in links]
+    scale = _lcm(denoms)
+    planned = sum(len(v) for v in link_jobs.values()) + sum(len(v) for v in cpu_jobs.values())
+    if planned * scale > max_events:
+        text = (f"keeping messages whole needs a period {scale} times longer "
+                f"({format_rational(period * scale)}), over the cap of {max_events} "
+                f"operations per period: messages are split instead")
+        warnings.warn(text, stacklevel=4)
+        return 1, text
+    return scale, ""
 
-    for node, jobs in cpu_tasks.items():
+
+def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId, NodeId], int],
+             compute_time: dict[NodeId, int],
+             steps: Sequence[tuple[int, Sequence[tuple[NodeId, NodeId]]]], clock: Deadline
+             ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
+    """One period laid out, in ticks: the events, and per operation its first start
+    and last end.
+
+    Computations run back to back on their CPU (zero-time ones all at 0);
+    the matchings run one after the other, and every link sends its
+    transfers in order during the matchings that contain it, a message
+    split where a matching ends.
+    """
+    placed: list[_Placed] = []
+    span: dict[OpKey, tuple[int, int]] = {}
+
+    def record(event: _Placed, end: int) -> None:
+        placed.append(event)
+        start, key = event.start, event.key
+        found = span.get(key)
+        span[key] = (start, end) if found is None else (min(found[0], start),
+                                                        max(found[1], end))
+
+    for node, jobs in cpu_jobs.items():
         clock.check(_PHASE)
-        w = platform.compute_time(node)
-        t = Fraction(0)
+        w = compute_time[node]
+        t = 0
         for inputs, output, key in jobs:
-            # Zero-time computes at 0, first: they may share the instant 0.
-            at = Fraction(0) if w == 0 else t
-            record(Compute(node, inputs, output, at), key, at, at + w)
+            at = 0 if w == 0 else t  # zero-time computes at 0: they may share it
+            record(_Placed(key, at, None, None, 0, 0, node, inputs, output), at + w)
             t += w
-    intervals: dict[tuple[NodeId, NodeId], list[tuple[Fraction, Fraction]]] = defaultdict(list)
-    t = Fraction(0)
-    for d, links in matchings:
+    intervals: dict[tuple[NodeId, NodeId], list[tuple[int, int]]] = defaultdict(list)
+    t = 0
+    for d, links in steps:
         for e in links:
             intervals[e].append((t, t + d))
         t += d
-    for e, transfers in link_tasks.items():
+    for e, transfers in link_jobs.items():
         clock.check(_PHASE)
         d = duration[e]
         slots = intervals[e]
@@ -467,27 +483,59 @@ def build_periodic(
                     pos = slots[k][0]
                     continue
                 piece = min(left, end - pos)
-                record(Send(e[0], e[1], item, pos, part=piece / d), key, pos, pos + piece)
+                record(_Placed(key, pos, e, item, piece, d, None, (), None), pos + piece)
                 pos += piece
                 left -= piece
-    # Pipelining: an operation runs in the first period (lag d) in which it
-    # starts after all its inputs have fully arrived (RR-4872, section 3.4:
-    # buffers fill during start-up).  Operations come in depth order.
+    return placed, span
+
+
+def _lags(span: dict[OpKey, tuple[int, int]], depths: list[list[int]],
+          producers: list[list[list[int]]], period: int, clock: Deadline) -> dict[OpKey, int]:
+    """Pipelining: every operation's lag, the first period in which it starts after
+    all its inputs have fully arrived (RR-4872, section 3.4: buffers fill during
+    start-up).  Operations come in depth order; times in ticks."""
     lag: dict[OpKey, int] = {}
-    order = sorted(span, key=lambda key: (key[0], key[1], _depth(units[key[0]], key[2])))
+    order = sorted(span, key=lambda key: (key[0], key[1], depths[key[0]][key[2]]))
     for done, key in enumerate(order):
         if done % 256 == 0:
             clock.check(_PHASE)
         uid, j, oi = key
-        ready = Fraction(0)
+        ready = 0
         for pi in producers[uid][oi]:
-            first, last = span[uid, j, pi]
-            ready = max(ready, lag[uid, j, pi] * period + last)
-        first = span[key][0]
-        lag[key] = max(0, math.ceil((ready - first) / period))
-    zero_first = sorted(placed, key=lambda x: not (isinstance(x[0], Compute)
-                                                  and span[x[1]][0] == span[x[1]][1]))
-    events: list[Event] = [replace(event, lag=lag[key]) for event, key in zero_first]
-    schedule = Schedule(platform, operation, tuple(events), period=period,
-                        instances_per_period=max(n, 1))
-    return PeriodicPlan(schedule, period, n, throughput, len(matchings), tuple(notes))
+            produced = (uid, j, pi)
+            ready = max(ready, lag[produced] * period + span[produced][1])
+        # The smallest lag >= 0 with lag * period >= ready - first: a ceiling.
+        lag[key] = max(0, -((span[key][0] - ready) // period))
+    return lag
+
+
+def _events(placed: list[_Placed], span: dict[OpKey, tuple[int, int]], lags: dict[OpKey, int],
+            tick: int) -> tuple[Event, ...]:
+    """The schedule's events: times back to ``Fraction`` (ticks of ``1 / tick``), zero-time
+    computes first (they may share the instant 0)."""
+    starts: dict[int, Fraction] = {}
+    parts: dict[tuple[int, int], Fraction] = {}
+    whole = Fraction(1)
+    events: list[Event] = []
+    zero_time: list[Event] = []
+    for p in placed:
+        start = starts.get(p.start)
+        if start is None:
+            start = starts[p.start] = Fraction(p.start, tick)
+        lag = lags[p.key]
+        if p.link is not None:
+            assert p.item is not None
+            if p.piece == p.whole:
+                part = whole
+            else:
+                part = parts.get((p.piece, p.whole))  # type: ignore[assignment]
+                if part is None:
+                    part = parts[p.piece, p.whole] = Fraction(p.piece, p.whole)
+            events.append(Send(p.link[0], p.link[1], p.item, start, part, lag))
+        else:
+            assert p.node is not None
+            assert p.output is not None
+            first, last = span[p.key]
+            (zero_time if first == last else events).append(
+                Compute(p.node, p.inputs, p.output, start, lag))
+    return (*zero_time, *events)

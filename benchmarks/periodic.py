@@ -1,0 +1,103 @@
+"""Periodic schedule building: seconds per call of ``build_periodic`` at the event cap.
+
+The ``lp`` planner is run once per workload with its call to
+:func:`portsim.planners.lp._periodic.build_periodic` recorded; that call is
+then timed alone (best of ``--repeat``), so the figure is the schedule
+building only, not the bound.  Workloads: reduce on the random platforms of
+``benchmarks/lp.py`` (``N = n``, 3 out-links per node, costs 1..10, compute
+times 1..5), whose exact period holds far more than the 20,000 operations of
+the cap, so the fixed-period schedule is built at the cap; the same with
+whole messages (``split: false``).
+
+Target (issue 15, item 5): a 20,000-event periodic schedule in under 0.1 s.
+
+Run:  python benchmarks/periodic.py [--reduce 10 15] [--repeat 5]
+
+Measured (CPU seconds, best of 5, on a shared 2-core machine under a load of
+about 4; "before" is main at 8cdcca8, whose build computed in Fractions):
+
+    workload                  events   before   after
+    reduce N=10                19944    0.78     0.40
+    reduce N=10 split:false    19944    0.93     0.39
+    reduce N=15                19981    0.94     0.40
+    reduce N=15 split:false    19981    0.87     0.36
+
+The target is NOT met.  What is left is mostly building the output, not
+computing it: of the ~0.33 s of the best runs, about 0.06 s is
+``Schedule`` checking its 20,000 events, 0.06 s creating the ``Send`` and
+``Compute`` records (frozen dataclasses) with their ``Fraction`` starts,
+0.06-0.10 s creating the ``Item`` of every operation of every instance
+slot, 0.03 s the lay-out and 0.03 s the lags; a full collection of the
+garbage collector adds up to 0.07 s to one step or another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+# Measure this checkout, not an installed copy.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from portsim.planners.lp import _driver, steady_state
+from portsim.planners.lp._periodic import build_periodic
+from portsim.scenarios.generators import random_platform
+from portsim.simulator.operations import Operation, OperationKind
+
+TARGET_SECONDS = 0.1
+"""Issue 15, item 5: a 20,000-event periodic schedule in under 0.1 s."""
+
+
+def recorded_call(n: int, **options: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of the planner's ``build_periodic`` call on reduce ``N = n``."""
+    platform = random_platform(n, 3, c=(1, 10), compute=(1, 5), seed=n)
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return build_periodic(*args, **kwargs)
+
+    _driver.build_periodic = spy  # type: ignore[assignment]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = steady_state(platform, operation, **options)
+    finally:
+        _driver.build_periodic = build_periodic  # type: ignore[assignment]
+    assert result.status == "ok", result.message
+    assert calls
+    args, kwargs = calls[0]
+    kwargs = {**kwargs, "deadline": None}
+    return args, kwargs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reduce", type=int, nargs="*", default=[10, 15])
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many calls")
+    args = parser.parse_args()
+    print(f"{'workload':<26} {'events':>7} {'cpu s':>8} {'target':>7}")
+    for n in args.reduce:
+        for label, options in (("", {}), (" split:false", {"split": False})):
+            call_args, call_kwargs = recorded_call(n, **options)
+            best = None
+            for _ in range(args.repeat):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    start = time.process_time()
+                    plan = build_periodic(*call_args, **call_kwargs)
+                    seconds = time.process_time() - start
+                best = seconds if best is None else min(best, seconds)
+            assert best is not None
+            name = f"reduce N={n}{label}"
+            print(f"{name:<26} {len(plan.schedule.events):>7} {best:>8.3f} "
+                  f"{'< ' + str(TARGET_SECONDS):>7}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
