@@ -34,7 +34,7 @@ How (measured on a shared 2-core machine, so timings are noisy):
   time in HiGHS's interior point (15-21 s at N = 30; presolve, tolerances,
   the dual simplex did not help), 8-10 % in the exact basis solve and 5 % in
   building Fractions.  The planner now solves the same program as a packing
-  of reduction trees by column generation (planners.lp._reduce.
+  of reduction trees by column generation (planners.lp._reduce_columns.
   reduction_trees): the master has one row per port and per CPU (2n + n
   rows), the pricing step is a dynamic program over intervals and shortest
   paths (the least-price tree, O(N^3 n + N^2 n^2) in numpy), with Wentges
@@ -67,10 +67,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._extract import repair_ssr as reduce_repair
 from portsim.planners.lp._flows import Commodity, build_flow_model
-from portsim.planners.lp._reduce import _repair as reduce_repair
-from portsim.planners.lp._reduce import build_reduce_model, reduction_trees
+from portsim.planners.lp._reduce_columns import reduction_trees
 from portsim.planners.lp._solve import LinearModel, solve_float
+from portsim.planners.lp._ssr import build_reduce_model
 from portsim.scenarios.generators import random_platform
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational

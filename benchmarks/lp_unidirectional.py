@@ -26,7 +26,7 @@ exact certified rational::
 Reduce (``--ops reduce --n 10 15 20 30``, target ``P0``, every node a
 participant, compute 1 everywhere), before (the whole SSR(G) program with
 matching coverage rows, now ``_matchings._plan_reduce_full``) and after
-(reduction-tree columns priced by ``_reduce.cheapest_tree`` under the
+(reduction-tree columns priced by ``_tree_pricing.cheapest_tree`` under the
 coverage-row and CPU duals, beside the matching columns); same exact bounds
 (checked equal at N = 10 and 15), machine loaded by parallel runs::
 

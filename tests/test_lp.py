@@ -331,7 +331,7 @@ def test_reduce_n10_exact_from_the_basis_with_its_certificate() -> None:
     """SSR(G) on the benchmark's N = n = 10 platform: the sparse basis solve
     gives the value that rounding recovered before it existed (372541/2277090,
     an independent method), and its dual certifies it by weak duality."""
-    from portsim.planners.lp._reduce import build_reduce_model
+    from portsim.planners.lp._ssr import build_reduce_model
 
     platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
     op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
@@ -433,7 +433,7 @@ def test_reduce_toy_example_file() -> None:
 
 def test_reduce_paper_solution_is_feasible_in_the_model() -> None:
     """Fig. 6(b), per period T = 3, is a feasible point of our SSR(G) with TP = 1."""
-    from portsim.planners.lp._reduce import build_reduce_model
+    from portsim.planners.lp._ssr import build_reduce_model
     scenario = load_scenario(EXAMPLES / "reduce-toy.yaml")
     model = build_reduce_model(scenario.platform, scenario.operation)
     values = [F(0)] * model.n_variables
@@ -555,7 +555,8 @@ def _reduce_case(seed: int) -> tuple[Platform, Operation]:
 def test_reduce_trees_equal_the_whole_ssr_program(seed: int) -> None:
     """The column generation over reduction trees reaches exactly the optimum of
     the whole SSR(G) program (an independent solve of the full model)."""
-    from portsim.planners.lp._reduce import build_reduce_model, reduction_trees
+    from portsim.planners.lp._reduce_columns import reduction_trees
+    from portsim.planners.lp._ssr import build_reduce_model
 
     platform, op = _reduce_case(seed)
     found = reduction_trees(platform, op)
@@ -585,18 +586,15 @@ def test_reduce_tree_certificate_is_a_dual_of_the_whole_program(seed: int) -> No
     optimum (the certificate the column generation relies on)."""
     import re
 
-    from portsim.planners.lp._reduce import (
-        _TreeSpace,
-        build_reduce_model,
-        price_tables,
-        reduction_trees,
-    )
+    from portsim.planners.lp._reduce_columns import reduction_trees
+    from portsim.planners.lp._ssr import build_reduce_model
+    from portsim.planners.lp._tree_pricing import TreeSpace, price_tables
 
     platform, op = _reduce_case(seed)
     found = reduction_trees(platform, op)
     assert not isinstance(found, str)
     exact = found[0]
-    space = _TreeSpace.of(platform, op)
+    space = TreeSpace.of(platform, op)
     link, cpu, q = space.prices(exact.y_ub, exact=True)
     best = price_tables(space, link, cpu)[2]
     cheapest = F(best[space.target, 0, len(op.participants) - 1], q)
@@ -641,8 +639,8 @@ def test_exact_recovery_respects_the_deadline() -> None:
     """The exact recovery of a large basis stops at the deadline, naming its step;
     through the driver the planner gets the error status with that phase."""
     from portsim.planners.lp._driver import LpOptions, solve_exactly
-    from portsim.planners.lp._reduce import build_reduce_model
     from portsim.planners.lp._solve import Deadline, TimeLimitReached
+    from portsim.planners.lp._ssr import build_reduce_model
 
     platform = random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=10)
     op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)

@@ -16,8 +16,8 @@ import pytest
 
 from portsim.planners.lp import naive_steady_state, steady_state
 from portsim.planners.lp._driver import LpOptions, parse_options
+from portsim.planners.lp._extract import extract_trees
 from portsim.planners.lp._periodic import SendTask, Unit, build_periodic
-from portsim.planners.lp._reduce import extract_trees
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
 from portsim.scenarios.generators import random_platform
 from portsim.simulator.items import Item

@@ -29,7 +29,7 @@ from portsim.planners.lp import LP_PLANNER, steady_state
 from portsim.planners.lp._driver import LpOptions, parse_options
 from portsim.planners.lp._matchings import min_arborescence, plan_matchings
 from portsim.planners.lp._ports import PortGraph
-from portsim.planners.lp._reduce import build_reduce_model
+from portsim.planners.lp._ssr import build_reduce_model
 from portsim.scenarios.generators import random_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario

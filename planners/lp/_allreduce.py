@@ -70,9 +70,11 @@ from portsim.planners.lp._allreduce_packing import (
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._extract import extract_trees
 from portsim.planners.lp._periodic import Unit
-from portsim.planners.lp._reduce import add_ssr_variables, extract_trees, refuse_reduction
+from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.planners.lp._ssr import add_ssr_variables
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform

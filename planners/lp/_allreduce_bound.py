@@ -60,8 +60,8 @@ from fractions import Fraction
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
-from portsim.planners.lp._reduce import receive_capacity
 from portsim.planners.lp._solve import Deadline, LinearModel
+from portsim.planners.lp._ssr import receive_capacity
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 

@@ -85,8 +85,8 @@ from portsim.planners.lp._allreduce_bound import (
 )
 from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._extract import tasks_unit
 from portsim.planners.lp._periodic import Unit
-from portsim.planners.lp._reduce import tasks_unit
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform

@@ -48,7 +48,7 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast",
-           "tree_depths"]
+           "tree_depths", "tree_unit"]
 
 MAX_COLUMNS = 500
 """Cap on column-generation rounds."""
@@ -327,7 +327,9 @@ def tree_depths(tree: Tree, root: NodeId) -> dict[NodeId, int]:
     return depth
 
 
-def _unit(weight: Fraction, tree: Tree, source: NodeId, item: Item) -> Unit:
+def tree_unit(weight: Fraction, tree: Tree, source: NodeId, item: Item) -> Unit:
+    """A weighted broadcast tree of ``item`` from ``source`` as a periodic-schedule unit
+    (each send one deeper than the one bringing the item to its sender)."""
     depth = tree_depths(tree, source)
     return Unit(weight, tuple(SendTask(u, v, item, depth[u]) for u, v in tree))
 
@@ -408,6 +410,6 @@ def plan_multicast(platform: Platform, operation: Operation,
                      "the per-destination flow program's (section 2.2.1)")
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
                           "rounding" if upper == lower else "interval", master.notes)
-    groups = [[_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
+    groups = [[tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
               for i in range(len(sources))]
     return finish(platform, operation, exact, groups, options, notes=notes)

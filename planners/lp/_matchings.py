@@ -23,7 +23,7 @@ weighted arborescences, spanning or Steiner, as in
 :mod:`portsim.planners.lp._broadcast`).
 Reduce takes the same structure as broadcast (:func:`reduce_with_matchings`):
 weighted reduction trees as columns, priced by the interval dynamic program
-:func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
+:func:`portsim.planners.lp._tree_pricing.cheapest_tree` under link prices
 ``size · c(e) · v_e`` and CPU prices ``w(i) · y_cpu(i)``; the whole program
 with ``send`` variables (``_plan_reduce_full``) is kept as the reference
 the tests compare against, and for a commutative or one-participant reduce.
@@ -76,25 +76,18 @@ import numpy as np
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._arborescence import min_arborescence
-from portsim.planners.lp._broadcast import STEINER_NOTE, multicast_flow_model
-from portsim.planners.lp._broadcast import _unit as _tree_unit
+from portsim.planners.lp._broadcast import STEINER_NOTE, multicast_flow_model, tree_unit
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution, dual_bound
+from portsim.planners.lp._extract import extract_trees, top_down_unit
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._ports import Configuration, Link, PortGraph
-from portsim.planners.lp._reduce import (
-    Task,
-    _TreeSpace,
-    build_reduce_model,
-    cheapest_tree,
-    cheapest_trees,
-    extract_trees,
-    refuse_reduction,
-)
-from portsim.planners.lp._reduce import _unit as _reduce_unit
+from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
+from portsim.planners.lp._ssr import Task, build_reduce_model
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
+from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_tree, cheapest_trees
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
@@ -490,7 +483,7 @@ def _plan_reduce(platform: Platform, operation: Operation, options: LpOptions) -
     if isinstance(found, PlanResult):
         return found
     exact, trees, configs, notes = found
-    groups = [[_reduce_unit(w, tasks) for w, tasks in trees]]
+    groups = [[top_down_unit(w, tasks) for w, tasks in trees]]
     return finish(platform, operation, exact, groups, options, notes=notes,
                   matchings=_lanes(configs))
 
@@ -514,7 +507,7 @@ def _plan_reduce_full(platform: Platform, operation: Operation, options: LpOptio
                               deadline=options.clock())
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the reduce (SSR) program")
-    groups = [[_reduce_unit(w, tasks) for w, tasks in trees]]
+    groups = [[top_down_unit(w, tasks) for w, tasks in trees]]
     return finish(platform, operation, found.exact, groups, options, notes=found.notes,
                   matchings=_lanes(found.configurations))
 
@@ -561,7 +554,7 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
                               exact.method if upper == exact.lower else "interval",
                               exact.notes + bound.exact.notes)
     groups: list[list[Unit]] = [
-        [_tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in found.trees if j == i]
+        [tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in found.trees if j == i]
         for i in range(len(sources))]
     return finish(platform, operation, exact, groups, options, notes=notes,
                   matchings=_lanes(found.configurations))
@@ -621,7 +614,7 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
     return plan(platform, operation, options)
 
 
-def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequence[list[Task]],
+def _reduce_tree_master(space: TreeSpace, links: Sequence[Link], trees: Sequence[list[Task]],
                         configs: Sequence[Configuration]
                         ) -> tuple[LinearModel, int, dict[Link, int], dict[int, int], int]:
     """The SSR(G) tree-packing master with matching coverage, over the given columns.
@@ -665,7 +658,7 @@ def _reduce_tree_master(space: _TreeSpace, links: Sequence[Link], trees: Sequenc
     return m, 0, link_row, cpu_row, len(m.rows) - 1
 
 
-def _tree_loads(space: _TreeSpace, tasks: Sequence[Task]
+def _tree_loads(space: TreeSpace, tasks: Sequence[Task]
                 ) -> tuple[dict[Link, Fraction], dict[int, Fraction]]:
     """Busy time per link and per CPU (node index) of one instance of a reduction tree."""
     link_load: dict[Link, Fraction] = defaultdict(Fraction)
@@ -685,7 +678,7 @@ def _tree_loads(space: _TreeSpace, tasks: Sequence[Task]
     return dict(link_load), dict(cpu_load)  # type: ignore[return-value]
 
 
-def _tree_prices(space: _TreeSpace, y_link: Mapping[Link, W], y_cpu: Mapping[int, W]
+def _tree_prices(space: TreeSpace, y_link: Mapping[Link, W], y_cpu: Mapping[int, W]
                  ) -> tuple[list[W], list[W | None]]:
     """Price of one send per link of ``space.links`` and of one task per node (None: router)."""
     link = [b * y_link.get((space.nodes[u], space.nodes[v]), 0 * b)  # type: ignore[operator]
@@ -699,7 +692,7 @@ def _tree_prices(space: _TreeSpace, y_link: Mapping[Link, W], y_cpu: Mapping[int
     return link, cpu  # type: ignore[return-value]
 
 
-def _cheapest_reduce_trees(space: _TreeSpace, y_link: Mapping[Link, float],
+def _cheapest_reduce_trees(space: TreeSpace, y_link: Mapping[Link, float],
                            y_cpu: Mapping[int, float], count: int, deadline: Deadline
                            ) -> list[tuple[float | int, list[Task]]]:
     link, cpu = _tree_prices(space, {e: float(v) for e, v in y_link.items()},
@@ -709,7 +702,7 @@ def _cheapest_reduce_trees(space: _TreeSpace, y_link: Mapping[Link, float],
                           count, deadline=deadline)
 
 
-def _cheapest_reduce_tree_exact(space: _TreeSpace, y_link: Mapping[Link, Fraction],
+def _cheapest_reduce_tree_exact(space: TreeSpace, y_link: Mapping[Link, Fraction],
                                 y_cpu: Mapping[int, Fraction], deadline: Deadline
                                 ) -> tuple[Fraction, list[Task] | None]:
     """The least exact tree price (integers scaled by the lcm of the denominators)."""
@@ -735,7 +728,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     """SSR(G) on any port models as a packing of reduction trees and matchings.
 
     The master holds reduction-tree columns (priced by
-    :func:`portsim.planners.lp._reduce.cheapest_tree` under link prices
+    :func:`portsim.planners.lp._tree_pricing.cheapest_tree` under link prices
     ``busy(e) · y(e)``, ``y`` the coverage-row duals, and CPU prices
     ``w(i) · y_cpu(i)``) and matching columns (priced by a maximum-weight
     configuration of the port graph), the same structure as broadcast trees.
@@ -757,7 +750,7 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     so :func:`portsim.planners.lp._exact.dual_bound` bounds the whole program.
     """
     deadline = options.clock()
-    space = _TreeSpace.of(platform, operation)
+    space = TreeSpace.of(platform, operation)
     ports = PortGraph.of(platform)
     links = list(ports.links)
     configs: list[Configuration] = [((e, 1),) for e in links]

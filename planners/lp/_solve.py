@@ -19,7 +19,7 @@ with crossover 1.5-1.9 s, dual simplex 36 s; N = 30 (176,608 columns):
 15-17 s, of which crossover is well under 1 s (69 IPX iterations); a looser
 ``ipm_optimality_tolerance`` (1e-5) and presolve off did not help.  The
 reduce planner therefore solves SSR(G) by column generation over reduction
-trees instead (:func:`portsim.planners.lp._reduce.reduction_trees`).
+trees instead (:func:`portsim.planners.lp._reduce_columns.reduction_trees`).
 
 A :class:`Deadline` carries a planner's ``time_limit`` through its phases;
 a phase that passes it raises :class:`TimeLimitReached`, which the driver

@@ -1,0 +1,294 @@
+"""SSR(G) as a packing of reduction trees, by column generation (:func:`reduction_trees`).
+
+By Lemma 2 of RR-4872 every SSR(G) solution is a weighted sum of reduction
+trees, so the packing has the same optimum: the master program has one row
+per port, per CPU and per shared link; the pricing step is
+:func:`~portsim.planners.lp._tree_pricing.cheapest_tree`; floats drive the
+generation, then the master is solved exactly and priced exactly, which
+certifies the bound (see :func:`reduction_trees`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._solve import (
+    Deadline,
+    LinearModel,
+    TimeLimitReached,
+    new_highs,
+    solve_float,
+)
+from portsim.planners.lp._ssr import (
+    TP,
+    Task,
+)
+from portsim.planners.lp._tree_pricing import (
+    TreeSpace,
+    cheapest_tree,
+    cheapest_trees,
+    float_price,
+)
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "reduction_trees"]
+
+
+MAX_ROUNDS = 5_000
+"""Cap on the float pricing rounds of the column generation."""
+
+
+EXACT_ROUNDS = 50
+"""Cap on the exact rounds (exact master, exact pricing); past it the answer
+is the certified interval of the last one."""
+
+
+COLUMNS_PER_ROUND = 3
+"""Trees added per pricing round at most (the cheapest, then other last tasks)."""
+
+
+SMOOTHING = 0.8
+"""Wentges dual smoothing: price at ``α·center + (1-α)·y`` (the center is the
+dual of the best bound so far), then at the master's ``y`` if that tree does
+not improve the master; 0 disables it."""
+
+
+_PRICING_TOLERANCE = 1e-9
+"""A tree enters the master when its float price is below ``1 - this``."""
+
+
+def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
+    """The tree master program: ``max TP = Σ_T λ_T`` under the port and CPU rows."""
+    model = LinearModel()
+    tp = model.variable(TP, upper=Fraction(10**9))
+    model.objective = tp
+    rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+    total: dict[int, Fraction] = {tp: Fraction(1)}
+    for c, tasks in enumerate(columns):
+        loads = space.loads(tasks)
+        j = model.variable(("tree", c), upper=1 / max(loads.values()))
+        total[j] = Fraction(-1)
+        for r, a in loads.items():
+            rows[r][j] = a
+    model.add(total, "==", Fraction(0), "the trees carry TP")
+    for r, coeffs in enumerate(rows):
+        model.add(coeffs, "<=", space.rhs[r], f"row {r}")
+    return model
+
+
+class _FloatMaster:
+    """The master program kept in one highspy object, columns added as found."""
+
+    def __init__(self, space: TreeSpace) -> None:
+        import highspy
+
+        self._hs = highspy
+        self.h = new_highs()
+        h = self.h
+        h.setOptionValue("solver", "simplex")
+        h.setOptionValue("presolve", "off")
+        inf = highspy.kHighsInf
+        h.addRows(space.n_rows, np.full(space.n_rows, -inf),
+                  np.array([float(b) for b in space.rhs]),
+                  0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.space = space
+
+    def add(self, tasks: list[Task]) -> None:
+        idx, val = self.space.float_loads(tasks)
+        self.h.addCol(-1.0, 0.0, self._hs.kHighsInf, len(idx), idx, val)
+
+    def solve(self, time_limit: float | None) -> tuple[str, float, np.ndarray]:
+        """Status, optimum and the port/CPU dual (maximisation form, ``>= 0``)."""
+        if time_limit is not None:  # HiGHS's clock runs on across the runs of one object
+            self.h.setOptionValue("time_limit",
+                                  self.h.getRunTime() + max(float(time_limit), 1e-3))
+        self.h.run()
+        status = self.h.getModelStatus()
+        ms = self._hs.HighsModelStatus
+        if status == ms.kTimeLimit:
+            return "time_limit", 0.0, np.zeros(0)
+        if status != ms.kOptimal:
+            return self.h.modelStatusToString(status), 0.0, np.zeros(0)
+        y = -np.asarray(self.h.getSolution().row_dual, dtype=float)
+        return "optimal", -float(self.h.getInfo().objective_function_value), np.maximum(y, 0)
+
+    def used(self) -> list[int]:
+        """Columns with a positive value, or basic, in the last solution."""
+        x = self.h.getSolution().col_value
+        basis = self.h.getBasis()
+        basic = self._hs.HighsBasisStatus.kBasic
+        return [c for c, (v, st) in enumerate(zip(x, basis.col_status, strict=True))
+                if v > 0 or st == basic]
+
+
+def reduction_trees(platform: Platform, operation: Operation, *,
+                    deadline: Deadline | None = None, method: str = "auto",
+                    stats: dict[str, float] | None = None,
+                    port_sum: frozenset[NodeId] = frozenset()
+                    ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]], int] | str:
+    """SSR(G) solved as a packing of reduction trees, by column generation.
+
+    The master program maximises ``Σ_T λ_T`` over weighted reduction trees
+    under the send, receive and CPU rows of SSR(G) (2), (3), (7); the
+    pricing step finds the tree of least price under the master's dual by
+    :func:`cheapest_tree`.  Floats drive the generation; then the master is
+    solved exactly (:func:`portsim.planners.lp._exact.recover`) and priced exactly.
+
+    Parameters
+    ----------
+    platform, operation:
+        The platform and the (resolved, non-commutative) reduce.
+    deadline:
+        Checked between rounds and during the exact recovery
+        (:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase).
+    method:
+        HiGHS method for the exact solve of the master (``auto``: dual simplex).
+    stats:
+        When given, filled with the seconds spent in ``build``, ``solve``
+        (float column generation) and ``exact`` (exact master and exact
+        pricing), and the counts ``rounds``, ``exact_rounds`` and ``columns``.
+    port_sum:
+        Nodes whose send and receive rows are one ``Σ in + Σ out <= 1`` row
+        (the naive port-sum program of ``lp-naive``; not a valid bound for
+        unidirectional nodes in general, see Beaumont and Marchal, section
+        2.2.2).
+
+    Returns
+    -------
+    (exact, trees, rounds) or str
+        The exact master solution, whose ``upper`` is certified for SSR(G),
+        the weighted trees (weights sum to ``exact.lower``) and the number of
+        pricing rounds; or the phase during which ``deadline`` passed.
+
+    Notes
+    -----
+    Equal to SSR(G): a tree is a feasible SSR(G) point and every SSR(G) point
+    is a weighted sum of trees after cancelling send cycles (Lemma 2 and
+    Theorem 1 of RR-4872, section 4.4), which only lowers the loads.  The
+    certificate: given the master's exact dual ``y >= 0`` on the port and CPU
+    rows and ``W``, the exact least tree price, let ``π(j, v[k,m])`` be the
+    least price of holding ``v[k,m]`` on ``j`` (0 for ``v_k`` on its owner).
+    Then ``π / W``, ``y / W`` satisfy every dual row of SSR(G): a send
+    ``(u→v, v[k,m])`` gives ``π(v) <= π(u) + price(u→v)`` (shortest paths),
+    a task ``T_{k,l,m}`` on ``i`` gives ``π(i, v[k,m]) <= π(i, v[k,l]) +
+    π(i, v[l+1,m]) + w(i) y_cpu(i)``, and the throughput column gives
+    ``π(target, v[0,N-1]) / W = 1``.  Weak duality bounds SSR(G) by
+    ``Σ rhs·y / min(1, W)`` (``rhs`` the rows' capacities, 1 when all
+    bidirectional; link rows priced into their links), which equals the
+    master's optimum once ``W >= 1``.
+    Sends of ``v_k`` into its owner and of the result out of the target never
+    occur in these trees (shortest paths are simple), as in
+    :func:`build_reduce_model`.
+    """
+    clock = deadline if deadline is not None else Deadline()
+    started = time.perf_counter()
+    space = TreeSpace.of(platform, operation, port_sum)
+    built = time.perf_counter()
+    columns: list[list[Task]] = []
+    seen: set[tuple[Task, ...]] = set()
+
+    def add(tasks: list[Task] | None) -> bool:
+        if tasks is None or tuple(tasks) in seen:
+            return False
+        seen.add(tuple(tasks))
+        columns.append(tasks)
+        master.add(tasks)
+        return True
+
+    try:
+        master = _FloatMaster(space)
+    except ImportError:  # pragma: no cover - highspy is a dependency
+        return "highspy is not installed"
+    rhs_float = np.array([float(b) for b in space.rhs])
+    link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
+    price, first = cheapest_tree(space, link, cpu, deadline=clock)
+    if first is None:
+        return "no reduction tree reaches the target"
+    add(first)
+    rounds = 0
+    center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
+    best_bound = math.inf
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        clock.check("column generation (master program)")
+        status, value, y = master.solve(clock.remaining())
+        if status == "time_limit":
+            raise TimeLimitReached("column generation (master program)")
+        if status != "optimal":
+            return f"HiGHS failed on the reduce tree master program: {status}"
+        clock.check("column generation (pricing)")
+        entered = False
+        for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):
+            probe = y if alpha == 0.0 or center is None else alpha * center + (1 - alpha) * y
+            link, cpu, _ = space.prices(probe, exact=False)
+            found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
+            if not found:
+                return "no reduction tree reaches the target"
+            if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
+                bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
+                if bound < best_bound:
+                    best_bound, center = bound, probe
+            improving = [t for t in (t for _, t in found) if float_price(space, t, y)
+                         < 1 - _PRICING_TOLERANCE]
+            if improving and sum(add(t) for t in improving):
+                entered = True
+                break
+        if center is None:
+            center = y
+        if not entered or value >= best_bound * (1 - _PRICING_TOLERANCE):
+            break
+    # Exact phase: the master over the trees in use solved exactly, its dual
+    # priced exactly; a tree priced below 1 joins and the master is solved again.
+    active = [columns[c] for c in master.used()] or list(columns)
+    generated = time.perf_counter()
+    exact_rounds = 0
+    while True:
+        exact_rounds += 1
+        clock.check("exact recovery (tree master)")
+        model = _master(space, active)
+        options_method = "highs-ds" if method == "auto" else method
+        sol = solve_float(model, method=options_method, time_limit=clock.remaining())
+        if sol.status == "time_limit":
+            raise TimeLimitReached("exact recovery (tree master)")
+        if sol.status != "optimal":
+            return f"HiGHS failed on the reduce tree master program: {sol.message}"
+        exact = recover(model, sol, deadline=clock)
+        if exact is None:
+            return "no exactly feasible solution of the reduce tree master program"
+        clock.check("exact pricing (certificate)")
+        y_rows = exact.y_ub
+        link, cpu, q = space.prices(y_rows, exact=True)
+        price, tasks = cheapest_tree(space, link, cpu, deadline=clock)
+        if tasks is None:
+            return "no reduction tree reaches the target"
+        cheapest = Fraction(int(price), q)
+        dual_value = space.dual_value(y_rows)
+        if cheapest >= 1:
+            upper = dual_value
+        elif cheapest > 0:
+            upper = dual_value / cheapest
+        else:
+            upper = None
+        if (upper is not None and upper <= exact.lower) or exact_rounds >= EXACT_ROUNDS \
+                or tasks in active:
+            break
+        active.append(tasks)
+    if upper is None:
+        return "the exact pricing found a tree of price 0: no certified bound"
+    trees = [(exact.values[model.index["tree", c]], tasks)
+             for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
+    upper = max(upper, exact.lower)
+    method_name = exact.method if upper == exact.lower else "interval"
+    certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
+                              method_name, exact.notes)
+    if stats is not None:
+        stats.update(build=built - started, solve=generated - built,
+                     exact=time.perf_counter() - generated, rounds=rounds,
+                     exact_rounds=exact_rounds, columns=len(columns))
+    return certified, trees, rounds

@@ -1,0 +1,168 @@
+"""SSR(G): the steady-state reduce program (RR-4872, section 4.2).
+
+Legrand, Marchal and Robert's linear program for a series of reductions of
+``v_0 ⊕ … ⊕ v_{N-1}`` (non-commutative, intervals ``v[k,m]`` combined left
+then right) onto a target: per time unit, ``send(i→j, v[k,m])`` transfers and
+``cons(i, T_{k,l,m})`` computations under the port rows (2), (3) (with the
+capacities of :class:`~portsim.planners.lp._capacity.PortCapacity`) and the
+CPU rows (7), the conservation law (10) and the throughput (11).
+:func:`add_ssr_variables` declares them (the reduce planner and the
+allreduce programs share it); :func:`build_reduce_model` is the whole
+program, the reference the column generation of
+:mod:`portsim.planners.lp._reduce_columns` is tested against.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._solve import (
+    LinearModel,
+)
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+
+__all__ = ["TP", "SsrVariables", "Task", "add_ssr_variables", "build_reduce_model",
+           "receive_capacity"]
+
+
+TP = "TP"
+
+
+_ONE = Fraction(1)
+
+
+_MINUS_ONE = Fraction(-1)
+
+
+Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
+
+
+def receive_capacity(platform: Platform, size: Fraction) -> dict[NodeId, Fraction]:
+    """Messages of ``size`` each node can receive per time unit, all its in-links together."""
+    g = platform.graph
+    return {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)), Fraction(0))
+            for v in g.nodes}
+
+
+@dataclass(frozen=True)
+class SsrVariables:
+    """The ``send`` and ``cons`` variables of SSR(G) and their rows, not yet added.
+
+    Attributes
+    ----------
+    balance:
+        ``(node, k, m) ->`` coefficients of in minus out of ``v[k,m]`` on
+        ``node`` (conservation law (10)), in declaration order.
+    out_port, in_port, cpu:
+        Busy time per unit of each variable, per node (rows (2), (3), (7)).
+    link_port:
+        Busy time per unit of each variable on the links that need their
+        own row (:attr:`PortCapacity.links <portsim.planners.lp._capacity.PortCapacity>`).
+    """
+
+    balance: dict[tuple[NodeId, int, int], dict[int, Fraction]]
+    out_port: dict[NodeId, dict[int, Fraction]]
+    in_port: dict[NodeId, dict[int, Fraction]]
+    cpu: dict[NodeId, dict[int, Fraction]]
+    link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]]
+
+
+def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operation, *,
+                      no_final_from: Container[NodeId],
+                      task_cap: Mapping[NodeId, Fraction],
+                      final_at: Container[NodeId] | None = None) -> SsrVariables:
+    """Declare SSR(G)'s ``("send", i, j, k, m)`` and ``("cons", i, k, l, m)`` variables.
+
+    Never a send of ``v_k`` into its owner, nor of ``v[0,N-1]`` out of a node
+    in ``no_final_from``; the final task ``T_{0,l,N-1}`` only on ``final_at``
+    (every processor when ``None``).  A send is at most ``1 / (size · c)``;
+    a task at most ``task_cap[node]``, and ``1 / w`` on a node of compute
+    time ``w > 0``.  Shared by the reduce (SSR(G) itself) and the allreduce's
+    reduce-then-broadcast program.
+    """
+    g = platform.graph
+    parts = operation.participants
+    n = len(parts)
+    size = operation.size
+    owner = {p: i for i, p in enumerate(parts)}
+    intervals = [(k, m) for k in range(n) for m in range(k, n)]
+    ssr = SsrVariables(defaultdict(dict), defaultdict(dict), defaultdict(dict), defaultdict(dict),
+                       defaultdict(dict))
+    own_row = PortCapacity.of(platform).own_row
+    for u, v, data in g.edges(data=True):
+        busy = size * data["c"]
+        send_cap = 1 / busy
+        for k, m in intervals:
+            if (k, m) == (0, n - 1) and u in no_final_from:
+                continue
+            if k == m and owner.get(v) == k:
+                continue
+            j = model.variable(("send", u, v, k, m), upper=send_cap)
+            ssr.out_port[u][j] = busy
+            ssr.in_port[v][j] = busy
+            if (u, v) in own_row:
+                ssr.link_port[u, v][j] = busy
+            ssr.balance[v, k, m][j] = _ONE
+            ssr.balance[u, k, m][j] = _MINUS_ONE
+    for node in platform.processors:
+        w = platform.compute_time(node)
+        cap = task_cap[node] if w == 0 else min(task_cap[node], 1 / w)
+        for k in range(n):
+            for m in range(k + 1, n):
+                if (k, m) == (0, n - 1) and final_at is not None and node not in final_at:
+                    continue
+                for l_ in range(k, m):
+                    j = model.variable(("cons", node, k, l_, m), upper=cap)
+                    if w > 0:
+                        ssr.cpu[node][j] = w
+                    # the three partial results are distinct: one coefficient each
+                    ssr.balance[node, k, m][j] = _ONE
+                    ssr.balance[node, k, l_][j] = _MINUS_ONE
+                    ssr.balance[node, l_ + 1, m][j] = _MINUS_ONE
+    return ssr
+
+
+def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
+    """SSR(G) with exact coefficients (see the module notes).
+
+    Variable keys: ``("send", i, j, k, m)``, ``("cons", i, k, l, m)`` and ``"TP"``.
+    """
+    g = platform.graph
+    parts = operation.participants
+    n = len(parts)
+    target = operation.target
+    assert target is not None
+    size = operation.size
+    owner = {p: i for i, p in enumerate(parts)}
+    model = LinearModel()
+    receive_cap = receive_capacity(platform, size)
+    tp = model.variable(TP, upper=4 * receive_cap[target] + 1)
+    model.objective = tp
+    ssr = add_ssr_variables(model, platform, operation, no_final_from={target},
+                            task_cap={v: 3 * receive_cap[v] for v in g.nodes})
+    balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
+    for (node, k, m), coeffs in balance.items():
+        if k == m and owner.get(node) == k:
+            continue  # v_k on its owner: unlimited
+        if node == target and (k, m) == (0, n - 1):
+            row = dict(coeffs)
+            row[tp] = Fraction(-1)
+            model.add(row, "==", Fraction(0), f"throughput (11) at {node}")
+        else:
+            model.add(coeffs, "==", Fraction(0), f"conservation (10) of v[{k},{m}] at {node}")
+    if (target, 0, n - 1) not in balance:
+        model.add({tp: Fraction(1)}, "==", Fraction(0), "no way to build the result")
+    capacity = PortCapacity.of(platform)
+    for node, coeffs in out_port.items():
+        model.add(coeffs, "<=", capacity.send[node], f"one-port send (2) of {node}")
+    for node, coeffs in in_port.items():
+        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive (3) of {node}")
+    for node, coeffs in cpu.items():
+        model.add(coeffs, "<=", Fraction(1), f"computation (7) of {node}")
+    capacity.add_link_rows(model, ssr.link_port)
+    return model

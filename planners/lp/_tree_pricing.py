@@ -1,0 +1,395 @@
+"""The least-price reduction tree (the pricing step of the reduce column generation).
+
+Under prices on the links and the CPUs (the duals of the tree master
+program), the cheapest reduction tree delivering ``v[0,N-1]`` to the target
+is a dynamic program over intervals and shortest paths
+(:func:`cheapest_tree`, :func:`price_tables`): ``O(N^3 n / 6 + N^2 n^2 / 2)``
+operations in numpy, exact on integer prices.  :class:`TreeSpace` indexes a
+platform's ports, CPUs and links for it and the master program.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import NamedTuple
+
+import numpy as np
+
+from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._solve import (
+    Deadline,
+)
+from portsim.planners.lp._ssr import (
+    Task,
+)
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+
+__all__ = ["PriceTables", "TreeSpace", "cheapest_tree", "cheapest_trees", "float_price",
+           "price_tables"]
+
+
+@dataclass
+class TreeSpace:
+    """The platform as the pricing step sees it: indexes, link and compute costs.
+
+    Nodes are numbered in ``platform.node_ids`` order; ``links`` are index
+    pairs with their busy time ``size · c``; ``compute`` is ``w(i)`` for a
+    processor (``None`` for a router: no reduction task there).
+    """
+
+    nodes: tuple[NodeId, ...]
+    index: dict[NodeId, int]
+    owners: tuple[int, ...]
+    target: int
+    links: tuple[tuple[int, int], ...]
+    busy: tuple[Fraction, ...]
+    compute: tuple[Fraction | None, ...]
+    cpu_rows: dict[int, int]
+    """Node index -> master row of its CPU (processors with ``w > 0``)."""
+    merged: frozenset[int] = frozenset()
+    """Node indexes whose receive row is their send row (``lp-naive``'s port sums)."""
+    link_rows: dict[tuple[int, int], int] = field(default_factory=dict)
+    """Link (index pair) -> master row of its own busy row, after the CPU rows
+    (:class:`~portsim.planners.lp._capacity.PortCapacity`)."""
+    rhs: tuple[Fraction, ...] = ()
+    """Right-hand side of every master row (port capacities, 1 for CPUs and links)."""
+
+    @classmethod
+    def of(cls, platform: Platform, operation: Operation,
+           port_sum: frozenset[NodeId] = frozenset()) -> TreeSpace:
+        nodes = tuple(platform.node_ids)
+        index = {v: i for i, v in enumerate(nodes)}
+        processors = set(platform.processors)
+        links = tuple((index[u], index[v]) for u, v in platform.graph.edges)
+        busy = tuple(operation.size * platform.cost(u, v) for u, v in platform.graph.edges)
+        compute = tuple(platform.compute_time(v) if v in processors else None for v in nodes)
+        cpu_rows: dict[int, int] = {}
+        for i, w in enumerate(compute):
+            if w is not None and w > 0:
+                cpu_rows[i] = 2 * len(nodes) + len(cpu_rows)
+        assert operation.target is not None
+        capacity = PortCapacity.of(platform)
+        rhs = [k for v in nodes for k in (capacity.send[v], capacity.receive[v])]
+        rhs += [Fraction(1)] * len(cpu_rows)
+        link_rows: dict[tuple[int, int], int] = {}
+        for u, v in capacity.links:
+            link_rows[index[u], index[v]] = len(rhs)
+            rhs.append(Fraction(1))
+        return cls(nodes, index, tuple(index[p] for p in operation.participants),
+                   index[operation.target], links, busy, compute, cpu_rows,
+                   frozenset(index[v] for v in port_sum), link_rows, tuple(rhs))
+
+    @property
+    def n_rows(self) -> int:
+        """Master rows: send and receive port of every node, the CPUs, then the links."""
+        return 2 * len(self.nodes) + len(self.cpu_rows) + len(self.link_rows)
+
+    def dual_value(self, y: Sequence[Fraction]) -> Fraction:
+        """``Σ rhs · y`` over the master rows (the dual objective)."""
+        return sum((b * v for b, v in zip(self.rhs, y, strict=True)), Fraction(0))
+
+    def loads(self, tasks: Sequence[Task]) -> dict[int, Fraction]:
+        """Master row -> time one instance of the tree ``tasks`` keeps it busy."""
+        key = tuple(tasks)
+        known = self._loads.get(key)
+        if known is not None:
+            return known
+        out: dict[int, Fraction] = defaultdict(Fraction)
+        for task in tasks:
+            if task[0] == "send":
+                u, v = self.index[task[1]], self.index[task[2]]
+                b = self._busy[u, v]
+                out[2 * u] += b
+                out[self._in_row[v]] += b
+                own = self.link_rows.get((u, v))
+                if own is not None:
+                    out[own] += b
+            else:
+                i = self.index[task[1]]
+                row = self.cpu_rows.get(i)
+                if row is not None:
+                    w = self.compute[i]
+                    assert w is not None
+                    out[row] += w
+        self._loads[key] = dict(out)
+        return self._loads[key]
+
+    def float_loads(self, tasks: Sequence[Task]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`loads` in floats, as (rows, values) arrays for the solver."""
+        out: dict[int, float] = defaultdict(float)
+        index = self.index
+        for task in tasks:
+            if task[0] == "send":
+                u, v = index[task[1]], index[task[2]]
+                b = self._busy_float[u, v]
+                out[2 * u] += b
+                out[self._in_row[v]] += b
+                own = self.link_rows.get((u, v))
+                if own is not None:
+                    out[own] += b
+            else:
+                i = index[task[1]]
+                row = self.cpu_rows.get(i)
+                if row is not None:
+                    out[row] += self._compute_float[i]
+        rows = sorted(out)
+        return np.array(rows, dtype=np.int32), np.array([out[r] for r in rows])
+
+    def __post_init__(self) -> None:
+        self._busy = dict(zip(self.links, self.busy, strict=True))
+        self._busy_float = {e: float(b) for e, b in self._busy.items()}
+        self._compute_float = [0.0 if w is None else float(w) for w in self.compute]
+        self._loads: dict[tuple[Task, ...], dict[int, Fraction]] = {}
+        # A merged node's receptions load its send row: Σ in + Σ out <= 1.
+        self._in_row = [2 * v if v in self.merged else 2 * v + 1
+                        for v in range(len(self.nodes))]
+        # The row of each link's own busy row (-1: none), in ``links`` order.
+        self._own_row = [self.link_rows.get(e, -1) for e in self.links]
+        if not self.rhs:  # built by hand (tests): unit capacities, no link rows
+            self.rhs = (Fraction(1),) * self.n_rows
+
+    def prices(self, y: Sequence[Fraction] | np.ndarray, *, exact: bool
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Link and compute prices under the master dual ``y``.
+
+        Float prices when ``exact`` is false; else integers (object arrays)
+        over the returned common denominator.  A router's compute price is
+        infinite.
+        """
+        n = len(self.nodes)
+        own = self._own_row
+        if not exact:
+            yf = np.asarray([float(v) for v in y])
+            link = np.array([float(b) * (yf[2 * u] + yf[self._in_row[v]]
+                                         + (yf[own[i]] if own[i] >= 0 else 0.0))
+                             for i, ((u, v), b) in enumerate(zip(self.links, self.busy,
+                                                                 strict=True))])
+            cpu = np.array([np.inf if w is None else
+                            (float(w) * yf[self.cpu_rows[i]] if i in self.cpu_rows else 0.0)
+                            for i, w in enumerate(self.compute)])
+            return link, cpu, 1
+        fl = [b * (y[2 * u] + y[self._in_row[v]] + (y[own[i]] if own[i] >= 0 else 0))
+              for i, ((u, v), b) in enumerate(zip(self.links, self.busy, strict=True))]
+        fc: list[Fraction | None] = [
+            None if w is None else (w * y[self.cpu_rows[i]] if i in self.cpu_rows
+                                    else Fraction(0))
+            for i, w in enumerate(self.compute)]
+        q = 1
+        for f in [*fl, *(c for c in fc if c is not None)]:
+            d = Fraction(f).denominator
+            if q % d:
+                q = q * d // math.gcd(q, d)
+        link = np.empty(len(fl), dtype=object)
+        link[:] = [Fraction(f).numerator * (q // Fraction(f).denominator) for f in fl]
+        cpu = np.empty(n, dtype=object)
+        cpu[:] = [math.inf if c is None else c.numerator * (q // c.denominator) for c in fc]
+        return link, cpu, q
+
+
+def _all_pairs(n: int, links: Sequence[tuple[int, int]], link_price: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Floyd–Warshall: distances and next hops (``-1``: unreachable)."""
+    dtype = link_price.dtype
+    dist = np.full((n, n), math.inf, dtype=dtype)
+    nxt = np.full((n, n), -1, dtype=np.int64)
+    for i in range(n):
+        dist[i, i] = 0
+        nxt[i, i] = i
+    for (u, v), p in zip(links, link_price, strict=True):
+        if p < dist[u, v]:
+            dist[u, v] = p
+            nxt[u, v] = v
+    for k in range(n):
+        cand = dist[:, k:k + 1] + dist[k:k + 1, :]
+        better = cand < dist
+        if better.any():
+            dist = np.where(better, cand, dist)
+            nxt = np.where(better, nxt[:, k:k + 1], nxt)
+    return dist, nxt
+
+
+def cheapest_tree(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
+                  deadline: Deadline | None = None) -> tuple[float | int, list[Task] | None]:
+    """The reduction tree of least price (the pricing step), by dynamic programming.
+
+    ``best[j, k, m]``, the least price of holding ``v[k,m]`` on node ``j``,
+    is the shortest-path price from the owner for ``k = m``, else
+    ``min_i (cpu(i) + min_l best[i,k,l] + best[i,l+1,m]) + dist(i, j)``.
+    Exact on integer (object) prices.
+
+    Parameters
+    ----------
+    space:
+        The platform's indexes and costs.
+    link_price, cpu_price:
+        Price of one send over each link of ``space.links``, of one
+        reduction task on each node (infinite on routers).
+    deadline:
+        Checked at every interval length of the dynamic program.
+
+    Returns
+    -------
+    (price, tasks)
+        The least price and the tree's tasks in FIND_TREE order (each task
+        before the tasks producing its inputs); ``None`` when no tree exists.
+    """
+    found = cheapest_trees(space, link_price, cpu_price, 1, deadline=deadline)
+    if not found:
+        return math.inf, None
+    return found[0]
+
+
+def cheapest_trees(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
+                   count: int, below: float | int = math.inf, *,
+                   deadline: Deadline | None = None) -> list[tuple[float | int, list[Task]]]:
+    """Up to ``count`` cheap reduction trees, the cheapest first.
+
+    The cheapest tree, then the cheapest ones with another last task (the
+    node computing ``v[0,N-1]`` and its split point), each completed with the
+    cheapest subtrees: several columns from one dynamic program.  Only trees
+    priced below ``below`` are returned (the cheapest is always tried).
+    """
+    parts = len(space.owners)
+    tables = price_tables(space, link_price, cpu_price, deadline=deadline)
+    target = space.target
+    last = parts - 1
+    cheapest = tables.best[target, 0, last]
+    if cheapest == math.inf:
+        return []
+    roots: list[tuple[float | int, int, int]] = [(cheapest, -1, -1)]
+    if count > 1:
+        # v[0,l] and v[l+1,N-1] held on i, for every split l: (l, i), then (i, l).
+        halves = tables.by_start[0, :last] + tables.by_end[last, last - 1::-1]
+        root_price = (halves.T + cpu_price[:, None]
+                      + tables.dist[:, target][:, None])         # (i, l)
+        order = np.argsort(root_price, axis=None, kind="stable")[:count]
+        for flat in order.tolist()[1:]:
+            i, l_ = divmod(flat, last)
+            p = root_price[i, l_]
+            if p < below and p != math.inf:
+                roots.append((p, i, l_))
+    out: list[tuple[float | int, list[Task]]] = []
+    for p, i0, l0 in roots[:count]:
+        if p >= below and out:
+            break
+        out.append((p, _backtrack(space, tables, i0, l0)))
+    return out
+
+
+class PriceTables(NamedTuple):
+    """The tables of the pricing dynamic program (:func:`price_tables`).
+
+    ``best[j, k, m]`` is the least price of holding ``v[k,m]`` on node ``j``;
+    the same values are kept by interval start, ``by_start[k, d, j]`` for
+    ``v[k,k+d]``, and by interval end, ``by_end[m, d, j]`` for ``v[m-d,m]``,
+    so that the program reads contiguous slices; ``comp[k, m, i]`` is the
+    least price of computing ``v[k,m]`` on ``i`` (``k < m``).
+    """
+
+    dist: np.ndarray
+    nxt: np.ndarray
+    best: np.ndarray
+    comp: np.ndarray
+    by_start: np.ndarray
+    by_end: np.ndarray
+
+
+def price_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
+                 deadline: Deadline | None = None) -> PriceTables:
+    """The dynamic program of :func:`cheapest_tree`.
+
+    Interval length by interval length, every interval at once: computing
+    ``v[k,k+L]`` on ``i`` costs ``cpu(i) + min_l hold(i, v[k,l]) +
+    hold(i, v[l+1,k+L])``, read as ``by_start[k, l-k, i] + by_end[k+L,
+    k+L-l-1, i]``: two strided views of the tables, summed without any gather
+    (``O(N^3 n / 6)`` additions); holding it on ``j`` adds the shortest path
+    from ``i`` (a min-plus product, ``O(N^2 n^2 / 2)`` in all).  The sums and
+    minima are the same as a cell-by-cell program's, so the prices are
+    identical.
+
+    Returns
+    -------
+    PriceTables
+        All-pairs shortest-path prices and next hops, and the tables above.
+    """
+    n = len(space.nodes)
+    parts = len(space.owners)
+    dist, nxt = _all_pairs(n, space.links, link_price)
+    dtype = link_price.dtype
+    by_start = np.empty((parts, parts, n), dtype=dtype)   # [k, d, j]: v[k,k+d] on j
+    by_end = np.empty((parts, parts, n), dtype=dtype)     # [m, d, j]: v[m-d,m] on j
+    comp = np.empty((parts, parts, n), dtype=dtype)       # [k, m, i]: v[k,m] made on i
+    for k, o in enumerate(space.owners):
+        by_start[k, 0] = by_end[k, 0] = dist[o, :]
+    cpu = cpu_price[None, :]
+    for length in range(1, parts):
+        if deadline is not None:
+            deadline.check("pricing (dynamic program)")
+        count = parts - length
+        ks = np.arange(count)
+        pair = by_start[:count, :length] + by_end[length:, length - 1::-1]   # (k, split, i)
+        here = pair.min(axis=1) + cpu                                        # (k, i)
+        comp[ks, ks + length] = here
+        held = (here[:, :, None] + dist[None, :, :]).min(axis=1)             # (k, j)
+        by_start[ks, length] = held
+        by_end[ks + length, length] = held
+    best = np.empty((n, parts, parts), dtype=dtype)
+    for d in range(parts):
+        ks = np.arange(parts - d)
+        best[:, ks, ks + d] = by_start[ks, d].T
+    return PriceTables(dist, nxt, best, comp, by_start, by_end)
+
+
+def _backtrack(space: TreeSpace, tables: PriceTables, root_maker: int,
+               root_split: int) -> list[Task]:
+    """The tree of the dynamic program's choices, recomputed along the way.
+
+    ``root_maker`` and ``root_split`` (``-1``: the cheapest) force the node
+    computing ``v[0,N-1]`` and its split point.
+    """
+    dist, nxt = tables.dist, tables.nxt
+    by_start, by_end, comp = tables.by_start, tables.by_end, tables.comp
+    nodes = space.nodes
+    n = len(nodes)
+    parts = len(space.owners)
+    tasks: list[Task] = []
+    stack = [(space.target, 0, parts - 1)]
+    first = True
+    while stack:
+        j, k, m = stack.pop()
+        if k == m:
+            i = space.owners[k]
+        elif first and root_maker >= 0:
+            i = root_maker
+        else:
+            i = int(np.argmin(comp[k, m] + dist[:, j]))
+        hops = [i]
+        while hops[-1] != j:
+            hops.append(int(nxt[hops[-1], j]))
+            if len(hops) > n:  # pragma: no cover - next hops of shortest paths
+                raise AssertionError("next-hop cycle in the shortest paths")
+        for u, v in reversed(list(itertools.pairwise(hops))):
+            tasks.append(("send", nodes[u], nodes[v], k, m))
+        if k == m:
+            first = False
+            continue
+        if first and root_split >= 0:
+            l_ = root_split
+        else:  # split l in k..m-1: v[k,l] and v[l+1,m] held on i
+            l_ = k + int(np.argmin(by_start[k, :m - k, i] + by_end[m, m - k - 1::-1, i]))
+        first = False
+        tasks.append(("cons", nodes[i], k, l_, m))
+        stack.extend([(i, k, l_), (i, l_ + 1, m)])
+    return tasks
+
+
+def float_price(space: TreeSpace, tasks: list[Task], y: np.ndarray) -> float:
+    """The price of one tree under the float dual ``y``."""
+    rows, loads = space.float_loads(tasks)
+    return float(loads @ y[rows])
