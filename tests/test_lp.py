@@ -221,15 +221,19 @@ def test_fixed_period_reports_proposition_4_loss() -> None:
 
 def test_period_cap_falls_back_to_a_fixed_period() -> None:
     scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
-    # 12 operations per exact period 6 (2 per time unit): a cap of 6 gives the
-    # fixed period 3, which holds one scatter (throughput 1/3 of the optimal 1/2).
+    # 12 operations per exact period 6 (2 per time unit): a cap of 6 allows the
+    # fixed period 3 (one scatter, 1/3 of the optimal 1/2), but the period 2
+    # holds one scatter too, in 4 operations: the optimum 1/2 (RR-4872) within
+    # the cap, which no fixed period can beat.
     with pytest.warns(UserWarning, match="period:"):
         result = steady_state(scenario.platform, scenario.operation, max_events=6)
     assert result.status == "ok"
     assert any("Proposition 4" in n for n in result.notes)
+    assert result.schedule is not None
+    assert result.schedule.instances_per_period == 1  # 4 sends: within the cap of 6
     report = replay(result.schedule, horizon=result.period * 10)
     assert report.violations == ()
-    assert (result.period, report.throughput) == (3, Fraction(1, 3))
+    assert (result.period, report.throughput) == (2, Fraction(1, 2))
 
 
 def test_a_fixed_period_holding_no_instance_is_lengthened() -> None:
@@ -835,3 +839,35 @@ def test_unsplit_period_over_the_cap_splits_with_a_warning() -> None:
                               max_events=40)
     assert result.status == "ok"
     assert replay(result.schedule, horizon=result.period * 20).violations == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(weights=st.lists(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 6)),
+                                 min_size=1, max_size=4), min_size=1, max_size=3),
+       cap=st.integers(4, 300))
+def test_the_fixed_period_is_the_best_within_the_cap(weights: list, cap: int) -> None:  # type: ignore[type-arg]
+    """Among every integer period whose rounded-down instances fit ``max_events``,
+    none carries more instances per time unit than the one chosen (brute force over
+    all periods up to the bound past which no rounding fits)."""
+    import math
+
+    from portsim.planners.lp._periodic import _best_fixed_period, _counts
+
+    item = Item.broadcast()
+    groups = [[Unit(Fraction(w, 40), tuple(SendTask("A", "B", item, d) for d in range(ops)))
+               for w, ops in group] for group in weights]
+    ops = [[len(u.sends) for u in group] for group in groups]
+    per_time = sum(u.weight * len(u.sends) for group in groups for u in group)
+    chosen = _best_fixed_period(groups, per_time, cap)
+
+    def rate_and_events(period: int) -> tuple[Fraction, int]:
+        counts, n = _counts(groups, Fraction(period), False)
+        return Fraction(n, period), sum(c * o for row, o_row in zip(counts, ops, strict=True)
+                                        for c, o in zip(row, o_row, strict=True))
+
+    longest = math.floor((cap + sum(map(sum, ops))) / per_time)
+    best = max((rate_and_events(t)[0] for t in range(1, longest + 1)
+                if rate_and_events(t)[1] <= cap), default=Fraction(0))
+    rate, events = rate_and_events(int(chosen))
+    assert events <= cap or rate == 0
+    assert rate == best
