@@ -12,6 +12,7 @@ or when it does not handle the operation or port model.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -77,7 +78,11 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
     if planner is None:
         return LpBound(None, "no lp planner is registered")
     try:
-        result = planner.plan(platform, operation)
+        # Only the bound is wanted: what the planner warns about its own periodic
+        # schedule (a period over max_events) is not the caller's business.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = planner.plan(platform, operation)
     except PortsimError as err:
         return LpBound(None, f"lp failed: {err}")
     except Exception as err:  # a plug-in's bug must not break validation

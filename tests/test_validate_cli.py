@@ -212,3 +212,26 @@ events:
     (line,) = err.strip().splitlines()
     assert f"schedule.yaml: {where}" in line
     assert "never" not in line
+
+
+def test_the_lp_bound_of_a_schedule_prints_no_warning_of_its_own() -> None:
+    """``validate`` wants lp's bound only: a period over ``max_events`` in the planner's
+    own schedule must not surface (it used to print 'using the fixed period ...')."""
+    import warnings
+    from fractions import Fraction
+
+    from portsim.planners.registry import get_planner
+    from portsim.scenarios.bounds import lp_bound
+    from portsim.simulator import Operation, OperationKind, Platform
+
+    p = Platform.build(["A", "B", "C"], [("A", "B", "9973/7919"), ("A", "C", "7907/7901"),
+                                         ("B", "C", "7883/7877")])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    with pytest.warns(UserWarning, match="fixed period"):  # the planner itself warns
+        direct = get_planner("lp").plan(p, op).throughput_bound
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = lp_bound(p, op)
+    assert found.reason == ""
+    assert found.bound == direct
+    assert isinstance(found.bound, Fraction)
