@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -49,6 +49,7 @@ from portsim.planners.msccl.planner import (
     msccl_plan,
 )
 from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
 
@@ -258,15 +259,23 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     if lp and scatter:
         lp_note = "no lp bound: portsim has no reduce_scatter operation"
     elif lp:
+        asked = timing.schedule.operation
+        if asked.kind is OperationKind.ALLREDUCE:  # the lp bounds rank-order reductions only
+            asked = replace(asked, commutative=False)
         with warnings.catch_warnings():  # the lp's notes on its own periodic schedule
             warnings.simplefilter("ignore")
-            found = lp_bound(platform, timing.schedule.operation)
+            found = lp_bound(platform, asked)
         if found.bound is None:
             lp_note = found.reason
         else:
             bound = found.bound / instances
             lp_note = (f"lp bound of {instances} instance(s) of one chunk" if instances > 1
                        else "")
+            if asked is not timing.schedule.operation:
+                lp_note = "; ".join(filter(None, [lp_note, (
+                    "the lp bound of the non-commutative allreduce (reductions in rank "
+                    "order); MSCCL's reductions are commutative, which that bound does not "
+                    "cover")]))
     return MscclValidation(timing, report, throughput, note, bound, lp_note)
 
 

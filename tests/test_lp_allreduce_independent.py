@@ -18,6 +18,13 @@ generation:
   load ``y · load_s``; a structure with price below 1 improves the master, and
   the generation stops when the least price is ``>= 1 - 1e-9``.
 
+Under multi-port models (``tests/test_lp_allreduce_ports.py``) the rows are
+read off the port models here, not from the planner: a send (receive) row of
+right-hand side 1 for a bidirectional node, ``k`` for ``multiport:k``, none
+for ``multiport`` (one port per link), and one row ``busy <= 1`` for every
+link of a platform with a multi-port node (a link carries one transfer at a
+time); an all-bidirectional platform has the papers' rows only.
+
 The pricing formulation is *holding-based* with time labels, unlike the
 planner's per-destination flows: binaries ``send[u,v,k,m]``, ``task[x,k,l,m]``
 and ``hold[x,k,m]``; a held item that ``x`` does not own needs a producer (an
@@ -45,6 +52,7 @@ from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
 from portsim.scenarios.generators import random_platform
 from portsim.simulator import Operation, OperationKind, Platform
+from portsim.simulator.platform import PortKind
 
 _Item = tuple[int, int]
 
@@ -63,6 +71,7 @@ class _Pricing:
     upper: np.ndarray
     constraints: LinearConstraint
     load: np.ndarray  # rows x variables
+    rhs: np.ndarray  # each row's right-hand side
     n_rows: int
     ops: dict[int, tuple[str, str, str, int, int, int]]  # op variable -> its description
     parts: tuple[str, ...]
@@ -151,14 +160,25 @@ def _build_pricing(platform: Platform, parts: tuple[str, ...], size: F) -> _Pric
             matrix[r, j] = coef
         lo[r], hi[r] = row_lo, row_hi
 
-    # Loads: send port of u, receive port of v (size · c(u, v)), CPU of x.
-    n_rows = 3 * n_nodes
+    # Loads: send port of u, receive port of v (size · c(u, v)), CPU of x; then,
+    # with a multi-port node anywhere, one row per link.
+    multiport = any(platform.port_model_of(x).kind is PortKind.MULTIPORT for x in nodes)
+    link_index = {e: i for i, e in enumerate(edges)} if multiport else {}
+    n_rows = 3 * n_nodes + len(link_index)
     load = np.zeros((n_rows, n_vars))
+    rhs = np.ones(n_rows)
+    for x in nodes:
+        model = platform.port_model_of(x)
+        if model.kind is PortKind.MULTIPORT:  # k ports a side; no k: the link rows alone
+            ports = np.inf if model.k is None else float(model.k)
+            rhs[node_index[x]] = rhs[n_nodes + node_index[x]] = ports
     for (u, v, k, m) in sends:
         busy = float(size * platform.cost(u, v))
         j = variables["send", u, v, k, m]
         load[node_index[u], j] += busy
         load[n_nodes + node_index[v], j] += busy
+        if link_index:
+            load[3 * n_nodes + link_index[u, v], j] += busy
     for (x, k, l_, m) in tasks:
         load[2 * n_nodes + node_index[x], variables["task", x, k, l_, m]] += float(
             platform.compute_time(x))
@@ -168,7 +188,7 @@ def _build_pricing(platform: Platform, parts: tuple[str, ...], size: F) -> _Pric
     for (x, k, l_, m) in tasks:
         ops[variables["task", x, k, l_, m]] = ("task", x, x, k, l_, m)
     return _Pricing(n_vars, integrality, lower, upper,
-                    LinearConstraint(matrix.tocsr(), lo, hi), load, n_rows, ops, parts)
+                    LinearConstraint(matrix.tocsr(), lo, hi), load, rhs, n_rows, ops, parts)
 
 
 def _check_structure(model: _Pricing, chosen: list[int]) -> None:
@@ -221,10 +241,12 @@ def _packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1))
     columns = [first]
     for _ in range(500):
         a_ub = np.array(columns).T
-        master = linprog(-np.ones(len(columns)), A_ub=a_ub, b_ub=np.ones(model.n_rows),
+        finite = np.isfinite(model.rhs)  # a row of infinite capacity binds nothing
+        master = linprog(-np.ones(len(columns)), A_ub=a_ub[finite], b_ub=model.rhs[finite],
                          bounds=(0, None), method="highs")
         assert master.status == 0, master.message
-        prices = np.maximum(-master.ineqlin.marginals, 0.0)
+        prices = np.zeros(model.n_rows)
+        prices[finite] = np.maximum(-master.ineqlin.marginals, 0.0)
         # A loose gap while improving columns come easily; a tight one to prove none is left.
         price, lowest, column = _price(model, prices, 1e-4)
         if price >= 1 - 1e-9:

@@ -14,9 +14,9 @@ sides and per-link rows of ``_capacity`` (k ports per side, one row per link
 between two multi-port ends; all 1 and no link row when all bidirectional):
 the bipartite b-matching polytope is integral, so port sums are exact, and
 the period is split into b-matchings (``_bmatching``; König's matchings when
-every capacity is 1).  Allreduce needs an all-bidirectional platform.  Any
-platform with a unidirectional node goes to ``_matchings``: the same
-collective rows, link times covered by weighted matchings of the port graph
+every capacity is 1), the allreduce's programs included.  Any platform
+with a unidirectional node goes to ``_matchings`` (no allreduce there): the
+same collective rows, link times covered by weighted matchings of the port graph
 (``_ports``, node splitting of Beaumont and Marchal, LIP RR-2004-32, section
 5), solved by column generation with maximum-weight-matching pricing and
 certified exactly (section 3 of that report).
@@ -104,8 +104,8 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
         ``ok`` with the periodic schedule, ``throughput_bound`` (the exact
         optimum, or the upper end of a certified interval), ``period``, the
         weighted paths or trees, and notes; ``unsupported`` for another
-        collective (or a commutative reduce, an allreduce on a platform that
-        is not all bidirectional, or, on a platform with a unidirectional
+        collective (or a commutative reduce, an allreduce on a platform with
+        a unidirectional node, or, on a platform with a unidirectional
         node, a multi-port node with more than 16 useful ports); ``error``
         when the call hits its time limit,
         when a time of the platform is beyond floating point or needs more
@@ -150,8 +150,7 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
         return plan_restricted(platform, op, parsed.restrict,
                                lambda sub: _steady_state(sub, op, whole))
     kinds = {platform.port_model_of(node).kind for node in platform.node_ids}
-    if PortKind.UNIDIRECTIONAL in kinds or (
-            op.kind is OperationKind.ALLREDUCE and kinds != {PortKind.BIDIRECTIONAL}):
+    if PortKind.UNIDIRECTIONAL in kinds:
         return plan_matchings(platform, op, parsed)
     return _DISPATCH[op.kind](platform, op, parsed)  # port sums (PortCapacity)
 

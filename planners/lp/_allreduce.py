@@ -1,8 +1,12 @@
-"""Series of all-reduces, bidirectional one-port: the optimal throughput and a periodic schedule.
+"""Series of all-reduces (port sums): the optimal throughput and a periodic schedule.
 
 Every participant ``P_d`` must end with ``v[0,N-1] = v_0 ⊕ … ⊕ v_{N-1}``
 (non-commutative operator, intervals combined left then right as in SSR(G),
-Legrand, Marchal and Robert, RR-4872, section 4.2).
+Legrand, Marchal and Robert, RR-4872, section 4.2).  Every platform without
+a unidirectional node: each program's port rows take their right-hand sides
+and per-link rows from :class:`~portsim.planners.lp._capacity.PortCapacity`
+(on a bidirectional platform, the one-port rows alone), and the period is
+split into b-matchings as for the other collectives.
 
 Three steps, the later ones only when needed:
 
@@ -68,6 +72,7 @@ from portsim.planners.lp._allreduce_packing import (
     structure_unit,
 )
 from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import extract_trees
@@ -164,7 +169,10 @@ def build_allreduce_master(platform: Platform, operation: Operation,
         The program (variable keys ``("send", i, j, k, m)``, ``("cons", i,
         k, l, m)`` as SSR(G), ``("tree", c)`` for column ``c``, ``"TP"``)
         and, per root, the index among the ``==`` rows of the row tying the
-        results made at the root to its arborescences (for the duals).
+        results made at the root to its arborescences (for the duals).  The
+        ``<=`` rows: send and receive per node (right-hand sides of
+        :class:`PortCapacity`), the link rows of :attr:`PortCapacity.links`,
+        then the CPU rows.
     """
     parts = operation.participants
     n = len(parts)
@@ -178,6 +186,8 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     ssr = add_ssr_variables(model, platform, operation, no_final_from=platform.graph.nodes,
                             task_cap=dict.fromkeys(platform.processors, cap), final_at=roots)
     balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
+    capacity = PortCapacity.of(platform)
+    own_row = capacity.own_row
     total: dict[int, Fraction] = {tp: _ONE}
     for c, (root, tree) in enumerate(columns):
         first = min((size * platform.cost(*e) for e in tree), default=_ONE)
@@ -188,6 +198,8 @@ def build_allreduce_master(platform: Platform, operation: Operation,
             busy = size * platform.cost(u, v)
             out_port[u][j] = out_port[u].get(j, Fraction(0)) + busy
             in_port[v][j] = in_port[v].get(j, Fraction(0)) + busy
+            if (u, v) in own_row:
+                ssr.link_port[u, v][j] = ssr.link_port[u, v].get(j, Fraction(0)) + busy
     final_rows: dict[NodeId, int] = {}
     n_eq = 0
     model.add(total, "==", Fraction(0), "the arborescences carry TP")
@@ -202,8 +214,9 @@ def build_allreduce_master(platform: Platform, operation: Operation,
             model.add(coeffs, "==", Fraction(0), f"conservation (10) of v[{k},{m}] at {node}")
         n_eq += 1
     for node in platform.node_ids:  # a fixed order: send row, receive row, per node
-        model.add(out_port.get(node, {}), "<=", _ONE, f"send:{node}")
-        model.add(in_port.get(node, {}), "<=", _ONE, f"recv:{node}")
+        model.add(out_port.get(node, {}), "<=", capacity.send[node], f"send:{node}")
+        model.add(in_port.get(node, {}), "<=", capacity.receive[node], f"recv:{node}")
+    capacity.add_link_rows(model, ssr.link_port)  # then the link rows (none if bidirectional)
     for node, coeffs in cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")
     return model, final_rows
@@ -218,6 +231,7 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
     columns = [(r, _prune(_arborescence(platform, r, reach[r], None), r, keep)) for r in roots]
     seen = set(columns)
     busy = {e: float(operation.size * platform.cost(*e)) for e in platform.graph.edges}
+    links = PortCapacity.of(platform).links
     for _ in range(MAX_ROUNDS):
         deadline.check("column generation (allreduce master program)")
         model, final_rows = build_allreduce_master(platform, operation, columns)
@@ -230,7 +244,10 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
         duals = [float(v) for v in sol.y_ub]
         pi_out = {node: duals[2 * i] for i, node in enumerate(platform.node_ids)}
         pi_in = {node: duals[2 * i + 1] for i, node in enumerate(platform.node_ids)}
-        price = {(u, v): b * (pi_out[u] + pi_in[v]) for (u, v), b in busy.items()}
+        first = 2 * len(platform.node_ids)  # the link rows follow the node rows
+        pi_link = {e: duals[first + i] for i, e in enumerate(links)}
+        price = {(u, v): b * (pi_out[u] + pi_in[v] + pi_link.get((u, v), 0.0))
+                 for (u, v), b in busy.items()}
         z_tp = float(sol.y_eq[0])
         added = False
         for r in roots:
@@ -280,12 +297,13 @@ def _instance_structure(operation: Operation, tasks: list[Task], tree: Tree) -> 
 
 
 def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
-    """Steady-state series of non-commutative all-reduces (bidirectional one-port).
+    """Steady-state series of non-commutative all-reduces (port sums).
 
     Parameters
     ----------
     platform:
-        A bidirectional platform.
+        A platform without unidirectional nodes (bidirectional,
+        ``multiport:k`` and ``multiport`` in any mix).
     operation:
         A resolved allreduce.
     options:

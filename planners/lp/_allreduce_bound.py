@@ -12,8 +12,10 @@ per time unit, ``x(i→j, v[k,m])`` (sends) and ``y(i, T_{k,l,m})``
 common rate TP (conservation law (10), throughput (11)).  Coupling:
 ``send_d <= x`` and ``cons_d <= y`` for every ``d`` (a partial result, once
 made, may be copied and serve several destinations, so the operations are
-shared, not summed); one-port rows ``Σ size·c·x <= 1`` on every send port
-and every receive port; CPU rows ``Σ w·y <= 1``.
+shared, not summed); port rows ``Σ size·c·x <= k`` on every send port
+and every receive port (``k`` and the per-link rows ``size·c·x(link) <= 1``
+from :class:`~portsim.planners.lp._capacity.PortCapacity`: all 1 and no link
+row on a bidirectional platform); CPU rows ``Σ w·y <= 1``.
 
 *Why no schedule beats it.*  Take any feasible schedule and a horizon
 ``H``.  For a completed instance and a destination ``d``, trace ``d``'s
@@ -34,7 +36,10 @@ actual amount (its part, or 1).  Summing over the instances completed by
 ``H`` and dividing by ``H``: ``send_d``, ``cons_d`` (one per ``d``),
 ``x``, ``y`` (every operation ending by ``H``) and ``TP = completed / H``
 satisfy every row, because one-port sends, receives and computations do
-not overlap in ``[0, H]``.  Hence ``completed(H) <= TP* · H`` for every
+not overlap in ``[0, H]``; under ``multiport:k`` (and ``multiport``) a node
+runs at most ``k`` sends and ``k`` receives at once, each on its own link,
+and a link one transfer at a time, so the port sums stay below ``k·H`` and
+each link's below ``H``.  Hence ``completed(H) <= TP* · H`` for every
 ``H``; ``tests/test_lp_allreduce.py`` checks it against a brute force over
 every union of per-destination reduction trees on tiny platforms.
 
@@ -58,6 +63,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from portsim.planners.base import PlanResult
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, LinearModel
@@ -90,7 +96,7 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
     Parameters
     ----------
     platform:
-        A bidirectional platform.
+        A platform without unidirectional nodes (port sums, :class:`PortCapacity`).
     operation:
         A resolved, non-commutative allreduce with at least two participants.
 
@@ -122,12 +128,14 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
     model.objective = tp
     ops = add_operations(model, platform, operation, unit=False)
     add_copies(model, platform, operation, ops, tp, cap=cap)
+    capacity = PortCapacity.of(platform)
     for node, coeffs in ops.out_port.items():
-        model.add(coeffs, "<=", _ONE, f"one-port send of {node}")
+        model.add(coeffs, "<=", capacity.send[node], f"one-port send of {node}")
     for node, coeffs in ops.in_port.items():
-        model.add(coeffs, "<=", _ONE, f"one-port receive of {node}")
+        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive of {node}")
     for node, coeffs in ops.cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")
+    capacity.add_link_rows(model, ops.link_port)  # none on a bidirectional platform
     return model
 
 
@@ -145,6 +153,9 @@ class SharedOperations:
         with a positive compute time only (a free computation needs no row).
     out_port, in_port, cpu:
         Busy time per unit of each variable, per node.
+    link_port:
+        Busy time per unit of each send on the links that need their own
+        row (:attr:`PortCapacity.links <portsim.planners.lp._capacity.PortCapacity>`).
     """
 
     x: dict[tuple[NodeId, NodeId, int, int], int]
@@ -152,6 +163,7 @@ class SharedOperations:
     out_port: dict[NodeId, dict[int, Fraction]]
     in_port: dict[NodeId, dict[int, Fraction]]
     cpu: dict[NodeId, dict[int, Fraction]]
+    link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]]
 
 
 def reduction_tasks(n: int) -> list[tuple[int, int, int]]:
@@ -174,7 +186,9 @@ def add_operations(model: LinearModel, platform: Platform, operation: Operation,
     owner = {p: i for i, p in enumerate(parts)}
     intervals = [(k, m) for k in range(n) for m in range(k, n)]
     cap = tp_cap(platform, operation)
-    ops = SharedOperations({}, {}, defaultdict(dict), defaultdict(dict), defaultdict(dict))
+    ops = SharedOperations({}, {}, defaultdict(dict), defaultdict(dict), defaultdict(dict),
+                           defaultdict(dict))
+    own_row = PortCapacity.of(platform).own_row
     for u, v, data in g.edges(data=True):
         busy = size * data["c"]
         for k, m in intervals:
@@ -184,6 +198,8 @@ def add_operations(model: LinearModel, platform: Platform, operation: Operation,
                                                    upper=_ONE if unit else 1 / busy)
             ops.out_port[u][j] = busy
             ops.in_port[v][j] = busy
+            if (u, v) in own_row:
+                ops.link_port[u, v][j] = busy
     tasks = reduction_tasks(n)
     for node in platform.processors:
         w = platform.compute_time(node)

@@ -17,7 +17,11 @@ back to the initial values, acyclic by time) whose expected port and CPU
 load is at most what the instance actually used.  Summing over the
 completed instances, the one-port rows give ``completed(H) / H <= OPT``,
 where ``OPT`` is the best weighting ``w_s >= 0`` of structures with
-``Σ_s w_s · load_s(row) <= 1`` on every send port, receive port and CPU.
+``Σ_s w_s · load_s(row) <= b(row)`` on every send port, receive port, CPU
+and link of its own (``b`` from
+:class:`~portsim.planners.lp._capacity.PortCapacity` on the port and link
+rows, 1 on the CPUs; on a bidirectional platform every ``b`` is 1 and no
+link has a row).
 Conversely every weighting is a periodic schedule (each structure a
 :class:`~portsim.planners.lp._periodic.Unit`, depths as lags).  So ``OPT`` is the
 optimal throughput.
@@ -25,8 +29,9 @@ optimal throughput.
 **Column generation** (:func:`pack_structures`).  The master program is the
 packing over the structures found so far (``TP = Σ w_s``).  Its duals
 ``y >= 0`` price every operation (a send ``i -> j``: ``size · c(i,j) ·
-(y_send(i) + y_recv(j))``; a task on ``i``: ``w_i · y_cpu(i)``); a structure
-of price below 1 improves it.  The pricing program
+(y_send(i) + y_recv(j) + y_link(i,j))``, the last on links of their own row
+only; a task on ``i``: ``w_i · y_cpu(i)``); a structure of price below 1
+improves it.  The pricing program
 (:func:`build_pricing_model`) is the bound program of
 :mod:`portsim.planners.lp._allreduce` for one instance: 0/1 actual operations ``z``,
 one SSR(G) copy per destination with ``send_d <= z``, ``cons_d <= z``,
@@ -39,7 +44,8 @@ final master (``y >= 0`` on the port and CPU rows, ``θ`` on ``TP = Σ w_s``)
 and ``p`` an exactly proven lower bound on ``y · load_s`` over every
 structure ``s``.  Then ``(y, p)`` is a feasible dual of the packing over
 *all* structures, with ``TP`` at most its cap: no packing exceeds
-``Σ y + cap · max(0, 1 - p)``, nor ``Σ y / p``.  With ``p >= θ`` this is the
+``Σ b·y + cap · max(0, 1 - p)``, nor ``Σ b·y / p`` (``b`` the rows'
+right-hand sides).  With ``p >= θ`` this is the
 master's own value, so the packing found is optimal.  ``p`` comes from a
 best-first branch and bound in exact arithmetic on the pricing program:
 
@@ -83,6 +89,7 @@ from portsim.planners.lp._allreduce_bound import (
     reduction_tasks,
     tp_cap,
 )
+from portsim.planners.lp._capacity import PortCapacity, link_row_name
 from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import tasks_unit
@@ -108,6 +115,9 @@ NODE_LIMIT = 500
 _ONE = Fraction(1)
 _ZERO = Fraction(0)
 _SLACK = "S"
+
+Row = tuple[str, NodeId] | tuple[str, tuple[NodeId, NodeId]]
+"""A ``<=`` row of the master: ``("send" | "recv" | "cpu", node)`` or ``("link", (u, v))``."""
 
 
 # -- structures ---------------------------------------------------------------------------
@@ -194,20 +204,31 @@ def structure_unit(weight: Fraction, structure: Structure) -> Unit:
     return tasks_unit(weight, structure)
 
 
-def _rows(platform: Platform) -> list[tuple[str, NodeId]]:
-    """The master's ``<=`` rows, in order: send port, receive port, CPU, per node."""
-    return [(kind, node) for node in platform.node_ids for kind in ("send", "recv", "cpu")]
+def _rows(platform: Platform, capacity: PortCapacity) -> list[tuple[Row, Fraction]]:
+    """The master's ``<=`` rows and their right-hand sides, in order.
+
+    Send port, receive port, CPU, per node; then one row per link of
+    :attr:`PortCapacity.links` (none on a bidirectional platform).
+    """
+    rhs = {"send": capacity.send, "recv": capacity.receive}
+    nodes: list[tuple[Row, Fraction]] = [
+        ((kind, node), rhs[kind][node] if kind in rhs else _ONE)
+        for node in platform.node_ids for kind in ("send", "recv", "cpu")]
+    return [*nodes, *((("link", e), _ONE) for e in capacity.links)]
 
 
-def _loads(platform: Platform, operation: Operation, structure: Structure
-           ) -> dict[tuple[str, NodeId], Fraction]:
-    """Busy time of each port and CPU per instance of ``structure``."""
-    out: dict[tuple[str, NodeId], Fraction] = {}
+def _loads(platform: Platform, operation: Operation, structure: Structure,
+           own_row: frozenset[tuple[NodeId, NodeId]]) -> dict[Row, Fraction]:
+    """Busy time of each port, CPU and link of its own row per instance of ``structure``."""
+    out: dict[Row, Fraction] = {}
     for task in structure:
         if task[0] == "send":
             busy = operation.size * platform.cost(task[1], task[2])
             out["send", task[1]] = out.get(("send", task[1]), _ZERO) + busy
             out["recv", task[2]] = out.get(("recv", task[2]), _ZERO) + busy
+            link = (task[1], task[2])
+            if link in own_row:
+                out["link", link] = out.get(("link", link), _ZERO) + busy
         else:
             w = platform.compute_time(task[1])
             if w:
@@ -219,22 +240,27 @@ def build_master(platform: Platform, operation: Operation,
                  structures: Sequence[Structure]) -> LinearModel:
     """The packing over ``structures``: maximise ``TP = Σ w_s`` under the port and CPU rows.
 
-    Variable keys: ``"TP"`` and ``("w", s)``; the ``<=`` rows follow :func:`_rows`.
+    Variable keys: ``"TP"`` and ``("w", s)``; the ``<=`` rows follow :func:`_rows`
+    (right-hand sides of :class:`PortCapacity`).
     """
     cap = tp_cap(platform, operation)
+    capacity = PortCapacity.of(platform)
+    rows = _rows(platform, capacity)
     model = LinearModel()
     tp = model.variable(TP, upper=cap)
     model.objective = tp
     total = {tp: _ONE}
-    rows: dict[tuple[str, NodeId], dict[int, Fraction]] = {r: {} for r in _rows(platform)}
+    coeffs: dict[Row, dict[int, Fraction]] = {r: {} for r, _ in rows}
     for s, structure in enumerate(structures):
         j = model.variable(("w", s), upper=cap)
         total[j] = -_ONE
-        for row, busy in _loads(platform, operation, structure).items():
-            rows[row][j] = busy
+        for row, busy in _loads(platform, operation, structure, capacity.own_row).items():
+            coeffs[row][j] = busy
     model.add(total, "==", _ZERO, "TP is the structures' total weight")
-    for (kind, node), coeffs in rows.items():
-        model.add(coeffs, "<=", _ONE, f"{kind}:{node}")
+    for (kind, where), rhs in rows:
+        name = (link_row_name(where) if kind == "link"  # type: ignore[arg-type]
+                else f"{kind}:{where}")
+        model.add(coeffs[kind, where], "<=", rhs, name)  # type: ignore[index]
     return model
 
 
@@ -245,7 +271,7 @@ def _task_of(key: tuple) -> Task:  # type: ignore[type-arg]
     return ("send", *key[1:]) if key[0] == "x" else ("cons", *key[1:])
 
 
-def _prices(platform: Platform, operation: Operation, y: Mapping[tuple[str, NodeId], Fraction],
+def _prices(platform: Platform, operation: Operation, y: Mapping[Row, Fraction],
             model: LinearModel, ops_columns: Iterable[int]) -> dict[int, Fraction]:
     """The price of each actual-operation column under the master's duals ``y``."""
     out: dict[int, Fraction] = {}
@@ -253,7 +279,8 @@ def _prices(platform: Platform, operation: Operation, y: Mapping[tuple[str, Node
         task = _task_of(model.keys[j])  # type: ignore[arg-type]
         if task[0] == "send":
             busy = operation.size * platform.cost(task[1], task[2])
-            out[j] = busy * (y.get(("send", task[1]), _ZERO) + y.get(("recv", task[2]), _ZERO))
+            out[j] = busy * (y.get(("send", task[1]), _ZERO) + y.get(("recv", task[2]), _ZERO)
+                             + y.get(("link", (task[1], task[2])), _ZERO))
         else:
             out[j] = platform.compute_time(task[1]) * y.get(("cpu", task[1]), _ZERO)
     return out
@@ -293,7 +320,7 @@ Branch = tuple[tuple[int, ...], str, int]
 
 
 def build_pricing_model(platform: Platform, operation: Operation,
-                        y: Mapping[tuple[str, NodeId], Fraction],
+                        y: Mapping[Row, Fraction],
                         branches: Sequence[Branch] = ()) -> PricingModel:
     """The least-price structure program (linear relaxation) under the master's duals ``y``.
 
@@ -301,7 +328,7 @@ def build_pricing_model(platform: Platform, operation: Operation,
     ----------
     y:
         ``(kind, node) -> dual`` of the master's rows (``kind`` in ``send``,
-        ``recv``, ``cpu``), all ``>= 0``.
+        ``recv``, ``cpu``; ``("link", (u, v))`` for a link row), all ``>= 0``.
     branches:
         The branch-and-bound rows on sums of ``z`` (a link's sends, a
         node's tasks, or one operation).
@@ -342,7 +369,7 @@ def _structure_from(operation: Operation, pricing: PricingModel,
 
 
 def _milp_price(platform: Platform, operation: Operation,
-                y: Mapping[tuple[str, NodeId], Fraction], deadline: Deadline
+                y: Mapping[Row, Fraction], deadline: Deadline
                 ) -> tuple[float, Structure | None]:
     """The least price of a structure (HiGHS mixed integer program), and the structure.
 
@@ -395,7 +422,7 @@ class Certificate:
     found: Structure | None = None
 
 
-def certify(platform: Platform, operation: Operation, y: Mapping[tuple[str, NodeId], Fraction],
+def certify(platform: Platform, operation: Operation, y: Mapping[Row, Fraction],
             options: LpOptions, *, deadline: Deadline, threshold: Fraction = _ONE,
             node_limit: int = NODE_LIMIT) -> Certificate:
     """Prove, in exact arithmetic, that no structure costs less than ``threshold`` under ``y``.
@@ -490,7 +517,7 @@ class Packing:
     lower:
         The packing's throughput (a schedule achieves it).
     upper:
-        No schedule beats it (``Σ y / least`` of the certificate).
+        No schedule beats it (``Σ b·y / least`` of the certificate, :func:`_upper`).
     rounds, nodes:
         Column-generation rounds, branch-and-bound nodes.
     """
@@ -503,14 +530,15 @@ class Packing:
 
 
 def _duals(platform: Platform, y_ub: Iterable[object], *, exact: bool
-           ) -> dict[tuple[str, NodeId], Fraction]:
+           ) -> dict[Row, Fraction]:
     """The master's ``<=`` duals by row (:func:`_rows`), positive ones only.
 
     Exact duals are kept as they are; float ones are rationalised (they only
     steer the mixed integer pricing, never a certificate).
     """
-    out: dict[tuple[str, NodeId], Fraction] = {}
-    for row, value in zip(_rows(platform), y_ub, strict=True):
+    out: dict[Row, Fraction] = {}
+    rows = [row for row, _ in _rows(platform, PortCapacity.of(platform))]
+    for row, value in zip(rows, y_ub, strict=True):
         q = (value if exact and isinstance(value, Fraction)
              else Fraction(float(value)).limit_denominator(10**9))  # type: ignore[arg-type]
         if q > 0:
@@ -576,18 +604,20 @@ def pack_structures(platform: Platform, operation: Operation, start: Sequence[St
                                                  master), rounds, nodes)
 
 
-def _upper(platform: Platform, operation: Operation, y: Mapping[tuple[str, NodeId], Fraction],
+def _upper(platform: Platform, operation: Operation, y: Mapping[Row, Fraction],
            least: Fraction, master: ExactSolution) -> Fraction:
     """The certified upper end from duals ``y`` and a proven least structure price.
 
     Every structure has reduced cost ``y · load - least >= 0`` in the full
     packing, so ``(y, least)`` is a feasible dual of it with ``TP <= cap``:
-    ``Σ y + cap · max(0, 1 - least)``; also ``Σ_s w_s <= Σ y / least``.
+    ``Σ b·y + cap · max(0, 1 - least)``; also ``Σ_s w_s <= Σ b·y / least``
+    (``b`` the rows' right-hand sides, :func:`_rows`).
     """
     if least <= 0:
         return max(master.upper, master.lower)
     cap = tp_cap(platform, operation)
-    total = sum(y.values(), _ZERO)
+    rhs = dict(_rows(platform, PortCapacity.of(platform)))
+    total = sum((rhs[row] * value for row, value in y.items()), _ZERO)
     return max(min(total / least, total + cap * max(_ZERO, 1 - least)), master.lower)
 
 

@@ -606,7 +606,7 @@ def plan_matchings(platform: Platform, operation: Operation, options: LpOptions
     plan = _PLANS.get(operation.kind)
     if plan is None:
         return PlanResult.unsupported(NAME, f"lp handles {operation.kind} on "
-                                            f"bidirectional platforms only")
+                                            f"platforms without unidirectional nodes only")
     try:
         PortGraph.of(platform)
     except PlannerError as exc:
