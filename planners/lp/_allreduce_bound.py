@@ -67,12 +67,18 @@ from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, LinearModel
-from portsim.planners.lp._ssr import receive_capacity
+from portsim.planners.lp._ssr import (
+    conserve_send,
+    conserve_task,
+    receive_capacity,
+    reduction_tasks,
+    ssr_sends,
+)
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["TP", "SharedOperations", "add_copies", "add_operations", "allreduce_bound",
-           "build_allreduce_bound_model", "reduction_tasks", "tp_cap"]
+           "build_allreduce_bound_model", "tp_cap"]
 
 TP = "TP"
 
@@ -166,11 +172,6 @@ class SharedOperations:
     link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]]
 
 
-def reduction_tasks(n: int) -> list[tuple[int, int, int]]:
-    """Every reduction task ``T_{k,l,m}`` (``v[k,l] ⊕ v[l+1,m]``) of ``n`` participants."""
-    return [(k, l_, m) for k in range(n) for m in range(k + 1, n) for l_ in range(k, m)]
-
-
 def add_operations(model: LinearModel, platform: Platform, operation: Operation, *,
                    unit: bool) -> SharedOperations:
     """Declare the actual sends ``x`` and computations ``y`` of ``model``.
@@ -179,27 +180,18 @@ def add_operations(model: LinearModel, platform: Platform, operation: Operation,
     program of :mod:`portsim.planners.lp._allreduce_packing`); otherwise at most
     what its port or CPU can do per time unit (the bound program).
     """
-    g = platform.graph
-    parts = operation.participants
-    n = len(parts)
-    size = operation.size
-    owner = {p: i for i, p in enumerate(parts)}
-    intervals = [(k, m) for k in range(n) for m in range(k, n)]
+    n = len(operation.participants)
     cap = tp_cap(platform, operation)
     ops = SharedOperations({}, {}, defaultdict(dict), defaultdict(dict), defaultdict(dict),
                            defaultdict(dict))
     own_row = PortCapacity.of(platform).own_row
-    for u, v, data in g.edges(data=True):
-        busy = size * data["c"]
-        for k, m in intervals:
-            if k == m and owner.get(v) == k:
-                continue  # v_k into its owner: never in a trace
-            j = ops.x[u, v, k, m] = model.variable(("x", u, v, k, m),
-                                                   upper=_ONE if unit else 1 / busy)
-            ops.out_port[u][j] = busy
-            ops.in_port[v][j] = busy
-            if (u, v) in own_row:
-                ops.link_port[u, v][j] = busy
+    for u, v, k, m, busy in ssr_sends(platform, operation):  # never v_k into its owner
+        j = ops.x[u, v, k, m] = model.variable(("x", u, v, k, m),
+                                               upper=_ONE if unit else 1 / busy)
+        ops.out_port[u][j] = busy
+        ops.in_port[v][j] = busy
+        if (u, v) in own_row:
+            ops.link_port[u, v][j] = busy
     tasks = reduction_tasks(n)
     for node in platform.processors:
         w = platform.compute_time(node)
@@ -227,16 +219,13 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
             if u == d and (k, m) == (0, n - 1):
                 continue  # the result never leaves d in d's trace
             j = model.variable(("send", d, u, v, k, m), upper=model.upper[xj])
-            balance[v, k, m][j] = _ONE
-            balance[u, k, m][j] = _MINUS_ONE
+            conserve_send(balance, j, u, v, k, m)
             model.add({j: _ONE, xj: _MINUS_ONE}, "<=", Fraction(0),
                       f"copy {d}: send {u}->{v} v[{k},{m}] is an actual send")
         for node in platform.processors:
             for k, l_, m in tasks:
                 j = model.variable(("cons", d, node, k, l_, m), upper=cap)
-                balance[node, k, m][j] = _ONE
-                balance[node, k, l_][j] = _MINUS_ONE
-                balance[node, l_ + 1, m][j] = _MINUS_ONE
+                conserve_task(balance, j, node, k, l_, m)
                 yj = ops.y.get((node, k, l_, m))
                 if yj is not None:
                     model.add({j: _ONE, yj: _MINUS_ONE}, "<=", Fraction(0),

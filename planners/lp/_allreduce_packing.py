@@ -86,7 +86,6 @@ from portsim.planners.lp._allreduce_bound import (
     TP,
     add_copies,
     add_operations,
-    reduction_tasks,
     tp_cap,
 )
 from portsim.planners.lp._capacity import PortCapacity, link_row_name
@@ -95,6 +94,7 @@ from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import tasks_unit
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.planners.lp._ssr import reduction_tasks
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 

@@ -15,7 +15,7 @@ program, the reference the column generation of
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -26,8 +26,18 @@ from portsim.planners.lp._solve import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["TP", "SsrVariables", "Task", "add_ssr_variables", "build_reduce_model",
-           "receive_capacity"]
+__all__ = [
+    "TP",
+    "SsrVariables",
+    "Task",
+    "add_ssr_variables",
+    "build_reduce_model",
+    "conserve_send",
+    "conserve_task",
+    "receive_capacity",
+    "reduction_tasks",
+    "ssr_sends",
+]
 
 
 TP = "TP"
@@ -72,6 +82,48 @@ class SsrVariables:
     link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]]
 
 
+def reduction_tasks(n: int) -> list[tuple[int, int, int]]:
+    """Every reduction task ``T_{k,l,m}`` (``v[k,l] ⊕ v[l+1,m]``) of ``n`` participants,
+    in the order every program declares them."""
+    return [(k, l_, m) for k in range(n) for m in range(k + 1, n) for l_ in range(k, m)]
+
+
+def ssr_sends(platform: Platform, operation: Operation
+              ) -> Iterator[tuple[NodeId, NodeId, int, int, Fraction]]:
+    """Every send ``(u, v, k, m)`` of SSR(G) with its busy time ``size · c``.
+
+    Links in the platform's order, then the intervals ``v[k,m]`` (``k <= m``),
+    the order every program declares them in; never ``v_k`` into its owner
+    (that copy is held from the start).
+    """
+    parts = operation.participants
+    n = len(parts)
+    owner = {p: i for i, p in enumerate(parts)}
+    intervals = [(k, m) for k in range(n) for m in range(k, n)]
+    for u, v, data in platform.graph.edges(data=True):
+        busy = operation.size * data["c"]
+        for k, m in intervals:
+            if k == m and owner.get(v) == k:
+                continue
+            yield u, v, k, m, busy
+
+
+def conserve_send(balance: dict[tuple[NodeId, int, int], dict[int, Fraction]], j: int,
+                  u: NodeId, v: NodeId, k: int, m: int) -> None:
+    """Column ``j`` sends ``v[k,m]`` from ``u`` to ``v``: its place in the conservation law (10)."""
+    balance[v, k, m][j] = _ONE
+    balance[u, k, m][j] = _MINUS_ONE
+
+
+def conserve_task(balance: dict[tuple[NodeId, int, int], dict[int, Fraction]], j: int,
+                  node: NodeId, k: int, l_: int, m: int) -> None:
+    """Column ``j`` computes ``v[k,m] = v[k,l] ⊕ v[l+1,m]`` on ``node`` (law (10)); the
+    three partial results are distinct, one coefficient each."""
+    balance[node, k, m][j] = _ONE
+    balance[node, k, l_][j] = _MINUS_ONE
+    balance[node, l_ + 1, m][j] = _MINUS_ONE
+
+
 def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operation, *,
                       no_final_from: Container[NodeId],
                       task_cap: Mapping[NodeId, Fraction],
@@ -85,45 +137,30 @@ def add_ssr_variables(model: LinearModel, platform: Platform, operation: Operati
     time ``w > 0``.  Shared by the reduce (SSR(G) itself) and the allreduce's
     reduce-then-broadcast program.
     """
-    g = platform.graph
-    parts = operation.participants
-    n = len(parts)
-    size = operation.size
-    owner = {p: i for i, p in enumerate(parts)}
-    intervals = [(k, m) for k in range(n) for m in range(k, n)]
+    n = len(operation.participants)
     ssr = SsrVariables(defaultdict(dict), defaultdict(dict), defaultdict(dict), defaultdict(dict),
                        defaultdict(dict))
     own_row = PortCapacity.of(platform).own_row
-    for u, v, data in g.edges(data=True):
-        busy = size * data["c"]
-        send_cap = 1 / busy
-        for k, m in intervals:
-            if (k, m) == (0, n - 1) and u in no_final_from:
-                continue
-            if k == m and owner.get(v) == k:
-                continue
-            j = model.variable(("send", u, v, k, m), upper=send_cap)
-            ssr.out_port[u][j] = busy
-            ssr.in_port[v][j] = busy
-            if (u, v) in own_row:
-                ssr.link_port[u, v][j] = busy
-            ssr.balance[v, k, m][j] = _ONE
-            ssr.balance[u, k, m][j] = _MINUS_ONE
+    for u, v, k, m, busy in ssr_sends(platform, operation):
+        if (k, m) == (0, n - 1) and u in no_final_from:
+            continue
+        j = model.variable(("send", u, v, k, m), upper=1 / busy)
+        ssr.out_port[u][j] = busy
+        ssr.in_port[v][j] = busy
+        if (u, v) in own_row:
+            ssr.link_port[u, v][j] = busy
+        conserve_send(ssr.balance, j, u, v, k, m)
+    tasks = reduction_tasks(n)
     for node in platform.processors:
         w = platform.compute_time(node)
         cap = task_cap[node] if w == 0 else min(task_cap[node], 1 / w)
-        for k in range(n):
-            for m in range(k + 1, n):
-                if (k, m) == (0, n - 1) and final_at is not None and node not in final_at:
-                    continue
-                for l_ in range(k, m):
-                    j = model.variable(("cons", node, k, l_, m), upper=cap)
-                    if w > 0:
-                        ssr.cpu[node][j] = w
-                    # the three partial results are distinct: one coefficient each
-                    ssr.balance[node, k, m][j] = _ONE
-                    ssr.balance[node, k, l_][j] = _MINUS_ONE
-                    ssr.balance[node, l_ + 1, m][j] = _MINUS_ONE
+        for k, l_, m in tasks:
+            if (k, m) == (0, n - 1) and final_at is not None and node not in final_at:
+                continue
+            j = model.variable(("cons", node, k, l_, m), upper=cap)
+            if w > 0:
+                ssr.cpu[node][j] = w
+            conserve_task(ssr.balance, j, node, k, l_, m)
     return ssr
 
 
