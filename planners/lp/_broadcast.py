@@ -55,6 +55,10 @@ __all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "pl
 MAX_COLUMNS = 500
 """Cap on column-generation rounds."""
 
+EXACT_TREE_ROUNDS = 20
+"""Cap on the exact rounds of the tree master (exact solve, exact pricing); past
+it the bound is the certified interval of the last one, and a note says so."""
+
 STEINER_NOTE = ("Steiner-arborescence pricing: the trees reach every destination and "
                 "may skip the other nodes, which relay")
 """How the notes name the pricing when some reachable node is not a destination."""
@@ -292,29 +296,47 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         seen.update(new)
         if not new:
             break
-    model = _master(platform, columns, n, size, port_sum)
-    exact = solve_exactly(model, options, what="broadcast master")
-    if isinstance(exact, PlanResult):
-        return exact
-    out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
-    exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
-        (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
-        for (u, v), busy in link.items()}
-    z_total = Fraction(0)
-    unproven = []
-    for i, pricer in enumerate(pricers):
-        cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type,type-var]
-        assert cheapest is not None, "the pricer reached its destinations before"
-        z_total += min(exact.y_eq[i], Fraction(cheapest.lower))
-        if not cheapest.exact:
-            unproven.append(sources[i])
+    # Exact phase: the master over every column solved exactly and priced
+    # exactly.  The warm-started float runs may end on another optimal dual
+    # than the exact solve's; a tree priced below its source's exact dual
+    # then joins and the exact master is solved again.
+    for exact_round in range(1, EXACT_TREE_ROUNDS + 1):
+        model = _master(platform, columns, n, size, port_sum)
+        exact = solve_exactly(model, options, what="broadcast master")
+        if isinstance(exact, PlanResult):
+            return exact
+        out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
+        exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
+            (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
+            for (u, v), busy in link.items()}
+        z_total = Fraction(0)
+        unproven = []
+        new = []
+        for i, pricer in enumerate(pricers):
+            cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type,type-var]
+            assert cheapest is not None, "the pricer reached its destinations before"
+            z_total += min(exact.y_eq[i], Fraction(cheapest.lower))
+            if not cheapest.exact:
+                unproven.append(sources[i])
+            if cheapest.cost < exact.y_eq[i] and (i, cheapest.edges) not in seen:
+                new.append((i, cheapest.edges))
+        rhs = [r.rhs for r in model.rows if r.sense == "<="]
+        pi = sum((b * y for b, y in zip(rhs, exact.y_ub, strict=True)), Fraction(0))
+        # No certificate from duals that price every source's trees at zero: the
+        # caller then falls back to the flow program's bound.
+        upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
+        if (upper is not None and upper <= exact.lower) or not new:
+            break
+        if exact_round == EXACT_TREE_ROUNDS:
+            exact = replace(exact, notes=(*exact.notes, (
+                f"after {EXACT_TREE_ROUNDS} exact rounds of the tree master some tree "
+                f"was still priced below its source's dual: the bound is the certified "
+                f"interval of the last one")))
+            break
+        columns += new
+        seen.update(new)
     if unproven:
         exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
-    rhs = [r.rhs for r in model.rows if r.sense == "<="]
-    pi = sum((b * y for b, y in zip(rhs, exact.y_ub, strict=True)), Fraction(0))
-    # No certificate from duals that price every source's trees at zero: the
-    # caller then falls back to the flow program's bound.
-    upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
     weighted = [(i, exact.values[model.index["tree", k]], tree)
                 for k, (i, tree) in enumerate(columns)]
     return ([c for c in weighted if c[1] > 0],
