@@ -68,7 +68,9 @@ def test_incremental_master_equals_the_rebuilt_program(seed: int) -> None:
         point = master.solve(None)
         sol = solve_float(_rebuilt(n_sources, rhs, columns), method="highs-ds")
         assert point.status == sol.status == "optimal"
-        assert sol.x is not None and sol.y_ub is not None and sol.y_eq is not None
+        assert sol.x is not None
+        assert sol.y_ub is not None
+        assert sol.y_eq is not None
         assert point.value == pytest.approx(float(sol.x[0]), rel=1e-9, abs=1e-12)
         y = point.duals
         np.testing.assert_allclose(y[:n_sources], sol.y_eq, rtol=1e-7, atol=1e-9)

@@ -261,6 +261,13 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     bound on the cheapest tree, so the bound stays valid (possibly above the
     master's optimum).
 
+    Floats drive the generation in one warm-started HiGHS object
+    (:class:`_FloatTreeMaster`, new trees appended as columns, one per
+    source and round where the pricing finds one); then the master over
+    every tree is solved exactly and priced exactly, and a tree priced below
+    its source's exact dual joins for another exact round (at most
+    :data:`EXACT_TREE_ROUNDS`).
+
     Returns
     -------
     ((source index, weight, tree) list, certified upper bound over tree
@@ -300,11 +307,14 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     # exactly.  The warm-started float runs may end on another optimal dual
     # than the exact solve's; a tree priced below its source's exact dual
     # then joins and the exact master is solved again.
-    for exact_round in range(1, EXACT_TREE_ROUNDS + 1):
+    exact_round = 0
+    while True:
+        exact_round += 1
         model = _master(platform, columns, n, size, port_sum)
-        exact = solve_exactly(model, options, what="broadcast master")
-        if isinstance(exact, PlanResult):
-            return exact
+        found = solve_exactly(model, options, what="broadcast master")
+        if isinstance(found, PlanResult):
+            return found
+        exact = found
         out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
         exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))

@@ -83,7 +83,7 @@ class IncrementalMaster:
     """
 
     def __init__(self, lower: Sequence[float] | np.ndarray, upper: Sequence[float] | np.ndarray,
-                 settings: Mapping[str, object]) -> None:
+                 settings: Mapping[str, bool | int | float | str]) -> None:
         h = new_highs()
         for key, value in settings.items():
             h.setOptionValue(key, value)
