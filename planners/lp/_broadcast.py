@@ -204,11 +204,17 @@ class _FloatTreeMaster:
             upper += [float(capacity.send[node]), float(capacity.receive[node])]
         upper += [1.0] * len(capacity.links)
         lower = [0.0] * n_sources + [-math.inf] * (len(upper) - n_sources)
-        # Primal simplex: a new column leaves the last vertex primal feasible
-        # (measured on mi250:2 allgather, 82 runs: 2.2 s against 8.8 s for
-        # HiGHS's default choice, the dual simplex).
-        self.master = IncrementalMaster(lower, upper, {"solver": "simplex", "presolve": "off",
-                                                       "simplex_strategy": 4})
+        # Several sources (all-gather): the primal simplex, as the round's new
+        # columns leave the last vertex primal feasible (measured on mi250:2
+        # allgather, 82 runs: 2.2 s against 8.8 s for HiGHS's default choice,
+        # the dual simplex).  One source (one column a round): HiGHS's
+        # default, whose duals give the bundled broadcast example the trees
+        # (and fixed-period figure, 973/3) it had when rebuilt every round.
+        settings: dict[str, bool | int | float | str] = {"solver": "simplex",
+                                                         "presolve": "off"}
+        if n_sources > 1:
+            settings["simplex_strategy"] = 4
+        self.master = IncrementalMaster(lower, upper, settings)
         self.busy = {e: float(size * platform.cost(*e)) for e in platform.graph.edges}
         """Float busy time of each link per tree."""
         row = {node: n_sources + 2 * i for i, node in enumerate(nodes)}
