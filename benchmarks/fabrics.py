@@ -74,6 +74,71 @@ round), the separation's 992 maximum flows a round 4 s.  The lcm period of
 the reduce on dgx_a100:8 exceeds ``max_events``: the fixed period of
 Proposition 4 (42) carries 2/21, far below 64/63.
 
+Faster lp on fabrics (incremental tree master), 24 November 2026, same
+shared machine under load.  Profile first (cProfile, ``run_one`` in one
+process, main before this change, figures under the profiler):
+
+- dgx_a100:2 allgather, 31 s: 49 master rounds; rebuilding the master
+  (``_broadcast._master``, a ``LinearModel`` of ``Fraction`` sums, 2,700
+  columns at the end) 18 s, its float matrices 4.8 s, HiGHS from scratch
+  1.8 s, the Steiner pricing (shortest-path heuristic: Dijkstra and the
+  minimum arborescence of its re-spanning) 3.5 s;
+- mi250:2 allgather after the change, 59 s under the profiler (9.5 s
+  without): 91 rounds, 2,847 trees; pricing 27 s (min_arborescence 13 s,
+  Dijkstra 11 s), HiGHS 19 s with its default (dual) simplex, 2.2 s of
+  CPU with the primal simplex, now used (a new column leaves the last
+  vertex primal feasible); the exact master 5.7 s;
+- fat_tree:8 allgather: one float round; the exact pricing of the 128
+  sources (127 destinations each: the heuristic's 127 Dijkstras per tree,
+  and the exact Dreyfus–Wagner search on the farthest destinations for the
+  certified lower bound, Floyd–Warshall 6 s) is almost all of it.
+
+The change: the master stays in one HiGHS object
+(:class:`portsim.planners.lp._incremental.IncrementalMaster`, shared with
+the reduce's tree master), each round's trees (one per source where the
+pricing finds one) appended with ``addCol``, the run warm-started from the
+last basis; the exact master is built and solved once at the end (plus
+an exact round whenever a tree is priced below its source's exact dual).
+Bounds are unchanged; on ``scenarios/examples`` only the allgather on
+dgx_a100 gets another set of trees (same bound 65/3, fixed-period schedule
+41/2 against 20), every other example's output is byte-identical
+(``benchmarks/compare_examples.py``; ``broadcast-mi250.yaml`` skipped: main's
+run of it went past 13 GB of memory and was killed).
+
+Run:  python benchmarks/fabrics.py --cases dgx_a100:2 mi250:2 --ops allgather
+      broadcast --time-limit 120   (before: main at 8f555f1, same load)::
+
+    case        op        bound     before (s)  after (s)  schedule after
+    dgx_a100:2  allgather 65/3      14.60       1.10       41/2 (before 20)
+    dgx_a100:2  broadcast 200        8.71       1.28       = bound (before 795/4)
+    mi250:2     allgather 166/15    killed      8.79       7
+    mi250:2     broadcast 256       killed      2.54       475/2
+
+("killed": no answer 180 s after the start, 120 s past the time limit,
+on the loaded machine; 106 s for the broadcast on a quieter run.)
+
+and ``--cases dgx_a100:1 mi250:1 dgx_a100:4 fat_tree:4 fat_tree:8
+dgx_a100:8 --ops allgather broadcast --time-limit 60``::
+
+    dgx_a100:1  allgather 325/7     0.48       mi250:1  allgather 166/7   2.72
+    dgx_a100:1  broadcast 325       0.66       mi250:1  broadcast 332     2.41
+    dgx_a100:4  allgather 25/3     26.90       fat_tree:4 allgather 1/15  0.16
+    dgx_a100:4  broadcast 200       3.18       fat_tree:4 broadcast 1     0.03
+    fat_tree:8  allgather 1/127    36.13       fat_tree:8 broadcast 1     0.67
+    dgx_a100:8  allgather  time limit 60 s (float column generation)
+    dgx_a100:8  broadcast  time limit 60 s (float column generation)
+
+Targets (item 7) for allgather and broadcast: met on dgx_a100:2 and
+mi250:2 (under 10 s each) and on fat_tree:8 (36 s allgather, 0.7 s
+broadcast); missed on dgx_a100:8, allgather and broadcast.  Growth of the
+allgather with the servers of dgx_a100 (1, 2, 4, 8): 0.5, 1.1, 27 s, over
+60 s; the pricing (one Steiner heuristic per source and round: a Dijkstra
+per destination attached, 64 sources of 63 destinations among 138 nodes at
+8 servers) is what grows.  An incremental Dijkstra (distances to the tree
+updated from the nodes each path brings in) cut a heuristic call several
+times but broke ties over zero-price arcs differently and doubled the
+rounds on mi250:2 (82 to 182): not kept.
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).

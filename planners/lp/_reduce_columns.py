@@ -17,11 +17,11 @@ from fractions import Fraction
 import numpy as np
 
 from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._incremental import IncrementalMaster
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
     TimeLimitReached,
-    new_highs,
     solve_float,
 )
 from portsim.planners.lp._ssr import (
@@ -80,51 +80,6 @@ def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     for r, coeffs in enumerate(rows):
         model.add(coeffs, "<=", space.rhs[r], f"row {r}")
     return model
-
-
-class _FloatMaster:
-    """The master program kept in one highspy object, columns added as found."""
-
-    def __init__(self, space: TreeSpace) -> None:
-        import highspy
-
-        self._hs = highspy
-        self.h = new_highs()
-        h = self.h
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("presolve", "off")
-        inf = highspy.kHighsInf
-        h.addRows(space.n_rows, np.full(space.n_rows, -inf),
-                  np.array([float(b) for b in space.rhs]),
-                  0, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        self.space = space
-
-    def add(self, tasks: list[Task]) -> None:
-        idx, val = self.space.float_loads(tasks)
-        self.h.addCol(-1.0, 0.0, self._hs.kHighsInf, len(idx), idx, val)
-
-    def solve(self, time_limit: float | None) -> tuple[str, float, np.ndarray]:
-        """Status, optimum and the port/CPU dual (maximisation form, ``>= 0``)."""
-        if time_limit is not None:  # HiGHS's clock runs on across the runs of one object
-            self.h.setOptionValue("time_limit",
-                                  self.h.getRunTime() + max(float(time_limit), 1e-3))
-        self.h.run()
-        status = self.h.getModelStatus()
-        ms = self._hs.HighsModelStatus
-        if status == ms.kTimeLimit:
-            return "time_limit", 0.0, np.zeros(0)
-        if status != ms.kOptimal:
-            return self.h.modelStatusToString(status), 0.0, np.zeros(0)
-        y = -np.asarray(self.h.getSolution().row_dual, dtype=float)
-        return "optimal", -float(self.h.getInfo().objective_function_value), np.maximum(y, 0)
-
-    def used(self) -> list[int]:
-        """Columns with a positive value, or basic, in the last solution."""
-        x = self.h.getSolution().col_value
-        basis = self.h.getBasis()
-        basic = self._hs.HighsBasisStatus.kBasic
-        return [c for c, (v, st) in enumerate(zip(x, basis.col_status, strict=True))
-                if v > 0 or st == basic]
 
 
 def reduction_trees(platform: Platform, operation: Operation, *,
@@ -198,13 +153,13 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             return False
         seen.add(tuple(tasks))
         columns.append(tasks)
-        master.add(tasks)
+        master.add_column(1.0, *space.float_loads(tasks))
         return True
 
-    try:
-        master = _FloatMaster(space)
-    except ImportError:  # pragma: no cover - highspy is a dependency
-        return "highspy is not installed"
+    # The tree master, float (rows: the port and CPU rows of SSR(G), ``<=``).
+    master = IncrementalMaster(np.full(space.n_rows, -np.inf),
+                               np.array([float(b) for b in space.rhs]),
+                               {"solver": "simplex", "presolve": "off"})
     rhs_float = np.array([float(b) for b in space.rhs])
     link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
     price, first = cheapest_tree(space, link, cpu, deadline=clock)
@@ -217,11 +172,12 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     while rounds < MAX_ROUNDS:
         rounds += 1
         clock.check("column generation (master program)")
-        status, value, y = master.solve(clock.remaining())
-        if status == "time_limit":
+        point = master.solve(clock.remaining())
+        if point.status == "time_limit":
             raise TimeLimitReached("column generation (master program)")
-        if status != "optimal":
-            return f"HiGHS failed on the reduce tree master program: {status}"
+        if point.status != "optimal":
+            return f"HiGHS failed on the reduce tree master program: {point.status}"
+        value, y = point.value, point.duals
         clock.check("column generation (pricing)")
         entered = False
         for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):

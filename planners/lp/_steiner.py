@@ -158,6 +158,9 @@ class TreePricer:
         self.out: list[list[int]] = [[] for _ in range(self.n)]
         for j, (a, _) in enumerate(self.ends):
             self.out[a].append(j)
+        self.heads: list[list[tuple[int, int]]] = [[(j, self.ends[j][1]) for j in out]
+                                                   for out in self.out]
+        """Per node, its out-arcs with their heads (:meth:`_dijkstra`'s inner loop)."""
 
     def initial(self) -> Tree:
         """A first column: a breadth-first tree, its non-destination leaves pruned."""
@@ -248,17 +251,17 @@ class TreePricer:
         via = [-1] * self.n
         heap = [(dist[v], v) for v in range(self.n) if dist[v] == 0]
         heapq.heapify(heap)
+        pop, push, heads = heapq.heappop, heapq.heappush, self.heads
         while heap:
-            d, u = heapq.heappop(heap)
+            d, u = pop(heap)
             if d > dist[u]:
                 continue
-            for j in self.out[u]:
-                w = self.ends[j][1]
+            for j, w in heads[u]:
                 nd = d + work[j]
                 if nd < dist[w]:
                     dist[w] = nd
                     via[w] = j
-                    heapq.heappush(heap, (nd, w))
+                    push(heap, (nd, w))
         return dist, via
 
     def _layers(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
