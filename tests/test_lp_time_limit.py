@@ -136,3 +136,29 @@ def test_extract_trees_checks_the_deadline() -> None:
     resolved = op.resolve(platform)
     with pytest.raises(TimeLimitReached, match="tree extraction"):
         extract_trees(resolved, {}, Fraction(1), deadline=Deadline(time.perf_counter() - 1))
+
+
+def test_the_steiner_pricing_checks_the_deadline_between_sources(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow Steiner search (here 0.4 s a tree) stops at the deadline, not at the end
+    of a round over every source (an allgather of 6 sources: 2.4 s a round)."""
+    import portsim.planners.lp._steiner as steiner
+
+    slow = steiner.TreePricer.best
+
+    def best(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(0.4)
+        return slow(self, *args, **kwargs)
+
+    monkeypatch.setattr(steiner.TreePricer, "best", best)
+    names = [f"P{i}" for i in range(6)]
+    links = [(a, "R", 1) for a in names] + [("R", a, 1) for a in names]
+    platform = Platform.build([*names, "R"], links, routers=["R"])
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = steady_state(platform, Operation(OperationKind.ALLGATHER), time_limit=0.3)
+    seconds = time.perf_counter() - started
+    assert result.status == "error", result.message
+    assert "Steiner" in result.message
+    assert seconds < 2.0

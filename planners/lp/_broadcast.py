@@ -302,7 +302,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
             for (u, v), busy in master.busy.items()}
         new = improving_trees(pricers, price, point.duals[:n].tolist(), seen,  # type: ignore[arg-type]
-                              1e-9)
+                              1e-9, deadline=options.clock())
         for column in new:
             master.add(*column)
         columns += new
@@ -329,6 +329,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         unproven = []
         new = []
         for i, pricer in enumerate(pricers):
+            options.clock().check("exact pricing (Steiner trees)")
             cheapest = pricer.best(exact_price, Fraction(0))  # type: ignore[arg-type,type-var]
             assert cheapest is not None, "the pricer reached its destinations before"
             z_total += min(exact.y_eq[i], Fraction(cheapest.lower))

@@ -333,7 +333,7 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
             price = {e: float(busy[e]) * v[e] for e in links}
             for i, tree in improving_trees(pricers, price,
                                            [float(y[src0 + i]) for i in range(len(sources))],
-                                           seen_trees, TOLERANCE):
+                                           seen_trees, TOLERANCE, deadline=deadline):
                 trees.append((i, tree))
                 seen_trees.add((i, tree))
                 float_master.add(tree_column(i, tree))

@@ -59,6 +59,7 @@ import networkx as nx
 import numpy as np
 
 from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._solve import Deadline
 from portsim.simulator.platform import NodeId
 
 __all__ = ["EXACT_WORK", "PricedTree", "TreePricer", "heuristic_note", "improving_trees"]
@@ -423,7 +424,8 @@ class TreePricer:
 
 def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
                     duals: Sequence[float], seen: Collection[tuple[int, Tree]],
-                    tolerance: float) -> list[tuple[int, Tree]]:
+                    tolerance: float, *, deadline: Deadline | None = None
+                    ) -> list[tuple[int, Tree]]:
     """The new columns of one float pricing round: trees cheaper than their source's dual.
 
     Every pricer first runs fast (spanning pricers are exact anyway, Steiner
@@ -431,12 +433,16 @@ def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
     do the Steiner pricers within the exact search's bound run it, so the
     float loop stops only where the exact pricing finds nothing either (the
     others stay heuristic; the certificate then uses their lower bounds).
+    ``deadline`` is checked before every source's pricing (a Steiner search on
+    a large fabric may take seconds).
     """
     for exact in (False, True):
         found: list[tuple[int, Tree]] = []
         for i, pricer in enumerate(pricers):
             if exact and not (pricer.steiner and pricer.exact_search):
                 continue
+            if deadline is not None:
+                deadline.check("column generation (Steiner pricing)")
             tree = pricer.best(price, 0.0, exact=exact)
             if tree is not None and tree.cost < duals[i] - tolerance \
                     and (i, tree.edges) not in seen:
