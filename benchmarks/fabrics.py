@@ -139,6 +139,14 @@ updated from the nodes each path brings in) cut a heuristic call several
 times but broke ties over zero-price arcs differently and doubled the
 rounds on mi250:2 (82 to 182): not kept.
 
+End of the session, quieter machine, everything merged (port sums, Steiner
+pricing, the incremental master, the fixed-period choice), ``--cases
+dgx_a100:8 fat_tree:8 --time-limit 150``: dgx_a100:8 broadcast 29.7 s but the
+interval <= 200 (schedule 112: the Steiner heuristic stays unproven),
+allgather past 150 s, reduce 10.9 s (64/63, schedule 1/9 at period 9: too
+many trees for 20,000 events a period); fat_tree:8 allgather 15.2 s (1/127,
+reached), reduce past 150 s (the reduction-tree pricing).
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).
