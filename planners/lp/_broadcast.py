@@ -40,7 +40,7 @@ from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
-from portsim.planners.lp._flow_cuts import EXACT_ROUNDS, multicast_flow_bound
+from portsim.planners.lp._flow_cuts import EXACT_ROUNDS, multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import IncrementalMaster, MasterPoint
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel
@@ -95,9 +95,7 @@ def multicast_flow_model(platform: Platform,
     capacity = PortCapacity.of(platform)
     own_row = capacity.own_row
     model = LinearModel()
-    cap = min(sum((1 / (size * g.edges[s, v]["c"]) for v in g.successors(s)), Fraction(0))
-              for s, _ in sources)
-    tp = model.variable("TP", upper=cap)
+    tp = model.variable("TP", upper=source_cap(platform, sources, size))
     model.objective = tp
     out_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)
     in_port: dict[NodeId, dict[int, Fraction]] = defaultdict(dict)

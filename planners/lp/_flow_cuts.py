@@ -46,7 +46,7 @@ from portsim.planners.lp._exact import ExactSolution, recover
 from portsim.planners.lp._solve import FloatSolution, LinearModel, TimeLimitReached, new_highs
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["FlowBound", "multicast_flow_bound"]
+__all__ = ["FlowBound", "multicast_flow_bound", "source_cap"]
 
 MAX_ROUNDS = 200
 """Cap on the float separation rounds (then the exact rounds still certify)."""
@@ -87,14 +87,21 @@ class FlowBound:
         return self.solution.upper
 
 
+def source_cap(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
+               size: Fraction) -> Fraction:
+    """The upper bound of TP in the flow programs: no source sends faster than all
+    its out-links together (``Σ 1 / (size · c)``), the least over the sources."""
+    g = platform.graph
+    return min(sum((1 / (size * g.edges[s, v]["c"]) for v in g.successors(s)), Fraction(0))
+               for s, _ in sources)
+
+
 def _master(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
             size: Fraction, capacity: PortCapacity, cuts: Sequence[Cut]) -> LinearModel:
     """The copies, the port and link rows, and the given cut rows."""
     g = platform.graph
     model = LinearModel()
-    cap = min(sum((1 / (size * g.edges[s, v]["c"]) for v in g.successors(s)), Fraction(0))
-              for s, _ in sources)
-    tp = model.variable("TP", upper=cap)
+    tp = model.variable("TP", upper=source_cap(platform, sources, size))
     model.objective = tp
     out_port: dict[NodeId, dict[int, Fraction]] = {v: {} for v in platform.node_ids}
     in_port: dict[NodeId, dict[int, Fraction]] = {v: {} for v in platform.node_ids}
