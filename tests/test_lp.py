@@ -8,6 +8,7 @@ hand-derived optimum) or from brute force; never from the planner itself.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -871,3 +872,40 @@ def test_the_fixed_period_is_the_best_within_the_cap(weights: list, cap: int) ->
     rate, events = rate_and_events(int(chosen))
     assert events <= cap or rate == 0
     assert rate == best
+
+
+@pytest.mark.parametrize("fabric", ["dgx_a100", "fat_tree"])
+def test_float_pricing_tables_on_switch_fabrics_match_the_exact_tables(fabric: str) -> None:
+    """On a fabric most nodes are switches: the float tables keep holding prices
+    on the nodes that compute and the target only.  With integer prices (exact
+    in floats) they equal the exact tables, which hold every node's, there; and
+    the cheapest tree and its price are the same."""
+    from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_tree, price_tables
+    from portsim.scenarios.generators import dgx_a100_platform, fat_tree_platform
+
+    platform = dgx_a100_platform(1) if fabric == "dgx_a100" else fat_tree_platform(4)
+    op = Operation(OperationKind.REDUCE, target="P1").resolve(platform)
+    space = TreeSpace.of(platform, op)
+    rng = np.random.default_rng(3)
+    links = rng.integers(1, 50, len(space.links))
+    cpus = [None if w is None else int(x) for w, x in
+            zip(space.compute, rng.integers(1, 50, len(space.nodes)), strict=True)]
+    link_f = links.astype(float)
+    cpu_f = np.array([math.inf if c is None else float(c) for c in cpus])
+    link_x = np.empty(len(links), dtype=object)
+    link_x[:] = [int(x) for x in links]
+    cpu_x = np.empty(len(cpus), dtype=object)
+    cpu_x[:] = [math.inf if c is None else c for c in cpus]
+    floats = price_tables(space, link_f, cpu_f)
+    exact = price_tables(space, link_x, cpu_x)
+    holders = [i for i, c in enumerate(cpus) if c is not None]
+    assert space.target in holders
+    assert len(holders) < len(space.nodes)
+    parts = len(op.participants)
+    for k in range(parts):
+        for m in range(k, parts):
+            for j in holders:
+                assert floats.best[j, k, m] == exact.best[j, k, m]
+    # every node's holding price in the exact tables: finite where reachable
+    assert all(exact.best[j, 0, 0] != math.inf for j in range(len(space.nodes)))
+    assert cheapest_tree(space, link_f, cpu_f) == cheapest_tree(space, link_x, cpu_x)
