@@ -909,3 +909,76 @@ def test_float_pricing_tables_on_switch_fabrics_match_the_exact_tables(fabric: s
     # every node's holding price in the exact tables: finite where reachable
     assert all(exact.best[j, 0, 0] != math.inf for j in range(len(space.nodes)))
     assert cheapest_tree(space, link_f, cpu_f) == cheapest_tree(space, link_x, cpu_x)
+
+
+def _whole_reduce_optimum(platform: Platform, op: Operation) -> F:
+    """The optimum of the whole SSR(G) program, solved independently and exactly."""
+    from portsim.planners.lp._ssr import build_reduce_model
+
+    model = build_reduce_model(platform, op)
+    whole = recover(model, solve_float(model))
+    assert whole is not None
+    assert whole.exact
+    return whole.lower
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reduce_cap_bounds_the_whole_ssr_program(seed: int) -> None:
+    """The single-node bound (one message out of every other participant, one into
+    the target, N - 1 reductions) is never below the whole program's optimum."""
+    from portsim.planners.lp._ssr import reduce_cap
+
+    platform, op = _reduce_case(seed)
+    cap = reduce_cap(platform, op)
+    optimum = _whole_reduce_optimum(platform, op)
+    assert cap is None or optimum <= cap
+
+
+@pytest.mark.parametrize(("fabric", "cap"), [("dgx_a100", F(8, 7)), ("fat_tree", F(1))])
+def test_fabric_reduce_is_proven_by_the_single_node_bound(fabric: str, cap: F) -> None:
+    """On a fabric a chain of the participants reaches the single-node bound (8/7
+    on one DGX A100 server: 8 GPUs share the 7 reductions of an instance; 1 on a
+    k=4 fat tree: the target's one link), so the generation stops at once; the
+    value is the whole program's optimum, solved independently."""
+    from portsim.planners.lp._exact import SINGLE_NODE_BOUND
+    from portsim.planners.lp._reduce_columns import reduction_trees
+    from portsim.planners.lp._ssr import reduce_cap
+    from portsim.scenarios.generators import dgx_a100_platform, fat_tree_platform
+
+    platform = dgx_a100_platform(1) if fabric == "dgx_a100" else fat_tree_platform(4)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    assert reduce_cap(platform, op) == cap
+    stats: dict[str, float] = {}
+    found = reduction_trees(platform, op, stats=stats)
+    assert not isinstance(found, str), found
+    exact = found[0]
+    assert exact.method == SINGLE_NODE_BOUND
+    assert exact.lower == exact.upper == cap == _whole_reduce_optimum(platform, op)
+    assert stats["rounds"] <= 2
+    result = steady_state(platform, op)
+    assert result.throughput_bound == cap
+    assert any("certified by the single-node bound" in note for note in result.notes)
+
+
+def test_chain_trees_of_a_ring() -> None:
+    """The two chains on a directed ring P0 -> P1 -> P2 -> P3 -> P0, target P0,
+    by hand: right to left, P_k makes v[k,3] from v[k+1,3] sent by P_{k+1}, the
+    long way round (3 hops each); left to right, P_k makes v[0,k] from v[0,k-1]
+    sent by P_{k-1} (1 hop each), and P3 sends the result to P0."""
+    from portsim.planners.lp._tree_pricing import TreeSpace, chain_trees
+
+    names = ["P0", "P1", "P2", "P3"]
+    ring = Platform.build(names, [(names[i], names[(i + 1) % 4], 1) for i in range(4)])
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(ring)
+    leftward, rightward = chain_trees(TreeSpace.of(ring, op))
+    assert sorted(t for t in leftward if t[0] == "send") == sorted([
+        ("send", "P1", "P2", 1, 3), ("send", "P2", "P3", 1, 3), ("send", "P3", "P0", 1, 3),
+        ("send", "P2", "P3", 2, 3), ("send", "P3", "P0", 2, 3), ("send", "P0", "P1", 2, 3),
+        ("send", "P3", "P0", 3, 3), ("send", "P0", "P1", 3, 3), ("send", "P1", "P2", 3, 3)])
+    assert sorted(t for t in leftward if t[0] == "cons") == [
+        ("cons", "P0", 0, 0, 3), ("cons", "P1", 1, 1, 3), ("cons", "P2", 2, 2, 3)]
+    assert sorted(t for t in rightward if t[0] == "send") == [
+        ("send", "P0", "P1", 0, 0), ("send", "P1", "P2", 0, 1), ("send", "P2", "P3", 0, 2),
+        ("send", "P3", "P0", 0, 3)]
+    assert sorted(t for t in rightward if t[0] == "cons") == [
+        ("cons", "P1", 0, 0, 1), ("cons", "P2", 0, 1, 2), ("cons", "P3", 0, 2, 3)]

@@ -52,10 +52,14 @@ import scipy.sparse.linalg as spla
 
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 
-__all__ = ["DENOMINATORS", "ExactSolution", "basis_recover", "recover"]
+__all__ = ["DENOMINATORS", "SINGLE_NODE_BOUND", "ExactSolution", "basis_recover", "recover"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
+
+SINGLE_NODE_BOUND = "single-node bound"
+""":attr:`ExactSolution.method` of an optimum proven by a bound on single nodes
+(the solution reaches it) rather than by the solution's dual."""
 
 BASIS_CELLS = 1_000_000
 """Skip the dense exact basis solve above this many matrix cells."""

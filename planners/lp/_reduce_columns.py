@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, recover
 from portsim.planners.lp._incremental import IncrementalMaster
 from portsim.planners.lp._solve import (
     Deadline,
@@ -27,13 +27,16 @@ from portsim.planners.lp._solve import (
 from portsim.planners.lp._ssr import (
     TP,
     Task,
+    reduce_cap,
 )
 from portsim.planners.lp._tree_pricing import (
     TreeSpace,
+    chain_trees,
     cheapest_tree,
     cheapest_trees,
     float_price,
 )
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -165,6 +168,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     price, first = cheapest_tree(space, link, cpu, deadline=clock)
     if first is None:
         return "no reduction tree reaches the target"
+    cap = reduce_cap(platform, operation)
+    capped = False
+    upper: Fraction | None
+    for chain in chain_trees(space):
+        add(chain)
     add(first)
     rounds = 0
     center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
@@ -178,6 +186,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         if point.status != "optimal":
             return f"HiGHS failed on the reduce tree master program: {point.status}"
         value, y = point.value, point.duals
+        if cap is not None and value >= float(cap) * (1 - _PRICING_TOLERANCE):
+            break  # at a proven bound: optimal
         clock.check("column generation (pricing)")
         entered = False
         for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):
@@ -217,6 +227,10 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         exact = recover(model, sol, deadline=clock)
         if exact is None:
             return "no exactly feasible solution of the reduce tree master program"
+        if cap is not None and exact.lower >= cap:
+            upper = cap  # reduce_cap bounds every schedule: no pricing needed
+            capped = True
+            break
         clock.check("exact pricing (certificate)")
         y_rows = exact.y_ub
         link, cpu, q = space.prices(y_rows, exact=True)
@@ -241,8 +255,15 @@ def reduction_trees(platform: Platform, operation: Operation, *,
              for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
+    notes = exact.notes
+    if capped:
+        method_name = SINGLE_NODE_BOUND
+        notes = (*notes, f"the trees reach {format_rational(upper)}, the single-node bound "
+                         f"(reduce_cap: the target receives at least one message an instance, "
+                         f"every other participant sends one, the N - 1 reductions share the "
+                         f"processors): optimal, no pricing needed")
     certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
-                              method_name, exact.notes)
+                              method_name, notes)
     if stats is not None:
         stats.update(build=built - started, solve=generated - built,
                      exact=time.perf_counter() - generated, rounds=rounds,

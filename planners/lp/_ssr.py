@@ -35,6 +35,7 @@ __all__ = [
     "conserve_send",
     "conserve_task",
     "receive_capacity",
+    "reduce_cap",
     "reduction_tasks",
     "ssr_sends",
 ]
@@ -57,6 +58,34 @@ def receive_capacity(platform: Platform, size: Fraction) -> dict[NodeId, Fractio
     g = platform.graph
     return {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)), Fraction(0))
             for v in g.nodes}
+
+
+def reduce_cap(platform: Platform, operation: Operation) -> Fraction | None:
+    """A bound on the reduce throughput from single nodes (instances per time unit).
+
+    Every instance sends at least one message out of each participant other
+    than the target (its ``v_k``, alone or in a partial result) and brings
+    at least one into the target, so TP is at most the least of those
+    nodes' link capacities (:func:`receive_capacity`, and the same for
+    sends); and it makes exactly ``N - 1`` reductions (a reduction tree has
+    ``N - 1`` internal nodes, Lemma 2 of RR-4872), so TP is at most the
+    reductions per time unit of all processors together over ``N - 1``
+    (no such bound when a processor reduces in zero time).  ``None`` for
+    a single participant on the target.
+    """
+    parts = operation.participants
+    others = [p for p in parts if p != operation.target]
+    if not others:
+        return None
+    g, size = platform.graph, operation.size
+    assert operation.target is not None, "a resolved reduce has a target"
+    caps = [receive_capacity(platform, size)[operation.target]]
+    caps += [sum((1 / (size * g.edges[p, v]["c"]) for v in g.successors(p)), Fraction(0))
+             for p in others]
+    times = [platform.compute_time(v) for v in platform.processors]
+    if len(parts) > 1 and all(w > 0 for w in times):
+        caps.append(sum((1 / w for w in times), Fraction(0)) / (len(parts) - 1))
+    return min(caps)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from portsim.planners.lp._ssr import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["PriceTables", "TreeSpace", "cheapest_tree", "cheapest_trees", "float_price",
-           "price_tables"]
+__all__ = ["PriceTables", "TreeSpace", "chain_trees", "cheapest_tree", "cheapest_trees",
+           "float_price", "price_tables"]
 
 
 @dataclass
@@ -427,3 +427,79 @@ def float_price(space: TreeSpace, tasks: list[Task], y: np.ndarray) -> float:
     """The price of one tree under the float dual ``y``."""
     rows, loads = space.float_loads(tasks)
     return float(loads @ y[rows])
+
+
+def chain_trees(space: TreeSpace) -> list[list[Task]]:
+    """The two chains of the participants' order, as first columns of the generation.
+
+    Right to left, ``v[k,N-1] = v_k ⊕ v[k+1,N-1]`` made on ``P_k`` from
+    ``v[k+1,N-1]`` sent by ``P_{k+1}``, then ``v[0,N-1]`` sent to the
+    target; left to right, ``v[0,k] = v[0,k-1] ⊕ v_k`` made on ``P_k``.
+    Each participant makes at most one partial result, receives one and
+    sends one, so where the per-node rows bind (many CPUs and ports at
+    once, as on a fabric whose hosts each make one reduction) a chain is
+    near the optimum at once, which a generation started from one cheap
+    tree reaches only after hundreds of rounds (``fat_tree`` k=6: 235).
+    Sends follow paths of fewest hops (breadth first, ties by the links'
+    order).  A chain whose hops do not exist is left out.  Tasks are in
+    :func:`cheapest_tree`'s order (each task before those making its inputs).
+    """
+    n = len(space.nodes)
+    out_links: list[list[int]] = [[] for _ in range(n)]
+    for u, v in space.links:
+        out_links[u].append(v)
+
+    def path(a: int, b: int) -> list[int] | None:
+        """Nodes of a fewest-hop path from ``a`` to ``b``."""
+        parent = {a: a}
+        frontier = [a]
+        while frontier and b not in parent:
+            following = []
+            for u in frontier:
+                for v in out_links[u]:
+                    if v not in parent:
+                        parent[v] = u
+                        following.append(v)
+            frontier = following
+        if b not in parent:
+            return None
+        hops = [b]
+        while hops[-1] != a:
+            hops.append(parent[hops[-1]])
+        return hops[::-1]
+
+    owners, nodes, last = space.owners, space.nodes, len(space.owners) - 1
+
+    def sends(tasks: list[Task], a: int, b: int, k: int, m: int) -> bool:
+        """Append the sends of ``v[k,m]`` from ``a`` to ``b`` (last hop first)."""
+        hops = path(a, b)
+        if hops is None:
+            return False
+        for u, v in reversed(list(itertools.pairwise(hops))):
+            tasks.append(("send", nodes[u], nodes[v], k, m))
+        return True
+
+    def chain(leftward: bool) -> list[Task] | None:
+        tasks: list[Task] = []
+        if leftward:   # v[k,N-1] made on P_k; the result leaves P_0
+            if not sends(tasks, owners[0], space.target, 0, last):
+                return None
+            for k in range(last):
+                if space.compute[owners[k]] is None:
+                    return None
+                tasks.append(("cons", nodes[owners[k]], k, k, last))
+                if not sends(tasks, owners[k + 1], owners[k], k + 1, last):
+                    return None
+        else:          # v[0,k] made on P_k; the result leaves P_{N-1}
+            if not sends(tasks, owners[last], space.target, 0, last):
+                return None
+            for k in range(last, 0, -1):
+                if space.compute[owners[k]] is None:
+                    return None
+                tasks.append(("cons", nodes[owners[k]], 0, k - 1, k))
+                if not sends(tasks, owners[k - 1], owners[k], 0, k - 1):
+                    return None
+        return tasks
+
+    chains = [c for c in (chain(True), chain(False)) if c is not None]
+    return chains
