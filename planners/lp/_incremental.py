@@ -1,4 +1,4 @@
-"""One incremental float master for the ``lp`` column generations.
+"""The column-generation core of ``lp``: one incremental float master, one loop.
 
 A column generation solves its master program many times, each time with a
 few more columns.  Rebuilding the program (exact ``Fraction`` rows, sparse
@@ -15,6 +15,17 @@ Floats drive the generation only: every caller then solves its final
 master exactly (:func:`portsim.planners.lp._exact.recover`) and prices it
 exactly, so the certified bounds do not depend on this object.
 
+:func:`generate` is the one float loop of every ``lp`` generation (reduction
+trees, broadcast trees, matchings, all-reduce structures, flow cuts): solve
+the master, hand its point to the caller's pricer, which adds what improves
+it; stop when the pricer adds nothing or after :data:`MAX_ROUNDS` rounds.
+Its deadline policy is one: the call's :class:`~portsim.planners.lp._solve.Deadline`
+is checked before every round and bounds every HiGHS run, and either way
+:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase (the
+caller turns it into its ``error`` result); a HiGHS failure raises
+:class:`MasterFailed`.  A loop cut by the round cap is no error: the exact
+certification that follows states the certified interval.
+
 The program is a maximisation ``max c·x`` subject to ``lower <= A x <=
 upper``, ``x >= 0``; duals are returned in maximisation form (``c <= A^T y``
 at an optimum, ``y = -row_dual`` of HiGHS's minimisation), those of the
@@ -24,15 +35,25 @@ round-off).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import highspy
 import numpy as np
 
-from portsim.planners.lp._solve import new_highs
+from portsim.planners.lp._solve import (
+    Deadline,
+    FloatSolution,
+    LinearModel,
+    TimeLimitReached,
+    new_highs,
+)
 
-__all__ = ["IncrementalMaster", "MasterPoint"]
+__all__ = ["MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed", "MasterPoint", "generate"]
+
+MAX_ROUNDS = 5_000
+"""The cap on the float rounds of every ``lp`` column (or cut) generation."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +120,26 @@ class IncrementalMaster:
         self.n_columns = 0
         """Columns added so far."""
 
+    @classmethod
+    def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str]
+           ) -> IncrementalMaster:
+        """``model`` (rows, then its columns in order; ``TP`` the objective) in one master.
+
+        The variables' upper bounds are left out: they only make an inexact
+        dual certifiable (:mod:`portsim.planners.lp._exact`), which the float
+        generation never needs.
+        """
+        lower = [-np.inf if row.sense == "<=" else float(row.rhs) for row in model.rows]
+        master = cls(lower, [float(row.rhs) for row in model.rows], settings)
+        cols: list[list[tuple[int, float]]] = [[] for _ in range(model.n_variables)]
+        for i, row in enumerate(model.rows):
+            for j, a in row.coeffs.items():
+                cols[j].append((i, float(a)))
+        for j, col in enumerate(cols):
+            master.add_column(1.0 if j == model.objective else 0.0,
+                              [i for i, _ in col], [a for _, a in col])
+        return master
+
     def add_column(self, cost: float, rows: Sequence[int] | np.ndarray,
                    values: Sequence[float] | np.ndarray) -> int:
         """Append a column ``x >= 0`` of objective ``cost``; return its index.
@@ -110,6 +151,14 @@ class IncrementalMaster:
                       np.asarray(values, dtype=np.float64))
         self.n_columns += 1
         return self.n_columns - 1
+
+    def add_row(self, columns: Sequence[int] | np.ndarray, values: Sequence[float] | np.ndarray,
+                upper: float) -> None:
+        """Append the row ``values · x[columns] <= upper`` (a cut)."""
+        idx = np.asarray(columns, dtype=np.int32)
+        self.h.addRow(-highspy.kHighsInf, float(upper), len(idx), idx,
+                      np.asarray(values, dtype=np.float64))
+        self._clip = np.append(self._clip, True)
 
     def solve(self, time_limit: float | None) -> MasterPoint:
         """Run HiGHS from the last basis, within ``time_limit`` seconds (``None``: none)."""
@@ -131,6 +180,18 @@ class IncrementalMaster:
         """The columns' values in the last solution."""
         return np.asarray(self.h.getSolution().col_value, dtype=float)
 
+    def solution(self) -> FloatSolution:
+        """The last optimum with its basis, for the exact recovery of the same vertex
+        (:func:`portsim.planners.lp._exact.recover`)."""
+        sol = self.h.getSolution()
+        basis = self.h.getBasis()
+        basic = highspy.HighsBasisStatus.kBasic
+        cols = [j for j, st in enumerate(basis.col_status) if st == basic]
+        rows = [i for i, st in enumerate(basis.row_status) if st == basic]
+        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float),
+                             -np.asarray(sol.row_dual, dtype=float), np.zeros(0), "optimal",
+                             "highs-ds", 0.0, (cols, rows) if basis.valid else None)
+
     def used(self) -> list[int]:
         """Columns with a positive value, or basic, in the last solution."""
         x = self.h.getSolution().col_value
@@ -138,3 +199,88 @@ class IncrementalMaster:
         basic = highspy.HighsBasisStatus.kBasic
         return [c for c, (v, st) in enumerate(zip(x, basis.col_status, strict=True))
                 if v > 0 or st == basic]
+
+
+class MasterFailed(Exception):
+    """HiGHS ended a master run neither optimal nor at the time limit.
+
+    Parameters
+    ----------
+    status:
+        HiGHS's model status text (the caller puts it in its ``error`` result).
+    """
+
+    def __init__(self, status: str) -> None:
+        super().__init__(f"HiGHS failed on a column-generation master: {status}")
+        self.status = status
+
+
+class Master(Protocol):
+    """What :func:`generate` solves: :class:`IncrementalMaster` or a wrapper of it."""
+
+    def solve(self, time_limit: float | None) -> MasterPoint:
+        """The master's float optimum and duals (:class:`MasterPoint`)."""
+        ...  # pragma: no cover - a protocol
+
+
+def generate(master: Master, price: Callable[[MasterPoint], bool], *, deadline: Deadline,
+             phase: str, max_rounds: int = MAX_ROUNDS) -> int:
+    """The float column generation: solve ``master``, ``price`` its point, until nothing enters.
+
+    Parameters
+    ----------
+    master:
+        The float master; ``price`` adds its new columns (or rows) to it.
+    price:
+        Called with every optimal point; adds what improves the master and
+        returns whether anything entered (``False`` ends the loop: no
+        improving column, or the caller's own stopping test).
+    deadline:
+        Checked before every round; its remaining time bounds every HiGHS run.
+    phase:
+        Named by :class:`TimeLimitReached` when the deadline passes.
+    max_rounds:
+        Cap on the rounds (:data:`MAX_ROUNDS`); the exact certification that
+        follows every generation states what a cut loop leaves open.
+
+    Returns
+    -------
+    int
+        The rounds run (master solves).
+
+    Raises
+    ------
+    TimeLimitReached
+        When the deadline passes before a round or during a HiGHS run.
+    MasterFailed
+        When HiGHS ends a run neither optimal nor at the time limit.
+
+    Examples
+    --------
+    ``max x0 + x1`` under ``x0 + 2 x1 <= 4`` and ``3 x0 + x1 <= 6``, from the
+    column of ``x0``: the column of ``x1`` prices in once, then nothing does.
+
+    >>> m = IncrementalMaster([-np.inf, -np.inf], [4.0, 6.0], {"solver": "simplex"})
+    >>> _ = m.add_column(1.0, [0, 1], [1.0, 3.0])
+    >>> def price(point: MasterPoint) -> bool:
+    ...     if 1.0 - (2 * point.duals[0] + point.duals[1]) <= 1e-9:
+    ...         return False  # the column of x1 has no positive reduced cost
+    ...     m.add_column(1.0, [0, 1], [2.0, 1.0])
+    ...     return True
+    >>> generate(m, price, deadline=Deadline.after(None), phase="the example")
+    2
+    >>> round(m.solve(None).value, 9)
+    2.8
+    """
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        deadline.check(phase)
+        point = master.solve(deadline.remaining())
+        if point.status == "time_limit":
+            raise TimeLimitReached(phase)
+        if point.status != "optimal":
+            raise MasterFailed(point.status)
+        if not price(point):
+            break
+    return rounds

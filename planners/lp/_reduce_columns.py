@@ -17,7 +17,12 @@ from fractions import Fraction
 import numpy as np
 
 from portsim.planners.lp._exact import ExactSolution, recover
-from portsim.planners.lp._incremental import IncrementalMaster
+from portsim.planners.lp._incremental import (
+    IncrementalMaster,
+    MasterFailed,
+    MasterPoint,
+    generate,
+)
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
@@ -37,11 +42,7 @@ from portsim.planners.lp._tree_pricing import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "reduction_trees"]
-
-
-MAX_ROUNDS = 5_000
-"""Cap on the float pricing rounds of the column generation."""
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SMOOTHING", "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -166,17 +167,12 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     if first is None:
         return "no reduction tree reaches the target"
     add(first)
-    rounds = 0
     center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
     best_bound = math.inf
-    while rounds < MAX_ROUNDS:
-        rounds += 1
-        clock.check("column generation (master program)")
-        point = master.solve(clock.remaining())
-        if point.status == "time_limit":
-            raise TimeLimitReached("column generation (master program)")
-        if point.status != "optimal":
-            return f"HiGHS failed on the reduce tree master program: {point.status}"
+    failed: list[str] = []
+
+    def pricing(point: MasterPoint) -> bool:
+        nonlocal center, best_bound
         value, y = point.value, point.duals
         clock.check("column generation (pricing)")
         entered = False
@@ -185,7 +181,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             link, cpu, _ = space.prices(probe, exact=False)
             found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
             if not found:
-                return "no reduction tree reaches the target"
+                failed.append("no reduction tree reaches the target")
+                return False
             if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
                 bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
                 if bound < best_bound:
@@ -197,8 +194,15 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 break
         if center is None:
             center = y
-        if not entered or value >= best_bound * (1 - _PRICING_TOLERANCE):
-            break
+        return entered and value < best_bound * (1 - _PRICING_TOLERANCE)
+
+    try:
+        rounds = generate(master, pricing, deadline=clock,
+                          phase="column generation (master program)")
+    except MasterFailed as failure:
+        return f"HiGHS failed on the reduce tree master program: {failure.status}"
+    if failed:
+        return failed[0]
     # Exact phase: the master over the trees in use solved exactly, its dual
     # priced exactly; a tree priced below 1 joins and the master is solved again.
     active = [columns[c] for c in master.used()] or list(columns)
