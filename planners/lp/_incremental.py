@@ -48,9 +48,11 @@ from portsim.planners.lp._solve import (
     LinearModel,
     TimeLimitReached,
     new_highs,
+    solve_float,
 )
 
-__all__ = ["MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed", "MasterPoint", "generate"]
+__all__ = ["MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed", "MasterPoint",
+           "RebuiltMaster", "generate"]
 
 MAX_ROUNDS = 5_000
 """The cap on the float rounds of every ``lp`` column (or cut) generation."""
@@ -201,6 +203,50 @@ class IncrementalMaster:
                 if v > 0 or st == basic]
 
 
+class RebuiltMaster:
+    """A master rebuilt from its columns and solved afresh every round (:func:`solve_float`).
+
+    For the masters that warm starts would change: a degenerate master has
+    many optimal duals, and the pricing steered by another one finds other,
+    equally optimal, columns (the all-reduce masters keep the columns they
+    have always found this way).  :func:`generate` runs it as it runs an
+    :class:`IncrementalMaster`.
+
+    Parameters
+    ----------
+    build:
+        Builds the exact master over the current columns (called every round).
+    method:
+        :func:`solve_float`'s method.
+
+    Attributes
+    ----------
+    model, solution:
+        The last master built and HiGHS's answer (``y_ub``, ``y_eq`` split by
+        the rows' senses); :attr:`MasterPoint.duals` lists the same duals in
+        the model's row order.
+    """
+
+    def __init__(self, build: Callable[[], LinearModel], method: str) -> None:
+        self.build = build
+        self.method = method
+        self.model: LinearModel | None = None
+        self.solution: FloatSolution | None = None
+
+    def solve(self, time_limit: float | None) -> MasterPoint:
+        """Build the master and solve it within ``time_limit`` seconds (``None``: none)."""
+        model = self.model = self.build()
+        sol = self.solution = solve_float(model, method=self.method, time_limit=time_limit)
+        if sol.status == "time_limit":
+            return MasterPoint("time_limit", 0.0, np.zeros(0))
+        if sol.status != "optimal" or sol.x is None or sol.y_ub is None or sol.y_eq is None:
+            return MasterPoint(sol.message, 0.0, np.zeros(0))
+        y_ub, y_eq = iter(sol.y_ub), iter(sol.y_eq)
+        duals = np.array([float(next(y_ub) if row.sense == "<=" else next(y_eq))
+                          for row in model.rows])
+        return MasterPoint("optimal", float(sol.x[model.objective]), duals)
+
+
 class MasterFailed(Exception):
     """HiGHS ended a master run neither optimal nor at the time limit.
 
@@ -216,7 +262,8 @@ class MasterFailed(Exception):
 
 
 class Master(Protocol):
-    """What :func:`generate` solves: :class:`IncrementalMaster` or a wrapper of it."""
+    """What :func:`generate` solves: :class:`IncrementalMaster` (or a wrapper of
+    it), or :class:`RebuiltMaster`."""
 
     def solve(self, time_limit: float | None) -> MasterPoint:
         """The master's float optimum and duals (:class:`MasterPoint`)."""
