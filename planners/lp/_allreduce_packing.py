@@ -71,7 +71,6 @@ the open nodes and the result is the certified interval.
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -96,6 +95,7 @@ from portsim.planners.lp._incremental import (
     MasterFailed,
     MasterPoint,
     RebuiltMaster,
+    exact_rounds,
     generate,
 )
 from portsim.planners.lp._periodic import Unit
@@ -112,8 +112,11 @@ Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Structure = tuple[Task, ...]
 """A structure's tasks, each once, producers before consumers (:func:`canonical`)."""
 
-EXACT_ROUNDS = 200
-"""Cap on the exact rounds (exact master, exact branch-and-bound pricing)."""
+EXACT_REPEATS = 200
+"""Cap on the exact rounds (exact master, exact branch-and-bound pricing) after
+the first: above the other generations' cap
+(:data:`portsim.planners.lp._incremental.EXACT_ROUNDS`), as the packings have
+always had it."""
 
 NODE_LIMIT = 500
 """Cap on the branch-and-bound nodes of one certificate."""
@@ -593,7 +596,9 @@ def pack_structures(platform: Platform, operation: Operation, start: Sequence[St
     except MasterFailed as failure:
         return PlanResult.error(NAME, f"allreduce structure master: {failure.status}")
     nodes = 0
-    for repeat in itertools.count():
+    for number in exact_rounds(
+            deadline=deadline, max_rounds=1 + EXACT_REPEATS,
+            phase="the build of the allreduce structure master model (before HiGHS started)"):
         model = build_master(platform, operation, structures)
         master = solve_exactly(model, options, what="allreduce structure master",
                                deadline=deadline)
@@ -604,7 +609,7 @@ def pack_structures(platform: Platform, operation: Operation, start: Sequence[St
         cert = certify(platform, operation, y, options, deadline=deadline,
                        threshold=threshold)
         nodes += cert.nodes
-        if cert.found is None or cert.found in structures or repeat >= EXACT_ROUNDS:
+        if cert.found is None or cert.found in structures or number > EXACT_REPEATS:
             break
         structures.append(cert.found)  # HiGHS missed it; the exact search did not
     if isinstance(master, PlanResult):  # pragma: no cover - returned in the loop

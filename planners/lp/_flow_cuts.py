@@ -31,7 +31,11 @@ runs in the same loop as every other ``lp`` generation
 (:func:`portsim.planners.lp._incremental.generate`, one
 :class:`~portsim.planners.lp._incremental.IncrementalMaster` whose rows grow):
 the "pricer" is the separation above, which also runs the exact check when
-the float point violates no cut.
+the float point violates no cut.  The float separation runs for at most
+:data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds; past them every
+round separates the exact point, at most
+:data:`~portsim.planners.lp._incremental.EXACT_ROUNDS` times (then the bound is
+the relaxation's, and the notes say so).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, time_limit_error
 from portsim.planners.lp._exact import ExactSolution, recover
 from portsim.planners.lp._incremental import (
+    EXACT_ROUNDS,
     MAX_ROUNDS,
     IncrementalMaster,
     MasterFailed,
@@ -60,16 +65,8 @@ from portsim.planners.lp._incremental import (
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["FlowBound", "multicast_flow_bound", "source_cap"]
+__all__ = ["EXACT_ROUNDS", "FlowBound", "multicast_flow_bound", "source_cap"]
 
-EXACT_ROUNDS = 20
-"""Cap on the exact re-solves; past it the bound is the relaxation's (stated).
-
-The float separation runs for at most
-:data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds; past them every
-round separates the exact point, so the loop of
-:func:`~portsim.planners.lp._incremental.generate` runs at most
-``MAX_ROUNDS + EXACT_ROUNDS`` rounds."""
 
 _SCALE_BITS = 30
 """Float copies are scaled to integers below ``2**30`` for scipy's maximum flow."""

@@ -26,6 +26,13 @@ caller turns it into its ``error`` result); a HiGHS failure raises
 :class:`MasterFailed`.  A loop cut by the round cap is no error: the exact
 certification that follows states the certified interval.
 
+That certification runs in :func:`exact_rounds`: each round solves the
+master exactly over the columns found, prices its exact dual exactly (the
+dual certificate) and lets an exactly improving column join for another
+round, at most :data:`EXACT_ROUNDS` rounds (the all-reduce structures and the
+reduce trees keep caps of their own, 200 and 50, which their results have
+always had), the deadline checked before each.
+
 The program is a maximisation ``max c·x`` subject to ``lower <= A x <=
 upper``, ``x >= 0``; duals are returned in maximisation form (``c <= A^T y``
 at an optimum, ``y = -row_dual`` of HiGHS's minimisation), those of the
@@ -35,7 +42,7 @@ round-off).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,11 +58,14 @@ from portsim.planners.lp._solve import (
     solve_float,
 )
 
-__all__ = ["MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed", "MasterPoint",
-           "RebuiltMaster", "generate"]
+__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed",
+           "MasterPoint", "RebuiltMaster", "exact_rounds", "generate"]
 
 MAX_ROUNDS = 5_000
 """The cap on the float rounds of every ``lp`` column (or cut) generation."""
+
+EXACT_ROUNDS = 20
+"""The cap on the exact rounds that follow a generation (:func:`exact_rounds`)."""
 
 
 @dataclass(frozen=True)
@@ -331,3 +341,38 @@ def generate(master: Master, price: Callable[[MasterPoint], bool], *, deadline: 
         if not price(point):
             break
     return rounds
+
+
+def exact_rounds(*, deadline: Deadline, phase: str,
+                 max_rounds: int = EXACT_ROUNDS) -> Iterator[int]:
+    """The exact rounds after a generation: round numbers 1, 2, ..., ``max_rounds``.
+
+    The caller's round solves the master exactly over the columns found,
+    prices its exact dual exactly and ``break``s once the certificate meets
+    the master's value or no column improves exactly; else the exactly
+    improving columns join for the next round.  A ``for ... else`` (no break)
+    means the cap ended the rounds: the last round's certificate still
+    bounds, and the caller states the certified interval.
+
+    Parameters
+    ----------
+    deadline:
+        Checked before every round.
+    phase:
+        Named by :class:`TimeLimitReached` when the deadline has passed.
+    max_rounds:
+        Cap on the rounds (:data:`EXACT_ROUNDS`).
+
+    Raises
+    ------
+    TimeLimitReached
+        When the deadline has passed before a round.
+
+    Examples
+    --------
+    >>> list(exact_rounds(deadline=Deadline.after(None), phase="the example", max_rounds=3))
+    [1, 2, 3]
+    """
+    for number in range(1, max_rounds + 1):
+        deadline.check(phase)
+        yield number

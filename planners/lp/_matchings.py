@@ -55,7 +55,8 @@ pricing differ.
 rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactly
 (the maximum-weight matching on integer-scaled weights, the minimum
 arborescence in Fractions).  An exactly improving column is added and the
-exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
+exact solve repeated (at most
+:data:`~portsim.planners.lp._incremental.EXACT_ROUNDS` times).  Then
 ``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
 ``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree, or a certified
 lower bound on it where the Steiner pricing is heuristic) make the dual
@@ -89,6 +90,7 @@ from portsim.planners.lp._incremental import (
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
+    exact_rounds,
     generate,
 )
 from portsim.planners.lp._periodic import Unit
@@ -104,7 +106,6 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = [
-    "EXACT_ROUNDS",
     "TOLERANCE",
     "CGSolution",
     "min_arborescence",
@@ -114,9 +115,6 @@ __all__ = [
 
 TOLERANCE = 1e-9
 """Column generation stops when no column's float reduced cost exceeds this."""
-
-EXACT_ROUNDS = 20
-"""Cap on the exact re-solves after the float loop."""
 
 Tree = tuple[tuple[NodeId, NodeId], ...]
 W = TypeVar("W", float, Fraction)
@@ -198,12 +196,7 @@ def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]]
         source_rows[s][j] = Fraction(-1)
         for e in tree:
             edge[e][j] = busy[e]
-    comm: dict[int, Fraction] = {}
-    for k, config in enumerate(configs):
-        j = m.variable(("config", k), upper=Fraction(1))
-        comm[j] = Fraction(1)
-        for e, mult in config:
-            edge[e][j] = Fraction(-mult)
+    comm = _config_variables(m, configs, edge)
     m.rows = list(base.model.rows)
     first_source = len(m.rows)
     for s, row in enumerate(source_rows):
@@ -310,10 +303,11 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     The float loop is :func:`portsim.planners.lp._incremental.generate` on the
     master of ``family`` (HiGHS's dual simplex, warm-started); then the master
     over every column is solved exactly and priced exactly, an exactly
-    improving column joining for another exact round (at most
-    :data:`EXACT_ROUNDS`); the certificate is the module's (raise the time
-    row's dual to the heaviest configuration, lower every tree row's to its
-    least tree price, :func:`portsim.planners.lp._exact.dual_bound`).
+    improving column joining for another exact round
+    (:func:`~portsim.planners.lp._incremental.exact_rounds`); the certificate
+    is the module's (raise the time row's dual to the heaviest configuration,
+    lower every tree row's to its least tree price,
+    :func:`portsim.planners.lp._exact.dual_bound`).
     """
     deadline = options.clock()
     matchings = _Matchings(ports)
@@ -332,8 +326,8 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     try:
         rounds = generate(master, price, deadline=deadline,
                           phase=f"the column generation of the {what} master")
-        for _ in range(EXACT_ROUNDS):
-            deadline.check(f"the exact pricing of the {what} master")
+        for _ in exact_rounds(deadline=deadline,
+                              phase=f"the exact pricing of the {what} master"):
             trees, configs = list(family.columns), list(matchings.columns)
             model, rows = family.master(configs)
             found = solve_exactly(model, options, what=exact_what)
@@ -489,6 +483,19 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
         notes.append(heuristic_note([sources[i] for i in family.unproven]))
     return CGSolution(found.exact, trees, found.configurations, found.rounds,
                       found.n_configs + found.n_trees, notes)
+
+
+def _config_variables(m: LinearModel, configs: Sequence[Configuration],
+                      edge: dict[Link, dict[int, Fraction]]) -> dict[int, Fraction]:
+    """Add a variable ``("config", k)`` per configuration, its ``-multiplicity`` on the
+    coverage rows ``edge`` of its links; return the time row ``Σ_M μ_M``."""
+    comm: dict[int, Fraction] = {}
+    for k, config in enumerate(configs):
+        j = m.variable(("config", k), upper=Fraction(1))
+        comm[j] = Fraction(1)
+        for e, mult in config:
+            edge[e][j] = Fraction(-mult)
+    return comm
 
 
 def _config_column(config: Configuration, comm_row: int,
@@ -720,12 +727,7 @@ def _reduce_tree_master(space: TreeSpace, links: Sequence[Link], trees: Sequence
             edge[e][j] = a
         for i, a in cpu_load.items():
             cpu[i][j] = a
-    comm: dict[int, Fraction] = {}
-    for k, config in enumerate(configs):
-        j = m.variable(("config", k), upper=Fraction(1))
-        comm[j] = Fraction(1)
-        for e, mult in config:
-            edge[e][j] = Fraction(-mult)
+    comm = _config_variables(m, configs, edge)
     m.add(tree_row, "==", Fraction(0), "the reduction trees carry TP")
     link_row: dict[Link, int] = {}
     for e in links:

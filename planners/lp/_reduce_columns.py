@@ -21,6 +21,7 @@ from portsim.planners.lp._incremental import (
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
+    exact_rounds,
     generate,
 )
 from portsim.planners.lp._solve import (
@@ -47,7 +48,9 @@ __all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SMOOTHING", "reduction_trees"]
 
 EXACT_ROUNDS = 50
 """Cap on the exact rounds (exact master, exact pricing); past it the answer
-is the certified interval of the last one."""
+is the certified interval of the last one.  Above the other generations' cap
+(:data:`portsim.planners.lp._incremental.EXACT_ROUNDS`): the reduce results
+have always had this one."""
 
 
 COLUMNS_PER_ROUND = 3
@@ -207,10 +210,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     # priced exactly; a tree priced below 1 joins and the master is solved again.
     active = [columns[c] for c in master.used()] or list(columns)
     generated = time.perf_counter()
-    exact_rounds = 0
-    while True:
-        exact_rounds += 1
-        clock.check("exact recovery (tree master)")
+    for exact_round in exact_rounds(deadline=clock, phase="exact recovery (tree master)",
+                                    max_rounds=EXACT_ROUNDS):
         model = _master(space, active)
         options_method = "highs-ds" if method == "auto" else method
         sol = solve_float(model, method=options_method, time_limit=clock.remaining())
@@ -218,9 +219,10 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             raise TimeLimitReached("exact recovery (tree master)")
         if sol.status != "optimal":
             return f"HiGHS failed on the reduce tree master program: {sol.message}"
-        exact = recover(model, sol, deadline=clock)
-        if exact is None:
+        recovered = recover(model, sol, deadline=clock)
+        if recovered is None:
             return "no exactly feasible solution of the reduce tree master program"
+        exact = recovered
         clock.check("exact pricing (certificate)")
         y_rows = exact.y_ub
         link, cpu, q = space.prices(y_rows, exact=True)
@@ -235,7 +237,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             upper = dual_value / cheapest
         else:
             upper = None
-        if (upper is not None and upper <= exact.lower) or exact_rounds >= EXACT_ROUNDS \
+        if (upper is not None and upper <= exact.lower) or exact_round >= EXACT_ROUNDS \
                 or tasks in active:
             break
         active.append(tasks)
@@ -250,5 +252,5 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     if stats is not None:
         stats.update(build=built - started, solve=generated - built,
                      exact=time.perf_counter() - generated, rounds=rounds,
-                     exact_rounds=exact_rounds, columns=len(columns))
+                     exact_rounds=exact_round, columns=len(columns))
     return certified, trees, rounds
