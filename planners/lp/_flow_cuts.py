@@ -65,7 +65,7 @@ from portsim.planners.lp._incremental import (
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["EXACT_ROUNDS", "FlowBound", "multicast_flow_bound", "source_cap"]
+__all__ = ["FlowBound", "multicast_flow_bound", "source_cap"]
 
 
 _SCALE_BITS = 30

@@ -15,29 +15,31 @@ Floats drive the generation only: every caller then solves its final
 master exactly (:func:`portsim.planners.lp._exact.recover`) and prices it
 exactly, so the certified bounds do not depend on this object.
 
-:func:`generate` is the one float loop of every ``lp`` generation (reduction
-trees, broadcast trees, matchings, all-reduce structures, flow cuts): solve
-the master, hand its point to the caller's pricer, which adds what improves
-it; stop when the pricer adds nothing or after :data:`MAX_ROUNDS` rounds.
-Its deadline policy is one: the call's :class:`~portsim.planners.lp._solve.Deadline`
-is checked before every round and bounds every HiGHS run, and either way
-:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase (the
-caller turns it into its ``error`` result); a HiGHS failure raises
-:class:`MasterFailed`.  A loop cut by the round cap is no error: the exact
-certification that follows states the certified interval.
-
-That certification runs in :func:`exact_rounds`: each round solves the
-master exactly over the columns found, prices its exact dual exactly (the
-dual certificate) and lets an exactly improving column join for another
-round, at most :data:`EXACT_ROUNDS` rounds (the all-reduce structures and the
-reduce trees keep caps of their own, 200 and 50, which their results have
-always had), the deadline checked before each.
-
 The program is a maximisation ``max c·x`` subject to ``lower <= A x <=
 upper``, ``x >= 0``; duals are returned in maximisation form (``c <= A^T y``
 at an optimum, ``y = -row_dual`` of HiGHS's minimisation), those of the
 ``<=`` rows (``lower = -inf``) clipped at 0 (they are ``>= 0`` up to
 round-off).
+
+:func:`generate` is the one float loop of every ``lp`` generation (reduction
+trees, broadcast trees, matchings, all-reduce structures, flow cuts): solve
+the master, hand its point to the caller's pricer, which adds what improves
+it; stop when the pricer adds nothing or after :data:`MAX_ROUNDS` rounds.
+One deadline policy: the call's :class:`~portsim.planners.lp._solve.Deadline`
+is checked before every round and bounds every HiGHS run, and either way
+:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase (the
+caller turns it into its ``error`` result); a HiGHS failure raises
+:class:`MasterFailed`.  The master is an :class:`IncrementalMaster`, or a
+:class:`RebuiltMaster` where warm starts would change the columns found.  A
+loop cut by the round cap is no error: the exact certification that follows
+states the certified interval.
+
+That certification runs in :func:`exact_rounds`: each round solves the
+master exactly over the columns found, prices its exact dual exactly (the
+dual certificate) and lets an exactly improving column join for another
+round, at most :data:`EXACT_ROUNDS` rounds (the all-reduce structures and the
+reduce trees keep the caps their results have always had, 1 + 200 and 50),
+the deadline checked before each.
 """
 
 from __future__ import annotations
