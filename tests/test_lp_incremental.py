@@ -1,4 +1,4 @@
-"""The incremental float master of the lp column generations (issue 15, item 1).
+"""The incremental float master and the one loop of the lp column generations (issue 15, item 1).
 
 :class:`~portsim.planners.lp._incremental.IncrementalMaster` keeps one HiGHS
 object and appends columns between warm-started runs.  After every batch of
@@ -19,7 +19,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from portsim.planners.lp._incremental import IncrementalMaster
+from portsim.planners.lp._incremental import IncrementalMaster, MasterPoint
 from portsim.planners.lp._solve import LinearModel, solve_float
 
 
@@ -102,3 +102,97 @@ def test_time_limit_status() -> None:
     master.add_column(1.0, [0], [1.0])
     assert master.solve(0.0).status in {"optimal", "time_limit"}
     assert master.solve(10.0).status == "optimal"
+
+
+# -- the one loop: IncrementalMaster.of, rows (cuts), generate, RebuiltMaster, exact_rounds ------
+
+def _small_model() -> LinearModel:
+    """max TP: TP = x + y, x + 2y <= 4, 3x + y <= 6 (optimum 14/5 at (8/5, 6/5))."""
+    model = LinearModel()
+    tp = model.variable("TP", upper=F(100))
+    x = model.variable("x", upper=F(100))
+    y = model.variable("y", upper=F(100))
+    model.objective = tp
+    model.add({tp: F(1), x: F(-1), y: F(-1)}, "==", F(0), "TP")
+    model.add({x: F(1), y: F(2)}, "<=", F(4), "a")
+    model.add({x: F(3), y: F(1)}, "<=", F(6), "b")
+    return model
+
+
+def test_master_of_a_model_has_its_optimum_and_duals() -> None:
+    """Duals in row order: θ = 1 on TP's row, (2/5, 1/5) on the two ``<=`` rows (by hand:
+    ``x: 1 = y_a + 3 y_b``, ``y: 1 = 2 y_a + y_b``)."""
+    point = IncrementalMaster.of(_small_model(), {"solver": "simplex"}).solve(None)
+    assert point.status == "optimal"
+    assert point.value == pytest.approx(2.8)
+    np.testing.assert_allclose(point.duals, [1.0, 0.4, 0.2], atol=1e-9)
+
+
+def test_rebuilt_master_gives_the_same_point_in_row_order() -> None:
+    from portsim.planners.lp._incremental import RebuiltMaster
+
+    master = RebuiltMaster(_small_model, "highs-ds")
+    point = master.solve(None)
+    assert point.value == pytest.approx(2.8)
+    np.testing.assert_allclose(point.duals, [1.0, 0.4, 0.2], atol=1e-9)
+    assert master.model is not None
+    assert master.solution is not None
+
+
+def test_a_cut_row_and_the_exact_vertex() -> None:
+    """The cut ``x <= 1`` moves the optimum to (1, 3/2), TP = 5/2; the basis gives it exactly."""
+    from portsim.planners.lp._exact import recover
+
+    model = _small_model()
+    master = IncrementalMaster.of(model, {"solver": "simplex"})
+    assert master.solve(None).value == pytest.approx(2.8)
+    master.add_row([model.index["x"]], [1.0], 1.0)
+    point = master.solve(None)
+    assert point.value == pytest.approx(2.5)
+    assert point.duals[-1] >= 0  # a ``<=`` row: clipped at 0 like the others
+    model.add({model.index["x"]: F(1)}, "<=", F(1), "cut")
+    exact = recover(model, master.solution())
+    assert exact is not None
+    assert exact.lower == exact.upper == F(5, 2)
+
+
+def test_generate_counts_rounds_and_stops_at_the_cap() -> None:
+    from portsim.planners.lp._incremental import generate
+    from portsim.planners.lp._solve import Deadline
+
+    master = IncrementalMaster([-np.inf], [1.0], {"solver": "simplex"})
+    master.add_column(1.0, [0], [2.0])
+    seen: list[float] = []
+
+    def price(point: MasterPoint) -> bool:
+        seen.append(point.value)
+        return True  # never converges: only the cap stops it
+
+    assert generate(master, price, deadline=Deadline.after(None), phase="test",
+                    max_rounds=4) == 4
+    assert seen == pytest.approx([0.5] * 4)
+
+
+def test_generate_deadline_and_failure() -> None:
+    from portsim.planners.lp._incremental import MasterFailed, generate
+    from portsim.planners.lp._solve import Deadline, TimeLimitReached
+
+    master = IncrementalMaster([-np.inf], [1.0], {"solver": "simplex"})
+    master.add_column(1.0, [0], [1.0])
+    with pytest.raises(TimeLimitReached, match="the test phase"):
+        generate(master, lambda _: False, deadline=Deadline.after(0.0), phase="the test phase")
+    # ``x = 2`` and ``x <= 1``: infeasible, a failure and not a time-out.
+    bad = IncrementalMaster([2.0, -np.inf], [2.0, 1.0], {"solver": "simplex"})
+    bad.add_column(1.0, [0, 1], [1.0, 1.0])
+    with pytest.raises(MasterFailed, match="nfeasible"):
+        generate(bad, lambda _: False, deadline=Deadline.after(None), phase="test")
+
+
+def test_exact_rounds_check_the_deadline() -> None:
+    from portsim.planners.lp._incremental import EXACT_ROUNDS, exact_rounds
+    from portsim.planners.lp._solve import Deadline, TimeLimitReached
+
+    assert list(exact_rounds(deadline=Deadline.after(None), phase="x")) == list(
+        range(1, EXACT_ROUNDS + 1))
+    with pytest.raises(TimeLimitReached, match="the exact phase"):
+        next(exact_rounds(deadline=Deadline.after(0.0), phase="the exact phase"))

@@ -76,18 +76,21 @@ from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import extract_trees
+from portsim.planners.lp._incremental import (
+    MasterFailed,
+    MasterPoint,
+    RebuiltMaster,
+    generate,
+)
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._reduce import refuse_reduction
-from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import add_ssr_variables
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["build_allreduce_master", "plan_allreduce"]
-
-MAX_ROUNDS = 300
-"""Cap on the column-generation rounds over broadcast arborescences."""
 
 PACKING_MAX_PARTICIPANTS = 8
 """When reduce-then-broadcast falls short of the bound, the search over every
@@ -232,33 +235,42 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
     seen = set(columns)
     busy = {e: float(operation.size * platform.cost(*e)) for e in platform.graph.edges}
     links = PortCapacity.of(platform).links
-    for _ in range(MAX_ROUNDS):
-        deadline.check("column generation (allreduce master program)")
-        model, final_rows = build_allreduce_master(platform, operation, columns)
-        sol = solve_float(model, method="highs-ds" if options.method == "auto"
-                          else options.method, time_limit=deadline.remaining())
-        if sol.status == "time_limit":
-            raise TimeLimitReached("column generation (allreduce master program)")
-        if sol.status != "optimal" or sol.y_ub is None or sol.y_eq is None:
-            return PlanResult.error(NAME, f"allreduce master program: {sol.message}")
-        duals = [float(v) for v in sol.y_ub]
+    final_rows: dict[NodeId, int] = {}   # index among the == rows
+    by_sense: dict[str, list[int]] = {}   # the == rows and the <= rows, in order
+
+    def build() -> LinearModel:
+        model, rows = build_allreduce_master(platform, operation, columns)
+        final_rows.clear()
+        final_rows.update(rows)
+        for sense in ("==", "<="):
+            by_sense[sense] = [i for i, row in enumerate(model.rows) if row.sense == sense]
+        return model
+
+    def price(point: MasterPoint) -> bool:
+        duals = [float(point.duals[i]) for i in by_sense["<="]]
+        y_eq = [float(point.duals[i]) for i in by_sense["=="]]
         pi_out = {node: duals[2 * i] for i, node in enumerate(platform.node_ids)}
         pi_in = {node: duals[2 * i + 1] for i, node in enumerate(platform.node_ids)}
         first = 2 * len(platform.node_ids)  # the link rows follow the node rows
         pi_link = {e: duals[first + i] for i, e in enumerate(links)}
         price = {(u, v): b * (pi_out[u] + pi_in[v] + pi_link.get((u, v), 0.0))
                  for (u, v), b in busy.items()}
-        z_tp = float(sol.y_eq[0])
+        z_tp = float(y_eq[0])
         added = False
         for r in roots:
             tree = _prune(_arborescence(platform, r, reach[r], price), r, keep)
             cost = sum(price[e] for e in tree)
-            if cost < z_tp + float(sol.y_eq[final_rows[r]]) - 1e-9 and (r, tree) not in seen:
+            if cost < z_tp + float(y_eq[final_rows[r]]) - 1e-9 and (r, tree) not in seen:
                 seen.add((r, tree))
                 columns.append((r, tree))
                 added = True
-        if not added:
-            break
+        return added
+
+    try:
+        generate(RebuiltMaster(build, "highs-ds" if options.method == "auto" else options.method),
+                 price, deadline=deadline, phase="column generation (allreduce master program)")
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"allreduce master program: {failure.status}")
     return columns
 
 

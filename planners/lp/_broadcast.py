@@ -40,10 +40,17 @@ from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
-from portsim.planners.lp._flow_cuts import EXACT_ROUNDS, multicast_flow_bound, source_cap
-from portsim.planners.lp._incremental import IncrementalMaster, MasterPoint
+from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
+from portsim.planners.lp._incremental import (
+    EXACT_ROUNDS,
+    IncrementalMaster,
+    MasterFailed,
+    MasterPoint,
+    exact_rounds,
+    generate,
+)
 from portsim.planners.lp._periodic import SendTask, Unit
-from portsim.planners.lp._solve import LinearModel
+from portsim.planners.lp._solve import LinearModel, TimeLimitReached
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation
@@ -51,13 +58,6 @@ from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast",
            "tree_depths", "tree_unit"]
-
-MAX_COLUMNS = 500
-"""Cap on column-generation rounds."""
-
-EXACT_TREE_ROUNDS = 20
-"""Cap on the exact rounds of the tree master (exact solve, exact pricing); past
-it the bound is the certified interval of the last one, and a note says so."""
 
 STEINER_NOTE = ("Steiner-arborescence pricing: the trees reach every destination and "
                 "may skip the other nodes, which relay")
@@ -270,7 +270,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     source and round where the pricing finds one); then the master over
     every tree is solved exactly and priced exactly, and a tree priced below
     its source's exact dual joins for another exact round (at most
-    :data:`EXACT_TREE_ROUNDS`).
+    :data:`~portsim.planners.lp._incremental.EXACT_ROUNDS`).
 
     Returns
     -------
@@ -287,13 +287,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     master = _FloatTreeMaster(platform, n, size, port_sum)
     for column in columns:
         master.add(*column)
-    clock = options.clock()
-    for _ in range(MAX_COLUMNS):
-        point = master.solve(clock.remaining())
-        if point.status == "time_limit":
-            return time_limit_error(options, "the column generation of the broadcast master")
-        if point.status != "optimal":
-            return PlanResult.error(NAME, f"broadcast master program: {point.status}")
+    def price(point: MasterPoint) -> bool:
         out_dual, in_dual, link_dual = _port_duals(platform, point.duals[n:].tolist(),
                                                    port_sum)
         price: dict[tuple[NodeId, NodeId], Fraction | float] = {
@@ -303,17 +297,24 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                               1e-9, deadline=options.clock())
         for column in new:
             master.add(*column)
-        columns += new
+        columns.extend(new)
         seen.update(new)
-        if not new:
-            break
+        return bool(new)
+
+    try:
+        generate(master, price, deadline=options.clock(),
+                 phase="the column generation of the broadcast master")
+    except TimeLimitReached as stop:
+        return time_limit_error(options, stop.phase)
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"broadcast master program: {failure.status}")
     # Exact phase: the master over every column solved exactly and priced
     # exactly.  The warm-started float runs may end on another optimal dual
     # than the exact solve's; a tree priced below its source's exact dual
     # then joins and the exact master is solved again.
-    exact_round = 0
-    while True:
-        exact_round += 1
+    for exact_round in exact_rounds(
+            deadline=options.clock(),
+            phase="the build of the broadcast master model (before HiGHS started)"):
         model = _master(platform, columns, n, size, port_sum)
         found = solve_exactly(model, options, what="broadcast master")
         if isinstance(found, PlanResult):
@@ -342,9 +343,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
         if (upper is not None and upper <= exact.lower) or not new:
             break
-        if exact_round == EXACT_TREE_ROUNDS:
+        if exact_round == EXACT_ROUNDS:
             exact = replace(exact, notes=(*exact.notes, (
-                f"after {EXACT_TREE_ROUNDS} exact rounds of the tree master some tree "
+                f"after {EXACT_ROUNDS} exact rounds of the tree master some tree "
                 f"was still priced below its source's dual: the bound is the certified "
                 f"interval of the last one")))
             break

@@ -25,6 +25,17 @@ carries ``TP`` the exact master point is feasible for the whole program, so
 its optimum is the program's; an exactly violated cut joins and the exact
 solve is repeated.  Any master is a relaxation, so its certified upper end
 bounds the program in every case.
+
+Cut generation on this program is column generation on its dual, and it
+runs in the same loop as every other ``lp`` generation
+(:func:`portsim.planners.lp._incremental.generate`, one
+:class:`~portsim.planners.lp._incremental.IncrementalMaster` whose rows grow):
+the "pricer" is the separation above, which also runs the exact check when
+the float point violates no cut.  The float separation runs for at most
+:data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds; past them every
+round separates the exact point, at most
+:data:`~portsim.planners.lp._incremental.EXACT_ROUNDS` times (then the bound is
+the relaxation's, and the notes say so).
 """
 
 from __future__ import annotations
@@ -43,16 +54,19 @@ from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, time_limit_error
 from portsim.planners.lp._exact import ExactSolution, recover
-from portsim.planners.lp._solve import FloatSolution, LinearModel, TimeLimitReached, new_highs
+from portsim.planners.lp._incremental import (
+    EXACT_ROUNDS,
+    MAX_ROUNDS,
+    IncrementalMaster,
+    MasterFailed,
+    MasterPoint,
+    generate,
+)
+from portsim.planners.lp._solve import LinearModel, TimeLimitReached
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["FlowBound", "multicast_flow_bound", "source_cap"]
 
-MAX_ROUNDS = 200
-"""Cap on the float separation rounds (then the exact rounds still certify)."""
-
-EXACT_ROUNDS = 20
-"""Cap on the exact re-solves; past it the bound is the relaxation's (stated)."""
 
 _SCALE_BITS = 30
 """Float copies are scaled to integers below ``2**30`` for scipy's maximum flow."""
@@ -127,55 +141,6 @@ def _master(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]
         model.add(_cut_row(platform, model, sources, cut), "<=", Fraction(0),
                   f"cut of {sources[cut[0]][0]}: {len(cut[1])} node(s) inside")
     return model
-
-
-class _FloatMaster:
-    """The master in HiGHS (dual simplex), warm-started as cut rows arrive."""
-
-    def __init__(self, model: LinearModel) -> None:
-        import highspy
-
-        self._hs = highspy
-        h = new_highs()
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("simplex_strategy", 1)
-        n = model.n_variables
-        cost = np.zeros(n)
-        cost[model.objective] = -1.0
-        h.addCols(n, cost, np.zeros(n), np.full(n, highspy.kHighsInf), 0,
-                  np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        self.h = h
-        for row in model.rows:
-            self.add(row.coeffs, float(row.rhs))
-
-    def add(self, coeffs: Mapping[int, Fraction], rhs: float) -> None:
-        """Append the row ``coeffs · x <= rhs``."""
-        idx = np.array(list(coeffs), dtype=np.int32)
-        val = np.array([float(a) for a in coeffs.values()])
-        self.h.addRow(-self._hs.kHighsInf, rhs, len(idx), idx, val)
-
-    def solve(self, seconds: float | None) -> tuple[str, np.ndarray]:
-        """Status and the primal point."""
-        if seconds is not None:  # HiGHS's clock runs on across the runs of one object
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(seconds, 1e-3))
-        self.h.run()
-        status = self.h.getModelStatus()
-        if status == self._hs.HighsModelStatus.kTimeLimit:
-            return "time_limit", np.zeros(0)
-        if status != self._hs.HighsModelStatus.kOptimal:
-            return self.h.modelStatusToString(status), np.zeros(0)
-        return "optimal", np.asarray(self.h.getSolution().col_value, dtype=float)
-
-    def solution(self) -> FloatSolution:
-        """The last optimum with its basis, for the exact recovery of the same vertex."""
-        sol = self.h.getSolution()
-        basis = self.h.getBasis()
-        basic = self._hs.HighsBasisStatus.kBasic
-        cols = [j for j, st in enumerate(basis.col_status) if st == basic]
-        rows = [i for i, st in enumerate(basis.row_status) if st == basic]
-        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float),
-                             -np.asarray(sol.row_dual, dtype=float), np.zeros(0), "optimal",
-                             "highs-ds", 0.0, (cols, rows) if basis.valid else None)
 
 
 def _cut_row(platform: Platform, model: LinearModel, sources: Sequence[tuple[NodeId, object]],
@@ -280,38 +245,51 @@ def multicast_flow_bound(platform: Platform,
     cuts = _initial_cuts(platform, sources)
     known = set(cuts)
     model = _master(platform, sources, size, capacity, cuts)
-    master = _FloatMaster(model)
+    # The master's rows grow: columns first (no rows), then every row as a cut.
+    master = IncrementalMaster([], [], {"solver": "simplex", "simplex_strategy": 1})
+    for j in range(model.n_variables):
+        master.add_column(1.0 if j == model.objective else 0.0, [], [])
+    for row in model.rows:
+        _add_row(master, row.coeffs, row.rhs)
     rounds = exact_rounds = 0
-    phase = f"the cut generation of the {what} flow bound"
+    outcome: list[FlowBound | PlanResult] = []
+
+    def separate(point: MasterPoint) -> bool:
+        """Add the cuts the point violates: float ones, else exact ones; False when done."""
+        nonlocal rounds, exact_rounds, model
+        rounds += 1
+        new = [] if rounds > MAX_ROUNDS else [
+            c for c in _float_cuts(platform, sources, model, master.values()) if c not in known]
+        if not new:
+            # The same vertex in exact rationals (its basis solved exactly).
+            exact_rounds += 1
+            model = _master(platform, sources, size, capacity, cuts)
+            found = recover(model, master.solution(), deadline=deadline)
+            if found is None:
+                outcome.append(PlanResult.error(NAME, f"no exactly feasible solution of the "
+                                                      f"{what} flow bound's cut master"))
+                return False
+            new = [c for c in _exact_cuts(platform, sources, model, found.values)
+                   if c not in known]
+            if not new or exact_rounds >= EXACT_ROUNDS:
+                outcome.append(FlowBound(found, not new, rounds, len(cuts)))
+                return False
+        for cut in new:
+            known.add(cut)
+            cuts.append(cut)
+            _add_row(master, _cut_row(platform, model, sources, cut), Fraction(0))
+        return True
+
     try:
-        while True:
-            rounds += 1
-            deadline.check(phase)
-            status, x = master.solve(deadline.remaining())
-            if status == "time_limit":
-                raise TimeLimitReached(phase)
-            if status != "optimal":
-                return PlanResult.error(NAME, f"HiGHS failed on the {what} flow bound: {status}")
-            new = [] if rounds > MAX_ROUNDS else [
-                c for c in _float_cuts(platform, sources, model, x) if c not in known]
-            if not new:
-                # The same vertex in exact rationals (its basis solved exactly).
-                exact_rounds += 1
-                model = _master(platform, sources, size, capacity, cuts)
-                found = recover(model, master.solution(), deadline=deadline)
-                if found is None:
-                    return PlanResult.error(NAME, f"no exactly feasible solution of the "
-                                                  f"{what} flow bound's cut master")
-                new = [c for c in _exact_cuts(platform, sources, model, found.values)
-                       if c not in known]
-                if not new:
-                    return FlowBound(found, True, rounds, len(cuts))
-                if exact_rounds >= EXACT_ROUNDS:
-                    break
-            for cut in new:
-                known.add(cut)
-                cuts.append(cut)
-                master.add(_cut_row(platform, model, sources, cut), 0.0)
+        generate(master, separate, deadline=deadline, max_rounds=MAX_ROUNDS + EXACT_ROUNDS,
+                 phase=f"the cut generation of the {what} flow bound")
     except TimeLimitReached as stop:
         return time_limit_error(options, stop.phase)
-    return FlowBound(found, False, rounds, len(cuts))
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"HiGHS failed on the {what} flow bound: {failure.status}")
+    return outcome[0]
+
+
+def _add_row(master: IncrementalMaster, coeffs: Mapping[int, Fraction], rhs: Fraction) -> None:
+    """Append the row ``coeffs · x <= rhs`` to the float master."""
+    master.add_row(list(coeffs), [float(a) for a in coeffs.values()], float(rhs))

@@ -1,4 +1,4 @@
-"""One incremental float master for the ``lp`` column generations.
+"""The column-generation core of ``lp``: one incremental float master, one loop.
 
 A column generation solves its master program many times, each time with a
 few more columns.  Rebuilding the program (exact ``Fraction`` rows, sparse
@@ -20,19 +20,54 @@ upper``, ``x >= 0``; duals are returned in maximisation form (``c <= A^T y``
 at an optimum, ``y = -row_dual`` of HiGHS's minimisation), those of the
 ``<=`` rows (``lower = -inf``) clipped at 0 (they are ``>= 0`` up to
 round-off).
+
+:func:`generate` is the one float loop of every ``lp`` generation (reduction
+trees, broadcast trees, matchings, all-reduce structures, flow cuts): solve
+the master, hand its point to the caller's pricer, which adds what improves
+it; stop when the pricer adds nothing or after :data:`MAX_ROUNDS` rounds.
+One deadline policy: the call's :class:`~portsim.planners.lp._solve.Deadline`
+is checked before every round and bounds every HiGHS run, and either way
+:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase (the
+caller turns it into its ``error`` result); a HiGHS failure raises
+:class:`MasterFailed`.  The master is an :class:`IncrementalMaster`, or a
+:class:`RebuiltMaster` where warm starts would change the columns found.  A
+loop cut by the round cap is no error: the exact certification that follows
+states the certified interval.
+
+That certification runs in :func:`exact_rounds`: each round solves the
+master exactly over the columns found, prices its exact dual exactly (the
+dual certificate) and lets an exactly improving column join for another
+round, at most :data:`EXACT_ROUNDS` rounds (the all-reduce structures and the
+reduce trees keep the caps their results have always had, 1 + 200 and 50),
+the deadline checked before each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import highspy
 import numpy as np
 
-from portsim.planners.lp._solve import new_highs
+from portsim.planners.lp._solve import (
+    Deadline,
+    FloatSolution,
+    LinearModel,
+    TimeLimitReached,
+    new_highs,
+    solve_float,
+)
 
-__all__ = ["IncrementalMaster", "MasterPoint"]
+__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed",
+           "MasterPoint", "RebuiltMaster", "exact_rounds", "generate"]
+
+MAX_ROUNDS = 5_000
+"""The cap on the float rounds of every ``lp`` column (or cut) generation."""
+
+EXACT_ROUNDS = 20
+"""The cap on the exact rounds that follow a generation (:func:`exact_rounds`)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +134,26 @@ class IncrementalMaster:
         self.n_columns = 0
         """Columns added so far."""
 
+    @classmethod
+    def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str]
+           ) -> IncrementalMaster:
+        """``model`` (rows, then its columns in order; ``TP`` the objective) in one master.
+
+        The variables' upper bounds are left out: they only make an inexact
+        dual certifiable (:mod:`portsim.planners.lp._exact`), which the float
+        generation never needs.
+        """
+        lower = [-np.inf if row.sense == "<=" else float(row.rhs) for row in model.rows]
+        master = cls(lower, [float(row.rhs) for row in model.rows], settings)
+        cols: list[list[tuple[int, float]]] = [[] for _ in range(model.n_variables)]
+        for i, row in enumerate(model.rows):
+            for j, a in row.coeffs.items():
+                cols[j].append((i, float(a)))
+        for j, col in enumerate(cols):
+            master.add_column(1.0 if j == model.objective else 0.0,
+                              [i for i, _ in col], [a for _, a in col])
+        return master
+
     def add_column(self, cost: float, rows: Sequence[int] | np.ndarray,
                    values: Sequence[float] | np.ndarray) -> int:
         """Append a column ``x >= 0`` of objective ``cost``; return its index.
@@ -110,6 +165,14 @@ class IncrementalMaster:
                       np.asarray(values, dtype=np.float64))
         self.n_columns += 1
         return self.n_columns - 1
+
+    def add_row(self, columns: Sequence[int] | np.ndarray, values: Sequence[float] | np.ndarray,
+                upper: float) -> None:
+        """Append the row ``values · x[columns] <= upper`` (a cut)."""
+        idx = np.asarray(columns, dtype=np.int32)
+        self.h.addRow(-highspy.kHighsInf, float(upper), len(idx), idx,
+                      np.asarray(values, dtype=np.float64))
+        self._clip = np.append(self._clip, True)
 
     def solve(self, time_limit: float | None) -> MasterPoint:
         """Run HiGHS from the last basis, within ``time_limit`` seconds (``None``: none)."""
@@ -131,6 +194,18 @@ class IncrementalMaster:
         """The columns' values in the last solution."""
         return np.asarray(self.h.getSolution().col_value, dtype=float)
 
+    def solution(self) -> FloatSolution:
+        """The last optimum with its basis, for the exact recovery of the same vertex
+        (:func:`portsim.planners.lp._exact.recover`)."""
+        sol = self.h.getSolution()
+        basis = self.h.getBasis()
+        basic = highspy.HighsBasisStatus.kBasic
+        cols = [j for j, st in enumerate(basis.col_status) if st == basic]
+        rows = [i for i, st in enumerate(basis.row_status) if st == basic]
+        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float),
+                             -np.asarray(sol.row_dual, dtype=float), np.zeros(0), "optimal",
+                             "highs-ds", 0.0, (cols, rows) if basis.valid else None)
+
     def used(self) -> list[int]:
         """Columns with a positive value, or basic, in the last solution."""
         x = self.h.getSolution().col_value
@@ -138,3 +213,168 @@ class IncrementalMaster:
         basic = highspy.HighsBasisStatus.kBasic
         return [c for c, (v, st) in enumerate(zip(x, basis.col_status, strict=True))
                 if v > 0 or st == basic]
+
+
+class RebuiltMaster:
+    """A master rebuilt from its columns and solved afresh every round (:func:`solve_float`).
+
+    For the masters that warm starts would change: a degenerate master has
+    many optimal duals, and the pricing steered by another one finds other,
+    equally optimal, columns (the all-reduce masters keep the columns they
+    have always found this way).  :func:`generate` runs it as it runs an
+    :class:`IncrementalMaster`.
+
+    Parameters
+    ----------
+    build:
+        Builds the exact master over the current columns (called every round).
+    method:
+        :func:`solve_float`'s method.
+
+    Attributes
+    ----------
+    model, solution:
+        The last master built and HiGHS's answer (``y_ub``, ``y_eq`` split by
+        the rows' senses); :attr:`MasterPoint.duals` lists the same duals in
+        the model's row order.
+    """
+
+    def __init__(self, build: Callable[[], LinearModel], method: str) -> None:
+        self.build = build
+        self.method = method
+        self.model: LinearModel | None = None
+        self.solution: FloatSolution | None = None
+
+    def solve(self, time_limit: float | None) -> MasterPoint:
+        """Build the master and solve it within ``time_limit`` seconds (``None``: none)."""
+        model = self.model = self.build()
+        sol = self.solution = solve_float(model, method=self.method, time_limit=time_limit)
+        if sol.status == "time_limit":
+            return MasterPoint("time_limit", 0.0, np.zeros(0))
+        if sol.status != "optimal" or sol.x is None or sol.y_ub is None or sol.y_eq is None:
+            return MasterPoint(sol.message, 0.0, np.zeros(0))
+        y_ub, y_eq = iter(sol.y_ub), iter(sol.y_eq)
+        duals = np.array([float(next(y_ub) if row.sense == "<=" else next(y_eq))
+                          for row in model.rows])
+        return MasterPoint("optimal", float(sol.x[model.objective]), duals)
+
+
+class MasterFailed(Exception):
+    """HiGHS ended a master run neither optimal nor at the time limit.
+
+    Parameters
+    ----------
+    status:
+        HiGHS's model status text (the caller puts it in its ``error`` result).
+    """
+
+    def __init__(self, status: str) -> None:
+        super().__init__(f"HiGHS failed on a column-generation master: {status}")
+        self.status = status
+
+
+class Master(Protocol):
+    """What :func:`generate` solves: :class:`IncrementalMaster` (or a wrapper of
+    it), or :class:`RebuiltMaster`."""
+
+    def solve(self, time_limit: float | None) -> MasterPoint:
+        """The master's float optimum and duals (:class:`MasterPoint`)."""
+        ...  # pragma: no cover - a protocol
+
+
+def generate(master: Master, price: Callable[[MasterPoint], bool], *, deadline: Deadline,
+             phase: str, max_rounds: int = MAX_ROUNDS) -> int:
+    """The float column generation: solve ``master``, ``price`` its point, until nothing enters.
+
+    Parameters
+    ----------
+    master:
+        The float master; ``price`` adds its new columns (or rows) to it.
+    price:
+        Called with every optimal point; adds what improves the master and
+        returns whether anything entered (``False`` ends the loop: no
+        improving column, or the caller's own stopping test).
+    deadline:
+        Checked before every round; its remaining time bounds every HiGHS run.
+    phase:
+        Named by :class:`TimeLimitReached` when the deadline passes.
+    max_rounds:
+        Cap on the rounds (:data:`MAX_ROUNDS`); the exact certification that
+        follows every generation states what a cut loop leaves open.
+
+    Returns
+    -------
+    int
+        The rounds run (master solves).
+
+    Raises
+    ------
+    TimeLimitReached
+        When the deadline passes before a round or during a HiGHS run.
+    MasterFailed
+        When HiGHS ends a run neither optimal nor at the time limit.
+
+    Examples
+    --------
+    ``max x0 + x1`` under ``x0 + 2 x1 <= 4`` and ``3 x0 + x1 <= 6``, from the
+    column of ``x0``: the column of ``x1`` prices in once, then nothing does.
+
+    >>> m = IncrementalMaster([-np.inf, -np.inf], [4.0, 6.0], {"solver": "simplex"})
+    >>> _ = m.add_column(1.0, [0, 1], [1.0, 3.0])
+    >>> def price(point: MasterPoint) -> bool:
+    ...     if 1.0 - (2 * point.duals[0] + point.duals[1]) <= 1e-9:
+    ...         return False  # the column of x1 has no positive reduced cost
+    ...     m.add_column(1.0, [0, 1], [2.0, 1.0])
+    ...     return True
+    >>> generate(m, price, deadline=Deadline.after(None), phase="the example")
+    2
+    >>> round(m.solve(None).value, 9)
+    2.8
+    """
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        deadline.check(phase)
+        point = master.solve(deadline.remaining())
+        if point.status == "time_limit":
+            raise TimeLimitReached(phase)
+        if point.status != "optimal":
+            raise MasterFailed(point.status)
+        if not price(point):
+            break
+    return rounds
+
+
+def exact_rounds(*, deadline: Deadline, phase: str,
+                 max_rounds: int = EXACT_ROUNDS) -> Iterator[int]:
+    """The exact rounds after a generation: round numbers 1, 2, ..., ``max_rounds``.
+
+    The caller's round solves the master exactly over the columns found,
+    prices its exact dual exactly and ``break``s once the certificate meets
+    the master's value or no column improves exactly; else the exactly
+    improving columns join for the next round.  A ``for ... else`` (no break)
+    means the cap ended the rounds: the last round's certificate still
+    bounds, and the caller states the certified interval.
+
+    Parameters
+    ----------
+    deadline:
+        Checked before every round.
+    phase:
+        Named by :class:`TimeLimitReached` when the deadline has passed.
+    max_rounds:
+        Cap on the rounds (:data:`EXACT_ROUNDS`).
+
+    Raises
+    ------
+    TimeLimitReached
+        When the deadline has passed before a round.
+
+    Examples
+    --------
+    >>> list(exact_rounds(deadline=Deadline.after(None), phase="the example", max_rounds=3))
+    [1, 2, 3]
+    """
+    for number in range(1, max_rounds + 1):
+        deadline.check(phase)
+        yield number

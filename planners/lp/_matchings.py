@@ -31,8 +31,9 @@ the tests compare against, and for a commutative or one-participant reduce.
 **Column generation** (the paper proves polynomiality with the ellipsoid
 method on the dual (D) and calls it impractical; this is the practical
 route, constraint generation on (D)).  The master starts with one
-configuration per link (and one breadth-first tree per source) and is
-solved by HiGHS's dual simplex, warm-started after every new column.  With
+configuration per link (and one breadth-first tree per source, or the
+cheapest reduction tree) and is solved by HiGHS's dual simplex, warm-started
+after every new column (:class:`~portsim.planners.lp._incremental.IncrementalMaster`).  With
 the duals ``v_e >= 0`` of the edge rows and ``u`` of the comm row, a
 configuration improves when its weight ``Σ mult·v_e`` exceeds ``u``: the
 best one is a maximum-weight matching of the port graph (networkx's
@@ -44,13 +45,18 @@ arborescence where some reachable node is not a destination
 heuristic, tried first in every round anyway).  Paths and flows stay explicit
 variables (polynomially many).  The loop stops when no column has a reduced
 cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
-duals), or after :data:`MAX_ROUNDS` rounds.
+duals), or after :data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds
+(the one loop of :func:`~portsim.planners.lp._incremental.generate`).  Both
+families of tree columns (arborescences and reduction trees) go through the
+same generation (``_generate``): only their master, their columns and their
+pricing differ.
 
 **Certification.**  The final master is solved again and recovered in exact
 rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactly
 (the maximum-weight matching on integer-scaled weights, the minimum
 arborescence in Fractions).  An exactly improving column is added and the
-exact solve repeated (at most :data:`EXACT_ROUNDS` times).  Then
+exact solve repeated (at most
+:data:`~portsim.planners.lp._incremental.EXACT_ROUNDS` times).  Then
 ``u' = max(u, W)`` (``W`` the exact heaviest configuration) and
 ``z'_s = min(z_s, W_s)`` (``W_s`` the exact cheapest tree, or a certified
 lower bound on it where the Steiner pricing is heuristic) make the dual
@@ -68,9 +74,8 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TypeVar
+from typing import Generic, Protocol, TypeVar
 
-import highspy
 import networkx as nx
 import numpy as np
 
@@ -81,10 +86,17 @@ from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, 
 from portsim.planners.lp._exact import ExactSolution, dual_bound
 from portsim.planners.lp._extract import extract_trees, top_down_unit
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
+from portsim.planners.lp._incremental import (
+    IncrementalMaster,
+    MasterFailed,
+    MasterPoint,
+    exact_rounds,
+    generate,
+)
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._ports import Configuration, Link, PortGraph
 from portsim.planners.lp._reduce import refuse_reduction
-from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, new_highs
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import Task, build_reduce_model
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_tree, cheapest_trees
@@ -94,8 +106,6 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = [
-    "EXACT_ROUNDS",
-    "MAX_ROUNDS",
     "TOLERANCE",
     "CGSolution",
     "min_arborescence",
@@ -106,14 +116,10 @@ __all__ = [
 TOLERANCE = 1e-9
 """Column generation stops when no column's float reduced cost exceeds this."""
 
-MAX_ROUNDS = 5_000
-"""Cap on the float column-generation rounds."""
-
-EXACT_ROUNDS = 20
-"""Cap on the exact re-solves after the float loop."""
-
 Tree = tuple[tuple[NodeId, NodeId], ...]
 W = TypeVar("W", float, Fraction)
+C = TypeVar("C")
+"""A tree column: ``(source index, tree)`` or a reduction tree's tasks."""
 KeyToLink = Callable[[Hashable], Link | None]
 
 
@@ -190,12 +196,7 @@ def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]]
         source_rows[s][j] = Fraction(-1)
         for e in tree:
             edge[e][j] = busy[e]
-    comm: dict[int, Fraction] = {}
-    for k, config in enumerate(configs):
-        j = m.variable(("config", k), upper=Fraction(1))
-        comm[j] = Fraction(1)
-        for e, mult in config:
-            edge[e][j] = Fraction(-mult)
+    comm = _config_variables(m, configs, edge)
     m.rows = list(base.model.rows)
     first_source = len(m.rows)
     for s, row in enumerate(source_rows):
@@ -207,50 +208,231 @@ def _master(base: Base, links: Sequence[Link], trees: Sequence[tuple[int, Tree]]
     return m, (first_source, first_edge, len(m.rows) - 1)
 
 
-class _FloatMaster:
-    """The master in HiGHS (dual simplex), warm-started as columns arrive."""
+@dataclass
+class _Rows:
+    """Where the master's rows are: per link, the time row, the tree rows, the CPU rows."""
 
-    def __init__(self, model: LinearModel, deadline: Deadline) -> None:
-        h = new_highs()
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("simplex_strategy", 1)
-        self.deadline = deadline
-        inf = highspy.kHighsInf
-        n = model.n_variables
-        cols: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-        lower, upper = [], []
-        for i, row in enumerate(model.rows):
-            for j, a in row.coeffs.items():
-                cols[j].append((i, float(a)))
-            lower.append(-inf if row.sense == "<=" else float(row.rhs))
-            upper.append(float(row.rhs))
-        h.addRows(len(lower), np.array(lower), np.array(upper), 0,
-                  np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
-        for j in range(n):
-            self._add(h, -1.0 if j == model.objective else 0.0, cols[j])
-        self.h = h
+    link: dict[Link, int]
+    comm: int
+    trees: list[int]
+    """The ``==`` row of each tree family (one per source; one for reduction trees)."""
+    cpu: dict[int, int] = field(default_factory=dict)
 
-    @staticmethod
-    def _add(h: highspy.Highs, cost: float, col: list[tuple[int, float]]) -> None:
-        h.addCol(cost, 0.0, highspy.kHighsInf, len(col),
-                 np.array([i for i, _ in col], dtype=np.int32),
-                 np.array([a for _, a in col], dtype=np.float64))
 
-    def add(self, col: dict[int, Fraction]) -> None:
-        self._add(self.h, 0.0, [(i, float(a)) for i, a in col.items()])
+class _TreeColumns(Protocol[C]):
+    """The tree columns of a master beside the matchings (broadcast or reduction trees)."""
 
-    def solve(self) -> tuple[str, float, np.ndarray]:
-        left = self.deadline.remaining()
-        if left is not None:  # HiGHS's clock runs on across the runs of one object
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + max(left, 1e-3))
-        self.h.run()
-        status = self.h.getModelStatus()
-        if status == highspy.HighsModelStatus.kTimeLimit:
-            return "time_limit", 0.0, np.zeros(0)
-        if status != highspy.HighsModelStatus.kOptimal:
-            return self.h.modelStatusToString(status), 0.0, np.zeros(0)
-        duals = -np.asarray(self.h.getSolution().row_dual, dtype=float)
-        return "optimal", -self.h.getObjectiveValue(), duals
+    columns: list[C]
+    """The tree columns generated so far, in the order of their variables."""
+
+    def master(self, configs: Sequence[Configuration]) -> tuple[LinearModel, _Rows]:
+        """The exact master over :attr:`columns` and ``configs``."""
+        ...  # pragma: no cover - a protocol
+
+    def column(self, tree: C, rows: _Rows) -> dict[int, Fraction]:
+        """The master column of ``tree``."""
+        ...  # pragma: no cover - a protocol
+
+    def price_float(self, y: np.ndarray, v: Mapping[Link, float], rows: _Rows,
+                    deadline: Deadline) -> list[C]:
+        """The new improving trees under float duals (appended to :attr:`columns`)."""
+        ...  # pragma: no cover - a protocol
+
+    def price_exact(self, y: list[Fraction], v: Mapping[Link, Fraction], rows: _Rows,
+                    deadline: Deadline) -> tuple[list[Fraction], bool] | str:
+        """A certified least price per tree row, and whether an exactly improving
+        tree joined :attr:`columns`; or why no tree exists."""
+        ...  # pragma: no cover - a protocol
+
+
+class _Matchings:
+    """The configuration columns: one per link to start, then maximum-weight matchings."""
+
+    def __init__(self, ports: PortGraph) -> None:
+        self.ports = ports
+        self.links = list(ports.links)
+        self.columns: list[Configuration] = [((e, 1),) for e in self.links]
+        self.seen = set(self.columns)
+        self.heaviest = Fraction(0)
+        """The exact heaviest configuration's weight at the last exact pricing."""
+
+    def _join(self, config: Configuration) -> None:
+        self.columns.append(config)
+        self.seen.add(config)
+
+    def price_float(self, master: IncrementalMaster, v: Mapping[Link, float], y_comm: float,
+                    rows: _Rows) -> bool:
+        """Add the heaviest configuration when it improves the float master."""
+        weight, config = self.ports.best_float(v)
+        if weight > y_comm + TOLERANCE and config not in self.seen:
+            self._join(config)
+            _add_float(master, _config_column(config, rows.comm, rows.link))
+            return True
+        return False
+
+    def price_exact(self, v: Mapping[Link, Fraction], y_comm: Fraction) -> bool:
+        """Price exactly (:attr:`heaviest`); add the configuration when it improves."""
+        self.heaviest, config = self.ports.best(v)
+        if self.heaviest > y_comm and config not in self.seen:
+            self._join(config)
+            return True
+        return False
+
+
+def _add_float(master: IncrementalMaster, col: Mapping[int, Fraction]) -> None:
+    master.add_column(0.0, list(col), [float(a) for a in col.values()])
+
+
+@dataclass
+class _Generated(Generic[C]):
+    """The certified master of :func:`_generate` and what was generated."""
+
+    exact: ExactSolution
+    trees: list[tuple[Fraction, C]]
+    """``(weight, tree column)`` with positive weights, in the columns' order."""
+    configurations: list[tuple[Fraction, Configuration]]
+    rounds: int
+    n_configs: int
+    n_trees: int
+
+
+def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, what: str,
+              exact_what: str) -> _Generated[C] | PlanResult:
+    """Column generation over matchings and ``family``'s trees, then exact pricing.
+
+    The float loop is :func:`portsim.planners.lp._incremental.generate` on the
+    master of ``family`` (HiGHS's dual simplex, warm-started); then the master
+    over every column is solved exactly and priced exactly, an exactly
+    improving column joining for another exact round
+    (:func:`~portsim.planners.lp._incremental.exact_rounds`); the certificate
+    is the module's (raise the time row's dual to the heaviest configuration,
+    lower every tree row's to its least tree price,
+    :func:`portsim.planners.lp._exact.dual_bound`).
+    """
+    deadline = options.clock()
+    matchings = _Matchings(ports)
+    model, rows = family.master(matchings.columns)
+    master = IncrementalMaster.of(model, {"solver": "simplex", "simplex_strategy": 1})
+
+    def price(point: MasterPoint) -> bool:
+        y = point.duals
+        v = {e: max(float(y[rows.link[e]]), 0.0) for e in matchings.links}
+        added = matchings.price_float(master, v, float(y[rows.comm]), rows)
+        for tree in family.price_float(y, v, rows, deadline):
+            _add_float(master, family.column(tree, rows))
+            added = True
+        return added
+
+    try:
+        rounds = generate(master, price, deadline=deadline,
+                          phase=f"the column generation of the {what} master")
+        for _ in exact_rounds(deadline=deadline,
+                              phase=f"the exact pricing of the {what} master"):
+            trees, configs = list(family.columns), list(matchings.columns)
+            model, rows = family.master(configs)
+            found = solve_exactly(model, options, what=exact_what)
+            if isinstance(found, PlanResult):
+                return found
+            exact = found
+            y_row = _row_duals(model, exact)
+            v_exact = {e: max(y_row[rows.link[e]], Fraction(0)) for e in matchings.links}
+            added = matchings.price_exact(v_exact, y_row[rows.comm])
+            priced = family.price_exact(y_row, v_exact, rows, deadline)
+            if isinstance(priced, str):
+                return PlanResult.error(NAME, priced)
+            cheapest, joined = priced
+            if not (added or joined):
+                break
+    except TimeLimitReached as stop:
+        return time_limit_error(options, stop.phase)
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"HiGHS failed on the {what} master: {failure.status}")
+    # Certificate: make the dual feasible for every column outside the master.
+    y_row[rows.comm] = max(y_row[rows.comm], matchings.heaviest)
+    for r, least in zip(rows.trees, cheapest, strict=True):
+        y_row[r] = min(y_row[r], least)
+    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
+    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
+    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
+    certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
+                              exact.method if upper == exact.lower else "interval",
+                              exact.notes)
+    weighted_trees = [(exact.values[model.index["tree", k]], tree)
+                      for k, tree in enumerate(trees)]
+    weighted_configs = [(exact.values[model.index["config", k]], config)
+                        for k, config in enumerate(configs)]
+    return _Generated(certified, [t for t in weighted_trees if t[0] > 0],
+                      [c for c in weighted_configs if c[0] > 0], rounds,
+                      len(matchings.columns), len(family.columns))
+
+
+class _SourceTrees:
+    """Weighted arborescences of ``sources`` beside the collective's ``base`` (module notes).
+
+    Spanning where a source's targets are every node it reaches, else Steiner
+    (:class:`~portsim.planners.lp._steiner.TreePricer`); a column is
+    ``(source index, tree)``.
+    """
+
+    def __init__(self, platform: Platform, base: Base, links: list[Link], size: Fraction,
+                 sources: Sequence[NodeId], targets: Sequence[Collection[NodeId]] | None
+                 ) -> None:
+        self.base = base
+        self.links = links
+        self.busy = {e: size * platform.cost(*e) for e in links}
+        self.sources = sources
+        self.pricers = [TreePricer(platform.graph.edges, s,
+                                   {s} | nx.descendants(platform.graph, s),
+                                   None if targets is None else targets[i])
+                        for i, s in enumerate(sources)]
+        self.columns: list[tuple[int, Tree]] = [(i, p.initial())
+                                                for i, p in enumerate(self.pricers)]
+        self.seen = set(self.columns)
+        self.unproven: set[int] = set()
+        """Sources whose last exact pricing was heuristic (a certified lower bound)."""
+
+    def master(self, configs: Sequence[Configuration]) -> tuple[LinearModel, _Rows]:
+        model, (src0, edge0, comm) = _master(self.base, self.links, self.columns,
+                                             len(self.sources), configs, self.busy)
+        return model, _Rows({e: edge0 + i for i, e in enumerate(self.links)}, comm,
+                            [src0 + s for s in range(len(self.sources))])
+
+    def column(self, tree: tuple[int, Tree], rows: _Rows) -> dict[int, Fraction]:
+        s, edges = tree
+        col = {rows.trees[s]: Fraction(-1)}
+        for e in edges:
+            col[rows.link[e]] = self.busy[e]
+        return col
+
+    def price_float(self, y: np.ndarray, v: Mapping[Link, float], rows: _Rows,
+                    deadline: Deadline) -> list[tuple[int, Tree]]:
+        if not self.sources:
+            return []
+        price = {e: float(self.busy[e]) * v[e] for e in self.links}
+        new = improving_trees(self.pricers, price, [float(y[r]) for r in rows.trees],
+                              self.seen, TOLERANCE, deadline=deadline)
+        self.columns.extend(new)
+        self.seen.update(new)
+        return new
+
+    def price_exact(self, y: list[Fraction], v: Mapping[Link, Fraction], rows: _Rows,
+                    deadline: Deadline) -> tuple[list[Fraction], bool] | str:
+        cheapest: list[Fraction] = []
+        self.unproven = set()
+        joined = False
+        price = {e: self.busy[e] * v[e] for e in self.links}
+        for i, pricer in enumerate(self.pricers):
+            found = pricer.best(price, Fraction(0))
+            if found is None:
+                return f"{self.sources[i]} reaches no spanning tree"
+            cheapest.append(found.lower)
+            if not found.exact:
+                self.unproven.add(i)
+            if found.cost < y[rows.trees[i]] and (i, found.edges) not in self.seen:
+                self.columns.append((i, found.edges))
+                self.seen.add((i, found.edges))
+                joined = True
+        return cheapest, joined
 
 
 def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
@@ -288,126 +470,32 @@ def solve_with_matchings(platform: Platform, base: Base, options: LpOptions, *,
         A :class:`PlanResult` on solver failure.
     """
     ports = PortGraph.of(platform)
-    links = list(ports.links)
-    busy = {e: size * platform.cost(*e) for e in links}
-    pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
-                          None if targets is None else targets[i])
-               for i, s in enumerate(sources)]
-    trees: list[tuple[int, Tree]] = [(i, p.initial()) for i, p in enumerate(pricers)]
-    configs: list[Configuration] = [((e, 1),) for e in links]
-    seen_trees = set(trees)
-    seen_configs = set(configs)
-    model, (src0, edge0, comm_row) = _master(base, links, trees, len(sources), configs, busy)
-    deadline = options.clock()
-    float_master = _FloatMaster(model, deadline)
-    rounds = 0
-
-    link_row = {e: edge0 + i for i, e in enumerate(links)}
-
-    def tree_column(s: int, tree: Tree) -> dict[int, Fraction]:
-        col = {src0 + s: Fraction(-1)}
-        for e in tree:
-            col[link_row[e]] = busy[e]
-        return col
-
-    while rounds < MAX_ROUNDS:
-        rounds += 1
-        if deadline.expired:
-            return time_limit_error(options, f"the column generation of the {what} "
-                                             f"master ({rounds} rounds)")
-        status, _, y = float_master.solve()
-        if status == "time_limit":
-            return time_limit_error(options, f"the column generation of the {what} "
-                                             f"master (HiGHS, round {rounds})")
-        if status != "optimal":
-            return PlanResult.error(NAME, f"HiGHS failed on the {what} master: {status}")
-        v = {e: max(float(y[link_row[e]]), 0.0) for e in links}
-        added = False
-        weight, config = ports.best_float(v)
-        if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
-            configs.append(config)
-            seen_configs.add(config)
-            float_master.add(_config_column(config, comm_row, link_row))
-            added = True
-        if sources:
-            price = {e: float(busy[e]) * v[e] for e in links}
-            for i, tree in improving_trees(pricers, price,
-                                           [float(y[src0 + i]) for i in range(len(sources))],
-                                           seen_trees, TOLERANCE, deadline=deadline):
-                trees.append((i, tree))
-                seen_trees.add((i, tree))
-                float_master.add(tree_column(i, tree))
-                added = True
-        if not added:
-            break
-    float_rounds = rounds
-    exact: ExactSolution | None = None
-    best_weight = Fraction(0)
-    cheapest: list[Fraction] = []
-    used_trees: list[tuple[int, Tree]] = []
-    used_configs: list[Configuration] = []
-    for _ in range(EXACT_ROUNDS):
-        if deadline.expired:
-            return time_limit_error(options, f"the exact pricing of the {what} master")
-        used_trees, used_configs = list(trees), list(configs)
-        model, _ = _master(base, links, used_trees, len(sources), used_configs, busy)
-        found = solve_exactly(model, options, what=f"{what} master")
-        if isinstance(found, PlanResult):
-            return found
-        exact = found
-        y_row = _row_duals(model, exact)
-        v_exact = {e: max(y_row[link_row[e]], Fraction(0)) for e in links}
-        best_weight, config = ports.best(v_exact)
-        added = False
-        if best_weight > y_row[comm_row] and config not in seen_configs:
-            configs.append(config)
-            seen_configs.add(config)
-            added = True
-        cheapest = []
-        unproven: set[int] = set()
-        price_exact = {e: busy[e] * v_exact[e] for e in links}
-        for i in range(len(sources)):
-            found_tree = pricers[i].best(price_exact, Fraction(0))
-            if found_tree is None:
-                return PlanResult.error(NAME, f"{sources[i]} reaches no spanning tree")
-            exact_tree, exact_cost = found_tree.edges, found_tree.cost
-            cheapest.append(found_tree.lower)
-            if not found_tree.exact:
-                unproven.add(i)
-            if exact_cost < y_row[src0 + i] and (i, exact_tree) not in seen_trees:
-                trees.append((i, exact_tree))
-                seen_trees.add((i, exact_tree))
-                added = True
-        if not added:
-            break
-    assert exact is not None
-    # Certificate: make the dual feasible for every column outside the master.
-    y_row = _row_duals(model, exact)
-    y_row[comm_row] = max(y_row[comm_row], best_weight)
-    for i in range(len(sources)):
-        y_row[src0 + i] = min(y_row[src0 + i], cheapest[i])
-    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
-    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
-    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
-    certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
-                              exact.method if upper == exact.lower else "interval",
-                              exact.notes)
-    n_base = base.model.n_variables
-    weighted_trees = [(s, exact.values[n_base + k], tree)
-                      for k, (s, tree) in enumerate(used_trees)]
-    offset = n_base + len(used_trees)
-    weighted_configs = [(exact.values[offset + k], config)
-                        for k, config in enumerate(used_configs)]
-    notes = [f"column generation over matchings of the port graph ({what}): {float_rounds} "
+    family = _SourceTrees(platform, base, list(ports.links), size, sources, targets)
+    found = _generate(ports, family, options, what=what, exact_what=f"{what} master")
+    if isinstance(found, PlanResult):
+        return found
+    trees = [(s, w, tree) for w, (s, tree) in found.trees]
+    notes = [f"column generation over matchings of the port graph ({what}): {found.rounds} "
              f"float round(s) with reduced-cost tolerance {TOLERANCE:g}, then exact pricing; "
-             f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
-             f"{sum(1 for w, _ in weighted_configs if w > 0)} matching(s) and "
-             f"{sum(1 for _, w, _ in weighted_trees if w > 0)} tree(s) used"]
-    if unproven:
-        notes.append(heuristic_note([sources[i] for i in unproven]))
-    return CGSolution(certified, [t for t in weighted_trees if t[1] > 0],
-                      [c for c in weighted_configs if c[0] > 0], float_rounds,
-                      len(configs) + len(trees), notes)
+             f"{found.n_configs} matching column(s), {found.n_trees} tree column(s); "
+             f"{len(found.configurations)} matching(s) and {len(trees)} tree(s) used"]
+    if family.unproven:
+        notes.append(heuristic_note([sources[i] for i in family.unproven]))
+    return CGSolution(found.exact, trees, found.configurations, found.rounds,
+                      found.n_configs + found.n_trees, notes)
+
+
+def _config_variables(m: LinearModel, configs: Sequence[Configuration],
+                      edge: dict[Link, dict[int, Fraction]]) -> dict[int, Fraction]:
+    """Add a variable ``("config", k)`` per configuration, its ``-multiplicity`` on the
+    coverage rows ``edge`` of its links; return the time row ``Σ_M μ_M``."""
+    comm: dict[int, Fraction] = {}
+    for k, config in enumerate(configs):
+        j = m.variable(("config", k), upper=Fraction(1))
+        comm[j] = Fraction(1)
+        for e, mult in config:
+            edge[e][j] = Fraction(-mult)
+    return comm
 
 
 def _config_column(config: Configuration, comm_row: int,
@@ -639,12 +727,7 @@ def _reduce_tree_master(space: TreeSpace, links: Sequence[Link], trees: Sequence
             edge[e][j] = a
         for i, a in cpu_load.items():
             cpu[i][j] = a
-    comm: dict[int, Fraction] = {}
-    for k, config in enumerate(configs):
-        j = m.variable(("config", k), upper=Fraction(1))
-        comm[j] = Fraction(1)
-        for e, mult in config:
-            edge[e][j] = Fraction(-mult)
+    comm = _config_variables(m, configs, edge)
     m.add(tree_row, "==", Fraction(0), "the reduction trees carry TP")
     link_row: dict[Link, int] = {}
     for e in links:
@@ -721,6 +804,56 @@ def _cheapest_reduce_tree_exact(space: TreeSpace, y_link: Mapping[Link, Fraction
     return Fraction(int(price), q), tasks
 
 
+class _ReductionTrees:
+    """Reduction trees of ``space`` as columns (a column: its tasks), priced by the interval DP."""
+
+    def __init__(self, space: TreeSpace, links: list[Link], first: list[Task]) -> None:
+        self.space = space
+        self.links = links
+        self.columns: list[list[Task]] = [first]
+        self.seen = {tuple(first)}
+
+    def master(self, configs: Sequence[Configuration]) -> tuple[LinearModel, _Rows]:
+        model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
+            self.space, self.links, self.columns, configs)
+        return model, _Rows(link_row, comm_row, [tree_row], cpu_row)
+
+    def column(self, tasks: list[Task], rows: _Rows) -> dict[int, Fraction]:
+        link_load, cpu_load = _tree_loads(self.space, tasks)
+        col = {rows.trees[0]: Fraction(-1)}
+        for e, a in link_load.items():
+            col[rows.link[e]] = a
+        for i, a in cpu_load.items():
+            col[rows.cpu[i]] = a
+        return col
+
+    def _join(self, tasks: list[Task]) -> None:
+        self.columns.append(tasks)
+        self.seen.add(tuple(tasks))
+
+    def price_float(self, y: np.ndarray, v: Mapping[Link, float], rows: _Rows,
+                    deadline: Deadline) -> list[list[Task]]:
+        vc = {i: max(float(y[r]), 0.0) for i, r in rows.cpu.items()}
+        new = []
+        for price, tasks in _cheapest_reduce_trees(self.space, v, vc, 4, deadline):
+            if float(price) < float(y[rows.trees[0]]) - TOLERANCE \
+                    and tuple(tasks) not in self.seen:
+                self._join(tasks)
+                new.append(tasks)
+        return new
+
+    def price_exact(self, y: list[Fraction], v: Mapping[Link, Fraction], rows: _Rows,
+                    deadline: Deadline) -> tuple[list[Fraction], bool] | str:
+        vc = {i: max(y[r], Fraction(0)) for i, r in rows.cpu.items()}
+        cheapest, tasks = _cheapest_reduce_tree_exact(self.space, v, vc, deadline)
+        if tasks is None:
+            return "no reduction tree reaches the target"
+        joined = cheapest < y[rows.trees[0]] and tuple(tasks) not in self.seen
+        if joined:
+            self._join(tasks)
+        return [cheapest], joined
+
+
 def reduce_with_matchings(platform: Platform, operation: Operation, options: LpOptions
                           ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]],
                                      list[tuple[Fraction, Configuration]], list[str]
@@ -749,108 +882,23 @@ def reduce_with_matchings(platform: Platform, operation: Operation, options: LpO
     row lowered to the exact least tree price, is feasible for every column,
     so :func:`portsim.planners.lp._exact.dual_bound` bounds the whole program.
     """
-    deadline = options.clock()
     space = TreeSpace.of(platform, operation)
     ports = PortGraph.of(platform)
     links = list(ports.links)
-    configs: list[Configuration] = [((e, 1),) for e in links]
-    seen_configs = set(configs)
     ones = dict.fromkeys(links, 1.0)
-    first = _cheapest_reduce_trees(space, ones, dict.fromkeys(space.cpu_rows, 1.0), 1, deadline)
+    first = _cheapest_reduce_trees(space, ones, dict.fromkeys(space.cpu_rows, 1.0), 1,
+                                   options.clock())
     if not first:
         return PlanResult.error(NAME, "no reduction tree reaches the target")
-    trees: list[list[Task]] = [first[0][1]]
-    seen_trees = {tuple(first[0][1])}
-    model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
-        space, links, trees, configs)
-    float_master = _FloatMaster(model, deadline)
-
-    def tree_column(tasks: list[Task]) -> dict[int, Fraction]:
-        link_load, cpu_load = _tree_loads(space, tasks)
-        col = {tree_row: Fraction(-1)}
-        for e, a in link_load.items():
-            col[link_row[e]] = a
-        for i, a in cpu_load.items():
-            col[cpu_row[i]] = a
-        return col
-
-    rounds = 0
-    try:
-        while rounds < MAX_ROUNDS:
-            rounds += 1
-            deadline.check("the column generation of the reduce (SSR) master")
-            status, _, y = float_master.solve()
-            if status == "time_limit":
-                raise TimeLimitReached("the column generation of the reduce (SSR) master")
-            if status != "optimal":
-                return PlanResult.error(NAME, f"HiGHS failed on the reduce (SSR) master: "
-                                              f"{status}")
-            v = {e: max(float(y[link_row[e]]), 0.0) for e in links}
-            vc = {i: max(float(y[r]), 0.0) for i, r in cpu_row.items()}
-            added = False
-            weight, config = ports.best_float(v)
-            if weight > float(y[comm_row]) + TOLERANCE and config not in seen_configs:
-                configs.append(config)
-                seen_configs.add(config)
-                float_master.add(_config_column(config, comm_row, link_row))
-                added = True
-            for price, tasks in _cheapest_reduce_trees(space, v, vc, 4, deadline):
-                if float(price) < float(y[tree_row]) - TOLERANCE \
-                        and tuple(tasks) not in seen_trees:
-                    trees.append(tasks)
-                    seen_trees.add(tuple(tasks))
-                    float_master.add(tree_column(tasks))
-                    added = True
-            if not added:
-                break
-        float_rounds = rounds
-        for _ in range(EXACT_ROUNDS):
-            deadline.check("the exact pricing of the reduce (SSR) master")
-            model, tree_row, link_row, cpu_row, comm_row = _reduce_tree_master(
-                space, links, trees, configs)
-            found = solve_exactly(model, options, what="reduce (SSR) tree master")
-            if isinstance(found, PlanResult):
-                return found
-            exact = found
-            y_row = _row_duals(model, exact)
-            v_exact = {e: max(y_row[link_row[e]], Fraction(0)) for e in links}
-            vc_exact = {i: max(y_row[r], Fraction(0)) for i, r in cpu_row.items()}
-            best_weight, config = ports.best(v_exact)
-            cheapest, tasks_exact = _cheapest_reduce_tree_exact(space, v_exact, vc_exact,
-                                                                deadline)
-            if tasks_exact is None:
-                return PlanResult.error(NAME, "no reduction tree reaches the target")
-            added = False
-            if best_weight > y_row[comm_row] and config not in seen_configs:
-                configs.append(config)
-                seen_configs.add(config)
-                added = True
-            if cheapest < y_row[tree_row] and tuple(tasks_exact) not in seen_trees:
-                trees.append(tasks_exact)
-                seen_trees.add(tuple(tasks_exact))
-                added = True
-            if not added:
-                break
-    except TimeLimitReached as stop:
-        return time_limit_error(options, stop.phase)
-    # Certificate: a dual feasible for every column outside the master too.
-    y_row[comm_row] = max(y_row[comm_row], best_weight)
-    y_row[tree_row] = min(y_row[tree_row], cheapest)
-    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
-    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
-    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
-    certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
-                              exact.method if upper == exact.lower else "interval",
-                              exact.notes)
-    weighted_trees = [(exact.values[model.index["tree", k]], tasks)
-                      for k, tasks in enumerate(trees)
-                      if exact.values[model.index["tree", k]] > 0]
-    weighted_configs = [(exact.values[model.index["config", k]], c)
-                        for k, c in enumerate(configs)
-                        if exact.values[model.index["config", k]] > 0]
+    family = _ReductionTrees(space, links, first[0][1])
+    found = _generate(ports, family, options, what="reduce (SSR)",
+                      exact_what="reduce (SSR) tree master")
+    if isinstance(found, PlanResult):
+        return found
+    weighted_trees = found.trees
     notes = [f"SSR(G) by column generation over reduction trees and matchings of the port "
-             f"graph: {float_rounds} float round(s), then exact pricing; "
-             f"{len(configs)} matching column(s), {len(trees)} tree column(s); "
+             f"graph: {found.rounds} float round(s), then exact pricing; "
+             f"{found.n_configs} matching column(s), {found.n_trees} tree column(s); "
              f"{len(weighted_trees)} tree(s) and "
-             f"{len(weighted_configs)} matching(s) used"]
-    return certified, weighted_trees, weighted_configs, notes
+             f"{len(found.configurations)} matching(s) used"]
+    return found.exact, weighted_trees, found.configurations, notes

@@ -17,7 +17,13 @@ from fractions import Fraction
 import numpy as np
 
 from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, recover
-from portsim.planners.lp._incremental import IncrementalMaster
+from portsim.planners.lp._incremental import (
+    IncrementalMaster,
+    MasterFailed,
+    MasterPoint,
+    exact_rounds,
+    generate,
+)
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
@@ -40,16 +46,14 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "reduction_trees"]
-
-
-MAX_ROUNDS = 5_000
-"""Cap on the float pricing rounds of the column generation."""
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SMOOTHING", "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
 """Cap on the exact rounds (exact master, exact pricing); past it the answer
-is the certified interval of the last one."""
+is the certified interval of the last one.  Above the other generations' cap
+(:data:`portsim.planners.lp._incremental.EXACT_ROUNDS`): the reduce results
+have always had this one."""
 
 
 COLUMNS_PER_ROUND = 3
@@ -174,20 +178,15 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     for chain in chain_trees(space):
         add(chain)
     add(first)
-    rounds = 0
     center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
     best_bound = math.inf
-    while rounds < MAX_ROUNDS:
-        rounds += 1
-        clock.check("column generation (master program)")
-        point = master.solve(clock.remaining())
-        if point.status == "time_limit":
-            raise TimeLimitReached("column generation (master program)")
-        if point.status != "optimal":
-            return f"HiGHS failed on the reduce tree master program: {point.status}"
+    failed: list[str] = []
+
+    def pricing(point: MasterPoint) -> bool:
+        nonlocal center, best_bound
         value, y = point.value, point.duals
         if cap is not None and value >= float(cap) * (1 - _PRICING_TOLERANCE):
-            break  # at a proven bound: optimal
+            return False  # at a proven bound: optimal
         clock.check("column generation (pricing)")
         entered = False
         for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):
@@ -195,7 +194,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             link, cpu, _ = space.prices(probe, exact=False)
             found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
             if not found:
-                return "no reduction tree reaches the target"
+                failed.append("no reduction tree reaches the target")
+                return False
             if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
                 bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
                 if bound < best_bound:
@@ -207,16 +207,21 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 break
         if center is None:
             center = y
-        if not entered or value >= best_bound * (1 - _PRICING_TOLERANCE):
-            break
+        return entered and value < best_bound * (1 - _PRICING_TOLERANCE)
+
+    try:
+        rounds = generate(master, pricing, deadline=clock,
+                          phase="column generation (master program)")
+    except MasterFailed as failure:
+        return f"HiGHS failed on the reduce tree master program: {failure.status}"
+    if failed:
+        return failed[0]
     # Exact phase: the master over the trees in use solved exactly, its dual
     # priced exactly; a tree priced below 1 joins and the master is solved again.
     active = [columns[c] for c in master.used()] or list(columns)
     generated = time.perf_counter()
-    exact_rounds = 0
-    while True:
-        exact_rounds += 1
-        clock.check("exact recovery (tree master)")
+    for exact_round in exact_rounds(deadline=clock, phase="exact recovery (tree master)",
+                                    max_rounds=EXACT_ROUNDS):
         model = _master(space, active)
         options_method = "highs-ds" if method == "auto" else method
         sol = solve_float(model, method=options_method, time_limit=clock.remaining())
@@ -224,9 +229,10 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             raise TimeLimitReached("exact recovery (tree master)")
         if sol.status != "optimal":
             return f"HiGHS failed on the reduce tree master program: {sol.message}"
-        exact = recover(model, sol, deadline=clock)
-        if exact is None:
+        recovered = recover(model, sol, deadline=clock)
+        if recovered is None:
             return "no exactly feasible solution of the reduce tree master program"
+        exact = recovered
         if cap is not None and exact.lower >= cap:
             upper = cap  # reduce_cap bounds every schedule: no pricing needed
             capped = True
@@ -245,7 +251,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             upper = dual_value / cheapest
         else:
             upper = None
-        if (upper is not None and upper <= exact.lower) or exact_rounds >= EXACT_ROUNDS \
+        if (upper is not None and upper <= exact.lower) or exact_round >= EXACT_ROUNDS \
                 or tasks in active:
             break
         active.append(tasks)
@@ -267,5 +273,5 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     if stats is not None:
         stats.update(build=built - started, solve=generated - built,
                      exact=time.perf_counter() - generated, rounds=rounds,
-                     exact_rounds=exact_rounds, columns=len(columns))
+                     exact_rounds=exact_round, columns=len(columns))
     return certified, trees, rounds
