@@ -301,17 +301,28 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         seen.update(new)
         return bool(new)
 
-    try:
-        generate(master, price, deadline=options.clock(),
-                 phase="the column generation of the broadcast master")
-    except TimeLimitReached as stop:
-        return time_limit_error(options, stop.phase)
-    except MasterFailed as failure:
-        return PlanResult.error(NAME, f"broadcast master program: {failure.status}")
+    def float_generation() -> PlanResult | None:
+        try:
+            generate(master, price, deadline=options.clock(),
+                     phase="the column generation of the broadcast master")
+        except TimeLimitReached as stop:
+            return time_limit_error(options, stop.phase)
+        except MasterFailed as failure:
+            return PlanResult.error(NAME, f"broadcast master program: {failure.status}")
+        return None
+
+    failed = float_generation()
+    if failed is not None:
+        return failed
     # Exact phase: the master over every column solved exactly and priced
     # exactly.  The warm-started float runs may end on another optimal dual
     # than the exact solve's; a tree priced below its source's exact dual
-    # then joins and the exact master is solved again.
+    # then joins, and the float generation resumes from it before the next
+    # exact round: the master's optimal duals are many (a degenerate
+    # program), and the heuristic Steiner pricing may find nothing under the
+    # float one but a tree under the exact one (dgx_a100, 8 servers,
+    # broadcast: the 20 exact rounds ended at 138 without resuming, 200 =
+    # the bound with it).
     for exact_round in exact_rounds(
             deadline=options.clock(),
             phase="the build of the broadcast master model (before HiGHS started)"):
@@ -349,8 +360,13 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 f"was still priced below its source's dual: the bound is the certified "
                 f"interval of the last one")))
             break
+        for column in new:
+            master.add(*column)
         columns += new
         seen.update(new)
+        failed = float_generation()
+        if failed is not None:
+            return failed
     if unproven:
         exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
     weighted = [(i, exact.values[model.index["tree", k]], tree)
