@@ -204,3 +204,25 @@ def test_dgx_a100_one_server_by_hand() -> None:
         assert result.schedule is not None
         assert result.period is not None
         assert replay(result.schedule, horizon=result.period * 20).feasible
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_dgx_a100_eight_servers_broadcast_reaches_the_nic_bound() -> None:
+    """Broadcast from GPU 0 on 8 DGX A100 servers: every other server's GPUs get
+    the message only through its 8 NICs at 25 each, so 200 by hand; eight rail
+    trees (one NIC of server 0 each, fanned out by every NVSwitch) reach it.
+    The heuristic Steiner pricing finds a packing of 200 only when the float
+    generation resumes after an exact round (without, its trees stopped at
+    about 138 and the result was the certified interval [138, 200]).  The
+    schedule takes a fixed period (the exact one is over max_events), whose
+    loss the notes state."""
+    platform = dgx_a100_platform(8)
+    result = steady_state(platform, Operation(OperationKind.BROADCAST, source="P0"))
+    assert result.status == "ok", result.message
+    assert result.message == ""  # exact, not a certified interval
+    assert result.throughput_bound == 200
+    assert any("optimal throughput 200 exact" in note for note in result.notes)
+    assert result.achieved_throughput is not None
+    assert any(f"throughput {result.achieved_throughput} of the optimal 200" in note
+               for note in result.notes)
