@@ -709,10 +709,15 @@ class _Gaps:
 
     def _take_from(self, offset: int) -> int | None:
         d = self.length
-        first = max(0, bisect.bisect_right(self.starts, offset) - 1)
-        for i in range(first, len(self.starts)):
-            a, b = self.starts[i], self.ends[i]
-            at = max(a, offset)
+        starts, ends = self.starts, self.ends
+        first = bisect.bisect_right(starts, offset) - 1
+        if first < 0 or ends[first] < offset + d:  # the gap around offset cannot hold it
+            first += 1
+        # Every gap holds at least one operation (shorter ones are dropped), so
+        # this loop ends at the first or second gap it looks at.
+        for i in range(first, len(starts)):
+            a, b = starts[i], ends[i]
+            at = a if a > offset else offset
             if at + d > b:
                 continue
             held = (b - a) // d
@@ -722,13 +727,13 @@ class _Gaps:
                     continue
             self.room += (at - a) // d + (b - at - d) // d - held
             self.left -= 1
-            del self.starts[i], self.ends[i]
-            if b > at + d:
-                self.starts.insert(i, at + d)
-                self.ends.insert(i, b)
-            if at > a:
-                self.starts.insert(i, a)
-                self.ends.insert(i, at)
+            del starts[i], ends[i]
+            if b - at - d >= d:
+                starts.insert(i, at + d)
+                ends.insert(i, b)
+            if at - a >= d:
+                starts.insert(i, a)
+                ends.insert(i, at)
             return at
         return None
 
@@ -749,35 +754,46 @@ def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, 
     (:func:`_lags`), is then as small as the places already taken allow,
     and the start-up as short.
     """
-    resource: dict[OpKey, _Resource] = {}
-    for r, keys in jobs_of.items():
-        for key in keys:
-            resource[key] = r
+    # The resource of an operation is its unit's, whatever the instance.
+    resource: list[list[_Resource | None]] = [[None] * len(row) for row in producers]
+    keys: list[OpKey] = []
+    for r, found in jobs_of.items():
+        for key in found:
+            resource[key[0]][key[2]] = r
+        keys.extend(found)
     consumers: list[list[list[int]]] = [[[] for _ in row] for row in producers]
     for uid, row in enumerate(producers):
-        for oi, found in enumerate(row):
-            for pi in found:
+        for oi, made_by in enumerate(row):
+            for pi in made_by:
                 consumers[uid][pi].append(oi)
-    waiting = {key: len(producers[key[0]][key[2]]) for key in resource}
-    ready: dict[OpKey, int] = {}
-    heap = [(0, -heights[key[0]][key[2]], key) for key, n in waiting.items() if n == 0]
+    heap = [(0, -heights[key[0]][key[2]], key) for key in keys if not producers[key[0]][key[2]]]
     heapq.heapify(heap)
+    # Operations with two inputs or more: the inputs still to place, the latest arrival.
+    waiting: dict[OpKey, int] = {}
+    ready: dict[OpKey, int] = {}
     where: dict[OpKey, _Pieces] = {}
     while heap:
         if len(where) % 256 == 0:
             clock.check(_PHASE)
-        _, _, key = heapq.heappop(heap)
-        lap, pieces = resources[resource[key]].take(ready.get(key, 0))
+        at, _, key = heapq.heappop(heap)
+        uid, j, oi = key
+        lap, pieces = resources[resource[uid][oi]].take(at)  # type: ignore[index]
         where[key] = pieces
         end = lap * period + pieces[-1][0] + pieces[-1][1]
-        uid, j, oi = key
         for ci in consumers[uid][oi]:
             nxt = (uid, j, ci)
-            if ready.get(nxt, -1) < end:
-                ready[nxt] = end
-            waiting[nxt] -= 1
-            if waiting[nxt] == 0:
-                heapq.heappush(heap, (ready[nxt], -heights[uid][ci], nxt))
+            inputs = len(producers[uid][ci])
+            if inputs > 1:
+                left = waiting.get(nxt, inputs) - 1
+                if ready.get(nxt, -1) < end:
+                    ready[nxt] = end
+                if left:
+                    waiting[nxt] = left
+                    continue
+                end_in = ready[nxt]
+            else:
+                end_in = end
+            heapq.heappush(heap, (end_in, -heights[uid][ci], nxt))
     return where
 
 
