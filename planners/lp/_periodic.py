@@ -41,7 +41,7 @@ import heapq
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -608,14 +608,13 @@ def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId
     for e, transfers in link_jobs.items():
         resources[e] = (_Slots(rows[e], period) if e in rows
                         else _Gaps(period, duration[e], len(transfers)))
-    where = _place(resources, jobs_of, producers, [_heights(p) for p in producers], period,
-                   clock)
+    where = _place(resources, jobs_of, producers, [_heights(p) for p in producers], clock)
     return _events_of(link_jobs, cpu_jobs, duration, compute_time, where, clock)
 
 
 def _events_of(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
                duration: dict[tuple[NodeId, NodeId], int], compute_time: dict[NodeId, int],
-               where: dict[OpKey, _Pieces], clock: Deadline
+               where: dict[OpKey, _Place], clock: Deadline
                ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
     """The events of a layout (``where`` every operation runs) and every operation's span."""
     placed: list[_Placed] = []
@@ -624,17 +623,22 @@ def _events_of(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
         clock.check(_PHASE)
         w = compute_time[node]
         for inputs, output, key in cpu_list:
-            at = where[key][0][0]
+            at = where[key] if w else 0
+            assert isinstance(at, int)
             placed.append(_Placed(key, at, None, None, 0, 0, node, inputs, output))
             span[key] = (at, at + w)
     for e, transfers in link_jobs.items():
         clock.check(_PHASE)
         d = duration[e]
         for item, key in transfers:
-            pieces = where[key]
-            for at, piece in pieces:
+            found = where[key]
+            if isinstance(found, int):  # one piece, the whole message
+                placed.append(_Placed(key, found, e, item, d, d, None, (), None))
+                span[key] = (found, found + d)
+                continue
+            for at, piece in found:
                 placed.append(_Placed(key, at, e, item, piece, d, None, (), None))
-            span[key] = (pieces[0][0], pieces[-1][0] + pieces[-1][1])
+            span[key] = (found[0][0], found[-1][0] + found[-1][1])
     return placed, span
 
 
@@ -642,7 +646,12 @@ _Resource = NodeId | tuple[NodeId, NodeId]
 """A CPU (its node) or a link."""
 
 _Pieces = list[tuple[int, int]]
-"""Where an operation runs in the period: (start, length) in ticks, in time order."""
+"""Where a slot runs in the period: (start, length) in ticks, in time order."""
+
+_Place = _Pieces | int
+"""Where an operation runs in the period: its slot's pieces, or its start when it runs
+whole on a resource without slots (an int: no container for the garbage collector to
+track, in a dict of up to ``max_events`` entries)."""
 
 
 class _Slots:
@@ -663,17 +672,18 @@ class _Slots:
             k = nxt[k]
         return k
 
-    def take(self, ready: int) -> tuple[int, _Pieces]:
+    def take(self, ready: int) -> tuple[int, _Place]:
         """The free slot starting first at or after ``ready`` (a tick of any period; a
-        slot recurs every period): its period (lap) and its pieces, now taken.  The
-        slots run one after the other, so it also ends first."""
+        slot recurs every period), now taken: when it ends (a tick of its period) and its
+        pieces.  The slots run one after the other, so it also ends first."""
         lap, offset = divmod(ready, self.period)
         k = self._free_from(bisect.bisect_left(self.starts, offset))
         if k == len(self.starts):  # none left in this period: the first of the next
             lap += 1
             k = self._free_from(0)
         self.after[k] = k + 1
-        return lap, self.pieces[k]
+        pieces = self.pieces[k]
+        return lap * self.period + pieces[-1][0] + pieces[-1][1], pieces
 
 
 class _Gaps:
@@ -696,16 +706,16 @@ class _Gaps:
         self.room = period // length  # operations the gaps can still hold
         self.left = count  # operations still to place
 
-    def take(self, ready: int) -> tuple[int, _Pieces]:
-        """The earliest start at or after ``ready`` (see the class notes): its period
-        (lap) and where it runs, now taken."""
+    def take(self, ready: int) -> tuple[int, _Place]:
+        """The earliest start at or after ``ready`` (see the class notes), now taken:
+        when it ends (a tick of its period) and its start in the period."""
         lap, offset = divmod(ready, self.period)
         at = self._take_from(offset)
         if at is None:
             lap += 1
             at = self._take_from(0)
             assert at is not None, "count x length > period"
-        return lap, [(at, self.length)]
+        return lap * self.period + at + self.length, at
 
     def _take_from(self, offset: int) -> int | None:
         d = self.length
@@ -739,8 +749,8 @@ class _Gaps:
 
 
 def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, list[OpKey]],
-           producers: list[list[list[int]]], heights: list[list[int]], period: int,
-           clock: Deadline) -> dict[OpKey, _Pieces]:
+           producers: list[list[list[int]]], heights: list[list[int]], clock: Deadline
+           ) -> dict[OpKey, _Place]:
     """Where every operation of the period runs: list scheduling on the periodic resources.
 
     The operations of one period are scheduled as if all their instances
@@ -755,34 +765,37 @@ def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, 
     and the start-up as short.
     """
     # The resource of an operation is its unit's, whatever the instance.
-    resource: list[list[_Resource | None]] = [[None] * len(row) for row in producers]
+    take: list[list[Callable[[int], tuple[int, _Place]] | None]] = [
+        [None] * len(row) for row in producers]
     keys: list[OpKey] = []
     for r, found in jobs_of.items():
+        taker = resources[r].take
         for key in found:
-            resource[key[0]][key[2]] = r
+            take[key[0]][key[2]] = taker
         keys.extend(found)
-    consumers: list[list[list[int]]] = [[[] for _ in row] for row in producers]
+    # Per operation of a unit: its consumers, with their number of inputs and -height.
+    follow: list[list[list[tuple[int, int, int]]]] = [[[] for _ in row] for row in producers]
     for uid, row in enumerate(producers):
         for oi, made_by in enumerate(row):
             for pi in made_by:
-                consumers[uid][pi].append(oi)
+                follow[uid][pi].append((oi, len(made_by), -heights[uid][oi]))
     heap = [(0, -heights[key[0]][key[2]], key) for key in keys if not producers[key[0]][key[2]]]
     heapq.heapify(heap)
     # Operations with two inputs or more: the inputs still to place, the latest arrival.
     waiting: dict[OpKey, int] = {}
     ready: dict[OpKey, int] = {}
-    where: dict[OpKey, _Pieces] = {}
+    where: dict[OpKey, _Place] = {}
+    push, pop = heapq.heappush, heapq.heappop
+    done = 0
     while heap:
-        if len(where) % 256 == 0:
+        done += 1
+        if done % 256 == 0:
             clock.check(_PHASE)
-        at, _, key = heapq.heappop(heap)
+        at, _, key = pop(heap)
         uid, j, oi = key
-        lap, pieces = resources[resource[uid][oi]].take(at)  # type: ignore[index]
-        where[key] = pieces
-        end = lap * period + pieces[-1][0] + pieces[-1][1]
-        for ci in consumers[uid][oi]:
+        end, where[key] = take[uid][oi](at)  # type: ignore[misc]
+        for ci, inputs, rank in follow[uid][oi]:
             nxt = (uid, j, ci)
-            inputs = len(producers[uid][ci])
             if inputs > 1:
                 left = waiting.get(nxt, inputs) - 1
                 if ready.get(nxt, -1) < end:
@@ -790,10 +803,9 @@ def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, 
                 if left:
                     waiting[nxt] = left
                     continue
-                end_in = ready[nxt]
+                push(heap, (ready[nxt], rank, nxt))
             else:
-                end_in = end
-            heapq.heappush(heap, (end_in, -heights[uid][ci], nxt))
+                push(heap, (end, rank, nxt))
     return where
 
 
