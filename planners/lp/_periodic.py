@@ -18,22 +18,30 @@ The steps of DESIGN.md, "Steady state", 4 to 6, common to every collective:
    Without splitting, the period is multiplied by the least common multiple of
    the denominators of the numbers of messages per matching (the scatter toy:
    12 becomes 48).
-3. **Pipelining.**  The times inside a period are fixed first; then every
-   operation of an instance gets the smallest ``lag: d`` (it runs ``d``
-   periods after its instance started) such that it starts after all its
-   inputs have fully arrived (at most its depth in the path or tree, often
-   less).  The resource pattern of a period does not depend on the lags, so
-   the schedule is valid; the lags only set the start-up length (the
-   constant ``C`` of ``completed(K) >= TP·K − C``).  Computations run back to
-   back on the CPU, which overlaps communication.
+   A link whose ports never bind (both ends have at least as many ports as
+   links used on that side, e.g. every link of a ``multiport`` fabric) needs
+   no matching: it only carries one transfer at a time.
+3. **Pipelining.**  Every operation of an instance gets a ``lag: d`` (it
+   runs ``d`` periods after its instance started): the smallest such that it
+   starts after all its inputs have fully arrived, at most its depth in the
+   path or tree.  The resource pattern of a period does not depend on the
+   lags, so the schedule is valid; the lags only set the start-up length
+   (the constant ``C`` of ``completed(K) >= TP·K − C``).  Which operation
+   takes which place of its resource in the period is chosen for short lags
+   by list scheduling, as in modulo scheduling (Rau, MICRO 1994): in the
+   order the operations become ready, each in the first place free after
+   its inputs arrive, a link in matchings in its k-th transfer, a CPU or an
+   unbound link wherever it is free.  Computations overlap communication.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -43,7 +51,7 @@ from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import common_denominator, format_rational
 from portsim.simulator.operations import Operation
-from portsim.simulator.platform import NodeId, Platform
+from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = ["DEFAULT_MAX_EVENTS", "ComputeTask", "PeriodicPlan", "SendTask", "Unit",
@@ -114,6 +122,25 @@ def _producers(unit: Unit) -> list[list[int]]:
     for c in unit.computes:
         out.append([made[x, c.node] for x in c.inputs if (x, c.node) in made])
     return out
+
+
+def _heights(producers: list[list[int]]) -> list[int]:
+    """For each operation of a unit, the most operations on a chain from it to the unit's end."""
+    consumers: list[list[int]] = [[] for _ in producers]
+    for oi, found in enumerate(producers):
+        for pi in found:
+            consumers[pi].append(oi)
+    height = [0] * len(producers)
+    pending = [len(c) for c in consumers]
+    stack = [oi for oi, n in enumerate(pending) if n == 0]
+    while stack:
+        oi = stack.pop()
+        height[oi] = 1 + max((height[c] for c in consumers[oi]), default=0)
+        for pi in producers[oi]:
+            pending[pi] -= 1
+            if pending[pi] == 0:
+                stack.append(pi)
+    return height
 
 
 def _depth(unit: Unit, index: int) -> int:
@@ -305,7 +332,7 @@ def build_periodic(
     depths = [[_depth(u, i) for i in range(len(u.sends) + len(u.computes))] for u in units]
     link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, 1, clock)
     duration = {e: size * platform.cost(*e) for e in link_jobs}
-    steps = _orchestrate(platform, link_jobs, duration, period, depths, matchings, clock)
+    steps = _orchestrate(platform, link_jobs, duration, period, depths, matchings, split, clock)
     if not split:
         scale, note = _whole_messages(link_jobs, cpu_jobs, duration, steps, period, max_events)
         if note:
@@ -324,7 +351,8 @@ def build_periodic(
 
     placed, span = _lay_out(link_jobs, cpu_jobs, {e: ticks(d) for e, d in duration.items()},
                             {node: ticks(w) for node, w in compute_time.items()},
-                            [(ticks(d), links) for d, links in steps], clock)
+                            [(ticks(d), links) for d, links in steps],
+                            [_producers(u) for u in units], ticks(period), clock)
     lags = _lags(span, depths, [_producers(u) for u in units], ticks(period), clock)
     events = _events(placed, span, lags, tick)
     schedule = Schedule(platform, operation, events, period=period,
@@ -418,12 +446,8 @@ def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]],
                                 output.with_instance(j), (uid, j, oi)))
             slot += count * scale
             uid += 1
-    # Shallow operations first on every link and CPU (and, in _orchestrate,
-    # the matchings of shallow links first): deeper ones then often find
-    # their inputs earlier in the same period, so fewer lags and a shorter
-    # start-up.  Measured on eight allreduce schedules of 6-8 nodes (fixed
-    # periods): largest lag 13 -> 10, completed over carried at 100 periods
-    # at least 0.894 -> 0.918.
+    # Shallow operations first on every link and CPU: the order the events
+    # are listed in (where each runs is _place's, whatever this order).
     for jobs in link_jobs.values():
         jobs.sort(key=lambda job: (depths[job[1][0]][job[1][2]], job[1][1]))
     for cpu_list in cpu_jobs.values():
@@ -435,26 +459,70 @@ def _orchestrate(platform: Platform, link_jobs: LinkJobs,
                  duration: dict[tuple[NodeId, NodeId], Fraction],
                  period: Fraction, depths: list[list[int]],
                  matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None,
-                 clock: Deadline) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
+                 split: bool, clock: Deadline
+                 ) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
     """The matchings of one period, in the order they run (shallow links first).
 
     The caller's matchings (per time unit) scaled to the period, else the
     period's link loads peeled into matchings: the one place of
     :func:`build_periodic` that peels (``platform`` tells the ports of every
-    node, for a peel that depends on them).
+    node, for a peel that depends on them).  When messages may be split,
+    links whose ports never bind (:func:`_unbound_links`) are left out of
+    every matching: they run on their own, each transfer whole when it is
+    ready (:func:`_lay_out`).  Whole messages keep every link in matchings,
+    for the period of the papers' construction (the scatter toy's 48).
     """
+    unbound = _unbound_links(platform, link_jobs, duration, period) if split else set()
     steps: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]
     if matchings is None:
-        loads = {e: len(jobs) * duration[e] for e, jobs in link_jobs.items()}
+        loads = {e: len(jobs) * duration[e] for e, jobs in link_jobs.items()
+                 if e not in unbound}
         steps = peel_platform(platform, loads, deadline=clock)  # b-matchings
     else:
-        steps = [(w * period, [e for e in links if e in duration])
-                 for w, links in matchings if w > 0]
+        steps = [(w * period, kept) for w, links in matchings if w > 0
+                 if (kept := [e for e in links if e in duration and e not in unbound])]
     # Matchings whose links carry shallow operations first (their mean depth).
     mean_depth = {e: sum(depths[key[0]][key[2]] for _, key in jobs) / len(jobs)
                   for e, jobs in link_jobs.items() if jobs}
     return sorted(steps, key=lambda m: (
         sum(mean_depth.get(e, 0) for e in m[1]) / max(1, len(m[1]))))
+
+
+def _unbound_links(platform: Platform, link_jobs: LinkJobs,
+                   duration: dict[tuple[NodeId, NodeId], Fraction],
+                   period: Fraction) -> set[tuple[NodeId, NodeId]]:
+    """Links whose ports never bind: at most one transfer at a time on the link is
+    then the only constraint on its transfers, and they need no matching.
+
+    A side of a node (its sends, or its receives) never binds when it has at
+    most as many links used in the period as ports (``multiport`` without
+    ``k``, ``multiport:k`` with ``k`` at least those links, a one-port node
+    with one link used on that side; a unidirectional node with one link used
+    in all): every link carries one transfer at a time, so no more transfers
+    ever run at once there than the port model allows.  A link both of whose
+    ends never bind, and whose transfers fit in the period, is unbound.
+    """
+    used = [e for e, jobs in link_jobs.items() if jobs]
+    sends: dict[NodeId, int] = defaultdict(int)
+    receives: dict[NodeId, int] = defaultdict(int)
+    for u, v in used:
+        sends[u] += 1
+        receives[v] += 1
+
+    def free(node: NodeId, mine: int, side: int) -> bool:
+        model = platform.port_model_of(node)
+        if model.kind is PortKind.UNIDIRECTIONAL:
+            return sends[node] + receives[node] <= 1
+        return mine <= model.ports(side)
+
+    out: set[tuple[NodeId, NodeId]] = set()
+    for u, v in used:
+        if len(link_jobs[u, v]) * duration[u, v] > period:
+            continue
+        if free(u, sends[u], platform.degree(u)[0]) and free(v, receives[v],
+                                                             platform.degree(v)[1]):
+            out.add((u, v))
+    return out
 
 
 def _whole_messages(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
@@ -477,59 +545,268 @@ def _whole_messages(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
 
 def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId, NodeId], int],
              compute_time: dict[NodeId, int],
-             steps: Sequence[tuple[int, Sequence[tuple[NodeId, NodeId]]]], clock: Deadline
+             steps: Sequence[tuple[int, Sequence[tuple[NodeId, NodeId]]]],
+             producers: list[list[list[int]]], period: int, clock: Deadline
              ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
     """One period laid out, in ticks: the events, and per operation its first start
     and last end.
 
-    Computations run back to back on their CPU (zero-time ones all at 0);
-    the matchings run one after the other, and every link sends its
-    transfers in order during the matchings that contain it, a message
-    split where a matching ends.
+    The matchings run one after the other, and a link in matchings sends its
+    transfers one after the other during the matchings that contain it, a
+    message split where a matching ends: that fixes the link's *slots* (its
+    k-th transfer), whichever transfer takes each.  A CPU, and a link in no
+    matching (its ports never bind, :func:`_unbound_links`), runs its
+    operations whole wherever it is free in the period (zero-time
+    computations all at 0, where they may share the instant).  Each
+    resource runs one operation at a time within its matchings whatever
+    operation goes where, so the schedule is valid either way; where they
+    go sets the lags (:func:`_lags`), hence the start-up: :func:`_place`
+    decides it.
     """
-    placed: list[_Placed] = []
-    span: dict[OpKey, tuple[int, int]] = {}
-
-    def record(event: _Placed, end: int) -> None:
-        placed.append(event)
-        start, key = event.start, event.key
-        found = span.get(key)
-        span[key] = (start, end) if found is None else (min(found[0], start),
-                                                        max(found[1], end))
-
-    for node, jobs in cpu_jobs.items():
-        clock.check(_PHASE)
-        w = compute_time[node]
-        t = 0
-        for inputs, output, key in jobs:
-            at = 0 if w == 0 else t  # zero-time computes at 0: they may share it
-            record(_Placed(key, at, None, None, 0, 0, node, inputs, output), at + w)
-            t += w
     intervals: dict[tuple[NodeId, NodeId], list[tuple[int, int]]] = defaultdict(list)
     t = 0
     for d, links in steps:
         for e in links:
             intervals[e].append((t, t + d))
         t += d
+    rows: dict[tuple[NodeId, NodeId], list[_Pieces]] = {}
+    for e, transfers in link_jobs.items():
+        clock.check(_PHASE)
+        if e not in intervals:
+            continue
+        d = duration[e]
+        free = intervals[e]
+        k = 0
+        pos = free[0][0]
+        row: list[_Pieces] = []
+        for _ in transfers:
+            pieces: _Pieces = []
+            left = d
+            while left > 0:
+                end = free[k][1]
+                if pos >= end:
+                    k += 1
+                    pos = free[k][0]
+                    continue
+                piece = min(left, end - pos)
+                pieces.append((pos, piece))
+                pos += piece
+                left -= piece
+            row.append(pieces)
+        rows[e] = row
+    jobs_of: dict[_Resource, list[OpKey]] = {}
+    for node, cpu_list in cpu_jobs.items():
+        jobs_of[node] = [key for _, _, key in cpu_list]
+    for e, transfers in link_jobs.items():
+        jobs_of[e] = [key for _, key in transfers]
+
+    resources: dict[_Resource, _Slots | _Gaps] = {}
+    for node, cpu_list in cpu_jobs.items():
+        w = compute_time[node]
+        resources[node] = (_Gaps(period, w, len(cpu_list)) if w > 0
+                           else _Slots([[(0, 0)]] * len(cpu_list), period))
+    for e, transfers in link_jobs.items():
+        resources[e] = (_Slots(rows[e], period) if e in rows
+                        else _Gaps(period, duration[e], len(transfers)))
+    where = _place(resources, jobs_of, producers, [_heights(p) for p in producers], clock)
+    return _events_of(link_jobs, cpu_jobs, duration, compute_time, where, clock)
+
+
+def _events_of(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
+               duration: dict[tuple[NodeId, NodeId], int], compute_time: dict[NodeId, int],
+               where: dict[OpKey, _Place], clock: Deadline
+               ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
+    """The events of a layout (``where`` every operation runs) and every operation's span."""
+    placed: list[_Placed] = []
+    span: dict[OpKey, tuple[int, int]] = {}
+    for node, cpu_list in cpu_jobs.items():
+        clock.check(_PHASE)
+        w = compute_time[node]
+        for inputs, output, key in cpu_list:
+            at = where[key] if w else 0
+            assert isinstance(at, int)
+            placed.append(_Placed(key, at, None, None, 0, 0, node, inputs, output))
+            span[key] = (at, at + w)
     for e, transfers in link_jobs.items():
         clock.check(_PHASE)
         d = duration[e]
-        slots = intervals[e]
-        k = 0
-        pos = slots[0][0]
         for item, key in transfers:
-            left = d
-            while left > 0:
-                end = slots[k][1]
-                if pos >= end:
-                    k += 1
-                    pos = slots[k][0]
-                    continue
-                piece = min(left, end - pos)
-                record(_Placed(key, pos, e, item, piece, d, None, (), None), pos + piece)
-                pos += piece
-                left -= piece
+            found = where[key]
+            if isinstance(found, int):  # one piece, the whole message
+                placed.append(_Placed(key, found, e, item, d, d, None, (), None))
+                span[key] = (found, found + d)
+                continue
+            for at, piece in found:
+                placed.append(_Placed(key, at, e, item, piece, d, None, (), None))
+            span[key] = (found[0][0], found[-1][0] + found[-1][1])
     return placed, span
+
+
+_Resource = NodeId | tuple[NodeId, NodeId]
+"""A CPU (its node) or a link."""
+
+_Pieces = list[tuple[int, int]]
+"""Where a slot runs in the period: (start, length) in ticks, in time order."""
+
+_Place = _Pieces | int
+"""Where an operation runs in the period: its slot's pieces, or its start when it runs
+whole on a resource without slots (an int: no container for the garbage collector to
+track, in a dict of up to ``max_events`` entries)."""
+
+
+class _Slots:
+    """A resource with fixed slots (the k-th transfer of a link in matchings, or
+    zero-time computations at 0), each taken by one operation."""
+
+    def __init__(self, pieces: list[_Pieces], period: int) -> None:
+        self.pieces = pieces
+        self.period = period
+        self.starts = [p[0][0] for p in pieces]
+        # Next free slot at or after k (union-find, path halving); len(pieces): none.
+        self.after = list(range(len(pieces) + 1))
+
+    def _free_from(self, k: int) -> int:
+        nxt = self.after
+        while nxt[k] != k:
+            nxt[k] = nxt[nxt[k]]
+            k = nxt[k]
+        return k
+
+    def take(self, ready: int) -> tuple[int, _Place]:
+        """The free slot starting first at or after ``ready`` (a tick of any period; a
+        slot recurs every period), now taken: when it ends (a tick of its period) and its
+        pieces.  The slots run one after the other, so it also ends first."""
+        lap, offset = divmod(ready, self.period)
+        k = self._free_from(bisect.bisect_left(self.starts, offset))
+        if k == len(self.starts):  # none left in this period: the first of the next
+            lap += 1
+            k = self._free_from(0)
+        self.after[k] = k + 1
+        pieces = self.pieces[k]
+        return lap * self.period + pieces[-1][0] + pieces[-1][1], pieces
+
+
+class _Gaps:
+    """A resource that runs ``count`` operations of ``length`` ticks each, whole,
+    wherever it is free in the period.
+
+    The free time is a sorted list of gaps.  An operation takes the earliest
+    start at or after its ready time (next period if need be) that leaves
+    room for every operation still to come: the gaps must still hold
+    ``floor(gap / length)`` operations in all, and a start aligned on
+    ``length`` from the gap's beginning loses only the one place it takes.
+    Since ``count × length <= period`` every operation finds a place.
+    """
+
+    def __init__(self, period: int, length: int, count: int) -> None:
+        self.period = period
+        self.length = length
+        self.starts = [0]
+        self.ends = [period]
+        self.room = period // length  # operations the gaps can still hold
+        self.left = count  # operations still to place
+
+    def take(self, ready: int) -> tuple[int, _Place]:
+        """The earliest start at or after ``ready`` (see the class notes), now taken:
+        when it ends (a tick of its period) and its start in the period."""
+        lap, offset = divmod(ready, self.period)
+        at = self._take_from(offset)
+        if at is None:
+            lap += 1
+            at = self._take_from(0)
+            assert at is not None, "count x length > period"
+        return lap * self.period + at + self.length, at
+
+    def _take_from(self, offset: int) -> int | None:
+        d = self.length
+        starts, ends = self.starts, self.ends
+        first = bisect.bisect_right(starts, offset) - 1
+        if first < 0 or ends[first] < offset + d:  # the gap around offset cannot hold it
+            first += 1
+        # Every gap holds at least one operation (shorter ones are dropped), so
+        # this loop ends at the first or second gap it looks at.
+        for i in range(first, len(starts)):
+            a, b = starts[i], ends[i]
+            at = a if a > offset else offset
+            if at + d > b:
+                continue
+            held = (b - a) // d
+            if self.room - held + (at - a) // d + (b - at - d) // d < self.left - 1:
+                at = a + -(-(at - a) // d) * d  # aligned: loses one place only
+                if at + d > b:
+                    continue
+            self.room += (at - a) // d + (b - at - d) // d - held
+            self.left -= 1
+            del starts[i], ends[i]
+            if b - at - d >= d:
+                starts.insert(i, at + d)
+                ends.insert(i, b)
+            if at - a >= d:
+                starts.insert(i, a)
+                ends.insert(i, at)
+            return at
+        return None
+
+
+def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, list[OpKey]],
+           producers: list[list[list[int]]], heights: list[list[int]], clock: Deadline
+           ) -> dict[OpKey, _Place]:
+    """Where every operation of the period runs: list scheduling on the periodic resources.
+
+    The operations of one period are scheduled as if all their instances
+    started at time 0, in the order they become ready (all their inputs
+    arrived; on ties, the longest chain of operations still to follow it
+    first), each taking the place of its resource that starts first at or
+    after that time, in this period or a later one (every place recurs each
+    period): the greedy of modulo scheduling (Rau, "Iterative modulo
+    scheduling", MICRO 1994), with the period as initiation interval.  An
+    operation's lag, the periods between its instance's start and its own
+    (:func:`_lags`), is then as small as the places already taken allow,
+    and the start-up as short.
+    """
+    # The resource of an operation is its unit's, whatever the instance.
+    take: list[list[Callable[[int], tuple[int, _Place]] | None]] = [
+        [None] * len(row) for row in producers]
+    keys: list[OpKey] = []
+    for r, found in jobs_of.items():
+        taker = resources[r].take
+        for key in found:
+            take[key[0]][key[2]] = taker
+        keys.extend(found)
+    # Per operation of a unit: its consumers, with their number of inputs and -height.
+    follow: list[list[list[tuple[int, int, int]]]] = [[[] for _ in row] for row in producers]
+    for uid, row in enumerate(producers):
+        for oi, made_by in enumerate(row):
+            for pi in made_by:
+                follow[uid][pi].append((oi, len(made_by), -heights[uid][oi]))
+    heap = [(0, -heights[key[0]][key[2]], key) for key in keys if not producers[key[0]][key[2]]]
+    heapq.heapify(heap)
+    # Operations with two inputs or more: the inputs still to place, the latest arrival.
+    waiting: dict[OpKey, int] = {}
+    ready: dict[OpKey, int] = {}
+    where: dict[OpKey, _Place] = {}
+    push, pop = heapq.heappush, heapq.heappop
+    done = 0
+    while heap:
+        done += 1
+        if done % 256 == 0:
+            clock.check(_PHASE)
+        at, _, key = pop(heap)
+        uid, j, oi = key
+        end, where[key] = take[uid][oi](at)  # type: ignore[misc]
+        for ci, inputs, rank in follow[uid][oi]:
+            nxt = (uid, j, ci)
+            if inputs > 1:
+                left = waiting.get(nxt, inputs) - 1
+                if ready.get(nxt, -1) < end:
+                    ready[nxt] = end
+                if left:
+                    waiting[nxt] = left
+                    continue
+                push(heap, (ready[nxt], rank, nxt))
+            else:
+                push(heap, (end, rank, nxt))
+    return where
 
 
 def _lags(span: dict[OpKey, tuple[int, int]], depths: list[list[int]],
