@@ -16,7 +16,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from bound_checks import assert_no_planner_beats
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from random_cases import operation_for
 from scipy.optimize import linprog
@@ -846,6 +846,8 @@ def test_unsplit_period_over_the_cap_splits_with_a_warning() -> None:
 @given(weights=st.lists(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 6)),
                                  min_size=1, max_size=4), min_size=1, max_size=3),
        cap=st.integers(4, 300))
+@example(weights=[[(40, 5)]], cap=4)   # one instance alone is over the cap
+@example(weights=[[(1, 1), (1, 4)]], cap=4)
 def test_the_fixed_period_is_the_best_within_the_cap(weights: list, cap: int) -> None:  # type: ignore[type-arg]
     """Among every integer period whose rounded-down instances fit ``max_events``,
     none carries more instances per time unit than the one chosen (brute force over
@@ -870,8 +872,23 @@ def test_the_fixed_period_is_the_best_within_the_cap(weights: list, cap: int) ->
     best = max((rate_and_events(t)[0] for t in range(1, longest + 1)
                 if rate_and_events(t)[1] <= cap), default=Fraction(0))
     rate, events = rate_and_events(int(chosen))
-    assert events <= cap or rate == 0
-    assert rate == best
+    if rate > 0 and events > cap:  # no period holds an instance within the cap
+        assert best == 0
+    else:
+        assert rate == best
+
+
+def test_a_fixed_period_over_the_cap_says_so() -> None:
+    """One instance of 5 operations against max_events 4: no period fits, the
+    schedule holds the instance anyway and the notes say it is over the cap."""
+    names = [f"N{i}" for i in range(6)]
+    platform = Platform.build(names, [(names[i], names[i + 1], F(1, 5)) for i in range(5)])
+    op = Operation(OperationKind.BROADCAST, source="N0", targets=tuple(names[1:]))
+    units = [[Unit(F(1), tuple(SendTask(names[i], names[i + 1], Item.broadcast(), i)
+                               for i in range(5)))]]
+    with pytest.warns(UserWarning, match="over the cap of 4"):
+        plan = build_periodic(platform, op.resolve(platform), units, F(1), max_events=4)
+    assert any("holds 5 operations, over the cap of 4" in note for note in plan.notes)
 
 
 @pytest.mark.parametrize("fabric", ["dgx_a100", "fat_tree"])

@@ -175,7 +175,8 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     longest :data:`FIXED_PERIOD_CANDIDATES` are evaluated and the one with the
     most instances per time unit whose operations fit the cap is kept (the
     shortest on ties).  The loss stays within Proposition 4's ``units / T``
-    for the period chosen.
+    for the period chosen.  When no period fits the cap (one instance alone
+    is over it), ``T0`` (the caller says so in its notes).
     """
     base = max(1, math.floor(max_events / per_time))
     ops = [[len(u.sends) + len(u.computes) for u in group] for group in groups]
@@ -409,6 +410,14 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         period = Fraction(shortest)
         counts, n = _counts(groups, period, exact)
     if not exact:
+        events = sum(c * (len(u.sends) + len(u.computes)) for row, group in
+                     zip(counts, groups, strict=True) for c, u in zip(row, group, strict=True))
+        if events > max_events:
+            text = (f"the fixed period {format_rational(period)} holds {events} operations, "
+                    f"over the cap of {max_events} operations per period: no shorter "
+                    f"period holds a whole instance")
+            warnings.warn(text, stacklevel=4)
+            notes.append(text)
         achieved = Fraction(n) / period
         n_units = sum(len(g) for g in groups)
         notes.append(f"fixed period {format_rational(period)}: throughput "
