@@ -77,6 +77,7 @@ from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, 
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import extract_trees
 from portsim.planners.lp._incremental import (
+    TOLERANCE,
     MasterFailed,
     MasterPoint,
     RebuiltMaster,
@@ -260,7 +261,8 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
         for r in roots:
             tree = _prune(_arborescence(platform, r, reach[r], price), r, keep)
             cost = sum(price[e] for e in tree)
-            if cost < z_tp + float(y_eq[final_rows[r]]) - 1e-9 and (r, tree) not in seen:
+            if cost < z_tp + float(y_eq[final_rows[r]]) - TOLERANCE \
+                    and (r, tree) not in seen:
                 seen.add((r, tree))
                 columns.append((r, tree))
                 added = True

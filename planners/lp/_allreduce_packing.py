@@ -92,6 +92,7 @@ from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._extract import tasks_unit
 from portsim.planners.lp._incremental import (
+    TOLERANCE,
     MasterFailed,
     MasterPoint,
     RebuiltMaster,
@@ -580,7 +581,7 @@ def pack_structures(platform: Platform, operation: Operation, start: Sequence[St
         # Rows: ``TP = Σ w_s`` first, then the ``<=`` rows of :func:`_rows`.
         y = _duals(platform, point.duals[1:], exact=False)
         cost, structure = _milp_price(platform, operation, y, deadline)
-        if structure is None or cost >= float(point.duals[0]) - 1e-9 \
+        if structure is None or cost >= float(point.duals[0]) - TOLERANCE \
                 or structure in structures:
             return False
         structures.append(structure)

@@ -43,6 +43,7 @@ from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
     EXACT_ROUNDS,
+    TOLERANCE,
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
@@ -294,7 +295,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
             for (u, v), busy in master.busy.items()}
         new = improving_trees(pricers, price, point.duals[:n].tolist(), seen,  # type: ignore[arg-type]
-                              1e-9, deadline=options.clock())
+                              TOLERANCE, deadline=options.clock())
         for column in new:
             master.add(*column)
         columns.extend(new)

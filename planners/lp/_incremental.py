@@ -60,7 +60,7 @@ from portsim.planners.lp._solve import (
     solve_float,
 )
 
-__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "IncrementalMaster", "Master", "MasterFailed",
+__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "TOLERANCE", "IncrementalMaster", "Master", "MasterFailed",
            "MasterPoint", "RebuiltMaster", "exact_rounds", "generate"]
 
 MAX_ROUNDS = 5_000
@@ -68,6 +68,11 @@ MAX_ROUNDS = 5_000
 
 EXACT_ROUNDS = 20
 """The cap on the exact rounds that follow a generation (:func:`exact_rounds`)."""
+
+TOLERANCE = 1e-9
+"""A column enters a float master when it improves its objective by more than
+this per unit (reduced cost, in the master's float duals; relative where the
+price is a ratio to 1); then the loop of :func:`generate` stops when none does."""
 
 
 @dataclass(frozen=True)

@@ -44,12 +44,12 @@ arborescence where some reachable node is not a destination
 (:mod:`portsim.planners.lp._steiner`: exact within its bound, else a
 heuristic, tried first in every round anyway).  Paths and flows stay explicit
 variables (polynomially many).  The loop stops when no column has a reduced
-cost above :data:`TOLERANCE` (``1e-9``, absolute, in the master's float
-duals), or after :data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds
-(the one loop of :func:`~portsim.planners.lp._incremental.generate`).  Both
-families of tree columns (arborescences and reduction trees) go through the
-same generation (``_generate``): only their master, their columns and their
-pricing differ.
+cost above :data:`~portsim.planners.lp._incremental.TOLERANCE` (``1e-9``,
+absolute, in the master's float duals), or after
+:data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds (the one loop of
+:func:`~portsim.planners.lp._incremental.generate`).  Both families of tree
+columns (arborescences and reduction trees) go through the same generation
+(``_generate``): only their master, their columns and their pricing differ.
 
 **Certification.**  The final master is solved again and recovered in exact
 rationals (:mod:`portsim.planners.lp._exact`); its exact duals are priced exactly
@@ -87,6 +87,7 @@ from portsim.planners.lp._exact import ExactSolution, dual_bound
 from portsim.planners.lp._extract import extract_trees, top_down_unit
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from portsim.planners.lp._incremental import (
+    TOLERANCE,
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
@@ -112,9 +113,6 @@ __all__ = [
     "plan_matchings",
     "solve_with_matchings",
 ]
-
-TOLERANCE = 1e-9
-"""Column generation stops when no column's float reduced cost exceeds this."""
 
 Tree = tuple[tuple[NodeId, NodeId], ...]
 W = TypeVar("W", float, Fraction)

@@ -18,6 +18,7 @@ import numpy as np
 
 from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, recover
 from portsim.planners.lp._incremental import (
+    TOLERANCE,
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
@@ -64,10 +65,6 @@ SMOOTHING = 0.8
 """Wentges dual smoothing: price at ``α·center + (1-α)·y`` (the center is the
 dual of the best bound so far), then at the master's ``y`` if that tree does
 not improve the master; 0 disables it."""
-
-
-_PRICING_TOLERANCE = 1e-9
-"""A tree enters the master when its float price is below ``1 - this``."""
 
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
@@ -201,13 +198,13 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 if bound < best_bound:
                     best_bound, center = bound, probe
             improving = [t for t in (t for _, t in found) if float_price(space, t, y)
-                         < 1 - _PRICING_TOLERANCE]
+                         < 1 - TOLERANCE]
             if improving and sum(add(t) for t in improving):
                 entered = True
                 break
         if center is None:
             center = y
-        return entered and value < best_bound * (1 - _PRICING_TOLERANCE)
+        return entered and value < best_bound * (1 - TOLERANCE)
 
     try:
         rounds = generate(master, pricing, deadline=clock,
