@@ -182,7 +182,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     def pricing(point: MasterPoint) -> bool:
         nonlocal center, best_bound
         value, y = point.value, point.duals
-        if cap is not None and value >= float(cap) * (1 - _PRICING_TOLERANCE):
+        if cap is not None and value >= float(cap) * (1 - TOLERANCE):
             return False  # at a proven bound: optimal
         clock.check("column generation (pricing)")
         entered = False
