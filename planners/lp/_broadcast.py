@@ -64,6 +64,14 @@ STEINER_NOTE = ("Steiner-arborescence pricing: the trees reach every destination
                 "may skip the other nodes, which relay")
 """How the notes name the pricing when some reachable node is not a destination."""
 
+TREES_PER_ROUND = 8
+"""Partial pricing of the all-gather's sources: a round prices them in turn and
+ends once this many improving trees are found (a full pass that finds none
+ends the generation).  Pricing every source every round added trees the
+master mostly never used: on ``dgx_a100`` 4 servers, 109 rounds and 3,399
+trees in 10 s of CPU; with 8 a round, 172 rounds, 1,368 trees, 4.6 s; on 8
+servers 143 s -> 51 s; ``mi250`` 2 servers 5.6 -> 4.0 s; same bounds."""
+
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
 
@@ -288,14 +296,19 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     master = _FloatTreeMaster(platform, n, size, port_sum)
     for column in columns:
         master.add(*column)
+    turn = 0
+
     def price(point: MasterPoint) -> bool:
+        nonlocal turn
         out_dual, in_dual, link_dual = _port_duals(platform, point.duals[n:].tolist(),
                                                    port_sum)
         price: dict[tuple[NodeId, NodeId], Fraction | float] = {
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
             for (u, v), busy in master.busy.items()}
         new = improving_trees(pricers, price, point.duals[:n].tolist(), seen,  # type: ignore[arg-type]
-                              TOLERANCE, deadline=options.clock())
+                              TOLERANCE, deadline=options.clock(),
+                              limit=TREES_PER_ROUND, start=turn)
+        turn = (turn + TREES_PER_ROUND) % n
         for column in new:
             master.add(*column)
         columns.extend(new)

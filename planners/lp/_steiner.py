@@ -424,7 +424,8 @@ class TreePricer:
 
 def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
                     duals: Sequence[float], seen: Collection[tuple[int, Tree]],
-                    tolerance: float, *, deadline: Deadline | None = None
+                    tolerance: float, *, deadline: Deadline | None = None,
+                    limit: int | None = None, start: int = 0
                     ) -> list[tuple[int, Tree]]:
     """The new columns of one float pricing round: trees cheaper than their source's dual.
 
@@ -435,10 +436,19 @@ def improving_trees(pricers: Sequence[TreePricer], price: Mapping[Link, float],
     others stay heuristic; the certificate then uses their lower bounds).
     ``deadline`` is checked before every source's pricing (a Steiner search on
     a large fabric may take seconds).
+
+    Partial pricing: with ``limit``, the sources are priced in turn from
+    ``start`` (cyclically) and the fast pass ends once ``limit`` trees are
+    found; a round that finds fewer has priced every source, so an empty
+    answer still means that no source improves.
     """
+    turn = [(start + k) % len(pricers) for k in range(len(pricers))]
     for exact in (False, True):
         found: list[tuple[int, Tree]] = []
-        for i, pricer in enumerate(pricers):
+        for i in turn:
+            if limit is not None and not exact and len(found) >= limit:
+                break
+            pricer = pricers[i]
             if exact and not (pricer.steiner and pricer.exact_search):
                 continue
             if deadline is not None:
