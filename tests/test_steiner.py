@@ -374,3 +374,29 @@ def test_heuristic_pricing_keeps_a_valid_interval(model: str,
         assert float(result.throughput_bound) >= optimum * (1 - 1e-9)
         if result.throughput_bound > found:
             assert "certified interval" in result.message
+
+
+def test_partial_pricing_prices_sources_in_turn_and_never_misses_one() -> None:
+    """Four sources on a complete 4-node platform, every link priced 1: a
+    spanning tree costs 3, so a source improves iff its dual is above 3.  With
+    a limit of 1 the round stops at the first improving source from ``start``
+    (cyclically); when only one source improves, every start finds it, and
+    when none does, the answer is empty."""
+    from portsim.planners.lp._steiner import improving_trees
+
+    names = ["A", "B", "C", "D"]
+    arcs = [(u, v) for u in names for v in names if u != v]
+    pricers = [TreePricer(arcs, s, set(names)) for s in names]
+    price = dict.fromkeys(arcs, 1.0)
+    every = improving_trees(pricers, price, [5.0, 5.0, 5.0, 5.0], set(), 1e-9)
+    assert [i for i, _ in every] == [0, 1, 2, 3]
+    for start in range(4):
+        first = improving_trees(pricers, price, [5.0] * 4, set(), 1e-9, limit=1, start=start)
+        assert [i for i, _ in first] == [start]
+        two = improving_trees(pricers, price, [5.0] * 4, set(), 1e-9, limit=2, start=start)
+        assert [i for i, _ in two] == [start, (start + 1) % 4]
+        only = improving_trees(pricers, price, [2.0, 2.0, 5.0, 2.0], set(), 1e-9,
+                               limit=1, start=start)
+        assert [i for i, _ in only] == [2]
+        assert improving_trees(pricers, price, [3.0] * 4, set(), 1e-9, limit=1,
+                               start=start) == []
