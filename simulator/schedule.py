@@ -161,9 +161,9 @@ class Schedule:
         # comparisons cost a microsecond each.
         nodes = frozenset(self.platform.node_ids)
         period = self.period
-        fast = period is None or type(period) is Fraction
-        period_num, period_den = (0, 1) if period is None else (period.numerator,
-                                                                period.denominator)
+        fast = period is None or type(period) is Fraction  # else the full check alone
+        period_num, period_den = ((period.numerator, period.denominator)
+                                  if type(period) is Fraction else (0, 1))
         # One-shot: any instance, lag 0 only.
         count = self.instances_per_period if period is not None else math.inf
         most_lag = math.inf if period is not None else 0
