@@ -13,30 +13,30 @@ Target (issue 15, item 5): a 20,000-event periodic schedule in under 0.1 s.
 
 Run:  python benchmarks/periodic.py [--reduce 10 15] [--repeat 5]
 
-Measured (CPU seconds, best of 5, on the shared 2-core machine under a load
-of 5 to 6; main at 1670931 and this version run alternately, three times
-each: the range over the three runs):
+Measured (CPU seconds, best of 5, on the shared 2-core machine; main at
+1670931 and this version run alternately, three times each: the range over
+the three runs; under a load of about 3.7, then of 5 to 6):
 
-    workload                  events   main 1670931   this version
-    reduce N=10                17469   0.174-0.195    0.097-0.105
-    reduce N=10 split:false    17469   0.200-0.226    0.104-0.113
-    reduce N=15                17823   0.203-0.230    0.105-0.117
-    reduce N=15 split:false    17823   0.203-0.227    0.110-0.122
+    workload                  events   main 1670931   this version   (load 5-6: main, this)
+    reduce N=10                17469   0.155-0.158    0.087-0.088    0.174-0.195  0.097-0.105
+    reduce N=10 split:false    17469   0.176-0.177    0.093-0.096    0.200-0.226  0.104-0.113
+    reduce N=15                17823   0.173-0.177    0.089-0.094    0.203-0.230  0.105-0.117
+    reduce N=15 split:false    17823   0.172-0.179    0.089-0.095    0.203-0.227  0.110-0.122
 
-(At a load of about 1.4, main took 0.150-0.197 s.)  The target is met at
-best: under load the build stays just above 0.1 s.  How: the cyclic
-garbage collector is paused during the build (its full collections walked
-the half-built schedule and the whole heap, a quarter of the time, to free
-nothing: :mod:`portsim.simulator.collector`); ``Send``, ``Compute`` and
+The target is met, but not with much room: under a heavy load the build
+takes just over 0.1 s. How: the cyclic garbage collector is paused during
+the build (its full collections walked the half-built schedule and the whole
+heap, a quarter of the time, to free nothing:
+:mod:`portsim.simulator.collector`); ``Send``, ``Compute`` and
 ``Item.with_instance`` set their slots directly (half the cost of a frozen
 dataclass's ``__init__``); ``Schedule`` checks an event whose items it has
-already checked in integer arithmetic, leaving any other to the full
-check; ``_events`` unpacks its records and shares one ``Fraction`` per
-distinct start.  What is left (pyinstrument, reduce N=10): choosing the
-fixed period 21% (``Fraction`` arithmetic in ``_counts``, over up to
-2,000 candidate periods), ``_jobs`` 18% (half of it ``with_instance``),
-``_events`` 15%, ``_lay_out`` 14%, ``_lags`` 14%, ``Schedule``'s checks
-13%, ``_orchestrate`` 3%.
+already checked in integer arithmetic, leaving any other to the full check;
+``_events`` unpacks its records and shares one ``Fraction`` per distinct
+start. What is left (pyinstrument, reduce N=10): choosing the fixed period
+21% (``Fraction`` arithmetic in ``_counts``, over up to 2,000 candidate
+periods), ``_jobs`` 18% (half of it ``with_instance``), ``_events`` 15%,
+``_lay_out`` 14%, ``_lags`` 14%, ``Schedule``'s checks 13%, ``_orchestrate``
+3%.
 """
 
 from __future__ import annotations

@@ -44,9 +44,10 @@ records and keys all live until it ends, and the collector would walk them
 in a reference cycle (see :meth:`_Strict.go`): they are freed when it
 returns.  ``benchmarks/engine.py`` compares both modes with a bare
 ``heapq`` loop doing the same checks in the same process, the collector
-paused for it too (100,000 transfers on 20 and 200 nodes): strict at 0.85
-to 1.1 of its speed, as soon as possible at 0.8 to 0.95 (the ratios move by
-about 0.05 from run to run on a shared machine).
+paused for it too (100,000 transfers on 20 and 200 nodes): strict at 0.8
+to 1.15 of its speed (0.83 to 0.93 on 200 nodes, exact time), as soon as
+possible at 0.8 to 0.95 (the ratios move by 0.05 to 0.1 from run to run on
+a shared machine).
 """
 
 from __future__ import annotations
