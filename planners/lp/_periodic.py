@@ -40,7 +40,6 @@ from typing import NamedTuple
 
 from portsim.planners.lp._bmatching import peel_matchings, peel_platform
 from portsim.planners.lp._solve import Deadline
-from portsim.simulator.collector import paused_collection
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import common_denominator, format_rational
 from portsim.simulator.operations import Operation
@@ -236,7 +235,6 @@ class _Placed(NamedTuple):
     output: Item | None  # compute
 
 
-@paused_collection()  # the build allocates ~100,000 objects, all kept: see its module
 def build_periodic(
     platform: Platform,
     operation: Operation,
