@@ -25,11 +25,14 @@ the three runs; under a load of about 3.7, then of 5 to 6):
     reduce N=15                17823   0.173-0.177    0.089-0.094    0.203-0.230  0.105-0.117
     reduce N=15 split:false    17823   0.172-0.179    0.089-0.095    0.203-0.227  0.110-0.122
 
-The target is met, but not with much room: under a heavy load the build
-takes just over 0.1 s. How: the cyclic garbage collector is paused during
-the build, by the planner's driver (its full collections walked the
-half-built schedule and the whole heap, a quarter of the time, to free
-nothing: :mod:`portsim.simulator.collector`); ``Send``, ``Compute`` and
+This version takes 0.5 to 0.6 of main's time, run for run, so the target is
+met only while the machine runs main's build in about 0.18 s or less (at a
+load of about 1.4, main took 0.150-0.197 s; a later pair of runs at a load
+of about 3.3 gave main 0.170-0.225 s and this version 0.103-0.109 s). How:
+the cyclic garbage collector is paused during the build, by the planner's
+driver (its full collections walked the half-built schedule and the whole
+heap, a quarter of the time, to free nothing:
+:mod:`portsim.simulator.collector`); ``Send``, ``Compute`` and
 ``Item.with_instance`` set their slots directly (half the cost of a frozen
 dataclass's ``__init__``); ``Schedule`` checks an event whose items it has
 already checked in integer arithmetic, leaving any other to the full check;
