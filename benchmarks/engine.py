@@ -25,39 +25,49 @@ receive per node at a time).  It is replayed, in the same process,
 Targets (issue 15, item 6): the engine at >= 0.8 of the baseline's speed in
 strict mode, >= 0.6 as soon as possible.  Times are CPU seconds (the
 machine is shared), best of ``--repeat``, the engine and the baseline
-interleaved.
+interleaved.  The engine's :func:`replay` pauses Python's cyclic garbage
+collector while it runs (:mod:`portsim.simulator.collector`); the baseline
+is timed with it paused the same way, so that the ratio compares the two
+loops and not the collector's walks over what each allocates (the output
+says so in its first line).
 
 Run:  python benchmarks/engine.py [--transfers 100000] [--nodes 20 200] [--naive]
 
-Measured (100,000 transfers, shared 2-core machine under a load of 2 to 5;
-the ratios move by about 0.1 from run to run, so two runs are shown):
+Measured (100,000 transfers, shared 2-core machine under a load of about
+3.6; two full runs, alternating with main at 1670931, whose engine and
+baseline both ran with the collector on):
 
-    nodes  replay          engine tr/s   bare tr/s   ratio (two runs)  target  before
-       20  strict, exact       192,486     203,577    0.95   0.78     >= 0.8    0.57
-       20  strict, float       202,535     200,225    1.01   0.86     >= 0.8    0.55
-       20  asap, exact         131,302     179,570    0.73   0.69     >= 0.6    0.59
-       20  asap, float         131,318     177,207    0.74   0.68     >= 0.6    0.52
-      200  strict, exact       129,310     159,068    0.81   0.81     >= 0.8    0.67
-      200  strict, float       151,747     126,175    1.20   0.83     >= 0.8    0.57
-      200  asap, exact          80,780      93,419    0.86   0.77     >= 0.6    0.91
-      200  asap, float          92,026      94,709    0.97   0.92     >= 0.6    0.70
+    nodes  replay          engine tr/s   bare tr/s   ratio (two runs)   main 1670931   target
+       20  strict, exact       460,416     425,923    1.08   1.07       0.81   0.81    >= 0.8
+       20  strict, float       447,742     409,954    1.09   1.13       0.96   0.93    >= 0.8
+       20  asap, exact         274,759     331,109    0.83   0.83       0.70   0.71    >= 0.6
+       20  asap, float         276,063     334,325    0.83   0.85       0.71   0.71    >= 0.6
+      200  strict, exact       208,694     252,615    0.83   0.85       0.72   0.73    >= 0.8
+      200  strict, float       200,646     234,288    0.86   0.86       0.85   0.92    >= 0.8
+      200  asap, exact         142,929     161,057    0.89   0.82       0.78   0.78    >= 0.6
+      200  asap, float         139,843     155,767    0.90   0.94       0.79   0.79    >= 0.6
 
-Over the four full runs of the final engine the strict replay on 200 nodes
-ranged over 0.75-0.83 (float 1.20 once): at the target, not clear of it.
+Over eleven runs of this version (loads 3.5 to 6.5), the strict replay on
+200 nodes ranged over 0.83-0.93 exact and 0.80-0.93 float (0.80 once, every
+other run at 0.82 or more); main's, over six runs, over 0.72-0.81 exact
+and 0.71-0.92 float.
 
-("before": the engine of main at 8cdcca8 against the same baseline, same
-measure.)
 How: the compile step turns every event once into a named record
 (``_Play``), with the items numbered by (kind, args, ordered) rather than
 hashed as ``Item`` objects, and a send's nodes and resources numbered with
 its duration (once per link); a one-shot replay plays these records
 themselves (no copy per event); the strict replay keeps one SimPy event per
 distinct start time, plays a lone event without the retry loop of a batch
-and takes the first free slot of every resource directly.  Most of what
-is left is the garbage collector: once the compile step's 100,000 records
-(slotted objects) have survived two young collections, it walks the whole
-heap once or twice (the baseline's plain tuples of numbers leave its lists
-at their first collection, and trigger none).
+and takes the first free slot of every resource directly.  Until 1670931
+the strict replay's SimPy callback named itself, a reference cycle that
+kept all its records alive after the replay until a full collection found
+them; the records now go when the replay returns, and the collector is
+paused during it (the engine allocates some 300,000 tracked objects per
+100,000 transfers, the baseline fewer, so the collector's walks had cost
+the engine more).  What is left at 200 nodes is mostly the compile step:
+each of the ~36,000 links used computes its duration through the
+platform (``Fraction`` arithmetic, as the baseline does), and each event
+becomes a record.
 """
 
 from __future__ import annotations
@@ -73,6 +83,7 @@ from typing import Any
 
 import simpy
 
+from portsim.simulator.collector import paused_collection
 from portsim.simulator.engine import replay
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import common_denominator
@@ -297,7 +308,14 @@ def naive_simpy(schedule: Schedule) -> float:
 TARGETS = {"strict": 0.8, "asap": 0.6}
 """Issue 15, item 6: the engine's speed as a fraction of the bare heapq loop's."""
 
-BARE = {"strict": bare_strict, "asap": bare_asap}
+def _paused(fn):  # type: ignore[no-untyped-def]
+    """``fn`` run with the cyclic garbage collector paused, as the engine's replay runs
+    (:func:`portsim.simulator.collector.paused_collection`): the baseline gets the
+    same treatment, so the ratio compares the loops, not the collector."""
+    return paused_collection()(fn)
+
+
+BARE = {"strict": _paused(bare_strict), "asap": _paused(bare_asap)}
 
 
 def timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -321,6 +339,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
     parser.add_argument("--naive", action="store_true", help="also time the naive SimPy loop")
     args = parser.parse_args()
+    print("(the engine's replay pauses the cyclic garbage collector; the bare loop is "
+          "timed with it paused too)")
     print(f"{'nodes':>5} {'replay':<16} {'engine tr/s':>12} {'bare tr/s':>12} "
           f"{'ratio':>6} {'target':>7}  check")
     for n in args.nodes:

@@ -37,13 +37,17 @@ no end events are needed); ASAP mode schedules one SimPy event per event
 holds one port while waiting for another.  The compile step turns every
 schedule event once into a :class:`_Play` record (integer keys, integer or
 float times); a one-shot replay plays those records themselves, a periodic
-one copies them period after period.  ``benchmarks/engine.py`` compares
-both modes with a bare ``heapq`` loop doing the same checks in the same
-process (100,000 transfers on 20 and 200 nodes): strict at 0.75 to 1.0 of
-its speed, as soon as possible at 0.7 to 0.95 (the ratios move by about 0.1
-from run to run on a shared machine).  Most of the gap is the garbage
-collector walking the heap once the compile step's 100,000 records have
-survived (plain tuples of numbers, as the baseline's, leave its lists).
+one copies them period after period.  A replay runs with Python's cyclic
+garbage collector paused (:mod:`portsim.simulator.collector`): its 100,000
+records and keys all live until it ends, and the collector would walk them
+(and the whole heap) several times to free nothing.  Nor does it leave them
+in a reference cycle (see :meth:`_Strict.go`): they are freed when it
+returns.  ``benchmarks/engine.py`` compares both modes with a bare
+``heapq`` loop doing the same checks in the same process, the collector
+paused for it too (100,000 transfers on 20 and 200 nodes): strict at 0.8
+to 1.15 of its speed (0.83 to 0.93 on 200 nodes, exact time), as soon as
+possible at 0.8 to 0.95 (the ratios move by 0.05 to 0.1 from run to run on
+a shared machine).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from typing import Any, cast
 
 import simpy
 
+from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlatformError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
@@ -334,7 +339,8 @@ class _Run:
             parts: list[Any] = [1 if p is _WHOLE or p == 1 else p for p in distinct_parts]
         else:
             self.scale = 1
-            self.part_tol = FLOAT_TICK_FRACTION / common_denominator(distinct_parts)
+            self.part_tol = FLOAT_TICK_FRACTION / common_denominator(
+                p for p in distinct_parts if p is not _WHOLE)  # (whole: denominator 1)
             self.one = 1.0
 
             def to_time(v: Fraction) -> int | float:
@@ -356,17 +362,21 @@ class _Run:
         exact = self.exact
         patterns: list[_Pattern] = []
         self.patterns = patterns
+        # Per duration number, what a send's pattern takes from it (one lookup).
+        uses = [(src, dst, res, time, part, d is not None)
+                for (src, dst, res), time, part, d in zip(sends, times, parts, distinct,
+                                                          strict=True)]
         for i, (e, j, b) in enumerate(zip(events, event_duration, event_base, strict=True)):
             start = e.start
             start_t = (start.numerator * (scale // start.denominator) if exact
                        else start.numerator / start.denominator)
             if type(e) is Send:
-                src, dst, res = sends[j]
+                src, dst, res, time, part, playable = uses[j]
                 instance = e.item.instance
                 b = b * nn + instance * stride
-                patterns.append(_Pattern(start_t, times[j], _SEND, res, (b + src,), b + dst,
-                                         parts[j], i, instance, e.lag, distinct[j] is not None))
-                if distinct[j] is None or e.duration is not None:
+                patterns.append(_Pattern(start_t, time, _SEND, res, (b + src,), b + dst,
+                                         part, i, instance, e.lag, playable))
+                if not playable or e.duration is not None:
                     self._check_static(i, e, _fraction(distinct[j]))
             else:
                 assert isinstance(e, Compute)
@@ -579,11 +589,16 @@ class _Strict:
                 batch(t, events[position:end])
             position = end
             if position < n:
-                env.timeout(events[position].start - t).callbacks.append(fire)
+                env.timeout(events[position].start - t).callbacks.append(
+                    fire)  # noqa: F821 (deleted below once the replay is over)
 
         if n:
             env.timeout(events[0].start).callbacks.append(fire)
         env.run()
+        # fire names itself (it schedules its next call): a reference cycle
+        # through which it would keep this replay's every play alive until the
+        # garbage collector looked for cycles (a full walk of the heap).
+        del fire
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -918,8 +933,11 @@ def replay(
     if h is not None and h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     model = None if port_model is None else PortModel.parse(port_model)
-    played = _play(schedule, mode, exact, h, model, explicit_horizon=horizon is not None)
-    return _conclude(*played, mode, record_starts)
+    # The collector paused (see that module) until the replay's records are
+    # freed: _play's result is a temporary, gone before the block exits.
+    with paused_collection():
+        return _conclude(*_play(schedule, mode, exact, h, model,
+                                explicit_horizon=horizon is not None), mode, record_starts)
 
 
 def _play(
@@ -1100,9 +1118,10 @@ def replay_series(
         if needed is not None and needed <= count:
             series = schedule.repeat(needed, spacing)
             return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
-        played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
-                       explicit_horizon=False)
-        full = _conclude(*played, "asap", True)
+        with paused_collection():
+            played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
+                           explicit_horizon=False)
+            full = _conclude(*played, "asap", True)
         if full.violations or full.completed != count * per_run:
             # Blocked: measure the prefix honestly below, over as many copies
             # as a first try of 64 (the blocking shows in every longer prefix).

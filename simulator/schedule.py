@@ -9,6 +9,7 @@ acts on instance ``(p - d) * n + j``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -21,6 +22,9 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["Compute", "Event", "EventReader", "Schedule", "Send"]
+
+_ONE = Fraction(1)
+"""The default ``part`` of a :class:`Send`: a whole message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +39,20 @@ class Send:
     dst: NodeId
     item: Item
     start: Fraction
-    part: Fraction = Fraction(1)
+    part: Fraction = _ONE
     lag: int = 0
     duration: Fraction | None = None
+
+    def __init__(self, src: NodeId, dst: NodeId, item: Item, start: Fraction,
+                 part: Fraction = _ONE, lag: int = 0, duration: Fraction | None = None) -> None:
+        # The dataclass's own __init__, through the slots' setters (below the class).
+        _set_src(self, src)
+        _set_dst(self, dst)
+        _set_item(self, item)
+        _set_start(self, start)
+        _set_part(self, part)
+        _set_lag(self, lag)
+        _set_duration(self, duration)
 
     @property
     def nodes(self) -> tuple[NodeId, ...]:
@@ -55,9 +70,32 @@ class Compute:
     lag: int = 0
     duration: Fraction | None = None
 
+    def __init__(self, node: NodeId, inputs: tuple[Item, ...], output: Item, start: Fraction,
+                 lag: int = 0, duration: Fraction | None = None) -> None:
+        # The dataclass's own __init__, through the slots' setters (below the class).
+        _set_node(self, node)
+        _set_inputs(self, inputs)
+        _set_output(self, output)
+        _set_compute_start(self, start)
+        _set_compute_lag(self, lag)
+        _set_compute_duration(self, duration)
+
     @property
     def nodes(self) -> tuple[NodeId, ...]:
         return (self.node,)
+
+
+# The slots' setters, which the __init__ of Send and Compute use: frozen, they
+# refuse ``self.x = ...``, and the dataclass's generated __init__
+# (object.__setattr__ per field) takes twice as long, which counts at tens of
+# thousands of events per periodic schedule.
+(_set_src, _set_dst, _set_item, _set_start, _set_part, _set_lag, _set_duration) = (
+    Send.__dict__[name].__set__
+    for name in ("src", "dst", "item", "start", "part", "lag", "duration"))
+(_set_node, _set_inputs, _set_output, _set_compute_start, _set_compute_lag,
+ _set_compute_duration) = (
+    Compute.__dict__[name].__set__
+    for name in ("node", "inputs", "output", "start", "lag", "duration"))
 
 
 Event: TypeAlias = Send | Compute
@@ -116,8 +154,58 @@ class Schedule:
             raise ScheduleError("instances_per_period must be >= 1",
                                 path="instances_per_period", value=self.instances_per_period)
         checked: set[tuple[str, tuple[Any, ...]]] = set()  # item names already checked
+        # A fast pass says "valid" for the common event (Fraction times, items
+        # already checked) in integer arithmetic; any other event, valid or
+        # not, takes the full check, which alone raises (with its message).
+        # A periodic schedule has tens of thousands of events, and Fraction
+        # comparisons cost a microsecond each.
+        nodes = frozenset(self.platform.node_ids)
+        period = self.period
+        fast = period is None or type(period) is Fraction  # else the full check alone
+        period_num, period_den = ((period.numerator, period.denominator)
+                                  if type(period) is Fraction else (0, 1))
+        # One-shot: any instance, lag 0 only.
+        count = self.instances_per_period if period is not None else math.inf
+        most_lag = math.inf if period is not None else 0
+        # The starts found valid, by identity: events share their start objects
+        # (a few thousand distinct starts in a 20,000-event period), all alive
+        # in self.events meanwhile, so an id stays theirs.
+        good_starts: set[int] = set()
         for i, event in enumerate(self.events):
-            self._check_event(i, event, checked)
+            kind = type(event)
+            if not fast:
+                ok = False
+            elif kind is Send:
+                item = event.item  # type: ignore[union-attr]
+                part = event.part  # type: ignore[union-attr]
+                ok = (event.src in nodes and event.dst in nodes  # type: ignore[union-attr]
+                      and (part is _ONE or (type(part) is Fraction
+                                            and 0 < part.numerator <= part.denominator))
+                      and (item.kind, item.args) in checked and item.instance < count)
+            elif kind is Compute:
+                inputs = event.inputs  # type: ignore[union-attr]
+                ok = event.node in nodes and len(inputs) >= 2  # type: ignore[union-attr]
+                if ok:  # the inputs first, as the full check
+                    for x in inputs:
+                        if (x.kind, x.args) not in checked or x.instance >= count:
+                            ok = False
+                            break
+                    output = event.output  # type: ignore[union-attr]
+                    ok = ok and (output.kind, output.args) in checked and output.instance < count
+            else:
+                ok = False
+            if ok:
+                start, lag = event.start, event.lag
+                if id(start) not in good_starts:
+                    if type(start) is Fraction and start.numerator >= 0 and (
+                            period is None
+                            or start.numerator * period_den < period_num * start.denominator):
+                        good_starts.add(id(start))
+                    else:
+                        ok = False
+                ok = ok and type(lag) is int and 0 <= lag <= most_lag and event.duration is None
+            if not ok:
+                self._check_event(i, event, checked)
 
     def _check_event(self, i: int, event: Event,
                      checked: set[tuple[str, tuple[Any, ...]]]) -> None:
@@ -421,9 +509,6 @@ class EventReader:
             raise
         except (TypeError, ValueError) as err:  # pragma: no cover - defensive
             raise ScheduleError(str(err), path=path, value=data) from None
-
-
-_ONE = Fraction(1)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

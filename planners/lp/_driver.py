@@ -15,6 +15,7 @@ from portsim.planners.base import PlanResult, WeightedTree
 from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, Repair, recover
 from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
+from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlannerError, PortsimError
 from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
 from portsim.simulator.operations import Operation, OperationKind
@@ -309,9 +310,14 @@ def finish(
     if deadline.expired:
         return time_limit_error(options, "the periodic schedule (before it started)")
     try:
-        plan = build_periodic(platform, operation, groups, tp, split=options.split,
-                              fixed_period=options.period, max_events=options.max_events,
-                              matchings=matchings, deadline=deadline)
+        # The build allocates some 100,000 objects and keeps them: the cyclic
+        # collector would walk them (and the heap) for nothing (see that module).
+        # Paused here, not by a wrapper of build_periodic: its warnings name
+        # the caller a fixed number of frames up.
+        with paused_collection():
+            plan = build_periodic(platform, operation, groups, tp, split=options.split,
+                                  fixed_period=options.period, max_events=options.max_events,
+                                  matchings=matchings, deadline=deadline)
     except TimeLimitReached as stop:
         return time_limit_error(options, stop.phase)
     scale = _time_scale(plan.schedule)

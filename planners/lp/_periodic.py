@@ -841,30 +841,38 @@ def _lags(span: dict[OpKey, tuple[int, int]], depths: list[list[int]],
 def _events(placed: list[_Placed], span: dict[OpKey, tuple[int, int]], lags: dict[OpKey, int],
             tick: int) -> tuple[Event, ...]:
     """The schedule's events: times back to ``Fraction`` (ticks of ``1 / tick``), zero-time
-    computes first (they may share the instant 0)."""
+    computes first (they may share the instant 0).
+
+    The one loop over every event of the period: each distinct start and part
+    becomes one ``Fraction``, shared by its events (a ``Fraction`` is slow to
+    make, and the events of a period share a few thousand starts).
+    """
     starts: dict[int, Fraction] = {}
     parts: dict[tuple[int, int], Fraction] = {}
-    whole = Fraction(1)
+    whole = _WHOLE
     events: list[Event] = []
     zero_time: list[Event] = []
-    for p in placed:
-        start = starts.get(p.start)
+    add, add_zero_time = events.append, zero_time.append
+    for key, at, link, item, piece, length, node, inputs, output in placed:
+        start = starts.get(at)
         if start is None:
-            start = starts[p.start] = Fraction(p.start, tick)
-        lag = lags[p.key]
-        if p.link is not None:
-            assert p.item is not None
-            if p.piece == p.whole:
+            start = starts[at] = Fraction(at, tick)
+        if link is not None:
+            if piece == length:
                 part = whole
             else:
-                part = parts.get((p.piece, p.whole))  # type: ignore[assignment]
-                if part is None:
-                    part = parts[p.piece, p.whole] = Fraction(p.piece, p.whole)
-            events.append(Send(p.link[0], p.link[1], p.item, start, part, lag))
+                found = parts.get((piece, length))
+                if found is None:
+                    found = parts[piece, length] = Fraction(piece, length)
+                part = found
+            add(Send(link[0], link[1], item, start, part, lags[key]))  # type: ignore[arg-type]
         else:
-            assert p.node is not None
-            assert p.output is not None
-            first, last = span[p.key]
-            (zero_time if first == last else events).append(
-                Compute(p.node, p.inputs, p.output, start, lag))
+            first, last = span[key]
+            (add_zero_time if first == last else add)(
+                Compute(node, inputs, output, start, lags[key]))  # type: ignore[arg-type]
     return (*zero_time, *events)
+
+
+_WHOLE: Fraction = Send.__dataclass_fields__["part"].default  # type: ignore[assignment]
+"""The part of a whole message: the default of :class:`Send` (which the engine
+recognises by identity), shared by every whole message."""
