@@ -147,6 +147,24 @@ allgather past 150 s, reduce 10.9 s (64/63, schedule 1/9 at period 9: too
 many trees for 20,000 events a period); fat_tree:8 allgather 15.2 s (1/127,
 reached), reduce past 150 s (the reduction-tree pricing).
 
+Sixth session (26 November 2026), after the reduction-tree pricing over the
+nodes that compute, the chains and the single-node bound of the reduce, the
+resumed float generation after an exact round and the partial pricing of
+the all-gather's sources; ``--cases dgx_a100:2 mi250:2 fat_tree:8 dgx_a100:8
+--ops allgather broadcast reduce --time-limit 300`` (one other job running)::
+
+    case         allgather            broadcast            reduce
+    dgx_a100:2   0.69 s  65/3         0.22 s  200 =        0.03 s  16/15 =
+    mi250:2      4.42 s  166/15       1.52 s  256          0.05 s  32/31 =
+    fat_tree:8   9.81 s  1/127 =      0.12 s  1 =          0.78 s  1 =
+    dgx_a100:8  51.35 s  25/7         14.87 s  200         0.23 s  64/63 =
+
+(every bound exact; ``=``: the schedule reaches it, else a fixed period
+below it, the exact one being over ``max_events``; peak RSS 378 MiB).
+Every item-7 target is met; before this session fat_tree:8 reduce ran past
+400 s, dgx_a100:8 allgather took 143 s of CPU and its broadcast ended on the
+interval [138, 200].
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).
