@@ -204,12 +204,13 @@ def _counts(groups: Sequence[Sequence[Unit]], period: Fraction, exact: bool
             ) -> tuple[list[list[int]], int]:
     """Instances per period of each unit, and instances per period overall."""
     counts = []
+    # floor(weight × period) in integers (weights are >= 0; with the exact
+    # period every product is an integer): Fraction products cost a fifth of
+    # a build that tries hundreds of fixed periods.
+    pn, pd = period.numerator, period.denominator
     for group in groups:
-        if exact:
-            row = [int(u.weight * period) for u in group]
-        else:
-            row = [math.floor(u.weight * period) for u in group]
-        counts.append(row)
+        counts.append([(u.weight.numerator * pn) // (u.weight.denominator * pd)
+                       for u in group])
     n = min(sum(row) for row in counts) if counts else 0
     for row in counts:  # trim every group down to n (fixed period only)
         extra = sum(row) - n
