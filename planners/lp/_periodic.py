@@ -202,7 +202,12 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
 
 def _counts(groups: Sequence[Sequence[Unit]], period: Fraction, exact: bool
             ) -> tuple[list[list[int]], int]:
-    """Instances per period of each unit, and instances per period overall."""
+    """Instances per period of each unit, and instances per period overall.
+
+    ``exact``: ``period`` is the exact one, so every ``weight × period`` is an
+    integer (the floor below is then the product itself).
+    """
+    del exact  # the same integer floor serves both cases
     counts = []
     # floor(weight × period) in integers (weights are >= 0; with the exact
     # period every product is an integer): Fraction products cost a fifth of
