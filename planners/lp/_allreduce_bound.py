@@ -48,7 +48,12 @@ variables and as many coupling rows, solved by HiGHS (interior point above
 2,000 variables) and recovered exactly from the basis.  Measured on random
 platforms of degree 3 (every node a participant): N = 6 in 0.8 s, N = 8 in
 5 s, N = 10 (35,611 variables) in about 30 s, of which 22 s is the bound;
-beyond that, set ``time_limit``.
+beyond that, set ``time_limit``.  The same program solved as a packing of
+per-destination reduction trees by column generation
+(:mod:`portsim.planners.lp._allreduce_columns`, ``method="columns"`` of
+:func:`allreduce_bound`) gives the same certified value, but is slower on
+every size measured (its master program is very degenerate): it is not the
+default.
 
 The program is a relaxation: where no schedule reaches it,
 :mod:`portsim.planners.lp._allreduce_packing` finds the exact optimum.  Its parts
