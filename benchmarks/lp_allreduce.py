@@ -104,7 +104,8 @@ def measure_rest(n: int, seed: int, costs: tuple[int, int], complete: bool
     rtb = next((note.rsplit(", ", 1)[-1] for note in result.notes
                 if note.startswith("reduce to a root")), "-")
     return {"N": n, "seed": seed, "status": result.status, "rest_s": round(seconds, 2),
-            "reduce_then_broadcast": rtb}
+            "reduce_then_broadcast": rtb,
+            "message": result.message if result.status != "ok" else ""}
 
 
 def measure(n: int, seed: int, costs: tuple[int, int] = (1, 5),

@@ -302,7 +302,6 @@ def _split(ops: _Operations, rows: _Rows, cost: np.ndarray, mu: np.ndarray, n_de
     trees: list[tuple[int, list[Task], float | int]] = []
     needs: list[tuple[np.ndarray, np.ndarray]] = []
     forbidden = []
-    wanted = np.zeros(ops.n_ops, dtype=object if exact else float)
     for d in range(n_dest):
         clock.check("pricing (allreduce bound)")
         mine = dest_of == d
@@ -323,7 +322,6 @@ def _split(ops: _Operations, rows: _Rows, cost: np.ndarray, mu: np.ndarray, n_de
         keep = np.flatnonzero(gain > 0)
         need = np.minimum(gain[keep], residual[keep])
         needs.append((keep, need))
-        wanted[keep] += need
     # The residual, given in destination order up to each need.
     given = np.zeros(ops.n_ops, dtype=object if exact else float)
     split: list[np.ndarray] = []
