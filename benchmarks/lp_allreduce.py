@@ -14,6 +14,18 @@ seed given.  For each platform:
   optimum; ``interval``: not proven).
 
 Run:  python benchmarks/lp_allreduce.py [--n 4 5 6 7 8] [--seeds 5] [--json]
+      [--bound-only] [--bound-method whole|columns|both] [--rest-only]
+      [--costs 1 10] [--complete]
+
+- ``--bound-only``: the relaxation alone, by ``--bound-method`` (``both``:
+  the whole program and the per-destination column generation, their
+  values checked equal), CPU seconds (``time.process_time``);
+- ``--rest-only``: the planner with the relaxation replaced by a valid but
+  loose upper bound (the least receive capacity, :func:`tp_cap`), so the
+  time is that of the later steps alone (reduce-then-broadcast, the
+  structure packing up to N = 8, the periodic schedule);
+- ``--costs LO HI`` link costs (default 1 5), ``--complete`` a complete
+  platform instead of out-degree 3.
 
 Each platform runs in this process, one after the other; ``peak RSS`` is the
 process's maximum resident set size at the end (HiGHS allocates outside
@@ -28,13 +40,15 @@ import resource
 import sys
 import time
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 # Measure this checkout, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import portsim.planners.lp._allreduce as allreduce_planner
 from portsim.planners.lp import steady_state
-from portsim.planners.lp._allreduce_bound import allreduce_bound
+from portsim.planners.lp._allreduce_bound import allreduce_bound, tp_cap
 from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._exact import ExactSolution
 from portsim.scenarios.generators import random_platform
@@ -42,9 +56,62 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 
 
-def measure(n: int, seed: int) -> dict[str, object]:
+def _platform(n: int, seed: int, costs: tuple[int, int], complete: bool):  # type: ignore[no-untyped-def]
+    degree = n - 1 if complete else min(3, n - 1)
+    return random_platform(n, degree, c=costs, compute=(0, 3), seed=seed)
+
+
+def measure_bound(n: int, seed: int, method: str, costs: tuple[int, int],
+                  complete: bool) -> dict[str, object]:
+    """The relaxation alone by each method (CPU seconds); ``both`` checks they agree."""
+    platform = _platform(n, seed, costs, complete)
+    op = Operation(OperationKind.ALLREDUCE).resolve(platform)
+    row: dict[str, object] = {"N": n, "seed": seed}
+    values = []
+    for name in (("whole", "columns") if method == "both" else (method,)):
+        t0 = time.process_time()
+        found = allreduce_bound(platform, op, LpOptions(), method=name)
+        row[f"{name}_s"] = round(time.process_time() - t0, 2)
+        value = found.upper if isinstance(found, ExactSolution) else None
+        row[name] = format_rational(value) if value is not None else found.message
+        row[f"{name}_method"] = found.method if isinstance(found, ExactSolution) else "-"
+        values.append(value)
+    if len(values) == 2 and None not in values and values[0] != values[1]:
+        raise AssertionError(f"N = {n}, seed {seed}: the two bounds differ: {row}")
+    return row
+
+
+def _loose_bound(platform, operation, options, *, deadline=None):  # type: ignore[no-untyped-def]
+    """A valid upper bound for every schedule (the least receive capacity), at no cost."""
+    return ExactSolution([], Fraction(0), tp_cap(platform, operation), [], [], "interval")
+
+
+def measure_rest(n: int, seed: int, costs: tuple[int, int], complete: bool
+                 ) -> dict[str, object]:
+    """The planner without the relaxation's cost (see the module notes), CPU seconds."""
+    platform = _platform(n, seed, costs, complete)
+    op = Operation(OperationKind.ALLREDUCE).resolve(platform)
+    saved = allreduce_planner.allreduce_bound
+    allreduce_planner.allreduce_bound = _loose_bound
+    try:
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # capped periods: reported in the notes
+            result = steady_state(platform, op, max_events=3_000)
+        seconds = time.process_time() - t0
+    finally:
+        allreduce_planner.allreduce_bound = saved
+    rtb = next((note.rsplit(", ", 1)[-1] for note in result.notes
+                if note.startswith("reduce to a root")), "-")
+    return {"N": n, "seed": seed, "status": result.status, "rest_s": round(seconds, 2),
+            "reduce_then_broadcast": rtb,
+            "message": result.message if result.status != "ok" else ""}
+
+
+def measure(n: int, seed: int, costs: tuple[int, int] = (1, 5),
+            complete: bool = False) -> dict[str, object]:
     """One platform: the relaxation alone, then the whole planner."""
-    platform = random_platform(n, min(3, n - 1), c=(1, 5), compute=(0, 3), seed=seed)
+    platform = _platform(n, seed, costs, complete)
     op = Operation(OperationKind.ALLREDUCE).resolve(platform)
     t0 = time.perf_counter()
     relaxed = allreduce_bound(platform, op, LpOptions())
@@ -90,12 +157,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, nargs="+", default=[4, 5, 6, 7, 8])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--bound-only", action="store_true", help="the relaxation alone")
+    parser.add_argument("--bound-method", choices=("whole", "columns", "both"), default="both")
+    parser.add_argument("--rest-only", action="store_true",
+                        help="the steps after the relaxation alone")
+    parser.add_argument("--costs", type=int, nargs=2, default=(1, 5))
+    parser.add_argument("--complete", action="store_true", help="complete platforms")
     args = parser.parse_args(argv)
+    costs = (args.costs[0], args.costs[1])
+    if args.bound_only or args.rest_only:
+        for n in args.n:
+            for seed in range(args.seeds):
+                row = (measure_bound(n, seed, args.bound_method, costs, args.complete)
+                       if args.bound_only else measure_rest(n, seed, costs, args.complete))
+                print(json.dumps(row) if args.json
+                      else "  ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+        return 0
     print(f"{'N':>3} {'seed':>4} {'step':>8} {'relaxation':>16} {'optimum':>18} "
           f"{'relax s':>8} {'planner s':>9} {'target':>12}")
     for n in args.n:
         for seed in range(args.seeds):
-            row = measure(n, seed)
+            row = measure(n, seed, costs, args.complete)
             if args.json:
                 print(json.dumps(row), flush=True)
                 continue

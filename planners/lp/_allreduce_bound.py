@@ -48,7 +48,12 @@ variables and as many coupling rows, solved by HiGHS (interior point above
 2,000 variables) and recovered exactly from the basis.  Measured on random
 platforms of degree 3 (every node a participant): N = 6 in 0.8 s, N = 8 in
 5 s, N = 10 (35,611 variables) in about 30 s, of which 22 s is the bound;
-beyond that, set ``time_limit``.
+beyond that, set ``time_limit``.  The same program solved as a packing of
+per-destination reduction trees by column generation
+(:mod:`portsim.planners.lp._allreduce_columns`, ``method="columns"`` of
+:func:`allreduce_bound`) gives the same certified value, but is slower on
+every size measured (its master program is very degenerate): it is not the
+default.
 
 The program is a relaxation: where no schedule reaches it,
 :mod:`portsim.planners.lp._allreduce_packing` finds the exact optimum.  Its parts
@@ -63,10 +68,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from portsim.planners.base import PlanResult
+from portsim.planners.lp._allreduce_columns import allreduce_trees
 from portsim.planners.lp._capacity import PortCapacity
-from portsim.planners.lp._driver import LpOptions, solve_exactly
+from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
-from portsim.planners.lp._solve import Deadline, LinearModel
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import (
     conserve_send,
     conserve_task,
@@ -77,8 +83,8 @@ from portsim.planners.lp._ssr import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["TP", "SharedOperations", "add_copies", "add_operations", "allreduce_bound",
-           "build_allreduce_bound_model", "tp_cap"]
+__all__ = ["BOUND_METHODS", "TP", "SharedOperations", "add_copies", "add_operations",
+           "allreduce_bound", "build_allreduce_bound_model", "tp_cap"]
 
 TP = "TP"
 
@@ -244,15 +250,41 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
             model.add({tp: _ONE}, "==", Fraction(0), f"no way to build the result at {d}")
 
 
+BOUND_METHODS = ("whole", "columns")
+"""How :func:`allreduce_bound` solves the program: ``whole`` (the model of
+:func:`build_allreduce_bound_model`, by HiGHS) or ``columns`` (per-destination
+reduction trees by column generation,
+:func:`~portsim.planners.lp._allreduce_columns.allreduce_trees`)."""
+
+
 def allreduce_bound(platform: Platform, operation: Operation, options: LpOptions, *,
-                    deadline: Deadline | None = None) -> ExactSolution | PlanResult:
+                    deadline: Deadline | None = None, method: str = "whole"
+                    ) -> ExactSolution | PlanResult:
     """Solve :func:`build_allreduce_bound_model` exactly (or a certified interval).
+
+    Parameters
+    ----------
+    platform, operation:
+        As :func:`build_allreduce_bound_model`.
+    options:
+        The ``lp`` options (HiGHS method, time limit).
+    deadline:
+        The call's deadline (default: :meth:`LpOptions.clock`).
+    method:
+        One of :data:`BOUND_METHODS`.  Both give the same certified value;
+        ``whole`` is the default because it is the faster one on every size
+        measured so far (``benchmarks/lp_allreduce.py --bound-only``).
 
     Returns
     -------
     ExactSolution or PlanResult
         ``upper`` is a certified upper bound on the throughput of every
         schedule; a :class:`PlanResult` says why the solve failed.
+
+    Raises
+    ------
+    ValueError
+        For a ``method`` not in :data:`BOUND_METHODS`.
 
     Notes
     -----
@@ -262,6 +294,17 @@ def allreduce_bound(platform: Platform, operation: Operation, options: LpOptions
     is the primal, and the upper end is the rationalised dual's certified
     bound, a hair above the optimum; the structure packing then decides.
     """
+    if method not in BOUND_METHODS:
+        raise ValueError(f"allreduce bound method {method!r}: expected one of {BOUND_METHODS}")
+    if method == "columns":
+        clock = deadline if deadline is not None else options.clock()
+        try:
+            found = allreduce_trees(platform, operation, deadline=clock)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the allreduce bound")
+        if isinstance(found, str):
+            return PlanResult.error(NAME, f"allreduce bound: {found}")
+        return found
     model = build_allreduce_bound_model(platform, operation)
     zero = [Fraction(0)] * model.n_variables
     return solve_exactly(model, options, what="allreduce bound", repair=lambda _: zero,

@@ -171,13 +171,32 @@ class IncrementalMaster:
         self.n_columns += 1
         return self.n_columns - 1
 
+    def add_rows(self, lower: Sequence[float] | np.ndarray, upper: Sequence[float] | np.ndarray,
+                 entries: Sequence[tuple[Sequence[int], Sequence[float]]]) -> int:
+        """Append rows over the existing columns; return the index of the first.
+
+        ``entries[r]`` is (columns, values) of row ``r``.  HiGHS keeps the
+        last basis (the new rows' slacks enter it), so a row that the last
+        solution satisfies lets the primal simplex resume from there.
+        """
+        low = np.asarray(lower, dtype=float)
+        high = np.asarray(upper, dtype=float)
+        first = self.h.getNumRow()
+        if not len(low):
+            return first
+        low = np.where(np.isneginf(low), -highspy.kHighsInf, low)
+        high = np.where(np.isposinf(high), highspy.kHighsInf, high)
+        starts = np.cumsum([0] + [len(cols) for cols, _ in entries[:-1]]).astype(np.int32)
+        index = np.asarray([c for cols, _ in entries for c in cols], dtype=np.int32)
+        values = np.asarray([v for _, vals in entries for v in vals], dtype=np.float64)
+        self.h.addRows(len(low), low, high, len(index), starts, index, values)
+        self._clip = np.concatenate([self._clip, low <= -highspy.kHighsInf])
+        return first
+
     def add_row(self, columns: Sequence[int] | np.ndarray, values: Sequence[float] | np.ndarray,
                 upper: float) -> None:
-        """Append the row ``values · x[columns] <= upper`` (a cut)."""
-        idx = np.asarray(columns, dtype=np.int32)
-        self.h.addRow(-highspy.kHighsInf, float(upper), len(idx), idx,
-                      np.asarray(values, dtype=np.float64))
-        self._clip = np.append(self._clip, True)
+        """Append the row ``values · x[columns] <= upper`` (a cut): :meth:`add_rows`."""
+        self.add_rows([-np.inf], [upper], [(list(columns), list(values))])
 
     def solve(self, time_limit: float | None) -> MasterPoint:
         """Run HiGHS from the last basis, within ``time_limit`` seconds (``None``: none)."""
@@ -199,17 +218,21 @@ class IncrementalMaster:
         """The columns' values in the last solution."""
         return np.asarray(self.h.getSolution().col_value, dtype=float)
 
+    def basis(self) -> tuple[list[int], list[int]]:
+        """Basic columns and basic rows of the last solution (for an exact recovery)."""
+        basis = self.h.getBasis()
+        basic = highspy.HighsBasisStatus.kBasic
+        return ([c for c, st in enumerate(basis.col_status) if st == basic],
+                [r for r, st in enumerate(basis.row_status) if st == basic])
+
     def solution(self) -> FloatSolution:
         """The last optimum with its basis, for the exact recovery of the same vertex
         (:func:`portsim.planners.lp._exact.recover`)."""
         sol = self.h.getSolution()
-        basis = self.h.getBasis()
-        basic = highspy.HighsBasisStatus.kBasic
-        cols = [j for j, st in enumerate(basis.col_status) if st == basic]
-        rows = [i for i, st in enumerate(basis.row_status) if st == basic]
+        valid = self.h.getBasis().valid
         return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float),
                              -np.asarray(sol.row_dual, dtype=float), np.zeros(0), "optimal",
-                             "highs-ds", 0.0, (cols, rows) if basis.valid else None)
+                             "highs-ds", 0.0, self.basis() if valid else None)
 
     def used(self) -> list[int]:
         """Columns with a positive value, or basic, in the last solution."""

@@ -6,6 +6,13 @@ is a dynamic program over intervals and shortest paths
 (:func:`cheapest_tree`, :func:`price_tables`): ``O(N^3 n / 6 + N^2 n^2 / 2)``
 operations in numpy, exact on integer prices.  :class:`TreeSpace` indexes a
 platform's ports, CPUs and links for it and the master program.
+
+:func:`cheapest_interval_tree` is the same dynamic program when the price of
+an operation depends on the partial result it carries (a send of ``v[k,m]``
+over a link, the task ``T_{k,l,m}`` on a node): the pricing step of the
+allreduce bound (:mod:`portsim.planners.lp._allreduce_columns`), one
+destination at a time.  Holding ``v[k,m]`` on ``j`` is then a shortest path
+under ``v[k,m]``'s own link prices, from every maker at once.
 """
 
 from __future__ import annotations
@@ -30,8 +37,8 @@ from portsim.planners.lp._ssr import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["PriceTables", "TreeSpace", "chain_trees", "cheapest_tree", "cheapest_trees",
-           "float_price", "price_tables"]
+__all__ = ["IntervalTables", "PriceTables", "TreeSpace", "chain_trees", "cheapest_interval_tree",
+           "cheapest_tree", "cheapest_trees", "float_price", "interval_tables", "price_tables"]
 
 
 @dataclass
@@ -503,3 +510,182 @@ def chain_trees(space: TreeSpace) -> list[list[Task]]:
 
     chains = [c for c in (chain(True), chain(False)) if c is not None]
     return chains
+
+
+def _shortest_from(labels: np.ndarray, price: np.ndarray, links: Sequence[tuple[int, int]],
+                   *, deadline: Deadline | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Shortest paths from initial labels, many price vectors at once (Bellman–Ford).
+
+    ``labels[b, j]`` is the price of having the item on ``j`` before any send
+    (``inf``: not there), ``price[b, e]`` the price of a send over
+    ``links[e]``, both non-negative.  Returns the least prices and, per
+    ``(b, j)``, the link of the last send (``-1``: the initial label stands).
+    A label changes only on a strict improvement, so the links of the last
+    sends form a forest (a cycle would need a cycle of negative price): its
+    paths are simple.
+    """
+    batch, n = labels.shape
+    labels = labels.copy()
+    last = np.full((batch, n), -1, dtype=np.int64)
+    if not links:
+        return labels, last
+    heads_all = np.fromiter((v for _, v in links), dtype=np.int64, count=len(links))
+    order = np.argsort(heads_all, kind="stable")
+    tails = np.fromiter((links[e][0] for e in order), dtype=np.int64, count=len(order))
+    heads_sorted = heads_all[order]
+    starts = np.flatnonzero(np.r_[True, heads_sorted[1:] != heads_sorted[:-1]])
+    heads = heads_sorted[starts]
+    counts = np.diff(np.r_[starts, len(order)])
+    sorted_price = price[:, order]
+    position = np.arange(len(order))
+    for _ in range(n):
+        if deadline is not None:
+            deadline.check("pricing (dynamic program)")
+        cand = labels[:, tails] + sorted_price                         # (b, links by head)
+        least = np.minimum.reduceat(cand, starts, axis=1)              # (b, heads)
+        better = least < labels[:, heads]
+        if not better.any():
+            break
+        tight = cand == np.repeat(least, counts, axis=1)
+        first = np.minimum.reduceat(np.where(tight, position, len(order)), starts, axis=1)
+        rows, cols = np.nonzero(better)
+        labels[rows, heads[cols]] = least[rows, cols]
+        last[rows, heads[cols]] = order[first[rows, cols]]
+    return labels, last
+
+
+class IntervalTables(NamedTuple):
+    """The tables of :func:`interval_tables`.
+
+    ``hold[k, m, j]``: the least price of holding ``v[k,m]`` on ``j``
+    (``inf`` for ``m < k`` or out of reach); ``by_start``, ``by_end`` as in
+    :class:`PriceTables`; ``last[k, m, j]``: the link of the last send of
+    ``v[k,m]`` into ``j`` on a cheapest way (``-1``: made or owned there).
+    """
+
+    hold: np.ndarray
+    by_start: np.ndarray
+    by_end: np.ndarray
+    last: np.ndarray
+
+
+def interval_tables(space: TreeSpace, send_price: np.ndarray, task_price: np.ndarray, *,
+                    deadline: Deadline | None = None) -> IntervalTables:
+    """The dynamic program of :func:`cheapest_interval_tree`, for every node at once.
+
+    Interval length by interval length, every interval of a length at once
+    (as :func:`price_tables`), holding ``v[k,m]`` on ``j`` is the shortest
+    path under ``v[k,m]``'s link prices from every node at the price of
+    making it there (:func:`_shortest_from`), the task's price added per
+    split point.  Arguments as :func:`cheapest_interval_tree`.
+    """
+    n = len(space.nodes)
+    parts = len(space.owners)
+    dtype = send_price.dtype
+    inf: float | int = math.inf
+    big: int | None = None
+    if dtype.kind == "O":
+        # Exact prices may be integers beyond float range: ``inf`` becomes an
+        # integer above any tree free of forbidden operations (at most the sum
+        # of every finite price), and back to ``inf`` at the end.
+        send_price, task_price, big = _integer_infinity(send_price, task_price)
+        inf = big
+    by_start = np.empty((parts, parts, n), dtype=dtype)   # [k, d, j]: v[k,k+d] on j
+    by_end = np.empty((parts, parts, n), dtype=dtype)     # [m, d, j]: v[m-d,m] on j
+    last = np.full((parts, parts, n), -1, dtype=np.int64)  # [k, m, j]: link into j
+    hold = np.full((parts, parts, n), inf, dtype=dtype)   # [k, m, j]
+    ks = np.arange(parts)
+    start = np.full((parts, n), inf, dtype=dtype)
+    start[ks, list(space.owners)] = 0
+    held, into = _shortest_from(start, send_price[ks, ks], space.links, deadline=deadline)
+    by_start[:, 0] = by_end[:, 0] = hold[ks, ks] = held
+    last[ks, ks] = into
+    for length in range(1, parts):
+        count = parts - length
+        ks = np.arange(count)
+        pair = (by_start[:count, :length] + by_end[length:, length - 1::-1]
+                + task_price[ks, ks + length, :length])                     # (k, split, i)
+        here = pair.min(axis=1)                                             # (k, i)
+        held, into = _shortest_from(here, send_price[ks, ks + length], space.links,
+                                    deadline=deadline)
+        by_start[ks, length] = held
+        by_end[ks + length, length] = held
+        hold[ks, ks + length] = held
+        last[ks, ks + length] = into
+    if big is not None:
+        hold = np.where(hold >= big, math.inf, hold)
+    return IntervalTables(hold, by_start, by_end, last)
+
+
+def _integer_infinity(send_price: np.ndarray, task_price: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer price arrays with every ``inf`` replaced by one integer above any finite tree."""
+    finite_send = send_price != math.inf
+    finite_task = task_price != math.inf
+    big = 1 + int(sum(send_price[finite_send].tolist()) + sum(task_price[finite_task].tolist()))
+    return (np.where(finite_send, send_price, big), np.where(finite_task, task_price, big), big)
+
+
+def cheapest_interval_tree(space: TreeSpace, target: int, send_price: np.ndarray,
+                           task_price: np.ndarray, *, deadline: Deadline | None = None,
+                           tables: IntervalTables | None = None
+                           ) -> tuple[float | int, list[Task] | None]:
+    """The reduction tree to ``target`` of least price when prices depend on the interval.
+
+    The dynamic program of :func:`price_tables` with a price per operation
+    (:func:`interval_tables`), then the tree of its choices.
+
+    Parameters
+    ----------
+    space:
+        The platform's indexes (its own ``target`` is not used).
+    target:
+        Index of the node that must end with ``v[0,N-1]``.
+    send_price:
+        ``send_price[k, m, e]``: price of sending ``v[k,m]`` over
+        ``space.links[e]`` (``k <= m``; the other cells are not read).
+    task_price:
+        ``task_price[k, m, l - k, i]``: price of ``T_{k,l,m}`` on node ``i``
+        (``inf`` where no task may run, e.g. on a router).
+    deadline:
+        Checked at every interval length.
+    tables:
+        The tables of these prices when already computed.
+
+    Returns
+    -------
+    (price, tasks)
+        As :func:`cheapest_tree`: exact on integer (object) prices; a tree
+        never sends ``v_k`` into its owner nor ``v[0,N-1]`` out of
+        ``target`` (its paths are simple, :func:`_shortest_from`).
+    """
+    if tables is None:
+        tables = interval_tables(space, send_price, task_price, deadline=deadline)
+    by_start, by_end, last = tables.by_start, tables.by_end, tables.last
+    n = len(space.nodes)
+    parts = len(space.owners)
+    price = tables.hold[0, parts - 1, target]
+    if price == math.inf:
+        return math.inf, None
+    nodes = space.nodes
+    tasks: list[Task] = []
+    stack = [(target, 0, parts - 1)]
+    while stack:
+        j, k, m = stack.pop()
+        hops = 0
+        while last[k, m, j] >= 0:  # the sends into j, last first
+            u, _ = space.links[int(last[k, m, j])]
+            tasks.append(("send", nodes[u], nodes[j], k, m))
+            j = u
+            hops += 1
+            if hops > n:  # pragma: no cover - the last sends form a forest
+                raise AssertionError("a cycle in the shortest paths")
+        if k == m:
+            continue  # j is the owner of v_k
+        task = task_price[k, m, :m - k, j]
+        allowed = np.flatnonzero(task != math.inf)   # no float inf next to huge integers
+        split = int(allowed[np.argmin(by_start[k, allowed, j] + by_end[m, m - k - 1 - allowed, j]
+                                      + task[allowed])])
+        tasks.append(("cons", nodes[j], k, k + split, m))
+        stack.extend([(j, k, k + split), (j, k + split + 1, m)])
+    return price, tasks

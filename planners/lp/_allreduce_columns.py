@@ -1,0 +1,669 @@
+"""The allreduce upper bound by per-destination column generation (:func:`allreduce_trees`).
+
+The upper-bound program of :mod:`portsim.planners.lp._allreduce_bound` holds
+one SSR(G) copy per destination ``d`` (Legrand, Marchal and Robert,
+RR-4872, section 4.2) over shared operations: about ``N^5`` variables.  This
+module solves the same program as a packing of reduction trees, one family
+per destination, over the same shared operations.
+
+**Master program.**  Columns: ``TP``; the actual operations ``x_op`` (a
+send of ``v[k,m]`` over a link, or a task ``T_{k,l,m}`` on a processor of
+compute time ``w > 0``), busy on their ports, links and CPU; per destination
+``d``, the weight ``λ_t`` of each reduction tree ``t`` delivering
+``v[0,N-1]`` to ``d``.  Rows: ``TP - Σ_{t of d} λ_t = 0`` per ``d`` (dual
+``π_d``); the port, link and CPU rows of the whole program (dual ``y >= 0``);
+and the coupling rows ``Σ_{t of d, op ∈ t} λ_t - x_op <= 0`` (dual
+``μ_{d,op} >= 0``), one per destination and operation *that one of d's
+trees uses* (rows are generated with the columns).  Tasks on a processor of
+compute time 0 have no row (as in the whole program: no CPU row to share).
+
+*Same optimum as the whole program.*  A master point gives ``send_d(op) =
+cons_d(op) = Σ_{t of d, op ∈ t} λ_t``: each tree is a feasible SSR(G) point
+for target ``d`` carrying one result, and never sends ``v_k`` into its owner
+nor the result out of ``d`` (its paths are simple), so these are feasible
+copies at rate ``TP`` with ``send_d <= x`` and ``cons_d <= y`` (``y`` is
+``x`` on tasks; its cap ``min(TP cap, 1/w)`` holds after lowering it to
+``max_d cons_d <= TP``, which only relaxes the CPU rows; the sends' caps
+``1/(size·c)`` are implied by the port and link rows of
+:class:`~portsim.planners.lp._capacity.PortCapacity`).  Conversely, each
+destination's copy of a whole-program optimum is an SSR(G) flow to ``d``;
+after cancelling send cycles (which only lowers it) it is a weighted sum of
+reduction trees of total weight ``TP`` (Lemma 2 and Theorem 1 of RR-4872,
+section 4.4, EXTRACT_TREES), each operation used at most once per tree (an
+interval is made or sent once per tree), so ``Σ_{t ∋ op} λ_t <= send_d(op)
+<= x_op`` for each ``d`` separately: a master point of the same ``TP``.  The
+copies need not share a split: the coupling is per destination.
+
+**Pricing and the dual extension.**  A restricted master has some trees and
+only their coupling rows.  Its dual ``(π, y, μ)`` extends to the missing
+coupling rows by any ``μ_{d,op} >= 0`` with ``Σ_d μ_{d,op} <= cost_op(y)``
+(the port, link and CPU price of one ``x_op``: the dual row of ``x_op``);
+the restricted optimum makes ``Σ_{rows} μ_{d,op} <= cost_op(y)``, and
+:func:`_split` shares the rest, the *residual*, as follows.  Each
+destination is first priced with every missing operation at the whole
+residual; the least holding prices ``φ_d(j, v[k,m])`` of that pricing tell
+how much each missing operation must cost ``d`` for ``φ_d`` to stay a lower
+bound (``φ_d(v) - φ_d(u)`` for a send ``u -> v``, ``φ_d(i, v[k,m]) -
+φ_d(i, v[k,l]) - φ_d(i, v[l+1,m])`` for a task), and the residual is given
+to the destinations in order, each up to that need.  A tree ``t`` of ``d``
+then has reduced profit ``π_d - Σ_{op ∈ t} μ_{d,op}``: the pricing step is
+the reduce's dynamic program with prices that depend on the interval
+(:func:`~portsim.planners.lp._tree_pricing.cheapest_interval_tree`).  A tree
+priced below ``π_d`` (under the split, or already under the whole
+residuals, which are higher) enters with its rows; the master's previous
+point stays feasible (a new row reads ``λ_new - x_op = -x_op <= 0``).  The
+generation stops when no destination has a tree priced below ``π_d`` under
+the split: the extended dual is then feasible for the whole master, so the
+restricted optimum is the optimum.  It terminates: every entering tree
+prices below ``π_d`` under a dual for which every tree already in the master
+does not (their operations all have rows, priced by the master's own ``μ``),
+so it is new, and trees are finitely many.  The float master is solved by
+interior point without crossover while generating (central duals; the
+vertices of this degenerate master made the simplex stall), then once with
+crossover and by primal simplex from there, so that the last dual is a
+basis's, recovered exactly.
+
+**Certificate** (:func:`_certified_upper`).  For *any* ``y >= 0`` and
+``μ >= 0`` with ``Σ_d μ_{d,op} <= cost_op(y)`` for every operation (``μ``
+of an operation whose rows sum above its cost is set to 0 there: lowering
+``μ`` keeps validity), let ``W_d`` be the least tree price of ``d``.  Then
+``(π = W, y, μ)`` satisfies every dual row of the whole master except the
+column of ``TP``, ``Σ_d π_d >= 1``; scaled by ``1 / Σ_d W_d`` when that is
+below 1, it satisfies them all (the other rows are homogeneous).  By weak
+duality the optimum is at most ``Σ rhs·y / min(1, Σ_d W_d)``.  The final
+master is solved exactly (:func:`~portsim.planners.lp._exact.recover`), its
+exact dual extended as above and priced exactly (integers over a common
+denominator); a destination with a tree below its exact ``π_d`` adds it and
+the exact master is solved again.  When the bound meets the exact master's
+value, the value is the optimum of the whole program, certified.
+
+**Measured** (``benchmarks/lp_allreduce.py --bound-only``, CPU seconds,
+out-degree 3, costs 1..10, seed 0): N = 6 in 7.1 s (the whole program 0.35
+s); N = 7 not within 300 s (the whole program 0.94 s).  On that N = 7
+platform the interior phase reaches the optimum's value after 135 rounds
+(25 s); the vertex phase then keeps finding trees that improve nothing (the
+master's optimal dual face is large, and the simplex's vertex of it does not
+extend into a certificate), so certifying, not finding, the optimum is what
+is slow.  Hence :func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`
+keeps the whole program by default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+import numpy as np
+
+from portsim.planners.lp._exact import ExactSolution, recover
+from portsim.planners.lp._incremental import IncrementalMaster
+from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel, TimeLimitReached
+from portsim.planners.lp._ssr import TP, Task, receive_capacity
+from portsim.planners.lp._tree_pricing import (
+    TreeSpace,
+    cheapest_interval_tree,
+    interval_tables,
+)
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import Platform
+
+__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "allreduce_trees"]
+
+
+MAX_ROUNDS = 5_000
+"""Cap on the float pricing rounds (each prices every destination once)."""
+
+
+EXACT_ROUNDS = 50
+"""Cap on the exact rounds (exact master, exact pricing); past it the answer
+is the certified interval of the last one."""
+
+
+SMOOTHING = 0.8
+"""Wentges dual smoothing of the float generation (see :func:`_generate`); 0 disables it."""
+
+
+_PRICING_TOLERANCE = 1e-9
+"""A tree enters the float master when its price is below ``π_d - this``
+(relative to ``max(1, π_d)``)."""
+
+
+_ONE = Fraction(1)
+_MINUS_ONE = Fraction(-1)
+
+
+@dataclass
+class _Operations:
+    """Shared operations as integers, and their port, link and CPU loads.
+
+    A send of ``v[k,m]`` over link ``e`` is ``(k · P + m) · E + e``; a task
+    ``T_{k,l,m}`` on node ``i`` is ``n_sends + ((k · P + m) · P + l - k) ·
+    n + i`` (``P`` participants, ``E`` links, ``n`` nodes): the flat indexes
+    of the price arrays of :func:`cheapest_interval_tree`.
+    """
+
+    space: TreeSpace
+    parts: int
+    link_of: dict[tuple[int, int], int] = field(init=False)
+    n_sends: int = field(init=False)
+    n_ops: int = field(init=False)
+    _grid: tuple[np.ndarray, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        space = self.space
+        self.link_of = {e: i for i, e in enumerate(space.links)}
+        self.n_sends = self.parts * self.parts * len(space.links)
+        self.n_ops = self.n_sends + self.parts ** 3 * len(space.nodes)
+        p = self.parts
+        self._grid = tuple(np.meshgrid(np.arange(p), np.arange(p), np.arange(p), indexing="ij"))
+
+    def of_tree(self, tasks: list[Task]) -> list[int]:
+        """The operations of a tree that have a coupling row (tasks with ``w > 0``)."""
+        space, p = self.space, self.parts
+        n_links, n = len(space.links), len(space.nodes)
+        out = []
+        for task in tasks:
+            if task[0] == "send":
+                _, u, v, k, m = task
+                e = self.link_of[space.index[u], space.index[v]]
+                out.append((k * p + m) * n_links + e)
+            else:
+                _, node, k, l_, m = task
+                i = space.index[node]
+                if i in space.cpu_rows:
+                    out.append(self.n_sends + ((k * p + m) * p + l_ - k) * n + i)
+        return out
+
+    def forbidden(self, d: int) -> np.ndarray:
+        """Operations that no tree of ``d`` may use: tasks on routers, the result out of ``d``."""
+        space, p = self.space, self.parts
+        out = np.zeros(self.n_ops, dtype=bool)
+        sends, tasks = out[:self.n_sends].reshape(p, p, -1), out[self.n_sends:].reshape(p, p, p, -1)
+        target = space.owners[d]
+        for e, (u, _) in enumerate(space.links):
+            if u == target:
+                sends[0, p - 1, e] = True
+        for i, w in enumerate(space.compute):
+            if w is None:
+                tasks[..., i] = True
+        return out
+
+    def gains(self, hold: np.ndarray) -> np.ndarray:
+        """Per operation, what its price may be at least so that ``hold`` stays a lower bound.
+
+        ``hold[k, m, j]`` (:class:`IntervalTables`): a send ``u -> v`` of
+        ``v[k,m]`` gains ``hold[k,m,v] - hold[k,m,u]``, a task ``T_{k,l,m}``
+        on ``i`` gains ``hold[k,m,i] - hold[k,l,i] - hold[l+1,m,i]``; 0 where
+        a term is out of reach or the cell is not an operation (not clipped).
+        """
+        space = self.space
+        inf = math.inf
+        reach = ~(hold == inf)
+        h = np.where(reach, hold, 0)
+        heads = np.array([v for _, v in space.links], dtype=np.int64)
+        tails = np.array([u for u, _ in space.links], dtype=np.int64)
+        sends = np.where(reach[:, :, heads] & reach[:, :, tails],
+                         h[:, :, heads] - h[:, :, tails], 0)
+        k, m, s = self._grid
+        left, right = k + s, k + s + 1
+        valid = (k < m) & (s < m - k)
+        left = np.where(valid, left, 0)
+        right = np.where(valid, right, 0)
+        ok = reach[k, m] & reach[k, left] & reach[right, m] & valid[..., None]
+        tasks = np.where(ok, h[k, m] - h[k, left] - h[right, m], 0)
+        return np.concatenate([sends.reshape(-1), tasks.reshape(-1)])
+
+    def loads(self, op: int) -> dict[int, Fraction]:
+        """Port, link or CPU row (of :class:`TreeSpace`) -> busy time of one ``x_op``."""
+        space = self.space
+        if op < self.n_sends:
+            e = op % len(space.links)
+            u, v = space.links[e]
+            node = space.nodes
+            return space.loads([("send", node[u], node[v], 0, 0)])
+        i = (op - self.n_sends) % len(space.nodes)
+        return space.loads([("cons", space.nodes[i], 0, 0, 1)])
+
+    def cost(self, link: np.ndarray, cpu: np.ndarray) -> np.ndarray:
+        """``cost_op`` of every operation from the link and compute prices of ``y``."""
+        p = self.parts
+        sends = np.broadcast_to(link, (p, p, len(link))).reshape(-1)
+        tasks = np.broadcast_to(cpu, (p, p, p, len(cpu))).reshape(-1)
+        return np.concatenate([sends, tasks])
+
+    def split(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The send and task price arrays of :func:`cheapest_interval_tree`."""
+        p, n_links, n = self.parts, len(self.space.links), len(self.space.nodes)
+        return (flat[:self.n_sends].reshape(p, p, n_links),
+                flat[self.n_sends:].reshape(p, p, p, n))
+
+
+@dataclass
+class _Rows:
+    """The coupling rows: ``(d, op)`` pairs, in master order."""
+
+    dest: list[int] = field(default_factory=list)
+    op: list[int] = field(default_factory=list)
+    index: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def add(self, d: int, op: int) -> int:
+        r = self.index[d, op] = len(self.dest)
+        self.dest.append(d)
+        self.op.append(op)
+        return r
+
+
+def _split(ops: _Operations, rows: _Rows, cost: np.ndarray, mu: np.ndarray, n_dest: int, *,
+           clock: Deadline) -> tuple[list[np.ndarray], list[tuple[int, list[Task], float | int]]]:
+    """The extended dual of the module notes: every destination's price of every operation.
+
+    ``cost`` (per operation) and ``mu`` (per coupling row) are floats, or
+    integers over one denominator (object arrays; ``inf`` where forbidden)
+    for the exact pricing.  First each destination is priced
+    *pessimistically*, every operation without its row at the whole residual
+    ``cost_op - Σ_{rows} μ_{·,op}``; the least holding prices ``φ_d`` of that
+    program tell what each operation must cost ``d`` at least for ``φ_d`` to
+    stay a lower bound (:meth:`_Operations.gains`).  The residual of an
+    operation is then given to the destinations without its row in that
+    order, each up to its need (a valid split: the shares sum to at most the
+    residual).
+
+    Returns
+    -------
+    (prices, trees)
+        ``prices[d]``: the flat price of every operation for ``d`` under the
+        split (``inf`` where ``d`` may not use it); ``trees``: ``(d, tasks,
+        price)`` of the cheapest tree of each destination under the
+        pessimistic prices (a tree priced below ``π_d`` there is so under
+        the split too), empty when a destination has none.
+    """
+    exact = cost.dtype == object
+    space = ops.space
+    op_of = np.asarray(rows.op, dtype=np.int64)
+    dest_of = np.asarray(rows.dest, dtype=np.int64)
+    if exact:
+        total = np.zeros(ops.n_ops, dtype=object)
+        np.add.at(total, op_of, mu)
+    else:
+        total = np.bincount(op_of, weights=mu, minlength=ops.n_ops)
+    over = total[op_of] > cost[op_of]
+    if over.any() and exact:  # an inexact dual: drop μ of those operations (still valid)
+        bad = np.unique(op_of[over])
+        mu = np.where(np.isin(op_of, bad), 0, mu)
+        total[bad] = 0
+    elif over.any():  # round-off: scale μ down to the cost
+        ratio = np.ones(ops.n_ops)
+        np.divide(cost, total, out=ratio, where=total > cost)
+        mu = mu * ratio[op_of]
+        total = np.minimum(total, cost)
+    residual = cost - total
+    trees: list[tuple[int, list[Task], float | int]] = []
+    needs: list[tuple[np.ndarray, np.ndarray]] = []
+    forbidden = []
+    for d in range(n_dest):
+        clock.check("pricing (allreduce bound)")
+        mine = dest_of == d
+        banned = ops.forbidden(d)
+        forbidden.append(banned)
+        price = residual.copy()
+        price[op_of[mine]] = mu[mine]
+        price[banned] = math.inf
+        tables = interval_tables(space, *ops.split(price), deadline=clock)
+        value, tasks = cheapest_interval_tree(space, space.owners[d], *ops.split(price),
+                                              tables=tables)
+        if tasks is None:
+            return [], []
+        trees.append((d, tasks, value))
+        gain = ops.gains(tables.hold)
+        gain[op_of[mine]] = 0
+        gain[banned] = 0
+        keep = np.flatnonzero(gain > 0)
+        need = np.minimum(gain[keep], residual[keep])
+        needs.append((keep, need))
+    # The residual, given in destination order up to each need.
+    given = np.zeros(ops.n_ops, dtype=object if exact else float)
+    split: list[np.ndarray] = []
+    for d in range(n_dest):
+        keep, need = needs[d]
+        share = np.maximum(np.minimum(need, residual[keep] - given[keep]), 0)
+        given[keep] += share
+        price = np.zeros(ops.n_ops, dtype=object if exact else float)
+        price[keep] = share
+        mine = dest_of == d
+        price[op_of[mine]] = mu[mine]
+        price[forbidden[d]] = math.inf
+        split.append(price)
+    return split, trees
+
+
+def _price_at(ops: _Operations, prices: list[np.ndarray], clock: Deadline
+              ) -> tuple[list[float | int], list[tuple[int, list[Task], float | int]]]:
+    """The least tree price ``W_d`` and a cheapest tree of every destination under ``prices``."""
+    least: list[float | int] = []
+    trees: list[tuple[int, list[Task], float | int]] = []
+    for d, price in enumerate(prices):
+        clock.check("pricing (allreduce bound)")
+        value, tasks = cheapest_interval_tree(ops.space, ops.space.owners[d],
+                                              *ops.split(price), deadline=clock)
+        assert tasks is not None  # the pessimistic pricing found one
+        least.append(value)
+        trees.append((d, tasks, value))
+    return least, trees
+
+
+class _TreeMaster:
+    """The float master (:class:`IncrementalMaster`) and the same program exactly.
+
+    Rows: one ``==`` row per destination, the port, CPU and link rows of
+    :class:`TreeSpace`, then the coupling rows in the order they were
+    generated.  Columns: ``TP``, then each tree, preceded by the ``x`` of
+    the operations it is the first to use.
+    """
+
+    def __init__(self, space: TreeSpace, ops: _Operations, n_dest: int, cap: Fraction) -> None:
+        self.space, self.ops, self.n_dest, self.cap = space, ops, n_dest, cap
+        self.n_port = space.n_rows
+        rhs = np.array([float(b) for b in space.rhs])
+        # Interior duals (no crossover) while generating: central duals price
+        # better than the vertices of this very degenerate master (measured:
+        # the primal simplex spent 95% of the time at N = 6).
+        self.float = IncrementalMaster(np.r_[np.zeros(n_dest), np.full(self.n_port, -np.inf)],
+                                       np.r_[np.zeros(n_dest), rhs],
+                                       {"solver": "ipm", "run_crossover": "off",
+                                        "presolve": "off"})
+        self.interior = True
+        """True while the float master is solved by interior point without crossover."""
+        self.float.add_column(1.0, list(range(n_dest)), [1.0] * n_dest)
+        self.described: list[tuple[str, int]] = [("TP", 0)]
+        """Per master column: ``("TP", 0)``, ``("x", op)`` or ``("tree", c)``."""
+        self.rows = _Rows()
+        self.x_col: dict[int, int] = {}
+        self.trees: list[tuple[int, list[Task], list[int]]] = []
+        self.seen: set[tuple[int, tuple[Task, ...]]] = set()
+
+    def add(self, d: int, tasks: list[Task]) -> bool:
+        """Add the tree ``tasks`` of destination ``d`` and its coupling rows; False if known."""
+        if (d, tuple(tasks)) in self.seen:
+            return False
+        self.seen.add((d, tuple(tasks)))
+        used = self.ops.of_tree(tasks)
+        new = [op for op in used if (d, op) not in self.rows.index]
+        for op in new:
+            if op not in self.x_col:
+                loads = self.ops.loads(op)
+                self.x_col[op] = self.float.add_column(0.0, [self.n_dest + r for r in loads],
+                                                       [float(a) for a in loads.values()])
+                self.described.append(("x", op))
+            self.rows.add(d, op)
+        self.float.add_rows(np.full(len(new), -np.inf), np.zeros(len(new)),
+                            [([self.x_col[op]], [-1.0]) for op in new])
+        first = self.n_dest + self.n_port
+        self.float.add_column(0.0, [d] + [first + self.rows.index[d, op] for op in used],
+                              [-1.0] + [1.0] * len(used))
+        self.described.append(("tree", len(self.trees)))
+        self.trees.append((d, tasks, used))
+        return True
+
+    def to_vertices(self) -> None:
+        """Solve the float master at vertices from now on (a basis for the exact recovery).
+
+        The next solve runs the interior point with crossover; the ones after
+        it the primal simplex from that basis.
+        """
+        self.float.h.setOptionValue("run_crossover", "on")
+        self.interior = False
+        self._crossed = False
+
+    def solved(self) -> None:
+        """After a solve: once crossed over, continue by primal simplex (warm)."""
+        if not self.interior and not self._crossed:
+            self.float.h.setOptionValue("solver", "simplex")
+            self.float.h.setOptionValue("simplex_strategy", 4)
+            self._crossed = True
+
+    def exact_model(self) -> LinearModel:
+        """The master with exact coefficients, rows and columns in the float master's order."""
+        model = LinearModel()
+        cap = self.cap
+        n_dest, first = self.n_dest, self.n_dest + self.n_port
+        per_row: list[dict[int, Fraction]] = [{} for _ in range(first + len(self.rows.dest))]
+        x_rows: dict[int, list[int]] = {}
+        for r, op in enumerate(self.rows.op):
+            x_rows.setdefault(op, []).append(first + r)
+        for kind, what in self.described:
+            if kind == "TP":
+                j = model.variable(TP, upper=cap)
+                model.objective = j
+                for d in range(n_dest):
+                    per_row[d][j] = _ONE
+            elif kind == "x":
+                loads = self.ops.loads(what)
+                j = model.variable(("x", what), upper=1 / max(loads.values()))
+                for r, a in loads.items():
+                    per_row[n_dest + r][j] = a
+                for r in x_rows[what]:
+                    per_row[r][j] = _MINUS_ONE
+            else:
+                d, _, used = self.trees[what]
+                j = model.variable(("tree", what), upper=cap)
+                per_row[d][j] = _MINUS_ONE
+                for op in used:
+                    per_row[first + self.rows.index[d, op]][j] = _ONE
+        for d in range(n_dest):
+            model.add(per_row[d], "==", Fraction(0), f"the trees of destination {d} carry TP")
+        for r in range(self.n_port):
+            model.add(per_row[n_dest + r], "<=", self.space.rhs[r], f"row {r}")
+        for r, (d, op) in enumerate(zip(self.rows.dest, self.rows.op, strict=True)):
+            model.add(per_row[first + r], "<=", Fraction(0),
+                      f"destination {d}: operation {op} is an actual one")
+        return model
+
+    def float_solution(self, duals: np.ndarray) -> FloatSolution:
+        """The float master's last optimum (with its basis) as :func:`recover` reads it."""
+        n_dest = self.n_dest
+        return FloatSolution("optimal", self.float.values(), duals[n_dest:], duals[:n_dest],
+                             "optimal", "highs-ds", 0.0, self.float.basis())
+
+
+def _certified_upper(master: _TreeMaster, y_ub: list[Fraction], clock: Deadline
+                     ) -> tuple[Fraction | None, list[tuple[int, list[Task], Fraction]]]:
+    """The certificate of the module notes from an exact master dual.
+
+    Returns the certified bound (``None`` when the least tree prices sum to
+    0) and the cheap trees found, with their exact prices.
+    """
+    space = master.space
+    y_port = [max(v, Fraction(0)) for v in y_ub[:space.n_rows]]
+    mu = [max(v, Fraction(0)) for v in y_ub[space.n_rows:]]
+    link, cpu, q = space.prices(y_port, exact=True)
+    scale = q
+    for v in mu:
+        scale = scale * v.denominator // math.gcd(scale, v.denominator)
+    link_int = np.empty(len(link), dtype=object)
+    link_int[:] = [v * (scale // q) for v in link.tolist()]
+    cpu_int = np.empty(len(cpu), dtype=object)
+    cpu_int[:] = [v if v is math.inf else v * (scale // q) for v in cpu.tolist()]
+    mu_int = np.empty(len(mu), dtype=object)
+    mu_int[:] = [v.numerator * (scale // v.denominator) for v in mu]
+    prices, _ = _split(master.ops, master.rows, master.ops.cost(link_int, cpu_int), mu_int,
+                       master.n_dest, clock=clock)
+    if not prices:
+        return None, []
+    least, trees = _price_at(master.ops, prices, clock)
+    found = [(d, tasks, Fraction(int(price), scale)) for d, tasks, price in trees]
+    total = Fraction(sum(int(w) for w in least), scale)
+    if not least or total <= 0:
+        return None, found
+    return space.dual_value(y_port) / min(_ONE, total), found
+
+
+def allreduce_trees(platform: Platform, operation: Operation, *,
+                    deadline: Deadline | None = None,
+                    stats: dict[str, float] | None = None) -> ExactSolution | str:
+    """The allreduce upper bound (per-destination SSR(G) copies) by column generation.
+
+    Parameters
+    ----------
+    platform:
+        A platform without unidirectional nodes (port sums, as the whole program).
+    operation:
+        A resolved, non-commutative allreduce; every participant is a destination.
+    deadline:
+        Checked between rounds, in the pricing and during the exact recovery
+        (:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase).
+    stats:
+        When given, filled with the seconds spent in ``solve`` (float
+        generation) and ``exact`` (exact masters and pricing), and the counts
+        ``rounds``, ``exact_rounds``, ``columns`` (trees) and ``rows``
+        (coupling rows).
+
+    Returns
+    -------
+    ExactSolution or str
+        The exact master solution, whose ``upper`` is certified for the whole
+        program of :func:`~portsim.planners.lp._allreduce_bound.build_allreduce_bound_model`
+        (its ``y_ub``, ``y_eq`` are the master's exact dual; the certificate
+        is that dual extended and priced, see the module notes), ``method``
+        ``"interval"`` when ``upper`` exceeds ``lower``; or a sentence saying
+        why there is none (a participant no tree reaches, a HiGHS failure).
+
+    Examples
+    --------
+    Three nodes fully linked by links of cost 1, free computation: 3/4 (the
+    hand-computed case of ``tests/test_lp_allreduce.py``).
+
+    >>> from portsim.simulator.operations import OperationKind
+    >>> p = Platform.build(dict.fromkeys("ABC", 0),
+    ...                    [(a, b, 1) for a in "ABC" for b in "ABC" if a != b])
+    >>> op = Operation(OperationKind.ALLREDUCE).resolve(p)
+    >>> bound = allreduce_trees(p, op)
+    >>> bound.lower, bound.upper
+    (Fraction(3, 4), Fraction(3, 4))
+    """
+    clock = deadline if deadline is not None else Deadline()
+    started = time.perf_counter()
+    parts = operation.participants
+    n_dest = len(parts)
+    space = TreeSpace.of(platform, replace(operation, target=parts[0]))  # targets: below
+    ops = _Operations(space, n_dest)
+    receive = receive_capacity(platform, operation.size)
+    master = _TreeMaster(space, ops, n_dest, min(receive[p] for p in parts))
+    n_port = space.n_rows
+    # First trees: every port and CPU row priced 1, no coupling row yet.
+    link, cpu, _ = space.prices([_ONE] * n_port, exact=False)
+    _, first = _split(ops, master.rows, ops.cost(link, cpu), np.zeros(0), n_dest, clock=clock)
+    if not first:
+        return "some participant is reached by no reduction tree"
+    for d, tasks, _ in first[:n_dest]:
+        master.add(d, tasks)
+    rounds = exact_rounds = 0
+    exact_seconds = 0.0
+    while True:
+        duals, spent = _generate(master, clock, rounds_left=MAX_ROUNDS - rounds)
+        rounds += spent
+        if isinstance(duals, str):
+            return duals
+        if master.interior:  # converged on interior duals: now at a vertex, to recover it
+            master.to_vertices()
+            continue
+        # Exact: the same basis solved exactly, its dual extended and priced exactly.
+        exact_rounds += 1
+        exact_started = time.perf_counter()
+        clock.check("exact recovery (allreduce bound master)")
+        model = master.exact_model()
+        exact = recover(model, master.float_solution(duals), repair=_zero_point,
+                        deadline=clock)
+        if exact is None:  # pragma: no cover - the zero point is always feasible
+            return "no exactly feasible solution of the allreduce bound master"
+        upper, trees = _certified_upper(master, exact.y_ub, clock)
+        exact_seconds += time.perf_counter() - exact_started
+        if upper is not None and upper <= exact.lower:
+            break
+        entered = sum(master.add(d, tasks) for d, tasks, price in trees
+                      if price < exact.y_eq[d])
+        if not entered or exact_rounds >= EXACT_ROUNDS or rounds >= MAX_ROUNDS:
+            break
+    if upper is None:
+        return "the exact pricing found trees of total price 0: no certified bound"
+    upper = max(upper, exact.lower)
+    if stats is not None:
+        stats.update(solve=time.perf_counter() - started - exact_seconds, exact=exact_seconds,
+                     rounds=rounds, exact_rounds=exact_rounds, columns=len(master.trees),
+                     rows=len(master.rows.dest))
+    return ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
+                         exact.method if upper == exact.lower else "interval", exact.notes)
+
+
+def _generate(master: _TreeMaster, clock: Deadline, *, rounds_left: int
+              ) -> tuple[np.ndarray | str, int]:
+    """Float column generation until no destination has a tree below its ``π_d``.
+
+    Wentges smoothing (as :mod:`portsim.planners.lp._reduce_columns`): each
+    round prices at ``α·center + (1-α)·(y, prices)``, the center being the
+    extended dual of the best Lagrangian bound ``Σ rhs·y / min(1, Σ W_d)``
+    so far (a convex combination of valid extended duals is one), and keeps
+    the trees that improve the master at its own dual; when none does, it
+    prices at the master's dual itself, so the generation stops only when
+    that dual, extended, proves the master optimal.
+
+    Returns the last optimal dual of the float master (or why it failed)
+    and the number of rounds.
+    """
+    space, ops, n_dest, n_port = master.space, master.ops, master.n_dest, master.n_port
+    rhs = np.array([float(b) for b in space.rhs])
+    rounds = 0
+    center: tuple[np.ndarray, list[np.ndarray]] | None = None
+    best = math.inf
+    while True:
+        rounds += 1
+        clock.check("column generation (allreduce bound master)")
+        point = master.float.solve(clock.remaining())
+        master.solved()
+        if point.status == "time_limit":
+            raise TimeLimitReached("column generation (allreduce bound master)")
+        if point.status != "optimal":
+            return f"HiGHS failed on the allreduce bound master: {point.status}", rounds
+        y = point.duals
+        pi, y_port, mu = y[:n_dest], y[n_dest:n_dest + n_port], y[n_dest + n_port:]
+        link, cpu, _ = space.prices(y_port, exact=False)
+        prices, pessimistic = _split(ops, master.rows, ops.cost(link, cpu), mu, n_dest,
+                                     clock=clock)
+
+        entered = False
+        for d, tasks, _ in pessimistic:
+            if _improves(ops, prices[d], tasks, pi[d]):
+                entered = master.add(d, tasks) or entered
+        probes = [SMOOTHING, 0.0] if center is not None and SMOOTHING else [0.0]
+        for alpha in probes:
+            if alpha:
+                assert center is not None
+                at_y = alpha * center[0] + (1 - alpha) * y_port
+                at = [alpha * c + (1 - alpha) * q for c, q in zip(center[1], prices,
+                                                                  strict=True)]
+            else:
+                at_y, at = y_port, prices
+            least, trees = _price_at(ops, at, clock)
+            total = float(sum(least))
+            if total > 0:
+                bound = float(rhs @ at_y) / min(1.0, total)
+                if bound < best:
+                    best, center = bound, (at_y, at)
+            for d, tasks, _ in trees:
+                if _improves(ops, prices[d], tasks, pi[d]):
+                    entered = master.add(d, tasks) or entered
+            if entered:
+                break
+        if not entered or rounds >= rounds_left:
+            return y, rounds
+
+
+def _improves(ops: _Operations, price: np.ndarray, tasks: list[Task], pi: float) -> bool:
+    """True when the tree ``tasks`` costs less than ``pi`` under the flat ``price``."""
+    return float(price[ops.of_tree(tasks)].sum()) < pi - _PRICING_TOLERANCE * max(1.0, abs(pi))
+
+
+def _zero_point(values: np.ndarray) -> list[Fraction]:
+    """The zero point, feasible for every row of the master (the recovery's last resort)."""
+    return [Fraction(0)] * len(values)
