@@ -400,3 +400,32 @@ def test_partial_pricing_prices_sources_in_turn_and_never_misses_one() -> None:
         assert [i for i, _ in only] == [2]
         assert improving_trees(pricers, price, [3.0] * 4, set(), 1e-9, limit=1,
                                start=start) == []
+
+
+def test_the_tree_master_repair_scales_float_weights_into_a_feasible_packing() -> None:
+    """Float weights 1% over the optimum of a DGX A100 server's broadcast master
+    (infeasible): the repair scales them into an exactly feasible packing whose
+    throughput is the optimum over 1.01 (every tree used loads a tight row)."""
+    import numpy as np
+
+    from portsim.planners.lp import _broadcast
+    from portsim.planners.lp._driver import LpOptions
+    from portsim.planners.lp._exact import primal_feasible
+    from portsim.scenarios.generators import dgx_a100_platform
+
+    platform = dgx_a100_platform(1)
+    op = Operation(OperationKind.BROADCAST, source="P0").resolve(platform)
+    found = _broadcast.multicast_trees(platform, ["P0"], op.size, LpOptions(),
+                                       targets=[op.targets])
+    assert not isinstance(found, PlanResult)
+    weighted, _, exact = found
+    columns = [(i, tree) for i, _, tree in weighted]
+    model = _broadcast._master(platform, columns, 1, op.size)
+    x = np.zeros(model.n_variables)
+    for k, (_, weight, _) in enumerate(weighted):
+        x[model.index["tree", k]] = float(weight) * 1.01
+    assert not primal_feasible(model, [F(v) for v in x])
+    values = _broadcast._scaled_packing(model, columns, 1)(x)
+    assert values is not None
+    assert primal_feasible(model, values)
+    assert exact.lower * F(99, 100) <= values[model.objective] <= exact.lower

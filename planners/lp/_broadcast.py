@@ -35,11 +35,12 @@ from dataclasses import replace
 from fractions import Fraction
 
 import networkx as nx
+import numpy as np
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._exact import ExactSolution, Repair
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
     EXACT_ROUNDS,
@@ -194,6 +195,44 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
     return model
 
 
+def _scaled_packing(model: LinearModel, columns: list[tuple[int, Tree]],
+                    n_sources: int) -> Repair:
+    """The repair of :func:`_master`: an exactly feasible packing from float weights.
+
+    When neither the optimal basis nor a rounding gives an exactly feasible
+    point (a large master: many trees, tight rows), the float tree weights,
+    rounded down to multiples of ``1/10^6``, are scaled per source to the
+    least source total, then all together into every port and link row: a
+    feasible packing, so a certified lower end (the dual keeps the upper).
+    """
+    def repair(x: np.ndarray) -> list[Fraction] | None:
+        values = [Fraction(0)] * model.n_variables
+        totals = [Fraction(0)] * n_sources
+        for k, (s, _) in enumerate(columns):
+            j = model.index["tree", k]
+            values[j] = Fraction(math.floor(max(float(x[j]), 0.0) * 10**6), 10**6)
+            totals[s] += values[j]
+        tp = min(totals, default=Fraction(0))
+        if tp <= 0:
+            return None
+        for k, (s, _) in enumerate(columns):
+            j = model.index["tree", k]
+            values[j] = values[j] * tp / totals[s]
+        values[model.objective] = tp
+        worst = Fraction(1)
+        for row in model.rows:
+            if row.sense != "<=":
+                continue
+            load = sum((c * values[j] for j, c in row.coeffs.items()), Fraction(0))
+            if load > 0 and row.rhs <= 0:
+                return None
+            if load > row.rhs:
+                worst = max(worst, load / row.rhs)
+        return [v / worst for v in values]
+
+    return repair
+
+
 class _FloatTreeMaster:
     """:func:`_master` in floats, kept in one :class:`IncrementalMaster` as trees arrive.
 
@@ -341,7 +380,8 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             deadline=options.clock(),
             phase="the build of the broadcast master model (before HiGHS started)"):
         model = _master(platform, columns, n, size, port_sum)
-        found = solve_exactly(model, options, what="broadcast master")
+        found = solve_exactly(model, options, what="broadcast master",
+                              repair=_scaled_packing(model, columns, n))
         if isinstance(found, PlanResult):
             return found
         exact = found
