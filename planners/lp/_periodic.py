@@ -374,7 +374,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
     Warns when the cap sends the exact period to a fixed one.
     """
     notes: list[str] = []
-    exact = fixed_period is None
+    given = fixed_period is not None
+    exact = not given
     period = Fraction(1)
     if exact:
         denominators = []
@@ -419,9 +420,10 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         events = sum(c * (len(u.sends) + len(u.computes)) for row, group in
                      zip(counts, groups, strict=True) for c, u in zip(row, group, strict=True))
         if events > max_events:
+            why = ("the period given" if given else
+                   "no integer period within the cap holds an instance")
             text = (f"the fixed period {format_rational(period)} holds {events} operations, "
-                    f"over the cap of {max_events} operations per period: no shorter "
-                    f"period holds a whole instance")
+                    f"over the cap of {max_events} operations per period ({why})")
             warnings.warn(text, stacklevel=4)
             notes.append(text)
         achieved = Fraction(n) / period
