@@ -6,6 +6,10 @@ property tests.
 
 from __future__ import annotations
 
+import random
+from fractions import Fraction
+
+from portsim.scenarios.generators import random_platform
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Node, Platform, PortModel
 
@@ -27,3 +31,19 @@ def mixed_platform(platform: Platform, seed: int, models: list[str]) -> Platform
         k = (seed + i) % len(nodes)
         nodes[k] = Node(nodes[k].id, nodes[k].compute, PortModel.parse(model))
     return Platform(tuple(nodes), platform.links, platform.port_model)
+
+
+MULTIPORT_MODELS = ("bidirectional", "multiport:2", "multiport")
+"""The port models of :func:`random_multiport_platform`."""
+
+
+def random_multiport_platform(n: int, seed: int,
+                              compute: tuple[Fraction | int, Fraction | int]) -> Platform:
+    """``random_platform(n, ...)`` with a random port model of :data:`MULTIPORT_MODELS`
+    per node, at least one multi-port (compute times drawn in ``compute``)."""
+    rng = random.Random(seed)
+    base = random_platform(n, min(2, n - 1), c=(1, 5), compute=compute, seed=seed)
+    models = [rng.choice(MULTIPORT_MODELS) for _ in range(n)]
+    if all(m == "bidirectional" for m in models):
+        models[seed % n] = "multiport"
+    return mixed_platform(base, seed, models)

@@ -11,12 +11,11 @@ has the same prices.
 
 from __future__ import annotations
 
-import random
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from random_cases import mixed_platform
+from random_cases import random_multiport_platform
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._allreduce_bound import allreduce_bound
@@ -30,17 +29,11 @@ from portsim.simulator import Operation, OperationKind, Platform
 
 F = Fraction
 ALLREDUCE = OperationKind.ALLREDUCE
-_MODELS = ("bidirectional", "multiport:2", "multiport")
 
 
 def _mixed(n: int, seed: int) -> Platform:
     """A random platform with a random port model per node, at least one multi-port."""
-    rng = random.Random(seed)
-    base = random_platform(n, min(2, n - 1), c=(1, 5), compute=(0, 2), seed=seed)
-    models = [rng.choice(_MODELS) for _ in range(n)]
-    if all(m == "bidirectional" for m in models):
-        models[seed % n] = "multiport"
-    return mixed_platform(base, seed, models)
+    return random_multiport_platform(n, seed, compute=(0, 2))
 
 
 def _same_bound(platform: Platform, participants: tuple[str, ...] = ()) -> Fraction:

@@ -15,12 +15,11 @@
 
 from __future__ import annotations
 
-import random
 import warnings
 from fractions import Fraction
 
 import pytest
-from random_cases import mixed_platform
+from random_cases import random_multiport_platform
 from test_lp_allreduce_independent import _packing_optimum
 
 from portsim.planners.base import PlanResult
@@ -28,23 +27,17 @@ from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_bound import build_allreduce_bound_model
 from portsim.planners.lp._allreduce_packing import build_master, canonical
 from portsim.planners.lp._capacity import link_row_name
-from portsim.scenarios.generators import dgx_a100_platform, random_platform
+from portsim.scenarios.generators import dgx_a100_platform
 from portsim.scenarios.msccl import ring_allreduce_xml, validate_msccl
 from portsim.simulator import Operation, OperationKind, Platform, replay
 
 F = Fraction
 ALLREDUCE = OperationKind.ALLREDUCE
-_MODELS = ("bidirectional", "multiport:2", "multiport")
 
 
 def _mixed(n: int, seed: int) -> Platform:
-    """``random_platform(n, ...)`` with a random port model per node, at least one multi-port."""
-    rng = random.Random(seed)
-    base = random_platform(n, min(2, n - 1), c=(1, 5), compute=(0, 1), seed=seed)
-    models = [rng.choice(_MODELS) for _ in range(n)]
-    if all(m == "bidirectional" for m in models):
-        models[seed % n] = "multiport"
-    return mixed_platform(base, seed, models)
+    """A random platform with a random port model per node, at least one multi-port."""
+    return random_multiport_platform(n, seed, compute=(0, 1))
 
 
 def _plan(platform: Platform, max_events: int = 3_000) -> tuple[Operation, PlanResult]:
