@@ -864,7 +864,7 @@ def test_the_fixed_period_is_the_best_within_the_cap(weights: list, cap: int) ->
     chosen = _best_fixed_period(groups, per_time, cap)
 
     def rate_and_events(period: int) -> tuple[Fraction, int]:
-        counts, n = _counts(groups, Fraction(period), False)
+        counts, n = _counts(groups, Fraction(period))
         return Fraction(n, period), sum(c * o for row, o_row in zip(counts, ops, strict=True)
                                         for c, o in zip(row, o_row, strict=True))
 

@@ -192,7 +192,7 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     candidates = sorted((t for t in jumps if 1 <= t <= longest), reverse=True)
     best_rate, best = Fraction(-1), base
     for period in sorted({base, *candidates[:FIXED_PERIOD_CANDIDATES]}):
-        counts, n = _counts(groups, Fraction(period), False)
+        counts, n = _counts(groups, Fraction(period))
         events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
                      for c, o in zip(row, o_row, strict=True))
         if events <= max_events and Fraction(n, period) > best_rate:
@@ -200,14 +200,13 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     return Fraction(best)
 
 
-def _counts(groups: Sequence[Sequence[Unit]], period: Fraction, exact: bool
+def _counts(groups: Sequence[Sequence[Unit]], period: Fraction
             ) -> tuple[list[list[int]], int]:
     """Instances per period of each unit, and instances per period overall.
 
-    ``exact``: ``period`` is the exact one, so every ``weight × period`` is an
-    integer (the floor below is then the product itself).
+    ``floor(weight × period)``: with the exact period every product is an
+    integer, so the floor is the product itself.
     """
-    del exact  # the same integer floor serves both cases
     counts = []
     # floor(weight × period) in integers (weights are >= 0; with the exact
     # period every product is an integer): Fraction products cost a fifth of
@@ -405,7 +404,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
             exact = False
     if fixed_period is not None:
         period = Fraction(fixed_period)
-    counts, n = _counts(groups, period, exact)
+    counts, n = _counts(groups, period)
     if not exact and n == 0 and groups and all(groups):
         # A fixed period too short for any unit to carry one whole instance
         # would be a schedule of nothing: lengthen it to the shortest period
@@ -415,7 +414,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         notes.append(f"the fixed period {format_rational(period)} holds no whole instance; "
                      f"lengthened to {shortest}, the shortest that holds one")
         period = Fraction(shortest)
-        counts, n = _counts(groups, period, exact)
+        counts, n = _counts(groups, period)
     if not exact:
         events = sum(c * (len(u.sends) + len(u.computes)) for row, group in
                      zip(counts, groups, strict=True) for c, u in zip(row, group, strict=True))
