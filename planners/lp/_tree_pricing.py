@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
+import networkx as nx
 import numpy as np
 
 from portsim.planners.lp._capacity import PortCapacity
@@ -451,29 +452,16 @@ def chain_trees(space: TreeSpace) -> list[list[Task]]:
     order).  A chain whose hops do not exist is left out.  Tasks are in
     :func:`cheapest_tree`'s order (each task before those making its inputs).
     """
-    n = len(space.nodes)
-    out_links: list[list[int]] = [[] for _ in range(n)]
-    for u, v in space.links:
-        out_links[u].append(v)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(space.nodes)))
+    graph.add_edges_from(space.links)
 
     def path(a: int, b: int) -> list[int] | None:
-        """Nodes of a fewest-hop path from ``a`` to ``b``."""
-        parent = {a: a}
-        frontier = [a]
-        while frontier and b not in parent:
-            following = []
-            for u in frontier:
-                for v in out_links[u]:
-                    if v not in parent:
-                        parent[v] = u
-                        following.append(v)
-            frontier = following
-        if b not in parent:
+        """Nodes of a fewest-hop path from ``a`` to ``b`` (breadth first)."""
+        try:
+            return list(nx.shortest_path(graph, a, b))
+        except nx.NetworkXNoPath:
             return None
-        hops = [b]
-        while hops[-1] != a:
-            hops.append(parent[hops[-1]])
-        return hops[::-1]
 
     owners, nodes, last = space.owners, space.nodes, len(space.owners) - 1
 
