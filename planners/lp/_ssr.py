@@ -15,7 +15,7 @@ program, the reference the column generation of
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -53,11 +53,17 @@ _MINUS_ONE = Fraction(-1)
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 
 
+def _messages_per_time(platform: Platform, size: Fraction,
+                       links: Iterable[tuple[NodeId, NodeId]]) -> Fraction:
+    """Messages of ``size`` that ``links`` carry per time unit, all together."""
+    g = platform.graph
+    return sum((1 / (size * g.edges[e]["c"]) for e in links), Fraction(0))
+
+
 def receive_capacity(platform: Platform, size: Fraction) -> dict[NodeId, Fraction]:
     """Messages of ``size`` each node can receive per time unit, all its in-links together."""
     g = platform.graph
-    return {v: sum((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)), Fraction(0))
-            for v in g.nodes}
+    return {v: _messages_per_time(platform, size, g.in_edges(v)) for v in g.nodes}
 
 
 def reduce_cap(platform: Platform, operation: Operation) -> Fraction | None:
@@ -79,9 +85,8 @@ def reduce_cap(platform: Platform, operation: Operation) -> Fraction | None:
         return None
     g, size = platform.graph, operation.size
     assert operation.target is not None, "a resolved reduce has a target"
-    caps = [receive_capacity(platform, size)[operation.target]]
-    caps += [sum((1 / (size * g.edges[p, v]["c"]) for v in g.successors(p)), Fraction(0))
-             for p in others]
+    caps = [_messages_per_time(platform, size, g.in_edges(operation.target))]
+    caps += [_messages_per_time(platform, size, g.out_edges(p)) for p in others]
     times = [platform.compute_time(v) for v in platform.processors]
     if len(parts) > 1 and all(w > 0 for w in times):
         caps.append(sum((1 / w for w in times), Fraction(0)) / (len(parts) - 1))
