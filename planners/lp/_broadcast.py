@@ -329,12 +329,19 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
                           None if targets is None else targets[i])
                for i, s in enumerate(sources)]
-    columns: list[tuple[int, Tree]] = [(i, p.initial()) for i, p in enumerate(pricers)]
-    seen = set(columns)
+    columns: list[tuple[int, Tree]] = []
+    seen: set[tuple[int, Tree]] = set()
     n = len(sources)
     master = _FloatTreeMaster(platform, n, size, port_sum)
-    for column in columns:
-        master.add(*column)
+
+    def admit(new: Sequence[tuple[int, Tree]]) -> None:
+        """New trees join the float master and the columns of the exact one."""
+        for column in new:
+            master.add(*column)
+        columns.extend(new)
+        seen.update(new)
+
+    admit([(i, p.initial()) for i, p in enumerate(pricers)])
     turn = 0
 
     def price(point: MasterPoint) -> bool:
@@ -348,10 +355,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                               TOLERANCE, deadline=options.clock(),
                               limit=TREES_PER_ROUND, start=turn)
         turn = (turn + TREES_PER_ROUND) % n
-        for column in new:
-            master.add(*column)
-        columns.extend(new)
-        seen.update(new)
+        admit(new)
         return bool(new)
 
     def float_generation() -> PlanResult | None:
@@ -414,10 +418,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 f"was still priced below its source's dual: the bound is the certified "
                 f"interval of the last one")))
             break
-        for column in new:
-            master.add(*column)
-        columns += new
-        seen.update(new)
+        admit(new)
         failed = float_generation()
         if failed is not None:
             return failed
