@@ -21,7 +21,7 @@ A planner row has one label everywhere, its name with its options
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -111,7 +111,8 @@ class ReportScenario(Protocol):
 # ---------------------------------------------------------------------------
 
 
-def write_run_report(outcome: ScenarioResult, path: Path) -> None:
+def write_run_report(outcome: ScenarioResult, path: Path, *,
+                     progress: Callable[[str], None] | None = None) -> None:
     """Write the self-contained HTML report of one scenario run.
 
     Parameters
@@ -124,6 +125,10 @@ def write_run_report(outcome: ScenarioResult, path: Path) -> None:
         ``plan.schedule`` (for the Gantt chart).
     path:
         The HTML file to write (UTF-8); its folder must exist.
+    progress:
+        Told each long step of the convergence chart before it starts (the
+        ``lp`` bound when the run has none, each replay), as
+        :func:`portsim.scenarios.asymptotic.asymptotic_study` tells it.
 
     Raises
     ------
@@ -136,10 +141,11 @@ def write_run_report(outcome: ScenarioResult, path: Path) -> None:
     open.  Gantt charts draw at most :data:`~portsim.reports.figures.GANTT_EVENT_CAP`
     events each, and say so when they leave some out.
     """
-    Path(path).write_text(render_run_report(outcome), encoding="utf-8")
+    Path(path).write_text(render_run_report(outcome, progress=progress), encoding="utf-8")
 
 
-def render_run_report(outcome: ScenarioResult) -> str:
+def render_run_report(outcome: ScenarioResult, *,
+                      progress: Callable[[str], None] | None = None) -> str:
     """The HTML text of :func:`write_run_report`.
 
     Parameters
@@ -147,6 +153,8 @@ def render_run_report(outcome: ScenarioResult) -> str:
     outcome:
         The result of :func:`portsim.scenarios.runner.run_scenario` (see
         :func:`write_run_report` for what is read).
+    progress:
+        As for :func:`write_run_report`.
 
     Returns
     -------
@@ -165,7 +173,7 @@ def render_run_report(outcome: ScenarioResult) -> str:
     if any(r.makespan is not None for r in runs):
         sections.append(_section("makespan", "Makespan", embed(makespan_figure(runs))))
     sections.append(_section("convergence", "Convergence to the bound",
-                             _convergence_html(scenario, runs, labels, embed)))
+                             _convergence_html(scenario, runs, labels, embed, progress)))
     sections.append(_section("schedules", "Schedules", _schedules_html(runs, labels, embed)))
     sections.append(_section("platform", "Platform",
                              embed(platform_figure(scenario.platform, scenario.operation))))
@@ -196,6 +204,7 @@ class FigureEmbedder:
 
 
 def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | None = None,
+                      *, progress: Callable[[str], None] | None = None,
                       ) -> tuple[AsymptoticStudy, str]:
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
@@ -203,7 +212,9 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
     ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
     ``plans``, aligned with ``scenario.planners``, are results already
-    computed (a run's): they are replayed, not planned again.
+    computed (a run's): they are replayed, not planned again.  ``progress``
+    is told each step before it starts: the ``lp`` bound, then the replays
+    (as :func:`~portsim.scenarios.asymptotic.asymptotic_study` tells them).
 
     Returns
     -------
@@ -217,6 +228,8 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     from portsim.scenarios.loader import PlannerSpec
 
     # the lp result first (the same lp entry asymptotic_study takes): TP and the period
+    if progress is not None:
+        progress("convergence chart: the lp bound")
     lp, index = bound_plan(scenario, plans)
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
@@ -238,11 +251,12 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
                 f"holds {format_rational(per_period)} (about {float(per_period):,.0f}) "
                 f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
                 "portsim run --asymptotic replays longer horizons")
-    return asymptotic_study(scenario, periods=periods, plans=plans), note
+    return asymptotic_study(scenario, periods=periods, plans=plans, progress=progress), note
 
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
-                      labels: Sequence[str], embed: FigureEmbedder) -> str:
+                      labels: Sequence[str], embed: FigureEmbedder,
+                      progress: Callable[[str], None] | None = None) -> str:
     """completed(K) / (TP · K) over K for the run's planners that returned a result.
 
     The run's plans are replayed again (:func:`convergence_study`); a planner that
@@ -265,7 +279,8 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
         planners=tuple(PlannerSpec(run.planner, dict(run.options)) for run, _ in kept),
         horizon=None, source=scenario.name)
     try:
-        study, note = convergence_study(study_scenario, [run.plan for run, _ in kept])
+        study, note = convergence_study(study_scenario, [run.plan for run, _ in kept],
+                                        progress=progress)
     except PortsimError as err:
         return f'<p class="warn">No convergence chart: {_esc(err)}.</p>'
     figure = convergence_figure(study, [label for _, label in kept],

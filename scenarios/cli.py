@@ -179,15 +179,17 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     if report_out is not None:
         from portsim.reports.html import write_run_report
 
-        if str(report_out) == STDIN:
-            import tempfile
+        with _activity() as show:
+            if str(report_out) == STDIN:
+                import tempfile
 
-            with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
-                page = Path(folder) / "report.html"
-                _guarded(lambda: write_run_report(outcome, page))
-                _write_text(report_out, page.read_text(encoding="utf-8"))
-        else:
-            _guarded(lambda: write_run_report(outcome, report_out))
+                with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+                    page = Path(folder) / "report.html"
+                    _guarded(lambda: write_run_report(outcome, page, progress=show))
+                    _write_text(report_out, page.read_text(encoding="utf-8"))
+            else:
+                _guarded(lambda: write_run_report(outcome, report_out, progress=show))
+        if str(report_out) != STDIN:
             console.print(f"report written to {report_out}")
     sys.exit(_run_status(outcome))
 

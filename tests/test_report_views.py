@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from dataclasses import replace
 from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,12 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from portsim.reports.figures import MODEBAR_SPACE, keep_series_visible, throughput_figure
+from portsim.reports.figures import (
+    CONVERGENCE_PERIODS,
+    MODEBAR_SPACE,
+    keep_series_visible,
+    throughput_figure,
+)
 from portsim.reports.html import CONVERGENCE_OPERATIONS, render_run_report
 from portsim.reports.studies import RESULT_COLUMNS, ResultStore, load_results, write_study_report
 from portsim.reports.studies.report import render_study_report, row_labels
@@ -250,6 +256,19 @@ def test_run_report_has_the_convergence_chart() -> None:
         assert values(trace["y"]) == pytest.approx(expected)
         assert max(values(trace["y"])) <= 1
     assert values(chart["data"][1]["y"])[-1] >= 0.9
+
+
+def test_run_report_tells_its_long_steps_before_they_start() -> None:
+    # a run without lp: the report computes the bound itself, then replays each planner
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    flat_only = replace(scenario, planners=tuple(p for p in scenario.planners if p.name == "flat"))
+    told: list[str] = []
+    render_run_report(run_scenario(flat_only), progress=told.append)
+    assert told[0] == "convergence chart: the lp bound"
+    # every horizon of the chart, for flat and for the lp row the chart adds
+    steps = [f"{name}: replaying {k} periods" for name in ("flat", "lp")
+             for k in CONVERGENCE_PERIODS]
+    assert [t for t in told if "replaying" in t] == steps
 
 
 # -- failed rows -----------------------------------------------------------------------------
