@@ -47,7 +47,7 @@ from typing import Any
 # Measure this checkout, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from portsim.planners.lp import steady_state
+from portsim.planners.lp import periodic_share_ceiling, reduce_makespan_bound, steady_state
 from portsim.scenarios.generators import dgx_a100_platform, random_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.simulator import Operation, OperationKind, replay
@@ -107,7 +107,7 @@ def main() -> None:
                         help="also allgather, broadcast and reduce on the small fabrics")
     args = parser.parse_args()
     print(f"{'workload':<46} {'period':>7} {'n':>5} {'lag':>4} {'completed':>10} {'share':>7} "
-          f"{'of own':>7}")
+          f"{'of own':>7} {'ceiling':>7}")
     workloads = _workloads(args.skip_dgx) + (_fabric_workloads() if args.fabrics else [])
     for label, platform, operation in workloads:
         with warnings.catch_warnings():  # the fixed-period note of a capped exact period
@@ -125,11 +125,22 @@ def main() -> None:
         # bound by the loss its notes state: the share of its own throughput.
         own = Fraction(report.completed) / (Fraction(result.achieved_throughput) * horizon) \
             if result.achieved_throughput else Fraction(0)
+        # A reduce's ceiling: no instance completes before M after its period
+        # starts (reduce_makespan_bound), whatever the trees.
+        ceiling = "-"
+        if operation.kind is OperationKind.REDUCE:
+            least = reduce_makespan_bound(platform, operation)
+            if least is not None:
+                most = periodic_share_ceiling(Fraction(result.throughput_bound), least,
+                                              result.period, schedule.instances_per_period,
+                                              args.periods)
+                ceiling = f"{float(most):.4f}"
         flag = "" if not report.violations else f"  {len(report.violations)} violations"
         if not report.feasible:
             flag += "  INFEASIBLE"
         print(f"{label:<46} {format_rational(result.period):>7} {schedule.instances_per_period:>5} "
-              f"{lag:>4} {report.completed:>10} {float(share):>7.4f} {float(own):>7.4f}{flag}",
+              f"{lag:>4} {report.completed:>10} {float(share):>7.4f} {float(own):>7.4f} "
+              f"{ceiling:>7}{flag}",
               flush=True)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import defaultdict
 from fractions import Fraction
 
 import numpy as np
@@ -25,6 +26,7 @@ from portsim.planners.lp._incremental import (
     exact_rounds,
     generate,
 )
+from portsim.planners.lp._reduce_startup import interleaved_trees, tree_makespan
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
@@ -47,7 +49,7 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SMOOTHING", "reduction_trees"]
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES", "SMOOTHING", "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -67,6 +69,15 @@ dual of the best bound so far), then at the master's ``y`` if that tree does
 not improve the master; 0 disables it."""
 
 
+SEED_ARITIES = (2, 3, 4, 8)
+"""Arities of the shallow seed families (:func:`~portsim.planners.lp._reduce_startup.
+interleaved_trees`); every participant but the target is also the centre of one
+star (arity ``N - 1``) when there are at most :data:`STAR_SEEDS` of them."""
+
+STAR_SEEDS = 16
+"""Most participants for which the star family (one tree per centre) is seeded."""
+
+
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     """The tree master program: ``max TP = Σ_T λ_T`` under the port and CPU rows."""
     model = LinearModel()
@@ -84,6 +95,72 @@ def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     for r, coeffs in enumerate(rows):
         model.add(coeffs, "<=", space.rhs[r], f"row {r}")
     return model
+
+
+def _shallowest(space: TreeSpace, columns: list[list[Task]], families: list[list[int]],
+                value: Fraction, clock: Deadline, method: str
+                ) -> list[tuple[Fraction, list[Task]]] | None:
+    """A mix of ``columns`` carrying exactly ``value`` of least weighted makespan.
+
+    The second, lexicographic phase of :func:`reduction_trees` when the
+    master reached :func:`~portsim.planners.lp._ssr.reduce_cap`: the same
+    rows, ``Σ λ_T = value``, minimise ``Σ λ_T · makespan(T)``
+    (:func:`~portsim.planners.lp._reduce_startup.tree_makespan`), so that
+    the periodic schedule's start-up is short.  A seed family (``families``,
+    column indexes) is one variable whose weight its ``q`` trees share
+    equally: its trees reach the bound together, and a vertex mixing them
+    with unequal weights would give a period of huge least common multiple
+    (``fat_tree`` k=4: 27960, a fixed period 232 instead, a start-up of
+    ~1,900 time units against ~30 for the family alone).  The bound does
+    not change; the mix is checked exactly (every row, the total) and
+    ``None`` is returned when the exact solution fails that check.
+    """
+    span = [tree_makespan(space, tasks) for tasks in columns]
+    in_family = {c for family in families for c in family}
+    groups = [family for family in families if family]
+    groups += [[c] for c in range(len(columns)) if c not in in_family]
+    top = max(span)
+    model = LinearModel()
+    slack = model.variable("slack", upper=top * value + 1)
+    model.objective = slack
+    rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+    total: dict[int, Fraction] = {}
+    spent: dict[int, Fraction] = {slack: Fraction(1)}
+    for g, group in enumerate(groups):
+        loads: dict[int, Fraction] = defaultdict(Fraction)
+        for c in group:
+            for r, a in space.loads(columns[c]).items():
+                loads[r] += a / len(group)
+        j = model.variable(("group", g), upper=1 / max(loads.values()))
+        total[j] = Fraction(1)
+        spent[j] = sum((span[c] for c in group), Fraction(0)) / len(group)
+        for r, a in loads.items():
+            rows[r][j] = a
+    model.add(total, "==", value, "the trees carry the bound")
+    model.add(spent, "==", top * value, "slack = top · value - Σ λ · makespan")
+    for r, coeffs in enumerate(rows):
+        model.add(coeffs, "<=", space.rhs[r], f"row {r}")
+    sol = solve_float(model, method="highs-ds" if method == "auto" else method,
+                      time_limit=clock.remaining())
+    if sol.status != "optimal":
+        return None
+    exact = recover(model, sol, deadline=clock)
+    if exact is None:
+        return None
+    weights: dict[int, Fraction] = defaultdict(Fraction)
+    for g, group in enumerate(groups):
+        mu = exact.values[model.index["group", g]]
+        for c in group:
+            weights[c] += mu / len(group)
+    if sum(weights.values()) != value or any(w < 0 for w in weights.values()):
+        return None
+    load: dict[int, Fraction] = defaultdict(Fraction)
+    for c, w in weights.items():
+        for r, a in space.loads(columns[c]).items():
+            load[r] += w * a
+    if any(v > space.rhs[r] for r, v in load.items()):
+        return None
+    return [(weights[c], columns[c]) for c in sorted(weights) if weights[c] > 0]
 
 
 def reduction_trees(platform: Platform, operation: Operation, *,
@@ -185,6 +262,14 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     for chain in chain_trees(space):
         add(chain)
     add(first)
+    others = len(space.owners) - 1
+    arities = [*SEED_ARITIES, *([others] if others <= STAR_SEEDS else [])]
+    families: list[list[int]] = []   # column indexes of each seed family
+    for family in interleaved_trees(space, arities):
+        families.append([])
+        for tree in family:
+            if add(tree):
+                families[-1].append(len(columns) - 1)
     center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
     best_bound = math.inf
     failed: list[str] = []
@@ -266,6 +351,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         return "the exact pricing found a tree of price 0: no certified bound"
     trees = [(exact.values[model.index["tree", c]], tasks)
              for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
+    shallow = None
+    if capped and upper is not None:
+        shallow = _shallowest(space, columns, families, upper, clock, method)
+        if shallow is not None:
+            trees = shallow
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
     notes = exact.notes
@@ -275,6 +365,9 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                          f"(reduce_cap: the target receives at least one message an instance, "
                          f"every other participant sends one, the N - 1 reductions share the "
                          f"processors): optimal, no pricing needed")
+        if shallow is not None:
+            notes = (*notes, "among the tree mixes at that bound, one of least weighted "
+                             "makespan (shallow seed trees, for a short start-up)")
     certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
                               method_name, notes)
     if stats is not None:
