@@ -5,7 +5,11 @@ trees, so the packing has the same optimum: the master program has one row
 per port, per CPU and per shared link; the pricing step is
 :func:`~portsim.planners.lp._tree_pricing.cheapest_tree`; floats drive the
 generation, then the master is solved exactly and priced exactly, which
-certifies the bound (see :func:`reduction_trees`).
+certifies the bound (see :func:`reduction_trees`).  When the master reaches
+the single-node bound, a second, lexicographic phase picks among the optimal
+tree mixes one of least weighted makespan (:func:`_shallowest`, with the
+shallow seed families of :mod:`~portsim.planners.lp._reduce_startup`), for a
+short start-up of the periodic schedule.
 """
 
 from __future__ import annotations
@@ -97,70 +101,111 @@ def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     return model
 
 
-def _shallowest(space: TreeSpace, columns: list[list[Task]], families: list[list[int]],
-                value: Fraction, clock: Deadline, method: str
-                ) -> list[tuple[Fraction, list[Task]]] | None:
-    """A mix of ``columns`` carrying exactly ``value`` of least weighted makespan.
+def _shallowest(space: TreeSpace, columns: list[list[Task]],
+                chosen: list[tuple[Fraction, list[Task]]], value: Fraction,
+                clock: Deadline, method: str) -> list[tuple[Fraction, list[Task]]] | None:
+    """Trees carrying exactly ``value`` of least weighted makespan, all shorter than ``chosen``'s.
 
     The second, lexicographic phase of :func:`reduction_trees` when the
-    master reached :func:`~portsim.planners.lp._ssr.reduce_cap`: the same
-    rows, ``Σ λ_T = value``, minimise ``Σ λ_T · makespan(T)``
-    (:func:`~portsim.planners.lp._reduce_startup.tree_makespan`), so that
-    the periodic schedule's start-up is short.  A seed family (``families``,
-    column indexes) is one variable whose weight its ``q`` trees share
-    equally: its trees reach the bound together, and a vertex mixing them
-    with unequal weights would give a period of huge least common multiple
-    (``fat_tree`` k=4: 27960, a fixed period 232 instead, a start-up of
-    ~1,900 time units against ~30 for the family alone).  The bound does
-    not change; the mix is checked exactly (every row, the total) and
-    ``None`` is returned when the exact solution fails that check.
+    master reached :func:`~portsim.planners.lp._ssr.reduce_cap` with the
+    trees ``chosen``: over the generated ``columns`` and the seed families of
+    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` whose
+    makespan (:func:`~portsim.planners.lp._reduce_startup.tree_makespan`)
+    is below the longest of ``chosen`` (the periodic schedule's start-up
+    follows its longest tree: it can only shrink), the same rows and ``Σ λ_T
+    = value``, minimise ``Σ λ_T · makespan(T)``, solved exactly.  A seed
+    family is one variable whose weight its ``q`` trees share equally: they
+    reach the bound together, and a vertex mixing them with unequal weights
+    would give a period of huge least common multiple (``fat_tree`` k=4:
+    27960, hence a fixed period 232 and a start-up of ~1,900 time units).
+
+    The bound does not change.  ``None`` (keep ``chosen``) when no seed
+    family is shorter than ``chosen``'s longest tree (on ``dgx1`` and
+    ``dgx_a100`` the chosen trees are already shallow; the program is then
+    not even built), or when the exact solution fails the exact check of
+    every row and of the total.
     """
-    span = [tree_makespan(space, tasks) for tasks in columns]
-    in_family = {c for family in families for c in family}
-    groups = [family for family in families if family]
-    groups += [[c] for c in range(len(columns)) if c not in in_family]
-    top = max(span)
-    model = LinearModel()
-    slack = model.variable("slack", upper=top * value + 1)
-    model.objective = slack
-    rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
-    total: dict[int, Fraction] = {}
-    spent: dict[int, Fraction] = {slack: Fraction(1)}
-    for g, group in enumerate(groups):
-        loads: dict[int, Fraction] = defaultdict(Fraction)
-        for c in group:
-            for r, a in space.loads(columns[c]).items():
-                loads[r] += a / len(group)
-        j = model.variable(("group", g), upper=1 / max(loads.values()))
-        total[j] = Fraction(1)
-        spent[j] = sum((span[c] for c in group), Fraction(0)) / len(group)
-        for r, a in loads.items():
-            rows[r][j] = a
-    model.add(total, "==", value, "the trees carry the bound")
-    model.add(spent, "==", top * value, "slack = top · value - Σ λ · makespan")
-    for r, coeffs in enumerate(rows):
-        model.add(coeffs, "<=", space.rhs[r], f"row {r}")
-    sol = solve_float(model, method="highs-ds" if method == "auto" else method,
-                      time_limit=clock.remaining())
+    known: dict[tuple[Task, ...], Fraction] = {}
+
+    def makespan(tasks: list[Task]) -> Fraction:
+        key = tuple(tasks)
+        if key not in known:
+            known[key] = tree_makespan(space, tasks)
+        return known[key]
+
+    before = max(makespan(tasks) for _, tasks in chosen)
+    others = len(space.owners) - 1
+    arities = [*SEED_ARITIES, *([others] if others <= STAR_SEEDS else [])]
+    groups: list[list[list[Task]]] = [
+        family for family in interleaved_trees(space, arities)
+        if all(makespan(tasks) < before for tasks in family)]
+    if not groups:
+        return None
+    seen = {tuple(tasks) for family in groups for tasks in family}
+    groups += [[tasks] for tasks in columns if tuple(tasks) not in seen]
+    span = [max(makespan(tasks) for tasks in group) for group in groups]
+    loads: list[dict[int, Fraction]] = []
+    for group in groups:
+        mean: dict[int, Fraction] = defaultdict(Fraction)
+        for tasks in group:
+            for r, a in space.loads(tasks).items():
+                mean[r] += a / len(group)
+        loads.append(mean)
+
+    def program(limit: Fraction) -> tuple[LinearModel, list[int]]:
+        """Over the groups of makespan <= limit: max slack with Σ μ = value."""
+        kept = [g for g in range(len(groups)) if span[g] <= limit]
+        model = LinearModel()
+        rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+        total: dict[int, Fraction] = {}
+        spent: dict[int, Fraction] = {}
+        for g in kept:
+            j = model.variable(("group", g), upper=1 / max(loads[g].values()))
+            total[j], spent[j] = Fraction(1), span[g]
+            for r, a in loads[g].items():
+                rows[r][j] = a
+        # slack = limit · value - Σ μ · makespan >= 0, maximised
+        slack = model.variable("slack", upper=limit * value + 1)
+        model.objective = slack
+        spent[slack] = Fraction(1)
+        model.add(total, "==", value, "the trees carry the bound")
+        model.add(spent, "==", limit * value, "slack + Σ μ · makespan")
+        for r, coeffs in enumerate(rows):
+            model.add(coeffs, "<=", space.rhs[r], f"row {r}")
+        return model, kept
+
+    options = "highs-ds" if method == "auto" else method
+    # Only trees shorter than the longest chosen one: the start-up can only shrink.
+    shorter = max(x for x in span if x < before) if any(x < before for x in span) else None
+    if shorter is None:
+        return None
+    model, kept = program(shorter)
+    sol = solve_float(model, method=options, time_limit=clock.remaining())
     if sol.status != "optimal":
         return None
     exact = recover(model, sol, deadline=clock)
     if exact is None:
         return None
-    weights: dict[int, Fraction] = defaultdict(Fraction)
-    for g, group in enumerate(groups):
+    weights: dict[tuple[Task, ...], tuple[Fraction, list[Task]]] = {}
+    for g in kept:
         mu = exact.values[model.index["group", g]]
-        for c in group:
-            weights[c] += mu / len(group)
-    if sum(weights.values()) != value or any(w < 0 for w in weights.values()):
+        if mu < 0:
+            return None
+        for tasks in groups[g]:
+            old, _ = weights.get(tuple(tasks), (Fraction(0), tasks))
+            weights[tuple(tasks)] = (old + mu / len(groups[g]), tasks)
+    mix = [(w, tasks) for w, tasks in weights.values() if w > 0]
+    if sum(w for w, _ in mix) != value:
         return None
-    load: dict[int, Fraction] = defaultdict(Fraction)
-    for c, w in weights.items():
-        for r, a in space.loads(columns[c]).items():
-            load[r] += w * a
-    if any(v > space.rhs[r] for r, v in load.items()):
+    used: dict[int, Fraction] = defaultdict(Fraction)
+    for w, tasks in mix:
+        for r, a in space.loads(tasks).items():
+            used[r] += w * a
+    if any(v > space.rhs[r] for r, v in used.items()):
         return None
-    return [(weights[c], columns[c]) for c in sorted(weights) if weights[c] > 0]
+    if max(makespan(tasks) for _, tasks in mix) >= before:
+        return None
+    return mix
 
 
 def reduction_trees(platform: Platform, operation: Operation, *,
@@ -230,7 +275,14 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     exact with ``method`` :data:`~portsim.planners.lp._exact.SINGLE_NODE_BOUND`
     (on a fabric where every host makes one reduction, a chain is optimal at
     once; without it the generation needed hundreds of rounds, ``fat_tree``
-    k=6: 235).
+    k=6: 235).  The seeds also hold the shallow interleaved families of
+    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` (arities
+    :data:`SEED_ARITIES`, and the stars when there are at most
+    :data:`STAR_SEEDS` other participants); once the bound is reached, the
+    returned trees are a mix of least weighted makespan among every column
+    at that value (:func:`_shallowest`): the bound and its certificate are
+    the same, only the trees differ (``fat_tree`` k=4: the chains' start-up
+    of 64 periods of 1 becomes 7 periods of 7).
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()
@@ -262,14 +314,6 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     for chain in chain_trees(space):
         add(chain)
     add(first)
-    others = len(space.owners) - 1
-    arities = [*SEED_ARITIES, *([others] if others <= STAR_SEEDS else [])]
-    families: list[list[int]] = []   # column indexes of each seed family
-    for family in interleaved_trees(space, arities):
-        families.append([])
-        for tree in family:
-            if add(tree):
-                families[-1].append(len(columns) - 1)
     center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
     best_bound = math.inf
     failed: list[str] = []
@@ -353,7 +397,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
              for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
     shallow = None
     if capped and upper is not None:
-        shallow = _shallowest(space, columns, families, upper, clock, method)
+        shallow = _shallowest(space, columns, trees, upper, clock, method)
         if shallow is not None:
             trees = shallow
     upper = max(upper, exact.lower)

@@ -111,7 +111,15 @@ def reduce_makespan_bound(platform: Platform, operation: Operation) -> Fraction 
 
     Examples
     --------
-    >>> from portsim.scenarios.generators import fat_tree_platform  # doctest: +SKIP
+    Three hosts on one switch (``δ = 2``, ``w = 1``): ``G(4) = 3``.
+
+    >>> from portsim.simulator import Operation, OperationKind
+    >>> from portsim.simulator.platform import Platform
+    >>> links = [(a, b, 1) for p in ("P0", "P1", "P2") for a, b in ((p, "S"), ("S", p))]
+    >>> star = Platform.build({"P0": 1, "P1": 1, "P2": 1, "S": 0}, links, "multiport",
+    ...                       routers={"S"})
+    >>> reduce_makespan_bound(star, Operation(OperationKind.REDUCE, target="P0").resolve(star))
+    Fraction(4, 1)
     """
     parts = len(operation.participants)
     if parts < 2:
@@ -223,10 +231,15 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
     minimises among optimal tree mixes.
     """
     nodes = space.index
-    busy = dict(zip(space.links, space.busy, strict=True))
-    held: dict[tuple[int, int, int], Fraction] = {}
+    # Integer ticks of one common denominator: exact, and fast.
+    scale = 1
+    for f in [*space.busy, *(w for w in space.compute if w is not None)]:
+        scale = scale * f.denominator // math.gcd(scale, f.denominator)
+    busy = {e: int(b * scale) for e, b in zip(space.links, space.busy, strict=True)}
+    cpu = [0 if w is None else int(w * scale) for w in space.compute]
+    held: dict[tuple[int, int, int], int] = {}
     for k, o in enumerate(space.owners):
-        held[o, k, k] = Fraction(0)
+        held[o, k, k] = 0
     waiting: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     needs: list[list[tuple[int, int, int]]] = []
     for j, task in enumerate(tasks):
@@ -238,17 +251,17 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
         needs.append(need)
         for key in need:
             waiting[key].append(j)
-    free: dict[object, Fraction] = defaultdict(Fraction)
+    free: dict[object, int] = defaultdict(int)
     missing = [sum(1 for key in need if key not in held) for need in needs]
-    heap: list[tuple[Fraction, int]] = []
+    heap: list[tuple[int, int]] = []
 
-    def ready_at(j: int) -> Fraction:
+    def ready_at(j: int) -> int:
         return max(held[key] for key in needs[j])
 
     for j in range(len(tasks)):
         if missing[j] == 0:
             heapq.heappush(heap, (ready_at(j), j))
-    end = Fraction(0)
+    end = 0
     while heap:
         key_time, j = heapq.heappop(heap)
         task = tasks[j]
@@ -259,8 +272,7 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
         else:
             i = nodes[task[1]]
             resource = i
-            w = space.compute[i]
-            length = w if w is not None else Fraction(0)
+            length = cpu[i]
             made = (i, task[2], task[4])
         start = max(key_time, free[resource])
         if start > key_time:
@@ -269,15 +281,15 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
         finish = start + length
         free[resource] = finish
         end = max(end, finish)
-        if made not in held or finish < held[made]:
-            first = made not in held
+        if made not in held:
             held[made] = finish
-            if first:
-                for other in waiting.get(made, ()):
-                    missing[other] -= 1
-                    if missing[other] == 0:
-                        heapq.heappush(heap, (ready_at(other), other))
-    return end
+            for other in waiting.get(made, ()):
+                missing[other] -= 1
+                if missing[other] == 0:
+                    heapq.heappush(heap, (ready_at(other), other))
+        elif finish < held[made]:
+            held[made] = finish
+    return Fraction(end, scale)
 
 
 def _router(space: TreeSpace):  # type: ignore[no-untyped-def]
