@@ -53,7 +53,8 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES", "SMOOTHING", "reduction_trees"]
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES", "SMOOTHING", "STAR_SEEDS",
+           "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -275,14 +276,16 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     exact with ``method`` :data:`~portsim.planners.lp._exact.SINGLE_NODE_BOUND`
     (on a fabric where every host makes one reduction, a chain is optimal at
     once; without it the generation needed hundreds of rounds, ``fat_tree``
-    k=6: 235).  The seeds also hold the shallow interleaved families of
+    k=6: 235).  Then a second, lexicographic phase (:func:`_shallowest`)
+    may replace the trees by a mix of the same value and of least weighted
+    makespan among the generated columns and the shallow seed families of
     :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` (arities
     :data:`SEED_ARITIES`, and the stars when there are at most
-    :data:`STAR_SEEDS` other participants); once the bound is reached, the
-    returned trees are a mix of least weighted makespan among every column
-    at that value (:func:`_shallowest`): the bound and its certificate are
+    :data:`STAR_SEEDS` other participants), when every tree of the mix is
+    shorter than the longest tree found: the bound and its certificate are
     the same, only the trees differ (``fat_tree`` k=4: the chains' start-up
-    of 64 periods of 1 becomes 7 periods of 7).
+    of 64 periods of 1 becomes 17 periods of 2; on ``dgx_a100``, ``mi250``
+    and ``dgx1`` the trees stay).
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()

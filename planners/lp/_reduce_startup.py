@@ -293,7 +293,7 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
 
 
 def _router(space: TreeSpace):  # type: ignore[no-untyped-def]
-    """Route messages on fewest-time paths, each hop on the least loaded tight link."""
+    """Route messages on fewest-time paths of least (largest, total) load so far."""
     n = len(space.nodes)
     rows = [u for u, _ in space.links]
     cols = [v for _, v in space.links]
@@ -355,8 +355,9 @@ def interleaved_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[lis
     receives.  Over the ``q`` trees (``1/q`` each) every participant then
     sends one message per instance and receives and reduces at most one on
     average, like a chain, at depth about ``log_q N``.  Messages follow
-    fewest-time paths, each hop on the link of a tight path least loaded
-    by the family so far.  Tasks are in :func:`cheapest_tree`'s order.
+    fewest-time paths, among them the one whose most loaded link (then whose
+    total load) by the family so far is least, so that the ``q`` trees
+    together spread over a fat tree's parallel links.  Tasks are in :func:`cheapest_tree`'s order.
     Trees needing a reduction on a node that cannot compute are left out.
     """
     owners, _nodes = space.owners, space.nodes
