@@ -11,6 +11,7 @@ Workloads: the allreduce on one ``dgx_a100`` server, the bundled
 times 0..1) under three port models.
 
 Run:  python benchmarks/pipeline_fill.py [--periods 100] [--skip-dgx] [--fabrics]
+      [--cases fat_tree:4 ...] [--ops reduce ...] [--only-fabrics]
 
 ``--fabrics`` adds allgather, broadcast from P0 and reduce onto P0 on the
 small fabrics of :data:`FABRICS`; the last column is then the share of the
@@ -18,9 +19,20 @@ schedule's own throughput (a fixed period, when the exact one is over
 ``max_events``, carries less than the bound by the loss its notes state).
 Measured 26 November 2026 (every schedule feasible): 0.942 to 0.9996 of the
 bound (0.986 or more of its own) on dgx_a100:1 and :2, mi250:1 and dgx1,
-fat_tree:4 allgather 0.99 and broadcast 0.95; fat_tree:4 reduce 0.36, lag
-64: its optimum is one chain of the 16 hosts (period 1, one instance a
-period), whose start-up is the chain's 64 hops.
+fat_tree:4 allgather 0.99 and broadcast 0.95.
+
+The ``ceiling`` column (reduces): no instance completes before ``M``
+(:func:`portsim.planners.lp.reduce_makespan_bound`: 9 on fat_tree:4, 14 on
+fat_tree:8) after its period starts, so the share is at most
+:func:`~portsim.planners.lp.periodic_share_ceiling` (at period 1, one
+instance a period: ``(101 - M) / 100``, 0.92 and 0.87).  Fat-tree reduces
+onto P0, before (the two chains of the hosts, period 1) and after (the
+shallowest optimal trees, an arity-2 interleaved pair, period 2), with
+``--fabrics --only-fabrics --cases fat_tree:4 fat_tree:8 --ops reduce``::
+
+    workload          period    lag (time units)     share   ceiling
+    fat_tree:4 reduce  1 -> 2   64 -> 17 (64 -> 34)   0.36 -> 0.835   0.92 -> 0.96
+    fat_tree:8 reduce  1 -> 2  462 -> 26 (462 -> 52)  0    -> 0.75    0.87 -> 0.94
 
 Measured 26 November 2026 (before: main at 1670931, whose layout ran the
 links' transfers in depth order inside the matchings, every matching at
@@ -47,7 +59,7 @@ from typing import Any
 # Measure this checkout, not an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from portsim.planners.lp import steady_state
+from portsim.planners.lp import periodic_share_ceiling, reduce_makespan_bound, steady_state
 from portsim.scenarios.generators import dgx_a100_platform, random_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.simulator import Operation, OperationKind, replay
@@ -78,12 +90,13 @@ FABRICS = ("dgx_a100:1", "dgx_a100:2", "mi250:1", "dgx1:1", "fat_tree:4")
 """``--fabrics``: the fabric generators' small cases (issue 14, item 8)."""
 
 
-def _fabric_workloads() -> list[tuple[str, Any, Operation]]:
-    """Allgather, broadcast from P0 and reduce onto P0 on every case of :data:`FABRICS`."""
+def _fabric_workloads(cases: tuple[str, ...] = FABRICS, ops: tuple[str, ...] = ()
+                      ) -> list[tuple[str, Any, Operation]]:
+    """Allgather, broadcast from P0 and reduce onto P0 (or only ``ops``) on ``cases``."""
     from portsim.scenarios import generators
 
     out = []
-    for case in FABRICS:
+    for case in cases:
         fabric, size = case.split(":")
         if fabric == "dgx1":
             p = generators.dgx1_platform()
@@ -95,6 +108,8 @@ def _fabric_workloads() -> list[tuple[str, Any, Operation]]:
         for kind, extra in ((OperationKind.ALLGATHER, {}),
                             (OperationKind.BROADCAST, {"source": "P0"}),
                             (OperationKind.REDUCE, {"target": "P0"})):
+            if ops and kind.value not in ops:
+                continue
             out.append((f"{case} {kind.value}", p, Operation(kind, **extra).resolve(p)))
     return out
 
@@ -105,10 +120,18 @@ def main() -> None:
     parser.add_argument("--skip-dgx", action="store_true", help="skip the ~20 s dgx_a100 case")
     parser.add_argument("--fabrics", action="store_true",
                         help="also allgather, broadcast and reduce on the small fabrics")
+    parser.add_argument("--cases", nargs="+", default=list(FABRICS),
+                        help="fabric cases of --fabrics (e.g. fat_tree:8)")
+    parser.add_argument("--ops", nargs="+", default=[],
+                        help="only these operations of --fabrics (allgather broadcast reduce)")
+    parser.add_argument("--only-fabrics", action="store_true",
+                        help="skip the allreduce workloads")
     args = parser.parse_args()
     print(f"{'workload':<46} {'period':>7} {'n':>5} {'lag':>4} {'completed':>10} {'share':>7} "
-          f"{'of own':>7}")
-    workloads = _workloads(args.skip_dgx) + (_fabric_workloads() if args.fabrics else [])
+          f"{'of own':>7} {'ceiling':>7}")
+    workloads = [] if args.only_fabrics else _workloads(args.skip_dgx)
+    if args.fabrics:
+        workloads += _fabric_workloads(tuple(args.cases), tuple(args.ops))
     for label, platform, operation in workloads:
         with warnings.catch_warnings():  # the fixed-period note of a capped exact period
             warnings.simplefilter("ignore")
@@ -125,11 +148,22 @@ def main() -> None:
         # bound by the loss its notes state: the share of its own throughput.
         own = Fraction(report.completed) / (Fraction(result.achieved_throughput) * horizon) \
             if result.achieved_throughput else Fraction(0)
+        # A reduce's ceiling: no instance completes before M after its period
+        # starts (reduce_makespan_bound), whatever the trees.
+        ceiling = "-"
+        if operation.kind is OperationKind.REDUCE:
+            least = reduce_makespan_bound(platform, operation)
+            if least is not None:
+                most = periodic_share_ceiling(Fraction(result.throughput_bound), least,
+                                              result.period, schedule.instances_per_period,
+                                              args.periods)
+                ceiling = f"{float(most):.4f}"
         flag = "" if not report.violations else f"  {len(report.violations)} violations"
         if not report.feasible:
             flag += "  INFEASIBLE"
         print(f"{label:<46} {format_rational(result.period):>7} {schedule.instances_per_period:>5} "
-              f"{lag:>4} {report.completed:>10} {float(share):>7.4f} {float(own):>7.4f}{flag}",
+              f"{lag:>4} {report.completed:>10} {float(share):>7.4f} {float(own):>7.4f} "
+              f"{ceiling:>7}{flag}",
               flush=True)
 
 

@@ -41,6 +41,7 @@ from portsim.planners.lp._gather import plan_gather
 from portsim.planners.lp._matchings import plan_matchings
 from portsim.planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
 from portsim.planners.lp._reduce import plan_reduce
+from portsim.planners.lp._reduce_startup import periodic_share_ceiling, reduce_makespan_bound
 from portsim.planners.lp._restrict import plan_restricted
 from portsim.planners.lp._scatter import plan_scatter
 from portsim.simulator.operations import Operation, OperationKind
@@ -48,7 +49,8 @@ from portsim.simulator.platform import Link, Platform, PortKind
 from portsim.simulator.schedule import Send
 
 __all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
-           "naive_steady_state", "steady_state"]
+           "naive_steady_state", "periodic_share_ceiling", "reduce_makespan_bound",
+           "steady_state"]
 
 _DISPATCH: dict[OperationKind, Callable[[Platform, Operation, LpOptions], PlanResult]] = {
     OperationKind.SCATTER: plan_scatter,

@@ -5,13 +5,18 @@ trees, so the packing has the same optimum: the master program has one row
 per port, per CPU and per shared link; the pricing step is
 :func:`~portsim.planners.lp._tree_pricing.cheapest_tree`; floats drive the
 generation, then the master is solved exactly and priced exactly, which
-certifies the bound (see :func:`reduction_trees`).
+certifies the bound (see :func:`reduction_trees`).  When the master reaches
+the single-node bound, a second, lexicographic phase picks among the optimal
+tree mixes one of least weighted makespan (:func:`_shallowest`, with the
+shallow seed families of :mod:`~portsim.planners.lp._reduce_startup`), for a
+short start-up of the periodic schedule.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import defaultdict
 from fractions import Fraction
 
 import numpy as np
@@ -25,6 +30,7 @@ from portsim.planners.lp._incremental import (
     exact_rounds,
     generate,
 )
+from portsim.planners.lp._reduce_startup import interleaved_trees, tree_makespan
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
@@ -47,7 +53,8 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SMOOTHING", "reduction_trees"]
+__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES", "SMOOTHING", "STAR_SEEDS",
+           "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -67,6 +74,15 @@ dual of the best bound so far), then at the master's ``y`` if that tree does
 not improve the master; 0 disables it."""
 
 
+SEED_ARITIES = (2, 3, 4, 8)
+"""Arities of the shallow seed families (:func:`~portsim.planners.lp._reduce_startup.
+interleaved_trees`); every participant but the target is also the centre of one
+star (arity ``N - 1``) when there are at most :data:`STAR_SEEDS` of them."""
+
+STAR_SEEDS = 16
+"""Most participants for which the star family (one tree per centre) is seeded."""
+
+
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     """The tree master program: ``max TP = Σ_T λ_T`` under the port and CPU rows."""
     model = LinearModel()
@@ -84,6 +100,113 @@ def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     for r, coeffs in enumerate(rows):
         model.add(coeffs, "<=", space.rhs[r], f"row {r}")
     return model
+
+
+def _shallowest(space: TreeSpace, columns: list[list[Task]],
+                chosen: list[tuple[Fraction, list[Task]]], value: Fraction,
+                clock: Deadline, method: str) -> list[tuple[Fraction, list[Task]]] | None:
+    """Trees carrying exactly ``value`` of least weighted makespan, all shorter than ``chosen``'s.
+
+    The second, lexicographic phase of :func:`reduction_trees` when the
+    master reached :func:`~portsim.planners.lp._ssr.reduce_cap` with the
+    trees ``chosen``: over the generated ``columns`` and the seed families of
+    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` whose
+    makespan (:func:`~portsim.planners.lp._reduce_startup.tree_makespan`)
+    is below the longest of ``chosen`` (the periodic schedule's start-up
+    follows its longest tree: it can only shrink), the same rows and ``Σ λ_T
+    = value``, minimise ``Σ λ_T · makespan(T)``, solved exactly.  A seed
+    family is one variable whose weight its ``q`` trees share equally: they
+    reach the bound together, and a vertex mixing them with unequal weights
+    would give a period of huge least common multiple (``fat_tree`` k=4:
+    27960, hence a fixed period 232 and a start-up of ~1,900 time units).
+
+    The bound does not change.  ``None`` (keep ``chosen``) when no seed
+    family is shorter than ``chosen``'s longest tree (on ``dgx1`` and
+    ``dgx_a100`` the chosen trees are already shallow; the program is then
+    not even built), or when the exact solution fails the exact check of
+    every row and of the total.
+    """
+    known: dict[tuple[Task, ...], Fraction] = {}
+
+    def makespan(tasks: list[Task]) -> Fraction:
+        key = tuple(tasks)
+        if key not in known:
+            known[key] = tree_makespan(space, tasks)
+        return known[key]
+
+    before = max(makespan(tasks) for _, tasks in chosen)
+    others = len(space.owners) - 1
+    arities = [*SEED_ARITIES, *([others] if others <= STAR_SEEDS else [])]
+    groups: list[list[list[Task]]] = [
+        family for family in interleaved_trees(space, arities)
+        if all(makespan(tasks) < before for tasks in family)]
+    if not groups:
+        return None
+    seen = {tuple(tasks) for family in groups for tasks in family}
+    groups += [[tasks] for tasks in columns if tuple(tasks) not in seen]
+    span = [max(makespan(tasks) for tasks in group) for group in groups]
+    loads: list[dict[int, Fraction]] = []
+    for group in groups:
+        mean: dict[int, Fraction] = defaultdict(Fraction)
+        for tasks in group:
+            for r, a in space.loads(tasks).items():
+                mean[r] += a / len(group)
+        loads.append(mean)
+
+    def program(limit: Fraction) -> tuple[LinearModel, list[int]]:
+        """Over the groups of makespan <= limit: max slack with Σ μ = value."""
+        kept = [g for g in range(len(groups)) if span[g] <= limit]
+        model = LinearModel()
+        rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+        total: dict[int, Fraction] = {}
+        spent: dict[int, Fraction] = {}
+        for g in kept:
+            j = model.variable(("group", g), upper=1 / max(loads[g].values()))
+            total[j], spent[j] = Fraction(1), span[g]
+            for r, a in loads[g].items():
+                rows[r][j] = a
+        # slack = limit · value - Σ μ · makespan >= 0, maximised
+        slack = model.variable("slack", upper=limit * value + 1)
+        model.objective = slack
+        spent[slack] = Fraction(1)
+        model.add(total, "==", value, "the trees carry the bound")
+        model.add(spent, "==", limit * value, "slack + Σ μ · makespan")
+        for r, coeffs in enumerate(rows):
+            model.add(coeffs, "<=", space.rhs[r], f"row {r}")
+        return model, kept
+
+    options = "highs-ds" if method == "auto" else method
+    # Only trees shorter than the longest chosen one: the start-up can only shrink.
+    shorter = max(x for x in span if x < before) if any(x < before for x in span) else None
+    if shorter is None:
+        return None
+    model, kept = program(shorter)
+    sol = solve_float(model, method=options, time_limit=clock.remaining())
+    if sol.status != "optimal":
+        return None
+    exact = recover(model, sol, deadline=clock)
+    if exact is None:
+        return None
+    weights: dict[tuple[Task, ...], tuple[Fraction, list[Task]]] = {}
+    for g in kept:
+        mu = exact.values[model.index["group", g]]
+        if mu < 0:
+            return None
+        for tasks in groups[g]:
+            old, _ = weights.get(tuple(tasks), (Fraction(0), tasks))
+            weights[tuple(tasks)] = (old + mu / len(groups[g]), tasks)
+    mix = [(w, tasks) for w, tasks in weights.values() if w > 0]
+    if sum(w for w, _ in mix) != value:
+        return None
+    used: dict[int, Fraction] = defaultdict(Fraction)
+    for w, tasks in mix:
+        for r, a in space.loads(tasks).items():
+            used[r] += w * a
+    if any(v > space.rhs[r] for r, v in used.items()):
+        return None
+    if max(makespan(tasks) for _, tasks in mix) >= before:
+        return None
+    return mix
 
 
 def reduction_trees(platform: Platform, operation: Operation, *,
@@ -153,7 +276,16 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     exact with ``method`` :data:`~portsim.planners.lp._exact.SINGLE_NODE_BOUND`
     (on a fabric where every host makes one reduction, a chain is optimal at
     once; without it the generation needed hundreds of rounds, ``fat_tree``
-    k=6: 235).
+    k=6: 235).  Then a second, lexicographic phase (:func:`_shallowest`)
+    may replace the trees by a mix of the same value and of least weighted
+    makespan among the generated columns and the shallow seed families of
+    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` (arities
+    :data:`SEED_ARITIES`, and the stars when there are at most
+    :data:`STAR_SEEDS` other participants), when every tree of the mix is
+    shorter than the longest tree found: the bound and its certificate are
+    the same, only the trees differ (``fat_tree`` k=4: the chains' start-up
+    of 64 periods of 1 becomes 17 periods of 2; on ``dgx_a100``, ``mi250``
+    and ``dgx1`` the trees stay).
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()
@@ -266,6 +398,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
         return "the exact pricing found a tree of price 0: no certified bound"
     trees = [(exact.values[model.index["tree", c]], tasks)
              for c, tasks in enumerate(active) if exact.values[model.index["tree", c]] > 0]
+    shallow = None
+    if capped and upper is not None:
+        shallow = _shallowest(space, columns, trees, upper, clock, method)
+        if shallow is not None:
+            trees = shallow
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
     notes = exact.notes
@@ -275,6 +412,9 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                          f"(reduce_cap: the target receives at least one message an instance, "
                          f"every other participant sends one, the N - 1 reductions share the "
                          f"processors): optimal, no pricing needed")
+        if shallow is not None:
+            notes = (*notes, "among the tree mixes at that bound, one of least weighted "
+                             "makespan (shallow seed trees, for a short start-up)")
     certified = ExactSolution(exact.values, exact.lower, upper, exact.y_ub, exact.y_eq,
                               method_name, notes)
     if stats is not None:

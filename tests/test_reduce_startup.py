@@ -1,0 +1,165 @@
+"""The start-up of the reduce: the makespan bound ``M`` and the shallow optimal trees.
+
+:func:`~portsim.planners.lp.reduce_makespan_bound` is checked against a
+brute force over every whole-message schedule at integer times on tiny
+platforms (with unit durations, any schedule's start times can be rounded
+down without breaking a resource or a precedence, so the brute force is the
+true least makespan there); the shallow trees the reduce planner chooses
+on ``fat_tree`` k=4 are checked to carry the certified bound exactly (link
+and CPU loads summed here from the tasks) and to shorten the start-up of the
+strict replay, which stays under the ceiling ``M`` implies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import defaultdict
+from fractions import Fraction as F
+
+import pytest
+
+from portsim.planners.lp import periodic_share_ceiling, reduce_makespan_bound, steady_state
+from portsim.planners.lp._reduce_columns import reduction_trees
+from portsim.planners.lp._ssr import reduce_cap
+from portsim.scenarios.generators import fat_tree_platform
+from portsim.simulator import Operation, OperationKind, replay
+from portsim.simulator.platform import Platform
+
+
+def _star(hosts: int) -> Platform:
+    """``hosts`` processors ``P0..`` cabled to one router ``S`` (c = 1 both ways, compute 1)."""
+    compute = {f"P{i}": F(1) for i in range(hosts)} | {"S": F(0)}
+    links = [(f"P{i}", "S", F(1)) for i in range(hosts)]
+    links += [("S", f"P{i}", F(1)) for i in range(hosts)]
+    return Platform.build(compute, links, routers={"S"}, port_model="multiport")
+
+
+def _brute_force_makespan(platform: Platform, operation: Operation, limit: int = 12) -> int:
+    """Least makespan of one reduce over whole-message schedules at integer times.
+
+    Every send and reduction lasts 1 (the platforms here); a state is what
+    each node holds after a step.  Each step, every link sends one item its
+    tail holds and its head lacks and every processor makes one new partial
+    result from two adjacent ones it holds (holding more never hurts, so idling
+    is dominated); states held by a superset state are dropped.
+    """
+    nodes = list(platform.node_ids)
+    index = {v: i for i, v in enumerate(nodes)}
+    parts = [index[p] for p in operation.participants]
+    last = len(parts) - 1
+    target = index[operation.target]
+    links = [(index[u], index[v]) for u, v in platform.graph.edges]
+    cpus = [index[v] for v in platform.processors]
+    assert all(platform.duration(nodes[u], nodes[v], operation.size) == 1 for u, v in links)
+    assert all(platform.compute_time(nodes[i]) == 1 for i in cpus)
+    start = [set() for _ in nodes]
+    for k, owner in enumerate(parts):
+        start[owner].add((k, k))
+    level = {tuple(frozenset(s) for s in start)}
+    for t in range(limit + 1):
+        if any((0, last) in state[target] for state in level):
+            return t
+        following = set()
+        for state in level:
+            options = []
+            for u, v in links:
+                options.append([(v, item) for item in state[u] if item not in state[v]
+                                and not (u == target and item == (0, last))] or [None])
+            for i in cpus:
+                made = [(i, (a, d)) for (a, b), (c, d) in itertools.permutations(state[i], 2)
+                        if c == b + 1 and (a, d) not in state[i]]
+                options.append(made or [None])
+            for choice in itertools.product(*options):
+                new = [set(s) for s in state]
+                for step in choice:
+                    if step is not None:
+                        new[step[0]].add(step[1])
+                following.add(tuple(frozenset(s) for s in new))
+        # Keep the maximal states only (a subset state can do no better).
+        ordered = sorted(following, key=lambda s: -sum(len(x) for x in s))
+        kept: list[tuple[frozenset, ...]] = []
+        for state in ordered:
+            if not any(all(a <= b for a, b in zip(state, other, strict=True))
+                       for other in kept):
+                kept.append(state)
+        level = set(kept)
+    raise AssertionError("no schedule within the limit")
+
+
+@pytest.mark.parametrize("hosts", [2, 3, 4])
+def test_makespan_bound_equals_brute_force_on_stars(hosts: int) -> None:
+    platform = _star(hosts)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    assert reduce_makespan_bound(platform, op) == _brute_force_makespan(platform, op)
+
+
+def test_makespan_bound_on_the_two_host_fat_tree() -> None:
+    """fat_tree k=2: the two hosts are 6 links apart; the bound is sound (below the
+    brute force) but not tight there: a switch with two in-links could, as far as
+    the bound knows, take a message in half the time from two holders."""
+    platform = fat_tree_platform(2)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    bound = reduce_makespan_bound(platform, op)
+    assert bound is not None
+    assert bound <= _brute_force_makespan(platform, op) == 7
+    assert bound == 5  # E = 1, 3/2, 2, 5/2, 3 along the switches, then P0 at 4; +1
+
+
+def test_makespan_bound_on_fat_trees() -> None:
+    """``w = 1``, ``δ = 2``: ``G(t) = G(t-1) + G(t-3)`` (the difference form of the sum
+    recursion), ``G = 1`` before 3; ``M`` is the first ``t`` with ``G(t) >= N``."""
+    g = [1, 1, 1]
+    while len(g) < 20:
+        g.append(g[-1] + g[-3])
+    for k, hosts in ((4, 16), (8, 128)):
+        platform = fat_tree_platform(k)
+        op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+        expected = next(t for t, value in enumerate(g) if value >= hosts)
+        assert reduce_makespan_bound(platform, op) == expected
+    assert [next(t for t, v in enumerate(g) if v >= n) for n in (16, 128)] == [9, 14]
+
+
+def test_fat_tree_reduce_trees_keep_the_bound_and_shorten_the_start_up() -> None:
+    """fat_tree k=4, reduce onto P0: the chains (period 1, lag 64, share 0.36) give way
+    to shallow trees at the same certified bound, and the replay stays under the
+    ceiling of :func:`periodic_share_ceiling` (a check of ``M`` on a real schedule)."""
+    platform = fat_tree_platform(4)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    found = reduction_trees(platform, op)
+    assert not isinstance(found, str)
+    exact, trees, _ = found
+    cap = reduce_cap(platform, op)
+    assert exact.lower == exact.upper == cap == 1
+    assert sum(w for w, _ in trees) == cap
+    # Independent loads: every directed link and every CPU busy at most 1 per time unit.
+    link: dict[tuple[str, str], F] = defaultdict(F)
+    cpu: dict[str, F] = defaultdict(F)
+    for w, tasks in trees:
+        for task in tasks:
+            if task[0] == "send":
+                link[task[1], task[2]] += w * platform.duration(task[1], task[2], op.size)
+            else:
+                cpu[task[1]] += w * platform.compute_time(task[1])
+        # A reduction tree: N - 1 reductions, every participant but P0 sends.
+        assert sum(1 for t in tasks if t[0] == "cons") == len(op.participants) - 1
+    assert max(link.values()) <= 1
+    assert max(cpu.values()) <= 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = steady_state(platform, op)
+    assert result.status == "ok"
+    assert result.throughput_bound == result.achieved_throughput == 1  # exact period
+    horizon = result.period * 100
+    report = replay(result.schedule, horizon=horizon, mode="strict")
+    assert report.feasible
+    share = F(report.completed) / (result.throughput_bound * horizon)
+    least = reduce_makespan_bound(platform, op)
+    assert least == 9
+    ceiling = periodic_share_ceiling(F(1), least, result.period,
+                                     result.schedule.instances_per_period, 100)
+    assert share <= ceiling
+    lag = max(e.lag for e in result.schedule.events)
+    assert lag * result.period <= 40   # time units of start-up; the chains': 64
+    assert share >= F(8, 10)           # measured 0.835 (period 2); the chains: 0.36
