@@ -186,17 +186,21 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
         for u in group:
             if u.weight <= 0:
                 continue
-            top = math.floor(u.weight * longest)
-            for j in range(max(1, top - FIXED_PERIOD_CANDIDATES), top + 1):
-                jumps.add(math.ceil(j / u.weight))
+            # floor(weight × longest) and ceil(j / weight) in integers: a
+            # Fraction division per candidate was a tenth of a build at the cap.
+            wn, wd = u.weight.numerator, u.weight.denominator
+            top = wn * longest // wd
+            jumps.update(-(-j * wd // wn)
+                         for j in range(max(1, top - FIXED_PERIOD_CANDIDATES), top + 1))
     candidates = sorted((t for t in jumps if 1 <= t <= longest), reverse=True)
-    best_rate, best = Fraction(-1), base
+    # The best rate best_n / best_period so far, compared by cross-multiplying.
+    best_n, best_period, best = -1, 1, base
     for period in sorted({base, *candidates[:FIXED_PERIOD_CANDIDATES]}):
         counts, n = _counts(groups, Fraction(period))
         events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
                      for c, o in zip(row, o_row, strict=True))
-        if events <= max_events and Fraction(n, period) > best_rate:
-            best_rate, best = Fraction(n, period), period
+        if events <= max_events and n * best_period > best_n * period:
+            best_n, best_period, best = n, period, period
     return Fraction(best)
 
 
@@ -659,11 +663,15 @@ class _Slots:
         slot recurs every period), now taken (see :data:`_Taken`).  The slots run one
         after the other, so it also ends first."""
         lap, offset = divmod(ready, self.period)
-        k = self._free_from(bisect.bisect_left(self.starts, offset))
+        nxt = self.after
+        k = bisect.bisect_left(self.starts, offset)
+        while nxt[k] != k:  # _free_from, inlined: one call less per transfer
+            nxt[k] = nxt[nxt[k]]
+            k = nxt[k]
         if k == len(self.starts):  # none left in this period: the first of the next
             lap += 1
             k = self._free_from(0)
-        self.after[k] = k + 1
+        nxt[k] = k + 1
         pieces = self.pieces[k]
         return lap * self.period + pieces[-1][0] + pieces[-1][1], pieces, lap
 
