@@ -880,11 +880,6 @@ def _events(jobs: _Jobs, units: Sequence[Unit], depths: list[list[int]],
         keys.sort()
         return keys
 
-    def instance(u: int, j: int) -> list[Item]:
-        items = [x.with_instance(j) for x in distinct[u]]
-        made[u][j - slot[u]] = items
-        return items
-
     starts: dict[int, Fraction] = {}
     whole = _WHOLE
     events: list[Event] = []
@@ -895,12 +890,16 @@ def _events(jobs: _Jobs, units: Sequence[Unit], depths: list[list[int]],
         runs = cpus[node]
         timed = compute_time[node] > 0
         n = len(runs)
-        info = [(u, first[u] + oi - slot[u] * operations[u], operations[u],
-                 *compute_items[u][oi - len(units[u].sends)]) for u, oi in runs]
+        info = [(made[u], distinct[u], slot[u], first[u] + oi - slot[u] * operations[u],
+                 operations[u], *compute_items[u][oi - len(units[u].sends)])
+                for u, oi in runs]
         for key in ordered(runs):
-            j = key // n % slots
-            u, base, m, inputs, output = info[key % n]
-            items = made[u][j - slot[u]] or instance(u, j)
+            j, r = divmod(key, n)
+            j %= slots
+            cache, base_items, s0, base, m, inputs, output = info[r]
+            items = cache[j - s0]
+            if items is None:
+                items = cache[j - s0] = [x.with_instance(j) for x in base_items]
             number = base + j * m
             at = where[number] if timed else 0
             start = starts.get(at)  # type: ignore[arg-type]
@@ -913,12 +912,15 @@ def _events(jobs: _Jobs, units: Sequence[Unit], depths: list[list[int]],
         d = duration[src, dst]
         parts: dict[int, Fraction] = {}
         n = len(runs)
-        links = [(u, first[u] + oi - slot[u] * operations[u], operations[u], send_item[u][oi])
-                 for u, oi in runs]
+        links = [(made[u], distinct[u], slot[u], first[u] + oi - slot[u] * operations[u],
+                  operations[u], send_item[u][oi]) for u, oi in runs]
         for key in ordered(runs):
-            j = key // n % slots
-            u, base, m, sent = links[key % n]
-            items = made[u][j - slot[u]] or instance(u, j)
+            j, r = divmod(key, n)
+            j %= slots
+            cache, base_items, s0, base, m, sent = links[r]
+            items = cache[j - s0]
+            if items is None:
+                items = cache[j - s0] = [x.with_instance(j) for x in base_items]
             number = base + j * m
             found = where[number]
             lag = lags[number]
