@@ -18,33 +18,38 @@ to the events of the schedule built), next to the target.
 Run:  python benchmarks/periodic.py [--reduce 10 15] [--repeat 5]
 
 Measured 26 November 2026 (CPU seconds, best of 5, on the shared 2-core
-machine under a load of 4.8 to 5.4; main at 20b41b1 and this version run
-alternately, three times each: the range over the three runs)::
+machine; main at 20b41b1 and this version run alternately, three times
+each: the range over the three runs; first under a load of 4.8 to 5.4,
+then of 3.3 to 3.7)::
 
-    workload                  events   main 20b41b1   this version   per 20k
+    load 4.8-5.4              events   main 20b41b1   this version   per 20k
     reduce N=10                19023   0.146-0.156    0.072-0.075    0.076-0.079
     reduce N=10 split:false    19023   0.151-0.159    0.072-0.076    0.075-0.080
     reduce N=15                17190   0.138-0.146    0.065-0.071    0.076-0.083
     reduce N=15 split:false    17190   0.136-0.145    0.070-0.072    0.082-0.084
+    load 3.3-3.7
+    reduce N=10                19023   0.119-0.135    0.066-0.073    0.069-0.076
+    reduce N=10 split:false    19023   0.129-0.142    0.064-0.076    0.067-0.080
+    reduce N=15                17190   0.117-0.130    0.058-0.067    0.067-0.079
+    reduce N=15 split:false    17190   0.120-0.138    0.059-0.069    0.069-0.080
 
-This version takes about half of main's time, run for run, and meets the
-target per 20,000 events with about a fifth to spare at that load (0.057 to
-0.064 s, 0.066 to 0.075 per 20k, at a load of about 1). The schedules are
-byte-identical to main's. How: the operations of the period stay integers
-until the events are written. ``_jobs`` lists per link and CPU *runs*
-(a unit's operation, once per instance slot of the unit) instead of one
-record with its own items per operation; the list scheduling (``_place``)
-numbers the operations (unit, slot, operation) and keeps its state in flat
-lists, its heap in single integers ordered as the tuple (ready, -height,
-number); the period an operation is placed in is its lag, so the separate
-pass that recomputed the lags from the layout is gone; one pass
-(``_events``) sorts each resource's operations (integer keys, one range
-per run), makes the items once per instance of a unit and writes the
-events; the fixed-period search divides integers, not ``Fraction``s.
-What is left (pyinstrument, reduce N=10): ``_place`` 35% (the resources'
-``take`` 22% of it), ``_events`` 31% (``Item.with_instance`` 7%,
-``Fraction`` starts 2%, the events' own ``__init__`` 5%), ``Schedule``'s
-checks 15%, choosing the fixed period 10%, ``_orchestrate`` 2%.
+This version takes about half of main's time (0.47 to 0.58), run for run,
+and meets the target: at most 0.084 s per 20,000 events under these loads.
+The schedules are byte-identical to main's. How: the operations of the
+period stay integers until the events are written. ``_jobs`` lists per
+link and CPU *runs* (a unit's operation, once per instance slot of the
+unit) instead of one record with its own items per operation; the list
+scheduling (``_place``) numbers the operations (unit, slot, operation) and
+keeps its state in flat lists, its heap in single integers ordered as the
+tuple (ready, -height, number); the period an operation is placed in is
+its lag, so the separate pass that recomputed the lags from the layout is
+gone; one pass (``_events``) sorts each resource's operations (integer
+keys, one range per run), makes the items once per instance of a unit and
+writes the events; the fixed-period search divides integers, not
+``Fraction``s. What is left (pyinstrument, reduce N=10): ``_place`` 35%
+(the resources' ``take`` 22%), ``_events`` 33% (``Item.with_instance`` 5%,
+the events' ``__init__`` 6%, ``Fraction`` starts 3%), ``Schedule``'s checks
+15%, choosing the fixed period 7%, ``_orchestrate`` 2%.
 """
 
 from __future__ import annotations
