@@ -33,7 +33,7 @@ then of 3.3 to 3.7)::
     reduce N=15                17190   0.117-0.130    0.058-0.067    0.067-0.079
     reduce N=15 split:false    17190   0.120-0.138    0.059-0.069    0.069-0.080
 
-This version takes about half of main's time (0.47 to 0.58), run for run,
+This version takes about half of main's time (0.46 to 0.55), run for run,
 and meets the target: at most 0.084 s per 20,000 events under these loads.
 The schedules are byte-identical to main's. How: the operations of the
 period stay integers until the events are written. ``_jobs`` lists per
