@@ -39,12 +39,12 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import operator
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import NamedTuple
 
 from portsim.planners.lp._bmatching import peel_matchings, peel_platform
 from portsim.planners.lp._solve import Deadline
@@ -186,17 +186,21 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
         for u in group:
             if u.weight <= 0:
                 continue
-            top = math.floor(u.weight * longest)
-            for j in range(max(1, top - FIXED_PERIOD_CANDIDATES), top + 1):
-                jumps.add(math.ceil(j / u.weight))
+            # floor(weight × longest) and ceil(j / weight) in integers: a
+            # Fraction division per candidate was a tenth of a build at the cap.
+            wn, wd = u.weight.numerator, u.weight.denominator
+            top = wn * longest // wd
+            jumps.update(-(-j * wd // wn)
+                         for j in range(max(1, top - FIXED_PERIOD_CANDIDATES), top + 1))
     candidates = sorted((t for t in jumps if 1 <= t <= longest), reverse=True)
-    best_rate, best = Fraction(-1), base
+    # The best rate best_n / best_period so far, compared by cross-multiplying.
+    best_n, best_period, best = -1, 1, base
     for period in sorted({base, *candidates[:FIXED_PERIOD_CANDIDATES]}):
         counts, n = _counts(groups, Fraction(period))
         events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
                      for c, o in zip(row, o_row, strict=True))
-        if events <= max_events and Fraction(n, period) > best_rate:
-            best_rate, best = Fraction(n, period), period
+        if events <= max_events and n * best_period > best_n * period:
+            best_n, best_period, best = n, period, period
     return Fraction(best)
 
 
@@ -227,14 +231,41 @@ def _counts(groups: Sequence[Sequence[Unit]], period: Fraction
     return counts, n
 
 
-OpKey = tuple[int, int, int]
-"""An operation of one instance: (unit index, instance slot #j, operation index in the unit)."""
+_Link = tuple[NodeId, NodeId]
 
-LinkJobs = dict[tuple[NodeId, NodeId], list[tuple[Item, OpKey]]]
-"""Per link, its transfers in one period: the item (of its slot) and the operation."""
+Runs = list[tuple[int, int]]
+"""The operations of one resource: per unit operation ``(unit index, operation index
+in the unit)`` that runs there, once per instance slot of the unit (a *run*), in unit
+order."""
 
-CpuJobs = dict[NodeId, list[tuple[tuple[Item, ...], Item, OpKey]]]
-"""Per node, its reductions in one period: inputs, output (of its slot) and the operation."""
+
+@dataclass(frozen=True, slots=True)
+class _Jobs:
+    """Every operation of one period, numbered, and the resource each runs on.
+
+    Unit ``u`` carries ``copies[u]`` instances, in the slots ``slot[u]``,
+    ``slot[u] + 1``, ...; the operation ``oi`` of its ``t``-th instance is
+    operation number ``first[u] + t × (operations of the unit) + oi`` of the
+    period: numbers in (unit, slot, operation) order, which is the order ties
+    are broken in.  A resource lists its runs, not its operations: the
+    per-operation lists are made once, in :func:`_events`, with the events.
+    """
+
+    links: dict[_Link, Runs]  # per link, its transfers
+    cpus: dict[NodeId, Runs]  # per node, its reductions
+    copies: list[int]  # per unit: instances in the period
+    slot: list[int]  # per unit: its first instance slot
+    first: list[int]  # per unit: the number of its first operation
+    total: int  # operations in the period
+
+    def count(self, runs: Runs) -> int:
+        """The operations of ``runs`` in the period."""
+        copies = self.copies
+        return sum(copies[u] for u, _ in runs)
+
+    def slots(self) -> int:
+        """The instance slots of the period (one more than the largest)."""
+        return max((s + c for s, c in zip(self.slot, self.copies, strict=True)), default=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,25 +278,6 @@ class _Period:
     instances: int  # instances per period
     throughput: Fraction  # what the period achieves
     notes: tuple[str, ...]
-
-
-class _Placed(NamedTuple):
-    """One event of the period, in integer ticks, before its lag is known.
-
-    A send when ``link`` is set (``piece`` of its whole duration ``whole``,
-    both in ticks), else a compute on ``node``.  A NamedTuple: immutable and
-    created five times faster than a frozen dataclass.
-    """
-
-    key: OpKey
-    start: int
-    link: tuple[NodeId, NodeId] | None
-    item: Item | None  # send
-    piece: int  # send: its duration in ticks
-    whole: int  # send: the message's duration in ticks
-    node: NodeId | None  # compute
-    inputs: tuple[Item, ...]  # compute
-    output: Item | None  # compute
 
 
 def build_periodic(
@@ -322,12 +334,15 @@ def build_periodic(
     link's and CPU's operations of one period (:func:`_jobs`), orchestrate
     the links (:func:`_orchestrate`, the one place the loads are peeled),
     lengthen the period for whole messages when asked
-    (:func:`_whole_messages`), lay the period out (:func:`_lay_out`) and
-    pipeline it (:func:`_lags`).  Times inside the period are integers, in
-    ticks of ``1 / D`` with ``D`` the common denominator of the period,
-    every duration and every matching: exact, and far cheaper than
-    ``Fraction`` arithmetic.  They become ``Fraction`` only in the events
-    (:func:`_events`).
+    (:func:`_whole_messages`), lay the period out and pipeline it
+    (:func:`_lay_out`, whose list scheduling gives every operation its
+    place and its lag) and write the events (:func:`_events`).  Times
+    inside the period are integers, in ticks of ``1 / D`` with ``D`` the
+    common denominator of the period, every duration and every matching:
+    exact, and far cheaper than ``Fraction`` arithmetic.  Operations are
+    integers too (:class:`_Jobs`) until the events are written: they become
+    ``Fraction`` times and :class:`~portsim.simulator.items.Item` objects
+    only there.
     """
     clock = deadline if deadline is not None else Deadline()
     size = operation.size
@@ -336,31 +351,31 @@ def build_periodic(
     period, n = chosen.period, chosen.instances
     units = [u for group in groups for u in group]
     depths = [[_depth(u, i) for i in range(len(u.sends) + len(u.computes))] for u in units]
-    link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, 1, clock)
-    duration = {e: size * platform.cost(*e) for e in link_jobs}
-    steps = _orchestrate(platform, link_jobs, duration, period, depths, matchings, split, clock)
+    jobs = _jobs(groups, chosen.counts, 1, clock)
+    duration = {e: size * platform.cost(*e) for e in jobs.links}
+    steps = _orchestrate(platform, jobs, duration, period, depths, matchings, split, clock)
     if not split:
-        scale, note = _whole_messages(link_jobs, cpu_jobs, duration, steps, period, max_events)
+        scale, note = _whole_messages(jobs, duration, steps, period, max_events)
         if note:
             notes.append(note)
         if scale > 1:
             period *= scale
             n *= scale
-            link_jobs, cpu_jobs = _jobs(groups, chosen.counts, depths, scale, clock)
+            jobs = _jobs(groups, chosen.counts, scale, clock)
             steps = [(d * scale, links) for d, links in steps]
-    compute_time = {node: platform.compute_time(node) for node in cpu_jobs}
+    compute_time = {node: platform.compute_time(node) for node in jobs.cpus}
     tick = common_denominator([period, *duration.values(), *compute_time.values(),
                                *(d for d, _ in steps)])
 
     def ticks(v: Fraction) -> int:
         return v.numerator * (tick // v.denominator)
 
-    placed, span = _lay_out(link_jobs, cpu_jobs, {e: ticks(d) for e, d in duration.items()},
-                            {node: ticks(w) for node, w in compute_time.items()},
-                            [(ticks(d), links) for d, links in steps],
-                            [_producers(u) for u in units], ticks(period), clock)
-    lags = _lags(span, depths, [_producers(u) for u in units], ticks(period), clock)
-    events = _events(placed, span, lags, tick)
+    link_ticks = {e: ticks(d) for e, d in duration.items()}
+    cpu_ticks = {node: ticks(w) for node, w in compute_time.items()}
+    where, lags = _lay_out(jobs, link_ticks, cpu_ticks,
+                           [(ticks(d), links) for d, links in steps],
+                           [_producers(u) for u in units], ticks(period), clock)
+    events = _events(jobs, units, depths, where, lags, link_ticks, cpu_ticks, tick, clock)
     schedule = Schedule(platform, operation, events, period=period,
                         instances_per_period=max(n, 1))
     return PeriodicPlan(schedule, period, n, chosen.throughput, len(steps), tuple(notes))
@@ -437,46 +452,39 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                    tuple(notes))
 
 
-def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]],
-          depths: list[list[int]], scale: int, clock: Deadline) -> tuple[LinkJobs, CpuJobs]:
+def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]], scale: int,
+          clock: Deadline) -> _Jobs:
     """Every link's transfers and every CPU's reductions in one period (``scale`` times
-    the instances of ``counts``), shallow operations first."""
-    link_jobs: LinkJobs = defaultdict(list)
-    cpu_jobs: CpuJobs = defaultdict(list)
+    the instances of ``counts``), as runs of the units' operations (:class:`_Jobs`)."""
+    links: dict[_Link, Runs] = {}
+    cpus: dict[NodeId, Runs] = {}
+    copies: list[int] = []
+    slots: list[int] = []
+    first: list[int] = []
+    total = 0
     uid = 0
     for group, row in zip(groups, counts, strict=True):
         slot = 0
         for unit, count in zip(group, row, strict=True):
             clock.check(_PHASE)
-            if count == 0:  # no instance: the unit's links and CPUs get no job
-                uid += 1
-                continue
-            sends = [(link_jobs[s.src, s.dst], s.item, oi) for oi, s in enumerate(unit.sends)]
-            computes = [(cpu_jobs[c.node], c.inputs, c.output, len(unit.sends) + ci)
-                        for ci, c in enumerate(unit.computes)]
-            for j in range(slot, slot + count * scale):
-                for jobs, item, oi in sends:
-                    jobs.append((item.with_instance(j), (uid, j, oi)))
-                for cpu, inputs, output, oi in computes:
-                    cpu.append((tuple(x.with_instance(j) for x in inputs),
-                                output.with_instance(j), (uid, j, oi)))
+            copies.append(count * scale)
+            slots.append(slot)
+            first.append(total)
+            if count:  # else the unit's links and CPUs get no job from it
+                for oi, s in enumerate(unit.sends):
+                    links.setdefault((s.src, s.dst), []).append((uid, oi))
+                for ci, c in enumerate(unit.computes):
+                    cpus.setdefault(c.node, []).append((uid, len(unit.sends) + ci))
+            total += count * scale * (len(unit.sends) + len(unit.computes))
             slot += count * scale
             uid += 1
-    # Shallow operations first on every link and CPU: the order the events
-    # are listed in (where each runs is _place's, whatever this order).
-    for jobs in link_jobs.values():
-        jobs.sort(key=lambda job: (depths[job[1][0]][job[1][2]], job[1][1]))
-    for cpu_list in cpu_jobs.values():
-        cpu_list.sort(key=lambda job: (depths[job[2][0]][job[2][2]], job[2][1]))
-    return link_jobs, cpu_jobs
+    return _Jobs(links, cpus, copies, slots, first, total)
 
 
-def _orchestrate(platform: Platform, link_jobs: LinkJobs,
-                 duration: dict[tuple[NodeId, NodeId], Fraction],
+def _orchestrate(platform: Platform, jobs: _Jobs, duration: dict[_Link, Fraction],
                  period: Fraction, depths: list[list[int]],
-                 matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None,
-                 split: bool, clock: Deadline
-                 ) -> list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]:
+                 matchings: Sequence[tuple[Fraction, Sequence[_Link]]] | None,
+                 split: bool, clock: Deadline) -> list[tuple[Fraction, list[_Link]]]:
     """The matchings of one period, in the order they run (shallow links first).
 
     The caller's matchings (per time unit) scaled to the period, else the
@@ -488,25 +496,25 @@ def _orchestrate(platform: Platform, link_jobs: LinkJobs,
     ready (:func:`_lay_out`).  Whole messages keep every link in matchings,
     for the period of the papers' construction (the scatter toy's 48).
     """
-    unbound = _unbound_links(platform, link_jobs, duration, period) if split else set()
-    steps: list[tuple[Fraction, list[tuple[NodeId, NodeId]]]]
+    transfers = {e: jobs.count(runs) for e, runs in jobs.links.items()}
+    unbound = _unbound_links(platform, transfers, duration, period) if split else set()
+    steps: list[tuple[Fraction, list[_Link]]]
     if matchings is None:
-        loads = {e: len(jobs) * duration[e] for e, jobs in link_jobs.items()
-                 if e not in unbound}
+        loads = {e: count * duration[e] for e, count in transfers.items() if e not in unbound}
         steps = peel_platform(platform, loads, deadline=clock)  # b-matchings
     else:
         steps = [(w * period, kept) for w, links in matchings if w > 0
                  if (kept := [e for e in links if e in duration and e not in unbound])]
     # Matchings whose links carry shallow operations first (their mean depth).
-    mean_depth = {e: sum(depths[key[0]][key[2]] for _, key in jobs) / len(jobs)
-                  for e, jobs in link_jobs.items() if jobs}
+    copies = jobs.copies
+    mean_depth = {e: sum(depths[u][oi] * copies[u] for u, oi in runs) / transfers[e]
+                  for e, runs in jobs.links.items()}
     return sorted(steps, key=lambda m: (
         sum(mean_depth.get(e, 0) for e in m[1]) / max(1, len(m[1]))))
 
 
-def _unbound_links(platform: Platform, link_jobs: LinkJobs,
-                   duration: dict[tuple[NodeId, NodeId], Fraction],
-                   period: Fraction) -> set[tuple[NodeId, NodeId]]:
+def _unbound_links(platform: Platform, transfers: dict[_Link, int],
+                   duration: dict[_Link, Fraction], period: Fraction) -> set[_Link]:
     """Links whose ports never bind: at most one transfer at a time on the link is
     then the only constraint on its transfers, and they need no matching.
 
@@ -517,8 +525,9 @@ def _unbound_links(platform: Platform, link_jobs: LinkJobs,
     in all): every link carries one transfer at a time, so no more transfers
     ever run at once there than the port model allows.  A link both of whose
     ends never bind, and whose transfers fit in the period, is unbound.
+    ``transfers``: per link used in the period, its transfers.
     """
-    used = [e for e, jobs in link_jobs.items() if jobs]
+    used = [e for e, count in transfers.items() if count]
     sends: dict[NodeId, int] = defaultdict(int)
     receives: dict[NodeId, int] = defaultdict(int)
     for u, v in used:
@@ -531,9 +540,9 @@ def _unbound_links(platform: Platform, link_jobs: LinkJobs,
             return sends[node] + receives[node] <= 1
         return mine <= model.ports(side)
 
-    out: set[tuple[NodeId, NodeId]] = set()
+    out: set[_Link] = set()
     for u, v in used:
-        if len(link_jobs[u, v]) * duration[u, v] > period:
+        if transfers[u, v] * duration[u, v] > period:
             continue
         if free(u, sends[u], platform.degree(u)[0]) and free(v, receives[v],
                                                              platform.degree(v)[1]):
@@ -541,16 +550,14 @@ def _unbound_links(platform: Platform, link_jobs: LinkJobs,
     return out
 
 
-def _whole_messages(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
-                    duration: dict[tuple[NodeId, NodeId], Fraction],
-                    steps: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]],
+def _whole_messages(jobs: _Jobs, duration: dict[_Link, Fraction],
+                    steps: Sequence[tuple[Fraction, Sequence[_Link]]],
                     period: Fraction, max_events: int) -> tuple[int, str]:
     """How many times longer the period must be for every message to be sent whole
     (1, with a note and a warning, when that is over the cap)."""
     denoms = [(d / duration[e]).denominator for d, links in steps for e in links]
     scale = _lcm(denoms)
-    planned = sum(len(v) for v in link_jobs.values()) + sum(len(v) for v in cpu_jobs.values())
-    if planned * scale > max_events:
+    if jobs.total * scale > max_events:
         text = (f"keeping messages whole needs a period {scale} times longer "
                 f"({format_rational(period * scale)}), over the cap of {max_events} "
                 f"operations per period: messages are split instead")
@@ -559,13 +566,12 @@ def _whole_messages(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
     return scale, ""
 
 
-def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId, NodeId], int],
-             compute_time: dict[NodeId, int],
-             steps: Sequence[tuple[int, Sequence[tuple[NodeId, NodeId]]]],
+def _lay_out(jobs: _Jobs, duration: dict[_Link, int], compute_time: dict[NodeId, int],
+             steps: Sequence[tuple[int, Sequence[_Link]]],
              producers: list[list[list[int]]], period: int, clock: Deadline
-             ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
-    """One period laid out, in ticks: the events, and per operation its first start
-    and last end.
+             ) -> tuple[list[_Place], list[int]]:
+    """One period laid out, in ticks, and pipelined: where every operation runs in the
+    period, and its lag (both indexed by operation number, :class:`_Jobs`).
 
     The matchings run one after the other, and a link in matchings sends its
     transfers one after the other during the matchings that contain it, a
@@ -576,26 +582,31 @@ def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId
     computations all at 0, where they may share the instant).  Each
     resource runs one operation at a time within its matchings whatever
     operation goes where, so the schedule is valid either way; where they
-    go sets the lags (:func:`_lags`), hence the start-up: :func:`_place`
-    decides it.
+    go sets the lags, hence the start-up: :func:`_place` decides both.
     """
-    intervals: dict[tuple[NodeId, NodeId], list[tuple[int, int]]] = defaultdict(list)
+    intervals: dict[_Link, list[tuple[int, int]]] = defaultdict(list)
     t = 0
     for d, links in steps:
         for e in links:
             intervals[e].append((t, t + d))
         t += d
-    rows: dict[tuple[NodeId, NodeId], list[_Pieces]] = {}
-    for e, transfers in link_jobs.items():
+    resources: dict[_Resource, _Slots | _Gaps] = {}
+    for node, runs in jobs.cpus.items():
+        w = compute_time[node]
+        count = jobs.count(runs)
+        resources[node] = _Gaps(period, w, count) if w > 0 else _Slots([[(0, 0)]] * count, period)
+    for e, runs in jobs.links.items():
         clock.check(_PHASE)
-        if e not in intervals:
-            continue
+        count = jobs.count(runs)
         d = duration[e]
+        if e not in intervals:
+            resources[e] = _Gaps(period, d, count)
+            continue
         free = intervals[e]
         k = 0
         pos = free[0][0]
         row: list[_Pieces] = []
-        for _ in transfers:
+        for _ in range(count):
             pieces: _Pieces = []
             left = d
             while left > 0:
@@ -609,56 +620,11 @@ def _lay_out(link_jobs: LinkJobs, cpu_jobs: CpuJobs, duration: dict[tuple[NodeId
                 pos += piece
                 left -= piece
             row.append(pieces)
-        rows[e] = row
-    jobs_of: dict[_Resource, list[OpKey]] = {}
-    for node, cpu_list in cpu_jobs.items():
-        jobs_of[node] = [key for _, _, key in cpu_list]
-    for e, transfers in link_jobs.items():
-        jobs_of[e] = [key for _, key in transfers]
-
-    resources: dict[_Resource, _Slots | _Gaps] = {}
-    for node, cpu_list in cpu_jobs.items():
-        w = compute_time[node]
-        resources[node] = (_Gaps(period, w, len(cpu_list)) if w > 0
-                           else _Slots([[(0, 0)]] * len(cpu_list), period))
-    for e, transfers in link_jobs.items():
-        resources[e] = (_Slots(rows[e], period) if e in rows
-                        else _Gaps(period, duration[e], len(transfers)))
-    where = _place(resources, jobs_of, producers, [_heights(p) for p in producers], clock)
-    return _events_of(link_jobs, cpu_jobs, duration, compute_time, where, clock)
+        resources[e] = _Slots(row, period)
+    return _place(jobs, resources, producers, [_heights(p) for p in producers], clock)
 
 
-def _events_of(link_jobs: LinkJobs, cpu_jobs: CpuJobs,
-               duration: dict[tuple[NodeId, NodeId], int], compute_time: dict[NodeId, int],
-               where: dict[OpKey, _Place], clock: Deadline
-               ) -> tuple[list[_Placed], dict[OpKey, tuple[int, int]]]:
-    """The events of a layout (``where`` every operation runs) and every operation's span."""
-    placed: list[_Placed] = []
-    span: dict[OpKey, tuple[int, int]] = {}
-    for node, cpu_list in cpu_jobs.items():
-        clock.check(_PHASE)
-        w = compute_time[node]
-        for inputs, output, key in cpu_list:
-            at = where[key] if w else 0
-            assert isinstance(at, int)
-            placed.append(_Placed(key, at, None, None, 0, 0, node, inputs, output))
-            span[key] = (at, at + w)
-    for e, transfers in link_jobs.items():
-        clock.check(_PHASE)
-        d = duration[e]
-        for item, key in transfers:
-            found = where[key]
-            if isinstance(found, int):  # one piece, the whole message
-                placed.append(_Placed(key, found, e, item, d, d, None, (), None))
-                span[key] = (found, found + d)
-                continue
-            for at, piece in found:
-                placed.append(_Placed(key, at, e, item, piece, d, None, (), None))
-            span[key] = (found[0][0], found[-1][0] + found[-1][1])
-    return placed, span
-
-
-_Resource = NodeId | tuple[NodeId, NodeId]
+_Resource = NodeId | _Link
 """A CPU (its node) or a link."""
 
 _Pieces = list[tuple[int, int]]
@@ -667,7 +633,11 @@ _Pieces = list[tuple[int, int]]
 _Place = _Pieces | int
 """Where an operation runs in the period: its slot's pieces, or its start when it runs
 whole on a resource without slots (an int: no container for the garbage collector to
-track, in a dict of up to ``max_events`` entries)."""
+track, in a list of up to ``max_events`` entries)."""
+
+_Taken = tuple[int, _Place, int]
+"""An operation placed on its resource: when it ends (a tick counted from the start of
+the first period), where it runs in its period, and that period (its lag)."""
 
 
 class _Slots:
@@ -688,18 +658,22 @@ class _Slots:
             k = nxt[k]
         return k
 
-    def take(self, ready: int) -> tuple[int, _Place]:
+    def take(self, ready: int) -> _Taken:
         """The free slot starting first at or after ``ready`` (a tick of any period; a
-        slot recurs every period), now taken: when it ends (a tick of its period) and its
-        pieces.  The slots run one after the other, so it also ends first."""
+        slot recurs every period), now taken (see :data:`_Taken`).  The slots run one
+        after the other, so it also ends first."""
         lap, offset = divmod(ready, self.period)
-        k = self._free_from(bisect.bisect_left(self.starts, offset))
+        nxt = self.after
+        k = bisect.bisect_left(self.starts, offset)
+        while nxt[k] != k:  # _free_from, inlined: one call less per transfer
+            nxt[k] = nxt[nxt[k]]
+            k = nxt[k]
         if k == len(self.starts):  # none left in this period: the first of the next
             lap += 1
             k = self._free_from(0)
-        self.after[k] = k + 1
+        nxt[k] = k + 1
         pieces = self.pieces[k]
-        return lap * self.period + pieces[-1][0] + pieces[-1][1], pieces
+        return lap * self.period + pieces[-1][0] + pieces[-1][1], pieces, lap
 
 
 class _Gaps:
@@ -722,16 +696,16 @@ class _Gaps:
         self.room = period // length  # operations the gaps can still hold
         self.left = count  # operations still to place
 
-    def take(self, ready: int) -> tuple[int, _Place]:
-        """The earliest start at or after ``ready`` (see the class notes), now taken:
-        when it ends (a tick of its period) and its start in the period."""
+    def take(self, ready: int) -> _Taken:
+        """The earliest start at or after ``ready`` (see the class notes), now taken
+        (see :data:`_Taken`; where it runs: its start in the period)."""
         lap, offset = divmod(ready, self.period)
         at = self._take_from(offset)
         if at is None:
             lap += 1
             at = self._take_from(0)
             assert at is not None, "count x length > period"
-        return lap * self.period + at + self.length, at
+        return lap * self.period + at + self.length, at, lap
 
     def _take_from(self, offset: int) -> int | None:
         d = self.length
@@ -764,120 +738,215 @@ class _Gaps:
         return None
 
 
-def _place(resources: dict[_Resource, _Slots | _Gaps], jobs_of: dict[_Resource, list[OpKey]],
+def _place(jobs: _Jobs, resources: dict[_Resource, _Slots | _Gaps],
            producers: list[list[list[int]]], heights: list[list[int]], clock: Deadline
-           ) -> dict[OpKey, _Place]:
-    """Where every operation of the period runs: list scheduling on the periodic resources.
+           ) -> tuple[list[_Place], list[int]]:
+    """Where every operation of the period runs, and its lag: list scheduling on the
+    periodic resources.
 
     The operations of one period are scheduled as if all their instances
     started at time 0, in the order they become ready (all their inputs
     arrived; on ties, the longest chain of operations still to follow it
-    first), each taking the place of its resource that starts first at or
-    after that time, in this period or a later one (every place recurs each
-    period): the greedy of modulo scheduling (Rau, "Iterative modulo
-    scheduling", MICRO 1994), with the period as initiation interval.  An
-    operation's lag, the periods between its instance's start and its own
-    (:func:`_lags`), is then as small as the places already taken allow,
-    and the start-up as short.
+    first, then the operation number), each taking the place of its
+    resource that starts first at or after that time, in this period or a
+    later one (every place recurs each period): the greedy of modulo
+    scheduling (Rau, "Iterative modulo scheduling", MICRO 1994), with the
+    period as initiation interval.  The period an operation starts in is
+    its lag: the first period in which its place starts after all its
+    inputs have fully arrived (RR-4872, section 3.4: buffers fill during
+    start-up), since no earlier place of its resource was free after them.
+    The lags are as small as the places already taken allow, and the
+    start-up as short.
+
+    Both results are indexed by operation number (:class:`_Jobs`).  The
+    heap holds one integer per ready operation, ``(ready × (tallest + 1) +
+    tallest − height) × total + number``: its order is that of the
+    tuple (ready, −height, number), at a fraction of the cost.
     """
-    # The resource of an operation is its unit's, whatever the instance.
-    take: list[list[Callable[[int], tuple[int, _Place]] | None]] = [
-        [None] * len(row) for row in producers]
-    keys: list[OpKey] = []
-    for r, found in jobs_of.items():
+    total = jobs.total
+    # Per unit operation (q = its unit's first q + its index): its resource's
+    # take, and its consumers (offset of their number, inputs, key part).
+    first_q: list[int] = []
+    q = 0
+    for row in producers:
+        first_q.append(q)
+        q += len(row)
+    take: list[Callable[[int], _Taken]] = [_unused] * q
+    placed_on: list[tuple[_Resource, Runs]] = [*jobs.cpus.items(), *jobs.links.items()]
+    for r, runs in placed_on:
         taker = resources[r].take
-        for key in found:
-            take[key[0]][key[2]] = taker
-        keys.extend(found)
-    # Per operation of a unit: its consumers, with their number of inputs and -height.
-    follow: list[list[list[tuple[int, int, int]]]] = [[[] for _ in row] for row in producers]
-    for uid, row in enumerate(producers):
+        for u, oi in runs:
+            take[first_q[u] + oi] = taker
+    tallest = max((h for row in heights for h in row), default=0)
+    stride = (tallest + 1) * total
+    follow: list[list[tuple[int, int, int]]] = [[] for _ in range(q)]
+    for u, row in enumerate(producers):
         for oi, made_by in enumerate(row):
+            rank = (tallest - heights[u][oi]) * total
             for pi in made_by:
-                follow[uid][pi].append((oi, len(made_by), -heights[uid][oi]))
-    heap = [(0, -heights[key[0]][key[2]], key) for key in keys if not producers[key[0]][key[2]]]
+                follow[first_q[u] + pi].append((oi - pi, len(made_by), rank + oi - pi))
+    # Per operation number: its unit operation, its inputs still to place; the ready
+    # operations without inputs.
+    q_of: list[int] = []
+    left: list[int] = []
+    heap: list[int] = []
+    for u, row in enumerate(producers):
+        copies, m = jobs.copies[u], len(row)
+        if not copies:
+            continue
+        q_of += list(range(first_q[u], first_q[u] + m)) * copies
+        left += [len(made_by) for made_by in row] * copies
+        for oi, made_by in enumerate(row):
+            if not made_by:
+                key = (tallest - heights[u][oi]) * total + jobs.first[u] + oi
+                heap += range(key, key + copies * m, m)
     heapq.heapify(heap)
-    # Operations with two inputs or more: the inputs still to place, the latest arrival.
-    waiting: dict[OpKey, int] = {}
-    ready: dict[OpKey, int] = {}
-    where: dict[OpKey, _Place] = {}
+    where: list[_Place] = [0] * total
+    lags = [0] * total
+    ready = [0] * total  # the latest arrival of the inputs placed so far
     push, pop = heapq.heappush, heapq.heappop
     done = 0
     while heap:
         done += 1
         if done % 256 == 0:
             clock.check(_PHASE)
-        at, _, key = pop(heap)
-        uid, j, oi = key
-        end, where[key] = take[uid][oi](at)  # type: ignore[misc]
-        for ci, inputs, rank in follow[uid][oi]:
-            nxt = (uid, j, ci)
+        key = pop(heap)
+        at = key // stride
+        number = key % total
+        uq = q_of[number]
+        end, where[number], lags[number] = take[uq](at)
+        for offset, inputs, rank in follow[uq]:
             if inputs > 1:
-                left = waiting.get(nxt, inputs) - 1
-                if ready.get(nxt, -1) < end:
+                nxt = number + offset
+                waiting = left[nxt] - 1
+                left[nxt] = waiting
+                if ready[nxt] < end:
                     ready[nxt] = end
-                if left:
-                    waiting[nxt] = left
+                if waiting:
                     continue
-                push(heap, (ready[nxt], rank, nxt))
+                push(heap, ready[nxt] * stride + number + rank)
             else:
-                push(heap, (end, rank, nxt))
-    return where
+                push(heap, end * stride + number + rank)
+    return where, lags
 
 
-def _lags(span: dict[OpKey, tuple[int, int]], depths: list[list[int]],
-          producers: list[list[list[int]]], period: int, clock: Deadline) -> dict[OpKey, int]:
-    """Pipelining: every operation's lag, the first period in which it starts after
-    all its inputs have fully arrived (RR-4872, section 3.4: buffers fill during
-    start-up).  Operations come in depth order; times in ticks."""
-    lag: dict[OpKey, int] = {}
-    order = sorted(span, key=lambda key: (key[0], key[1], depths[key[0]][key[2]]))
-    for done, key in enumerate(order):
-        if done % 256 == 0:
-            clock.check(_PHASE)
-        uid, j, oi = key
-        ready = 0
-        for pi in producers[uid][oi]:
-            produced = (uid, j, pi)
-            ready = max(ready, lag[produced] * period + span[produced][1])
-        # The smallest lag >= 0 with lag * period >= ready - first: a ceiling.
-        lag[key] = max(0, -((span[key][0] - ready) // period))
-    return lag
+def _unused(ready: int) -> _Taken:
+    """The take of an operation no instance runs (its unit carries none): never called."""
+    raise AssertionError("an operation of a unit without instances was placed")
 
 
-def _events(placed: list[_Placed], span: dict[OpKey, tuple[int, int]], lags: dict[OpKey, int],
-            tick: int) -> tuple[Event, ...]:
-    """The schedule's events: times back to ``Fraction`` (ticks of ``1 / tick``), zero-time
-    computes first (they may share the instant 0).
+def _events(jobs: _Jobs, units: Sequence[Unit], depths: list[list[int]],
+            where: list[_Place], lags: list[int], duration: dict[_Link, int],
+            compute_time: dict[NodeId, int], tick: int, clock: Deadline
+            ) -> tuple[Event, ...]:
+    """The schedule's events: per CPU (zero-time computes first: they may share the
+    instant 0), then per link, its operations shallow first (depth, then instance
+    slot, then number), a split message piece by piece.
 
-    The one loop over every event of the period: each distinct start and part
-    becomes one ``Fraction``, shared by its events (a ``Fraction`` is slow to
-    make, and the events of a period share a few thousand starts).
+    The one loop over every event of the period, where the integers become
+    objects: times back to ``Fraction`` (ticks of ``1 / tick``), one per
+    distinct start, shared by its events (a ``Fraction`` is slow to make, and
+    the events of a period share a few thousand starts); items made once
+    per instance of a unit (:meth:`~portsim.simulator.items.Item.with_instance`)
+    and shared by the events of that instance.
     """
+    # Per unit: its distinct items, the index of each send's item and each
+    # compute's inputs (a getter of the tuple) and output.
+    distinct: list[list[Item]] = []
+    send_item: list[list[int]] = []
+    compute_items: list[list[tuple[Callable[[list[Item]], tuple[Item, ...]], int]]] = []
+    for unit in units:
+        index: dict[Item, int] = {}
+        send_item.append([index.setdefault(s.item, len(index)) for s in unit.sends])
+        row = []
+        for c in unit.computes:
+            ins = tuple(index.setdefault(x, len(index)) for x in c.inputs)
+            row.append((_getter(ins), index.setdefault(c.output, len(index))))
+        compute_items.append(row)
+        distinct.append(list(index))
+    made: list[list[list[Item] | None]] = [[None] * c for c in jobs.copies]
+    low = min((min(row) for row in depths if row), default=0)
+    slots = jobs.slots()
+    copies, slot, first = jobs.copies, jobs.slot, jobs.first
+    operations = [len(u.sends) + len(u.computes) for u in units]
+
+    def ordered(runs: Runs) -> list[int]:
+        # Sort keys (depth, slot, run) as one integer each: a run's keys are a range.
+        n = len(runs)
+        keys: list[int] = []
+        for r, (u, oi) in enumerate(runs):
+            key = ((depths[u][oi] - low) * slots + slot[u]) * n + r
+            keys += range(key, key + copies[u] * n, n)
+        keys.sort()
+        return keys
+
     starts: dict[int, Fraction] = {}
-    parts: dict[tuple[int, int], Fraction] = {}
     whole = _WHOLE
     events: list[Event] = []
-    zero_time: list[Event] = []
-    add, add_zero_time = events.append, zero_time.append
-    for key, at, link, item, piece, length, node, inputs, output in placed:
-        start = starts.get(at)
-        if start is None:
-            start = starts[at] = Fraction(at, tick)
-        if link is not None:
-            if piece == length:
-                part = whole
+    add = events.append
+    cpus = jobs.cpus
+    for node in [*(v for v in cpus if not compute_time[v]), *(v for v in cpus if compute_time[v])]:
+        clock.check(_PHASE)
+        runs = cpus[node]
+        timed = compute_time[node] > 0
+        n = len(runs)
+        info = [(made[u], distinct[u], slot[u], first[u] + oi - slot[u] * operations[u],
+                 operations[u], *compute_items[u][oi - len(units[u].sends)])
+                for u, oi in runs]
+        for key in ordered(runs):
+            j, r = divmod(key, n)
+            j %= slots
+            cache, base_items, s0, base, m, inputs, output = info[r]
+            items = cache[j - s0]
+            if items is None:
+                items = cache[j - s0] = [x.with_instance(j) for x in base_items]
+            number = base + j * m
+            at = where[number] if timed else 0
+            start = starts.get(at)  # type: ignore[arg-type]
+            if start is None:
+                assert isinstance(at, int)
+                start = starts[at] = Fraction(at, tick)
+            add(Compute(node, inputs(items), items[output], start, lags[number]))
+    for (src, dst), runs in jobs.links.items():
+        clock.check(_PHASE)
+        d = duration[src, dst]
+        parts: dict[int, Fraction] = {}
+        n = len(runs)
+        links = [(made[u], distinct[u], slot[u], first[u] + oi - slot[u] * operations[u],
+                  operations[u], send_item[u][oi]) for u, oi in runs]
+        for key in ordered(runs):
+            j, r = divmod(key, n)
+            j %= slots
+            cache, base_items, s0, base, m, sent = links[r]
+            items = cache[j - s0]
+            if items is None:
+                items = cache[j - s0] = [x.with_instance(j) for x in base_items]
+            number = base + j * m
+            found = where[number]
+            lag = lags[number]
+            if type(found) is int:  # whole, on a link without matchings
+                pieces: _Pieces = [(found, d)]
             else:
-                found = parts.get((piece, length))
-                if found is None:
-                    found = parts[piece, length] = Fraction(piece, length)
-                part = found
-            add(Send(link[0], link[1], item, start, part, lags[key]))  # type: ignore[arg-type]
-        else:
-            first, last = span[key]
-            (add_zero_time if first == last else add)(
-                Compute(node, inputs, output, start, lags[key]))  # type: ignore[arg-type]
-    return (*zero_time, *events)
+                pieces = found  # type: ignore[assignment]
+            for at, piece in pieces:
+                start = starts.get(at)
+                if start is None:
+                    start = starts[at] = Fraction(at, tick)
+                if piece == d:
+                    part = whole
+                else:
+                    part = parts.get(piece)  # type: ignore[assignment]
+                    if part is None:
+                        part = parts[piece] = Fraction(piece, d)
+                add(Send(src, dst, items[sent], start, part, lag))
+    return tuple(events)
+
+
+def _getter(indexes: tuple[int, ...]) -> Callable[[list[Item]], tuple[Item, ...]]:
+    """The function taking the items at ``indexes`` of a list, as a tuple."""
+    if len(indexes) >= 2:
+        return operator.itemgetter(*indexes)  # a tuple for two indexes or more
+    return lambda items: tuple(items[i] for i in indexes)
 
 
 _WHOLE: Fraction = Send.__dataclass_fields__["part"].default  # type: ignore[assignment]
