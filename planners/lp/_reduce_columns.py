@@ -22,6 +22,8 @@ from portsim.planners.lp._incremental import (
     IncrementalMaster,
     MasterFailed,
     MasterPoint,
+    Probe,
+    Smoothing,
     exact_rounds,
     generate,
 )
@@ -61,10 +63,11 @@ COLUMNS_PER_ROUND = 3
 """Trees added per pricing round at most (the cheapest, then other last tasks)."""
 
 
-SMOOTHING = 0.8
-"""Wentges dual smoothing: price at ``α·center + (1-α)·y`` (the center is the
-dual of the best bound so far), then at the master's ``y`` if that tree does
-not improve the master; 0 disables it."""
+SMOOTHING = Smoothing(0.8)
+"""Wentges dual smoothing of the generation
+(:class:`~portsim.planners.lp._incremental.Smoothing`): price at
+``α·center + (1-α)·y`` (the center is the dual of the best bound so far),
+then at the master's ``y`` if no tree found improves the master."""
 
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
@@ -185,40 +188,29 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     for chain in chain_trees(space):
         add(chain)
     add(first)
-    center: np.ndarray | None = None   # the dual of the best bound so far (smoothing)
-    best_bound = math.inf
     failed: list[str] = []
 
-    def pricing(point: MasterPoint) -> bool:
-        nonlocal center, best_bound
-        value, y = point.value, point.duals
-        if cap is not None and value >= float(cap) * (1 - TOLERANCE):
-            return False  # at a proven bound: optimal
+    def pricing(point: MasterPoint, probe: np.ndarray) -> Probe | None:
+        if cap is not None and point.value >= float(cap) * (1 - TOLERANCE):
+            return None  # at a proven bound: optimal
         clock.check("column generation (pricing)")
-        entered = False
-        for alpha in ((SMOOTHING, 0.0) if center is not None and SMOOTHING else (0.0,)):
-            probe = y if alpha == 0.0 or center is None else alpha * center + (1 - alpha) * y
-            link, cpu, _ = space.prices(probe, exact=False)
-            found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
-            if not found:
-                failed.append("no reduction tree reaches the target")
-                return False
-            if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
-                bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
-                if bound < best_bound:
-                    best_bound, center = bound, probe
-            improving = [t for t in (t for _, t in found) if float_price(space, t, y)
-                         < 1 - TOLERANCE]
-            if improving and sum(add(t) for t in improving):
-                entered = True
-                break
-        if center is None:
-            center = y
-        return entered and value < best_bound * (1 - TOLERANCE)
+        link, cpu, _ = space.prices(probe, exact=False)
+        found = cheapest_trees(space, link, cpu, COLUMNS_PER_ROUND, deadline=clock)
+        if not found:
+            failed.append("no reduction tree reaches the target")
+            return None
+        bound, subgradient = math.inf, None
+        if found[0][0] > 0:  # any y >= 0 bounds SSR(G) by Σ rhs·y / (least tree price)
+            bound = float(np.dot(rhs_float, probe)) / float(found[0][0])
+            rows, loads = space.float_loads(found[0][1])
+            subgradient = rhs_float.copy()
+            subgradient[rows] -= bound * loads
+        improving = [t for _, t in found if float_price(space, t, point.duals) < 1 - TOLERANCE]
+        return Probe(bound, sum(add(t) for t in improving) > 0, subgradient)
 
     try:
         rounds = generate(master, pricing, deadline=clock,
-                          phase="column generation (master program)")
+                          phase="column generation (master program)", smoothing=SMOOTHING)
     except MasterFailed as failure:
         return f"HiGHS failed on the reduce tree master program: {failure.status}"
     if failed:
