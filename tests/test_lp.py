@@ -584,6 +584,18 @@ def test_reduce_trees_equal_the_whole_ssr_program(seed: int) -> None:
     assert primal_feasible(model, values)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_reduce_trees_priced_in_float32_equal_the_whole_ssr_program(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The float32 pricing of the large reduces (on here at every size) changes
+    the trees the generation finds, never the certified optimum: still exactly
+    the whole SSR(G) program's."""
+    import portsim.planners.lp._reduce_columns as reduce_columns
+
+    monkeypatch.setattr(reduce_columns, "SINGLE_PRECISION_FROM", 2)
+    test_reduce_trees_equal_the_whole_ssr_program(seed)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 5])
 def test_reduce_tree_certificate_is_a_dual_of_the_whole_program(seed: int) -> None:
     """The exact pricing's holding prices, with the master's port and CPU duals,
