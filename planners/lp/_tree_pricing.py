@@ -264,10 +264,10 @@ def cheapest_trees(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarr
     priced below ``below`` are returned (the cheapest is always tried).
     """
     parts = len(space.owners)
-    tables = price_tables(space, link_price, cpu_price, deadline=deadline)
+    tables = _program(space, link_price, cpu_price, deadline=deadline)
     target = space.target
     last = parts - 1
-    cheapest = tables.best[target, 0, last]
+    cheapest = tables.by_start[0, last, target]
     if cheapest == math.inf:
         return []
     roots: list[tuple[float | int, int, int]] = [(cheapest, -1, -1)]
@@ -336,6 +336,29 @@ def price_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray
     PriceTables
         All-pairs shortest-path prices and next hops, and the tables above.
     """
+    tables = _program(space, link_price, cpu_price, deadline=deadline)
+    n, parts = len(space.nodes), len(space.owners)
+    best = np.empty((n, parts, parts), dtype=link_price.dtype)
+    for d in range(parts):
+        ks = np.arange(parts - d)
+        best[:, ks, ks + d] = tables.by_start[ks, d].T
+    return PriceTables(tables.dist, tables.nxt, best, tables.comp, tables.by_start,
+                       tables.by_end)
+
+
+class _Program(NamedTuple):
+    """:class:`PriceTables` but ``best`` (which the pricing itself never reads)."""
+
+    dist: np.ndarray
+    nxt: np.ndarray
+    comp: np.ndarray
+    by_start: np.ndarray
+    by_end: np.ndarray
+
+
+def _program(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
+             deadline: Deadline | None = None) -> _Program:
+    """The tables of :func:`price_tables` but ``best``."""
     makers = np.array([i for i, c in enumerate(cpu_price.tolist()) if c != math.inf],
                       dtype=np.int64)
     if link_price.dtype.kind != "O":
@@ -345,7 +368,7 @@ def price_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray
 
 def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
                   makers: np.ndarray, *, every: bool = False,
-                  deadline: Deadline | None = None) -> PriceTables:
+                  deadline: Deadline | None = None) -> _Program:
     """:func:`price_tables` on float prices (holding prices on every node if ``every``)."""
     n = len(space.nodes)
     parts = len(space.owners)
@@ -396,19 +419,13 @@ def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarra
 
 
 def _tables(dist: np.ndarray, nxt: np.ndarray, comp: np.ndarray, held_start: np.ndarray,
-            held_end: np.ndarray) -> PriceTables:
-    """:class:`PriceTables` of the length-major holding tables."""
-    n, parts = held_start.shape[2], held_start.shape[0]
-    best = np.empty((n, parts, parts), dtype=held_start.dtype)
-    for d in range(parts):
-        ks = np.arange(parts - d)
-        best[:, ks, ks + d] = held_start[d, :parts - d].T
-    return PriceTables(dist, nxt, best, comp, held_start.transpose(1, 0, 2),
-                       held_end.transpose(1, 0, 2))
+            held_end: np.ndarray) -> _Program:
+    """The tables of the length-major holding tables (``by_start``, ``by_end`` are views)."""
+    return _Program(dist, nxt, comp, held_start.transpose(1, 0, 2), held_end.transpose(1, 0, 2))
 
 
 def _exact_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
-                  makers: np.ndarray, *, deadline: Deadline | None = None) -> PriceTables:
+                  makers: np.ndarray, *, deadline: Deadline | None = None) -> _Program:
     """:func:`price_tables` on integer prices, every minimum taken over its float near-ties.
 
     The same program in floats (:func:`_float_tables`, every node holding)
@@ -490,7 +507,7 @@ def _least_by_group(values: np.ndarray, cells: np.ndarray) -> np.ndarray:
     return np.minimum.reduceat(values, starts)
 
 
-def _backtrack(space: TreeSpace, tables: PriceTables, root_maker: int,
+def _backtrack(space: TreeSpace, tables: _Program, root_maker: int,
                root_split: int) -> list[Task]:
     """The tree of the dynamic program's choices, recomputed along the way.
 
