@@ -357,12 +357,14 @@ class Smoothing:
     alpha:
         The weight of the center, in ``[0, 1)`` (0: no smoothing).
     adaptive:
-        Adjust ``alpha`` every round from the subgradient at the smoothed
-        dual (Pessoa, Sadykov, Uchoa and Vanderbeck 2018, "Automation and
-        combination of linear-programming based stabilization techniques in
-        column generation", section 3.2): lower it by 0.1 when that
-        subgradient says the bound improves towards ``π``, else raise it by
-        a tenth of its distance to 1.
+        Adjust ``alpha`` after every round priced at a smoothed dual
+        without a mispricing, from the subgradient there (the self-adjusting
+        weight of Pessoa, Sadykov, Uchoa and Vanderbeck 2018, "Automation
+        and combination of linear-programming based stabilization
+        techniques in column generation", INFORMS J. on Computing 30(2)):
+        lower it by 0.1 when that subgradient says the bound improves
+        towards ``π``, else raise it by a tenth of its distance to 1 (at
+        most 0.99).
     """
 
     alpha: float = 0.8

@@ -77,16 +77,18 @@ N = 40, 60, 100 (seeds N, N + 1) 144, 123, 377, 352, 524, 439 with a fixed
 SINGLE_PRECISION_FROM = 50
 """From this many participants the pricing's dynamic program runs in float32
 first: it is most of a round (N = 60: 70 %) and float32 halves its memory
-traffic (N = 100: 113 -> 75 ms a call); a round whose float32 trees do not
-improve the master prices again in float64, so the loop ends on float64
-prices as before.  Below, the program is cheap and float64 keeps the trees
-found as they were."""
+traffic (three trees from one program, N = 60: 21 -> 13 ms, N = 100: 132 ->
+70 ms); a probe whose float32 trees do not improve the master is priced
+again in float64, so the loop ends on float64 prices as before.  Below, the
+program is cheap and float64 keeps the trees found as they were (the
+bundled examples' among them)."""
 
 SINGLE_PRECISION_SLACK = 1e-4
-"""A float32 least tree price may be off by about 1e-6 relative (N = 100:
-some 10^3 roundings of 2^-24 along a tree); the bound it gives is raised by
-this fraction so that the float loop never stops early on it (an early stop
-would only cost exact rounds: the certificate is exact)."""
+"""A float32 tree price, a sum of ``K`` prices, may be off by ``K·2^-24``
+relative (a tree at N = 100: ``K`` about 10^3, 6e-5); the bound a float32
+least price gives is raised by this fraction so that the float loop does not
+stop early on it (an early stop would only cost exact rounds: the
+certificate is exact whatever the floats)."""
 
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
