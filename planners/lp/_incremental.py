@@ -363,8 +363,9 @@ class Smoothing:
         and combination of linear-programming based stabilization
         techniques in column generation", INFORMS J. on Computing 30(2)):
         lower it by 0.1 when that subgradient says the bound improves
-        towards ``π``, else raise it by a tenth of its distance to 1 (at
-        most 0.99).
+        towards ``π`` (at 0 the smoothing ends), else raise it by a tenth of
+        its distance to 1 (at most 0.99).  On the reduce's random platforms
+        it stays within 0.4-0.98.
     """
 
     alpha: float = 0.8
