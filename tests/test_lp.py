@@ -584,6 +584,18 @@ def test_reduce_trees_equal_the_whole_ssr_program(seed: int) -> None:
     assert primal_feasible(model, values)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_reduce_trees_priced_in_float32_equal_the_whole_ssr_program(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The float32 pricing of the large reduces (on here at every size) changes
+    the trees the generation finds, never the certified optimum: still exactly
+    the whole SSR(G) program's."""
+    import portsim.planners.lp._reduce_columns as reduce_columns
+
+    monkeypatch.setattr(reduce_columns, "SINGLE_PRECISION_FROM", 2)
+    test_reduce_trees_equal_the_whole_ssr_program(seed)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 5])
 def test_reduce_tree_certificate_is_a_dual_of_the_whole_program(seed: int) -> None:
     """The exact pricing's holding prices, with the master's port and CPU duals,
@@ -937,6 +949,60 @@ def _whole_reduce_optimum(platform: Platform, op: Operation) -> F:
     assert whole is not None
     assert whole.exact
     return whole.lower
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_pricing_tables_equal_a_cell_by_cell_program(seed: int) -> None:
+    """The exact tables take each minimum over its float near-ties only; they
+    must equal the program written cell by cell in Python integers (its
+    definition: ``v_k`` held on ``j`` at the shortest-path price from its
+    owner, ``v[k,m]`` at ``min_i cpu(i) + min_l hold(i, v[k,l]) + hold(i,
+    v[l+1,m]) + dist(i, j)``), on prices near 2^300 with ties, near-ties
+    (1 apart) and zeros."""
+    import random
+
+    from portsim.planners.lp._tree_pricing import TreeSpace, price_tables
+
+    rng = random.Random(seed)
+    n = rng.randint(4, 8)
+    platform = random_platform(n, rng.randint(2, n - 1), c=(1, 6), compute=(1, 4), seed=seed)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    space = TreeSpace.of(platform, op)
+    base = 2**300
+
+    def draw() -> int:
+        return rng.choice([0, base, base + 1, 2 * base, 3 * base - 1, rng.randrange(base)])
+
+    links = [draw() for _ in space.links]
+    cpus = [draw() for _ in space.nodes]
+    link = np.empty(len(links), dtype=object)
+    link[:] = links
+    cpu = np.empty(n, dtype=object)
+    cpu[:] = cpus
+    tables = price_tables(space, link, cpu)
+    # the definition, cell by cell
+    dist: list[list[int | float]] = [[0 if u == v else math.inf for v in range(n)]
+                                     for u in range(n)]
+    for (u, v), p in zip(space.links, links, strict=True):
+        dist[u][v] = min(dist[u][v], p)
+    for k in range(n):
+        for u in range(n):
+            for v in range(n):
+                dist[u][v] = min(dist[u][v], dist[u][k] + dist[k][v])
+    parts = len(space.owners)
+    hold: dict[tuple[int, int], list[int | float]] = {}
+    for k in range(parts):
+        hold[k, k] = [dist[space.owners[k]][j] for j in range(n)]
+    for length in range(1, parts):
+        for k in range(parts - length):
+            m = k + length
+            made = [cpus[i] + min(hold[k, l_][i] + hold[l_ + 1, m][i] for l_ in range(k, m))
+                    for i in range(n)]
+            for i in range(n):
+                assert tables.comp[k, m, i] == made[i]
+            hold[k, m] = [min(made[i] + dist[i][j] for i in range(n)) for j in range(n)]
+    for (k, m), row in hold.items():
+        assert [tables.best[j, k, m] for j in range(n)] == row
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -14,6 +14,7 @@ the optimum.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction as F
 
 import numpy as np
@@ -186,6 +187,71 @@ def test_generate_deadline_and_failure() -> None:
     bad.add_column(1.0, [0, 1], [1.0, 1.0])
     with pytest.raises(MasterFailed, match="nfeasible"):
         generate(bad, lambda _: False, deadline=Deadline.after(None), phase="test")
+
+
+def _packing_generation(seed: int, smoothing: object) -> tuple[float, float, int]:
+    """A random packing ``max Σ λ`` under ``A λ <= b`` over a pool of 60 columns,
+    generated from one column (3 a round, the cheapest at the priced dual that
+    improve the master); returns (generated optimum, whole LP's optimum, rounds)."""
+    from scipy.optimize import linprog
+
+    from portsim.planners.lp._incremental import Probe, generate
+    from portsim.planners.lp._solve import Deadline
+
+    rng = np.random.default_rng(seed)
+    m = 8
+    b = rng.uniform(0.5, 3.0, m)
+    pool = rng.uniform(0.1, 2.0, (60, m)) * (rng.random((60, m)) < 0.5)
+    pool[np.arange(60), rng.integers(m, size=60)] += 0.5   # every column loads some row
+    master = IncrementalMaster([-np.inf] * m, b, {"solver": "simplex", "presolve": "off"})
+    master.add_column(1.0, range(m), pool[0])
+    added = {0}
+
+    def probe(point: MasterPoint, duals: np.ndarray) -> Probe:
+        prices = pool @ duals
+        least = float(prices.min())
+        bound = float(b @ duals) / least if least > 0 else math.inf
+        entered = False
+        for c in np.argsort(prices, kind="stable")[:3].tolist():
+            if c not in added and float(pool[c] @ point.duals) < 1 - 1e-9:
+                added.add(c)
+                master.add_column(1.0, range(m), pool[c])
+                entered = True
+        return Probe(bound, entered, b - bound * pool[int(prices.argmin())])
+
+    def plain(point: MasterPoint) -> bool:
+        return probe(point, point.duals).entered
+
+    if smoothing is None:
+        rounds = generate(master, plain, deadline=Deadline.after(None), phase="test")
+    else:
+        rounds = generate(master, probe, deadline=Deadline.after(None), phase="test",
+                          smoothing=smoothing)  # type: ignore[arg-type]
+    whole = linprog(-np.ones(60), A_ub=pool.T, b_ub=b, method="highs")
+    return master.solve(None).value, -float(whole.fun), rounds
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_smoothed_generation_reaches_the_whole_programs_optimum(seed: int) -> None:
+    """Wentges smoothing (fixed and self-adjusting weight) changes the columns
+    found, not the optimum: it equals the whole program's (scipy's HiGHS over
+    every column) and the unsmoothed generation's."""
+    from portsim.planners.lp._incremental import Smoothing
+
+    plain, whole, _ = _packing_generation(seed, None)
+    assert plain == pytest.approx(whole, rel=1e-9)
+    for smoothing in (Smoothing(0.8), Smoothing(0.5, adaptive=True), Smoothing(0.0)):
+        value, _, _ = _packing_generation(seed, smoothing)
+        assert value == pytest.approx(whole, rel=1e-9)
+
+
+def test_smoothing_weight_must_be_below_one() -> None:
+    from portsim.planners.lp._incremental import Smoothing
+
+    with pytest.raises(ValueError, match="alpha must be in"):
+        Smoothing(1.0)
+    with pytest.raises(ValueError, match="alpha must be in"):
+        Smoothing(-0.1)
 
 
 def test_exact_rounds_check_the_deadline() -> None:
