@@ -525,9 +525,18 @@ def aligned_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[list[Ta
     one at a time; reductions in the order the inputs arrive, each taking
     the node's compute time; no other contention).  The cuts tried are at
     the widest gaps between consecutive participants (on a fat tree the
-    switches' boundaries) and the even ones.  On ``fat_tree`` k=4 the pair
-    (``q = 2``) has makespans 25 and 28 where the interleaved pair has 29
-    and 30 (:func:`tree_makespan`).
+    switches' boundaries) and the even ones; the roots tried, the residue-``j``
+    positions within ``q`` of the interval's ends, middle and widest gaps.
+    On ``fat_tree`` k=4 the pair (``q = 2``) has makespans 25 and 28 where
+    the interleaved pair has 29 and 30 (:func:`tree_makespan`); on k=8, 42
+    and 49 against 48 and 51 (the estimate leaves out the contention on the
+    switches' links, which costs the second tree most).
+
+    Returns
+    -------
+    list
+        One family (a list of ``q`` trees, each a task list in
+        :func:`cheapest_tree`'s order) per arity for which every tree exists.
     """
     owners = space.owners
     parts = len(owners)
