@@ -26,13 +26,23 @@ The ``ceiling`` column (reduces): no instance completes before ``M``
 fat_tree:8) after its period starts, so the share is at most
 :func:`~portsim.planners.lp.periodic_share_ceiling` (at period 1, one
 instance a period: ``(101 - M) / 100``, 0.92 and 0.87).  Fat-tree reduces
-onto P0, before (the two chains of the hosts, period 1) and after (the
-shallowest optimal trees, an arity-2 interleaved pair, period 2), with
-``--fabrics --only-fabrics --cases fat_tree:4 fat_tree:8 --ops reduce``::
+onto P0: the two chains of the hosts (period 1), then the interleaved
+arity-2 pair (period 2), then the aligned arity-2 pair
+(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`, period 2),
+with ``--fabrics --only-fabrics --cases fat_tree:4 fat_tree:8 --ops reduce``
+(lost: ``100·T - completed`` instances at throughput 1, the start-up in
+time units, whatever the period)::
 
-    workload          period    lag (time units)     share   ceiling
-    fat_tree:4 reduce  1 -> 2   64 -> 17 (64 -> 34)   0.36 -> 0.835   0.92 -> 0.96
-    fat_tree:8 reduce  1 -> 2  462 -> 26 (462 -> 52)  0    -> 0.75    0.87 -> 0.94
+    workload          period      lag, periods       lost       share              ceiling
+    fat_tree:4 reduce  1, 2, 2    64, 17, 15    64, 33, 28    0.36, 0.835, 0.86    0.92, 0.96
+    fat_tree:8 reduce  1, 2, 2   462, 26, 24   100, 50, 47    0,    0.75,  0.765   0.87, 0.94
+
+Not reached: 0.9 on fat_tree:4 would need a start-up of 20 time units at
+period 2.  Families of more trees are shorter alone but pipeline worse
+(every host port is busy all the time at the bound, and the q instances of
+a period queue at each level): an aligned family of 3 trees loses 32 time
+units (0.893 of 100 periods of 3), families that follow the switches with
+6 to 12 trees (one leader per pod, rotated) lose 36 to 49.
 
 Measured 26 November 2026 (before: main at 1670931, whose layout ran the
 links' transfers in depth order inside the matchings, every matching at

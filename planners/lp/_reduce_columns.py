@@ -32,7 +32,11 @@ from portsim.planners.lp._incremental import (
     exact_rounds,
     generate,
 )
-from portsim.planners.lp._reduce_startup import interleaved_trees, tree_makespan
+from portsim.planners.lp._reduce_startup import (
+    aligned_trees,
+    interleaved_trees,
+    tree_makespan,
+)
 from portsim.planners.lp._solve import (
     Deadline,
     LinearModel,
@@ -55,8 +59,9 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES", "SINGLE_PRECISION_FROM",
-           "SINGLE_PRECISION_SLACK", "SMOOTHING", "STAR_SEEDS", "reduction_trees"]
+__all__ = ["ALIGNED_ARITIES", "COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES",
+           "SINGLE_PRECISION_FROM", "SINGLE_PRECISION_SLACK", "SMOOTHING", "STAR_SEEDS",
+           "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -105,6 +110,13 @@ star (arity ``N - 1``) when there are at most :data:`STAR_SEEDS` of them."""
 STAR_SEEDS = 16
 """Most participants for which the star family (one tree per centre) is seeded."""
 
+ALIGNED_ARITIES = (2,)
+"""Arities of the seed families whose roots and cuts are chosen for the earliest result
+(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`).  Only 2: on ``fat_tree``
+k=4 the arity-3 family is shorter alone (makespans 21, 25, 27 against 25, 28) but its
+pipelined start-up is longer (32 time units lost in 100 periods of 3, against 28 in 100
+periods of 2), and the weighted makespan this phase minimises would prefer it."""
+
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
     """The tree master program: ``max TP = Σ_T λ_T`` under the port and CPU rows."""
@@ -133,7 +145,8 @@ def _shallowest(space: TreeSpace, columns: list[list[Task]],
     The second, lexicographic phase of :func:`reduction_trees` when the
     master reached :func:`~portsim.planners.lp._ssr.reduce_cap` with the
     trees ``chosen``: over the generated ``columns`` and the seed families of
-    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` whose
+    :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` and
+    :func:`~portsim.planners.lp._reduce_startup.aligned_trees` whose
     makespan (:func:`~portsim.planners.lp._reduce_startup.tree_makespan`)
     is below the longest of ``chosen`` (the periodic schedule's start-up
     follows its longest tree: it can only shrink), the same rows and ``Σ λ_T
@@ -161,7 +174,8 @@ def _shallowest(space: TreeSpace, columns: list[list[Task]],
     others = len(space.owners) - 1
     arities = [*SEED_ARITIES, *([others] if others <= STAR_SEEDS else [])]
     groups: list[list[list[Task]]] = [
-        family for family in interleaved_trees(space, arities)
+        family for family in [*interleaved_trees(space, arities),
+                              *aligned_trees(space, ALIGNED_ARITIES)]
         if all(makespan(tasks) < before for tasks in family)]
     if not groups:
         return None
@@ -304,11 +318,13 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     makespan among the generated columns and the shallow seed families of
     :func:`~portsim.planners.lp._reduce_startup.interleaved_trees` (arities
     :data:`SEED_ARITIES`, and the stars when there are at most
-    :data:`STAR_SEEDS` other participants), when every tree of the mix is
-    shorter than the longest tree found: the bound and its certificate are
-    the same, only the trees differ (``fat_tree`` k=4: the chains' start-up
-    of 64 periods of 1 becomes 17 periods of 2; on ``dgx_a100``, ``mi250``
-    and ``dgx1`` the trees stay).
+    :data:`STAR_SEEDS` other participants) and
+    :func:`~portsim.planners.lp._reduce_startup.aligned_trees` (arities
+    :data:`ALIGNED_ARITIES`), when every tree of the mix is shorter than the
+    longest tree found: the bound and its certificate are the same, only
+    the trees differ (``fat_tree`` k=4: the chains' start-up of 64 periods
+    of 1 becomes 15 periods of 2, with the aligned pair; on ``dgx_a100``,
+    ``mi250`` and ``dgx1`` the trees stay).
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()

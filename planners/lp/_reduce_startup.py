@@ -17,6 +17,10 @@ one residue class mod ``q`` (at most ``q`` children each), so that over the
 ``q`` trees taken ``1/q`` of the time every participant receives at most
 one message, makes at most one reduction and sends one message per
 instance, as a chain does, but at depth ``log_q N`` instead of ``N``.
+:func:`aligned_trees` keeps those classes but chooses each interval's root
+and cut by dynamic programming, for the earliest estimated result at the
+target, so that the cuts fall where the platform's gaps are (on a fat tree,
+at the switches): ``fat_tree`` k=4, makespans 25 and 28 against 29 and 30.
 :func:`tree_makespan` is the makespan of one tree alone (list scheduling,
 one transfer per link, one reduction per CPU): the reduce column generation
 (:mod:`portsim.planners.lp._reduce_columns`) chooses, among the tree mixes
@@ -31,8 +35,10 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -41,7 +47,7 @@ from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["interleaved_trees", "periodic_share_ceiling", "reduce_makespan_bound",
+__all__ = ["aligned_trees", "interleaved_trees", "periodic_share_ceiling", "reduce_makespan_bound",
            "tree_makespan"]
 
 
@@ -468,6 +474,265 @@ def _interleaved(space: TreeSpace, others: list[int], t0: int, q: int, j: int,
     if space.compute[target] is None:
         return None
     for side in (right, left):
+        if side and not build(side[0], side[-1], target):
+            return None
+    return tasks
+
+
+Plan = tuple[float, int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+"""(time the parent holds the result, root, pieces, fold): pieces are position intervals
+in order (the root's own ``(r, r)`` among them), fold the piece ranges ``(a, c)`` merged
+in that order (:func:`_fold`)."""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What :func:`aligned_trees` estimates with: participants other than the target
+    (``others``, positions ``0..``), their nodes, the gaps between consecutive ones,
+    host-to-host fewest times, the least busy time of a node's in-links, compute times."""
+
+    others: list[int]
+    t0: int
+    sides: list[list[int]]
+    host_of: list[int]
+    gaps: list[float]
+    dist: np.ndarray
+    row: dict[int, int]
+    gap_in: dict[int, float]
+    work: list[float]
+
+    def time(self, a: int, b: int) -> float:
+        """Least time from node ``a`` to node ``b`` (both participants' nodes)."""
+        return 0.0 if a == b else float(self.dist[self.row[a], b])
+
+
+def aligned_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[list[Task]]]:
+    """Families like :func:`interleaved_trees`, their shapes chosen for the earliest result.
+
+    For each ``q`` of ``arities``, tree ``j`` of ``q`` keeps the residue
+    classes of :func:`interleaved_trees`: its internal nodes are the
+    participants whose position among those other than the target is ``j``
+    mod ``q``, each with at most ``q`` children, every child a single
+    position or a sub-interval holding a position of residue ``j``.  Taken
+    ``1/q`` each, the ``q`` trees then load every participant with at most
+    one reception and one reduction per instance, as a chain does.
+
+    Where :func:`interleaved_trees` roots every interval at its middle and
+    cuts it evenly, here each interval's root and cut are chosen by dynamic
+    programming over (interval, parent) for the least estimated time at
+    which the parent holds the interval's result (:func:`_plan`:
+    fewest-time paths between participants, store and forward; receptions
+    one at a time; reductions in the order the inputs arrive, each taking
+    the node's compute time; no other contention).  The cuts tried are at
+    the widest gaps between consecutive participants (on a fat tree the
+    switches' boundaries) and the even ones; the roots tried, the residue-``j``
+    positions within ``q`` of the interval's ends, middle and widest gaps.
+    On ``fat_tree`` k=4 the pair (``q = 2``) has makespans 25 and 28 where
+    the interleaved pair has 29 and 30 (:func:`tree_makespan`); on k=8, 42
+    and 49 against 48 and 51 (the estimate leaves out the contention on the
+    switches' links, which costs the second tree most).
+
+    Returns
+    -------
+    list
+        One family (a list of ``q`` trees, each a task list in
+        :func:`cheapest_tree`'s order) per arity for which every tree exists.
+    """
+    owners = space.owners
+    parts = len(owners)
+    t0 = owners.index(space.target) if space.target in owners else -1
+    others = [k for k in range(parts) if k != t0]
+    if t0 < 0 or len(others) < 2 or space.compute[space.target] is None:
+        return []
+    n = len(space.nodes)
+    graph = csr_matrix(([float(b) for b in space.busy],
+                        ([u for u, _ in space.links], [v for _, v in space.links])),
+                       shape=(n, n))
+    hosts = sorted(set(owners))
+    dist = dijkstra(graph, indices=hosts)
+    row = {v: i for i, v in enumerate(hosts)}
+    gap_in: dict[int, float] = defaultdict(lambda: math.inf)
+    for (_u, v), b in zip(space.links, space.busy, strict=True):
+        gap_in[v] = min(gap_in[v], float(b))
+    host_of = [owners[k] for k in others]
+    layout = _Layout(
+        others, t0,
+        [[p for p, k in enumerate(others) if k < t0], [p for p, k in enumerate(others) if k > t0]],
+        host_of,
+        [max(float(dist[row[a], b]), float(dist[row[b], a]))
+         for a, b in itertools.pairwise(host_of)],
+        dist, row, dict(gap_in),
+        [math.inf if w is None else float(w) for w in space.compute])
+    route = _router(space)
+    busy = dict(zip(space.links, space.busy, strict=True))
+    out: list[list[list[Task]]] = []
+    for q in sorted(set(arities)):
+        if q < 2 or q > len(others):
+            continue
+        load: dict[tuple[int, int], float] = defaultdict(float)
+        family = []
+        for j in range(q):
+            plan = _plan(layout, q, [p % q == j for p in range(len(others))])
+            tree = _emit(space, layout, plan, route, load, busy)
+            if tree is None:
+                break
+            family.append(tree)
+        else:
+            out.append(family)
+    return out
+
+
+def _fold(ready: Sequence[float], work: float) -> tuple[float, list[tuple[int, int, int]]]:
+    """Reduce adjacent items ready at ``ready`` on one processor, the earliest-startable
+    adjacent pair first: (finish, [(first, middle, last) item indexes merged])."""
+    spans = [(i, i, t) for i, t in enumerate(ready)]   # (first item, last item, ready)
+    free = 0.0
+    order: list[tuple[int, int, int]] = []
+    while len(spans) > 1:
+        k = min(range(len(spans) - 1), key=lambda k: (max(spans[k][2], spans[k + 1][2]), k))
+        start = max(free, spans[k][2], spans[k + 1][2])
+        free = start + work
+        order.append((spans[k][0], spans[k][1], spans[k + 1][1]))
+        spans[k:k + 2] = [(spans[k][0], spans[k + 1][1], free)]
+    return (spans[0][2] if spans else 0.0), order
+
+
+def _plan(layout: _Layout, q: int, inner: list[bool]):  # type: ignore[no-untyped-def]
+    """The dynamic program of :func:`aligned_trees` for one tree: internal nodes only at
+    positions ``p`` with ``inner[p]``, at most ``q`` children each.  Returns the memoised
+    ``plan(lo, hi, parent)`` -> :data:`Plan` or ``None``."""
+    gaps, host_of = layout.gaps, layout.host_of
+    count = [0]
+    for flag in inner:
+        count.append(count[-1] + flag)
+
+    def valid(lo: int, hi: int) -> bool:
+        return lo == hi or count[hi + 1] > count[lo]
+
+    def cuts(lo: int, hi: int, pieces: int) -> list[tuple[int, int]] | None:
+        """``lo..hi`` in ``pieces`` valid pieces: at the largest gaps, else evenly."""
+        if pieces == 1:
+            return [(lo, hi)] if valid(lo, hi) else None
+        if hi - lo + 1 < pieces:
+            return None
+        inside = sorted(range(lo, hi), key=lambda p: (-gaps[p], abs(p - (lo + hi) / 2)))
+        for chosen in (sorted(inside[:pieces - 1]),
+                       [lo + (hi - lo + 1) * (i + 1) // pieces - 1 for i in range(pieces - 1)]):
+            bounds = [lo, *[c + 1 for c in chosen], hi + 1]
+            out = [(a, b - 1) for a, b in itertools.pairwise(bounds)]
+            if all(a <= b and valid(a, b) for a, b in out):
+                return out
+        return None
+
+    def roots(lo: int, hi: int) -> list[int]:
+        """Candidate roots: inner positions near the ends, the middle and the widest gaps."""
+        widest = max(gaps[lo:hi])
+        marks = {lo, hi, (lo + hi) // 2}
+        marks |= {m for p in range(lo, hi) if gaps[p] >= widest - 1e-9 for m in (p, p + 1)}
+        return sorted({p for m in marks for p in range(max(lo, m - q), min(hi, m + q) + 1)
+                       if inner[p]})
+
+    memo: dict[tuple[int, int, int], Plan | None] = {}
+
+    def plan(lo: int, hi: int, parent: int) -> Plan | None:
+        key = (lo, hi, parent)
+        if key in memo:
+            return memo[key]
+        best: Plan | None = None
+        if lo == hi:
+            best = (layout.time(host_of[lo], parent), lo, ((lo, lo),), ())
+        else:
+            middle = (lo + hi) / 2
+            for r in roots(lo, hi):
+                node = host_of[r]
+                if not math.isfinite(layout.work[node]):
+                    continue
+                n_left, n_right = r - lo, hi - r
+                for n_l in range(0 if n_left == 0 else 1, min(n_left, q) + 1):
+                    for n_r in range(0 if n_right == 0 else 1, min(n_right, q - n_l) + 1):
+                        lp = cuts(lo, r - 1, n_l) if n_l else []
+                        rp = cuts(r + 1, hi, n_r) if n_r else []
+                        if lp is None or rp is None:
+                            continue
+                        pieces = [*lp, (r, r), *rp]
+                        came: list[tuple[float, int]] = []
+                        for idx, (a, b) in enumerate(pieces):
+                            if (a, b) != (r, r):
+                                sub = plan(a, b, node)
+                                if sub is None:
+                                    break
+                                came.append((sub[0], idx))
+                        else:
+                            ready = [0.0] * len(pieces)
+                            last = -math.inf
+                            for at, idx in sorted(came):   # receptions one at a time
+                                last = max(at, last + layout.gap_in[node])
+                                ready[idx] = last
+                            finish, order = _fold(ready, layout.work[node])
+                            at = finish + layout.time(node, parent)
+                            if best is None or (at, abs(r - middle)) < (best[0],
+                                                                       abs(best[1] - middle)):
+                                best = (at, r, tuple(pieces),
+                                        tuple((a, c) for a, _b, c in order))
+        memo[key] = best
+        return best
+
+    return plan
+
+
+def _emit(space: TreeSpace, layout: _Layout, plan, route,  # type: ignore[no-untyped-def]
+          load: dict[tuple[int, int], float],
+          busy: dict[tuple[int, int], Fraction]) -> list[Task] | None:
+    """The tasks of the tree ``plan`` gives, in :func:`cheapest_tree`'s order."""
+    owners, nodes, others, host_of = space.owners, space.nodes, layout.others, layout.host_of
+    t0, target, last = layout.t0, space.target, len(owners) - 1
+    tasks: list[Task] = []
+    if layout.sides[0] and layout.sides[1]:
+        tasks.append(("cons", nodes[target], 0, t0, last))
+        tasks.append(("cons", nodes[target], 0, t0 - 1, t0))
+    elif layout.sides[0]:
+        tasks.append(("cons", nodes[target], 0, t0 - 1, t0))
+    else:
+        tasks.append(("cons", nodes[target], t0, t0, last))
+
+    def send(a: int, b: int, k: int, m: int) -> bool:
+        hops = route(a, b, load)
+        if hops is None:
+            return False
+        for u, v in reversed(list(itertools.pairwise(hops))):
+            tasks.append(("send", nodes[u], nodes[v], k, m))
+            load[u, v] += float(busy[u, v])
+        return True
+
+    def build(lo: int, hi: int, into: int) -> bool:
+        found = plan(lo, hi, into)
+        if found is None:
+            return False
+        _, r, pieces, fold = found
+        maker = host_of[r]
+        if maker != into and not send(maker, into, others[lo], others[hi]):
+            return False
+        if lo == hi:
+            return True
+        # Where each merged range was cut: its left part is the latest range
+        # merged before it that starts where it starts (or one piece).
+        middle: dict[tuple[int, int], int] = {}
+        for a, c in fold:
+            middle[a, c] = max(b for b in range(a, c) if b == a or (a, b) in middle)
+
+        def emit(a: int, c: int) -> bool:
+            """FIND_TREE order: a reduction, then the tasks making its inputs."""
+            if a == c:
+                piece = pieces[a]
+                return piece == (r, r) or build(piece[0], piece[1], maker)
+            b = middle[a, c]
+            tasks.append(("cons", nodes[maker], others[pieces[a][0]], others[pieces[b][1]],
+                          others[pieces[c][1]]))
+            return emit(b + 1, c) and emit(a, b)
+
+        return emit(0, len(pieces) - 1)
+
+    for side in (layout.sides[1], layout.sides[0]):
         if side and not build(side[0], side[-1], target):
             return None
     return tasks
