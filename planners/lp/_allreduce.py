@@ -71,6 +71,11 @@ from portsim.planners.lp._allreduce_packing import (
     packing_solution,
     structure_unit,
 )
+from portsim.planners.lp._allreduce_rooted import (
+    rooted_columns,
+    rooted_master,
+    solution_weights,
+)
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
@@ -83,7 +88,6 @@ from portsim.planners.lp._incremental import (
     RebuiltMaster,
     generate,
 )
-from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import add_ssr_variables
@@ -98,6 +102,15 @@ PACKING_MAX_PARTICIPANTS = 8
 instance structure (:mod:`portsim.planners.lp._allreduce_packing`) runs up to this
 many participants; its mixed integer pricing programs grow as N copies of
 SSR(G)."""
+
+ROOTED_FROM = 9
+"""From this many participants, step 2 prices reduction trees by the reduce's
+interval dynamic program (:mod:`portsim.planners.lp._allreduce_rooted`)
+instead of declaring SSR(G)'s variables, about ``|E| N^2 / 2 + n N^3 / 6``
+of them, in a master rebuilt and solved again every round.  Below, the
+variables stay (the same optimum; the bundled examples keep their
+schedules, and the structure search starts from the instances it always
+had)."""
 
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
@@ -310,6 +323,78 @@ def _instance_structure(operation: Operation, tasks: list[Task], tree: Tree) -> 
     return structure
 
 
+Step2 = tuple[ExactSolution, list[tuple[Fraction, Structure]], str]
+"""Step 2's exact master, its weighted instances and what its note says."""
+
+
+def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
+              deadline: Deadline) -> Step2 | PlanResult:
+    """Step 2 with SSR(G)'s variables (:func:`build_allreduce_master`), then EXTRACT_TREES."""
+    try:
+        columns = _generate_columns(platform, operation, options, deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase}")
+    if isinstance(columns, PlanResult):
+        return columns
+    model, _ = build_allreduce_master(platform, operation, columns)
+    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
+                           deadline=deadline)
+    if isinstance(master, PlanResult):
+        return master
+    if master.lower <= 0:
+        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
+    amount: dict[Task, Fraction] = {
+        key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
+        if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
+    structures: list[tuple[Fraction, Structure]] = []  # weighted instances
+    by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
+    for c, (root, tree) in enumerate(columns):
+        w = master.values[model.index["tree", c]]
+        if w > 0:
+            by_root[root].append((w, tree))
+    for root, trees in by_root.items():
+        carried = sum((w for w, _ in trees), Fraction(0))
+        reduce_op = replace(operation, kind=OperationKind.REDUCE, target=root)
+        try:
+            reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
+        structures.extend((w, _instance_structure(operation, tasks, tree))
+                          for w, tasks, tree in _pair(reductions, trees))
+    return (master, structures, f"{len(columns)} arborescence column(s), {len(structures)} "
+                                f"weighted instance(s) over {len(by_root)} root(s)")
+
+
+def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
+                 deadline: Deadline) -> Step2 | PlanResult:
+    """Step 2 by reduction-tree and arborescence columns (:mod:`._allreduce_rooted`)."""
+    try:
+        space, columns = rooted_columns(platform, operation, deadline=deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase}")
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"allreduce reduce-then-broadcast master: {failure.status}")
+    model = rooted_master(platform, operation, space, columns)
+    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
+                           deadline=deadline)
+    if isinstance(master, PlanResult):
+        return master
+    if master.lower <= 0:
+        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
+    reductions, broadcasts = solution_weights(model, master, columns)
+    structures: list[tuple[Fraction, Structure]] = []
+    by_root = {root for root, _, _ in broadcasts}
+    for root in sorted(by_root, key=str):
+        mine = [(w, list(tasks)) for r, w, tasks in reductions if r == root]
+        trees = [(w, tree) for r, w, tree in broadcasts if r == root]
+        structures.extend((w, _instance_structure(operation, tasks, tree))
+                          for w, tasks, tree in _pair(mine, trees))
+    return (master, structures, f"{len(columns.reductions)} reduction tree and "
+                                f"{len(columns.broadcasts)} arborescence column(s) in use after "
+                                f"{columns.rounds} round(s), {len(structures)} weighted "
+                                f"instance(s) over {len(by_root)} root(s)")
+
+
 def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Steady-state series of non-commutative all-reduces (port sums).
 
@@ -358,46 +443,19 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     bound = allreduce_bound(platform, operation, options, deadline=deadline)
     if isinstance(bound, PlanResult):
         return bound
-    try:
-        columns = _generate_columns(platform, operation, options, deadline)
-    except TimeLimitReached as stop:
-        return time_limit_error(options, f"{stop.phase}")
-    if isinstance(columns, PlanResult):
-        return columns
-    model, _ = build_allreduce_master(platform, operation, columns)
-    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
-                           deadline=deadline)
-    if isinstance(master, PlanResult):
-        return master
-    if master.lower <= 0:
-        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
-    amount: dict[Task, Fraction] = {
-        key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
-        if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
-    units: list[Unit] = []
-    structures: list[tuple[Fraction, Structure]] = []  # weighted instances
-    by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
-    for c, (root, tree) in enumerate(columns):
-        w = master.values[model.index["tree", c]]
-        if w > 0:
-            by_root[root].append((w, tree))
-    for root, trees in by_root.items():
-        carried = sum((w for w, _ in trees), Fraction(0))
-        reduce_op = replace(operation, kind=OperationKind.REDUCE, target=root)
-        try:
-            reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
-        except TimeLimitReached as stop:
-            return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
-        structures.extend((w, _instance_structure(operation, tasks, tree))
-                          for w, tasks, tree in _pair(reductions, trees))
+    n = len(operation.participants)
+    if n >= ROOTED_FROM:
+        step2 = _rooted_step(platform, operation, options, deadline)
+    else:
+        step2 = _ssr_step(platform, operation, options, deadline)
+    if isinstance(step2, PlanResult):
+        return step2
+    master, structures, step2_note = step2
     if deadline.expired:
         return time_limit_error(options, "tree extraction, before the periodic schedule")
-    n = len(operation.participants)
     notes = [f"bound: {n} per-destination SSR(G) copies over "
              f"shared operations ({bound.method}), {format_rational(bound.upper)}",
-             f"reduce to a root then broadcast: {len(columns)} arborescence "
-             f"column(s), {len(structures)} weighted instance(s) over {len(by_root)} root(s), "
-             f"{format_rational(master.lower)}"]
+             f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
     skipped = f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search"
     if master.lower < bound.upper and n <= PACKING_MAX_PARTICIPANTS:
         # Without a time_limit option the search has PACKING_SECONDS (within the
