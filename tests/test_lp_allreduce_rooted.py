@@ -8,6 +8,7 @@ then EXTRACT_TREES), and its instances must replay clean in the engine.
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 import pytest
@@ -15,8 +16,15 @@ import pytest
 import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
+from portsim.planners.lp._allreduce_bound import (
+    allreduce_bound,
+    build_allreduce_bound_model,
+    relaxation_size,
+)
+from portsim.planners.lp._allreduce_columns import split_bound
 from portsim.planners.lp._allreduce_rooted import prune, rooted_columns
 from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
 from portsim.scenarios.generators import random_platform
 from portsim.simulator import Operation, OperationKind, Platform, replay
@@ -86,3 +94,93 @@ def test_an_expired_deadline_stops_the_generation() -> None:
     op = Operation(ALLREDUCE).resolve(platform)
     with pytest.raises(TimeLimitReached, match=r"pricing|arborescences"):
         rooted_columns(platform, op, deadline=Deadline.after(0.0))
+
+
+# -- the bound at scale ---------------------------------------------------------------------
+
+def _relaxation(platform: Platform, op: Operation) -> Fraction:
+    bound = allreduce_bound(platform, op, LpOptions())
+    assert isinstance(bound, ExactSolution)
+    assert bound.exact
+    return bound.upper
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [
+    *((n, 3, seed) for n in (4, 5, 6) for seed in (0, 1, 2)), (5, 4, 0), (6, 5, 1)])
+def test_split_bound_is_never_below_the_relaxation(n: int, degree: int, seed: int) -> None:
+    """Any prices y >= 0 give a bound of the packing of fractional structures (the relaxation)."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    rows = len(step2[0].y_ub)
+    rng = random.Random(seed)
+    for y in (step2[0].y_ub, [Fraction(rng.randint(0, 9), rng.randint(1, 9)) for _ in range(rows)],
+              [Fraction(1)] * rows):
+        upper = split_bound(platform, op, y, deadline=Deadline.after(None))
+        assert upper is None or upper >= relaxation
+
+
+def test_relaxation_size_counts_the_model_without_building_it() -> None:
+    platform = Platform.build(
+        {"A": 1, "B": 0, "C": 1, "R": 1},
+        [("A", "R", 1), ("R", "A", 2), ("B", "R", 1), ("R", "B", 1), ("C", "R", 3),
+         ("R", "C", 1), ("A", "B", 2), ("B", "C", 1)], routers=["R"])
+    for participants in (("C", "A", "B"), ("B", "A")):
+        op = Operation(ALLREDUCE, participants=participants).resolve(platform)
+        model = build_allreduce_bound_model(platform, op)
+        assert relaxation_size(platform, op) == model.n_variables
+    platform = random_platform(7, 6, c=(1, 10), compute=(0, 3), seed=3)
+    op = Operation(ALLREDUCE).resolve(platform)
+    assert relaxation_size(platform, op) == build_allreduce_bound_model(platform, op).n_variables
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "degree", "seed"), [
+    *((n, 3, seed) for n in (5, 6, 7) for seed in (0, 1)), (6, 5, 0), (7, 6, 1)])
+def test_the_plan_at_scale_never_claims_more_than_it_proves(
+        monkeypatch: pytest.MonkeyPatch, n: int, degree: int, seed: int) -> None:
+    """Step 2 first, then the cheapest bound: an exact claim equals the relaxation.
+
+    The upper end is a bound on the structure packing, the relaxation bounds
+    it from above, and step 2 is achievable: so an exact result (upper end
+    equal to step 2) must equal the whole relaxation, computed independently
+    (the program of N SSR(G) copies), and an interval must contain it or lie
+    above it.
+    """
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert any(note.startswith("upper bound: ") for note in result.notes)
+    if result.message:
+        assert "certified interval" in result.message
+        assert any("not attempted" in note for note in result.notes)
+        assert result.throughput_bound >= relaxation
+    else:
+        assert result.throughput_bound == relaxation
+    report = replay(result.schedule, horizon=result.period * 20)
+    assert report.violations == (), [str(v) for v in report.violations[:3]]
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "complete"), [(9, False), (9, True), (10, False)])
+def test_nine_and_ten_participants_against_the_relaxation(n: int, complete: bool) -> None:
+    """At the sizes of the default path: exact claims equal the whole relaxation."""
+    platform = random_platform(n, n - 1 if complete else 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    if result.message:
+        assert result.throughput_bound >= relaxation
+    else:
+        assert result.throughput_bound == relaxation
+    report = replay(result.schedule, horizon=result.period * 20)
+    assert report.violations == ()

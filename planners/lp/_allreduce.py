@@ -62,7 +62,13 @@ from fractions import Fraction
 import networkx as nx
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
+from portsim.planners.lp._allreduce_bound import (
+    TP,
+    allreduce_bound,
+    relaxation_size,
+    tp_cap,
+)
+from portsim.planners.lp._allreduce_columns import split_bound
 from portsim.planners.lp._allreduce_packing import (
     Packing,
     Structure,
@@ -90,7 +96,7 @@ from portsim.planners.lp._incremental import (
 )
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
-from portsim.planners.lp._ssr import add_ssr_variables
+from portsim.planners.lp._ssr import add_ssr_variables, reduce_cap
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
@@ -111,6 +117,17 @@ of them, in a master rebuilt and solved again every round.  Below, the
 variables stay (the same optimum; the bundled examples keep their
 schedules, and the structure search starts from the instances it always
 had)."""
+
+RELAXATION_MAX_VARIABLES = 40_000
+"""From :data:`ROOTED_FROM` participants, the relaxation (N copies of SSR(G))
+is solved only up to this many variables: measured (interior point, CPU
+seconds, out-degree 3) N = 9, 22,294 variables, 5 s; N = 10, 35,446, 12 s
+(16 s with crossover); N = 12, about 75,000, more than 300 s.  Above it the
+cheaper bounds of :func:`_cheap_upper` stand, and the notes say so."""
+
+RELAXATION_SECONDS = 60.0
+"""Without a ``time_limit``, the relaxation of :data:`RELAXATION_MAX_VARIABLES`
+has this many seconds; past them the cheaper bounds stand (the notes say so)."""
 
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
@@ -395,6 +412,88 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
                                 f"instance(s) over {len(by_root)} root(s)")
 
 
+def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
+                 deadline: Deadline) -> tuple[Fraction, str]:
+    """The least of three certified upper bounds that cost no big program, and which one.
+
+    The least receive capacity of a participant (:func:`tp_cap`); for every
+    destination ``d``, the single-node bound of a reduce to ``d``
+    (:func:`~portsim.planners.lp._ssr.reduce_cap`: an allreduce makes the
+    reduce's ``N - 1`` reductions and its sends out of every participant
+    other than ``d``); and the structure dual of step 2's exact dual, split
+    among the destinations
+    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`).
+    """
+    best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
+    for d in operation.participants:
+        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
+        if cap is not None and cap < best:
+            best, how = cap, f"the single-node bound of a reduce to {d}"
+    split = split_bound(platform, operation, master.y_ub, deadline=deadline)
+    if split is not None and split < best:
+        best, how = split, ("step 2's exact dual, its prices split among the destinations "
+                            "(a dual of the structure packing)")
+    return best, how
+
+
+def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
+                   deadline: Deadline) -> PlanResult:
+    """From :data:`ROOTED_FROM` participants: step 2 first, then the cheapest bound that meets it.
+
+    Step 2 by tree columns (:func:`_rooted_step`) gives the schedule; its
+    value is certified optimal as soon as an upper bound meets it:
+    :func:`_cheap_upper` first, then the relaxation
+    (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
+    has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
+    :data:`RELAXATION_SECONDS` (or the call's ``time_limit``).  Otherwise the
+    result is the certified interval ``[step 2, the least upper bound]``,
+    its notes saying which bound that is and why the relaxation did not run
+    or finish.  The structure search (step 3) does not run at these sizes.
+    """
+    step2 = _rooted_step(platform, operation, options, deadline)
+    if isinstance(step2, PlanResult):
+        return step2
+    master, structures, step2_note = step2
+    n = len(operation.participants)
+    notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
+    try:
+        upper, how = _cheap_upper(platform, operation, master, deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the allreduce bound")
+    method = "structure dual"
+    if upper > master.lower:
+        size = relaxation_size(platform, operation)
+        if size > RELAXATION_MAX_VARIABLES:
+            notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
+                         f"not attempted: above {RELAXATION_MAX_VARIABLES} variables")
+        else:
+            budget = deadline
+            if options.time_limit is None:
+                cut = Deadline.after(RELAXATION_SECONDS)
+                if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
+                    budget = cut
+            bound = allreduce_bound(platform, operation, options, deadline=budget)
+            if isinstance(bound, ExactSolution):
+                notes.append(f"bound: {n} per-destination SSR(G) copies over shared "
+                             f"operations ({bound.method}), {format_rational(bound.upper)}")
+                if bound.upper < upper:
+                    upper, how, method = bound.upper, "the relaxation", bound.method
+            else:
+                notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} "
+                             f"variables) not finished: {bound.message}")
+    upper = max(upper, master.lower)
+    notes.append(f"upper bound: {how}, {format_rational(upper)}")
+    if upper > master.lower:
+        notes.append(f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search over "
+                     f"every structure (mixed integer pricing) does not run")
+    exact = ExactSolution(master.values, master.lower, upper, master.y_ub, master.y_eq,
+                          method if upper == master.lower else "interval", master.notes)
+    if deadline.expired:
+        return time_limit_error(options, "the allreduce bound, before the periodic schedule")
+    units = [structure_unit(w, s) for w, s in structures]
+    return finish(platform, operation, exact, [units], options, notes=notes)
+
+
 def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Steady-state series of non-commutative all-reduces (port sums).
 
@@ -440,14 +539,13 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     if refused is not None:
         return refused
     deadline = options.clock()
+    n = len(operation.participants)
+    if n >= ROOTED_FROM:
+        return _plan_at_scale(platform, operation, options, deadline)
     bound = allreduce_bound(platform, operation, options, deadline=deadline)
     if isinstance(bound, PlanResult):
         return bound
-    n = len(operation.participants)
-    if n >= ROOTED_FROM:
-        step2 = _rooted_step(platform, operation, options, deadline)
-    else:
-        step2 = _ssr_step(platform, operation, options, deadline)
+    step2 = _ssr_step(platform, operation, options, deadline)
     if isinstance(step2, PlanResult):
         return step2
     master, structures, step2_note = step2

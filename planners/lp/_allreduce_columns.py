@@ -92,6 +92,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -109,7 +110,7 @@ from portsim.planners.lp._tree_pricing import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 
-__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "allreduce_trees"]
+__all__ = ["EXACT_ROUNDS", "MAX_ROUNDS", "SMOOTHING", "allreduce_trees", "split_bound"]
 
 
 MAX_ROUNDS = 5_000
@@ -497,6 +498,62 @@ def _certified_upper(master: _TreeMaster, y_ub: list[Fraction], clock: Deadline
     if not least or total <= 0:
         return None, found
     return space.dual_value(y_port) / min(_ONE, total), found
+
+
+def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction], *,
+                deadline: Deadline) -> Fraction | None:
+    """An upper bound on every schedule's throughput from port, CPU and link prices ``y``.
+
+    Parameters
+    ----------
+    platform, operation:
+        As :func:`allreduce_trees`.
+    y:
+        Non-negative prices of the rows of :class:`TreeSpace` (send and
+        receive port per node, CPUs of ``w > 0``, links of their own row),
+        e.g. the exact dual of the reduce-then-broadcast master.
+    deadline:
+        Checked in every dynamic program.
+
+    Returns
+    -------
+    Fraction or None
+        ``Σ rhs·y / Σ_d W_d``, certified; ``None`` when ``Σ_d W_d = 0``.
+
+    Notes
+    -----
+    Every schedule's throughput is at most the best packing of structures
+    (unions of one reduction tree per destination, operations shared;
+    :mod:`portsim.planners.lp._allreduce_packing`), whose dual is ``min
+    rhs·z`` over ``z >= 0`` with ``z·load_s >= 1`` for every structure
+    ``s``.  Split each operation's price ``cost_op(y)`` among the
+    destinations, ``μ_{d,op} >= 0`` with ``Σ_d μ_{d,op} <= cost_op(y)``
+    (:func:`_split` with no coupling row: each destination's share is what
+    its own cheapest holding prices need, the destinations served in
+    order).  A structure ``s`` holds a tree ``t_d`` of every ``d``, so
+    ``y·load_s = Σ_{op ∈ s} cost_op >= Σ_d Σ_{op ∈ t_d} μ_{d,op} >= Σ_d
+    W_d``, ``W_d`` the least price of a tree of ``d`` under ``μ_d``
+    (:func:`~portsim.planners.lp._tree_pricing.cheapest_interval_tree`,
+    exact on integers).  So ``z = y / Σ_d W_d`` is dual feasible and the
+    packing, hence every schedule, is at most ``Σ rhs·y / Σ_d W_d``.  It is
+    the module's certificate without coupling rows: the same program as the
+    per-destination relaxation, at one dual point, so it can be looser
+    than the relaxation, never below the optimum.
+    """
+    parts = operation.participants
+    space = TreeSpace.of(platform, replace(operation, target=parts[0]))
+    ops = _Operations(space, len(parts))
+    y_port = [max(v, Fraction(0)) for v in y]
+    link, cpu, q = space.prices(y_port, exact=True)
+    prices, _ = _split(ops, _Rows(), ops.cost(link, cpu), np.zeros(0, dtype=object),
+                       len(parts), clock=deadline)
+    if not prices:
+        return None
+    least, _ = _price_at(ops, prices, deadline)
+    total = Fraction(sum(int(w) for w in least), q)
+    if total <= 0:
+        return None
+    return space.dual_value(y_port) / total
 
 
 def allreduce_trees(platform: Platform, operation: Operation, *,
