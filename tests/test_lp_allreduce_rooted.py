@@ -119,8 +119,44 @@ def test_split_bound_is_never_below_the_relaxation(n: int, degree: int, seed: in
     rng = random.Random(seed)
     for y in (step2[0].y_ub, [Fraction(rng.randint(0, 9), rng.randint(1, 9)) for _ in range(rows)],
               [Fraction(1)] * rows):
-        upper = split_bound(platform, op, y, deadline=Deadline.after(None))
-        assert upper is None or upper >= relaxation
+        for rounds in (0, 20):
+            upper = split_bound(platform, op, y, deadline=Deadline.after(None), max_rounds=rounds)
+            assert upper is None or upper >= relaxation
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(5, 4, 0), (5, 4, 1), (7, 3, 1)])
+def test_the_best_split_meets_the_schedule_where_the_first_does_not(
+        n: int, degree: int, seed: int) -> None:
+    """Measured cases where step 2 is optimal: the best split's bound is within 1e-6 of it."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    value = step2[0].lower
+    assert value == _relaxation(platform, op)
+    first = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        max_rounds=0)
+    best = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None))
+    assert first is not None
+    assert best is not None
+    assert value <= best < first
+    assert best <= value * (1 + Fraction(1, 10**6))
+
+
+def test_a_spent_budget_keeps_the_best_split_found() -> None:
+    platform = random_platform(5, 4, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    spent = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        budget=Deadline.after(0.0))
+    first = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        max_rounds=0)
+    assert spent == first
+    with pytest.raises(TimeLimitReached):
+        split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(0.0))
 
 
 def test_relaxation_size_counts_the_model_without_building_it() -> None:
@@ -155,6 +191,7 @@ def test_the_plan_at_scale_never_claims_more_than_it_proves(
     relaxation = _relaxation(platform, op)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
+    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
     result = steady_state(platform, op)
     assert result.status == "ok", result.message
     assert any(note.startswith("upper bound: ") for note in result.notes)

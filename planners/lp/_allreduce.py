@@ -50,6 +50,21 @@ final computation, so the lags of :mod:`portsim.planners.lp._periodic` never sen
 When the schedule's rate equals the certified upper end the result is
 exact; otherwise ``throughput_bound`` is the upper end and the message
 states the certified interval ``[achieved, upper end]``.
+
+**From** :data:`ROOTED_FROM` **participants** (:func:`_plan_at_scale`) the
+relaxation, about ``N⁵`` variables, is what does not scale (measured,
+interior point: 5 s at N = 9, 12 s at N = 10, more than 300 s at N = 12),
+so the order turns: step 2 first, by reduction-tree and arborescence
+columns (:mod:`portsim.planners.lp._allreduce_rooted`: N = 12 on a
+complete platform in 0.7 s of CPU, against 22 s with SSR(G)'s variables,
+the same value), then the cheapest upper bound that meets it: the
+receive and single-node caps, step 2's exact dual with its prices split
+among the destinations (a dual of the structure packing,
+:func:`~portsim.planners.lp._allreduce_columns.split_bound`), and only
+then the relaxation, up to :data:`RELAXATION_MAX_VARIABLES` variables and
+:data:`RELAXATION_SECONDS`.  What none of them closes is the certified
+interval ``[step 2, least upper bound]``, the notes naming that bound;
+the structure search (step 3) does not run at these sizes.
 """
 
 from __future__ import annotations
@@ -117,6 +132,15 @@ of them, in a master rebuilt and solved again every round.  Below, the
 variables stay (the same optimum; the bundled examples keep their
 schedules, and the structure search starts from the instances it always
 had)."""
+
+SPLIT_SECONDS = 5.0
+"""Without a ``time_limit``, the search for the best split of step 2's dual
+among the destinations (:func:`~portsim.planners.lp._allreduce_columns.split_bound`)
+stops after this many seconds; the best split found then stands.  Measured
+(out-degree 3, costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164,
+0.127, 0.099, 0.104 against 0.164, 0.153, 0.159, 0.135 for the first split
+and schedules of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete
+platform 60 rounds left the first split's bound standing."""
 
 RELAXATION_MAX_VARIABLES = 40_000
 """From :data:`ROOTED_FROM` participants, the relaxation (N copies of SSR(G))
@@ -413,7 +437,7 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
 
 
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
-                 deadline: Deadline) -> tuple[Fraction, str]:
+                 options: LpOptions, deadline: Deadline) -> tuple[Fraction, str]:
     """The least of three certified upper bounds that cost no big program, and which one.
 
     The least receive capacity of a participant (:func:`tp_cap`); for every
@@ -422,14 +446,21 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     reduce's ``N - 1`` reductions and its sends out of every participant
     other than ``d``); and the structure dual of step 2's exact dual, split
     among the destinations
-    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`).
+    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`, its search
+    for the best split cut after :data:`SPLIT_SECONDS` without a
+    ``time_limit``).
     """
     best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
     for d in operation.participants:
         cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
-    split = split_bound(platform, operation, master.y_ub, deadline=deadline)
+    budget = deadline
+    if options.time_limit is None:
+        cut = Deadline.after(SPLIT_SECONDS)
+        if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
+            budget = cut
+    split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget)
     if split is not None and split < best:
         best, how = split, ("step 2's exact dual, its prices split among the destinations "
                             "(a dual of the structure packing)")
@@ -457,7 +488,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     n = len(operation.participants)
     notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
     try:
-        upper, how = _cheap_upper(platform, operation, master, deadline)
+        upper, how = _cheap_upper(platform, operation, master, options, deadline)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     method = "structure dual"
