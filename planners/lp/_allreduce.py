@@ -83,7 +83,7 @@ from portsim.planners.lp._allreduce_bound import (
     relaxation_size,
     tp_cap,
 )
-from portsim.planners.lp._allreduce_columns import split_bound
+from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
 from portsim.planners.lp._allreduce_packing import (
     Packing,
     Structure,
@@ -437,7 +437,8 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
 
 
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
-                 options: LpOptions, deadline: Deadline) -> tuple[Fraction, str]:
+                 options: LpOptions, deadline: Deadline, *, search: bool
+                 ) -> tuple[Fraction, str]:
     """The least of three certified upper bounds that cost no big program, and which one.
 
     The least receive capacity of a participant (:func:`tp_cap`); for every
@@ -446,9 +447,10 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     reduce's ``N - 1`` reductions and its sends out of every participant
     other than ``d``); and the structure dual of step 2's exact dual, split
     among the destinations
-    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`, its search
-    for the best split cut after :data:`SPLIT_SECONDS` without a
-    ``time_limit``).
+    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`; with
+    ``search``, its search for the best split, cut after
+    :data:`SPLIT_SECONDS` without a ``time_limit``; without, the first
+    split only: the relaxation will run, and no split bounds below it).
     """
     best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
     for d in operation.participants:
@@ -460,7 +462,8 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
         cut = Deadline.after(SPLIT_SECONDS)
         if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
             budget = cut
-    split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget)
+    split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
+                        max_rounds=SPLIT_ROUNDS if search else 0)
     if split is not None and split < best:
         best, how = split, ("step 2's exact dual, its prices split among the destinations "
                             "(a dual of the structure packing)")
@@ -487,13 +490,14 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     master, structures, step2_note = step2
     n = len(operation.participants)
     notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
+    size = relaxation_size(platform, operation)
     try:
-        upper, how = _cheap_upper(platform, operation, master, options, deadline)
+        upper, how = _cheap_upper(platform, operation, master, options, deadline,
+                                  search=size > RELAXATION_MAX_VARIABLES)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     method = "structure dual"
     if upper > master.lower:
-        size = relaxation_size(platform, operation)
         if size > RELAXATION_MAX_VARIABLES:
             notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
                          f"not attempted: above {RELAXATION_MAX_VARIABLES} variables")
