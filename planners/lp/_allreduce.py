@@ -93,8 +93,10 @@ from portsim.planners.lp._allreduce_packing import (
     structure_unit,
 )
 from portsim.planners.lp._allreduce_rooted import (
+    prune,
     rooted_columns,
     rooted_master,
+    roots,
     solution_weights,
 )
 from portsim.planners.lp._arborescence import min_arborescence
@@ -166,25 +168,16 @@ Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
 
+def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
+    """``deadline`` itself, or ``seconds`` from now when sooner and no ``time_limit`` is set."""
+    if options.time_limit is None:
+        cut = Deadline.after(seconds)
+        if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
+            return cut
+    return deadline
+
+
 # -- the schedule: reduce to a root, broadcast from it ---------------------------------------
-
-def _roots(platform: Platform, operation: Operation) -> list[NodeId]:
-    """Processors that reach every participant (they may finish and broadcast)."""
-    parts = set(operation.participants)
-    return [r for r in platform.processors
-            if parts <= ({r} | nx.descendants(platform.graph, r))]
-
-
-def _prune(tree: Tree, root: NodeId, keep: set[NodeId]) -> Tree:
-    """Drop leaves that are not in ``keep`` until none is left (a Steiner arborescence)."""
-    edges = set(tree)
-    while True:
-        has_child = {u for u, _ in edges}
-        leaves = {(u, v) for u, v in edges if v not in has_child and v not in keep}
-        if not leaves:
-            return tuple(sorted(edges))
-        edges -= leaves
-
 
 def _arborescence(platform: Platform, root: NodeId, nodes: set[NodeId],
                   price: dict[tuple[NodeId, NodeId], float] | None) -> Tree:
@@ -219,7 +212,8 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     platform, operation:
         As :func:`build_allreduce_bound_model`.
     columns:
-        ``(root, arborescence)`` pairs; every root in :func:`_roots`.
+        ``(root, arborescence)`` pairs; every root in
+        :func:`~portsim.planners.lp._allreduce_rooted.roots`.
 
     Returns
     -------
@@ -237,12 +231,12 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
     cap = tp_cap(platform, operation)
-    roots = _roots(platform, operation)
+    root_list = roots(platform, operation)
     model = LinearModel()
     tp = model.variable(TP, upper=cap)
     model.objective = tp
     ssr = add_ssr_variables(model, platform, operation, no_final_from=platform.graph.nodes,
-                            task_cap=dict.fromkeys(platform.processors, cap), final_at=roots)
+                            task_cap=dict.fromkeys(platform.processors, cap), final_at=root_list)
     balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
     capacity = PortCapacity.of(platform)
     own_row = capacity.own_row
@@ -283,10 +277,10 @@ def build_allreduce_master(platform: Platform, operation: Operation,
 def _generate_columns(platform: Platform, operation: Operation, options: LpOptions,
                       deadline: Deadline) -> list[tuple[NodeId, Tree]] | PlanResult:
     """Broadcast arborescences by column generation on the float master program."""
-    roots = _roots(platform, operation)
+    root_list = roots(platform, operation)
     keep = set(operation.participants)
-    reach = {r: {r} | nx.descendants(platform.graph, r) for r in roots}
-    columns = [(r, _prune(_arborescence(platform, r, reach[r], None), r, keep)) for r in roots]
+    reach = {r: {r} | nx.descendants(platform.graph, r) for r in root_list}
+    columns = [(r, prune(_arborescence(platform, r, reach[r], None), keep)) for r in root_list]
     seen = set(columns)
     busy = {e: float(operation.size * platform.cost(*e)) for e in platform.graph.edges}
     links = PortCapacity.of(platform).links
@@ -312,8 +306,8 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
                  for (u, v), b in busy.items()}
         z_tp = float(y_eq[0])
         added = False
-        for r in roots:
-            tree = _prune(_arborescence(platform, r, reach[r], price), r, keep)
+        for r in root_list:
+            tree = prune(_arborescence(platform, r, reach[r], price), keep)
             cost = sum(price[e] for e in tree)
             if cost < z_tp + float(y_eq[final_rows[r]]) - TOLERANCE \
                     and (r, tree) not in seen:
@@ -368,6 +362,16 @@ Step2 = tuple[ExactSolution, list[tuple[Fraction, Structure]], str]
 """Step 2's exact master, its weighted instances and what its note says."""
 
 
+def _solve_step2(model: LinearModel, options: LpOptions, deadline: Deadline
+                 ) -> ExactSolution | PlanResult:
+    """Step 2's master solved exactly; an ``error`` when it fails or carries nothing."""
+    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
+                           deadline=deadline)
+    if isinstance(master, ExactSolution) and master.lower <= 0:
+        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
+    return master
+
+
 def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
               deadline: Deadline) -> Step2 | PlanResult:
     """Step 2 with SSR(G)'s variables (:func:`build_allreduce_master`), then EXTRACT_TREES."""
@@ -378,12 +382,9 @@ def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
     if isinstance(columns, PlanResult):
         return columns
     model, _ = build_allreduce_master(platform, operation, columns)
-    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
-                           deadline=deadline)
+    master = _solve_step2(model, options, deadline)
     if isinstance(master, PlanResult):
         return master
-    if master.lower <= 0:
-        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
     amount: dict[Task, Fraction] = {
         key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
         if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
@@ -416,12 +417,9 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
     except MasterFailed as failure:
         return PlanResult.error(NAME, f"allreduce reduce-then-broadcast master: {failure.status}")
     model = rooted_master(platform, operation, space, columns)
-    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
-                           deadline=deadline)
+    master = _solve_step2(model, options, deadline)
     if isinstance(master, PlanResult):
         return master
-    if master.lower <= 0:
-        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
     reductions, broadcasts = solution_weights(model, master, columns)
     structures: list[tuple[Fraction, Structure]] = []
     by_root = {root for root, _, _ in broadcasts}
@@ -457,11 +455,7 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
         cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
-    budget = deadline
-    if options.time_limit is None:
-        cut = Deadline.after(SPLIT_SECONDS)
-        if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
-            budget = cut
+    budget = _budget(options, deadline, SPLIT_SECONDS)
     split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
                         max_rounds=SPLIT_ROUNDS if search else 0)
     if split is not None and split < best:
@@ -502,11 +496,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
             notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
                          f"not attempted: above {RELAXATION_MAX_VARIABLES} variables")
         else:
-            budget = deadline
-            if options.time_limit is None:
-                cut = Deadline.after(RELAXATION_SECONDS)
-                if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
-                    budget = cut
+            budget = _budget(options, deadline, RELAXATION_SECONDS)
             bound = allreduce_bound(platform, operation, options, deadline=budget)
             if isinstance(bound, ExactSolution):
                 notes.append(f"bound: {n} per-destination SSR(G) copies over shared "
@@ -594,11 +584,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
         # Without a time_limit option the search has PACKING_SECONDS (within the
         # default time limit), then the interval stands; with one, the call's
         # deadline rules (an error past it).
-        budget = deadline
-        if options.time_limit is None:
-            cut = Deadline.after(PACKING_SECONDS)
-            if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
-                budget = cut
+        budget = _budget(options, deadline, PACKING_SECONDS)
         try:
             packing = pack_structures(platform, operation, [s for _, s in structures], options,
                                       deadline=budget)
