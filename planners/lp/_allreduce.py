@@ -50,6 +50,21 @@ final computation, so the lags of :mod:`portsim.planners.lp._periodic` never sen
 When the schedule's rate equals the certified upper end the result is
 exact; otherwise ``throughput_bound`` is the upper end and the message
 states the certified interval ``[achieved, upper end]``.
+
+**From** :data:`ROOTED_FROM` **participants** (:func:`_plan_at_scale`) the
+relaxation, about ``N⁵`` variables, is what does not scale (measured,
+interior point: 5 s at N = 9, 12 s at N = 10, more than 300 s at N = 12),
+so the order turns: step 2 first, by reduction-tree and arborescence
+columns (:mod:`portsim.planners.lp._allreduce_rooted`: N = 12 on a
+complete platform in 0.7 s of CPU, against 22 s with SSR(G)'s variables,
+the same value), then the cheapest upper bound that meets it: the
+receive and single-node caps, step 2's exact dual with its prices split
+among the destinations (a dual of the structure packing,
+:func:`~portsim.planners.lp._allreduce_columns.split_bound`), and only
+then the relaxation, up to :data:`RELAXATION_MAX_VARIABLES` variables and
+:data:`RELAXATION_SECONDS`.  What none of them closes is the certified
+interval ``[step 2, least upper bound]``, the notes naming that bound;
+the structure search (step 3) does not run at these sizes.
 """
 
 from __future__ import annotations
@@ -62,7 +77,13 @@ from fractions import Fraction
 import networkx as nx
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._allreduce_bound import TP, allreduce_bound, tp_cap
+from portsim.planners.lp._allreduce_bound import (
+    TP,
+    allreduce_bound,
+    relaxation_size,
+    tp_cap,
+)
+from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
 from portsim.planners.lp._allreduce_packing import (
     Packing,
     Structure,
@@ -70,6 +91,13 @@ from portsim.planners.lp._allreduce_packing import (
     pack_structures,
     packing_solution,
     structure_unit,
+)
+from portsim.planners.lp._allreduce_rooted import (
+    prune,
+    rooted_columns,
+    rooted_master,
+    roots,
+    solution_weights,
 )
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._capacity import PortCapacity
@@ -83,10 +111,9 @@ from portsim.planners.lp._incremental import (
     RebuiltMaster,
     generate,
 )
-from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
-from portsim.planners.lp._ssr import add_ssr_variables
+from portsim.planners.lp._ssr import add_ssr_variables, reduce_cap
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
@@ -98,6 +125,35 @@ PACKING_MAX_PARTICIPANTS = 8
 instance structure (:mod:`portsim.planners.lp._allreduce_packing`) runs up to this
 many participants; its mixed integer pricing programs grow as N copies of
 SSR(G)."""
+
+ROOTED_FROM = 9
+"""From this many participants, step 2 prices reduction trees by the reduce's
+interval dynamic program (:mod:`portsim.planners.lp._allreduce_rooted`)
+instead of declaring SSR(G)'s variables, about ``|E| N^2 / 2 + n N^3 / 6``
+of them, in a master rebuilt and solved again every round.  Below, the
+variables stay (the same optimum; the bundled examples keep their
+schedules, and the structure search starts from the instances it always
+had)."""
+
+SPLIT_SECONDS = 5.0
+"""Without a ``time_limit``, the search for the best split of step 2's dual
+among the destinations (:func:`~portsim.planners.lp._allreduce_columns.split_bound`)
+stops after this many seconds; the best split found then stands.  Measured
+(out-degree 3, costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164,
+0.127, 0.099, 0.104 against 0.164, 0.153, 0.159, 0.135 for the first split
+and schedules of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete
+platform 60 rounds left the first split's bound standing."""
+
+RELAXATION_MAX_VARIABLES = 40_000
+"""From :data:`ROOTED_FROM` participants, the relaxation (N copies of SSR(G))
+is solved only up to this many variables: measured (interior point, CPU
+seconds, out-degree 3) N = 9, 22,294 variables, 5 s; N = 10, 35,446, 12 s
+(16 s with crossover); N = 12, about 75,000, more than 300 s.  Above it the
+cheaper bounds of :func:`_cheap_upper` stand, and the notes say so."""
+
+RELAXATION_SECONDS = 60.0
+"""Without a ``time_limit``, the relaxation of :data:`RELAXATION_MAX_VARIABLES`
+has this many seconds; past them the cheaper bounds stand (the notes say so)."""
 
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
@@ -112,25 +168,16 @@ Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
 
+def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
+    """``deadline`` itself, or ``seconds`` from now when sooner and no ``time_limit`` is set."""
+    if options.time_limit is None:
+        cut = Deadline.after(seconds)
+        if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
+            return cut
+    return deadline
+
+
 # -- the schedule: reduce to a root, broadcast from it ---------------------------------------
-
-def _roots(platform: Platform, operation: Operation) -> list[NodeId]:
-    """Processors that reach every participant (they may finish and broadcast)."""
-    parts = set(operation.participants)
-    return [r for r in platform.processors
-            if parts <= ({r} | nx.descendants(platform.graph, r))]
-
-
-def _prune(tree: Tree, root: NodeId, keep: set[NodeId]) -> Tree:
-    """Drop leaves that are not in ``keep`` until none is left (a Steiner arborescence)."""
-    edges = set(tree)
-    while True:
-        has_child = {u for u, _ in edges}
-        leaves = {(u, v) for u, v in edges if v not in has_child and v not in keep}
-        if not leaves:
-            return tuple(sorted(edges))
-        edges -= leaves
-
 
 def _arborescence(platform: Platform, root: NodeId, nodes: set[NodeId],
                   price: dict[tuple[NodeId, NodeId], float] | None) -> Tree:
@@ -165,7 +212,8 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     platform, operation:
         As :func:`build_allreduce_bound_model`.
     columns:
-        ``(root, arborescence)`` pairs; every root in :func:`_roots`.
+        ``(root, arborescence)`` pairs; every root in
+        :func:`~portsim.planners.lp._allreduce_rooted.roots`.
 
     Returns
     -------
@@ -183,12 +231,12 @@ def build_allreduce_master(platform: Platform, operation: Operation,
     size = operation.size
     owner = {p: i for i, p in enumerate(parts)}
     cap = tp_cap(platform, operation)
-    roots = _roots(platform, operation)
+    root_list = roots(platform, operation)
     model = LinearModel()
     tp = model.variable(TP, upper=cap)
     model.objective = tp
     ssr = add_ssr_variables(model, platform, operation, no_final_from=platform.graph.nodes,
-                            task_cap=dict.fromkeys(platform.processors, cap), final_at=roots)
+                            task_cap=dict.fromkeys(platform.processors, cap), final_at=root_list)
     balance, out_port, in_port, cpu = ssr.balance, ssr.out_port, ssr.in_port, ssr.cpu
     capacity = PortCapacity.of(platform)
     own_row = capacity.own_row
@@ -229,10 +277,10 @@ def build_allreduce_master(platform: Platform, operation: Operation,
 def _generate_columns(platform: Platform, operation: Operation, options: LpOptions,
                       deadline: Deadline) -> list[tuple[NodeId, Tree]] | PlanResult:
     """Broadcast arborescences by column generation on the float master program."""
-    roots = _roots(platform, operation)
+    root_list = roots(platform, operation)
     keep = set(operation.participants)
-    reach = {r: {r} | nx.descendants(platform.graph, r) for r in roots}
-    columns = [(r, _prune(_arborescence(platform, r, reach[r], None), r, keep)) for r in roots]
+    reach = {r: {r} | nx.descendants(platform.graph, r) for r in root_list}
+    columns = [(r, prune(_arborescence(platform, r, reach[r], None), keep)) for r in root_list]
     seen = set(columns)
     busy = {e: float(operation.size * platform.cost(*e)) for e in platform.graph.edges}
     links = PortCapacity.of(platform).links
@@ -258,8 +306,8 @@ def _generate_columns(platform: Platform, operation: Operation, options: LpOptio
                  for (u, v), b in busy.items()}
         z_tp = float(y_eq[0])
         added = False
-        for r in roots:
-            tree = _prune(_arborescence(platform, r, reach[r], price), r, keep)
+        for r in root_list:
+            tree = prune(_arborescence(platform, r, reach[r], price), keep)
             cost = sum(price[e] for e in tree)
             if cost < z_tp + float(y_eq[final_rows[r]]) - TOLERANCE \
                     and (r, tree) not in seen:
@@ -310,6 +358,167 @@ def _instance_structure(operation: Operation, tasks: list[Task], tree: Tree) -> 
     return structure
 
 
+Step2 = tuple[ExactSolution, list[tuple[Fraction, Structure]], str]
+"""Step 2's exact master, its weighted instances and what its note says."""
+
+
+def _solve_step2(model: LinearModel, options: LpOptions, deadline: Deadline
+                 ) -> ExactSolution | PlanResult:
+    """Step 2's master solved exactly; an ``error`` when it fails or carries nothing."""
+    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
+                           deadline=deadline)
+    if isinstance(master, ExactSolution) and master.lower <= 0:
+        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
+    return master
+
+
+def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
+              deadline: Deadline) -> Step2 | PlanResult:
+    """Step 2 with SSR(G)'s variables (:func:`build_allreduce_master`), then EXTRACT_TREES."""
+    try:
+        columns = _generate_columns(platform, operation, options, deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase}")
+    if isinstance(columns, PlanResult):
+        return columns
+    model, _ = build_allreduce_master(platform, operation, columns)
+    master = _solve_step2(model, options, deadline)
+    if isinstance(master, PlanResult):
+        return master
+    amount: dict[Task, Fraction] = {
+        key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
+        if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
+    structures: list[tuple[Fraction, Structure]] = []  # weighted instances
+    by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
+    for c, (root, tree) in enumerate(columns):
+        w = master.values[model.index["tree", c]]
+        if w > 0:
+            by_root[root].append((w, tree))
+    for root, trees in by_root.items():
+        carried = sum((w for w, _ in trees), Fraction(0))
+        reduce_op = replace(operation, kind=OperationKind.REDUCE, target=root)
+        try:
+            reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
+        structures.extend((w, _instance_structure(operation, tasks, tree))
+                          for w, tasks, tree in _pair(reductions, trees))
+    return (master, structures, f"{len(columns)} arborescence column(s), {len(structures)} "
+                                f"weighted instance(s) over {len(by_root)} root(s)")
+
+
+def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
+                 deadline: Deadline) -> Step2 | PlanResult:
+    """Step 2 by reduction-tree and arborescence columns (:mod:`._allreduce_rooted`)."""
+    try:
+        space, columns = rooted_columns(platform, operation, deadline=deadline)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase}")
+    except MasterFailed as failure:
+        return PlanResult.error(NAME, f"allreduce reduce-then-broadcast master: {failure.status}")
+    model = rooted_master(platform, operation, space, columns)
+    master = _solve_step2(model, options, deadline)
+    if isinstance(master, PlanResult):
+        return master
+    reductions, broadcasts = solution_weights(model, master, columns)
+    structures: list[tuple[Fraction, Structure]] = []
+    by_root = {root for root, _, _ in broadcasts}
+    for root in sorted(by_root, key=str):
+        mine = [(w, list(tasks)) for r, w, tasks in reductions if r == root]
+        trees = [(w, tree) for r, w, tree in broadcasts if r == root]
+        structures.extend((w, _instance_structure(operation, tasks, tree))
+                          for w, tasks, tree in _pair(mine, trees))
+    return (master, structures, f"{len(columns.reductions)} reduction tree and "
+                                f"{len(columns.broadcasts)} arborescence column(s) in use after "
+                                f"{columns.rounds} round(s), {len(structures)} weighted "
+                                f"instance(s) over {len(by_root)} root(s)")
+
+
+def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
+                 options: LpOptions, deadline: Deadline, *, search: bool
+                 ) -> tuple[Fraction, str]:
+    """The least of three certified upper bounds that cost no big program, and which one.
+
+    The least receive capacity of a participant (:func:`tp_cap`); for every
+    destination ``d``, the single-node bound of a reduce to ``d``
+    (:func:`~portsim.planners.lp._ssr.reduce_cap`: an allreduce makes the
+    reduce's ``N - 1`` reductions and its sends out of every participant
+    other than ``d``); and the structure dual of step 2's exact dual, split
+    among the destinations
+    (:func:`~portsim.planners.lp._allreduce_columns.split_bound`; with
+    ``search``, its search for the best split, cut after
+    :data:`SPLIT_SECONDS` without a ``time_limit``; without, the first
+    split only: the relaxation will run, and no split bounds below it).
+    """
+    best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
+    for d in operation.participants:
+        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
+        if cap is not None and cap < best:
+            best, how = cap, f"the single-node bound of a reduce to {d}"
+    budget = _budget(options, deadline, SPLIT_SECONDS)
+    split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
+                        max_rounds=SPLIT_ROUNDS if search else 0)
+    if split is not None and split < best:
+        best, how = split, ("step 2's exact dual, its prices split among the destinations "
+                            "(a dual of the structure packing)")
+    return best, how
+
+
+def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
+                   deadline: Deadline) -> PlanResult:
+    """From :data:`ROOTED_FROM` participants: step 2 first, then the cheapest bound that meets it.
+
+    Step 2 by tree columns (:func:`_rooted_step`) gives the schedule; its
+    value is certified optimal as soon as an upper bound meets it:
+    :func:`_cheap_upper` first, then the relaxation
+    (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
+    has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
+    :data:`RELAXATION_SECONDS` (or the call's ``time_limit``).  Otherwise the
+    result is the certified interval ``[step 2, the least upper bound]``,
+    its notes saying which bound that is and why the relaxation did not run
+    or finish.  The structure search (step 3) does not run at these sizes.
+    """
+    step2 = _rooted_step(platform, operation, options, deadline)
+    if isinstance(step2, PlanResult):
+        return step2
+    master, structures, step2_note = step2
+    n = len(operation.participants)
+    notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
+    size = relaxation_size(platform, operation)
+    try:
+        upper, how = _cheap_upper(platform, operation, master, options, deadline,
+                                  search=size > RELAXATION_MAX_VARIABLES)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, f"{stop.phase} of the allreduce bound")
+    method = "structure dual"
+    if upper > master.lower:
+        if size > RELAXATION_MAX_VARIABLES:
+            notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
+                         f"not attempted: above {RELAXATION_MAX_VARIABLES} variables")
+        else:
+            budget = _budget(options, deadline, RELAXATION_SECONDS)
+            bound = allreduce_bound(platform, operation, options, deadline=budget)
+            if isinstance(bound, ExactSolution):
+                notes.append(f"bound: {n} per-destination SSR(G) copies over shared "
+                             f"operations ({bound.method}), {format_rational(bound.upper)}")
+                if bound.upper < upper:
+                    upper, how, method = bound.upper, "the relaxation", bound.method
+            else:
+                notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} "
+                             f"variables) not finished: {bound.message}")
+    upper = max(upper, master.lower)
+    notes.append(f"upper bound: {how}, {format_rational(upper)}")
+    if upper > master.lower:
+        notes.append(f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search over "
+                     f"every structure (mixed integer pricing) does not run")
+    exact = ExactSolution(master.values, master.lower, upper, master.y_ub, master.y_eq,
+                          method if upper == master.lower else "interval", master.notes)
+    if deadline.expired:
+        return time_limit_error(options, "the allreduce bound, before the periodic schedule")
+    units = [structure_unit(w, s) for w, s in structures]
+    return finish(platform, operation, exact, [units], options, notes=notes)
+
+
 def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     """Steady-state series of non-commutative all-reduces (port sums).
 
@@ -355,59 +564,27 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     if refused is not None:
         return refused
     deadline = options.clock()
+    n = len(operation.participants)
+    if n >= ROOTED_FROM:
+        return _plan_at_scale(platform, operation, options, deadline)
     bound = allreduce_bound(platform, operation, options, deadline=deadline)
     if isinstance(bound, PlanResult):
         return bound
-    try:
-        columns = _generate_columns(platform, operation, options, deadline)
-    except TimeLimitReached as stop:
-        return time_limit_error(options, f"{stop.phase}")
-    if isinstance(columns, PlanResult):
-        return columns
-    model, _ = build_allreduce_master(platform, operation, columns)
-    master = solve_exactly(model, options, what="allreduce reduce-then-broadcast",
-                           deadline=deadline)
-    if isinstance(master, PlanResult):
-        return master
-    if master.lower <= 0:
-        return PlanResult.error(NAME, "the reduce-then-broadcast program carries nothing")
-    amount: dict[Task, Fraction] = {
-        key: master.values[j] for key, j in model.index.items()  # type: ignore[misc]
-        if isinstance(key, tuple) and key[0] in ("send", "cons") and master.values[j] > 0}
-    units: list[Unit] = []
-    structures: list[tuple[Fraction, Structure]] = []  # weighted instances
-    by_root: dict[NodeId, list[tuple[Fraction, Tree]]] = defaultdict(list)
-    for c, (root, tree) in enumerate(columns):
-        w = master.values[model.index["tree", c]]
-        if w > 0:
-            by_root[root].append((w, tree))
-    for root, trees in by_root.items():
-        carried = sum((w for w, _ in trees), Fraction(0))
-        reduce_op = replace(operation, kind=OperationKind.REDUCE, target=root)
-        try:
-            reductions = extract_trees(reduce_op, amount, carried, deadline=deadline)
-        except TimeLimitReached as stop:
-            return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
-        structures.extend((w, _instance_structure(operation, tasks, tree))
-                          for w, tasks, tree in _pair(reductions, trees))
+    step2 = _ssr_step(platform, operation, options, deadline)
+    if isinstance(step2, PlanResult):
+        return step2
+    master, structures, step2_note = step2
     if deadline.expired:
         return time_limit_error(options, "tree extraction, before the periodic schedule")
-    n = len(operation.participants)
     notes = [f"bound: {n} per-destination SSR(G) copies over "
              f"shared operations ({bound.method}), {format_rational(bound.upper)}",
-             f"reduce to a root then broadcast: {len(columns)} arborescence "
-             f"column(s), {len(structures)} weighted instance(s) over {len(by_root)} root(s), "
-             f"{format_rational(master.lower)}"]
+             f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
     skipped = f"{n} participants: above {PACKING_MAX_PARTICIPANTS}, the search"
     if master.lower < bound.upper and n <= PACKING_MAX_PARTICIPANTS:
         # Without a time_limit option the search has PACKING_SECONDS (within the
         # default time limit), then the interval stands; with one, the call's
         # deadline rules (an error past it).
-        budget = deadline
-        if options.time_limit is None:
-            cut = Deadline.after(PACKING_SECONDS)
-            if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
-                budget = cut
+        budget = _budget(options, deadline, PACKING_SECONDS)
         try:
             packing = pack_structures(platform, operation, [s for _, s in structures], options,
                                       deadline=budget)

@@ -84,7 +84,7 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["BOUND_METHODS", "TP", "SharedOperations", "add_copies", "add_operations",
-           "allreduce_bound", "build_allreduce_bound_model", "tp_cap"]
+           "allreduce_bound", "build_allreduce_bound_model", "relaxation_size", "tp_cap"]
 
 TP = "TP"
 
@@ -248,6 +248,23 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
                           f"copy {d}: conservation (10) of v[{k},{m}] at {node}")
         if (d, 0, n - 1) not in balance:
             model.add({tp: _ONE}, "==", Fraction(0), f"no way to build the result at {d}")
+
+
+def relaxation_size(platform: Platform, operation: Operation) -> int:
+    """Variables of :func:`build_allreduce_bound_model`, counted without building it.
+
+    ``TP``; per send of :func:`~portsim.planners.lp._ssr.ssr_sends` its ``x``
+    and one copy per destination but the result's sends out of that
+    destination; per task its ``y`` on nodes of positive compute time and
+    one copy per destination on every processor.
+    """
+    parts = operation.participants
+    n = len(parts)
+    sends = list(ssr_sends(platform, operation))
+    out_of = sum(1 for u, _, k, m, _ in sends if (k, m) == (0, n - 1) and u in set(parts))
+    tasks = len(reduction_tasks(n))
+    timed = sum(1 for node in platform.processors if platform.compute_time(node) > 0)
+    return 1 + len(sends) * (1 + n) - out_of + tasks * (timed + n * len(platform.processors))
 
 
 BOUND_METHODS = ("whole", "columns")

@@ -1,0 +1,265 @@
+"""Series of all-reduces: reduce to a root, then broadcast from it, by tree columns.
+
+Step 2 of :mod:`portsim.planners.lp._allreduce` (Legrand, Marchal and
+Robert, RR-4872, section 4.2, for the reduction; the broadcast report's
+arborescence column generation for the broadcast) at scale.  An instance is
+one reduction tree delivering ``v[0,N-1]`` to a root ``r`` (a processor that
+reaches every participant), then one broadcast arborescence of the result
+from ``r``.  The program packs both kinds of columns:
+
+``max TP`` subject to ``TP = Σ_A μ_A`` (the arborescences carry TP),
+``Σ_{T of r} λ_T = Σ_{A of r} μ_A`` for every root ``r`` (every result made
+for ``r`` is broadcast from ``r``), and the send, receive, CPU and link rows
+of :class:`~portsim.planners.lp._tree_pricing.TreeSpace` (right-hand sides
+of :class:`~portsim.planners.lp._capacity.PortCapacity`).
+
+It has the optimum of :func:`~portsim.planners.lp._allreduce.build_allreduce_master`
+(SSR(G)'s variables with the result made at a root): by Lemma 2 of RR-4872
+every SSR(G) point is a weighted sum of reduction trees, so the per-root
+reductions of that program are packings of trees; conversely a tree here may
+make ``v[0,N-1]`` on a node ``i`` and send it on to ``r``, and that instance
+is dominated by the reduction to ``i`` broadcast from ``i`` along ``r``'s
+arborescence re-rooted at ``i`` (drop the arc into ``i``, add ``i -> r``),
+which that program has.  Instead of declaring about ``|E| N^2 / 2`` send
+and ``n N^3 / 6`` task variables (and solving that master again every
+round), both kinds of columns are priced: a reduction tree by the reduce's
+interval dynamic program (:func:`~portsim.planners.lp._tree_pricing.cheapest_trees`,
+target ``r``), an arborescence by Chu–Liu/Edmonds
+(:func:`~portsim.planners.lp._arborescence.min_arborescence`) over the
+nodes ``r`` reaches, leaves that are not participants pruned (as the
+broadcast's pricing: a heuristic for Steiner arborescences, so the program
+is exact over the arborescences it can price, as step 2 always was).  One
+float generation (:func:`~portsim.planners.lp._incremental.generate` on an
+:class:`~portsim.planners.lp._incremental.IncrementalMaster`), then the
+master over the columns in use is solved exactly: its value is carried by
+the weighted instances returned, a schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import networkx as nx
+import numpy as np
+
+from portsim.planners.lp._allreduce_bound import TP, tp_cap
+from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._incremental import (
+    TOLERANCE,
+    IncrementalMaster,
+    MasterPoint,
+    generate,
+)
+from portsim.planners.lp._solve import Deadline, LinearModel
+from portsim.planners.lp._ssr import Task
+from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+
+__all__ = ["TREES_PER_ROOT", "RootedColumns", "Tree", "prune", "rooted_columns",
+           "rooted_master", "roots"]
+
+Tree = tuple[tuple[NodeId, NodeId], ...]
+"""A broadcast arborescence: its arcs, sorted."""
+
+TREES_PER_ROOT = 2
+"""Reduction trees priced per root and round at most (the cheapest, then the
+cheapest with another last task): fewer rounds for one dynamic program."""
+
+_ONE = Fraction(1)
+
+
+def roots(platform: Platform, operation: Operation) -> list[NodeId]:
+    """Processors that reach every participant (they may finish and broadcast)."""
+    parts = set(operation.participants)
+    return [r for r in platform.processors
+            if parts <= ({r} | nx.descendants(platform.graph, r))]
+
+
+def prune(tree: Tree, keep: set[NodeId]) -> Tree:
+    """Drop leaves that are not in ``keep`` until none is left (a Steiner arborescence)."""
+    edges = set(tree)
+    while True:
+        has_child = {u for u, _ in edges}
+        leaves = {(u, v) for u, v in edges if v not in has_child and v not in keep}
+        if not leaves:
+            return tuple(sorted(edges))
+        edges -= leaves
+
+
+@dataclass(frozen=True)
+class RootedColumns:
+    """The columns of the reduce-then-broadcast program.
+
+    Attributes
+    ----------
+    reductions:
+        ``(root, tasks)``: a reduction tree delivering ``v[0,N-1]`` to ``root``.
+    broadcasts:
+        ``(root, arborescence)``: the result's broadcast from ``root``.
+    rounds:
+        Float column-generation rounds run.
+    """
+
+    reductions: tuple[tuple[NodeId, tuple[Task, ...]], ...]
+    broadcasts: tuple[tuple[NodeId, Tree], ...]
+    rounds: int
+
+
+def _broadcast_tasks(operation: Operation, tree: Tree) -> list[Task]:
+    """The sends of ``v[0,N-1]`` along ``tree`` (the loads of an arborescence column)."""
+    last = len(operation.participants) - 1
+    return [("send", u, v, 0, last) for u, v in tree]
+
+
+def rooted_master(platform: Platform, operation: Operation, space: TreeSpace,
+                  columns: RootedColumns) -> LinearModel:
+    """The reduce-then-broadcast program over ``columns``, exact.
+
+    Variable keys ``"TP"``, ``("reduction", c)`` and ``("broadcast", c)``
+    (indexes into ``columns``); rows: ``TP = Σ μ``, one ``==`` row per root
+    (in the order of :func:`roots`), then the ``<=`` rows of ``space``.
+    Every column's upper bound is what its busiest row allows.
+    """
+    cap = tp_cap(platform, operation)
+    order = {r: i for i, r in enumerate(roots(platform, operation))}
+    model = LinearModel()
+    tp = model.variable(TP, upper=cap)
+    model.objective = tp
+    total: dict[int, Fraction] = {tp: _ONE}
+    per_root: list[dict[int, Fraction]] = [{} for _ in order]
+    rows: list[dict[int, Fraction]] = [{} for _ in range(space.n_rows)]
+    for kind, sign, items in (("reduction", _ONE, columns.reductions),
+                              ("broadcast", -_ONE, columns.broadcasts)):
+        for c, (root, what) in enumerate(items):
+            tasks = list(what) if kind == "reduction" else _broadcast_tasks(operation, what)
+            loads = space.loads(tasks)
+            busiest = max(loads.values(), default=_ONE)
+            j = model.variable((kind, c), upper=min(cap, 1 / busiest) if busiest else cap)
+            per_root[order[root]][j] = sign
+            if kind == "broadcast":
+                total[j] = -_ONE
+            for r, a in loads.items():
+                rows[r][j] = a
+    model.add(total, "==", Fraction(0), "the arborescences carry TP")
+    for root, i in order.items():
+        model.add(per_root[i], "==", Fraction(0), f"results made for {root} are broadcast")
+    for r, coeffs in enumerate(rows):
+        model.add(coeffs, "<=", space.rhs[r], f"row {r}")
+    return model
+
+
+def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadline
+                   ) -> tuple[TreeSpace, RootedColumns]:
+    """Reduction trees and arborescences per root by float column generation.
+
+    Parameters
+    ----------
+    platform, operation:
+        As :func:`~portsim.planners.lp._allreduce.plan_allreduce`.
+    deadline:
+        Checked before every round and bounding every HiGHS run.
+
+    Returns
+    -------
+    (TreeSpace, RootedColumns)
+        The platform's rows (target: the first root) and every column
+        generated, for :func:`rooted_master`.
+
+    Raises
+    ------
+    TimeLimitReached
+        When the deadline passes.
+    MasterFailed
+        When HiGHS fails on the float master.
+    """
+    root_list = roots(platform, operation)
+    if not root_list:
+        raise ValueError("no processor reaches every participant")
+    first = replace(operation, target=root_list[0])
+    space = TreeSpace.of(platform, first)
+    spaces = {r: replace(space, target=space.index[r]) for r in root_list}
+    keep = set(operation.participants)
+    reach = {r: sorted({r} | nx.descendants(platform.graph, r), key=space.index.__getitem__)
+             for r in root_list}
+    n_roots = len(root_list)
+    row_of = {r: 1 + i for i, r in enumerate(root_list)}
+    offset = 1 + n_roots  # the <= rows of ``space`` follow the == rows
+    master = IncrementalMaster(
+        np.concatenate([np.zeros(offset), np.full(space.n_rows, -np.inf)]),
+        np.concatenate([np.zeros(offset), np.array([float(b) for b in space.rhs])]),
+        {"solver": "simplex", "presolve": "off"})
+    master.add_column(1.0, [0], [1.0])  # TP
+    added: list[tuple[str, tuple[NodeId, tuple]]] = []  # type: ignore[type-arg]
+    seen: set[tuple[str, NodeId, tuple]] = set()  # type: ignore[type-arg]
+
+    def add(kind: str, root: NodeId, what: tuple) -> bool:  # type: ignore[type-arg]
+        if (kind, root, what) in seen:
+            return False
+        seen.add((kind, root, what))
+        tasks = list(what) if kind == "reduction" else _broadcast_tasks(operation, what)
+        rows, values = space.float_loads(tasks)
+        head = [row_of[root]] if kind == "reduction" else [0, row_of[root]]
+        signs = [1.0] if kind == "reduction" else [-1.0, -1.0]
+        master.add_column(0.0, [*head, *(offset + rows).tolist()], [*signs, *values.tolist()])
+        added.append((kind, (root, what)))
+        return True
+
+    edge = {e: i for i, e in enumerate(platform.graph.edges)}  # the order of space.links
+
+    def arborescence(root: NodeId, price: np.ndarray) -> Tree | None:
+        nodes = reach[root]
+        local = {v: i for i, v in enumerate(nodes)}
+        arcs = [(e, u, v) for e, (u, v) in enumerate(platform.graph.edges)
+                if v != root and u in local and v in local]
+        chosen = min_arborescence(len(nodes), local[root],
+                                  [(local[u], local[v], float(price[e])) for e, u, v in arcs])
+        if chosen is None:
+            return None
+        return prune(tuple(sorted(arcs[i][1:] for i in chosen)), keep)  # type: ignore[misc]
+
+    def price(y_rows: np.ndarray, duals: np.ndarray | None) -> bool:
+        link, cpu, _ = space.prices(y_rows, exact=False)
+        added = False
+        for r in root_list:
+            sigma = 0.0 if duals is None else float(duals[row_of[r]])
+            for cost, tasks in cheapest_trees(spaces[r], link, cpu, TREES_PER_ROOT,
+                                              deadline=deadline):
+                if duals is None or -(sigma + float(cost)) > TOLERANCE:
+                    added |= add("reduction", r, tuple(tasks))
+            tree = arborescence(r, link)
+            if tree is not None:
+                cost = sum(float(link[edge[e]]) for e in tree)
+                if duals is None or float(duals[0]) + sigma - cost > TOLERANCE:
+                    added |= add("broadcast", r, tree)
+        return added
+
+    price(np.ones(space.n_rows), None)  # first columns: unit prices
+
+    def pricing(point: MasterPoint) -> bool:
+        return price(point.duals[offset:], point.duals)
+
+    rounds = generate(master, pricing, deadline=deadline,
+                      phase="column generation (allreduce reduction trees and arborescences)")
+    # The exact master takes the columns in use (positive or basic) only:
+    # column 0 is TP, then the columns in the order they were added.
+    used = set(master.used())
+    keep_red = [c for c, (kind, _) in enumerate(added) if kind == "reduction" and c + 1 in used]
+    keep_bc = [c for c, (kind, _) in enumerate(added) if kind == "broadcast" and c + 1 in used]
+    return space, RootedColumns(tuple(added[c][1] for c in keep_red),  # type: ignore[misc]
+                                tuple(added[c][1] for c in keep_bc), rounds)
+
+
+def solution_weights(model: LinearModel, exact: ExactSolution, columns: RootedColumns
+                     ) -> tuple[list[tuple[NodeId, Fraction, tuple[Task, ...]]],
+                                list[tuple[NodeId, Fraction, Tree]]]:
+    """The positive weights of the exact master's reduction trees and arborescences."""
+    reds = [(root, exact.values[model.index["reduction", c]], tasks)
+            for c, (root, tasks) in enumerate(columns.reductions)
+            if exact.values[model.index["reduction", c]] > 0]
+    bcs = [(root, exact.values[model.index["broadcast", c]], tree)
+           for c, (root, tree) in enumerate(columns.broadcasts)
+           if exact.values[model.index["broadcast", c]] > 0]
+    return reds, bcs

@@ -1,0 +1,223 @@
+"""Step 2 of the ``lp`` allreduce by tree columns (``planners/lp/_allreduce_rooted.py``).
+
+The reduce-then-broadcast program priced by reduction trees and
+arborescences must have the optimum of the same program with SSR(G)'s
+variables (``build_allreduce_master``, an independent formulation: flows,
+then EXTRACT_TREES), and its instances must replay clean in the engine.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+import portsim.planners.lp._allreduce as allreduce_module
+from portsim.planners.base import PlanResult
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._allreduce_bound import (
+    allreduce_bound,
+    build_allreduce_bound_model,
+    relaxation_size,
+)
+from portsim.planners.lp._allreduce_columns import split_bound
+from portsim.planners.lp._allreduce_rooted import prune, rooted_columns
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._solve import Deadline, TimeLimitReached
+from portsim.scenarios.generators import random_platform
+from portsim.simulator import Operation, OperationKind, Platform, replay
+
+ALLREDUCE = OperationKind.ALLREDUCE
+
+
+def _step_values(platform: Platform, participants: tuple[str, ...] = ()
+                 ) -> tuple[Fraction, Fraction]:
+    op = Operation(ALLREDUCE, participants=participants).resolve(platform)
+    options = LpOptions()
+    rooted = allreduce_module._rooted_step(platform, op, options, options.clock())
+    ssr = allreduce_module._ssr_step(platform, op, options, options.clock())
+    assert not isinstance(rooted, PlanResult)
+    assert not isinstance(ssr, PlanResult)
+    return rooted[0].lower, ssr[0].lower
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [
+    *((n, 3, seed) for n in (4, 5, 6, 7) for seed in (0, 1, 2)),
+    *((n, n - 1, seed) for n in (5, 6, 7) for seed in (0, 1))])
+def test_same_optimum_as_the_ssr_variables(n: int, degree: int, seed: int) -> None:
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    rooted, ssr = _step_values(platform)
+    assert rooted == ssr
+
+
+def test_same_optimum_with_routers_and_a_subset() -> None:
+    platform = Platform.build(
+        {"A": 1, "B": 2, "C": 1, "R": 1},
+        [("A", "R", 1), ("R", "A", 2), ("B", "R", 1), ("R", "B", 1), ("C", "R", 3),
+         ("R", "C", 1), ("A", "B", 2), ("B", "C", 1)], routers=["R"])
+    rooted, ssr = _step_values(platform, ("C", "A", "B"))
+    assert rooted == ssr > 0
+    rooted, ssr = _step_values(platform, ("B", "A"))
+    assert rooted == ssr > 0
+
+
+def test_prune_drops_leaves_outside_the_participants() -> None:
+    tree = (("A", "B"), ("B", "C"), ("B", "D"), ("D", "E"))
+    assert prune(tree, {"A", "C"}) == (("A", "B"), ("B", "C"))
+    assert prune(tree, {"A", "E"}) == (("A", "B"), ("B", "D"), ("D", "E"))
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+@pytest.mark.parametrize(("n", "seed"), [(3, 0), (4, 1), (5, 2), (6, 0)])
+def test_the_planner_by_tree_columns_replays_clean(monkeypatch: pytest.MonkeyPatch, n: int,
+                                                   seed: int) -> None:
+    platform = random_platform(n, min(3, n - 1), c=(1, 5), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    default = steady_state(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert any("reduction tree and" in note for note in result.notes)
+    assert result.throughput_bound == default.throughput_bound
+    horizon = result.period * 50
+    report = replay(result.schedule, horizon=horizon)
+    assert report.violations == (), [str(v) for v in report.violations[:3]]
+    achieved = Fraction(result.schedule.instances_per_period) / result.period
+    assert report.completed <= result.throughput_bound * horizon
+    assert report.completed >= 0.8 * float(achieved * horizon)
+
+
+def test_an_expired_deadline_stops_the_generation() -> None:
+    platform = random_platform(6, 3, c=(1, 5), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    with pytest.raises(TimeLimitReached, match=r"pricing|arborescences"):
+        rooted_columns(platform, op, deadline=Deadline.after(0.0))
+
+
+# -- the bound at scale ---------------------------------------------------------------------
+
+def _relaxation(platform: Platform, op: Operation) -> Fraction:
+    bound = allreduce_bound(platform, op, LpOptions())
+    assert isinstance(bound, ExactSolution)
+    assert bound.exact
+    return bound.upper
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [
+    *((n, 3, seed) for n in (4, 5, 6) for seed in (0, 1, 2)), (5, 4, 0), (6, 5, 1)])
+def test_split_bound_is_never_below_the_relaxation(n: int, degree: int, seed: int) -> None:
+    """Any prices y >= 0 give a bound of the packing of fractional structures (the relaxation)."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    rows = len(step2[0].y_ub)
+    rng = random.Random(seed)
+    for y in (step2[0].y_ub, [Fraction(rng.randint(0, 9), rng.randint(1, 9)) for _ in range(rows)],
+              [Fraction(1)] * rows):
+        for rounds in (0, 20):
+            upper = split_bound(platform, op, y, deadline=Deadline.after(None), max_rounds=rounds)
+            assert upper is None or upper >= relaxation
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(5, 4, 0), (5, 4, 1), (7, 3, 1)])
+def test_the_best_split_meets_the_schedule_where_the_first_does_not(
+        n: int, degree: int, seed: int) -> None:
+    """Measured cases where step 2 is optimal: the best split's bound is within 1e-6 of it."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    value = step2[0].lower
+    assert value == _relaxation(platform, op)
+    first = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        max_rounds=0)
+    best = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None))
+    assert first is not None
+    assert best is not None
+    assert value <= best < first
+    assert best <= value * (1 + Fraction(1, 10**6))
+
+
+def test_a_spent_budget_keeps_the_best_split_found() -> None:
+    platform = random_platform(5, 4, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    spent = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        budget=Deadline.after(0.0))
+    first = split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(None),
+                        max_rounds=0)
+    assert spent == first
+    with pytest.raises(TimeLimitReached):
+        split_bound(platform, op, step2[0].y_ub, deadline=Deadline.after(0.0))
+
+
+def test_relaxation_size_counts_the_model_without_building_it() -> None:
+    platform = Platform.build(
+        {"A": 1, "B": 0, "C": 1, "R": 1},
+        [("A", "R", 1), ("R", "A", 2), ("B", "R", 1), ("R", "B", 1), ("C", "R", 3),
+         ("R", "C", 1), ("A", "B", 2), ("B", "C", 1)], routers=["R"])
+    for participants in (("C", "A", "B"), ("B", "A")):
+        op = Operation(ALLREDUCE, participants=participants).resolve(platform)
+        model = build_allreduce_bound_model(platform, op)
+        assert relaxation_size(platform, op) == model.n_variables
+    platform = random_platform(7, 6, c=(1, 10), compute=(0, 3), seed=3)
+    op = Operation(ALLREDUCE).resolve(platform)
+    assert relaxation_size(platform, op) == build_allreduce_bound_model(platform, op).n_variables
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "degree", "seed"), [
+    *((n, 3, seed) for n in (5, 6, 7) for seed in (0, 1)), (6, 5, 0), (7, 6, 1)])
+def test_the_plan_at_scale_never_claims_more_than_it_proves(
+        monkeypatch: pytest.MonkeyPatch, n: int, degree: int, seed: int) -> None:
+    """Step 2 first, then the cheapest bound: an exact claim equals the relaxation.
+
+    The upper end is a bound on the structure packing, the relaxation bounds
+    it from above, and step 2 is achievable: so an exact result (upper end
+    equal to step 2) must equal the whole relaxation, computed independently
+    (the program of N SSR(G) copies), and an interval must contain it or lie
+    above it.
+    """
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
+    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert any(note.startswith("upper bound: ") for note in result.notes)
+    if result.message:
+        assert "certified interval" in result.message
+        assert any("not attempted" in note for note in result.notes)
+        assert result.throughput_bound >= relaxation
+    else:
+        assert result.throughput_bound == relaxation
+    report = replay(result.schedule, horizon=result.period * 20)
+    assert report.violations == (), [str(v) for v in report.violations[:3]]
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "complete"), [(9, False), (9, True), (10, False)])
+def test_nine_and_ten_participants_against_the_relaxation(n: int, complete: bool) -> None:
+    """At the sizes of the default path: exact claims equal the whole relaxation."""
+    platform = random_platform(n, n - 1 if complete else 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    if result.message:
+        assert result.throughput_bound >= relaxation
+    else:
+        assert result.throughput_bound == relaxation
+    report = replay(result.schedule, horizon=result.period * 20)
+    assert report.violations == ()
