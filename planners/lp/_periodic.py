@@ -443,7 +443,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         achieved = Fraction(n) / period
         n_units = sum(len(g) for g in groups)
         notes.append(f"fixed period {format_rational(period)}: throughput "
-                     f"{format_rational(achieved)} of the optimal "
+                     f"{format_rational(achieved)} instead of the exact period's "
                      f"{format_rational(throughput)} (loss "
                      f"{format_rational(throughput - achieved)} <= {n_units}/"
                      f"{format_rational(period)}, Proposition 4)")
