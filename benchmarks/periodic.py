@@ -33,6 +33,16 @@ then of 3.3 to 3.7)::
     reduce N=15                17190   0.117-0.130    0.058-0.067    0.067-0.079
     reduce N=15 split:false    17190   0.120-0.138    0.059-0.069    0.069-0.080
 
+Since then the reduce finds other optimal trees on these platforms (dual
+smoothing, `benchmarks/lp.py`), so the workloads hold other event counts;
+measured again 26 November 2026 on main at 8fce13c, load about 1 (best of
+5)::
+
+    reduce N=10                14356   0.054   per 20k 0.075
+    reduce N=10 split:false    14356   0.056   per 20k 0.077
+    reduce N=15                18266   0.067   per 20k 0.073
+    reduce N=15 split:false    18266   0.064   per 20k 0.070
+
 This version takes about half of main's time (0.46 to 0.55), run for run,
 and meets the target: at most 0.084 s per 20,000 events under these loads.
 The schedules are byte-identical to main's. How: the operations of the
