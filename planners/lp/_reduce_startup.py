@@ -34,7 +34,7 @@ import heapq
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -298,7 +298,35 @@ def tree_makespan(space: TreeSpace, tasks: Sequence[Task]) -> Fraction:
     return Fraction(end, scale)
 
 
-def _router(space: TreeSpace):  # type: ignore[no-untyped-def]
+Load = dict[tuple[int, int], float]
+"""Busy time per link (node indexes) of the trees of a family laid so far."""
+
+Route = Callable[[int, int, Load], "list[int] | None"]
+"""``route(a, b, load)``: the nodes of a path from ``a`` to ``b`` (``None``: none)."""
+
+
+@dataclass(frozen=True)
+class _Sender:
+    """Appends to ``tasks`` the hop-by-hop sends of ``v[k,m]`` from node ``a`` to ``b`` on
+    ``route``'s path, charging each link's busy time to ``load``; ``False`` if no path."""
+
+    nodes: Sequence[NodeId]
+    route: Route
+    busy: dict[tuple[int, int], Fraction]
+    load: Load
+    tasks: list[Task]
+
+    def __call__(self, a: int, b: int, k: int, m: int) -> bool:
+        hops = self.route(a, b, self.load)
+        if hops is None:
+            return False
+        for u, v in reversed(list(itertools.pairwise(hops))):
+            self.tasks.append(("send", self.nodes[u], self.nodes[v], k, m))
+            self.load[u, v] += float(self.busy[u, v])
+        return True
+
+
+def _router(space: TreeSpace) -> Route:
     """Route messages on fewest-time paths of least (largest, total) load so far."""
     n = len(space.nodes)
     rows = [u for u, _ in space.links]
@@ -386,21 +414,13 @@ def interleaved_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[lis
 
 
 def _interleaved(space: TreeSpace, others: list[int], t0: int, q: int, j: int,
-                 route, load: dict[tuple[int, int], float],  # type: ignore[no-untyped-def]
-                 used: dict[int, int]) -> list[Task] | None:
+                 route: Route, load: Load, used: dict[int, int]) -> list[Task] | None:
     """Tree ``j`` of the family of arity ``q`` (:func:`interleaved_trees`)."""
     owners, nodes = space.owners, space.nodes
     busy = dict(zip(space.links, space.busy, strict=True))
     tasks: list[Task] = []
 
-    def send(a: int, b: int, k: int, m: int) -> bool:
-        hops = route(a, b, load)
-        if hops is None:
-            return False
-        for u, v in reversed(list(itertools.pairwise(hops))):
-            tasks.append(("send", nodes[u], nodes[v], k, m))
-            load[u, v] += float(busy[u, v])
-        return True
+    send = _Sender(nodes, route, busy, load, tasks)
 
     def groups(lo: int, hi: int, count: int) -> list[tuple[int, int]]:
         """``[lo, hi]`` (positions) cut into at most ``count`` even pieces, each of one
@@ -483,6 +503,10 @@ Plan = tuple[float, int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...
 """(time the parent holds the result, root, pieces, fold): pieces are position intervals
 in order (the root's own ``(r, r)`` among them), fold the piece ranges ``(a, c)`` merged
 in that order (:func:`_fold`)."""
+
+Planner = Callable[[int, int, int], "Plan | None"]
+"""``plan(lo, hi, parent)``: the memoised :data:`Plan` of positions ``lo..hi`` sending to
+node ``parent`` (``None``: no tree), as :func:`_plan` returns it."""
 
 
 @dataclass(frozen=True)
@@ -597,7 +621,7 @@ def _fold(ready: Sequence[float], work: float) -> tuple[float, list[tuple[int, i
     return (spans[0][2] if spans else 0.0), order
 
 
-def _plan(layout: _Layout, q: int, inner: list[bool]):  # type: ignore[no-untyped-def]
+def _plan(layout: _Layout, q: int, inner: list[bool]) -> Planner:
     """The dynamic program of :func:`aligned_trees` for one tree: internal nodes only at
     positions ``p`` with ``inner[p]``, at most ``q`` children each.  Returns the memoised
     ``plan(lo, hi, parent)`` -> :data:`Plan` or ``None``."""
@@ -680,8 +704,7 @@ def _plan(layout: _Layout, q: int, inner: list[bool]):  # type: ignore[no-untype
     return plan
 
 
-def _emit(space: TreeSpace, layout: _Layout, plan, route,  # type: ignore[no-untyped-def]
-          load: dict[tuple[int, int], float],
+def _emit(space: TreeSpace, layout: _Layout, plan: Planner, route: Route, load: Load,
           busy: dict[tuple[int, int], Fraction]) -> list[Task] | None:
     """The tasks of the tree ``plan`` gives, in :func:`cheapest_tree`'s order."""
     owners, nodes, others, host_of = space.owners, space.nodes, layout.others, layout.host_of
@@ -695,14 +718,7 @@ def _emit(space: TreeSpace, layout: _Layout, plan, route,  # type: ignore[no-unt
     else:
         tasks.append(("cons", nodes[target], t0, t0, last))
 
-    def send(a: int, b: int, k: int, m: int) -> bool:
-        hops = route(a, b, load)
-        if hops is None:
-            return False
-        for u, v in reversed(list(itertools.pairwise(hops))):
-            tasks.append(("send", nodes[u], nodes[v], k, m))
-            load[u, v] += float(busy[u, v])
-        return True
+    send = _Sender(nodes, route, busy, load, tasks)
 
     def build(lo: int, hi: int, into: int) -> bool:
         found = plan(lo, hi, into)
