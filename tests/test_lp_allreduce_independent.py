@@ -42,7 +42,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction as F
 from functools import cache
+from itertools import pairwise
 
+import networkx as nx
 import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -110,13 +112,16 @@ def _build_pricing(platform: Platform, parts: tuple[str, ...], size: F) -> _Pric
         for it in items:
             var(("time", x, *it))
     n_vars = len(variables)
-    big_m = float(n_nodes * len(items) + 1)
+    # A task makes a strictly longer interval than its inputs, so a cycle of
+    # derivations is a cycle of sends of one item: labels along sends only,
+    # each item's in [0, n_nodes - 1].
+    big_m = float(n_nodes)
 
     integrality = np.zeros(n_vars)
     integrality[:n_binary] = 1
     lower = np.zeros(n_vars)
     upper = np.ones(n_vars)
-    upper[n_binary:] = big_m
+    upper[n_binary:] = big_m - 1
     for k in range(n):
         lower[variables["hold", owner[k], k, k]] = 1  # an owner holds its value
     for d in parts:
@@ -124,6 +129,10 @@ def _build_pricing(platform: Platform, parts: tuple[str, ...], size: F) -> _Pric
 
     rows: list[tuple[dict[int, float], float, float]] = []
     inf = np.inf
+    keys = {j: key for key, j in variables.items()}
+
+    def model_key(j: int) -> tuple[object, ...]:
+        return keys[j]
     # A held item that is not owned needs a producer.
     incoming: dict[tuple[str, int, int], list[int]] = {}
     for (u, v, k, m) in sends:
@@ -144,13 +153,44 @@ def _build_pricing(platform: Platform, parts: tuple[str, ...], size: F) -> _Pric
         # t[v] - t[u] - M send >= 1 - M
         rows.append(({variables["time", v, k, m]: 1.0, variables["time", u, k, m]: -1.0,
                       js: -big_m}, 1.0 - big_m, inf))
-    # A task needs both inputs on its node; labels grow along it.
+    # A task needs both inputs on its node.
     for (x, k, l_, m) in tasks:
         jt = variables["task", x, k, l_, m]
         for (a, b) in ((k, l_), (l_ + 1, m)):
             rows.append(({variables["hold", x, a, b]: 1.0, jt: -1.0}, 0.0, inf))
-            rows.append(({variables["time", x, k, m]: 1.0, variables["time", x, a, b]: -1.0,
-                          jt: -big_m}, 1.0 - big_m, inf))
+
+    # Valid cuts (they only tighten the relaxation, see the module docstring).
+    # 1. Holding v[k,m] takes m - k tasks on sub-intervals of [k,m], somewhere.
+    inside: dict[_Item, list[int]] = {it: [] for it in items}
+    for (x, a, l_, b) in tasks:
+        for (k, m) in items:
+            if k <= a and b <= m:
+                inside[k, m].append(variables["task", x, a, l_, b])
+    for x in nodes:
+        for (k, m) in items:
+            if k < m:
+                coefs = dict.fromkeys(inside[k, m], 1.0)
+                coefs[variables["hold", x, k, m]] = -float(m - k)
+                rows.append((coefs, 0.0, inf))
+    # 2. A node holding v[k,m] (k < m) owns at most one of its values: it
+    # receives some sub-interval of [k,m].
+    received: dict[tuple[str, int, int], list[int]] = {}
+    for (u, v, a, b) in sends:
+        for (k, m) in items:
+            if k < m and k <= a and b <= m:
+                received.setdefault((v, k, m), []).append(variables["send", u, v, a, b])
+    for x in nodes:
+        for (k, m) in items:
+            if k < m:
+                coefs = dict.fromkeys(received.get((x, k, m), []), 1.0)
+                coefs[variables["hold", x, k, m]] = -1.0
+                rows.append((coefs, 0.0, inf))
+    # 3. No two-cycle: what u sends to v it did not get from v.
+    for (u, v, k, m) in sends:
+        coefs = {j: 1.0 for j in incoming.get((u, k, m), [])
+                 if model_key(j) != ("send", v, u, k, m)}
+        coefs[variables["send", u, v, k, m]] = -1.0
+        rows.append((coefs, 0.0 if not (k == m and u == owner[k]) else -1.0, inf))
 
     matrix = lil_matrix((len(rows), n_vars))
     lo = np.empty(len(rows))
@@ -216,17 +256,26 @@ def _check_structure(model: _Pricing, chosen: list[int]) -> None:
     assert all((d, 0, n - 1) in held for d in model.parts)
 
 
-def _price(model: _Pricing, prices: np.ndarray,
-           gap: float) -> tuple[float, float, np.ndarray]:
+def _price(model: _Pricing, prices: np.ndarray, gap: float,
+           seconds: float | None = None) -> tuple[float, float, np.ndarray] | None:
     """A least priced structure (within relative ``gap``).
 
     Returns its price ``prices · load``, a lower bound on every structure's
-    price (the MIP's dual bound) and its load vector.
+    price (the MIP's dual bound) and its load vector.  With ``seconds``, the
+    best structure found in that time (its dual bound then proves nothing),
+    or None when none was found.
     """
+    options: dict[str, float] = {"mip_rel_gap": gap}
+    if seconds is not None:
+        options["time_limit"] = seconds
     res = milp(prices @ model.load, integrality=model.integrality,
                bounds=Bounds(model.lower, model.upper), constraints=model.constraints,
-               options={"mip_rel_gap": gap})
-    assert res.status == 0, res.message
+               options=options)
+    if seconds is not None and res.status == 1:
+        if res.x is None:
+            return None
+    else:
+        assert res.status == 0, res.message
     x = np.round(res.x)
     chosen = [j for j in model.ops if x[j] > 0.5]
     _check_structure(model, chosen)
@@ -234,11 +283,53 @@ def _price(model: _Pricing, prices: np.ndarray,
     return float(prices @ column), float(res.mip_dual_bound), column
 
 
-def _packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1)) -> float:
-    """The best packing of allreduce structures, by column generation."""
+def _rooted_columns(platform: Platform, model: _Pricing) -> list[np.ndarray]:
+    """Warm-start columns: every value to a root by a cheapest path, the root
+    combines them left to right, the result back by a cheapest-path tree.
+
+    Built here from the platform alone (networkx shortest paths), one per
+    processor reaching and reached by every participant; each is replayed by
+    :func:`_check_structure`.  They only seed the master: the pricing decides.
+    """
+    index = {op: j for j, op in model.ops.items()}
+    n = len(model.parts)
+    graph = nx.DiGraph()
+    for (u, v) in platform.graph.edges:
+        graph.add_edge(u, v, weight=float(platform.cost(u, v)))
+    columns = []
+    for root in platform.processors:
+        to_root = nx.shortest_path(graph, target=root, weight="weight")
+        from_root = nx.shortest_path(graph, source=root, weight="weight")
+        if not all(p in to_root and p in from_root for p in model.parts):
+            continue
+        chosen: set[int] = set()
+        for k, owner in enumerate(model.parts):
+            path = to_root[owner]
+            chosen.update(index["send", a, b, k, k, k] for a, b in pairwise(path))
+        chosen.update(index["task", root, root, 0, m - 1, m] for m in range(1, n))
+        for d in model.parts:
+            path = from_root[d]
+            chosen.update(index["send", a, b, 0, 0, n - 1] for a, b in pairwise(path))
+        _check_structure(model, sorted(chosen))
+        columns.append(model.load[:, sorted(chosen)].sum(axis=1))
+    return columns
+
+
+def _packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1),
+                     seconds: float = 2.0) -> float:
+    """The best packing of allreduce structures, by column generation.
+
+    Seeded with :func:`_rooted_columns`; an improving round first gives the
+    pricing ``seconds`` (any structure priced below 1 improves the master),
+    and only when that finds none does it run the pricing to optimality,
+    whose dual bound ends the generation.
+    """
     model = _build_pricing(platform, parts, size)
-    _, _, first = _price(model, np.ones(model.n_rows), 1e-4)
-    columns = [first]
+    columns = _rooted_columns(platform, model)
+    if not columns:
+        first = _price(model, np.ones(model.n_rows), 1e-4)
+        assert first is not None
+        columns = [first[2]]
     for _ in range(500):
         a_ub = np.array(columns).T
         finite = np.isfinite(model.rhs)  # a row of infinite capacity binds nothing
@@ -247,10 +338,14 @@ def _packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1))
         assert master.status == 0, master.message
         prices = np.zeros(model.n_rows)
         prices[finite] = np.maximum(-master.ineqlin.marginals, 0.0)
-        # A loose gap while improving columns come easily; a tight one to prove none is left.
-        price, lowest, column = _price(model, prices, 1e-4)
-        if price >= 1 - 1e-9:
-            price, lowest, column = _price(model, prices, 1e-12)
+        # A time limit while improving columns come easily; no limit, and a
+        # tight gap, to prove none is left.  A dual bound of at least 1, even
+        # from a cut run, is that proof.
+        found = _price(model, prices, 1e-4, seconds)
+        if found is None or (found[0] >= 1 - 1e-9 and found[1] < 1 - 1e-7):
+            found = _price(model, prices, 1e-8)
+            assert found is not None
+        price, lowest, column = found
         if price >= 1 - 1e-9:
             # No structure prices below 1 (the dual bound certifies it): optimal.
             assert lowest >= 1 - 1e-7
