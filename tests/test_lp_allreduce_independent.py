@@ -52,7 +52,7 @@ from scipy.sparse import lil_matrix
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
-from portsim.scenarios.generators import random_platform
+from portsim.scenarios.generators import random_platform, ring_platform
 from portsim.simulator import Operation, OperationKind, Platform
 from portsim.simulator.platform import PortKind
 
@@ -406,3 +406,60 @@ def test_two_nodes_slow_compute() -> None:
     """
     platform = Platform.build({"A": 2, "B": 2}, [("A", "B", 1), ("B", "A", 1)])
     assert _packing_optimum(platform, ("A", "B")) == pytest.approx(1.0, rel=1e-9)
+
+
+# -- nine and ten participants: the planner's path from ROOTED_FROM ----------------------
+
+def _line(n: int, compute: int) -> Platform:
+    """``P0 - P1 - ... - P{n-1}``, both directions, links of cost 1."""
+    links = [link for i in range(n - 1)
+             for link in ((f"P{i}", f"P{i + 1}", 1), (f"P{i + 1}", f"P{i}", 1))]
+    return Platform.build({f"P{i}": compute for i in range(n)}, links)
+
+
+def _star(n: int, compute: int) -> Platform:
+    """Hub ``P0`` linked both ways to ``P1..P{n-1}``, links of cost 1."""
+    links = [link for i in range(1, n) for link in (("P0", f"P{i}", 1), (f"P{i}", "P0", 1))]
+    return Platform.build({f"P{i}": compute for i in range(n)}, links)
+
+
+_AT_SCALE = {
+    "line9": lambda: _line(9, 20),
+    "star9": lambda: _star(9, 20),
+    "ring9": lambda: ring_platform(9, compute=20, port_model="bidirectional"),
+    "random9": lambda: random_platform(9, 2, c=(1, 5), compute=(20, 30), seed=0),
+    "random10": lambda: random_platform(10, 2, c=(1, 5), compute=(20, 30), seed=0),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["line9", "star9", "ring9", "random9", "random10"])
+def test_at_scale_matches_the_planner(name: str) -> None:
+    """From nine participants, where the planner says exact: our optimum equals it.
+
+    Only platforms whose compute times (20, or 20-30) make the CPUs bind are
+    in reach of the pricing MIP here: there the task cut (``m - k`` tasks per
+    held ``v[k,m]``) gives a dual bound of 1 within the first, time-limited
+    pricing.  On the random ones the CPUs differ, so the optimum is not the
+    uniform ``N / ((N - 1) w)`` (line, star and ring: 9/160).  CPU time of
+    our check, one at a time on this machine: line9 3.0 s, star9 2.2 s,
+    ring9 2.2 s, random9 4.2 s, random10 5.0 s (planner: 0.1-0.2 s each).
+    Where communication binds (the same line with compute 1, or
+    ``random_platform(9, 2, compute=(5, 10), seed=1)``) one exact pricing
+    takes 70-75 s and the generation does not finish in minutes.  The
+    planner returned a certified interval on none of the platforms tried at
+    N = 9 (these five, ``random_platform(9, 2, c=(1, 5))`` with compute
+    (0, 3) and (4, 8), seeds 0-7), so no case here checks an interval.
+    """
+    platform = _AT_SCALE[name]()
+    op = Operation(OperationKind.ALLREDUCE).resolve(platform)
+    assert len(op.participants) >= 9
+    result = steady_state(platform, op, max_events=3_000)
+    assert result.status == "ok", result.message
+    bound = result.throughput_bound
+    assert isinstance(bound, F)
+    # exact (the message would state a certified interval); achieved_throughput
+    # may be lower: max_events can make the schedule's period a fixed one
+    assert result.message == ""
+    ours = _packing_optimum(platform, op.participants, op.size)
+    assert ours == pytest.approx(float(bound), rel=1e-6)
