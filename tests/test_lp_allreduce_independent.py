@@ -31,10 +31,34 @@ and ``hold[x,k,m]``; a held item that ``x`` does not own needs a producer (an
 incoming send or a task making it on ``x``); a send needs its item held at its
 source; a task needs both inputs held on its node; every participant holds
 ``v[0,N-1]``.  Acyclicity of the derivation comes from continuous labels
-``t[x,k,m]`` in ``[0, M]`` that must grow by 1 along every chosen operation
-(Miller-Tucker-Zemlin style, big M = number of (node, item) pairs + 1): a
-cycle of chosen operations cannot be labelled, so every held item is derived
-from the owners' values.
+``t[x,k,m]`` in ``[0, n_nodes - 1]`` that must grow by 1 along every chosen
+send (Miller-Tucker-Zemlin style, big M = number of nodes): a task makes a
+strictly longer interval than its inputs, so a cycle of derivations can only
+be a cycle of sends of one item, and such a cycle cannot be labelled; every
+held item is derived from the owners' values.
+
+Tuning, each step keeping the check exact and free of the planner's code:
+
+* valid cuts that only tighten the relaxation: holding ``v[k,m]`` (``k <
+  m``) at some node takes at least ``m - k`` tasks on sub-intervals of
+  ``[k,m]`` (a derivation of ``v[k,m]`` is a binary tree over its ``m - k +
+  1`` values, with distinct intervals at its inner nodes); a node holding
+  ``v[k,m]`` (``k < m``) owns at most one of its values, so it receives some
+  sub-interval; what ``u`` sends to ``v`` it did not receive from ``v`` (a
+  two-cycle has no labelling);
+* a warm start built here: for each processor reaching and reached by every
+  participant, every value goes to it by a cheapest path (networkx), it
+  combines them left to right, and sends the result back by a cheapest-path
+  tree; these columns only seed the master;
+* an improving round gives the pricing 2 s (any structure priced below 1
+  improves the master); only when that finds none does the pricing run to
+  a relative gap of 1e-8, and the generation ends when a dual bound, from
+  either run, is at least ``1 - 1e-7``.
+
+With these, ``ring_platform(5)`` (bidirectional) takes 49 s instead of 111 s
+of CPU, and nine or ten participants are in reach where the CPUs bind (the
+task cut closes the pricing at once); where communication binds, one exact
+pricing at N = 9 still takes 70-75 s (see the last test).
 """
 
 from __future__ import annotations
