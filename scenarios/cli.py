@@ -746,8 +746,9 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
 
-    written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
-                                                  planner=planner))
+    with _activity() as show:
+        written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
+                                                      planner=planner, progress=show))
     click.echo(f"report written to {written}")
 
 

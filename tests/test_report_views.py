@@ -339,6 +339,17 @@ def test_planner_is_chosen_by_label_or_name(store: Path) -> None:
         render_study_report(frame, run_index=8)
 
 
+def test_study_report_tells_its_long_steps_before_they_start(store: Path) -> None:
+    # run 5's planners are planned again for its convergence chart (none is lp: the bound
+    # first), then the Gantt chart's planner once more
+    told: list[str] = []
+    render_study_report(load_results(store), run_index=5, planner="fibonacci",
+                        progress=told.append)
+    assert told[0] == "convergence chart: the lp bound"
+    assert "greedy (reducers: 2): planning" in told
+    assert told[-1] == "fibonacci: planning for the Gantt chart"
+
+
 def test_write_study_report_names_the_store(store: Path, tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         write_study_report(store, tmp_path / "r.html", planner="lp")

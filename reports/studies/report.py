@@ -32,7 +32,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -72,7 +72,8 @@ _LABEL: Final = "label"
 
 def write_study_report(directory: str | os.PathLike[str],
                        out: str | os.PathLike[str] | None = None, *,
-                       run_index: int | None = None, planner: str | None = None) -> Path:
+                       run_index: int | None = None, planner: str | None = None,
+                       progress: Callable[[str], None] | None = None) -> Path:
     """Write the HTML report of the study stored in ``directory``.
 
     Parameters
@@ -86,6 +87,11 @@ def write_study_report(directory: str | os.PathLike[str],
         planner of the Gantt chart, by label (``lp (split: False)``) or name
         (defaults: the first run where every planner ran; its first planner
         with a schedule).
+    progress:
+        Told each long step before it starts: the chosen run's planners are
+        planned and replayed again for its convergence chart (as
+        :func:`portsim.reports.html.convergence_study` tells them), and the
+        Gantt chart's planner once more.
 
     Returns
     -------
@@ -103,7 +109,8 @@ def write_study_report(directory: str | os.PathLike[str],
     path = Path(out) if out is not None else Path(directory) / "report.html"
     frame = load_results(directory)
     try:
-        text = render_study_report(frame, run_index=run_index, planner=planner)
+        text = render_study_report(frame, run_index=run_index, planner=planner,
+                                   progress=progress)
     except ScenarioError as err:
         raise err.with_source(str(directory)) from None
     path.write_text(text, encoding="utf-8")
@@ -136,8 +143,11 @@ def _option_label(name: str, options: object) -> str:
 
 
 def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
-                        planner: str | None = None) -> str:
+                        planner: str | None = None,
+                        progress: Callable[[str], None] | None = None) -> str:
     """The HTML text of :func:`write_study_report`, from :func:`load_results`' frame.
+
+    ``progress`` is told each long step, as for :func:`write_study_report`.
 
     Raises
     ------
@@ -167,7 +177,7 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
         sections.append(("ratio", "Planners compared: makespan over the best of the run",
                          embed(_comparison_figure(frame, "makespan_ratio", colours))))
     if chosen is not None:
-        sections.extend(_run_sections(frame, chosen, planner, embed, colours))
+        sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress))
     nav = " · ".join(f'<a href="#{a}">{html.escape(t.lower())}</a>' for a, t, _ in sections)
     body = "".join(f'<section id="{a}"><h2>{html.escape(t)}</h2>{b}</section>'
                    for a, t, b in sections)
@@ -374,8 +384,8 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None, planner: str | None)
 
 
 def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
-                  embed: FigureEmbedder,
-                  colours: dict[str, str]) -> list[tuple[str, str, str]]:
+                  embed: FigureEmbedder, colours: dict[str, str],
+                  progress: Callable[[str], None] | None = None) -> list[tuple[str, str, str]]:
     rows = frame[frame["run_index"] == index].sort_values("planner_index")
     grid = {c.removeprefix(GRID_PREFIX): rows[c].iloc[0] for c in frame.columns
             if c.startswith(GRID_PREFIX)}
@@ -401,18 +411,19 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
                  f'<p class="bad">The scenario of this run does not load: '
                  f"{html.escape(str(err))}</p>")]
     sections = [("convergence", "Convergence to the bound",
-                 _convergence_html(scenario, labels, label, embed, colours))]
-    sections.append(_gantt_section(rows, scenario, planner, label, embed))
+                 _convergence_html(scenario, labels, label, embed, colours, progress))]
+    sections.append(_gantt_section(rows, scenario, planner, label, embed, progress))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
     return sections
 
 
 def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
-                      embed: FigureEmbedder, colours: dict[str, str]) -> str:
+                      embed: FigureEmbedder, colours: dict[str, str],
+                      progress: Callable[[str], None] | None = None) -> str:
     """The convergence chart of the chosen run, or why there is none."""
     try:
-        study, note = convergence_study(scenario)
+        study, note = convergence_study(scenario, progress=progress)
     except PortsimError as err:
         study, note = None, str(err)
     figure = None if study is None else convergence_figure(
@@ -424,7 +435,8 @@ def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
 
 
 def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, label: str,
-                   embed: FigureEmbedder) -> tuple[str, str, str]:
+                   embed: FigureEmbedder, progress: Callable[[str], None] | None = None,
+                   ) -> tuple[str, str, str]:
     """The schedule of the chosen planner (default: the first with one)."""
     usable = list(rows.loc[rows["status"] != "error", _LABEL])
     candidates = rows if planner is None else _planner_rows(rows, planner)
@@ -435,6 +447,8 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
             tried.append(f"{name}: {row['status']}")
             continue
         spec = scenario.planners[usable.index(name)]
+        if progress is not None:
+            progress(f"{name}: planning for the Gantt chart")
         try:
             outcome = run_planner(scenario, spec)
         except PortsimError as err:
