@@ -22,7 +22,8 @@ from portsim.planners.lp._allreduce_bound import (
     relaxation_size,
 )
 from portsim.planners.lp._allreduce_columns import split_bound
-from portsim.planners.lp._allreduce_rooted import prune, rooted_columns
+from portsim.planners.lp._allreduce_rooted import rooted_columns
+from portsim.planners.lp._arborescence import prune
 from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached

@@ -93,13 +93,12 @@ from portsim.planners.lp._allreduce_packing import (
     structure_unit,
 )
 from portsim.planners.lp._allreduce_rooted import (
-    prune,
     rooted_columns,
     rooted_master,
     roots,
     solution_weights,
 )
-from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._arborescence import min_arborescence, prune
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution

@@ -44,7 +44,7 @@ import networkx as nx
 import numpy as np
 
 from portsim.planners.lp._allreduce_bound import TP, tp_cap
-from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._arborescence import min_arborescence, prune
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._incremental import (
     TOLERANCE,
@@ -58,7 +58,7 @@ from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["TREES_PER_ROOT", "RootedColumns", "Tree", "prune", "rooted_columns",
+__all__ = ["TREES_PER_ROOT", "RootedColumns", "Tree", "rooted_columns",
            "rooted_master", "roots"]
 
 Tree = tuple[tuple[NodeId, NodeId], ...]
@@ -76,17 +76,6 @@ def roots(platform: Platform, operation: Operation) -> list[NodeId]:
     parts = set(operation.participants)
     return [r for r in platform.processors
             if parts <= ({r} | nx.descendants(platform.graph, r))]
-
-
-def prune(tree: Tree, keep: set[NodeId]) -> Tree:
-    """Drop leaves that are not in ``keep`` until none is left (a Steiner arborescence)."""
-    edges = set(tree)
-    while True:
-        has_child = {u for u, _ in edges}
-        leaves = {(u, v) for u, v in edges if v not in has_child and v not in keep}
-        if not leaves:
-            return tuple(sorted(edges))
-        edges -= leaves
 
 
 @dataclass(frozen=True)
@@ -218,7 +207,7 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
                                   [(local[u], local[v], float(price[e])) for e, u, v in arcs])
         if chosen is None:
             return None
-        return prune(tuple(sorted(arcs[i][1:] for i in chosen)), keep)  # type: ignore[misc]
+        return prune(((arcs[i][1], arcs[i][2]) for i in chosen), keep)
 
     def price(y_rows: np.ndarray, duals: np.ndarray | None) -> bool:
         link, cpu, _ = space.prices(y_rows, exact=False)

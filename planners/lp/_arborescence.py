@@ -9,13 +9,15 @@ few reachable graphs with zero weights, which duals produce often.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
-__all__ = ["min_arborescence"]
+__all__ = ["min_arborescence", "prune"]
 
 W = TypeVar("W", float, Fraction)
+V = TypeVar("V", int, str)
 
 
 def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]]
@@ -92,3 +94,35 @@ def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]]
         chosen += [best[v] for v in range(n)
                    if v != root and comp[v] < cycles and v not in entered]
     return chosen
+
+
+def prune(edges: Iterable[tuple[V, V]], keep: Collection[V]) -> tuple[tuple[V, V], ...]:
+    """The arborescence ``edges`` without its leaves outside ``keep``, repeatedly.
+
+    What is left is the union of the paths from the root to the nodes of
+    ``keep`` it reaches: a Steiner arborescence of ``keep`` (the root always
+    stays).  Linear in the edges: each node's children are counted once, and
+    dropping a leaf can only make its parent a leaf.  Every tree pricing
+    that prunes uses it: the broadcast's Steiner heuristic, the candidate
+    trees of ``restrict``, the allreduce's broadcast arborescences.
+
+    Returns
+    -------
+    tuple of (tail, head)
+        The edges kept, sorted.
+
+    Examples
+    --------
+    >>> prune([("A", "B"), ("B", "C"), ("B", "D"), ("D", "E")], {"C"})
+    (('A', 'B'), ('B', 'C'))
+    """
+    parent = {v: u for u, v in edges}
+    children = Counter(parent.values())
+    stack = [v for v in parent if v not in keep and not children[v]]
+    while stack:
+        v = stack.pop()
+        u = parent.pop(v)
+        children[u] -= 1
+        if u in parent and u not in keep and not children[u]:
+            stack.append(u)
+    return tuple(sorted((u, v) for v, u in parent.items()))

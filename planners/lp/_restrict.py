@@ -53,6 +53,7 @@ from fractions import Fraction
 import networkx as nx
 
 from portsim.planners.base import PlanResult
+from portsim.planners.lp._arborescence import prune
 from portsim.planners.lp._driver import NAME
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
@@ -95,22 +96,6 @@ def _reachable(platform: Platform, source: NodeId) -> nx.DiGraph:
     sub.add_nodes_from(sorted(nodes))
     sub.add_edges_from((u, v) for u, v in g.edges if u in nodes and v in nodes and v != source)
     return sub
-
-
-def _prune(parent: dict[NodeId, NodeId], targets: frozenset[NodeId]) -> Links:
-    """The arborescence of ``parent`` pruned of non-target leaves, as sorted links."""
-    children: dict[NodeId, int] = {}
-    for p in parent.values():
-        children[p] = children.get(p, 0) + 1
-    alive = dict(parent)
-    stack = [v for v in alive if v not in targets and children.get(v, 0) == 0]
-    while stack:
-        v = stack.pop()
-        p = alive.pop(v)
-        children[p] -= 1
-        if p in alive and p not in targets and children[p] == 0:
-            stack.append(p)
-    return tuple(sorted((p, v) for v, p in alive.items()))
 
 
 def candidate_trees(platform: Platform, source: NodeId, targets: frozenset[NodeId],
@@ -160,7 +145,7 @@ def candidate_trees(platform: Platform, source: NodeId, targets: frozenset[NodeI
             del parent[v]
 
     for spanning, _ in enumerate(walk(0), start=1):
-        found.setdefault(_prune(parent, targets))
+        found.setdefault(prune(((p, v) for v, p in parent.items()), targets))
         if len(found) > cap or spanning > 50 * cap:
             raise TooManyCandidates(f"more than {cap} candidate trees")
     return sorted(found)

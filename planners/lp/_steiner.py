@@ -58,7 +58,7 @@ from typing import Generic, TypeVar
 import networkx as nx
 import numpy as np
 
-from portsim.planners.lp._arborescence import min_arborescence
+from portsim.planners.lp._arborescence import min_arborescence, prune
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.platform import NodeId
 
@@ -371,16 +371,10 @@ class TreePricer:
         return self._prune([arcs[i] for i in chosen])
 
     def _prune(self, chosen: Sequence[int]) -> list[int]:
-        """Drop leaves that are not destinations, repeatedly."""
-        keep = set(chosen)
-        wanted = set(self.terminals)
-        while True:
-            tails = {self.ends[j][0] for j in keep}
-            drop = {j for j in keep if self.ends[j][1] not in tails
-                    and self.ends[j][1] not in wanted}
-            if not drop:
-                return sorted(keep)
-            keep -= drop
+        """Drop leaves that are not destinations, repeatedly (:func:`prune` on the arcs'
+        ends, one arc per pair of nodes)."""
+        arc = {self.ends[j]: j for j in chosen}
+        return sorted(arc[ends] for ends in prune(arc, set(self.terminals)))
 
     def _shortest_path_heuristic(self, work: Sequence[_Num]
                                  ) -> tuple[list[int], _Num] | None:
