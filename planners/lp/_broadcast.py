@@ -144,13 +144,8 @@ def multicast_flow_model(platform: Platform,
                 else:
                     model.add(coeffs, "==", Fraction(0),
                               f"conservation of {source}->{t} at {node}")
-    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
-        for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
-            out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
-    for node, coeffs in out_port.items():
-        model.add(coeffs, "<=", capacity.send[node], f"one-port send of {node}")
-    for node, coeffs in in_port.items():
-        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive of {node}")
+    capacity.add_node_rows(model, out_port, in_port, port_sum=port_sum,
+                           names=("one-port send of {}", "one-port receive of {}"))
     capacity.add_link_rows(model, link_port)
     return model
 
@@ -185,12 +180,8 @@ def _master(platform: Platform, columns: list[tuple[int, Tree]], n_sources: int,
                 link_port[u, v][j] = link[u, v]
     for s, total in enumerate(totals):  # rows 0 .. n_sources-1: the == rows, in order
         model.add(total, "==", Fraction(0), f"trees of source {s} carry TP")
-    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
-        for j, a in in_port.pop(node, {}).items():  # a tree may enter and leave
-            out_port[node][j] = out_port[node].get(j, Fraction(0)) + a
-    for node in platform.node_ids:  # then, per node: send row, receive row
-        model.add(out_port.get(node, {}), "<=", capacity.send[node], f"send:{node}")
-        model.add(in_port.get(node, {}), "<=", capacity.receive[node], f"recv:{node}")
+    # then, per node: send row, receive row
+    capacity.add_node_rows(model, out_port, in_port, nodes=platform.node_ids, port_sum=port_sum)
     capacity.add_link_rows(model, link_port)  # then the link rows (PortCapacity.links)
     return model
 

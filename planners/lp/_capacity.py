@@ -26,16 +26,20 @@ rows from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 from portsim.planners.lp._solve import LinearModel
 from portsim.simulator.platform import NodeId, Platform, PortKind
 
-__all__ = ["PortCapacity", "link_row_name"]
+__all__ = ["PAPER_ROW_NAMES", "PortCapacity", "link_row_name"]
 
 Link = tuple[NodeId, NodeId]
+
+PAPER_ROW_NAMES = ("one-port send (2) of {}", "one-port receive (3) of {}")
+"""Names of the node rows as numbered in RR-4872 (rows (2) and (3)), for
+:meth:`PortCapacity.add_node_rows`."""
 
 
 def link_row_name(link: Link) -> str:
@@ -101,6 +105,51 @@ class PortCapacity:
     def own_row(self) -> frozenset[Link]:
         """:attr:`links` as a set (for the builders' loops)."""
         return frozenset(self.links)
+
+    def add_node_rows(self, model: LinearModel, out_rows: Mapping[NodeId, Mapping[int, Fraction]],
+                      in_rows: Mapping[NodeId, Mapping[int, Fraction]], *,
+                      nodes: Iterable[NodeId] | None = None,
+                      port_sum: frozenset[NodeId] = frozenset(),
+                      names: tuple[str, str] = ("send:{}", "recv:{}"),
+                      skip_empty: bool = False) -> None:
+        """Append the send row ``<= send[u]`` and the receive row ``<= receive[u]`` of nodes.
+
+        ``out_rows[u]`` (``in_rows[u]``) maps a variable to its busy time on
+        ``u``'s out-links (in-links).  The one place every port-sum builder
+        declares its node rows; what differs between builders is only where
+        the rows stand, which fixes the indices of their duals:
+
+        - ``nodes`` given: per node of ``nodes``, its send row then its
+          receive row (empty rows included unless ``skip_empty``);
+        - ``nodes`` omitted: every send row of ``out_rows``, then every
+          receive row of ``in_rows``, in the mappings' order.
+
+        A node of ``port_sum`` gets one row, ``Σ in + Σ out <= send[u]``, in
+        the send position (its receive row is empty): the naive port-sum
+        program of ``lp-naive`` (broadcast report, section 2.2.2).
+        ``names`` are the rows' name patterns, ``{}`` the node.
+        """
+        if port_sum:
+            merged = {u: dict(r) for u, r in out_rows.items()}
+            inn = dict(in_rows)
+            for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
+                for j, a in inn.pop(node, {}).items():  # a tree may enter and leave
+                    row = merged.setdefault(node, {})
+                    row[j] = row.get(j, Fraction(0)) + a
+            out_rows, in_rows = merged, inn
+        send_name, receive_name = names
+        if nodes is None:
+            for node, coeffs in out_rows.items():
+                model.add(coeffs, "<=", self.send[node], send_name.format(node))
+            for node, coeffs in in_rows.items():
+                model.add(coeffs, "<=", self.receive[node], receive_name.format(node))
+            return
+        for node in nodes:
+            out, inn_row = out_rows.get(node, {}), in_rows.get(node, {})
+            if out or not skip_empty:
+                model.add(out, "<=", self.send[node], send_name.format(node))
+            if inn_row or not skip_empty:
+                model.add(inn_row, "<=", self.receive[node], receive_name.format(node))
 
     def add_link_rows(self, model: LinearModel,
                       load: Mapping[Link, Mapping[int, Fraction]]) -> dict[Link, int]:

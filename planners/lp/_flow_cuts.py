@@ -131,11 +131,7 @@ def _master(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]
             in_port[v][j] = busy
             if (u, v) in link_port:
                 link_port[u, v][j] = busy
-    for node in platform.node_ids:
-        if out_port[node]:
-            model.add(out_port[node], "<=", capacity.send[node], f"send:{node}")
-        if in_port[node]:
-            model.add(in_port[node], "<=", capacity.receive[node], f"recv:{node}")
+    capacity.add_node_rows(model, out_port, in_port, nodes=platform.node_ids, skip_empty=True)
     capacity.add_link_rows(model, link_port)
     for cut in cuts:
         model.add(_cut_row(platform, model, sources, cut), "<=", Fraction(0),

@@ -34,7 +34,7 @@ from fractions import Fraction
 import networkx as nx
 import numpy as np
 
-from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._capacity import PAPER_ROW_NAMES, PortCapacity
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel
 from portsim.simulator.items import Item
@@ -219,13 +219,7 @@ def build_flow_model(platform: Platform, commodities: Sequence[Commodity],
                 row[tp] = -demand[node]
             what = "throughput (6)" if node in demand else "conservation (5)"
             model.add(row, "==", Fraction(0), f"{what} of the flow of {com.hub} at {node}")
-    for node in sorted(port_sum):  # sorted: the row order must not depend on hashing
-        for j, a in in_rows.pop(node, {}).items():  # one summed row
-            out_rows[node][j] = out_rows[node].get(j, Fraction(0)) + a
-    for node, coeffs in out_rows.items():
-        model.add(coeffs, "<=", capacity.send[node], f"one-port send (2) of {node}")
-    for node, coeffs in in_rows.items():
-        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive (3) of {node}")
+    capacity.add_node_rows(model, out_rows, in_rows, port_sum=port_sum, names=PAPER_ROW_NAMES)
     capacity.add_link_rows(model, link_rows)
     return FlowModel(model, tuple(commodities), size, platform)
 

@@ -19,7 +19,7 @@ from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._capacity import PAPER_ROW_NAMES, PortCapacity
 from portsim.planners.lp._solve import (
     LinearModel,
 )
@@ -229,10 +229,7 @@ def build_reduce_model(platform: Platform, operation: Operation) -> LinearModel:
     if (target, 0, n - 1) not in balance:
         model.add({tp: Fraction(1)}, "==", Fraction(0), "no way to build the result")
     capacity = PortCapacity.of(platform)
-    for node, coeffs in out_port.items():
-        model.add(coeffs, "<=", capacity.send[node], f"one-port send (2) of {node}")
-    for node, coeffs in in_port.items():
-        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive (3) of {node}")
+    capacity.add_node_rows(model, out_port, in_port, names=PAPER_ROW_NAMES)
     for node, coeffs in cpu.items():
         model.add(coeffs, "<=", Fraction(1), f"computation (7) of {node}")
     capacity.add_link_rows(model, ssr.link_port)
