@@ -473,8 +473,13 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
     if report.makespan is not None:
         console.print(f"makespan: {_text(report.makespan)}")
     if report.horizon is not None:
+        # completed / horizon, exact like every other figure (the float
+        # ``measured_throughput`` only in float mode)
+        measured = (Fraction(report.completed) / report.horizon
+                    if isinstance(report.horizon, Fraction) and report.completed is not None
+                    else report.measured_throughput)
         console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
-                      f"measured throughput: {_text(report.measured_throughput)}")
+                      f"measured throughput: {_text(measured)}")
     if report.violations:
         table = Table(title="violations")
         for column in ("time", "node", "kind", "events", "detail"):
