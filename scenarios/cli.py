@@ -83,6 +83,20 @@ def _write_text(destination: Path, text: str) -> None:
         destination.write_text(text, encoding="utf-8")
 
 
+def _check_destination(destination: Path | None) -> None:
+    """Fail (exit 2) before any work when an output file's folder does not exist.
+
+    Without this, ``run --json missing/x.json`` planned and replayed every
+    planner (minutes for a large ``lp``) and only then failed to write.
+    """
+    from portsim.scenarios.loader import STDIN
+
+    if destination is None or str(destination) == STDIN:
+        return
+    if not destination.parent.is_dir():
+        _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
+
+
 def _fail(message: str) -> None:
     click.echo(f"portsim: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -159,6 +173,8 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     from portsim.scenarios.runner import planner_label, run_scenario
 
     h = _horizon(horizon)
+    _check_destination(json_out)
+    _check_destination(report_out)
     loaded = _guarded(lambda: load_scenario(scenario))
     to_stdout = STDIN in (str(json_out), str(report_out))
     console = _console(stderr=to_stdout)
@@ -417,6 +433,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.msccl import load_platform_file
     from portsim.scenarios.schedule_file import dump_schedule
 
+    _check_destination(output)
     platform = _guarded(lambda: load_platform_file(platform_file))
     if port_model is not None:
         model = port_model
@@ -510,6 +527,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     from portsim.scenarios.runner import guarded_plan
     from portsim.scenarios.schedule_file import dump_schedule
 
+    _check_destination(output)
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     for spec in loaded.planners:
@@ -751,6 +769,7 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
 
+    _check_destination(output)
     with _activity() as show:
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show))

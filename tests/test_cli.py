@@ -373,6 +373,29 @@ def test_a_bad_option_is_still_bad_input(tmp_path: Path) -> None:
         "be an integer >= 1 (got 0)"]
 
 
+@pytest.mark.parametrize("option", ["--json", "--report"])
+def test_run_output_in_a_missing_folder_fails_before_planning(
+        tmp_path: Path, option: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No planner runs at all (it used to plan, replay and print the table,
+    # then fail to write).
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    target = tmp_path / "missing" / "out.txt"
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)), option, str(target))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
+
+
+def test_plan_output_in_a_missing_folder_fails_before_planning(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "s.yaml"
+    code, stdout, stderr = invoke("plan", str(write(tmp_path, SCATTER)), "--planner", "flat",
+                                  "-o", str(target))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
+
+
 def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("portsim.planners.registry.get_planner",
