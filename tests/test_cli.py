@@ -92,6 +92,18 @@ def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     assert flat["measured_throughput"] <= 0.5
 
 
+def test_run_float_keeps_the_one_shot_makespan(tmp_path: Path) -> None:
+    # The same 10/3 by hand as above: the float replay confirms the planner's
+    # exact makespan (the row used to have none under --float).
+    out = tmp_path / "toy.json"
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--float",
+                             "--json", str(out))
+    assert code == 0
+    (flat,) = [r for r in json.loads(out.read_text())["results"] if r["planner"] == "flat"]
+    assert flat["makespan"] == "10/3"
+    assert "10/3" in next(line for line in stdout.splitlines() if "flat" in line)
+
+
 def test_run_exit_status_1_on_an_invalid_schedule(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from portsim.planners import registry
     from portsim.planners.base import FunctionPlanner, PlanResult
