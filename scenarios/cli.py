@@ -299,12 +299,13 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              port_model: str | None, fmt: str, platform_file: Path | None,
              size: str | None, ranks: str | None) -> None:
-    """Replay SCHEDULE strictly and report every violation (exit 1 if any).
+    """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
-    A feasible schedule is also compared with the optimal throughput of the
-    ``lp`` planner, when one is registered and handles the operation.
+    Exit status: 0 feasible and complete, 1 violations, 2 bad input.  A
+    feasible schedule is also compared with the optimal throughput of the
+    `lp` planner, when one is registered and handles the operation.
 
-    An MSCCL algorithm (a ``.xml`` file) needs ``--platform``: it is
+    An MSCCL algorithm (a `.xml` file) needs `--platform`: it is
     list-scheduled on the platform, replayed strictly and checked for
     correctness (exit 1 if incorrect or infeasible).
     """
@@ -422,9 +423,9 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
                  port_model: str | None, output: Path) -> None:
     """Write the timed one-shot schedule of the MSCCL ALGORITHM as a schedule file.
 
-    The algorithm is list-scheduled on the platform as ``validate`` does and
-    its schedule written in the format ``portsim plan -o`` writes (chunk
-    index ``j`` is instance ``#j``), for ``portsim validate`` and the other
+    The algorithm is list-scheduled on the platform as `validate` does and
+    its schedule written in the format `portsim plan -o` writes (chunk
+    index `j` is instance `#j`), for `portsim validate` and the other
     tools.  Exit status: 0 written, 1 the algorithm is incorrect (nothing
     written), 2 bad input.
     """

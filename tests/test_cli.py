@@ -175,6 +175,21 @@ def test_validate_a_shifted_send(tmp_path: Path) -> None:
 # -- planners --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "plan", "planners", "study", "report",
+                                     "msccl-import"])
+def test_help_texts_carry_no_markup(command: str) -> None:
+    # Click prints a docstring as written: reST ``x`` showed as ``x``.
+    code, stdout, _ = invoke(command, "--help")
+    assert code == 0
+    assert "``" not in stdout
+
+
+def test_validate_help_names_both_modes_and_the_exit_statuses() -> None:
+    _, stdout, _ = invoke("validate", "--help")
+    assert "Replay SCHEDULE (strictly, or --mode asap)" in stdout
+    assert "0 feasible and complete, 1 violations, 2 bad input" in " ".join(stdout.split())
+
+
 def test_planners_lists_flat() -> None:
     code, stdout, _ = invoke("planners")
     assert code == 0
