@@ -79,6 +79,27 @@ def test_run_json_figures_are_exact(tmp_path: Path) -> None:
     assert "5/3" in stdout
 
 
+def test_spec_json_example_has_the_output_fields_and_types(tmp_path: Path) -> None:
+    """The JSON example of SPEC.md ("JSON result of portsim run --json") names
+    fields of the real output with the real types (it showed "horizon" as a
+    number; it is an exact rational string)."""
+    import re
+
+    spec = (EXAMPLES.parent.parent / "docs" / "SPEC.md").read_text(encoding="utf-8")
+    block = spec.split("## JSON result of `portsim run --json`", 1)[1]
+    block = block.split("```json", 1)[1].split("```", 1)[0]
+    example = json.loads(re.sub(r"//[^\n]*", "", block))
+    out = tmp_path / "toy.json"
+    invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
+    actual = json.loads(out.read_text())
+    (lp,) = [r for r in actual["results"] if r["planner"] == "lp"]
+    (shown,) = example["results"]
+    assert set(shown) <= set(lp)
+    for key, value in shown.items():  # null where lp has none (its makespan)
+        assert lp[key] is None or isinstance(lp[key], type(value)), key
+    assert isinstance(lp["horizon"], str)
+
+
 def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     out = tmp_path / "toy.json"
     code, _, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
