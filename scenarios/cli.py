@@ -715,14 +715,20 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
         meter.add(done - stored[0])
         bar.update(task, completed=done, total=total, failed=failed)
 
+    def run_then_stop_the_bar() -> Any:
+        # The bar's last frame goes before any error line, not after it.
+        try:
+            return run_study(
+                loaded, out, executor=executor,  # type: ignore[arg-type]
+                workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
+                progress=progress, stop=stop)
+        finally:
+            if stored:
+                bar.stop()
+
     try:
-        outcome = _guarded(lambda: run_study(
-            loaded, out, executor=executor,  # type: ignore[arg-type]
-            workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
-            progress=progress, stop=stop))
+        outcome = _guarded(run_then_stop_the_bar)
     finally:
-        if stored:
-            bar.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     _print_study_outcome(loaded.name, outcome, out)
