@@ -226,7 +226,9 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
     with _activity() as show:
         study = _guarded(lambda: asymptotic_study(loaded, progress=show))
     table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
-                        f"{_text(study.bound)}, lp period {_text(study.period)}")
+                        f"{_text(study.bound)}, lp period {_text(study.period)}",
+                  caption="C = TP*K - completed, the start-up and wind-down loss "
+                          "(constant in K when the ratio tends to 1)")
     for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
                    "C", "note"):
         table.add_column(column, justify="left" if column in ("planner", "note")

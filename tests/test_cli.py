@@ -603,6 +603,16 @@ def test_asymptotic_rows_are_labelled_and_exact(tmp_path: Path) -> None:
     assert study.ok
 
 
+def test_asymptotic_table_says_what_c_is(tmp_path: Path) -> None:
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic")
+    assert code == 0
+    assert "C = TP*K - completed" in " ".join(stdout.split())
+    # lp at K = 10 periods of 6: 29 of TP*K = 30 completed, so C = 1
+    rows = [[c.strip() for c in line.split("│")][1:-1] for line in stdout.splitlines()
+            if line.startswith("│")]
+    assert ["lp", "10", "60", "29", "30", "0.9667", "1", ""] in rows
+
+
 def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import portsim.simulator.engine
