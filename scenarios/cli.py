@@ -551,6 +551,11 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     kind = "periodic" if schedule.period is not None else "one-shot"
     click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
+    if result.replay == "asap":
+        # The stated times are the planner's port-sum timing, not achievable:
+        # a strict validate would list violations the planner never claimed.
+        click.echo(f"note: {planner_name} claims only the order of events, not their "
+                   f"times: check it with `portsim validate {output} --mode asap`", err=True)
 
 
 # -- planners ----------------------------------------------------------------------------

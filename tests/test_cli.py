@@ -435,6 +435,26 @@ def test_run_output_in_a_missing_folder_fails_before_planning(
         f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
 
 
+def test_plan_of_an_order_only_planner_says_to_validate_asap(tmp_path: Path) -> None:
+    # lp-naive's times are its port-sum timing, not achievable unidirectionally:
+    # strict validation lists violations, --mode asap measures it.
+    target = tmp_path / "naive.yaml"
+    code, stdout, stderr = invoke("plan", str(EXAMPLES / "broadcast-unidir.yaml"),
+                                  "--planner", "lp-naive", "-o", str(target))
+    assert code == 0
+    assert stderr.splitlines() == [
+        f"note: lp-naive claims only the order of events, not their times: check it with "
+        f"`portsim validate {target} --mode asap`"]
+    assert invoke("validate", str(target))[0] == 1
+    # as soon as possible: no violation, and the README's measured 3/5
+    _, stdout, _ = invoke("validate", str(target), "--mode", "asap")
+    assert "feasible but incomplete (asap replay, unidirectional)" in stdout
+    assert "measured throughput: 3/5" in stdout
+    _, _, stderr = invoke("plan", str(EXAMPLES / "broadcast-unidir.yaml"), "--planner", "lp",
+                          "-o", str(target))
+    assert stderr == ""
+
+
 def test_plan_output_in_a_missing_folder_fails_before_planning(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "s.yaml"
     code, stdout, stderr = invoke("plan", str(write(tmp_path, SCATTER)), "--planner", "flat",
