@@ -483,6 +483,10 @@ class FunctionPlanner:
         One line for ``portsim planners``.
     options:
         Option names the function accepts.
+    check_options:
+        Optional ``f(options)`` raising :class:`PlannerError` on a bad option
+        value; run before the support check, so that a bad option is bad
+        input whatever the operation (not hidden behind an ``unsupported``).
 
     Examples
     --------
@@ -504,6 +508,7 @@ class FunctionPlanner:
     port_models: frozenset[PortKind]
     description: str
     options: frozenset[str] = frozenset()
+    check_options: Callable[[Mapping[str, Any]], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operations", frozenset(OperationKind(k) for k in self.operations))
@@ -516,10 +521,12 @@ class FunctionPlanner:
         Raises
         ------
         PlannerError
-            On an unknown option, or when the function does not return a
-            :class:`PlanResult`.
+            On an unknown option or a bad option value, or when the function
+            does not return a :class:`PlanResult`.
         """
         check_options(self.name, options, self.options)
+        if self.check_options is not None:
+            self.check_options(options)
         reason = unsupported_reason(self.name, self.operations, self.port_models,
                                     platform, operation)
         if reason is not None:

@@ -83,6 +83,20 @@ def _write_text(destination: Path, text: str) -> None:
         destination.write_text(text, encoding="utf-8")
 
 
+def _check_destination(destination: Path | None) -> None:
+    """Fail (exit 2) before any work when an output file's folder does not exist.
+
+    Without this, ``run --json missing/x.json`` planned and replayed every
+    planner (minutes for a large ``lp``) and only then failed to write.
+    """
+    from portsim.scenarios.loader import STDIN
+
+    if destination is None or str(destination) == STDIN:
+        return
+    if not destination.parent.is_dir():
+        _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
+
+
 def _fail(message: str) -> None:
     click.echo(f"portsim: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -159,6 +173,8 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     from portsim.scenarios.runner import planner_label, run_scenario
 
     h = _horizon(horizon)
+    _check_destination(json_out)
+    _check_destination(report_out)
     loaded = _guarded(lambda: load_scenario(scenario))
     to_stdout = STDIN in (str(json_out), str(report_out))
     console = _console(stderr=to_stdout)
@@ -210,7 +226,9 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
     with _activity() as show:
         study = _guarded(lambda: asymptotic_study(loaded, progress=show))
     table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
-                        f"{_text(study.bound)}, lp period {_text(study.period)}")
+                        f"{_text(study.bound)}, lp period {_text(study.period)}",
+                  caption="C = TP*K - completed, the start-up and wind-down loss "
+                          "(constant in K when the ratio tends to 1)")
     for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
                    "C", "note"):
         table.add_column(column, justify="left" if column in ("planner", "note")
@@ -283,12 +301,13 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              port_model: str | None, fmt: str, platform_file: Path | None,
              size: str | None, ranks: str | None) -> None:
-    """Replay SCHEDULE strictly and report every violation (exit 1 if any).
+    """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
-    A feasible schedule is also compared with the optimal throughput of the
-    ``lp`` planner, when one is registered and handles the operation.
+    Exit status: 0 feasible and complete, 1 violations, 2 bad input.  A
+    feasible schedule is also compared with the optimal throughput of the
+    `lp` planner, when one is registered and handles the operation.
 
-    An MSCCL algorithm (a ``.xml`` file) needs ``--platform``: it is
+    An MSCCL algorithm (a `.xml` file) needs `--platform`: it is
     list-scheduled on the platform, replayed strictly and checked for
     correctness (exit 1 if incorrect or infeasible).
     """
@@ -406,9 +425,9 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
                  port_model: str | None, output: Path) -> None:
     """Write the timed one-shot schedule of the MSCCL ALGORITHM as a schedule file.
 
-    The algorithm is list-scheduled on the platform as ``validate`` does and
-    its schedule written in the format ``portsim plan -o`` writes (chunk
-    index ``j`` is instance ``#j``), for ``portsim validate`` and the other
+    The algorithm is list-scheduled on the platform as `validate` does and
+    its schedule written in the format `portsim plan -o` writes (chunk
+    index `j` is instance `#j`), for `portsim validate` and the other
     tools.  Exit status: 0 written, 1 the algorithm is incorrect (nothing
     written), 2 bad input.
     """
@@ -417,6 +436,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.msccl import load_platform_file
     from portsim.scenarios.schedule_file import dump_schedule
 
+    _check_destination(output)
     platform = _guarded(lambda: load_platform_file(platform_file))
     if port_model is not None:
         model = port_model
@@ -473,8 +493,13 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
     if report.makespan is not None:
         console.print(f"makespan: {_text(report.makespan)}")
     if report.horizon is not None:
+        # completed / horizon, exact like every other figure (the float
+        # ``measured_throughput`` only in float mode)
+        measured = (Fraction(report.completed) / report.horizon
+                    if isinstance(report.horizon, Fraction) and report.completed is not None
+                    else report.measured_throughput)
         console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
-                      f"measured throughput: {_text(report.measured_throughput)}")
+                      f"measured throughput: {_text(measured)}")
     if report.violations:
         table = Table(title="violations")
         for column in ("time", "node", "kind", "events", "detail"):
@@ -505,6 +530,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     from portsim.scenarios.runner import guarded_plan
     from portsim.scenarios.schedule_file import dump_schedule
 
+    _check_destination(output)
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     for spec in loaded.planners:
@@ -525,6 +551,11 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     kind = "periodic" if schedule.period is not None else "one-shot"
     click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
+    if result.replay == "asap":
+        # The stated times are the planner's port-sum timing, not achievable:
+        # a strict validate would list violations the planner never claimed.
+        click.echo(f"note: {planner_name} claims only the order of events, not their "
+                   f"times: check it with `portsim validate {output} --mode asap`", err=True)
 
 
 # -- planners ----------------------------------------------------------------------------
@@ -691,14 +722,20 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
         meter.add(done - stored[0])
         bar.update(task, completed=done, total=total, failed=failed)
 
+    def run_then_stop_the_bar() -> Any:
+        # The bar's last frame goes before any error line, not after it.
+        try:
+            return run_study(
+                loaded, out, executor=executor,  # type: ignore[arg-type]
+                workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
+                progress=progress, stop=stop)
+        finally:
+            if stored:
+                bar.stop()
+
     try:
-        outcome = _guarded(lambda: run_study(
-            loaded, out, executor=executor,  # type: ignore[arg-type]
-            workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
-            progress=progress, stop=stop))
+        outcome = _guarded(run_then_stop_the_bar)
     finally:
-        if stored:
-            bar.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     _print_study_outcome(loaded.name, outcome, out)
@@ -746,6 +783,7 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
 
+    _check_destination(output)
     with _activity() as show:
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show))

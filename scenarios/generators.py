@@ -61,19 +61,29 @@ Number = Fraction | int | str
 """A number as accepted by :func:`portsim.simulator.numbers.parse_rational`."""
 
 MAX_GENERATED_NODES = 10_000
-"""Largest ``n`` a generator accepts (a typo such as ``n: 100000`` must not hang)."""
+"""Most nodes a generator builds, checked before building (a typo such as ``n: 100000``
+or ``servers: 100000`` must not hang)."""
 
 MAX_GENERATED_LINKS = 1_000_000
 """Largest number of links a generator may create (``complete`` makes ``n (n - 1)``)."""
 
 
-def _check_size(n: int, links: int, name: str) -> None:
+def _check_size(n: int, links: int, name: str, value: object = None) -> None:
+    """Refuse a platform of more than the node or link cap, before building it.
+
+    ``value`` is the parameter the user gave when it is not the node count
+    itself (a fat tree's ``k``, a number of servers): the message then names
+    the node count it implies.
+    """
+    given = n if value is None else value
     if n > MAX_GENERATED_NODES:
-        raise PlatformError(f"must be <= {MAX_GENERATED_NODES}", path=name, value=n)
+        detail = (f"must be <= {MAX_GENERATED_NODES}" if value is None else
+                  f"would generate {n} nodes, more than the cap of {MAX_GENERATED_NODES}")
+        raise PlatformError(detail, path=name, value=given)
     if links > MAX_GENERATED_LINKS:
         raise PlatformError(
             f"would generate {links} links, more than the cap of {MAX_GENERATED_LINKS}",
-            path=name, value=n)
+            path=name, value=given)
 
 
 def random_state(seed: int | random.Random | None = None) -> random.Random:
@@ -487,10 +497,12 @@ class _Fabric:
         self.compute = compute
         self.nodes: list[Node] = []
         self.links: list[Link] = []
+        self.processors = 0
 
     def gpu(self) -> NodeId:
         """A new compute node ``P<i>`` (numbered in creation order)."""
-        node = f"P{sum(1 for x in self.nodes if not x.router)}"
+        node = f"P{self.processors}"
+        self.processors += 1
         self.nodes.append(Node(node, self.compute))
         return node
 
@@ -505,7 +517,7 @@ class _Fabric:
         self.links.append(Link(b, a, 1 / bandwidth))
 
     def platform(self, port_model: PortModel | str) -> Platform:
-        _check_size(len(self.nodes), len(self.links), "servers")
+        # Each generator checks its size before building (_check_size).
         return Platform(tuple(self.nodes), tuple(self.links), PortModel.parse(port_model))
 
 
@@ -544,6 +556,8 @@ def dgx_a100_platform(
     bw_nv = _number(nvlink, "nvlink", positive=True)
     bw_nic = _number(nic, "nic", positive=True)
     bw_ib = _number(ib, "ib", positive=True)
+    # per server 8 GPUs, 8 NICs and an NVSwitch, 3 cables per GPU; 2 IB switches
+    _check_size(17 * servers + 2, 6 * 8 * servers, "servers", servers)
     fabric = _Fabric(_number(compute, "compute", positive=False))
     gpus = [[fabric.gpu() for _ in range(8)] for _ in range(servers)]
     ibs = [fabric.switch(f"ib{r}") for r in range(min(2, 8))]
@@ -589,6 +603,8 @@ def mi250_platform(
     servers = _count(servers, "servers", 1)
     bw_x = _number(xgmi, "xgmi", positive=True)
     bw_ib = _number(ib, "ib", positive=True)
+    cables = sum(1 for i, j in itertools.combinations(range(16), 2) if MI250_XGMI[i][j]) + 16
+    _check_size(16 * servers + 1, 2 * cables * servers, "servers", servers)
     fabric = _Fabric(_number(compute, "compute", positive=False))
     switch = fabric.switch("ib0")
     for _ in range(servers):
@@ -668,7 +684,7 @@ def fat_tree_platform(
     bw_agg = _number(aggregation, "aggregation", positive=True)
     bw_core = _number(core, "core", positive=True)
     half = k // 2
-    _check_size(k**3 // 4 + 5 * k * k // 4, 2 * 3 * k**3 // 4, "k")
+    _check_size(k**3 // 4 + 5 * k * k // 4, 2 * 3 * k**3 // 4, "k", k)
     fabric = _Fabric(_number(compute, "compute", positive=False))
     cores = [fabric.switch(f"core{c}") for c in range(half * half)]
     for pod in range(k):
@@ -703,6 +719,7 @@ def ring_platform(
     """
     n = _count(n, "n", 2)
     bw = _number(bandwidth, "bandwidth", positive=True)
+    _check_size(n, 2 * n, "n")
     fabric = _Fabric(_number(compute, "compute", positive=False))
     nodes = [fabric.gpu() for _ in range(n)]
     for i in range(n if n > 2 else 1):
@@ -735,7 +752,7 @@ def torus_platform(
         raise PlatformError("a torus needs at least two nodes", path="rows",
                             value=f"{rows} x {cols}")
     bw = _number(bandwidth, "bandwidth", positive=True)
-    _check_size(rows * cols, 4 * rows * cols, "rows")
+    _check_size(rows * cols, 4 * rows * cols, "rows", f"{rows} x {cols}")
     fabric = _Fabric(_number(compute, "compute", positive=False))
     grid = [[fabric.gpu() for _ in range(cols)] for _ in range(rows)]
     pairs: set[frozenset[NodeId]] = set()

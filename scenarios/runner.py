@@ -365,6 +365,11 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     else:
         check = replay(schedule, exact=exact)
         makespan = check.makespan if isinstance(check.makespan, Fraction) else None
+        if (makespan is None and check.makespan is not None and result.makespan is not None
+                and math.isclose(check.makespan, result.makespan, rel_tol=1e-9)):
+            # --float: the planner's exact makespan, which the float replay
+            # confirms up to rounding (the row used to show no makespan at all)
+            makespan = result.makespan
         if (result.makespan is not None and makespan is not None
                 and result.makespan != makespan):
             notes.append(f"the planner announced makespan {format_rational(result.makespan)}, "

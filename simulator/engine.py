@@ -1114,6 +1114,7 @@ def replay_series(
     # on the length tried.
     forced = None if port_model is None else PortModel.parse(port_model)
     count = min(cap, 64, max(8, 2 * (window + 1)))
+    last: Report | None = None  # the replay of ``count`` copies when the cap cuts the series
     while True:
         if needed is not None and needed <= count:
             series = schedule.repeat(needed, spacing)
@@ -1144,6 +1145,7 @@ def replay_series(
                           violations=(), completed=done, instances=done, horizon=out_h,
                           measured_throughput=done / float(h))
         if count >= cap:
+            last = full
             break
         count = min(cap, count * 2 if count < 64 else count * 4)
     # Cut: ``count`` instances replayed, and none of the others can end before
@@ -1151,6 +1153,16 @@ def replay_series(
     reach = count * heaviest
     if reach <= 0:
         reach = min(h, spacing)
+    if last is not None:
+        # The last try replayed exactly these copies (and each copy ends
+        # where it would in any longer prefix): count its completions rather
+        # than replaying the 2,000,000 events again (about 40% of a cut's time).
+        end = min(h, reach)
+        done = sum(1 for x in last.completion_times if x <= end)
+        out_end: Fraction | float = end if exact else float(end)
+        return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
+                      violations=(), completed=done, instances=done, horizon=out_end,
+                      measured_throughput=done / float(end))
     return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
                   horizon=min(h, reach), port_model=port_model)
 

@@ -79,6 +79,27 @@ def test_run_json_figures_are_exact(tmp_path: Path) -> None:
     assert "5/3" in stdout
 
 
+def test_spec_json_example_has_the_output_fields_and_types(tmp_path: Path) -> None:
+    """The JSON example of SPEC.md ("JSON result of portsim run --json") names
+    fields of the real output with the real types (it showed "horizon" as a
+    number; it is an exact rational string)."""
+    import re
+
+    spec = (EXAMPLES.parent.parent / "docs" / "SPEC.md").read_text(encoding="utf-8")
+    block = spec.split("## JSON result of `portsim run --json`", 1)[1]
+    block = block.split("```json", 1)[1].split("```", 1)[0]
+    example = json.loads(re.sub(r"//[^\n]*", "", block))
+    out = tmp_path / "toy.json"
+    invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
+    actual = json.loads(out.read_text())
+    (lp,) = [r for r in actual["results"] if r["planner"] == "lp"]
+    (shown,) = example["results"]
+    assert set(shown) <= set(lp)
+    for key, value in shown.items():  # null where lp has none (its makespan)
+        assert lp[key] is None or isinstance(lp[key], type(value)), key
+    assert isinstance(lp["horizon"], str)
+
+
 def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     out = tmp_path / "toy.json"
     code, _, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
@@ -90,6 +111,18 @@ def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     # In the pipelined series Ps sends 2 per scatter: at most 1/2 per time unit,
     # the optimal steady-state throughput of the paper (TP = 1/2).
     assert flat["measured_throughput"] <= 0.5
+
+
+def test_run_float_keeps_the_one_shot_makespan(tmp_path: Path) -> None:
+    # The same 10/3 by hand as above: the float replay confirms the planner's
+    # exact makespan (the row used to have none under --float).
+    out = tmp_path / "toy.json"
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--float",
+                             "--json", str(out))
+    assert code == 0
+    (flat,) = [r for r in json.loads(out.read_text())["results"] if r["planner"] == "flat"]
+    assert flat["makespan"] == "10/3"
+    assert "10/3" in next(line for line in stdout.splitlines() if "flat" in line)
 
 
 def test_run_exit_status_1_on_an_invalid_schedule(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -161,6 +194,21 @@ def test_validate_a_shifted_send(tmp_path: Path) -> None:
 
 
 # -- planners --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "plan", "planners", "study", "report",
+                                     "msccl-import"])
+def test_help_texts_carry_no_markup(command: str) -> None:
+    # Click prints a docstring as written: reST ``x`` showed as ``x``.
+    code, stdout, _ = invoke(command, "--help")
+    assert code == 0
+    assert "``" not in stdout
+
+
+def test_validate_help_names_both_modes_and_the_exit_statuses() -> None:
+    _, stdout, _ = invoke("validate", "--help")
+    assert "Replay SCHEDULE (strictly, or --mode asap)" in stdout
+    assert "0 feasible and complete, 1 violations, 2 bad input" in " ".join(stdout.split())
 
 
 def test_planners_lists_flat() -> None:
@@ -373,6 +421,49 @@ def test_a_bad_option_is_still_bad_input(tmp_path: Path) -> None:
         "be an integer >= 1 (got 0)"]
 
 
+@pytest.mark.parametrize("option", ["--json", "--report"])
+def test_run_output_in_a_missing_folder_fails_before_planning(
+        tmp_path: Path, option: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No planner runs at all (it used to plan, replay and print the table,
+    # then fail to write).
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    target = tmp_path / "missing" / "out.txt"
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)), option, str(target))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
+
+
+def test_plan_of_an_order_only_planner_says_to_validate_asap(tmp_path: Path) -> None:
+    # lp-naive's times are its port-sum timing, not achievable unidirectionally:
+    # strict validation lists violations, --mode asap measures it.
+    target = tmp_path / "naive.yaml"
+    code, stdout, stderr = invoke("plan", str(EXAMPLES / "broadcast-unidir.yaml"),
+                                  "--planner", "lp-naive", "-o", str(target))
+    assert code == 0
+    assert stderr.splitlines() == [
+        f"note: lp-naive claims only the order of events, not their times: check it with "
+        f"`portsim validate {target} --mode asap`"]
+    assert invoke("validate", str(target))[0] == 1
+    # as soon as possible: no violation, and the README's measured 3/5
+    _, stdout, _ = invoke("validate", str(target), "--mode", "asap")
+    assert "feasible but incomplete (asap replay, unidirectional)" in stdout
+    assert "measured throughput: 3/5" in stdout
+    _, _, stderr = invoke("plan", str(EXAMPLES / "broadcast-unidir.yaml"), "--planner", "lp",
+                          "-o", str(target))
+    assert stderr == ""
+
+
+def test_plan_output_in_a_missing_folder_fails_before_planning(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "s.yaml"
+    code, stdout, stderr = invoke("plan", str(write(tmp_path, SCATTER)), "--planner", "flat",
+                                  "-o", str(target))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
+
+
 def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("portsim.planners.registry.get_planner",
@@ -530,6 +621,16 @@ def test_asymptotic_rows_are_labelled_and_exact(tmp_path: Path) -> None:
         assert row.completed == (row.horizon - 9) // 8 + 1
         assert row.note == ""
     assert study.ok
+
+
+def test_asymptotic_table_says_what_c_is(tmp_path: Path) -> None:
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic")
+    assert code == 0
+    assert "C = TP*K - completed" in " ".join(stdout.split())
+    # lp at K = 10 periods of 6: 29 of TP*K = 30 completed, so C = 1
+    rows = [[c.strip() for c in line.split("│")][1:-1] for line in stdout.splitlines()
+            if line.startswith("│")]
+    assert ["lp", "10", "60", "29", "30", "0.9667", "1", ""] in rows
 
 
 def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections import Counter
 from fractions import Fraction
 
@@ -134,6 +135,49 @@ def test_bad_parameters(call, path: str) -> None:  # type: ignore[no-untyped-def
     with pytest.raises(PlatformError) as info:
         call()
     assert info.value.path == path
+
+
+@pytest.mark.parametrize(("call", "path", "value", "nodes"), [
+    # 17 nodes a DGX A100 server (8 GPUs, 8 NICs, an NVSwitch) + 2 IB switches
+    (lambda: dgx_a100_platform(10**5), "servers", 10**5, 17 * 10**5 + 2),
+    (lambda: mi250_platform(10**4), "servers", 10**4, 16 * 10**4 + 1),
+    (lambda: fat_tree_platform(1000), "k", 1000, 1000**3 // 4 + 5 * 1000**2 // 4),
+    (lambda: torus_platform(200, 200), "rows", "200 x 200", 40000),
+])
+def test_fabric_over_the_node_cap_is_refused_before_it_is_built(  # type: ignore[no-untyped-def]
+        call, path: str, value: object, nodes: int) -> None:
+    """A typo such as ``servers: 100000`` is one line naming the parameter as
+    given and the node count it implies, at once (it used to build the whole
+    fabric first, minutes for ``servers: 100000``, then blame ``servers`` for
+    the node count whatever the generator)."""
+    start = time.process_time()
+    with pytest.raises(PlatformError) as info:
+        call()
+    assert time.process_time() - start < 1
+    assert (info.value.path, info.value.value) == (path, value)
+    assert f"would generate {nodes} nodes, more than the cap of 10000" in str(info.value)
+
+
+def test_ring_over_the_node_cap_is_refused_before_it_is_built() -> None:
+    start = time.process_time()
+    with pytest.raises(PlatformError) as info:
+        ring_platform(10**8)
+    assert time.process_time() - start < 1
+    assert (info.value.path, info.value.value) == ("n", 10**8)
+    assert "must be <= 10000" in str(info.value)
+
+
+def test_fabric_node_counts_at_the_cap() -> None:
+    """The counts the cap is checked against are those of the built fabric:
+    the largest sizes within the cap build, one more is refused."""
+    largest = (10000 - 2) // 17
+    assert len(dgx_a100_platform(largest).nodes) == 17 * largest + 2
+    with pytest.raises(PlatformError):
+        dgx_a100_platform(largest + 1)
+    assert len(mi250_platform(2).nodes) == 33
+    assert len(ring_platform(10000).nodes) == 10000
+    with pytest.raises(PlatformError):
+        ring_platform(10001)
 
 
 def test_scenario_generator_and_port_model() -> None:

@@ -165,8 +165,12 @@ def test_registered_with_its_operations_and_port_models() -> None:
 def test_bad_options() -> None:
     with pytest.raises(PlannerError, match="unknown option 'restrict' for planner 'lp-naive'"):
         LP_NAIVE_PLANNER.plan(fig2(), BROADCAST, restrict="tree")
-    with pytest.raises(PlannerError, match=r"planners\.lp\.method: method must be one of"):
+    # named as lp-naive's option (was planners.lp.method), and raised on an
+    # operation lp-naive does not handle too (was an unsupported result)
+    with pytest.raises(PlannerError, match=r"planners\.lp-naive\.method: method must be one of"):
         LP_NAIVE_PLANNER.plan(fig2(), BROADCAST, method="simplex")
+    with pytest.raises(PlannerError, match=r"planners\.lp-naive\.split: split must be"):
+        LP_NAIVE_PLANNER.plan(fig2(), Operation(OperationKind.ALLREDUCE), split="maybe")
     with pytest.raises(PlannerError, match="max_events must be a positive integer"):
         naive_steady_state(fig2(), BROADCAST, max_events=0)
 

@@ -412,6 +412,24 @@ def test_dask_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "pip install 'portsim[dask]' (got 'dask')")
 
 
+def test_an_error_after_the_bar_started_is_the_last_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # e.g. --scheduler tcp://HOST:PORT that never answers: the bar has drawn
+    # 0/3, then the error; the bar's last frame used to follow the error line.
+    def failing(*args: Any, progress: Any, **kwargs: Any) -> None:
+        progress(0, 0, 3)
+        raise ScenarioError("Timed out trying to connect to tcp://127.0.0.1:1 after 30 s")
+
+    monkeypatch.setattr("portsim.scenarios.study.run_study", failing)
+    study_file = write(tmp_path / "s.yaml", flat_study())
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert "0/3" in lines[0]
+    assert lines[-1] == ("portsim: error: Timed out trying to connect to tcp://127.0.0.1:1 "
+                         "after 30 s")
+
+
 def test_batches_grow_to_the_measured_run_time(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
     """After the first batches (one run each), a batch holds about BATCH_SECONDS of work."""

@@ -77,6 +77,16 @@ def test_periodic_throughput_and_ratio(tmp_path: Path, monkeypatch: pytest.Monke
     assert lp.models == ["bidirectional", "unidirectional"]
 
 
+def test_measured_throughput_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Instance q ends at 2q + 3/2: three of them by 7, so 3/7 (was "0.4286").
+    with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
+    code, out, _ = validate(tmp_path, PERIODIC, "--horizon", "7")
+    assert code == 0
+    assert "horizon: 7, completed: 3, measured throughput: 3/7\n" in out
+    _, out, _ = validate(tmp_path, PERIODIC, "--horizon", "7", "--float")
+    assert "horizon: 7, completed: 3, measured throughput: 0.4286\n" in out
+
+
 def test_one_shot_makespan_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
     code, out, _ = validate(tmp_path, ONE_SHOT)

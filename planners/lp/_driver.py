@@ -126,8 +126,9 @@ class LpOptions:
         return replace(self, deadline=Deadline.after(self.seconds))
 
 
-def parse_options(options: Mapping[str, object]) -> LpOptions:
-    """Check and read the ``lp`` options.
+def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
+    """Check and read the ``lp`` options (those of planner ``name``: ``lp-naive``
+    shares them).
 
     Raises
     ------
@@ -137,32 +138,32 @@ def parse_options(options: Mapping[str, object]) -> LpOptions:
     method = options.get("method", "auto")
     if method not in _METHODS:
         raise PlannerError("method must be one of " + ", ".join(_METHODS),
-                           path=f"planners.{NAME}.method", value=method)
+                           path=f"planners.{name}.method", value=method)
     time_limit = options.get("time_limit")
     if time_limit is not None and (isinstance(time_limit, bool)
                                    or not isinstance(time_limit, int | float)
                                    or time_limit <= 0):
         raise PlannerError("time_limit must be a positive number of seconds",
-                           path=f"planners.{NAME}.time_limit", value=time_limit)
+                           path=f"planners.{name}.time_limit", value=time_limit)
     split = options.get("split", True)
     if not isinstance(split, bool):
-        raise PlannerError("split must be true or false", path=f"planners.{NAME}.split",
+        raise PlannerError("split must be true or false", path=f"planners.{name}.split",
                            value=split)
     period = options.get("period")
     fixed = None
     if period is not None:
-        fixed = parse_rational(period, path=f"planners.{NAME}.period", error=PlannerError)
+        fixed = parse_rational(period, path=f"planners.{name}.period", error=PlannerError)
         if fixed <= 0:
-            raise PlannerError("period must be > 0", path=f"planners.{NAME}.period",
+            raise PlannerError("period must be > 0", path=f"planners.{name}.period",
                                value=str(period))
     cap = options.get("max_events", DEFAULT_MAX_EVENTS)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise PlannerError("max_events must be a positive integer",
-                           path=f"planners.{NAME}.max_events", value=cap)
+                           path=f"planners.{name}.max_events", value=cap)
     restrict = options.get("restrict", "graph")
     if restrict not in RESTRICTIONS:
         raise PlannerError("restrict must be one of " + ", ".join(RESTRICTIONS),
-                           path=f"planners.{NAME}.restrict", value=restrict)
+                           path=f"planners.{name}.restrict", value=restrict)
     return LpOptions(str(method), None if time_limit is None else float(time_limit),
                      split, fixed, cap, str(restrict))
 

@@ -23,6 +23,7 @@ platform the program is the ``lp`` planner's own and the schedule is exact.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -113,7 +114,7 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     [('1/2', (('P1', 'P2'), ('P2', 'P3'))), ('1/4', (('P1', 'P2'), ('P1', 'P3')))]
     """
     check_options(LP_NAIVE_NAME, options, LP_NAIVE_OPTIONS)
-    parsed = parse_options(options).started()  # one deadline for the whole call
+    parsed = parse_options(options, LP_NAIVE_NAME).started()  # one deadline for the whole call
     reason = unsupported_reason(LP_NAIVE_NAME, LP_NAIVE_OPERATIONS, LP_NAIVE_PORT_MODELS,
                                 platform, operation)
     if reason is not None:
@@ -185,6 +186,10 @@ def _relabel(result: PlanResult, port_sum: frozenset[NodeId]) -> PlanResult:
                    message=message, achieved_throughput=achieved)
 
 
+def _check_naive_options(options: Mapping[str, Any]) -> None:
+    parse_options(options, LP_NAIVE_NAME)
+
+
 LP_NAIVE_PLANNER = FunctionPlanner(
     name=LP_NAIVE_NAME,
     function=naive_steady_state,
@@ -192,5 +197,6 @@ LP_NAIVE_PLANNER = FunctionPlanner(
     port_models=LP_NAIVE_PORT_MODELS,
     description=_DESCRIPTION,
     options=LP_NAIVE_OPTIONS,
+    check_options=_check_naive_options,
 )
 """The ``lp-naive`` planner."""

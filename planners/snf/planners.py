@@ -18,7 +18,7 @@ port's load.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -353,6 +353,13 @@ def slowest_node_first_plan(
                    broadcast_item=op.full_reduction())
 
 
+def _check_optimal_options(options: Mapping[str, Any]) -> None:
+    method = options.get("method", "auto")
+    if method not in OPTIMAL_METHODS:
+        raise PlannerError("unknown method; valid: " + ", ".join(OPTIMAL_METHODS),
+                           path="planners.optimal.method", value=method)
+
+
 def optimal_reduction(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
     """Plan an optimal one-shot reduction in the sender-time model.
 
@@ -388,6 +395,7 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     Fraction(4, 1)
     """
     check_options(OPTIMAL, options, ("method",))
+    _check_optimal_options(options)
     reason = unsupported_reason(OPTIMAL, {OperationKind.REDUCE}, SENDER_TIME_PORT_MODELS,
                                 platform, operation)
     if reason is not None:
@@ -485,6 +493,7 @@ OPTIMAL_PLANNER = FunctionPlanner(
     description=("exact one-shot commutative reduce in the sender-time model: two-class DP, "
                  "k-class DP or branch and bound (Liu–Kuo–Wang), the fastest per instance"),
     options=frozenset({"method"}),
+    check_options=_check_optimal_options,
 )
 """The exact reduction as a :class:`~portsim.planners.base.Planner`."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -62,12 +62,8 @@ _ALGORITHM = {
 }
 
 
-def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operation,
-          concurrent_transfers: int | None = None, reducers: int | None = None) -> PlanResult:
-    """Shared body of the three planners (see :func:`greedy_reduction`)."""
-    reason = unsupported_reason(name, TREE_OPERATIONS, frozenset(PortKind), platform, operation)
-    if reason is not None:
-        return PlanResult.unsupported(name, reason)
+def _check_tree_options(name: str, concurrent_transfers: object, reducers: object) -> None:
+    """Raise :class:`PlannerError` on a bad ``concurrent_transfers`` or ``reducers``."""
     if concurrent_transfers is not None and reducers is not None:
         raise PlannerError("concurrent_transfers (Algorithm 2) and reducers (Algorithm 3) "
                            "cannot be combined", path=f"planners.{name}",
@@ -78,6 +74,19 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
                                   or value < 1):
             raise PlannerError("must be an integer >= 1", path=f"planners.{name}.{option}",
                                value=value)
+
+
+def _check_greedy_options(options: Mapping[str, Any]) -> None:
+    _check_tree_options("greedy", options.get("concurrent_transfers"), options.get("reducers"))
+
+
+def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operation,
+          concurrent_transfers: int | None = None, reducers: int | None = None) -> PlanResult:
+    """Shared body of the three planners (see :func:`greedy_reduction`)."""
+    _check_tree_options(name, concurrent_transfers, reducers)
+    reason = unsupported_reason(name, TREE_OPERATIONS, frozenset(PortKind), platform, operation)
+    if reason is not None:
+        return PlanResult.unsupported(name, reason)
     op = operation.resolve(platform)
     parts = op.participants
     n = len(parts)
@@ -308,6 +317,7 @@ GREEDY_PLANNER = FunctionPlanner(
     description=("Canon-Antoniu greedy reduction tree (Algorithm 1; options "
                  "concurrent_transfers: K = Algorithm 2, reducers: K = Algorithm 3), one-shot"),
     options=frozenset({"concurrent_transfers", "reducers"}),
+    check_options=_check_greedy_options,
 )
 """``greedy``: Canon–Antoniu Algorithms 1–3 as a :class:`~portsim.planners.base.Planner`."""
 
