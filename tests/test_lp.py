@@ -41,6 +41,7 @@ from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -211,6 +212,9 @@ def test_fixed_period_reports_proposition_4_loss() -> None:
     assert result.throughput_bound == F(1, 2)
     (note,) = [n for n in result.notes if "Proposition 4" in n]
     assert "fixed period 5" in note
+    # the loss bound #units / T as one reduced rational, then the count of units
+    units = len(result.trees)
+    assert f"<= {format_rational(F(units, 5))}, {units} units over the period" in note
     schedule = result.schedule
     assert schedule is not None
     achieved = F(schedule.instances_per_period) / 5

@@ -412,7 +412,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                     f"{format_rational(per_time * period)} operations per period "
                     f"(cap {max_events}); using the fixed period "
                     f"{format_rational(fixed_period)} instead (Proposition 4: throughput "
-                    f"loss at most {n_units}/{format_rational(fixed_period)}); choose "
+                    f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
+                    f"{n_units} units over the period); choose "
                     f"another with the option 'period:'")
             warnings.warn(text, stacklevel=4)
             notes.append(text)
@@ -445,8 +446,9 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         notes.append(f"fixed period {format_rational(period)}: throughput "
                      f"{format_rational(achieved)} instead of the exact period's "
                      f"{format_rational(throughput)} (loss "
-                     f"{format_rational(throughput - achieved)} <= {n_units}/"
-                     f"{format_rational(period)}, Proposition 4)")
+                     f"{format_rational(throughput - achieved)} <= "
+                     f"{format_rational(n_units / period)}, {n_units} units over the "
+                     f"period, Proposition 4)")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
                    tuple(notes))
