@@ -12,6 +12,7 @@ import math
 import random
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -276,3 +277,39 @@ def test_a_complete_nine_is_certified_by_the_split_alone(monkeypatch: pytest.Mon
     assert any("split among the destinations" in note for note in result.notes
                if note.startswith("upper bound: "))
     assert result.throughput_bound == _relaxation(platform, op) == Fraction(31, 126)
+
+
+def _delivers(tasks: list[tuple[Any, ...]], participants: tuple[str, ...], d: str) -> bool:
+    """Replay ``tasks`` in some valid order: does ``d`` end with ``v[0,N-1]``?"""
+    last = len(participants) - 1
+    held = {(p, k, k) for k, p in enumerate(participants)}
+    pending = list(tasks)
+    while pending:
+        for t in pending:
+            if t[0] == "send" and (t[1], t[3], t[4]) in held:
+                held.add((t[2], t[3], t[4]))
+                break
+            if t[0] == "cons" and (t[1], t[2], t[3]) in held and (t[1], t[3] + 1, t[4]) in held:
+                held.add((t[1], t[2], t[4]))
+                break
+        else:
+            return False
+        pending.remove(t)
+    return (d, 0, last) in held
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(5, 3, 0), (6, 3, 1), (5, 4, 2)])
+def test_step2_instances_as_destination_trees(n: int, degree: int, seed: int) -> None:
+    """The split's first columns: each a reduction tree that delivers the result to its d."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    assert step2.trees
+    for d, tasks in step2.trees:
+        assert _delivers(tasks, op.participants, op.participants[d])
+        assert not _delivers([t for t in tasks if t[0] != "cons"], op.participants,
+                             op.participants[d])  # the check can fail: no computation
+    # every instance gives one tree to every destination but those it makes the result on
+    assert len({d for d, _ in step2.trees}) == n

@@ -527,7 +527,8 @@ every destination once); the bound of the last exact split stands."""
 
 def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction], *,
                 deadline: Deadline, budget: Deadline | None = None,
-                max_rounds: int = SPLIT_ROUNDS) -> Fraction | None:
+                max_rounds: int = SPLIT_ROUNDS,
+                seeds: Sequence[tuple[int, list[Task]]] = ()) -> Fraction | None:
     """An upper bound on every schedule's throughput from port, CPU and link prices ``y``.
 
     Parameters
@@ -615,6 +616,8 @@ def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction],
     if not first:
         return None
     for d, tasks, _ in first:
+        master.add(d, tasks)
+    for d, tasks in seeds:
         master.add(d, tasks)
     if max_rounds > 0:
         clock = budget if budget is not None else deadline
