@@ -547,6 +547,12 @@ def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction],
     max_rounds:
         Rounds of the generation of the best split (0: the master over each
         destination's first tree only).
+    seeds:
+        ``(d, tasks)``: reduction trees of destination ``d`` (its index among
+        the participants) that enter the master before the generation, e.g.
+        the instances of the reduce-then-broadcast schedule, each as its
+        reduction tree then the broadcast's path to ``d``.  They only steer
+        the search: the bound is priced over every tree.
 
     Returns
     -------
@@ -597,10 +603,15 @@ def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction],
     (CPU seconds, complete N = 10, 5 s budget, step 2's vertex dual): seed
     1, the bound over step 2's value 1.00026 -> 1.00000008 (3.4 s); seed 0,
     1.63 -> 1.38; random N = 12 (out-degree 3, costs 1..10) seed 1, 1.37 ->
-    1.39 (the only worse case measured).  The first split by destination
-    order is still priced and the least bound kept.  On the complete N = 10
-    platforms tried, the relaxation's own exact dual had the same ``y`` as
-    step 2's vertex dual: what is slow is the split, not ``y``.
+    1.39 (the only worse case measured; 1.23 with step 2's instances as
+    ``seeds``).  The first split by destination order is still priced and
+    the least bound kept.  On the complete N = 10 platforms tried (seeds 0
+    and 1), the relaxation's own exact dual had the same ``y`` as step 2's
+    vertex dual: there the split is what is slow, not ``y``.  On the
+    complete N = 12 platform of seed 0, with ``seeds``, 20 s of search
+    reach 1.41 from step 2's vertex dual and 1.39 from a central dual of
+    its master (interior point, no crossover): ``y`` matters little there
+    either within such budgets.
     """
     parts = operation.participants
     n_dest = len(parts)
