@@ -8,9 +8,13 @@ then EXTRACT_TREES), and its instances must replay clean in the engine.
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
+import numpy as np
 import pytest
 
 import portsim.planners.lp._allreduce as allreduce_module
@@ -21,12 +25,13 @@ from portsim.planners.lp._allreduce_bound import (
     build_allreduce_bound_model,
     relaxation_size,
 )
-from portsim.planners.lp._allreduce_columns import split_bound
+from portsim.planners.lp._allreduce_columns import _Operations, _Rows, _split, split_bound
 from portsim.planners.lp._allreduce_rooted import rooted_columns
 from portsim.planners.lp._arborescence import prune
 from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
+from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.scenarios.generators import random_platform
 from portsim.simulator import Operation, OperationKind, Platform, replay
 
@@ -222,3 +227,89 @@ def test_nine_and_ten_participants_against_the_relaxation(n: int, complete: bool
         assert result.throughput_bound == relaxation
     report = replay(result.schedule, horizon=result.period * 20)
     assert report.violations == ()
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_proportional_shares_never_exceed_the_residual(seed: int, exact: bool) -> None:
+    """The proportional split gives every operation's price out, never more (validity)."""
+    platform = random_platform(5, 4, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    space = TreeSpace.of(platform, replace(op, target=op.participants[0]))
+    ops = _Operations(space, len(op.participants))
+    rng = random.Random(seed)
+    y = [Fraction(rng.randint(0, 9), rng.randint(1, 9)) for _ in range(space.n_rows)]
+    if exact:
+        link, cpu, _ = space.prices(y, exact=True)
+        cost = ops.cost(link, cpu)
+        mu = np.zeros(0, dtype=object)
+    else:
+        link, cpu, _ = space.prices([float(v) for v in y], exact=False)
+        cost = ops.cost(link, cpu)
+        mu = np.zeros(0)
+    ordered, _ = _split(ops, _Rows(), cost, mu, len(op.participants),
+                        clock=Deadline.after(None))
+    shared, _ = _split(ops, _Rows(), cost, mu, len(op.participants),
+                       clock=Deadline.after(None), proportional=True)
+    for prices in (ordered, shared):
+        given = [sum(p[i] for p in prices if p[i] != math.inf) for i in range(ops.n_ops)]
+        finite = [i for i in range(ops.n_ops) if cost[i] != math.inf]
+        assert all(given[i] <= cost[i] * (1 + 1e-12) for i in finite)
+    # the two rules give out differently (else the test would not tell them apart)
+    assert any(not np.array_equal(a, b) for a, b in zip(ordered, shared, strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_a_complete_nine_is_certified_by_the_split_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N = 9, complete platform: the split of step 2's dual certifies it, the relaxation agrees.
+
+    The relaxation is kept from running (``RELAXATION_MAX_VARIABLES`` 0), so
+    the exact claim comes from the split bound alone; the whole relaxation,
+    solved independently (N SSR(G) copies), must have the same value.
+    """
+    platform = random_platform(9, 8, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    result = steady_state(platform, op)
+    assert result.status == "ok"
+    assert result.message == ""
+    assert any("split among the destinations" in note for note in result.notes
+               if note.startswith("upper bound: "))
+    assert result.throughput_bound == _relaxation(platform, op) == Fraction(31, 126)
+
+
+def _delivers(tasks: list[tuple[Any, ...]], participants: tuple[str, ...], d: str) -> bool:
+    """Replay ``tasks`` in some valid order: does ``d`` end with ``v[0,N-1]``?"""
+    last = len(participants) - 1
+    held = {(p, k, k) for k, p in enumerate(participants)}
+    pending = list(tasks)
+    while pending:
+        for t in pending:
+            if t[0] == "send" and (t[1], t[3], t[4]) in held:
+                held.add((t[2], t[3], t[4]))
+                break
+            if t[0] == "cons" and (t[1], t[2], t[3]) in held and (t[1], t[3] + 1, t[4]) in held:
+                held.add((t[1], t[2], t[4]))
+                break
+        else:
+            return False
+        pending.remove(t)
+    return (d, 0, last) in held
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(5, 3, 0), (6, 3, 1), (5, 4, 2)])
+def test_step2_instances_as_destination_trees(n: int, degree: int, seed: int) -> None:
+    """The split's first columns: each a reduction tree that delivers the result to its d."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    options = LpOptions()
+    step2 = allreduce_module._rooted_step(platform, op, options, options.clock())
+    assert not isinstance(step2, PlanResult)
+    assert step2.trees
+    for d, tasks in step2.trees:
+        assert _delivers(tasks, op.participants, op.participants[d])
+        assert not _delivers([t for t in tasks if t[0] != "cons"], op.participants,
+                             op.participants[d])  # the check can fail: no computation
+    # every instance gives one tree to every destination but those it makes the result on
+    assert len({d for d, _ in step2.trees}) == n

@@ -73,6 +73,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
+from typing import NamedTuple
 
 import networkx as nx
 
@@ -138,10 +139,11 @@ SPLIT_SECONDS = 5.0
 """Without a ``time_limit``, the search for the best split of step 2's dual
 among the destinations (:func:`~portsim.planners.lp._allreduce_columns.split_bound`)
 stops after this many seconds; the best split found then stands.  Measured
-(out-degree 3, costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164,
-0.127, 0.099, 0.104 against 0.164, 0.153, 0.159, 0.135 for the first split
-and schedules of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete
-platform 60 rounds left the first split's bound standing."""
+(shares in destination order, before the proportional ones; out-degree 3,
+costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164, 0.127, 0.099,
+0.104 against 0.164, 0.153, 0.159, 0.135 for the first split and schedules
+of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete platform 60 rounds
+left the first split's bound standing."""
 
 RELAXATION_MAX_VARIABLES = 40_000
 """From :data:`ROOTED_FROM` participants, the relaxation (N copies of SSR(G))
@@ -357,8 +359,39 @@ def _instance_structure(operation: Operation, tasks: list[Task], tree: Tree) -> 
     return structure
 
 
-Step2 = tuple[ExactSolution, list[tuple[Fraction, Structure]], str]
-"""Step 2's exact master, its weighted instances and what its note says."""
+class Step2(NamedTuple):
+    """Step 2's exact master, its weighted instances and what its note says."""
+
+    master: ExactSolution
+    structures: list[tuple[Fraction, Structure]]
+    note: str
+    trees: tuple[tuple[int, list[Task]], ...] = ()
+    """Per instance and destination ``d`` (its index among the participants),
+    the instance's reduction tree then the broadcast's path to ``d``: the
+    first columns of the split search (:func:`_cheap_upper`)."""
+
+
+def _destination_trees(operation: Operation, tasks: list[Task], tree: Tree
+                       ) -> list[tuple[int, list[Task]]]:
+    """One instance as per-destination reduction trees: ``tasks``, then the path to ``d``.
+
+    A destination whose tree would send the result out of it (the
+    reduction makes ``v[0,N-1]`` there and sends it on) is left out.
+    """
+    parts = operation.participants
+    last = len(parts) - 1
+    parent = {v: u for u, v in tree}
+    out: list[tuple[int, list[Task]]] = []
+    for d, node in enumerate(parts):
+        if any(t[0] == "send" and t[1] == node and (t[3], t[4]) == (0, last) for t in tasks):
+            continue
+        path: list[Task] = []
+        v = node
+        while v in parent:
+            path.append(("send", parent[v], v, 0, last))
+            v = parent[v]
+        out.append((d, [*tasks, *reversed(path)]))
+    return out
 
 
 def _solve_step2(model: LinearModel, options: LpOptions, deadline: Deadline
@@ -402,8 +435,9 @@ def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
             return time_limit_error(options, f"{stop.phase} of the allreduce schedule")
         structures.extend((w, _instance_structure(operation, tasks, tree))
                           for w, tasks, tree in _pair(reductions, trees))
-    return (master, structures, f"{len(columns)} arborescence column(s), {len(structures)} "
-                                f"weighted instance(s) over {len(by_root)} root(s)")
+    return Step2(master, structures, f"{len(columns)} arborescence column(s), "
+                                     f"{len(structures)} weighted instance(s) over "
+                                     f"{len(by_root)} root(s)")
 
 
 def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
@@ -421,21 +455,24 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
         return master
     reductions, broadcasts = solution_weights(model, master, columns)
     structures: list[tuple[Fraction, Structure]] = []
+    seeds: list[tuple[int, list[Task]]] = []
     by_root = {root for root, _, _ in broadcasts}
     for root in sorted(by_root, key=str):
         mine = [(w, list(tasks)) for r, w, tasks in reductions if r == root]
         trees = [(w, tree) for r, w, tree in broadcasts if r == root]
-        structures.extend((w, _instance_structure(operation, tasks, tree))
-                          for w, tasks, tree in _pair(mine, trees))
-    return (master, structures, f"{len(columns.reductions)} reduction tree and "
-                                f"{len(columns.broadcasts)} arborescence column(s) in use after "
-                                f"{columns.rounds} round(s), {len(structures)} weighted "
-                                f"instance(s) over {len(by_root)} root(s)")
+        for w, tasks, tree in _pair(mine, trees):
+            structures.append((w, _instance_structure(operation, tasks, tree)))
+            seeds.extend(_destination_trees(operation, tasks, tree))
+    return Step2(master, structures, f"{len(columns.reductions)} reduction tree and "
+                                     f"{len(columns.broadcasts)} arborescence column(s) in use "
+                                     f"after {columns.rounds} round(s), {len(structures)} "
+                                     f"weighted instance(s) over {len(by_root)} root(s)",
+                 tuple(seeds))
 
 
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
-                 options: LpOptions, deadline: Deadline, *, search: bool
-                 ) -> tuple[Fraction, str]:
+                 seeds: Sequence[tuple[int, list[Task]]], options: LpOptions,
+                 deadline: Deadline, *, search: bool) -> tuple[Fraction, str]:
     """The least of three certified upper bounds that cost no big program, and which one.
 
     The least receive capacity of a participant (:func:`tp_cap`); for every
@@ -446,8 +483,9 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     among the destinations
     (:func:`~portsim.planners.lp._allreduce_columns.split_bound`; with
     ``search``, its search for the best split, cut after
-    :data:`SPLIT_SECONDS` without a ``time_limit``; without, the first
-    split only: the relaxation will run, and no split bounds below it).
+    :data:`SPLIT_SECONDS` without a ``time_limit``, from ``seeds``, step
+    2's instances as per-destination trees; without, the first split
+    only: the relaxation will run, and no split bounds below it).
     """
     best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
     for d in operation.participants:
@@ -456,7 +494,7 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
             best, how = cap, f"the single-node bound of a reduce to {d}"
     budget = _budget(options, deadline, SPLIT_SECONDS)
     split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
-                        max_rounds=SPLIT_ROUNDS if search else 0)
+                        max_rounds=SPLIT_ROUNDS if search else 0, seeds=seeds)
     if split is not None and split < best:
         best, how = split, ("step 2's exact dual, its prices split among the destinations "
                             "(a dual of the structure packing)")
@@ -480,12 +518,12 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     step2 = _rooted_step(platform, operation, options, deadline)
     if isinstance(step2, PlanResult):
         return step2
-    master, structures, step2_note = step2
+    master, structures, step2_note, seeds = step2
     n = len(operation.participants)
     notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
     size = relaxation_size(platform, operation)
     try:
-        upper, how = _cheap_upper(platform, operation, master, options, deadline,
+        upper, how = _cheap_upper(platform, operation, master, seeds, options, deadline,
                                   search=size > RELAXATION_MAX_VARIABLES)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
@@ -572,7 +610,7 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
     step2 = _ssr_step(platform, operation, options, deadline)
     if isinstance(step2, PlanResult):
         return step2
-    master, structures, step2_note = step2
+    master, structures, step2_note, _ = step2
     if deadline.expired:
         return time_limit_error(options, "tree extraction, before the periodic schedule")
     notes = [f"bound: {n} per-destination SSR(G) copies over "
