@@ -266,9 +266,8 @@ def build_allreduce_master(platform: Platform, operation: Operation,
         else:
             model.add(coeffs, "==", Fraction(0), f"conservation (10) of v[{k},{m}] at {node}")
         n_eq += 1
-    for node in platform.node_ids:  # a fixed order: send row, receive row, per node
-        model.add(out_port.get(node, {}), "<=", capacity.send[node], f"send:{node}")
-        model.add(in_port.get(node, {}), "<=", capacity.receive[node], f"recv:{node}")
+    # a fixed order: send row, receive row, per node
+    capacity.add_node_rows(model, out_port, in_port, nodes=platform.node_ids)
     capacity.add_link_rows(model, ssr.link_port)  # then the link rows (none if bidirectional)
     for node, coeffs in cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")

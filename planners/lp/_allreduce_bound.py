@@ -141,10 +141,8 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
     ops = add_operations(model, platform, operation, unit=False)
     add_copies(model, platform, operation, ops, tp, cap=cap)
     capacity = PortCapacity.of(platform)
-    for node, coeffs in ops.out_port.items():
-        model.add(coeffs, "<=", capacity.send[node], f"one-port send of {node}")
-    for node, coeffs in ops.in_port.items():
-        model.add(coeffs, "<=", capacity.receive[node], f"one-port receive of {node}")
+    capacity.add_node_rows(model, ops.out_port, ops.in_port,
+                           names=("one-port send of {}", "one-port receive of {}"))
     for node, coeffs in ops.cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")
     capacity.add_link_rows(model, ops.link_port)  # none on a bidirectional platform
