@@ -165,6 +165,15 @@ Every item-7 target is met; before this session fat_tree:8 reduce ran past
 400 s, dgx_a100:8 allgather took 143 s of CPU and its broadcast ended on the
 interval [138, 200].
 
+Eighth session (26 November 2026, afternoon), ``--cases dgx_a100:16 --ops
+allgather broadcast reduce --time-limit 1500`` under ``nice`` beside two
+other jobs: dgx_a100:16 allgather (274 nodes, 768 links) exact 5/3 in 1,371
+s wall, peak RSS 1,786 MiB; its exact period is over ``max_events`` and no
+integer fixed period within the cap holds an instance of every source, so
+the schedule carries 1/2.  The broadcast did not finish in the 330 s left.
+Growth of the allgather with the servers (1, 2, 4, 8, 16): 0.24, 0.86,
+6.8, 51, about 1,400 s, about x8 per doubling.
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).
