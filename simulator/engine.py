@@ -1250,7 +1250,10 @@ def _conclude(
     if schedule.period is None:
         expected = list(instance_numbers)
     else:
-        expected = _fully_played(run, instance_numbers, horizon_t) + idle
+        expected = _fully_played(run, instance_numbers, horizon_t)
+        if isinstance(engine, _Asap) and horizon_t is not None:
+            expected = _ended_asap(run, engine, events, expected, horizon_t)
+        expected += idle
         # Per instance slot #j (a dict: instances_per_period may be huge).
         max_lag: dict[int, int] = {}
         for pat in run.patterns:
@@ -1368,6 +1371,25 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
                 j not in instant or q * period + instant[j] < horizon_t):
             out.append(t)
     return out
+
+
+def _ended_asap(run: _Run, engine: _Asap, events: list[_Play], played: list[int],
+                horizon_t: Any) -> list[int]:
+    """Of ``played``, the instances whose every event also ended by the horizon as replayed.
+
+    The as-soon-as-possible replay keeps only the order of the events, so an
+    instance due by the horizon at the schedule's own times may still be
+    running there (``lp-naive``'s periodic schedules: their port sums are
+    not achievable, and the replay runs slower than their period).  Only
+    an instance whose events all ran to their end and whose result is still
+    missing is incomplete.
+    """
+    limit = horizon_t + run.tol
+    unfinished: set[int] = set()
+    for play, start in zip(events, engine.starts, strict=True):
+        if start is None or start + play.duration > limit:
+            unfinished.add(play.instance)
+    return [t for t in played if t not in unfinished]
 
 
 @dataclass(frozen=True, slots=True)

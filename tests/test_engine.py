@@ -396,6 +396,32 @@ def test_periodic_pipeline_counts_instances(chain: Platform) -> None:
     assert report.completion_times[:3] == (2, 3, 4)
 
 
+def test_asap_periodic_replay_slower_than_its_period_is_complete(chain: Platform) -> None:
+    """An order-only periodic schedule (lp-naive's kind) replayed as soon as
+    possible under a slower port model is not "incomplete" because it runs
+    behind its own times.  B's one unidirectional port keeps the schedule's
+    order, receive i+1 before send i: r0 [0,1], r1 [1,2], s0 [2,3], r2 [3,4],
+    s1 [4,5], ... so instances complete at 3, 5, 7, 9, four by t = 10, and
+    they are all the instances whose events ran by then (nine are due at the
+    schedule's own times)."""
+    report = replay(periodic_relay(chain), mode="asap", port_model="unidirectional",
+                    horizon=10)
+    assert report.feasible
+    assert report.completion_times == (3, 5, 7, 9)
+    assert (report.completed, report.instances) == (4, 4)
+    assert report.complete
+
+
+def test_asap_periodic_replay_still_reports_a_result_never_delivered(chain: Platform) -> None:
+    """Every event of every instance ran, but C never receives: incomplete."""
+    s = Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "b", 0)], period=1)
+    report = replay(s, mode="asap", horizon=10)
+    assert report.feasible
+    assert report.completed == 0
+    assert report.instances == 10
+    assert not report.complete
+
+
 def test_periodic_without_lag_forwards_too_early(chain: Platform) -> None:
     report = replay(periodic_relay(chain, lag=0), horizon=10)
     assert kinds(report) == [ViolationKind.ITEM_NOT_HELD]
