@@ -140,23 +140,6 @@ def test_with_the_registered_planners(tmp_path: Path) -> None:
     assert ("lp bound:" in out) != ("no lp bound available" in out)
 
 
-def test_lp_naive_plan_validates_as_soon_as_possible(tmp_path: Path) -> None:
-    """The README's lp-naive example: ``portsim plan`` says to check its file
-    with ``--mode asap``, and that check passes (exit 0): the replay runs
-    behind the file's own times (3/5 against the naive 3/4), which is no
-    defect of an order-only schedule."""
-    example = Path(__file__).resolve().parent.parent / "scenarios/examples/broadcast-unidir.yaml"
-    out = tmp_path / "naive.yaml"
-    planned = CliRunner().invoke(main, ["plan", str(example), "--planner", "lp-naive",
-                                        "-o", str(out)])
-    assert planned.exit_code == 0, planned.output
-    result = CliRunner().invoke(main, ["validate", str(out), "--mode", "asap",
-                                       "--horizon", "40", "--format", "json"])
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["completed"] == 24  # 3/5 of 40, as the README measures
-
-
 def test_oversized_periodic_replay_is_bad_input(tmp_path: Path) -> None:
     text = PERIODIC.replace('start: 1}', 'start: 1, lag: 1000000000000}')
     code, out, err = validate(tmp_path, text)
