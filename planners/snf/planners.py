@@ -173,9 +173,7 @@ def optimal_reduction_tree(
     >>> tree.makespan
     Fraction(4, 1)
     """
-    if method not in OPTIMAL_METHODS:
-        raise PlannerError("unknown method; valid: " + ", ".join(OPTIMAL_METHODS),
-                           path="planners.optimal.method", value=method)
+    _check_method(method)
     senders = [p for p in participants if p != destination]
     classes, by_time = _classes(times, senders)
     counts = [len(by_time[t]) for t in classes]
@@ -353,11 +351,15 @@ def slowest_node_first_plan(
                    broadcast_item=op.full_reduction())
 
 
-def _check_optimal_options(options: Mapping[str, Any]) -> None:
-    method = options.get("method", "auto")
+def _check_method(method: object) -> None:
+    """Raise :class:`PlannerError` unless ``method`` is one of :data:`OPTIMAL_METHODS`."""
     if method not in OPTIMAL_METHODS:
         raise PlannerError("unknown method; valid: " + ", ".join(OPTIMAL_METHODS),
                            path="planners.optimal.method", value=method)
+
+
+def _check_optimal_options(options: Mapping[str, Any]) -> None:
+    _check_method(options.get("method", "auto"))
 
 
 def optimal_reduction(platform: Platform, operation: Operation, **options: Any) -> PlanResult:
