@@ -174,6 +174,11 @@ the schedule carries 1/2.  The broadcast did not finish in the 330 s left.
 Growth of the allgather with the servers (1, 2, 4, 8, 16): 0.24, 0.86,
 6.8, 51, about 1,400 s, about x8 per doubling.
 
+Ninth session, ``--cases fat_tree:4 fat_tree:8 --ops reduce`` beside a test
+run: fat_tree:8 reduce 9.85 s (period 3, peak RSS 230 MiB), of which about
+6 s build the aligned pair and family of three that shorten its start-up
+(:mod:`portsim.planners.lp._reduce_startup`); fat_tree:4 0.17 s.
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).

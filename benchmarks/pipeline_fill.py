@@ -29,32 +29,41 @@ instance a period: ``(101 - M) / 100``, 0.92 and 0.87).  Fat-tree reduces
 onto P0: the two chains of the hosts (period 1), then the interleaved
 arity-2 pair (period 2), then the aligned arity-2 pair
 (:func:`~portsim.planners.lp._reduce_startup.aligned_trees`, period 2),
-with ``--fabrics --only-fabrics --cases fat_tree:4 fat_tree:8 --ops reduce``
-(lost: ``100·T - completed`` instances at throughput 1, the start-up in
-time units, whatever the period)::
+then (26 November 2026, later) the aligned family of three with the
+critical-first placement of :mod:`portsim.planners.lp._periodic`
+(period 3), with ``--fabrics --only-fabrics --cases fat_tree:4 fat_tree:8
+--ops reduce`` (lost: ``100·T - completed`` instances at throughput 1, the
+start-up in time units, whatever the period)::
 
-    workload          period      lag, periods       lost       share              ceiling
-    fat_tree:4 reduce  1, 2, 2    64, 17, 15    64, 33, 28    0.36, 0.835, 0.86    0.92, 0.96
-    fat_tree:8 reduce  1, 2, 2   462, 26, 24   100, 50, 47    0,    0.75,  0.765   0.87, 0.94
+    workload           period      lag, periods     lost            share
+    fat_tree:4 reduce  1, 2, 2, 3  64, 17, 15, 9    64, 33, 28, 26  0.36, 0.835, 0.86, 0.913
+    fat_tree:8 reduce  1, 2, 2, 3  462, 26, 24, 16  100, 50, 47, 43 0, 0.75, 0.765, 0.857
 
-Not reached: 0.9 on fat_tree:4 would need a start-up of 20 time units at
-period 2.  Families of more trees are shorter alone but pipeline worse
-(every host port is busy all the time at the bound, and the q instances of
-a period queue at each level): an aligned family of 3 trees loses 32 time
-units (0.893 of 100 periods of 3), families that follow the switches with
-6 to 12 trees (one leader per pod, rotated) lose 36 to 49.
+Ceilings: fat_tree:4 0.92, 0.96, 0.96, 0.98; fat_tree:8 0.87, 0.94, 0.94, 0.96.
+
+0.9 is reached on fat_tree:4, with fewer time units lost than before; not
+on fat_tree:8.  No pair can reach more than 0.9 on fat_tree:4 (every tree
+in which each participant receives at most two results needs 22 time
+units: ``tests/test_reduce_startup.py``).  On fat_tree:8 a family of 3
+would have to lose 30 time units at most (its trees alone: 39, 37 and
+39).  Families of 4, 5 and 6 trees reach 0.873, 0.900 and 0.900 of their
+longer horizons but lose 51, 50 and 60 time units, more than the family of
+three: the reduce keeps the family that loses the fewest (see
+``ALIGNED_ARITIES`` in :mod:`portsim.planners.lp._reduce_columns`).
 
 Measured 26 November 2026 (before: main at 1670931, whose layout ran the
 links' transfers in depth order inside the matchings, every matching at
 the start of the period; after: the list scheduling of this checkout)::
 
     workload                                   lag before/after   share before/after
-    dgx_a100:1 allreduce (period 7, n = 8)             24 -> 3     0.8600 -> 0.9788
+    dgx_a100:1 allreduce (period 7, n = 8)             24 -> 3     0.8600 -> 0.9788 (*)
     allreduce-gap (period 100, n = 15)                  4 -> 2     0.9713 -> 0.9867
     allreduce-toy (period 8, n = 6)                     3 -> 1     0.9750 -> 0.9900
     random 5 nodes, bidirectional (period 4)            8 -> 5     0.9200 -> 0.9500
     random 6 nodes, multiport (period 300)              7 -> 3     0.9576 -> 0.9892
-    random 6 nodes, multiport:2 (period 120)            6 -> 5     0.9547 -> 0.9713
+    random 6 nodes, multiport:2 (period 120)            6 -> 5     0.9547 -> 0.9713 (*)
+
+(*) With the critical-first placement of reductions: 0.9812 and 0.9730.
 """
 
 from __future__ import annotations

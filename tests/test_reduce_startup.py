@@ -12,6 +12,7 @@ strict replay, which stays under the ceiling ``M`` implies.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from collections import defaultdict
@@ -163,9 +164,13 @@ def test_fat_tree_reduce_trees_keep_the_bound_and_shorten_the_start_up() -> None
                                      result.schedule.instances_per_period, 100)
     assert share <= ceiling
     lag = max(e.lag for e in result.schedule.events)
-    assert result.period == 2
-    assert lag * result.period <= 30   # time units of start-up; the chains': 64, interleaved: 34
-    assert share >= F(86, 100)         # measured 0.86; interleaved pair 0.835, the chains 0.36
+    # The aligned family of three trees (period 3): issue 14, item 8's 0.9 of the bound in
+    # 100 periods, and fewer instances lost than the aligned pair's 28 (period 2), which
+    # no pair can bring under 20 (test_no_pair_of_trees_of_fan_in_two_is_shorter_than_22).
+    assert result.period == 3
+    assert lag * result.period <= 27   # time units of start-up; the chains': 64, the pair's: 30
+    assert share >= F(9, 10)           # measured 0.913; the pair 0.86, the chains 0.36
+    assert horizon - report.completed <= 26
 
 
 def _computes_the_reduce(platform: Platform, op: Operation, tasks: list) -> bool:
@@ -217,3 +222,73 @@ def test_aligned_pair_keeps_the_bound_and_is_shorter_than_the_interleaved_pair()
     interleaved = [tree_makespan(space, tasks) for tasks in interleaved_trees(space, [2])[0]]
     assert sorted(aligned) == [25, 28]
     assert sorted(interleaved) == [29, 30]
+
+
+def _least_latency(k: int, most: int) -> int:
+    """Least time in which ``P0`` of ``fat_tree`` k can hold ``v[0, N-1]``, over every interval
+    tree whose participants each receive at most ``most`` results, without contention.
+
+    An independent dynamic program (no planner code): ``ready(a, b, s)`` is the earliest
+    time host ``s`` holds ``v[a, b]``; ``s`` receives the rest of ``[a, b]`` as at most
+    ``most`` contiguous pieces, each from a host of its piece, ``hops`` time units later
+    (store and forward, one time unit per link: 2 hops under one edge switch, 4 in a pod,
+    6 across pods); its in-link takes one piece per time unit, its CPU one reduction
+    per time unit, in arrival order.
+    """
+    half = k // 2
+    n = k ** 3 // 4
+
+    def hops(u: int, v: int) -> int:
+        if u // half == v // half:
+            return 2
+        return 4 if u // (half * half) == v // (half * half) else 6
+
+    def splits(lo: int, hi: int, parts: int) -> list[list[tuple[int, int]]]:
+        if parts == 1:
+            return [[(lo, hi)]]
+        return [[(lo, m), *rest] for m in range(lo, hi)
+                for rest in splits(m + 1, hi, parts - 1)]
+
+    @functools.cache
+    def ready(a: int, b: int, s: int) -> int:
+        if a == b:
+            return 0
+        best = 10 ** 9
+        sides = [(a, s - 1) if s > a else None, (s + 1, b) if s < b else None]
+        counts = [range(1, most + 1) if side else range(1) for side in sides]
+        for m_left in counts[0]:
+            for m_right in counts[1]:
+                if m_left + m_right > most:
+                    continue
+                left = splits(*sides[0], m_left) if m_left else [[]]
+                right = splits(*sides[1], m_right) if m_right else [[]]
+                for pieces in (lp + rp for lp in left for rp in right):
+                    link, cpu = -1, 0
+                    for at in sorted(min(ready(c, e, t) + hops(t, s) for t in range(c, e + 1))
+                                     for c, e in pieces):
+                        link = max(at, link + 1)
+                        cpu = max(cpu, link) + 1
+                    best = min(best, cpu)
+        return best
+
+    return min(ready(1, n - 1, t) + hops(t, 0) for t in range(1, n)) + 1
+
+
+def test_no_pair_of_trees_of_fan_in_two_is_shorter_than_22() -> None:
+    """Why the fat_tree k=4 reduce runs three trees a period, not two.
+
+    At the bound (1 per time unit) every host's in-link is busy 15/16 of the time, so a
+    pair of trees (period 2) lets each participant receive at most two results per tree.
+    Every such tree needs 22 time units (the chain, one result each: 65), so instance j
+    of either tree ends after 2j + 22, at most 90 of each in 100 periods: a pair holds at
+    most 0.9 of the bound, and only without any contention.  The aligned pair (tree
+    makespans 25 and 28) is above that floor; the family of three ends more instances in
+    the same time (test above)."""
+    assert _least_latency(4, 1) == 65
+    assert _least_latency(4, 2) == 22
+    platform = fat_tree_platform(4)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    pair = aligned_trees(TreeSpace.of(platform, op), [2])[0]
+    assert min(tree_makespan(TreeSpace.of(platform, op), t) for t in pair) >= 22
+    horizon = 200
+    assert 2 * ((horizon - 22) // 2 + 1) == F(9, 10) * horizon

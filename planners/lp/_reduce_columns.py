@@ -110,12 +110,13 @@ star (arity ``N - 1``) when there are at most :data:`STAR_SEEDS` of them."""
 STAR_SEEDS = 16
 """Most participants for which the star family (one tree per centre) is seeded."""
 
-ALIGNED_ARITIES = (2,)
+ALIGNED_ARITIES = (2, 3)
 """Arities of the seed families whose roots and cuts are chosen for the earliest result
-(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`).  Only 2: on ``fat_tree``
-k=4 the arity-3 family is shorter alone (makespans 21, 25, 27 against 25, 28) but its
-pipelined start-up is longer (32 time units lost in 100 periods of 3, against 28 in 100
-periods of 2), and the weighted makespan this phase minimises would prefer it."""
+(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`).  On ``fat_tree`` k=4 the
+family of 3 (makespans 21, 24, 27) loses 26 time units in 100 periods of 3 (0.913 of the
+bound), the pair (25, 28) 27 in 100 periods of 2 (0.865); k=8: 43 (0.857) and 47 (0.765).
+Not 4 and more: they lose more time units, though in more periods (k=4: 29 and 32 with 4
+and 5 trees, 0.928 and 0.936; k=8: 51, 50 and 60 with 4, 5 and 6, 0.873, 0.900, 0.900)."""
 
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
@@ -323,8 +324,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     :data:`ALIGNED_ARITIES`), when every tree of the mix is shorter than the
     longest tree found: the bound and its certificate are the same, only
     the trees differ (``fat_tree`` k=4: the chains' start-up of 64 periods
-    of 1 becomes 15 periods of 2, with the aligned pair; on ``dgx_a100``,
-    ``mi250`` and ``dgx1`` the trees stay).
+    of 1 becomes 9 periods of 3, with the aligned family of three; on
+    ``dgx_a100``, ``mi250`` and ``dgx1`` the trees stay).
     """
     clock = deadline if deadline is not None else Deadline()
     started = time.perf_counter()

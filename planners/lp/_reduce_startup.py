@@ -20,7 +20,8 @@ instance, as a chain does, but at depth ``log_q N`` instead of ``N``.
 :func:`aligned_trees` keeps those classes but chooses each interval's root
 and cut by dynamic programming, for the earliest estimated result at the
 target, so that the cuts fall where the platform's gaps are (on a fat tree,
-at the switches): ``fat_tree`` k=4, makespans 25 and 28 against 29 and 30.
+at the switches): ``fat_tree`` k=4, makespans 25 and 28 against 29 and 30;
+its family of three trees (21, 24 and 27) is the one the reduce keeps there.
 :func:`tree_makespan` is the makespan of one tree alone (list scheduling,
 one transfer per link, one reduction per CPU): the reduce column generation
 (:mod:`portsim.planners.lp._reduce_columns`) chooses, among the tree mixes
@@ -549,12 +550,28 @@ def aligned_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[list[Ta
     one at a time; reductions in the order the inputs arrive, each taking
     the node's compute time; no other contention).  The cuts tried are at
     the widest gaps between consecutive participants (on a fat tree the
-    switches' boundaries) and the even ones; the roots tried, the residue-``j``
+    switches' boundaries) and the even ones, each also with the position
+    next to the root a child alone; the roots tried, the residue-``j``
     positions within ``q`` of the interval's ends, middle and widest gaps.
+    What a root makes of an interval does not depend on where it sends, so
+    it is computed once per interval and root (``fat_tree`` k=8: the pair
+    and the family of three in about 6 s).
+    A position that took fewer than ``q`` children in its own tree may
+    take the rest in the trees after it (its receptions over the family
+    still at most ``q``): the last class of ``N - 1`` positions may be one
+    short, and so it can still hold every position.
+
     On ``fat_tree`` k=4 the pair (``q = 2``) has makespans 25 and 28 where
     the interleaved pair has 29 and 30 (:func:`tree_makespan`); on k=8, 42
-    and 49 against 48 and 51 (the estimate leaves out the contention on the
-    switches' links, which costs the second tree most).
+    and 46 against 48 and 51, the family of three 39, 37 and 39 (the
+    estimate leaves out the contention on the switches' links, which costs
+    the second tree most).  No pair can be much
+    shorter on k=4: every interval tree onto ``P0`` in which each participant
+    receives at most two results needs 22 time units (a dynamic program over
+    intervals, links and reductions without contention; see the tests), so a
+    pair loses at least 20 of 200 time units, and 100 periods of 2 hold at
+    most 0.9 of the bound.  The family of three (``q = 3``: 21, 24 and 27)
+    loses 26 of 300 (0.913 of the bound), fewer than the pair's 27.
 
     Returns
     -------
@@ -595,12 +612,22 @@ def aligned_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[list[Ta
             continue
         load: dict[tuple[int, int], float] = defaultdict(float)
         family = []
+        # Children each position may still take in the family: q in its own tree,
+        # then, in the trees after it, what its own tree left.
+        spare = [0] * len(others)
+        position = {space.nodes[h]: p for p, h in enumerate(host_of)}
         for j in range(q):
-            plan = _plan(layout, q, [p % q == j for p in range(len(others))])
+            caps = [q if p % q == j else spare[p] for p in range(len(others))]
+            plan = _plan(layout, q, caps)
             tree = _emit(space, layout, plan, route, load, busy)
             if tree is None:
                 break
             family.append(tree)
+            taken = [0] * len(others)
+            for task in tree:   # a position with k children makes k reductions
+                if task[0] == "cons" and task[1] in position:
+                    taken[position[task[1]]] += 1
+            spare = [c - t for c, t in zip(caps, taken, strict=True)]
         else:
             out.append(family)
     return out
@@ -621,20 +648,29 @@ def _fold(ready: Sequence[float], work: float) -> tuple[float, list[tuple[int, i
     return (spans[0][2] if spans else 0.0), order
 
 
-def _plan(layout: _Layout, q: int, inner: list[bool]) -> Planner:
-    """The dynamic program of :func:`aligned_trees` for one tree: internal nodes only at
-    positions ``p`` with ``inner[p]``, at most ``q`` children each.  Returns the memoised
-    ``plan(lo, hi, parent)`` -> :data:`Plan` or ``None``."""
+def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
+    """The dynamic program of :func:`aligned_trees` for one tree: at most ``caps[p]``
+    children at position ``p`` (internal nodes only where it is positive).  Returns the
+    memoised ``plan(lo, hi, parent)`` -> :data:`Plan` or ``None``."""
     gaps, host_of = layout.gaps, layout.host_of
     count = [0]
-    for flag in inner:
-        count.append(count[-1] + flag)
+    for cap in caps:
+        count.append(count[-1] + (cap > 0))
 
     def valid(lo: int, hi: int) -> bool:
         return lo == hi or count[hi + 1] > count[lo]
 
+    cut_memo: dict[tuple[int, int, int], list[tuple[int, int]] | None] = {}
+    side_memo: dict[tuple[int, int, int, bool], list[list[tuple[int, int]]]] = {}
+
     def cuts(lo: int, hi: int, pieces: int) -> list[tuple[int, int]] | None:
         """``lo..hi`` in ``pieces`` valid pieces: at the largest gaps, else evenly."""
+        key = (lo, hi, pieces)
+        if key not in cut_memo:
+            cut_memo[key] = _cuts(lo, hi, pieces)
+        return cut_memo[key]
+
+    def _cuts(lo: int, hi: int, pieces: int) -> list[tuple[int, int]] | None:
         if pieces == 1:
             return [(lo, hi)] if valid(lo, hi) else None
         if hi - lo + 1 < pieces:
@@ -648,36 +684,56 @@ def _plan(layout: _Layout, q: int, inner: list[bool]) -> Planner:
                 return out
         return None
 
+    def sides(lo: int, hi: int, pieces: int, near_hi: bool) -> list[list[tuple[int, int]]]:
+        """``lo..hi`` in ``pieces`` valid pieces: as :func:`cuts` gives them, and with the
+        position next to the root (``hi`` if ``near_hi``, else ``lo``) a piece alone,
+        the rest cut so (a leaf child next to its parent, as on a switch's last port)."""
+        key = (lo, hi, pieces, near_hi)
+        if key not in side_memo:
+            out = [found] if (found := cuts(lo, hi, pieces)) is not None else []
+            if pieces > 1:
+                rest = cuts(lo, hi - 1, pieces - 1) if near_hi else cuts(lo + 1, hi, pieces - 1)
+                if rest is not None:
+                    out.append([*rest, (hi, hi)] if near_hi else [(lo, lo), *rest])
+            side_memo[key] = out
+        return side_memo[key]
+
     def roots(lo: int, hi: int) -> list[int]:
         """Candidate roots: inner positions near the ends, the middle and the widest gaps."""
         widest = max(gaps[lo:hi])
         marks = {lo, hi, (lo + hi) // 2}
         marks |= {m for p in range(lo, hi) if gaps[p] >= widest - 1e-9 for m in (p, p + 1)}
         return sorted({p for m in marks for p in range(max(lo, m - q), min(hi, m + q) + 1)
-                       if inner[p]})
+                       if caps[p]})
 
+    # What a root makes of an interval does not depend on where it sends: per interval,
+    # the best finish of each root (and its pieces and fold), then per parent the root
+    # whose result arrives first.
+    below: dict[tuple[int, int], list[tuple[float, int, tuple[tuple[int, int], ...],
+                                            tuple[tuple[int, int], ...]]]] = {}
     memo: dict[tuple[int, int, int], Plan | None] = {}
 
-    def plan(lo: int, hi: int, parent: int) -> Plan | None:
-        key = (lo, hi, parent)
-        if key in memo:
-            return memo[key]
-        best: Plan | None = None
-        if lo == hi:
-            best = (layout.time(host_of[lo], parent), lo, ((lo, lo),), ())
-        else:
-            middle = (lo + hi) / 2
-            for r in roots(lo, hi):
-                node = host_of[r]
-                if not math.isfinite(layout.work[node]):
-                    continue
-                n_left, n_right = r - lo, hi - r
-                for n_l in range(0 if n_left == 0 else 1, min(n_left, q) + 1):
-                    for n_r in range(0 if n_right == 0 else 1, min(n_right, q - n_l) + 1):
-                        lp = cuts(lo, r - 1, n_l) if n_l else []
-                        rp = cuts(r + 1, hi, n_r) if n_r else []
-                        if lp is None or rp is None:
-                            continue
+    def finishes(lo: int, hi: int) -> list[tuple[float, int, tuple[tuple[int, int], ...],
+                                               tuple[tuple[int, int], ...]]]:
+        """Per candidate root of ``lo..hi`` with a tree: (finish, root, pieces, fold)."""
+        key = (lo, hi)
+        if key in below:
+            return below[key]
+        out = []
+        for r in roots(lo, hi):
+            node = host_of[r]
+            if not math.isfinite(layout.work[node]):
+                continue
+            best: tuple[float, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] | None
+            best = None
+            work = layout.work[node]
+            n_left, n_right = r - lo, hi - r
+            cap = caps[r]
+            for n_l in range(0 if n_left == 0 else 1, min(n_left, cap) + 1):
+                for n_r in range(0 if n_right == 0 else 1, min(n_right, cap - n_l) + 1):
+                    lefts = sides(lo, r - 1, n_l, True) if n_l else [[]]
+                    rights = sides(r + 1, hi, n_r, False) if n_r else [[]]
+                    for lp, rp in itertools.product(lefts, rights):
                         pieces = [*lp, (r, r), *rp]
                         came: list[tuple[float, int]] = []
                         for idx, (a, b) in enumerate(pieces):
@@ -687,19 +743,37 @@ def _plan(layout: _Layout, q: int, inner: list[bool]) -> Planner:
                                     break
                                 came.append((sub[0], idx))
                         else:
+                            if best is not None and max(came)[0] + work >= best[0]:
+                                continue   # its last input arrives too late to do better
                             ready = [0.0] * len(pieces)
                             last = -math.inf
                             for at, idx in sorted(came):   # receptions one at a time
                                 last = max(at, last + layout.gap_in[node])
                                 ready[idx] = last
-                            finish, order = _fold(ready, layout.work[node])
-                            at = finish + layout.time(node, parent)
-                            if best is None or (at, abs(r - middle)) < (best[0],
-                                                                       abs(best[1] - middle)):
-                                best = (at, r, tuple(pieces),
+                            finish, order = _fold(ready, work)
+                            if best is None or finish < best[0]:
+                                best = (finish, tuple(pieces),
                                         tuple((a, c) for a, _b, c in order))
-        memo[key] = best
-        return best
+            if best is not None:
+                out.append((best[0], r, best[1], best[2]))
+        below[key] = out
+        return out
+
+    def plan(lo: int, hi: int, parent: int) -> Plan | None:
+        key = (lo, hi, parent)
+        if key in memo:
+            return memo[key]
+        found: Plan | None = None
+        if lo == hi:
+            found = (layout.time(host_of[lo], parent), lo, ((lo, lo),), ())
+        else:
+            middle = (lo + hi) / 2
+            for finish, r, pieces, fold in finishes(lo, hi):
+                at = finish + layout.time(host_of[r], parent)
+                if found is None or (at, abs(r - middle)) < (found[0], abs(found[1] - middle)):
+                    found = (at, r, pieces, fold)
+        memo[key] = found
+        return found
 
     return plan
 
