@@ -233,7 +233,11 @@ def _least_latency(k: int, most: int) -> int:
     ``most`` contiguous pieces, each from a host of its piece, ``hops`` time units later
     (store and forward, one time unit per link: 2 hops under one edge switch, 4 in a pod,
     6 across pods); its in-link takes one piece per time unit, its CPU one reduction
-    per time unit, in arrival order.
+    per time unit, as soon as a piece arrives (optimistic: two pieces on one side of
+    ``s`` may have to wait for each other).  ``P0`` receives one piece per instance
+    (its in-link at the bound): either ``v[1, N-1]``, reduced last at ``P0``, or
+    ``v[0, N-1]`` made elsewhere after ``P0`` sent ``v_0`` out (then ``P0`` reduces
+    nothing).
     """
     half = k // 2
     n = k ** 3 // 4
@@ -249,11 +253,15 @@ def _least_latency(k: int, most: int) -> int:
         return [[(lo, m), *rest] for m in range(lo, hi)
                 for rest in splits(m + 1, hi, parts - 1)]
 
+    never = 10 ** 9
+
     @functools.cache
     def ready(a: int, b: int, s: int) -> int:
         if a == b:
             return 0
-        best = 10 ** 9
+        if s == 0:   # P0 receives only the result, so it holds no larger interval before
+            return never
+        best = never
         sides = [(a, s - 1) if s > a else None, (s + 1, b) if s < b else None]
         counts = [range(1, most + 1) if side else range(1) for side in sides]
         for m_left in counts[0]:
@@ -271,14 +279,17 @@ def _least_latency(k: int, most: int) -> int:
                     best = min(best, cpu)
         return best
 
-    return min(ready(1, n - 1, t) + hops(t, 0) for t in range(1, n)) + 1
+    merged_at_p0 = min(ready(1, n - 1, t) + hops(t, 0) for t in range(1, n)) + 1
+    sent_to_p0 = min(ready(0, n - 1, t) + hops(t, 0) for t in range(1, n))
+    return min(merged_at_p0, sent_to_p0)
 
 
 def test_no_pair_of_trees_of_fan_in_two_is_shorter_than_22() -> None:
     """Why the fat_tree k=4 reduce runs three trees a period, not two.
 
-    At the bound (1 per time unit) every host's in-link is busy 15/16 of the time, so a
-    pair of trees (period 2) lets each participant receive at most two results per tree.
+    At the bound (1 per time unit), in a period of 2 a host's in-link carries at most two
+    results (one time unit each), so with a pair of trees each participant receives at
+    most two results per tree, and ``P0`` exactly one.
     Every such tree needs 22 time units (the chain, one result each: 65), so instance j
     of either tree ends after 2j + 22, at most 90 of each in 100 periods: a pair holds at
     most 0.9 of the bound, and only without any contention.  The aligned pair (tree
