@@ -441,7 +441,8 @@ def gantt_figure(
         One row per port: ``"<node> send port"`` and ``"<node> receive port"``
         (``"<node> port"`` for a unidirectional node, whose sends and receives
         share it; ``"<node> send ports (k=2)"`` for ``multiport:2``,
-        ``"<node> send ports (one per link)"`` for ``multiport``), and ``"<node> CPU"`` for computes; only rows in use appear.
+        ``"<node> send ports (one per link)"`` for ``multiport``), and
+        ``"<node> CPU"`` for computes; only rows in use appear.
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover

@@ -123,6 +123,25 @@ def _horizon(value: str | None) -> Fraction | None:
     return h
 
 
+def _port_model_option(value: str | None) -> str | None:
+    """Check ``--port-model`` before any file is read: a bad value names the option."""
+    if value is not None:
+        from portsim.simulator.platform import PortModel
+
+        _guarded(lambda: PortModel.parse(value, path="--port-model"))
+    return value
+
+
+def _size_option(value: str | None) -> Fraction | None:
+    """``--size`` as an exact number > 0; a bad value names the option."""
+    if value is None:
+        return None
+    size = _guarded(lambda: parse_rational(value, path="--size"))
+    if size <= 0:
+        _fail(f"--size: must be > 0 (got {value!r})")
+    return size
+
+
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
     if value is None:
         return "-"
@@ -315,6 +334,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     from portsim.simulator.engine import replay
     from portsim.simulator.validation import schedule_throughput
 
+    port_model = _port_model_option(port_model)
     if schedule.suffix.lower() == ".xml":
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--mode", None if mode == "strict" else mode)):
@@ -380,12 +400,13 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
     from portsim.scenarios.msccl import load_platform_file, validate_msccl
 
+    chunk_size = _size_option(size) or Fraction(1)
     if platform_file is None:
         _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
     assert platform_file is not None
     platform = _guarded(lambda: load_platform_file(platform_file))
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
-    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=size or 1,
+    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
                                               ranks=rank_list, port_model=port_model))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
@@ -437,6 +458,8 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.schedule_file import dump_schedule
 
     _check_destination(output)
+    port_model = _port_model_option(port_model)
+    message_size = _size_option(size)
     platform = _guarded(lambda: load_platform_file(platform_file))
     if port_model is not None:
         model = port_model
@@ -447,7 +470,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
         _fail(f"{algorithm}: algo.coll: a reduce_scatter cannot be written as a schedule "
               "file: portsim has no reduce_scatter operation (portsim validate checks it) "
               "(got 'reduce_scatter')")
-    timing = _guarded(lambda: time_msccl(algo, platform, size=size, ranks=rank_list))
+    timing = _guarded(lambda: time_msccl(algo, platform, size=message_size or 1, ranks=rank_list))
     if not timing.correct:
         click.echo(f"portsim: error: {algorithm}: incorrect, nothing written: "
                    f"{timing.problems[0]}", err=True)

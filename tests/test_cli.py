@@ -679,3 +679,15 @@ def test_run_table_prints_the_measured_throughput_exactly(tmp_path: Path) -> Non
         assert rows[record["label"]][5] == record["measured_throughput_exact"] \
             == (f"{exact.numerator}/{exact.denominator}" if exact.denominator > 1
                 else str(exact.numerator))
+
+
+def test_validate_a_bad_port_model_names_the_option(tmp_path: Path) -> None:
+    schedule = write(tmp_path, SCATTER.split("planners:")[0].replace("name: tiny-scatter\n", "")
+                     + "events:\n  - {kind: send, src: S, dst: A, item: 'm[A]', start: 0}\n"
+                     "  - {kind: send, src: S, dst: B, item: 'm[B]', start: 1}\n",
+                     "schedule.yaml")
+    assert invoke("validate", str(schedule))[0] == 0
+    code, _, stderr = invoke("validate", str(schedule), "--port-model", "multiport:0")
+    assert code == 2
+    assert stderr == ("portsim: error: --port-model: expected bidirectional, unidirectional, "
+                      "multiport or multiport:K (K >= 1) (got 'multiport:0')\n")
