@@ -50,8 +50,10 @@ def _console(*, stderr: bool = False) -> Console:
     from rich.console import Console
 
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
+    # No console markup: items such as ``v[k,l]`` or ``m[gpu0]`` in a message
+    # would be read as style tags and vanish; colours are given as ``style=``.
     stream = sys.stderr if stderr else sys.stdout
-    return Console(highlight=False, stderr=stderr,
+    return Console(highlight=False, markup=False, stderr=stderr,
                    width=None if stream.isatty() else 160)
 
 
@@ -69,8 +71,10 @@ def _activity() -> Iterator[Callable[[str], None]]:
     if not console.is_terminal:
         yield lambda _text: None
         return
+    from rich.text import Text
+
     with console.status("starting...") as status:
-        yield lambda text: status.update(f"[dim]{text}...[/dim]")
+        yield lambda text: status.update(Text(f"{text}...", style="dim"))
 
 
 def _write_text(destination: Path, text: str) -> None:
@@ -260,12 +264,13 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
                       _text(row.constant), row.note)
     console.print(table)
     for problem in study.problems:
-        console.print(f"[red]{problem}[/red]")
+        console.print(problem, style="red")
     sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
 
 
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     scenario = outcome.scenario
     title = f"{scenario.name}: {scenario.operation.kind.value} on " \
@@ -275,11 +280,12 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                    "completed", "horizon", "feasible"):
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
     for r in outcome.results:
-        feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
-        bound = _text(r.throughput_bound)
+        feasible = Text("-" if r.feasible is None else "yes" if r.feasible else "NO",
+                        style="red" if r.feasible is False else "")
+        bound = Text(_text(r.throughput_bound))
         if r.bound_reached is False:
             # The schedule falls short of the bound (e.g. a certified interval).
-            bound += f" [yellow](not reached: {_text(r.achieved_throughput)})[/yellow]"
+            bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
         table.add_row(r.label, r.status, bound, _text(r.period),
                       _text(r.makespan), _text(r.measured_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
@@ -292,9 +298,9 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         for note in r.notes:
             console.print(f"{r.label}: note: {note}")
         for v in r.violations[:20]:
-            console.print(f"[red]{r.label}: {v}[/red]")
+            console.print(f"{r.label}: {v}", style="red")
         if len(r.violations) > 20:
-            console.print(f"[red]{r.label}: ... {len(r.violations) - 20} more violations[/red]")
+            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red")
 
 
 # -- validate ----------------------------------------------------------------------------
@@ -420,9 +426,9 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text(verdict.makespan)}")
         for problem in verdict.problems:
-            console.print(f"[red]incorrect: {problem}[/red]")
+            console.print(f"incorrect: {problem}", style="red")
         for v in verdict.violations[:20]:
-            console.print(f"[red]{v}[/red]")
+            console.print(str(v), style="red")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
         console.print(f"lp bound: {_text(verdict.lp_bound)}"
                       + (f" ({verdict.lp_note})" if verdict.lp_note else "")
