@@ -154,14 +154,29 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group: Ctrl-C ends any command with one line and exit status 130."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # click's default is "Aborted!" and exit status 1, which here means
+            # "a schedule failed validation".
+            import signal
+
+            click.echo("portsim: stopped by SIGINT", err=True)
+            sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="portsim")
 def main() -> None:
     """portsim: simulate and validate collective communications on one-port platforms.
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
-    failed. A file name `-` is standard input (SCENARIO, SCHEDULE) or standard
-    output (--json, --report, -o).
+    failed, 130 stopped by Ctrl-C. A file name `-` is standard input (SCENARIO,
+    SCHEDULE) or standard output (--json, --report, -o).
     """
     warnings.showwarning = _show_warning
     warnings.simplefilter("once")

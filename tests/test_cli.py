@@ -727,3 +727,19 @@ events:
     code, stdout, _ = invoke("validate", str(commutative))
     assert code == 0
     assert "combines intervals v[k,l] and v[l+1,m]" in stdout
+
+
+def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # click's default was "Aborted!" and exit status 1, the status of a schedule
+    # that failed validation
+    import portsim.scenarios.runner as runner
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_scenario", interrupted)
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)))
+    assert code == 130
+    assert stdout == ""
+    assert stderr == "portsim: stopped by SIGINT\n"
