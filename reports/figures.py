@@ -301,17 +301,18 @@ def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
     if model.kind is PortKind.UNIDIRECTIONAL:
         return f"{node} port", f"{node} port"
     if model.kind is PortKind.MULTIPORT:
-        return f"{node} send ports (k={model.k})", f"{node} receive ports (k={model.k})"
+        # `multiport` without k has one port per link: no count to show.
+        ports = "one per link" if model.k is None else f"k={model.k}"
+        return f"{node} send ports ({ports})", f"{node} receive ports ({ports})"
     return f"{node} send port", f"{node} receive port"
 
 
 def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
-    """``size * c(src, dst) * part``, or ``None`` when the link does not exist."""
+    """The engine's duration of ``send`` (:meth:`Link.duration`), ``None`` without a link."""
     try:
-        cost = schedule.platform.cost(send.src, send.dst)
+        return schedule.platform.duration(send.src, send.dst, schedule.operation.size, send.part)
     except PlatformError:
         return None
-    return schedule.operation.size * cost * send.part
 
 
 def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]:
@@ -425,7 +426,8 @@ def gantt_figure(
     ----------
     schedule:
         The schedule.  Durations are re-derived from its platform, as the
-        engine does: ``size * c(src, dst) * part`` for a send, the node's
+        engine does: ``latency + part * size / bandwidth`` for a send
+        (``part * size * c(src, dst)`` on a link without latency), the node's
         compute time for a compute.
     title:
         Shown before the description of the schedule (the planner's name).
@@ -438,7 +440,9 @@ def gantt_figure(
     plotly.graph_objects.Figure
         One row per port: ``"<node> send port"`` and ``"<node> receive port"``
         (``"<node> port"`` for a unidirectional node, whose sends and receives
-        share it), and ``"<node> CPU"`` for computes; only rows in use appear.
+        share it; ``"<node> send ports (k=2)"`` for ``multiport:2``,
+        ``"<node> send ports (one per link)"`` for ``multiport``), and
+        ``"<node> CPU"`` for computes; only rows in use appear.
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover

@@ -50,8 +50,10 @@ def _console(*, stderr: bool = False) -> Console:
     from rich.console import Console
 
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
+    # No console markup: items such as ``v[k,l]`` or ``m[gpu0]`` in a message
+    # would be read as style tags and vanish; colours are given as ``style=``.
     stream = sys.stderr if stderr else sys.stdout
-    return Console(highlight=False, stderr=stderr,
+    return Console(highlight=False, markup=False, stderr=stderr,
                    width=None if stream.isatty() else 160)
 
 
@@ -69,8 +71,10 @@ def _activity() -> Iterator[Callable[[str], None]]:
     if not console.is_terminal:
         yield lambda _text: None
         return
+    from rich.text import Text
+
     with console.status("starting...") as status:
-        yield lambda text: status.update(f"[dim]{text}...[/dim]")
+        yield lambda text: status.update(Text(f"{text}...", style="dim"))
 
 
 def _write_text(destination: Path, text: str) -> None:
@@ -123,6 +127,25 @@ def _horizon(value: str | None) -> Fraction | None:
     return h
 
 
+def _port_model_option(value: str | None) -> str | None:
+    """Check ``--port-model`` before any file is read: a bad value names the option."""
+    if value is not None:
+        from portsim.simulator.platform import PortModel
+
+        _guarded(lambda: PortModel.parse(value, path="--port-model"))
+    return value
+
+
+def _size_option(value: str | None) -> Fraction | None:
+    """``--size`` as an exact number > 0; a bad value names the option."""
+    if value is None:
+        return None
+    size = _guarded(lambda: parse_rational(value, path="--size"))
+    if size <= 0:
+        _fail(f"--size: must be > 0 (got {value!r})")
+    return size
+
+
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
     if value is None:
         return "-"
@@ -131,14 +154,29 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group: Ctrl-C ends any command with one line and exit status 130."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # click's default is "Aborted!" and exit status 1, which here means
+            # "a schedule failed validation".
+            import signal
+
+            click.echo("portsim: stopped by SIGINT", err=True)
+            sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="portsim")
 def main() -> None:
     """portsim: simulate and validate collective communications on one-port platforms.
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
-    failed. A file name `-` is standard input (SCENARIO, SCHEDULE) or standard
-    output (--json, --report, -o).
+    failed, 130 stopped by Ctrl-C. A file name `-` is standard input (SCENARIO,
+    SCHEDULE) or standard output (--json, --report, -o).
     """
     warnings.showwarning = _show_warning
     warnings.simplefilter("once")
@@ -241,12 +279,13 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
                       _text(row.constant), row.note)
     console.print(table)
     for problem in study.problems:
-        console.print(f"[red]{problem}[/red]")
+        console.print(problem, style="red")
     sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
 
 
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     scenario = outcome.scenario
     title = f"{scenario.name}: {scenario.operation.kind.value} on " \
@@ -256,11 +295,12 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                    "completed", "horizon", "feasible"):
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
     for r in outcome.results:
-        feasible = "-" if r.feasible is None else ("yes" if r.feasible else "[red]NO[/red]")
-        bound = _text(r.throughput_bound)
+        feasible = Text("-" if r.feasible is None else "yes" if r.feasible else "NO",
+                        style="red" if r.feasible is False else "")
+        bound = Text(_text(r.throughput_bound))
         if r.bound_reached is False:
             # The schedule falls short of the bound (e.g. a certified interval).
-            bound += f" [yellow](not reached: {_text(r.achieved_throughput)})[/yellow]"
+            bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
         table.add_row(r.label, r.status, bound, _text(r.period),
                       _text(r.makespan), _text(r.measured_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
@@ -273,9 +313,9 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
         for note in r.notes:
             console.print(f"{r.label}: note: {note}")
         for v in r.violations[:20]:
-            console.print(f"[red]{r.label}: {v}[/red]")
+            console.print(f"{r.label}: {v}", style="red")
         if len(r.violations) > 20:
-            console.print(f"[red]{r.label}: ... {len(r.violations) - 20} more violations[/red]")
+            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red")
 
 
 # -- validate ----------------------------------------------------------------------------
@@ -315,6 +355,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     from portsim.simulator.engine import replay
     from portsim.simulator.validation import schedule_throughput
 
+    port_model = _port_model_option(port_model)
     if schedule.suffix.lower() == ".xml":
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--mode", None if mode == "strict" else mode)):
@@ -380,12 +421,13 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
     from portsim.scenarios.msccl import load_platform_file, validate_msccl
 
+    chunk_size = _size_option(size) or Fraction(1)
     if platform_file is None:
         _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
     assert platform_file is not None
     platform = _guarded(lambda: load_platform_file(platform_file))
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
-    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=size or 1,
+    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
                                               ranks=rank_list, port_model=port_model))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
@@ -399,9 +441,9 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text(verdict.makespan)}")
         for problem in verdict.problems:
-            console.print(f"[red]incorrect: {problem}[/red]")
+            console.print(f"incorrect: {problem}", style="red")
         for v in verdict.violations[:20]:
-            console.print(f"[red]{v}[/red]")
+            console.print(str(v), style="red")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
         console.print(f"lp bound: {_text(verdict.lp_bound)}"
                       + (f" ({verdict.lp_note})" if verdict.lp_note else "")
@@ -437,6 +479,8 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.schedule_file import dump_schedule
 
     _check_destination(output)
+    port_model = _port_model_option(port_model)
+    message_size = _size_option(size)
     platform = _guarded(lambda: load_platform_file(platform_file))
     if port_model is not None:
         model = port_model
@@ -447,7 +491,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
         _fail(f"{algorithm}: algo.coll: a reduce_scatter cannot be written as a schedule "
               "file: portsim has no reduce_scatter operation (portsim validate checks it) "
               "(got 'reduce_scatter')")
-    timing = _guarded(lambda: time_msccl(algo, platform, size=size, ranks=rank_list))
+    timing = _guarded(lambda: time_msccl(algo, platform, size=message_size or 1, ranks=rank_list))
     if not timing.correct:
         click.echo(f"portsim: error: {algorithm}: incorrect, nothing written: "
                    f"{timing.problems[0]}", err=True)

@@ -297,7 +297,20 @@ class Schedule:
         Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration]}``
         or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
         numbers may be ``"2/3"`` strings.  Unknown keys are rejected.
+        ``operation`` is resolved against ``platform`` (:meth:`Operation.resolve`:
+        default targets or participants filled in, endpoints checked), so an
+        operation written without ``.resolve(platform)`` has its targets.
+
+        Raises
+        ------
+        ScheduleError
+            Naming the event and key of a malformed event.
+        OperationError
+            When the operation does not fit the platform.
         """
+        # Unresolved, a scatter has no targets: its source would hold no message
+        # and every send would be reported as sending an item never received.
+        operation = operation.resolve(platform)
         parsed_period = (
             None if period is None
             else parse_rational(period, path="period", error=ScheduleError)

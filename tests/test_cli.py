@@ -679,3 +679,67 @@ def test_run_table_prints_the_measured_throughput_exactly(tmp_path: Path) -> Non
         assert rows[record["label"]][5] == record["measured_throughput_exact"] \
             == (f"{exact.numerator}/{exact.denominator}" if exact.denominator > 1
                 else str(exact.numerator))
+
+
+def test_validate_a_bad_port_model_names_the_option(tmp_path: Path) -> None:
+    schedule = write(tmp_path, SCATTER.split("planners:")[0].replace("name: tiny-scatter\n", "")
+                     + "events:\n  - {kind: send, src: S, dst: A, item: 'm[A]', start: 0}\n"
+                     "  - {kind: send, src: S, dst: B, item: 'm[B]', start: 1}\n",
+                     "schedule.yaml")
+    assert invoke("validate", str(schedule))[0] == 0
+    code, _, stderr = invoke("validate", str(schedule), "--port-model", "multiport:0")
+    assert code == 2
+    assert stderr == ("portsim: error: --port-model: expected bidirectional, unidirectional, "
+                      "multiport or multiport:K (K >= 1) (got 'multiport:0')\n")
+
+
+LOWER_CASE = """\
+platform:
+  nodes: [{id: src}, {id: a}, {id: b}]
+  links: [{src: src, dst: a, c: 1}, {src: a, dst: b, c: 1}]
+operation: {type: scatter, source: src}
+"""
+
+
+def test_text_output_keeps_items_in_brackets(tmp_path: Path) -> None:
+    # m[b] or v[k,l] look like console style tags: they used to vanish from the text
+    scenario = write(tmp_path, "name: lower\n" + LOWER_CASE + "planners: [flat]\n")
+    code, stdout, _ = invoke("run", str(scenario))
+    assert code == 0
+    assert "flat: note: m[b] forwarded along src -> a -> b" in stdout
+    schedule = write(tmp_path, LOWER_CASE + "events:\n"
+                     "  - {kind: send, src: src, dst: a, item: 'm[b]', start: 0}\n"
+                     "  - {kind: send, src: src, dst: a, item: 'm[a]', start: '1/2'}\n",
+                     "schedule.yaml")
+    code, stdout, _ = invoke("validate", str(schedule))
+    assert code == 1
+    assert "send of m[a] to a (event 1) needs the send port of src, busy with event 0" in stdout
+    assert "b never holds m[b]" in stdout
+    commutative = write(tmp_path, """\
+platform:
+  nodes: [{id: P0}, {id: P1}]
+  links: [{src: P1, dst: P0, c: 1}]
+operation: {type: reduce, participants: [P0, P1], target: P0, commutative: true}
+events:
+  - {kind: send, src: P1, dst: P0, item: "v{1}", start: 0}
+  - {kind: compute, node: P0, inputs: ["v{0}", "v{1}"], output: "v{0,1}", start: 1}
+""", "commutative.yaml")
+    code, stdout, _ = invoke("validate", str(commutative))
+    assert code == 0
+    assert "combines intervals v[k,l] and v[l+1,m]" in stdout
+
+
+def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # click's default was "Aborted!" and exit status 1, the status of a schedule
+    # that failed validation
+    import portsim.scenarios.runner as runner
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_scenario", interrupted)
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)))
+    assert code == 130
+    assert stdout == ""
+    assert stderr == "portsim: stopped by SIGINT\n"

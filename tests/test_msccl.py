@@ -92,6 +92,13 @@ LAST_R = '<step s="7" type="r" srcbuf="o" srcoff="1"'
      r"chunks of buffer 'o' \(got 2\)"),
     (re.sub(r'<gpu id="5".*?</gpu>', "", AG_TEXT, flags=re.S),
      r"gpu\[5\]: rank missing: ngpus = 8 but no <gpu id=5> \(got 5\)"),
+    # a rank listed twice is named as such, before its threadblocks are read (gpu 7's
+    # block renumbered 6 receives from rank 6, itself: that was the message)
+    (_broken(AG_TEXT, '<gpu id="7"', '<gpu id="6"'),
+     r"gpu\[6\]: rank listed twice \(got 6\)"),
+    (_broken(AG_TEXT, 'ngpus="8"', 'ngpus="9"'),
+     r"algo\.nchunksperloop: an allgather needs nchunksperloop to be a multiple of ngpus "
+     r"\(9\) \(got 8\)"),
     (_broken(AG_TEXT, 'coll="allgather"', 'coll="allscatter"'),
      r"algo\.coll: unknown collective \(expected allgather, allreduce, alltoall, broadcast, "
      r"reduce, reduce_scatter\) \(got 'allscatter'\)"),

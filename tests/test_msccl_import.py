@@ -551,3 +551,23 @@ def test_study_runs_an_msccl_entry_relative_to_the_study_file(files: Path,
     (files / "algos" / "ring3c2.xml").write_text(ring_allgather_xml(3, chunks=2, name="x"),
                                                  encoding="utf-8")
     assert load_study(study_file).runs[0].key != key
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    (["--size", "abc"], "--size: expected a number"),
+    (["--size", "0"], "--size: must be > 0 (got '0')"),
+    (["--size", "-2"], "--size: must be > 0 (got '-2')"),
+    (["--port-model", "bogus"], "--port-model: expected bidirectional, unidirectional"),
+])
+@pytest.mark.parametrize("command", ["validate", "msccl-import"])
+def test_a_bad_size_or_port_model_names_the_option(files: Path, command: str,
+                                                   options: list[str], expected: str) -> None:
+    args = [command, str(files / "algos" / "ring3.xml"), "--platform",
+            str(files / "platform.yaml"), *options]
+    if command == "msccl-import":
+        args += ["-o", str(files / "out.yaml")]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"portsim: error: {expected}"), r.stderr
+    assert r.stderr.count("\n") == 1
+    assert not (files / "out.yaml").exists()

@@ -32,6 +32,7 @@ from portsim.simulator import (
     Compute,
     Item,
     Operation,
+    OperationError,
     OperationKind,
     PlannerError,
     Platform,
@@ -86,6 +87,19 @@ def test_dataclasses_dicts_and_documents_build_the_same_schedule() -> None:
     # The send lasts c = 2, then P0 computes for 1/2: makespan 5/2.
     for schedule in (from_classes, from_dicts, from_document):
         assert validate(schedule).makespan == F(5, 2)
+
+
+def test_from_dicts_resolves_the_operation() -> None:
+    # Without .resolve(platform) a scatter had no targets: S held no message and
+    # both sends were reported as "S sends m[A] at t=0 but it never received it".
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    events = [send("S", "A", "m[A]", 0), send("S", "B", "m[B]", 1)]
+    schedule = Schedule.from_dicts(p, Operation(OperationKind.SCATTER, source="S"), events)
+    assert schedule.operation.targets == ("A", "B")
+    report = assert_feasible(schedule)
+    assert (report.makespan, report.completed) == (F(2), 1)
+    with pytest.raises(OperationError, match=r"operation\.source: unknown node id"):
+        Schedule.from_dicts(p, Operation(OperationKind.SCATTER, source="Z"), events)
 
 
 def test_validate_is_a_strict_exact_replay() -> None:

@@ -354,3 +354,22 @@ def test_write_study_report_names_the_store(store: Path, tmp_path: Path) -> None
     with pytest.raises(ScenarioError) as caught:
         write_study_report(store, tmp_path / "r.html", planner="lp")
     assert str(caught.value).startswith(f"{store}: --planner: ")
+
+
+def test_grid_points_without_a_number_are_drawn_in_the_grid_order(store: Path) -> None:
+    # a grid over generators (the fabrics study): torus runs first, then ring; the
+    # x axis used to sort the labels alphabetically (ring before torus)
+    frame = load_results(store).rename(
+        columns={"grid.platform.generator.n": "grid.platform.generator.type"})
+    frame["grid.platform.generator.type"] = frame["grid.platform.generator.type"].map(
+        {4: "torus", 8: "ring"}).astype("string")
+    page = render_study_report(frame, run_index=0, planner="greedy")
+    figure = figure_titled(page, "Makespan of one operation")
+    order = ["platform.generator.type=torus", "platform.generator.type=ring"]
+    assert figure["layout"]["xaxis"]["title"]["text"] == "grid point"
+    by_trace = {trace["name"]: (list(trace["x"]), values(trace["y"]))
+                for trace in figure["data"]}
+    # binomial: makespans 4, 4, 4, 6 over the seeds at both grid points
+    assert by_trace["binomial"] == (order, [4.5, 4.5])
+    assert by_trace["greedy (reducers: 2)"] == (order, [5.5, 5.5])
+    assert figure["layout"]["xaxis"]["categoryarray"] == order

@@ -37,7 +37,7 @@ from portsim.reports import (
 )
 from portsim.simulator.engine import replay
 from portsim.simulator.operations import Operation, OperationKind
-from portsim.simulator.platform import Platform
+from portsim.simulator.platform import Link, Node, Platform, PortModel
 from portsim.simulator.schedule import Compute, Schedule, Send
 
 
@@ -291,6 +291,37 @@ def test_gantt_shares_one_port_row_when_unidirectional_and_shows_the_cpu() -> No
                                                                  strict=True) if y == "P0 CPU"]
     assert all(d == 0.5 for _, d in cpu)  # P0's compute time
     assert {trace.name for trace in figure.data} >= {"v[0,1]", "v[0,2]", "v[0,3]"}
+
+
+def test_gantt_bars_last_as_long_as_the_engine_says_on_a_link_with_latency() -> None:
+    # latency 1/2, bandwidth 4: a half of a message of size 2 lasts 1/2 + 1/4 = 3/4
+    # (the engine's Link.duration), not part * size * c = 1/2 * 2 * 3/4 = 3/4 by chance:
+    # size 4 tells them apart, 1/2 + 1/2 = 1 against 1/2 * 4 * 3/4 = 3/2.
+    platform = Platform((Node("A"), Node("B")), (Link.of_bandwidth("A", "B", 4, "1/2"),),
+                        PortModel.parse("multiport"))
+    operation = Operation(OperationKind.BROADCAST, source="A", size=F(4)).resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0, "part": "1/2"},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1, "part": "1/2"},
+    ])
+    assert replay(schedule).feasible
+    figure = gantt_figure(schedule)
+    durations = [d for trace in figure.data for d in trace.x]
+    assert durations == [1.0] * 4
+    # `multiport` without k: one port per link, no "k=None" in the row names
+    rows = {row for trace in figure.data for row in trace.y}
+    assert rows == {"A send ports (one per link)", "B receive ports (one per link)"}
+    hovers = [h for trace in figure.data for h in trace.hovertext]
+    assert any("start 1, end 2" in h for h in hovers)
+
+
+def test_gantt_names_the_port_count_of_multiport_k() -> None:
+    platform = Platform.build(["A", "B"], [("A", "B", 1)], "multiport:2")
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}])
+    rows = {row for trace in gantt_figure(schedule).data for row in trace.y}
+    assert rows == {"A send ports (k=2)", "B receive ports (k=2)"}
 
 
 def test_gantt_of_a_periodic_schedule_marks_the_period() -> None:

@@ -224,7 +224,8 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
     if coll in _BLOCKED and nchunks % ngpus:
-        raise ScheduleError(f"a {coll} needs nchunksperloop to be a multiple of ngpus "
+        article = "an" if coll[0] in "aeiou" else "a"
+        raise ScheduleError(f"{article} {coll} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
     inplace = attr.integer(root, "inplace", "algo", default=0) == 1
@@ -238,10 +239,12 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         if g_elem.tag != "gpu":
             raise ScheduleError("unknown element inside <algo> (expected <gpu>)",
                                 path="algo", value=g_elem.tag, source=source)
-        gpu = _read_gpu(g_elem, attr, ngpus, nchannels)
-        if gpu.id in gpus:
-            raise ScheduleError("rank listed twice", path=f"gpu[{gpu.id}]", value=gpu.id,
+        rank = attr.integer(g_elem, "id", "gpu")
+        # Before its threadblocks: a copied <gpu> block's peers may name the rank itself.
+        if rank in gpus:
+            raise ScheduleError("rank listed twice", path=f"gpu[{rank}]", value=rank,
                                 source=source)
+        gpu = _read_gpu(g_elem, attr, ngpus, nchannels)
         gpus[gpu.id] = gpu
     for rank in range(ngpus):
         if rank not in gpus:

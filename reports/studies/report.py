@@ -271,11 +271,15 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     x_col = numeric[0] if numeric else None
     others = [c for c in grid if c != x_col]
     figure = go.Figure()
+    categories: list[str] = []
     if x_col is None:
         data["x"] = ([", ".join(f"{c.removeprefix(GRID_PREFIX)}={v}" for c, v in zip(
             others, values, strict=True)) for values in data[others].itertuples(index=False)]
             if others else "all runs")
         x_title = "grid point"
+        # The grid's order (runs are numbered grid point by grid point), not the
+        # alphabetical order of the labels.
+        categories = list(dict.fromkeys(data.sort_values("run_index", kind="stable")["x"]))
     else:
         data["x"] = data[x_col].astype("float64")
         x_title = x_col.removeprefix(GRID_PREFIX)
@@ -292,6 +296,8 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
                     key=lambda item: (order[item[0][0]], str(item[0][1])))
     for (label, name), group in groups:
         stats = group.groupby("x", sort=True)["value"].agg(["mean", "min", "max", "count"])
+        if categories:
+            stats = stats.reindex([c for c in categories if c in stats.index])
         mean = stats["mean"].to_numpy(dtype=float)
         # whiskers from the smallest to the largest value: a ratio >= 1 stays >= 1
         above = np.maximum(stats["max"].to_numpy(dtype=float) - mean, 0.0)
@@ -312,6 +318,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
                          margin={"l": 70, "r": 20, "b": 60})
     if x_col is None:
         figure.update_layout(scattermode="group")  # side by side at each grid point
+        figure.update_xaxes(categoryorder="array", categoryarray=categories)
     if x_col is not None and len(data) and data["x"].min() > 0 and (
             data["x"].max() >= 100 * data["x"].min()):
         figure.update_xaxes(type="log", title_text=f"{x_title} (log scale)")
