@@ -15,8 +15,8 @@ from typing import TypeAlias
 
 from portsim.simulator.errors import PortsimError
 
-__all__ = ["MAX_EXPONENT", "MAX_TERM", "Time", "common_denominator", "format_rational",
-           "parse_rational"]
+__all__ = ["MAX_EXPONENT", "MAX_TERM", "Time", "common_denominator", "counted",
+           "format_rational", "parse_rational"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``): Python
@@ -130,6 +130,17 @@ def format_rational(value: Fraction | int) -> str:
     if value.denominator == 1:
         return str(value.numerator)
     return f"{value.numerator}/{value.denominator}"
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, the noun plural (``+ "s"``) unless ``count`` is 1.
+
+    Examples
+    --------
+    >>> counted(1, "unit"), counted(3, "instance"), counted(0, "matching")
+    ('1 unit', '3 instances', '0 matchings')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def common_denominator(values: Iterable[Fraction]) -> int:

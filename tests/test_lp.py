@@ -1069,3 +1069,15 @@ def test_chain_trees_of_a_ring() -> None:
         ("send", "P3", "P0", 0, 3)]
     assert sorted(t for t in rightward if t[0] == "cons") == [
         ("cons", "P1", 0, 0, 1), ("cons", "P2", 0, 1, 2), ("cons", "P3", 0, 2, 3)]
+
+
+def test_notes_count_one_unit_and_one_instance_in_the_singular() -> None:
+    """S -> A, c = 3/2: broadcast bound 2/3 (exact period 3); the fixed period 2 holds
+    floor(2/3 · 2) = 1 instance of the one tree: throughput 1/2, loss 1/6 <= 1/2."""
+    p = Platform.build(["S", "A"], [("S", "A", Fraction(3, 2))])
+    result = steady_state(p, Operation(OperationKind.BROADCAST, source="S").resolve(p), period=2)
+    assert result.throughput_bound == Fraction(2, 3)
+    assert result.achieved_throughput == Fraction(1, 2)
+    assert ("fixed period 2: throughput 1/2 instead of the exact period's 2/3 "
+            "(loss 1/6 <= 1/2, 1 unit over the period, Proposition 4)") in result.notes
+    assert "period 2: 1 instance per period, 0 matchings" in result.notes

@@ -217,7 +217,10 @@ def _packing_generation(seed: int, smoothing: object) -> tuple[float, float, int
                 added.add(c)
                 master.add_column(1.0, range(m), pool[c])
                 entered = True
-        return Probe(bound, entered, b - bound * pool[int(prices.argmin())])
+        # No subgradient where no price is positive (the bound is infinite there), as the
+        # reduce's pricer does.
+        subgradient = b - bound * pool[int(prices.argmin())] if least > 0 else None
+        return Probe(bound, entered, subgradient)
 
     def plain(point: MasterPoint) -> bool:
         return probe(point, point.duals).entered

@@ -17,7 +17,7 @@ from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_period
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlannerError, PortsimError
-from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
+from portsim.simulator.numbers import common_denominator, counted, format_rational, parse_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Schedule, Send
@@ -344,8 +344,9 @@ def finish(
                    f"achieves the lower end")
         all_notes.append(message)
     all_notes.extend(plan.notes)
-    all_notes.append(f"period {format_rational(plan.period)}: {plan.instances_per_period} "
-                     f"instances per period, {plan.matchings} matchings")
+    all_notes.append(f"period {format_rational(plan.period)}: "
+                     f"{counted(plan.instances_per_period, 'instance')} per period, "
+                     f"{counted(plan.matchings, 'matching')}")
     trees = []
     for group in groups:
         for unit in group:

@@ -50,7 +50,7 @@ from fractions import Fraction
 from portsim.planners.lp._bmatching import peel_matchings, peel_platform
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import common_denominator, format_rational
+from portsim.simulator.numbers import common_denominator, counted, format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
@@ -427,7 +427,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                     f"(cap {max_events}); using the fixed period "
                     f"{format_rational(fixed_period)} instead (Proposition 4: throughput "
                     f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
-                    f"{n_units} units over the period); choose "
+                    f"{counted(n_units, 'unit')} over the period); choose "
                     f"another with the option 'period:'")
             warnings.warn(text, stacklevel=4)
             notes.append(text)
@@ -461,8 +461,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                      f"{format_rational(achieved)} instead of the exact period's "
                      f"{format_rational(throughput)} (loss "
                      f"{format_rational(throughput - achieved)} <= "
-                     f"{format_rational(n_units / period)}, {n_units} units over the "
-                     f"period, Proposition 4)")
+                     f"{format_rational(n_units / period)}, {counted(n_units, 'unit')} over "
+                     f"the period, Proposition 4)")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
                    tuple(notes))
