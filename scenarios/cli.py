@@ -409,8 +409,10 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                    f"{report.instances} instance(s) per makespan, back to back")
             console.print(f"throughput: {_text(throughput)} ({how})")
             if comparison is not None:
+                ratio = comparison.ratio   # its decimal value too, unless it is a whole number
                 console.print(f"lp bound: {_text(comparison.bound)}, ratio to the bound: "
-                              f"{_text(comparison.ratio)} = {float(comparison.ratio):.4g}")
+                              f"{_text(ratio)}"
+                              + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
             else:
                 console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)

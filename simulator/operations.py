@@ -167,6 +167,21 @@ class Operation:
             op = replace(op, sources=tuple(sources), targets=tuple(targets))
         return op
 
+    @property
+    def resolved(self) -> bool:
+        """Whether the endpoints are filled in, as :meth:`resolve` leaves them (the
+        targets of a scatter or broadcast, the participants and the target of a
+        reduce or gather, the participants of the others, the sources and targets
+        of an all-to-all)."""
+        kind = OperationKind(self.kind)
+        if kind in _ROOTED_OUT:
+            return bool(self.targets)
+        if kind in (OperationKind.REDUCE, OperationKind.GATHER):
+            return bool(self.participants) and self.target is not None
+        if kind in _WITH_PARTICIPANTS:
+            return bool(self.participants)
+        return bool(self.sources) and bool(self.targets)
+
     # -- items -----------------------------------------------------------------
 
     @property

@@ -114,7 +114,9 @@ class Schedule:
         The platform the schedule runs on (its port model is the default one
         used by the engine).
     operation:
-        The operation, resolved against ``platform``.
+        The operation; one not yet resolved (:attr:`Operation.resolved`) is
+        resolved against ``platform`` here, so that, say, a scatter has its
+        default targets.
     events:
         Sends and computes.  Equal start times are allowed in any order.
     period:
@@ -128,6 +130,8 @@ class Schedule:
         On an event or item naming an unknown node (an item ``v[k,m]``: an
         unknown participant index), a start outside ``[0, T)`` in a
         periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
+    OperationError
+        When an unresolved operation does not fit the platform.
 
     Examples
     --------
@@ -148,6 +152,10 @@ class Schedule:
     instances_per_period: int = 1
 
     def __post_init__(self) -> None:
+        if not self.operation.resolved:
+            # Unresolved, a scatter has no targets: its source would hold no message
+            # and every send would be reported as sending an item never received.
+            object.__setattr__(self, "operation", self.operation.resolve(self.platform))
         if self.period is not None and self.period <= 0:
             raise ScheduleError("period must be > 0", path="period", value=str(self.period))
         if self.instances_per_period < 1:
@@ -297,9 +305,9 @@ class Schedule:
         Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration]}``
         or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
         numbers may be ``"2/3"`` strings.  Unknown keys are rejected.
-        ``operation`` is resolved against ``platform`` (:meth:`Operation.resolve`:
-        default targets or participants filled in, endpoints checked), so an
-        operation written without ``.resolve(platform)`` has its targets.
+        An ``operation`` not yet resolved is resolved against ``platform``
+        (:meth:`Operation.resolve`: default targets or participants filled in,
+        endpoints checked), as by the constructor.
 
         Raises
         ------
@@ -308,9 +316,6 @@ class Schedule:
         OperationError
             When the operation does not fit the platform.
         """
-        # Unresolved, a scatter has no targets: its source would hold no message
-        # and every send would be reported as sending an item never received.
-        operation = operation.resolve(platform)
         parsed_period = (
             None if period is None
             else parse_rational(period, path="period", error=ScheduleError)

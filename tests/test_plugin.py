@@ -102,6 +102,21 @@ def test_from_dicts_resolves_the_operation() -> None:
         Schedule.from_dicts(p, Operation(OperationKind.SCATTER, source="Z"), events)
 
 
+def test_the_constructor_resolves_an_unresolved_operation_too() -> None:
+    """Schedule(...) and replay/validate on it, without .resolve(platform)."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    events = [send("S", "A", "m[A]", 0), send("S", "B", "m[B]", 1)]
+    bare = Operation(OperationKind.SCATTER, source="S")
+    assert not bare.resolved
+    schedule = Schedule(p, bare, tuple(Schedule.from_dicts(p, bare, events).events))
+    assert schedule.operation.resolved
+    assert schedule.operation.targets == ("A", "B")
+    report = assert_feasible(schedule)
+    assert (report.makespan, report.completed) == (F(2), 1)
+    resolved = bare.resolve(p)
+    assert Schedule(p, resolved, schedule.events).operation is resolved   # left as given
+
+
 def test_validate_is_a_strict_exact_replay() -> None:
     s = relay_broadcast([send("A", "B", "b", 0), send("B", "C", "b", "1/2")])
     report = validate(s)
