@@ -211,6 +211,32 @@ def test_the_plan_at_scale_never_claims_more_than_it_proves(
     assert report.violations == (), [str(v) for v in report.violations[:3]]
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "degree", "seed"), [(5, 3, 1), (5, 2, 1)])
+def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
+        monkeypatch: pytest.MonkeyPatch, n: int, degree: int, seed: int) -> None:
+    """Above RELAXATION_MAX_VARIABLES (here 0) the relaxation is skipped without a
+    time_limit (a certified interval on these platforms), and runs with one: the
+    result is then exact, at the whole relaxation computed independently."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    skipped = steady_state(platform, op)
+    assert "certified interval" in skipped.message
+    assert any("not attempted" in note and "without a time_limit" in note
+               for note in skipped.notes)
+    assert skipped.throughput_bound > relaxation
+    ran = steady_state(platform, op, time_limit=120)
+    assert ran.status == "ok"
+    assert ran.message == ""
+    assert ran.throughput_bound == ran.achieved_throughput == relaxation
+    assert any("per-destination SSR(G) copies over shared operations" in note
+               for note in ran.notes)
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the exact period")
 @pytest.mark.parametrize(("n", "complete"), [(9, False), (9, True), (10, False)])
