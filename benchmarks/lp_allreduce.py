@@ -23,7 +23,7 @@ seed given.  For each platform:
 
 Run:  python benchmarks/lp_allreduce.py [--n 4 5 6 7 8] [--seeds 5] [--json]
       [--bound-only] [--bound-method whole|columns|both] [--rest-only]
-      [--costs 1 10] [--complete] [--relaxation]
+      [--costs 1 10] [--complete] [--relaxation] [--time-limit SECONDS]
 
 - ``--bound-only``: the relaxation alone, by ``--bound-method`` (``both``:
   the whole program and the per-destination column generation, their
@@ -133,14 +133,17 @@ def _step(result) -> str:  # type: ignore[no-untyped-def]
 
 
 def measure(n: int, seed: int, costs: tuple[int, int] = (1, 5),
-            complete: bool = False, relaxation: bool = False) -> dict[str, object]:
-    """One platform: the whole planner (CPU seconds), and the relaxation alone if asked."""
+            complete: bool = False, relaxation: bool = False,
+            time_limit: float | None = None) -> dict[str, object]:
+    """One platform: the whole planner (CPU seconds; with ``time_limit``, its option:
+    the relaxation then runs at any size), and the relaxation alone if asked."""
     platform = _platform(n, seed, costs, complete)
     op = Operation(OperationKind.ALLREDUCE).resolve(platform)
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # capped periods: reported in the notes
-        result = steady_state(platform, op, max_events=3_000)
+        limit = {} if time_limit is None else {"time_limit": time_limit}
+        result = steady_state(platform, op, max_events=3_000, **limit)
     t1 = time.process_time()
     lower = next((note.rsplit(", ", 1)[-1] for note in result.notes
                   if note.startswith("reduce to a root")), "-")
@@ -187,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--complete", action="store_true", help="complete platforms")
     parser.add_argument("--relaxation", action="store_true",
                         help="also solve the relaxation alone (N copies of SSR(G); slow)")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="the planner's time_limit option (the relaxation then runs at "
+                             "any size within it)")
     args = parser.parse_args(argv)
     costs = (args.costs[0], args.costs[1])
     if args.bound_only or args.rest_only:
@@ -201,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'planner s':>9} {'target':>12} {'relaxation':>16} {'relax s':>8}")
     for n in args.n:
         for seed in range(args.seeds):
-            row = measure(n, seed, costs, args.complete, args.relaxation)
+            row = measure(n, seed, costs, args.complete, args.relaxation, args.time_limit)
             if args.json:
                 print(json.dumps(row), flush=True)
                 continue
