@@ -674,8 +674,8 @@ def _critical_first(jobs: _Jobs, resources: dict[_Resource, _Slots | _Gaps],
     than the first pass.  :data:`PLACEMENT_PASSES` passes at most, and
     :data:`PLACEMENT_BUDGET` operations placed in all.  Measured
     (``benchmarks/pipeline_fill.py``): on ``fat_tree`` k=4, the aligned
-    family of three reduction trees loses 25 time units in 100 periods
-    after 8 passes (26 after the first); on k=8, 43 after 4 (46).
+    family of three reduction trees loses 26 time units in 100 periods
+    after 8 passes (27 after the first); on k=8, 43 after 4 (46).
     """
     tails = [_tails(p, w) for p, w in zip(producers, length, strict=True)]
     passes = max(1, min(PLACEMENT_PASSES, PLACEMENT_BUDGET // max(jobs.total, 1)))
@@ -847,8 +847,8 @@ def _place(jobs: _Jobs, resources: dict[_Resource, _Slots | _Gaps],
     iterative modulo scheduling orders its operations, taken as soon as
     its inputs are placed.  Measured (``benchmarks/pipeline_fill.py``):
     on ``fat_tree`` k=4 the aligned family of three reduction trees then
-    loses 26 time units in 100 periods instead of 32 (one pass); the allreduce and
-    reduce workloads there complete as many instances or more; on
+    loses 27 time units in 100 periods instead of 32 (one pass); the
+    allreduce and reduce workloads there complete as many instances or more; on
     broadcasts and allgathers (out-trees) the ready-first order did as
     well or better, and stays theirs.
 
