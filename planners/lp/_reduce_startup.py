@@ -558,20 +558,20 @@ def aligned_trees(space: TreeSpace, arities: Sequence[int]) -> list[list[list[Ta
     and the family of three in about 6 s).
     A position that took fewer than ``q`` children in its own tree may
     take the rest in the trees after it (its receptions over the family
-    still at most ``q``): the last class of ``N - 1`` positions may be one
-    short, and so it can still hold every position.
+    still at most ``q``): a residue class with one position fewer than the
+    others can then still take every other position as a child.
 
     On ``fat_tree`` k=4 the pair (``q = 2``) has makespans 25 and 28 where
     the interleaved pair has 29 and 30 (:func:`tree_makespan`); on k=8, 42
     and 46 against 48 and 51, the family of three 39, 37 and 39 (the
     estimate leaves out the contention on the switches' links, which costs
-    the second tree most).  No pair can be much
-    shorter on k=4: every interval tree onto ``P0`` in which each participant
-    receives at most two results needs 22 time units (a dynamic program over
-    intervals, links and reductions without contention; see the tests), so a
-    pair loses at least 20 of 200 time units, and 100 periods of 2 hold at
-    most 0.9 of the bound.  The family of three (``q = 3``: 21, 24 and 27)
-    loses 26 of 300 (0.913 of the bound), fewer than the pair's 27.
+    the second tree most).  No pair can be much shorter on k=4: every
+    interval tree onto ``P0`` in which each participant receives at most two
+    results needs 22 time units (a dynamic program over intervals, links and
+    reductions without contention; see the tests), so a pair loses at least
+    20 of 200 time units, and 100 periods of 2 hold at most 0.9 of the
+    bound.  The family of three (``q = 3``: 21, 24 and 27) loses 26 of 300
+    (0.913 of the bound), fewer than the pair's 27.
 
     Returns
     -------
