@@ -237,6 +237,25 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
                for note in ran.notes)
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_a_relaxation_cut_by_the_time_limit_leaves_the_interval(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the cap, the relaxation gets RELAXATION_SHARE of the time left, not all of
+    it: cut (here at once), the result is the certified interval, status ok, not a
+    time-limit error, and a note says the relaxation did not finish."""
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=1)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_SHARE", 1e-9)
+    result = steady_state(platform, op, time_limit=120)
+    assert result.status == "ok"
+    assert "certified interval" in result.message
+    assert any("not finished" in note for note in result.notes)
+    assert result.throughput_bound > result.achieved_throughput == Fraction(1, 8)
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the exact period")
 @pytest.mark.parametrize(("n", "complete"), [(9, False), (9, True), (10, False)])

@@ -160,6 +160,12 @@ RELAXATION_SECONDS = 60.0
 """Without a ``time_limit``, the relaxation of :data:`RELAXATION_MAX_VARIABLES`
 has this many seconds; past them the cheaper bounds stand (the notes say so)."""
 
+RELAXATION_SHARE = 0.8
+"""With a ``time_limit``, a relaxation above :data:`RELAXATION_MAX_VARIABLES` may take
+at most this share of the time left; the rest stays for the periodic schedule, so
+that a relaxation cut by the time leaves the certified interval, not a time-limit
+error."""
+
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
 seconds and the result states the certified interval; with one, the search
@@ -521,9 +527,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
     :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or at any size
-    when the call has a ``time_limit``, within it (complete platforms, N =
-    12: 174,329 variables, about 300 s of CPU, and it met step 2 on both
-    seeds measured).  Otherwise the
+    when the call has a ``time_limit``, within :data:`RELAXATION_SHARE` of the
+    time left (complete platforms, N = 12: 174,329 variables, about 300 s of
+    CPU, and it met step 2 on both seeds measured).  Otherwise the
     result is the certified interval ``[step 2, the least upper bound]``,
     its notes saying which bound that is and why the relaxation did not run
     or finish.  The structure search (step 3) does not run at these sizes.
@@ -551,6 +557,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                          f"N = 12, 174,329 variables, about 300 s of CPU)")
         else:
             budget = _budget(options, deadline, RELAXATION_SECONDS)
+            left = deadline.remaining()
+            if big and left is not None:
+                budget = Deadline.after(RELAXATION_SHARE * left)
             bound = allreduce_bound(platform, operation, options, deadline=budget)
             if isinstance(bound, ExactSolution):
                 notes.append(f"bound: {n} per-destination SSR(G) copies over shared "
