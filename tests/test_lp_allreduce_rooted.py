@@ -216,7 +216,8 @@ def test_the_plan_at_scale_never_claims_more_than_it_proves(
 def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
         monkeypatch: pytest.MonkeyPatch, n: int, degree: int, seed: int) -> None:
     """Above RELAXATION_MAX_VARIABLES (here 0) the relaxation is skipped without a
-    time_limit (a certified interval on these platforms), and runs with one: the
+    time_limit (a certified interval on these platforms), and above
+    RELAXATION_MAX_WITH_TIME_LIMIT even with one; below that it runs with one: the
     result is then exact, at the whole relaxation computed independently."""
     platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
     op = Operation(ALLREDUCE).resolve(platform)
@@ -229,6 +230,11 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
     assert any("not attempted" in note and "without a time_limit" in note
                for note in skipped.notes)
     assert skipped.throughput_bound > relaxation
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 0)
+    too_big = steady_state(platform, op, time_limit=120)
+    assert "certified interval" in too_big.message
+    assert any("even with a time_limit" in note for note in too_big.notes)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 400_000)
     ran = steady_state(platform, op, time_limit=120)
     assert ran.status == "ok"
     assert ran.message == ""

@@ -160,6 +160,11 @@ RELAXATION_SECONDS = 60.0
 """Without a ``time_limit``, the relaxation of :data:`RELAXATION_MAX_VARIABLES`
 has this many seconds; past them the cheaper bounds stand (the notes say so)."""
 
+RELAXATION_MAX_WITH_TIME_LIMIT = 400_000
+"""Even with a ``time_limit``, the relaxation is not attempted above this many variables:
+its memory (measured: out-degree 3, N = 16, 293,033 variables, 785 MiB resident while
+HiGHS solves it; N = 24 would hold 1.9 million)."""
+
 RELAXATION_SHARE = 0.8
 """With a ``time_limit``, a relaxation above :data:`RELAXATION_MAX_VARIABLES` may take
 at most this share of the time left; the rest stays for the periodic schedule, so
@@ -528,8 +533,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
     :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or at any size
     when the call has a ``time_limit``, within :data:`RELAXATION_SHARE` of the
-    time left (complete platforms, N = 12: 174,329 variables, about 300 s of
-    CPU, and it met step 2 on both seeds measured).  Otherwise the
+    time left, up to :data:`RELAXATION_MAX_WITH_TIME_LIMIT` variables (complete
+    platforms, N = 12: 174,329 variables, about 300 s of CPU, and it met step
+    2 on both seeds measured).  Otherwise the
     result is the certified interval ``[step 2, the least upper bound]``,
     its notes saying which bound that is and why the relaxation did not run
     or finish.  The structure search (step 3) does not run at these sizes.
@@ -542,7 +548,8 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
     size = relaxation_size(platform, operation)
     big = size > RELAXATION_MAX_VARIABLES
-    relax = not big or options.time_limit is not None
+    huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
+    relax = not big or (options.time_limit is not None and not huge)
     try:
         upper, how = _cheap_upper(platform, operation, master, seeds, options, deadline,
                                   search=big, then_relax=big and relax)
@@ -550,7 +557,11 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     method = "structure dual"
     if upper > master.lower:
-        if not relax:
+        if not relax and huge:
+            notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
+                         f"not attempted: above {RELAXATION_MAX_WITH_TIME_LIMIT} variables, "
+                         f"even with a time_limit (its memory)")
+        elif not relax:
             notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
                          f"not attempted: above {RELAXATION_MAX_VARIABLES} variables without "
                          f"a time_limit (with one, it runs in that time: complete platform "
