@@ -151,8 +151,9 @@ is solved only up to this many variables: measured (interior point, CPU
 seconds, out-degree 3) N = 9, 22,294 variables, 5 s; N = 10, 35,446, 12 s
 (16 s with crossover); N = 12, about 75,000, more than 300 s.  Above it,
 without a ``time_limit``, the cheaper bounds of :func:`_cheap_upper` stand,
-and the notes say so; with one, the relaxation runs within it whatever its
-size (complete platforms, N = 12, costs 1..10, seeds 0 and 1: 174,329 and
+and the notes say so; with one, the relaxation runs within it up to
+:data:`RELAXATION_MAX_WITH_TIME_LIMIT` variables (complete platforms, N =
+12, costs 1..10, seeds 0 and 1: 174,329 and
 174,615 variables, 298 and 277 s of CPU, and it equals step 2's value on
 both: the schedule is then proved optimal)."""
 
@@ -531,9 +532,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     :func:`_cheap_upper` first, then the relaxation
     (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
-    :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or at any size
-    when the call has a ``time_limit``, within :data:`RELAXATION_SHARE` of the
-    time left, up to :data:`RELAXATION_MAX_WITH_TIME_LIMIT` variables (complete
+    :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or, when the
+    call has a ``time_limit``, up to :data:`RELAXATION_MAX_WITH_TIME_LIMIT`
+    variables within :data:`RELAXATION_SHARE` of the time left (complete
     platforms, N = 12: 174,329 variables, about 300 s of CPU, and it met step
     2 on both seeds measured).  Otherwise the
     result is the certified interval ``[step 2, the least upper bound]``,
