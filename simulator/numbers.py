@@ -116,8 +116,31 @@ def _short(value: object) -> object:
     return value if len(text) <= 40 else text[:40] + "..."
 
 
+_CHUNK_DIGITS = 4000
+"""Digits per piece when an integer is written in pieces (:func:`_decimal`): under
+Python's default limit of 4,300 digits per integer-string conversion."""
+
+_CHUNK = 10 ** _CHUNK_DIGITS
+
+
+def _decimal(n: int) -> str:
+    """``str(n)``, also beyond Python's limit on integer-string conversions (an exact
+    certificate of a large program may hold rationals of thousands of digits):
+    written in pieces of :data:`_CHUNK_DIGITS` digits, without touching the
+    process-wide limit."""
+    if -_CHUNK < n < _CHUNK:
+        return str(n)
+    sign, n = ("-", -n) if n < 0 else ("", n)
+    pieces: list[int] = []
+    while n:
+        n, piece = divmod(n, _CHUNK)
+        pieces.append(piece)
+    return sign + str(pieces[-1]) + "".join(str(p).zfill(_CHUNK_DIGITS)
+                                            for p in reversed(pieces[:-1]))
+
+
 def format_rational(value: Fraction | int) -> str:
-    """Print an exact rational as ``"2/9"`` or ``"12"``.
+    """Print an exact rational as ``"2/9"`` or ``"12"``, however many digits it has.
 
     Examples
     --------
@@ -125,11 +148,13 @@ def format_rational(value: Fraction | int) -> str:
     '2'
     >>> format_rational(Fraction(2, 9))
     '2/9'
+    >>> len(format_rational(Fraction(10 ** 5000 + 1, 3)))
+    5003
     """
     value = Fraction(value)
     if value.denominator == 1:
-        return str(value.numerator)
-    return f"{value.numerator}/{value.denominator}"
+        return _decimal(value.numerator)
+    return f"{_decimal(value.numerator)}/{_decimal(value.denominator)}"
 
 
 def counted(count: int, noun: str) -> str:

@@ -127,3 +127,15 @@ def test_errors_stay_on_one_short_line() -> None:
     assert time.perf_counter() - began < 1
     assert len(text) < 200
     assert short_repr("2/3") == "'2/3'"
+
+
+def test_rationals_beyond_pythons_digit_limit_print_exactly() -> None:
+    """An exact certificate of a large program may hold rationals of thousands of digits;
+    Python refuses str() of an int over 4,300 digits.  Expected strings built by hand."""
+    from portsim.simulator.numbers import format_rational
+
+    assert format_rational(Fraction(10**5000 + 1, 3)) == "1" + "0" * 4999 + "1/3"
+    assert format_rational(-(10**8001) - 7) == "-1" + "0" * 8000 + "7"
+    assert format_rational(Fraction(-(10**4000))) == "-1" + "0" * 4000
+    assert format_rational(10**4000 - 1) == "9" * 4000
+    assert format_rational(Fraction(2, 10**6000)) == "1/5" + "0" * 5999
