@@ -118,13 +118,15 @@ def _guarded(action: Callable[[], T]) -> T:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _horizon(value: str | None) -> Fraction | None:
+def _positive(value: str | None, option: str) -> Fraction | None:
+    """An exact number > 0 given to ``option`` (``None`` when absent); a bad value names
+    the option."""
     if value is None:
         return None
-    h = _guarded(lambda: parse_rational(value, path="--horizon"))
-    if h <= 0:
-        _fail(f"--horizon: must be > 0 (got {value!r})")
-    return h
+    number = _guarded(lambda: parse_rational(value, path=option))
+    if number <= 0:
+        _fail(f"{option}: must be > 0 (got {value!r})")
+    return number
 
 
 def _port_model_option(value: str | None) -> str | None:
@@ -134,16 +136,6 @@ def _port_model_option(value: str | None) -> str | None:
 
         _guarded(lambda: PortModel.parse(value, path="--port-model"))
     return value
-
-
-def _size_option(value: str | None) -> Fraction | None:
-    """``--size`` as an exact number > 0; a bad value names the option."""
-    if value is None:
-        return None
-    size = _guarded(lambda: parse_rational(value, path="--size"))
-    if size <= 0:
-        _fail(f"--size: must be > 0 (got {value!r})")
-    return size
 
 
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
@@ -210,7 +202,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     from portsim.scenarios.loader import STDIN, load_scenario
     from portsim.scenarios.runner import planner_label, run_scenario
 
-    h = _horizon(horizon)
+    h = _positive(horizon, "--horizon")
     _check_destination(json_out)
     _check_destination(report_out)
     loaded = _guarded(lambda: load_scenario(scenario))
@@ -366,7 +358,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:
             _fail(f"{name}: applies to MSCCL .xml files only (got {str(given)!r})")
-    h = _horizon(horizon)
+    h = _positive(horizon, "--horizon")
     loaded = _guarded(lambda: _load_schedule(schedule))
 
     def replayed() -> Report:
@@ -423,7 +415,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
     from portsim.scenarios.msccl import load_platform_file, validate_msccl
 
-    chunk_size = _size_option(size) or Fraction(1)
+    chunk_size = _positive(size, "--size") or Fraction(1)
     if platform_file is None:
         _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
     assert platform_file is not None
@@ -482,7 +474,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
 
     _check_destination(output)
     port_model = _port_model_option(port_model)
-    message_size = _size_option(size)
+    message_size = _positive(size, "--size")
     platform = _guarded(lambda: load_platform_file(platform_file))
     if port_model is not None:
         model = port_model
