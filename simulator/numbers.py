@@ -15,8 +15,8 @@ from typing import TypeAlias
 
 from portsim.simulator.errors import PortsimError
 
-__all__ = ["MAX_EXPONENT", "MAX_TERM", "Time", "common_denominator", "counted",
-           "format_rational", "parse_rational"]
+__all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "common_denominator", "counted",
+           "digits", "format_rational", "parse_rational", "rounded_up", "simplest_between"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``): Python
@@ -155,6 +155,104 @@ def format_rational(value: Fraction | int) -> str:
     if value.denominator == 1:
         return _decimal(value.numerator)
     return f"{_decimal(value.numerator)}/{_decimal(value.denominator)}"
+
+
+SHORT_BITS = 64
+"""Relative precision of :func:`rounded_up`: a rational whose numerator and
+denominator together hold more than twice this many bits (about 39 digits) is
+replaced by the simplest rational at most ``2**-SHORT_BITS`` (about 5e-20)
+above it, relatively: some 40 digits where the original may hold thousands."""
+
+
+def digits(value: Fraction | int) -> int:
+    """About how many decimal digits ``value``'s numerator and denominator hold together.
+
+    Beyond :data:`_CHUNK_DIGITS` digits, read from the bit lengths (to one digit or
+    so), so it costs nothing even where printing the number would.
+
+    Examples
+    --------
+    >>> digits(Fraction(2, 9)), digits(Fraction(10 ** 50, 3))
+    (2, 52)
+    """
+    value = Fraction(value)
+    count = 0
+    for n in (abs(value.numerator), value.denominator):
+        if n < _CHUNK:
+            count += len(str(n))
+        else:
+            count += math.floor((n.bit_length() - 1) * math.log10(2)) + 1
+    return count
+
+
+def simplest_between(low: Fraction, high: Fraction) -> Fraction:
+    """The simplest rational of ``[low, high]`` (smallest denominator, then numerator).
+
+    The continued-fraction walk down the Stern–Brocot tree: each step either
+    finds an integer in the interval or keeps the common integer part and
+    turns the interval over (``x = a + 1/y``).  ``0 < low <= high``.
+
+    Examples
+    --------
+    >>> simplest_between(Fraction(3, 10), Fraction(2, 5))
+    Fraction(1, 3)
+    >>> simplest_between(Fraction(7, 2), Fraction(9, 2))
+    Fraction(4, 1)
+    """
+    if not 0 < low <= high:
+        raise ValueError(f"simplest_between needs 0 < low <= high, not [{low}, {high}]")
+    terms: list[int] = []
+    while True:
+        whole = low.numerator // low.denominator
+        if whole == low or whole + 1 <= high:
+            last = Fraction(whole if whole == low else whole + 1)
+            break
+        terms.append(whole)
+        low, high = 1 / (high - whole), 1 / (low - whole)
+    for whole in reversed(terms):
+        last = whole + 1 / last
+    return last
+
+
+def rounded_up(value: Fraction) -> Fraction:
+    """``value`` itself when it is short (or not positive), else a short rational just above it.
+
+    A certified upper bound stays certified when it is raised; one computed
+    from an exact dual may hold a hundred thousand digits that nobody can read.
+    Above ``2 * SHORT_BITS`` bits (numerator and denominator together), the
+    answer is the simplest rational of ``[value, value + |value| 2**-SHORT_BITS]``
+    (:func:`simplest_between`, after a cut of ``value`` to some 130 bits so
+    that the walk never touches the long numbers).
+
+    Examples
+    --------
+    >>> rounded_up(Fraction(2, 9))
+    Fraction(2, 9)
+    >>> big = Fraction(10 ** 200 + 1, 3 * 10 ** 200)
+    >>> short = rounded_up(big)
+    >>> big < short < big * (1 + Fraction(1, 2 ** 64)), digits(short) <= 40
+    (True, True)
+    """
+    value = Fraction(value)
+    bits = value.numerator.bit_length() + value.denominator.bit_length()
+    if value <= 0 or bits <= 2 * SHORT_BITS:
+        return value
+    low = _cut(value, up=True)
+    high = max(low, _cut(value + value / 2 ** SHORT_BITS, up=False))
+    return simplest_between(low, high)
+
+
+def _cut(value: Fraction, *, up: bool) -> Fraction:
+    """``value > 0`` rounded (up or down) to a multiple of a power of two some
+    ``2 * SHORT_BITS + 4`` bits below its magnitude."""
+    shift = 2 * SHORT_BITS + 4 - (value.numerator.bit_length() - value.denominator.bit_length())
+    num, den = value.numerator, value.denominator
+    if shift >= 0:
+        num <<= shift
+    else:
+        den <<= -shift
+    whole = -(-num // den) if up else num // den
+    return Fraction(whole, 1 << shift) if shift >= 0 else Fraction(whole << -shift)
 
 
 def counted(count: int, noun: str) -> str:

@@ -139,3 +139,55 @@ def test_rationals_beyond_pythons_digit_limit_print_exactly() -> None:
     assert format_rational(Fraction(-(10**4000))) == "-1" + "0" * 4000
     assert format_rational(10**4000 - 1) == "9" * 4000
     assert format_rational(Fraction(2, 10**6000)) == "1/5" + "0" * 5999
+
+
+def _simplest_by_search(low: Fraction, high: Fraction) -> Fraction:
+    """The rational of [low, high] with the smallest denominator, then numerator, by
+    trying every denominator in turn (an independent check of simplest_between)."""
+    q = 1
+    while True:
+        p = -((-low.numerator * q) // low.denominator)  # ceil(low * q)
+        if Fraction(p, q) <= high:
+            return Fraction(p, q)
+        q += 1
+
+
+def test_simplest_between_equals_a_search_over_denominators() -> None:
+    import random
+
+    from portsim.simulator.numbers import simplest_between
+
+    rng = random.Random(7)
+    for _ in range(2_000):
+        low = Fraction(rng.randint(1, 500), rng.randint(1, 97))
+        high = low + Fraction(rng.randint(0, 50), rng.randint(1, 300))
+        assert simplest_between(low, high) == _simplest_by_search(low, high), (low, high)
+    with pytest.raises(ValueError, match="0 < low <= high"):
+        simplest_between(Fraction(1, 2), Fraction(1, 3))
+
+
+def test_a_long_upper_end_is_rounded_up_short_and_stays_above() -> None:
+    """An allreduce relaxation at N = 16 certified an upper end of 162,518 digits and
+    printed it whole; an upper end is now raised to a short rational (still an upper
+    bound), relatively at most 2^-64 higher, with a note."""
+    import random
+
+    from portsim.planners.lp._exact import ExactSolution
+    from portsim.simulator.numbers import SHORT_BITS, digits, rounded_up
+
+    rng = random.Random(3)
+    for _ in range(300):
+        num = rng.getrandbits(rng.randint(1, 4_000)) + 1
+        value = Fraction(num, num * rng.randint(1, 10**6) // rng.randint(1, 10**6) + 1)
+        short = rounded_up(value)
+        assert value <= short <= value * (1 + Fraction(1, 2**SHORT_BITS))
+        assert short == value or digits(short) <= 42, (digits(value), digits(short))
+    lower = Fraction(2, 9)
+    upper = lower + Fraction(1, 3**200_000)  # about 95,425 digits in the denominator
+    interval = ExactSolution([], lower, upper, [], [], "interval")
+    assert upper <= interval.upper <= upper * (1 + Fraction(1, 2**SHORT_BITS))
+    assert digits(interval.upper) <= 42
+    assert interval.notes[-1].startswith("upper end rounded up from a rational of about 190,")
+    exact = ExactSolution([], upper, upper, [], [], "basis")  # an exact optimum stays whole
+    assert exact.upper == upper
+    assert exact.notes == ()

@@ -578,6 +578,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                              f"operations ({bound.method}), {format_rational(bound.upper)}")
                 if bound.upper < upper:
                     upper, how, method = bound.upper, "the relaxation", bound.method
+                    notes.extend(bound.notes)
             else:
                 notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} "
                              f"variables) not finished: {bound.message}")

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
+from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
 __all__ = ["DENOMINATORS", "SINGLE_NODE_BOUND", "ExactSolution", "basis_recover", "recover"]
 
@@ -91,6 +92,12 @@ class ExactSolution:
     notes:
         Exact steps skipped on an arithmetic overflow, one sentence each
         (the planner adds them to its result's notes).
+
+    An ``upper`` end above ``lower`` that holds more digits than anybody can
+    read (an exact dual's bound may hold a hundred thousand) is raised on
+    construction to a short rational just above it
+    (:func:`~portsim.simulator.numbers.rounded_up`, relatively at most
+    ``2**-64`` higher), still a certified upper bound; a note says so.
     """
 
     values: list[Fraction]
@@ -100,6 +107,16 @@ class ExactSolution:
     y_eq: list[Fraction]
     method: str
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.upper > self.lower:
+            short = rounded_up(self.upper)
+            if short != self.upper:
+                note = (f"upper end rounded up from a rational of about "
+                        f"{digits(self.upper):,} digits to {format_rational(short)} "
+                        f"(relatively at most 2^-{SHORT_BITS} higher; still certified)")
+                object.__setattr__(self, "upper", short)
+                object.__setattr__(self, "notes", (*self.notes, note))
 
     @property
     def exact(self) -> bool:
