@@ -110,13 +110,17 @@ star (arity ``N - 1``) when there are at most :data:`STAR_SEEDS` of them."""
 STAR_SEEDS = 16
 """Most participants for which the star family (one tree per centre) is seeded."""
 
-ALIGNED_ARITIES = (2, 3)
+ALIGNED_ARITIES = (2, 3, 5)
 """Arities of the seed families whose roots and cuts are chosen for the earliest result
-(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`).  On ``fat_tree`` k=4 the
-family of 3 (makespans 21, 24, 27) loses 26 time units in 100 periods of 3 (0.913 of the
-bound), the pair (25, 28) 27 in 100 periods of 2 (0.865); k=8: 43 (0.857) and 47 (0.765).
-Not 4 and more: they lose more time units, though in more periods (k=4: 29 and 32 with 4
-and 5 trees, 0.928 and 0.936; k=8: 51, 50 and 60 with 4, 5 and 6, 0.873, 0.900, 0.900)."""
+(:func:`~portsim.planners.lp._reduce_startup.aligned_trees`); :func:`_shallowest` takes
+the mix of least weighted makespan among them.  On ``fat_tree`` k=4 that is the family of
+3 (makespans 21, 24, 27), which loses 26 time units in 100 periods of 3 (0.913 of the
+bound); the pair (25, 28) lost 27 in 100 periods of 2 (0.865).  On k=8 it is the family
+of 5 (35, 37, 38, 36, 37: mean 36.6 against the family of 3's 39, 37, 39), which loses 50
+time units in 100 periods of 5 (0.900 of the bound; the family of 3 lost 43 in 100
+periods of 3, 0.857: fewer in time, too few in periods for issue 14's 0.9).  Not 4 and
+6: with them, k=4 takes a mix of period 6 that loses 31 time units (0.948), and k=8
+keeps the family of 5."""
 
 
 def _master(space: TreeSpace, columns: list[list[Task]]) -> LinearModel:
