@@ -120,10 +120,14 @@ def _fabric_workloads(cases: tuple[str, ...] = FABRICS, ops: tuple[str, ...] = (
         fabric, size = case.split(":")
         if fabric == "dgx1":
             p = generators.dgx1_platform()
+        elif fabric == "torus":
+            rows, cols = (int(x) for x in size.split("x"))
+            p = generators.torus_platform(rows, cols)
         else:
             build = {"dgx_a100": generators.dgx_a100_platform,
                      "mi250": generators.mi250_platform,
-                     "fat_tree": generators.fat_tree_platform}[fabric]
+                     "fat_tree": generators.fat_tree_platform,
+                     "ring": generators.ring_platform}[fabric]
             p = build(int(size))
         for kind, extra in ((OperationKind.ALLGATHER, {}),
                             (OperationKind.BROADCAST, {"source": "P0"}),
