@@ -48,9 +48,11 @@ to lose 30 time units at most (its trees alone: 39, 37 and 39).  Since the eveni
 26 November 2026 the aligned family of 5 is also a candidate
 (``ALIGNED_ARITIES`` in :mod:`portsim.planners.lp._reduce_columns`); its
 trees are shorter (35 to 38), the least weighted makespan picks it on
-fat_tree:8: period 5, lag 10, 50 time units lost, 450 of 500 instances,
-0.900 of the bound (fat_tree:4 keeps the family of 3).  In time units it
-loses 7 more than the family of 3; in periods, 10 instead of 14.3.
+fat_tree:8: period 5, lag 11, 46 time units lost, 454 of 500 instances,
+0.908 of the bound, with the unit-after-unit pass of the placement
+(:mod:`portsim.planners.lp._periodic`; 50 and 0.900 without it).
+fat_tree:4 keeps the family of 3.  In time units it loses 3 more than the
+family of 3; in periods, 9.2 instead of 14.3.
 
 Measured 26 November 2026 (before: main at 1670931, whose layout ran the
 links' transfers in depth order inside the matchings, every matching at
