@@ -294,7 +294,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
             # The schedule falls short of the bound (e.g. a certified interval).
             bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
         table.add_row(r.label, r.status, bound, _text(r.period),
-                      _text(r.makespan), _text(r.measured_exact),
+                      _text(r.makespan), _text(r.measured_throughput_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
                       _text(r.horizon),
                       feasible)
