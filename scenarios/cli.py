@@ -396,9 +396,16 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         console = _console()
         _print_validation(console, schedule, report)
         if throughput is not None:
-            how = (f"{loaded.instances_per_period} instance(s) per period "
-                   f"{_text(loaded.period)}" if loaded.period is not None else
-                   f"{report.instances} instance(s) per makespan, back to back")
+            if loaded.period is not None:
+                how = (f"{loaded.instances_per_period} instance(s) per period "
+                       f"{_text(loaded.period)}")
+            elif report.end_time != report.makespan:
+                # events after the completion hold their ports and links: a
+                # copy of the schedule can start only once they have ended
+                how = (f"{report.instances} instance(s) every {_text(report.end_time)}, "
+                       f"when its last event ends, back to back")
+            else:
+                how = f"{report.instances} instance(s) per makespan, back to back"
             console.print(f"throughput: {_text(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
