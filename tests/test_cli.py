@@ -235,6 +235,28 @@ def test_validate_help_names_both_modes_and_the_exit_statuses() -> None:
     assert "0 feasible and complete, 1 violations, 2 bad input" in " ".join(stdout.split())
 
 
+def test_readme_commands_table_lists_every_option() -> None:
+    """Each command's row of the README's commands table shows every option
+    the command takes (long form, or its short form such as ``-o``), and no
+    option the command lacks; the group's own options are named in the text."""
+    import re
+
+    readme = (EXAMPLES.parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `portsim ([a-z-]+)(.*?) \| ", readme, flags=re.MULTILINE))
+    assert set(rows) == set(main.commands)
+    for name, command in main.commands.items():
+        shown = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", rows[name]))
+        for param in command.params:
+            opts = [o for o in param.opts if o.startswith("-")]
+            if opts:
+                assert shown & set(opts), (name, opts)
+        known = {o for p in command.params for o in p.opts} | {"--help", "-h"}
+        assert shown <= known, (name, shown - known)
+    for param in main.params:
+        for opt in param.opts:
+            assert f"`portsim {opt}`" in readme, opt
+
+
 def test_planners_lists_flat() -> None:
     code, stdout, _ = invoke("planners")
     assert code == 0
