@@ -120,6 +120,17 @@ def test_other_operations_unsupported(kind: str) -> None:
     assert r.message
 
 
+def test_a_ring_neighbour_out_of_reach_is_unsupported() -> None:
+    # SPEC.md: a planner missing a path it needs answers `unsupported` (as the
+    # tree planners do), not `infeasible`.  On the one-way chain A -> B -> C
+    # the broadcast's ring A -> C -> B needs a path from C to B.
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="A", targets=("C", "B")))
+    assert r.status == "unsupported"
+    assert r.schedule is None
+    assert r.message.endswith("no path from C to B")
+
+
 FABRICS = {
     "dgx_a100": dgx_a100_platform(1), "dgx1": dgx1_platform(), "mi250": mi250_platform(1),
     "fat_tree": fat_tree_platform(4), "ring": ring_platform(5), "torus": torus_platform(3, 3),
