@@ -257,6 +257,25 @@ def test_readme_commands_table_lists_every_option() -> None:
             assert f"`portsim {opt}`" in readme, opt
 
 
+def test_readme_planners_table_gives_each_planner_its_operations() -> None:
+    """The README's planners table has a row for every built-in planner and
+    lists exactly the operations the planner handles (``snf``, ``optimal``
+    and ``fnf`` shared one row that gave each all three; ``msccl`` had none)."""
+    import re
+
+    from portsim.planners.registry import BUILTIN_PLANNERS
+
+    readme = (EXAMPLES.parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| planner | kind | operations |\n", 1)[1].split("\n\n", 1)[0]
+    rows: dict[str, set[str]] = {}
+    for line in table.splitlines()[1:]:
+        cells = line.strip().strip("|").split(" | ")
+        for name in re.findall(r"`([a-z-]+)`", cells[0]):
+            rows[name] = {op.strip() for op in cells[-1].split(",")}
+    for name, planner in BUILTIN_PLANNERS.items():
+        assert rows.get(name) == {str(op) for op in planner.operations}, name
+
+
 def test_planners_lists_flat() -> None:
     code, stdout, _ = invoke("planners")
     assert code == 0
