@@ -182,3 +182,21 @@ def test_random_platforms(seed: int, n: int, kind: str, model: str, commutative:
         series = replay_series(r.schedule, r.makespan * 20)
         assert series.horizon is not None
         assert F(series.completed) / series.horizon <= lp.throughput_bound  # exact
+
+
+def test_operation_reads_plain_values() -> None:
+    # A script writes the kind as text and the size as "1/2": the size was kept
+    # as text and the planner died on `'<=' not supported between 'str' and
+    # 'int'`; an unknown kind went through until resolve() raised a ValueError.
+    from portsim.simulator.errors import OperationError
+
+    p = ring_platform(4)
+    op = Operation("allgather", participants=["P0", "P1", "P2", "P3"], size="1/2")  # type: ignore[arg-type]
+    assert op.kind is OperationKind.ALLGATHER
+    assert op.size == F(1, 2)
+    assert op.participants == ("P0", "P1", "P2", "P3")
+    assert ring_collective(p, op).makespan == 3 * F(1, 2)  # three unit-link steps of 1/2
+    with pytest.raises(OperationError, match=r"operation\.type: unknown operation"):
+        Operation("allgatherr")  # type: ignore[arg-type]
+    with pytest.raises(OperationError, match=r"operation\.size: expected a number"):
+        Operation(OperationKind.ALLGATHER, size="x")  # type: ignore[arg-type]
