@@ -191,7 +191,8 @@ def main() -> None:
               help="Print completed(K)/(TP*K) for K = 10, 100, 1000 lp periods for every "
                    "planner; exit 1 if a replay beats the bound, or if the lp ratio does "
                    "not approach 1 (below 0.9 at the longest horizon, decreasing, or not "
-                   "measured).")
+                   "measured). Prints that table only: no --json, --report, --horizon or "
+                   "--float with it.")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
         float_time: bool, asymptotic: bool) -> None:
     """Run every planner of SCENARIO, replay each schedule, print a table.
@@ -202,6 +203,15 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     from portsim.scenarios.loader import STDIN, load_scenario
     from portsim.scenarios.runner import planner_label, run_scenario
 
+    if asymptotic:  # its own replays and one table: these options would be ignored
+        for name, unused in (("--json", json_out), ("--report", report_out),
+                             ("--horizon", horizon), ("--float", float_time or None)):
+            if unused is not None:
+                _fail(f"{name}: does not apply with --asymptotic, which prints its table "
+                      f"only (got {str(unused)!r})")
+    if json_out is not None and str(json_out) == STDIN == str(report_out):
+        _fail("--report: standard output (-) already carries the --json document "
+              "(got '-')")
     h = _positive(horizon, "--horizon")
     _check_destination(json_out)
     _check_destination(report_out)

@@ -124,6 +124,33 @@ def test_python_records_carry_every_json_field_under_its_name() -> None:
     assert flat.measured_throughput_exact == Fraction(166, Fraction(1000, 3))
 
 
+@pytest.mark.parametrize("extra", [["--json", "OUT"], ["--report", "OUT"], ["--horizon", "5"],
+                                   ["--float"]])
+def test_asymptotic_refuses_the_options_it_would_ignore(extra: list[str],
+                                                        tmp_path: Path) -> None:
+    # `run --asymptotic --json out.json` printed its table, wrote no file and
+    # exited 0; --horizon and --float were ignored as silently.
+    out = tmp_path / "out"
+    args = [str(out) if a == "OUT" else a for a in extra]
+    code, stdout, stderr = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic",
+                                  *args)
+    assert code == 2
+    assert stdout == ""
+    assert stderr.startswith(f"portsim: error: {extra[0]}: does not apply with --asymptotic")
+    assert stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_json_and_report_cannot_both_take_standard_output(tmp_path: Path) -> None:
+    # Both went to standard output, one after the other: neither JSON nor HTML.
+    scenario = write(tmp_path, SCATTER)
+    code, stdout, stderr = invoke("run", str(scenario), "--json", "-", "--report", "-")
+    assert code == 2
+    assert stdout == ""
+    assert stderr == ("portsim: error: --report: standard output (-) already carries the "
+                      "--json document (got '-')\n")
+
+
 def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     out = tmp_path / "toy.json"
     code, _, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
