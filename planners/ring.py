@@ -79,7 +79,8 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
     -------
     PlanResult
         ``ok`` with a one-shot schedule and its exact ``makespan``;
-        ``unsupported`` for scatter, gather and all-to-all.
+        ``unsupported`` for scatter, gather and all-to-all, and when a ring
+        neighbour (or the target) is out of reach.
 
     Raises
     ------
@@ -118,7 +119,10 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
             ring = list(op.participants)
             _chain(clock, [last, *ring[:-1]], op.full_reduction())
     except PlannerError as err:  # a ring neighbour out of reach
-        return PlanResult.infeasible(NAME, err.message)
+        # SPEC.md: a missing path a planner needs makes it `unsupported`
+        return PlanResult.unsupported(
+            NAME, f"ring needs a path from each participant to the next one on the "
+                  f"ring (and to the target): {err.message}")
     notes: list[str] = []
     if op.kind is OperationKind.REDUCE and not op.commutative \
             and op.target != op.participants[-1]:

@@ -207,7 +207,10 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
     names = _planner_labels(runs)
     measured = [r.measured_throughput for r in runs]
     fig = go.Figure()
-    measured_text = ["" if r.measured_exact is None else _exact(r.measured_exact) for r in runs]
+    measured_text = [
+        "" if r.measured_throughput_exact is None else _exact(r.measured_throughput_exact)
+        for r in runs
+    ]
     fig.add_trace(go.Bar(
         name="measured throughput (replay)", x=names, y=measured,
         marker_color=_MEASURED_COLOUR, text=measured_text, textposition="outside",

@@ -370,7 +370,7 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
         Cell(_exact(run.throughput_bound), "num"),
         Cell(_exact(run.period), "num"),
         Cell(_exact(run.makespan), "num"),
-        Cell(_exact(run.measured_exact), "num"),
+        Cell(_exact(run.measured_throughput_exact), "num"),
         Cell("—" if run.completed is None else str(run.completed), "num"),
         Cell(_exact(run.horizon), "num"),
         feasible[run.feasible],

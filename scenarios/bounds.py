@@ -5,7 +5,8 @@ operation on a platform (an exact rational).  Any schedule, one-shot or
 periodic, achieves at most that rate: a periodic schedule completes
 ``instances_per_period / period`` operations per time unit, and a one-shot
 schedule run again and again, back to back, completes ``instances /
-makespan``.  :func:`lp_bound` looks the planner up in the registry at run
+end_time`` (its makespan, unless events end after the operation
+completed).  :func:`lp_bound` looks the planner up in the registry at run
 time, so that portsim works, and says so, when no ``lp`` planner is installed
 or when it does not handle the operation or port model.
 """

@@ -191,7 +191,8 @@ def main() -> None:
               help="Print completed(K)/(TP*K) for K = 10, 100, 1000 lp periods for every "
                    "planner; exit 1 if a replay beats the bound, or if the lp ratio does "
                    "not approach 1 (below 0.9 at the longest horizon, decreasing, or not "
-                   "measured).")
+                   "measured). Prints that table only: no --json, --report, --horizon or "
+                   "--float with it.")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
         float_time: bool, asymptotic: bool) -> None:
     """Run every planner of SCENARIO, replay each schedule, print a table.
@@ -202,6 +203,15 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     from portsim.scenarios.loader import STDIN, load_scenario
     from portsim.scenarios.runner import planner_label, run_scenario
 
+    if asymptotic:  # its own replays and one table: these options would be ignored
+        for name, unused in (("--json", json_out), ("--report", report_out),
+                             ("--horizon", horizon), ("--float", float_time or None)):
+            if unused is not None:
+                _fail(f"{name}: does not apply with --asymptotic, which prints its table "
+                      f"only (got {str(unused)!r})")
+    if json_out is not None and str(json_out) == STDIN == str(report_out):
+        _fail("--report: standard output (-) already carries the --json document "
+              "(got '-')")
     h = _positive(horizon, "--horizon")
     _check_destination(json_out)
     _check_destination(report_out)
@@ -294,7 +304,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
             # The schedule falls short of the bound (e.g. a certified interval).
             bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
         table.add_row(r.label, r.status, bound, _text(r.period),
-                      _text(r.makespan), _text(r.measured_exact),
+                      _text(r.makespan), _text(r.measured_throughput_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
                       _text(r.horizon),
                       feasible)
@@ -396,9 +406,16 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         console = _console()
         _print_validation(console, schedule, report)
         if throughput is not None:
-            how = (f"{loaded.instances_per_period} instance(s) per period "
-                   f"{_text(loaded.period)}" if loaded.period is not None else
-                   f"{report.instances} instance(s) per makespan, back to back")
+            if loaded.period is not None:
+                how = (f"{loaded.instances_per_period} instance(s) per period "
+                       f"{_text(loaded.period)}")
+            elif report.end_time != report.makespan:
+                # events after the completion hold their ports and links: a
+                # copy of the schedule can start only once they have ended
+                how = (f"{report.instances} instance(s) every {_text(report.end_time)}, "
+                       f"when its last event ends, back to back")
+            else:
+                how = f"{report.instances} instance(s) per makespan, back to back"
             console.print(f"throughput: {_text(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number

@@ -87,6 +87,9 @@ _OPERATION_FIELDS: dict[OperationKind, frozenset[str]] = {
     OperationKind.ALLTOALL: frozenset({"sources", "targets"}),
 }
 
+_FIELD_ORDER = ("source", "sources", "targets", "participants", "target", "commutative")
+"""The operation fields in the order an error message lists those that apply."""
+
 
 @dataclass(frozen=True)
 class PlannerSpec:
@@ -552,7 +555,10 @@ def build_operation(spec: OperationSpec, platform: Platform) -> Operation:
     misplaced = sorted(spec.model_fields_set - {"type", "size"} - _OPERATION_FIELDS[kind])
     if misplaced:
         key = misplaced[0]
-        raise OperationError(f"{key} does not apply to a {kind}", path=f"operation.{key}",
+        article = "an" if str(kind)[0] in "aeiou" else "a"
+        takes = [f for f in _FIELD_ORDER if f in _OPERATION_FIELDS[kind]]
+        raise OperationError(f"{key} does not apply to {article} {kind} (it takes "
+                             f"{', '.join(takes)} and size)", path=f"operation.{key}",
                              value=getattr(spec, key))
     operation = Operation(
         kind=kind,

@@ -95,12 +95,21 @@ class PlannerRun:
         return reaches_bound(self.throughput_bound, self.achieved_throughput)
 
     @property
-    def measured_exact(self) -> Fraction | None:
+    def measured_throughput_exact(self) -> Fraction | None:
         """``completed / horizon`` exactly: the throughput the replay measured
-        (``measured_throughput`` is the same as a float); ``None`` without a count."""
+        (``measured_throughput`` is the same as a float); ``None`` without a count.
+
+        The JSON field of the same name; every field of :meth:`to_dict` is an
+        attribute of the same name."""
         if self.completed is None or not self.horizon:
             return None
         return Fraction(self.completed) / self.horizon
+
+    @property
+    def measured_exact(self) -> Fraction | None:
+        """The former name of :attr:`measured_throughput_exact` (0.2.0), kept for
+        scripts that use it."""
+        return self.measured_throughput_exact
 
     @property
     def failed_validation(self) -> bool:
@@ -137,7 +146,7 @@ class PlannerRun:
             "replay_cut": self.replay_cut,
             "achieved_throughput": exact(self.achieved_throughput),
             "bound_reached": self.bound_reached,
-            "measured_throughput_exact": exact(self.measured_exact),
+            "measured_throughput_exact": exact(self.measured_throughput_exact),
         }
 
 

@@ -120,7 +120,8 @@ def assert_throughput_at_least(
     ``instances_per_period / period`` for a periodic schedule whose every
     instance slot #j completed in every period replayed past the start-up
     (an idle slot fails :func:`assert_feasible` as ``incomplete``),
-    ``instances / makespan`` for a one-shot one (run back to back).  It must
+    ``instances / end_time`` for a one-shot one (run back to back; ``end_time``
+    is the makespan unless events end after the operation completed).  It must
     be at least ``fraction_of_bound * bound``.
 
     Parameters

@@ -1276,7 +1276,7 @@ def _conclude(
         throughput = completed / float(horizon_out)
     proven = None
     if mode == "strict" and not run.violations and not incomplete and unserved is None:
-        proven = _proven_throughput(run, expected, makespan)
+        proven = _proven_throughput(run, expected, makespan, run.out_time(engine.end_time))
     starts: tuple[Any, ...] = ()
     if record_starts and isinstance(engine, _Asap) and schedule.period is None:
         by_pattern: list[Any] = [None] * len(schedule.events)
@@ -1443,13 +1443,17 @@ def _idle_slots(run: _Run, horizon_t: Any) -> tuple[list[int], _Unserved | None]
 
 
 def _proven_throughput(run: _Run, expected: list[int],
-                       makespan: Fraction | float | None) -> Fraction | None:
+                       makespan: Fraction | float | None,
+                       end_time: Fraction | float | None) -> Fraction | None:
     """The throughput a feasible, complete strict replay proves, exactly.
 
     Periodic: ``instances_per_period / period`` once every instance slot
     #j < instances_per_period was expected (and so completed) in at least
     one period; ``None`` when the horizon was too short to see every slot.
-    One-shot: the instances completed divided by the makespan.
+    One-shot: the instances completed divided by the time the last event
+    ends, the makespan unless events run past the completion: copies of the
+    schedule started that far apart never share a port, link or CPU, while
+    copies a makespan apart could collide with such events.
     """
     schedule = run.schedule
     if schedule.period is not None:
@@ -1459,7 +1463,8 @@ def _proven_throughput(run: _Run, expected: list[int],
         return Fraction(n) / schedule.period
     if not isinstance(makespan, Fraction) or makespan <= 0:
         return None
-    return Fraction(len(expected)) / makespan
+    span = max(makespan, end_time) if isinstance(end_time, Fraction) else makespan
+    return Fraction(len(expected)) / span
 
 
 def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from portsim.simulator.errors import OperationError
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["Operation", "OperationKind"]
@@ -101,6 +101,26 @@ class Operation:
     sources: tuple[NodeId, ...] = ()
     commutative: bool = False
     size: Fraction = Fraction(1)
+
+    def __post_init__(self) -> None:
+        # Plain values as a script writes them: the kind as text, the size as
+        # an int or "1/2", lists of nodes.  An unknown kind or a bad size is an
+        # OperationError here, not a ValueError or TypeError in a planner.
+        if not isinstance(self.kind, OperationKind):
+            try:
+                kind = OperationKind(self.kind)
+            except ValueError:
+                raise OperationError(
+                    f"unknown operation, expected one of {', '.join(OperationKind)}",
+                    path="operation.type", value=self.kind) from None
+            object.__setattr__(self, "kind", kind)
+        if not isinstance(self.size, Fraction):
+            object.__setattr__(self, "size", parse_rational(
+                self.size, path="operation.size", error=OperationError))
+        for name in ("targets", "participants", "sources"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
 
     # -- checking --------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
@@ -243,6 +243,7 @@ class Platform:
     port_model: PortModel = field(default=BIDIRECTIONAL)
 
     def __post_init__(self) -> None:
+        self._normalise()
         seen: set[str] = set()
         for i, node in enumerate(self.nodes):
             where = f"platform.nodes[{i}]"
@@ -281,6 +282,41 @@ class Platform:
                     "duplicate link", path=where, value=f"{link.src} -> {link.dst}"
                 )
             pairs.add((link.src, link.dst))
+
+    def _normalise(self) -> None:
+        """Read plain values given to the constructor as :meth:`build` reads them.
+
+        A port model given as text (``"multiport"``, platform-wide or per node),
+        a compute time, a cost or a latency given as an ``int``, ``float`` or
+        ``"2/3"`` become a :class:`PortModel` and exact ``Fraction``s; lists
+        become tuples.  Without this a string port model was stored as is and
+        failed much later (``'str' object has no attribute 'kind'``).
+        """
+        if not isinstance(self.port_model, PortModel):
+            object.__setattr__(self, "port_model",
+                               PortModel.parse(self.port_model, path="platform.port_model"))
+        nodes = []
+        for i, node in enumerate(self.nodes):
+            where = f"platform.nodes[{i}]"
+            model = node.port_model
+            if model is not None and not isinstance(model, PortModel):
+                node = replace(node, port_model=PortModel.parse(model, path=f"{where}.port_model"))
+            if not isinstance(node.compute, Fraction):
+                node = replace(node, compute=parse_rational(
+                    node.compute, path=f"{where}.compute", error=PlatformError))
+            nodes.append(node)
+        links = []
+        for i, link in enumerate(self.links):
+            where = f"platform.links[{i}]"
+            if not isinstance(link.c, Fraction) or not isinstance(link.latency, Fraction):
+                link = replace(
+                    link,
+                    c=parse_rational(link.c, path=f"{where}.c", error=PlatformError),
+                    latency=parse_rational(link.latency, path=f"{where}.latency",
+                                           error=PlatformError))
+            links.append(link)
+        object.__setattr__(self, "nodes", tuple(nodes))
+        object.__setattr__(self, "links", tuple(links))
 
     @classmethod
     def build(

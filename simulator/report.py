@@ -118,7 +118,8 @@ class Report:
         violation, every expected instance complete): periodic,
         ``instances_per_period / period`` once every instance slot #j was
         expected, and so completed, in the replay; one-shot, ``instances /
-        makespan`` (run back to back).  ``None`` otherwise.
+        end_time`` (run back to back: the makespan, unless events end after
+        the operation completed).  ``None`` otherwise.
     completion_times:
         When each completed instance completed, sorted.
     startup_skipped:

@@ -121,7 +121,8 @@ def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:
     every instance slot #j complete in every period past the start-up (a
     slot no event serves is an ``incomplete`` violation, so an idle slot
     never inflates the figure).  One-shot: the instances it completes divided
-    by its makespan (the rate of running it again and again, back to back).
+    by the end of its last event, its makespan unless events run past the
+    completion (the rate of running it again and again, back to back).
     ``None`` when the report shows no such proof (a violation, an incomplete
     instance, an as-soon-as-possible replay, or a horizon too short to see
     every slot): this is :attr:`Report.throughput`.

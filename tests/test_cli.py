@@ -100,6 +100,57 @@ def test_spec_json_example_has_the_output_fields_and_types(tmp_path: Path) -> No
     assert isinstance(lp["horizon"], str)
 
 
+def test_python_records_carry_every_json_field_under_its_name() -> None:
+    """``run_scenario``'s records are "the SPEC.md JSON record, typed": each JSON
+    field is an attribute of the same name holding the same figure (the exact
+    measured throughput was only ``measured_exact`` in Python)."""
+    from portsim import load_scenario, run_scenario
+    from portsim.simulator.numbers import format_rational
+
+    result = run_scenario(load_scenario(EXAMPLES / "scatter-toy.yaml"))
+    for record in result.results:
+        for key, value in record.to_dict().items():
+            attribute = getattr(record, key)
+            if isinstance(attribute, Fraction):
+                attribute = format_rational(attribute)
+            elif key in ("violations", "notes"):
+                attribute = len(attribute)
+                value = len(value)
+            elif key == "options":
+                attribute = dict(attribute)
+            assert attribute == value, key
+    (flat,) = [r for r in result.results if r.planner == "flat"]
+    # flat scatter on the toy: 166 completed in 100 makespans of 10/3
+    assert flat.measured_throughput_exact == Fraction(166, Fraction(1000, 3))
+
+
+@pytest.mark.parametrize("extra", [["--json", "OUT"], ["--report", "OUT"], ["--horizon", "5"],
+                                   ["--float"]])
+def test_asymptotic_refuses_the_options_it_would_ignore(extra: list[str],
+                                                        tmp_path: Path) -> None:
+    # `run --asymptotic --json out.json` printed its table, wrote no file and
+    # exited 0; --horizon and --float were ignored as silently.
+    out = tmp_path / "out"
+    args = [str(out) if a == "OUT" else a for a in extra]
+    code, stdout, stderr = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic",
+                                  *args)
+    assert code == 2
+    assert stdout == ""
+    assert stderr.startswith(f"portsim: error: {extra[0]}: does not apply with --asymptotic")
+    assert stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_json_and_report_cannot_both_take_standard_output(tmp_path: Path) -> None:
+    # Both went to standard output, one after the other: neither JSON nor HTML.
+    scenario = write(tmp_path, SCATTER)
+    code, stdout, stderr = invoke("run", str(scenario), "--json", "-", "--report", "-")
+    assert code == 2
+    assert stdout == ""
+    assert stderr == ("portsim: error: --report: standard output (-) already carries the "
+                      "--json document (got '-')\n")
+
+
 def test_run_scatter_toy_with_flat(tmp_path: Path) -> None:
     out = tmp_path / "toy.json"
     code, _, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
@@ -209,6 +260,47 @@ def test_validate_help_names_both_modes_and_the_exit_statuses() -> None:
     _, stdout, _ = invoke("validate", "--help")
     assert "Replay SCHEDULE (strictly, or --mode asap)" in stdout
     assert "0 feasible and complete, 1 violations, 2 bad input" in " ".join(stdout.split())
+
+
+def test_readme_commands_table_lists_every_option() -> None:
+    """Each command's row of the README's commands table shows every option
+    the command takes (long form, or its short form such as ``-o``), and no
+    option the command lacks; the group's own options are named in the text."""
+    import re
+
+    readme = (EXAMPLES.parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `portsim ([a-z-]+)(.*?) \| ", readme, flags=re.MULTILINE))
+    assert set(rows) == set(main.commands)
+    for name, command in main.commands.items():
+        shown = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", rows[name]))
+        for param in command.params:
+            opts = [o for o in param.opts if o.startswith("-")]
+            if opts:
+                assert shown & set(opts), (name, opts)
+        known = {o for p in command.params for o in p.opts} | {"--help", "-h"}
+        assert shown <= known, (name, shown - known)
+    for param in main.params:
+        for opt in param.opts:
+            assert f"`portsim {opt}`" in readme, opt
+
+
+def test_readme_planners_table_gives_each_planner_its_operations() -> None:
+    """The README's planners table has a row for every built-in planner and
+    lists exactly the operations the planner handles (``snf``, ``optimal``
+    and ``fnf`` shared one row that gave each all three; ``msccl`` had none)."""
+    import re
+
+    from portsim.planners.registry import BUILTIN_PLANNERS
+
+    readme = (EXAMPLES.parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| planner | kind | operations |\n", 1)[1].split("\n\n", 1)[0]
+    rows: dict[str, set[str]] = {}
+    for line in table.splitlines()[1:]:
+        cells = line.strip().strip("|").split(" | ")
+        for name in re.findall(r"`([a-z-]+)`", cells[0]):
+            rows[name] = {op.strip() for op in cells[-1].split(",")}
+    for name, planner in BUILTIN_PLANNERS.items():
+        assert rows.get(name) == {str(op) for op in planner.operations}, name
 
 
 def test_planners_lists_flat() -> None:

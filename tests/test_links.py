@@ -241,3 +241,31 @@ def test_lp_on_links_with_latency_sends_whole_messages(model: str, bound: Fracti
     report = replay(r.schedule, horizon=r.period * 100)
     assert report.feasible
     assert report.completed >= 0.9 * float(bound * r.period * 100)
+
+
+def test_platform_constructor_reads_plain_values_as_build_does() -> None:
+    # A fabric written in Python with bandwidths and latencies goes through the
+    # constructor (Platform.build takes (src, dst, c) triples only); a text port
+    # model was stored as text and failed only when a planner ran
+    # ("'str' object has no attribute 'kind'").
+    from portsim.planners.ring import ring_collective
+    from portsim.simulator import Node
+
+    p = Platform(
+        [Node("A", 1, port_model="unidirectional"), Node("B", "1/2"),
+         Node("sw", 0, router=True)],
+        [Link.of_bandwidth("A", "sw", 100, latency="1/1000"), Link("sw", "B", "1/100")],
+        "multiport",
+    )
+    assert p.port_model == PortModel(PortKind.MULTIPORT, None)
+    assert p.port_model_of("A") == PortModel(PortKind.UNIDIRECTIONAL)
+    assert p.compute_time("B") == Fraction(1, 2)
+    assert isinstance(p.nodes, tuple)
+    assert isinstance(p.links, tuple)
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="A", targets=("B",)))
+    # A -> sw: 1/1000 + 1/100; sw -> B: 1/100
+    assert r.makespan == Fraction(21, 1000)
+    with pytest.raises(PlatformError, match=r"platform\.port_model: expected"):
+        Platform((Node("A"),), (), "oneport")
+    with pytest.raises(PlatformError, match=r"platform\.nodes\[0\]\.port_model"):
+        Platform((Node("A", port_model="multiport:0"),), ())  # type: ignore[arg-type]

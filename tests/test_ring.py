@@ -120,6 +120,17 @@ def test_other_operations_unsupported(kind: str) -> None:
     assert r.message
 
 
+def test_a_ring_neighbour_out_of_reach_is_unsupported() -> None:
+    # SPEC.md: a planner missing a path it needs answers `unsupported` (as the
+    # tree planners do), not `infeasible`.  On the one-way chain A -> B -> C
+    # the broadcast's ring A -> C -> B needs a path from C to B.
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="A", targets=("C", "B")))
+    assert r.status == "unsupported"
+    assert r.schedule is None
+    assert r.message.endswith("no path from C to B")
+
+
 FABRICS = {
     "dgx_a100": dgx_a100_platform(1), "dgx1": dgx1_platform(), "mi250": mi250_platform(1),
     "fat_tree": fat_tree_platform(4), "ring": ring_platform(5), "torus": torus_platform(3, 3),
@@ -171,3 +182,21 @@ def test_random_platforms(seed: int, n: int, kind: str, model: str, commutative:
         series = replay_series(r.schedule, r.makespan * 20)
         assert series.horizon is not None
         assert F(series.completed) / series.horizon <= lp.throughput_bound  # exact
+
+
+def test_operation_reads_plain_values() -> None:
+    # A script writes the kind as text and the size as "1/2": the size was kept
+    # as text and the planner died on `'<=' not supported between 'str' and
+    # 'int'`; an unknown kind went through until resolve() raised a ValueError.
+    from portsim.simulator.errors import OperationError
+
+    p = ring_platform(4)
+    op = Operation("allgather", participants=["P0", "P1", "P2", "P3"], size="1/2")  # type: ignore[arg-type]
+    assert op.kind is OperationKind.ALLGATHER
+    assert op.size == F(1, 2)
+    assert op.participants == ("P0", "P1", "P2", "P3")
+    assert ring_collective(p, op).makespan == 3 * F(1, 2)  # three unit-link steps of 1/2
+    with pytest.raises(OperationError, match=r"operation\.type: unknown operation"):
+        Operation("allgatherr")  # type: ignore[arg-type]
+    with pytest.raises(OperationError, match=r"operation\.size: expected a number"):
+        Operation(OperationKind.ALLGATHER, size="x")  # type: ignore[arg-type]

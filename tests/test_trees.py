@@ -627,3 +627,20 @@ def test_pipelined_series_never_beats_the_steady_state_bound(name: str) -> None:
     if lp.throughput_bound is None:
         pytest.skip(f"lp gives no bound here: {lp.message}")
     assert series.measured_throughput <= lp.throughput_bound
+
+
+@pytest.mark.parametrize("name", ["greedy", "binomial"])
+def test_allreduce_broadcast_back_skips_a_machine_that_relayed_the_result(name: str) -> None:
+    # allreduce-gap.yaml: the result goes back from P0 to P2 along the cheapest
+    # path P0 -> P3 -> P2, so P3 holds it before its own turn comes; sending it
+    # P2 -> P3 again (c = 5) only kept the link busy until 21 after the
+    # operation had completed at 19.
+    scenario = load_scenario(Path(__file__).parents[1] / "scenarios/examples/allreduce-gap.yaml")
+    result = get_planner(name).plan(scenario.platform, scenario.operation)
+    assert result.schedule is not None
+    sends = [(e.dst, e.item) for e in result.schedule.events if isinstance(e, Send)]
+    assert len(sends) == len(set(sends))  # no machine receives the same item twice
+    report = replay(result.schedule)
+    assert report.feasible
+    assert report.makespan == result.makespan == 19
+    assert report.end_time == 19

@@ -97,6 +97,50 @@ def test_one_shot_makespan_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "ratio to the bound: 1\n" in out   # not "1 = 1"
 
 
+TAIL = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: "1/2"}, {src: A, dst: B, c: 2}]
+operation: {type: scatter, source: S, targets: [A, B]}
+events:
+  - {kind: send, src: S, dst: A, item: "m[A]#0", start: %s}
+  - {kind: send, src: S, dst: B, item: "m[B]#0", start: %s}
+  - {kind: send, src: A, dst: B, item: "m[A]#0", start: %s}
+"""
+
+
+def _tail(*offsets: Fraction) -> str:
+    """TAIL's three sends, copied at each offset (copy k is instance #k)."""
+    head, events = TAIL.split("events:\n")
+    lines = events.splitlines()
+    out = []
+    for k, offset in enumerate(offsets):
+        starts = [offset, offset + 1, offset + Fraction(3, 2)]
+        text = "\n".join(lines) % tuple(str(t) for t in starts)
+        out.append(text.replace("#0", f"#{k}"))
+    return head + "events:\n" + "\n".join(out) + "\n"
+
+
+def test_one_shot_throughput_counts_events_after_the_completion(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The scatter completes at 3/2, but A keeps sending (an extra copy to B)
+    # until 7/2.  Copies of the schedule 3/2 apart collide on B's receive
+    # port; 7/2 apart they do not: the proven rate is 2/7, not 2/3.
+    with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
+    code, out, _ = validate(tmp_path, _tail(Fraction(0)))
+    assert code == 0
+    assert "makespan: 3/2" in out
+    assert "throughput: 2/7 (1 instance(s) every 7/2, when its last event ends" in out
+    _, out, _ = validate(tmp_path, _tail(Fraction(0)), "--format", "json")
+    assert json.loads(out)["throughput"] == "2/7"
+    # the independent check: back to back at the makespan fails, at 7/2 it holds
+    code, out, _ = validate(tmp_path, _tail(Fraction(0), Fraction(3, 2)), "--format", "json")
+    assert code == 1
+    assert {v["kind"] for v in json.loads(out)["violations"]} >= {"port_conflict"}
+    code, _, _ = validate(tmp_path, _tail(Fraction(0), Fraction(7, 2)), "--format", "json")
+    assert code == 0
+
+
 def test_no_lp_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with_lp(monkeypatch, None)
     code, out, _ = validate(tmp_path, PERIODIC)

@@ -188,11 +188,16 @@ def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
 def _broadcast_back(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[NodeId]],
                     placed: Placement, result: Item) -> None:
     """Send the result from the sink back along the reversed tree, breadth first;
-    each machine serves first the predecessor it received from last."""
+    each machine serves first the predecessor it received from last.
+
+    A machine that already holds the result (it relayed it on a cheapest path
+    to another one) is not sent it again: that send would only occupy a link
+    and ports after the operation completed."""
     queue = [0]
     for m in queue:
         for p in reversed(placed.receptions[m]):
-            route(clock, paths, placed.nodes[m], placed.nodes[p], result)
+            if not clock.holds(placed.nodes[p], result):
+                route(clock, paths, placed.nodes[m], placed.nodes[p], result)
             queue.append(p)
 
 
