@@ -269,3 +269,69 @@ def test_platform_constructor_reads_plain_values_as_build_does() -> None:
         Platform((Node("A"),), (), "oneport")
     with pytest.raises(PlatformError, match=r"platform\.nodes\[0\]\.port_model"):
         Platform((Node("A", port_model="multiport:0"),), ())  # type: ignore[arg-type]
+
+
+def _star_with_a_latency(model: str) -> Platform:
+    """Four GPUs on a switch, one link with a latency (found by a new user's first hour)."""
+    from portsim.simulator import Node
+
+    gpus = [Node(f"G{i}", 1) for i in range(4)]
+    links = []
+    for g, bandwidth, latency in (("G0", 100, F(1, 1000)), ("G1", 100, 0), ("G2", 50, 0)):
+        links += [Link.of_bandwidth(g, "sw", bandwidth, latency),
+                  Link.of_bandwidth("sw", g, bandwidth, latency)]
+    links += [Link.of_bandwidth("G3", "sw", 25), Link.of_bandwidth("sw", "G3", 200)]
+    return Platform([*gpus, Node("sw", 0, router=True)], links, PortModel.parse(model))
+
+
+def test_lp_allgather_on_a_multiport_fabric_with_a_latency_keeps_its_period() -> None:
+    """Whole messages used to need every link in matchings, hence a period 11 times
+    longer (660), over max_events: the lp said unsupported.  Links whose ports never
+    bind carry whole messages anyway.  The bound is issue 14's cut formula, 1 / max over
+    node sets S missing a participant of |S ∩ participants| · size / B⁺(S), with each
+    link's bandwidth taken as size / (latency + size / bandwidth), by brute force."""
+    import itertools
+
+    from portsim.planners.lp import steady_state
+
+    p = _star_with_a_latency("multiport")
+    op = Operation(OperationKind.ALLGATHER).resolve(p)
+    worst = F(0)
+    nodes = list(p.node_ids)
+    for r in range(1, len(nodes)):
+        for chosen in itertools.combinations(nodes, r):
+            inside = set(chosen)
+            members = len(inside & set(op.participants))
+            if members == 0 or members == len(op.participants):
+                continue
+            leaving = sum((op.size / x.duration(op.size) for x in p.links
+                           if x.src in inside and x.dst not in inside), F(0))
+            worst = max(worst, members * op.size / leaving)
+    assert 1 / worst == F(50, 3)
+    r = steady_state(p, op)
+    assert r.status == "ok", r.message
+    assert r.throughput_bound == r.achieved_throughput == 1 / worst
+    assert r.period == 60
+    assert r.schedule is not None
+    assert all(e.part == 1 for e in r.schedule.events if isinstance(e, Send))
+    report = replay(r.schedule, horizon=r.period * 100, mode="strict")
+    assert report.feasible
+    assert report.completed >= F(9, 10) * r.throughput_bound * r.period * 100
+
+
+def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() -> None:
+    """Under multiport:2 the links bind, whole messages need a period 22 times longer:
+    the message gives the operations it would hold, and the build's warning that
+    messages are split (they are not: no schedule) is not passed on."""
+    import warnings
+
+    from portsim.planners.lp import steady_state
+
+    p = _star_with_a_latency("multiport:2")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = steady_state(p, Operation(OperationKind.ALLGATHER))
+    assert r.status == "unsupported"
+    assert "22 times longer (1518) of 352,000 operations" in r.message
+    assert "raise max_events" in r.message
+    assert not [w for w in caught if "split instead" in str(w.message)]

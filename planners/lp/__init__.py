@@ -28,6 +28,7 @@ INRIA RR-4872 (2003), sections 3 and 4.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -40,6 +41,7 @@ from portsim.planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse
 from portsim.planners.lp._gather import plan_gather
 from portsim.planners.lp._matchings import plan_matchings
 from portsim.planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
+from portsim.planners.lp._periodic import WHOLE_MESSAGES_NOTE
 from portsim.planners.lp._reduce import plan_reduce
 from portsim.planners.lp._reduce_startup import periodic_share_ceiling, reduce_makespan_bound
 from portsim.planners.lp._restrict import plan_restricted
@@ -178,21 +180,31 @@ def _with_latency(platform: Platform, operation: Operation, parsed: LpOptions) -
     latency) bound every schedule, and a periodic schedule that keeps every
     message whole (``split: false``) has exactly the durations they assume.
     When whole messages would need too long a period (over ``max_events``),
-    the lp gives no schedule: splitting would pay the latency per part.
+    the lp gives no schedule: splitting would pay the latency per part; the
+    message says how many operations the period of whole messages holds
+    (the ``max_events`` that would do), and the build's warning that
+    messages are split, which does not happen, is dropped.
     """
     size = operation.size
     linear = Platform(platform.nodes,
                       tuple(Link(x.src, x.dst, x.duration(size) / size) for x in platform.links),
                       platform.port_model)
-    result = _steady_state(linear, operation, replace(parsed, split=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _steady_state(linear, operation, replace(parsed, split=False, free_links=True))
     schedule = result.schedule
+    if schedule is not None and any(isinstance(e, Send) and e.part != 1
+                                    for e in schedule.events):
+        needs = next((n.split(": messages are split")[0] for n in result.notes
+                      if n.startswith(WHOLE_MESSAGES_NOTE)), "")
+        needs = needs or f"{WHOLE_MESSAGES_NOTE} a period over max_events operations"
+        return PlanResult.unsupported(
+            NAME, f"links with latency: {needs}; a message split in parts would pay the "
+                  f"latency once per part: raise max_events (an lp option) to that")
+    for w in caught:  # the build's warnings, for the caller, as they were
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if schedule is None:
         return result
-    if any(isinstance(e, Send) and e.part != 1 for e in schedule.events):
-        return PlanResult.unsupported(
-            NAME, "links with latency: keeping every message whole needs a period over "
-                  "max_events operations, and a message split in parts pays the latency "
-                  "once per part; raise max_events")
     whole = replace(schedule, platform=platform)
     return replace(result, schedule=whole, notes=(
         *result.notes, "links with latency: every message is sent whole (split: false), each "

@@ -85,6 +85,12 @@ class LpOptions:
         (solves, exact recovery, column generation, tree extraction, the
         periodic schedule) and by every sub-call (``restrict`` candidates);
         ``None`` until then (:meth:`clock` makes one from ``time_limit``).
+    free_links:
+        With ``split`` false, links whose ports never bind still run outside
+        the matchings (each transfer whole), so only the others lengthen the
+        period; ``False`` (default) keeps every link in matchings, the
+        papers' construction (the scatter toy's period 48).  Not a user
+        option: the lp on links with latency sets it.
     """
 
     method: str = "auto"
@@ -94,6 +100,7 @@ class LpOptions:
     max_events: int = DEFAULT_MAX_EVENTS
     restrict: str = "graph"
     deadline: Deadline | None = field(default=None, compare=False, repr=False)
+    free_links: bool = False
 
     @property
     def seconds(self) -> float:
@@ -317,6 +324,7 @@ def finish(
         # the caller a fixed number of frames up.
         with paused_collection():
             plan = build_periodic(platform, operation, groups, tp, split=options.split,
+                                  free_links=options.free_links,
                                   fixed_period=options.period, max_events=options.max_events,
                                   matchings=matchings, deadline=deadline)
     except TimeLimitReached as stop:

@@ -55,8 +55,8 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["DEFAULT_MAX_EVENTS", "ComputeTask", "PeriodicPlan", "SendTask", "Unit",
-           "build_periodic", "peel_matchings"]
+__all__ = ["DEFAULT_MAX_EVENTS", "WHOLE_MESSAGES_NOTE", "ComputeTask", "PeriodicPlan",
+           "SendTask", "Unit", "build_periodic", "peel_matchings"]
 
 DEFAULT_MAX_EVENTS = 20_000
 """Cap on the operations per period of an exact (lcm) period; above it the
@@ -301,6 +301,7 @@ def build_periodic(
     throughput: Fraction,
     *,
     split: bool = True,
+    free_links: bool = False,
     fixed_period: Fraction | None = None,
     max_events: int = DEFAULT_MAX_EVENTS,
     matchings: Sequence[tuple[Fraction, Sequence[tuple[NodeId, NodeId]]]] | None = None,
@@ -320,6 +321,10 @@ def build_periodic(
         The exact throughput of the units.
     split:
         Allow messages split across matchings (``part``); else scale the period.
+    free_links:
+        Whole messages (``split`` false) and yet the links whose ports never
+        bind outside the matchings, as when messages may be split: only the
+        links in matchings scale the period.
     fixed_period:
         Use this period (Proposition 4) instead of the exact one.
     max_events:
@@ -367,7 +372,8 @@ def build_periodic(
     depths = [[_depth(u, i) for i in range(len(u.sends) + len(u.computes))] for u in units]
     jobs = _jobs(groups, chosen.counts, 1, clock)
     duration = {e: size * platform.cost(*e) for e in jobs.links}
-    steps = _orchestrate(platform, jobs, duration, period, depths, matchings, split, clock)
+    steps = _orchestrate(platform, jobs, duration, period, depths, matchings,
+                         split or free_links, clock)
     if not split:
         scale, note = _whole_messages(jobs, duration, steps, period, max_events)
         if note:
@@ -500,20 +506,22 @@ def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]], sca
 def _orchestrate(platform: Platform, jobs: _Jobs, duration: dict[_Link, Fraction],
                  period: Fraction, depths: list[list[int]],
                  matchings: Sequence[tuple[Fraction, Sequence[_Link]]] | None,
-                 split: bool, clock: Deadline) -> list[tuple[Fraction, list[_Link]]]:
+                 free: bool, clock: Deadline) -> list[tuple[Fraction, list[_Link]]]:
     """The matchings of one period, in the order they run (shallow links first).
 
     The caller's matchings (per time unit) scaled to the period, else the
     period's link loads peeled into matchings: the one place of
     :func:`build_periodic` that peels (``platform`` tells the ports of every
-    node, for a peel that depends on them).  When messages may be split,
-    links whose ports never bind (:func:`_unbound_links`) are left out of
-    every matching: they run on their own, each transfer whole when it is
-    ready (:func:`_lay_out`).  Whole messages keep every link in matchings,
-    for the period of the papers' construction (the scatter toy's 48).
+    node, for a peel that depends on them).  With ``free``, links whose
+    ports never bind (:func:`_unbound_links`) are left out of every
+    matching: they run on their own, each transfer whole when it is ready
+    (:func:`_lay_out`).  Without, every link is in matchings, as in the
+    papers' construction of whole messages (the scatter toy's period 48);
+    the lp on links with latency keeps its links free (a ``multiport``
+    fabric then keeps its period instead of one 11 times longer).
     """
     transfers = {e: jobs.count(runs) for e, runs in jobs.links.items()}
-    unbound = _unbound_links(platform, transfers, duration, period) if split else set()
+    unbound = _unbound_links(platform, transfers, duration, period) if free else set()
     steps: list[tuple[Fraction, list[_Link]]]
     if matchings is None:
         loads = {e: count * duration[e] for e, count in transfers.items() if e not in unbound}
@@ -566,6 +574,10 @@ def _unbound_links(platform: Platform, transfers: dict[_Link, int],
     return out
 
 
+WHOLE_MESSAGES_NOTE = "keeping messages whole needs"
+"""How the note of :func:`_whole_messages` begins when whole messages are over the cap."""
+
+
 def _whole_messages(jobs: _Jobs, duration: dict[_Link, Fraction],
                     steps: Sequence[tuple[Fraction, Sequence[_Link]]],
                     period: Fraction, max_events: int) -> tuple[int, str]:
@@ -574,9 +586,9 @@ def _whole_messages(jobs: _Jobs, duration: dict[_Link, Fraction],
     denoms = [(d / duration[e]).denominator for d, links in steps for e in links]
     scale = _lcm(denoms)
     if jobs.total * scale > max_events:
-        text = (f"keeping messages whole needs a period {scale} times longer "
-                f"({format_rational(period * scale)}), over the cap of {max_events} "
-                f"operations per period: messages are split instead")
+        text = (f"{WHOLE_MESSAGES_NOTE} a period {scale} times longer "
+                f"({format_rational(period * scale)}) of {jobs.total * scale:,} operations, "
+                f"over the cap of {max_events} (max_events): messages are split instead")
         warnings.warn(text, stacklevel=4)
         return 1, text
     return scale, ""
