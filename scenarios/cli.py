@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from portsim.scenarios.loader import PlannerSpec, Scenario
     from portsim.scenarios.runner import ScenarioResult
+    from portsim.simulator.platform import Platform
     from portsim.simulator.report import Report
     from portsim.simulator.schedule import Schedule
 
@@ -285,14 +286,24 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
     sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
 
 
+def _platform_summary(platform: Platform) -> str:
+    """``36 nodes (20 routers), multiport``: routers (switches, NICs) counted apart, and
+    every port model a node follows (``mixed: ...``), not only the platform's default."""
+    routers = sum(1 for node in platform.nodes if node.router)
+    models = sorted({str(platform.port_model_of(n)) for n in platform.node_ids})
+    nodes = f"{len(platform.nodes)} nodes"
+    if routers:
+        nodes += f" ({routers} router{'s' if routers != 1 else ''})"
+    return f"{nodes}, {models[0] if len(models) == 1 else 'mixed: ' + ', '.join(models)}"
+
+
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
     from rich.table import Table
     from rich.text import Text
 
     scenario = outcome.scenario
-    title = f"{scenario.name}: {scenario.operation.kind.value} on " \
-            f"{len(scenario.platform.nodes)} nodes, {scenario.platform.port_model}"
-    table = Table(title=title)
+    table = Table(title=f"{scenario.name}: {scenario.operation.kind.value} on "
+                        f"{_platform_summary(scenario.platform)}")
     for column in ("planner", "status", "bound", "period", "makespan", "measured TP",
                    "completed", "horizon", "feasible"):
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")

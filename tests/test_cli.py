@@ -835,3 +835,31 @@ def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path: Path,
     assert code == 130
     assert stdout == ""
     assert stderr == "portsim: stopped by SIGINT\n"
+
+
+def test_run_table_title_counts_routers_apart_and_names_every_port_model(
+        tmp_path: Path) -> None:
+    """One DGX A100 was titled "on 19 nodes" (ten of them routers), and a platform whose
+    nodes override the port model showed the platform's default only."""
+    path = tmp_path / "mixed.yaml"
+    path.write_text("""\
+name: mixed
+platform:
+  port_model: bidirectional
+  nodes:
+    - {id: S}
+    - {id: A, port_model: "multiport:2"}
+    - {id: B}
+    - {id: sw, router: true}
+  links:
+    - {src: S, dst: sw, c: 1}
+    - {src: sw, dst: A, c: 1}
+    - {src: sw, dst: B, c: 2}
+operation: {type: scatter, source: S, targets: [A, B]}
+planners: [flat]
+""")
+    code, out, _ = invoke("run", str(path))
+    assert code == 0, out
+    assert "mixed: scatter on 4 nodes (1 router), mixed: bidirectional, multiport:2" in out
+    code, out, _ = invoke("run", str(EXAMPLES / "allgather-dgx-a100.yaml"), "--horizon", "1")
+    assert "allgather on 36 nodes (20 routers), multiport" in out
