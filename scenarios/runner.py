@@ -491,8 +491,28 @@ def run_scenario(
     """Run every planner of ``scenario`` (or ``planners``) and collect the results.
 
     One planner's failure is its own ``error`` record; the others still run.
-    ``horizon_key`` names ``horizon`` in errors (``"--horizon"`` for the
-    command line).
+
+    Parameters
+    ----------
+    scenario:
+        A loaded scenario (:func:`~portsim.scenarios.loader.load_scenario`).
+    horizon:
+        The replays' time span (default: the scenario's ``horizon``, else
+        :data:`DEFAULT_HORIZON_LENGTHS` periods or makespans).
+    exact:
+        Replay in exact rationals (default) or in floats (``--float``).
+    planners:
+        The planners to run instead of the scenario's own.
+    progress:
+        Called with each planner's spec before it runs (a progress display).
+    horizon_key:
+        How ``horizon`` is named in errors (``"--horizon"`` for the command
+        line).
+
+    Returns
+    -------
+    ScenarioResult
+        The scenario and one :class:`PlannerRun` per planner, in order.
 
     Raises
     ------

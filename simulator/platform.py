@@ -330,8 +330,36 @@ class Platform:
     ) -> Platform:
         """Build a platform from plain Python values (costs may be ``"2/3"``).
 
-        ``nodes`` maps ids to compute times (or is a list of ids, compute 1).
-        ``links`` holds ``(src, dst, c)`` triples.
+        Parameters
+        ----------
+        nodes:
+            Node ids mapped to compute times, or a list of ids (compute 1).
+        links:
+            ``(src, dst, c)`` triples; for a bandwidth and a latency, give
+            :meth:`Link.of_bandwidth` links to the constructor instead.
+        port_model:
+            The platform's port model (``"bidirectional"``, ``"multiport:2"``...).
+        routers:
+            Nodes that only store and forward (switches): no computation.
+        node_port_models:
+            Per-node port models overriding ``port_model``.
+
+        Returns
+        -------
+        Platform
+
+        Raises
+        ------
+        PlatformError
+            On a bad number, an unknown port model, or a link naming an
+            unknown node (one line naming the field).
+
+        Examples
+        --------
+        >>> p = Platform.build(["A", "B", "sw"], [("A", "sw", 1), ("sw", "B", "1/2")],
+        ...                    "multiport", routers=["sw"])
+        >>> p.duration("sw", "B", 2)
+        Fraction(1, 1)
         """
         compute = dict(nodes) if isinstance(nodes, Mapping) else dict.fromkeys(nodes, 1)
         routers = set(routers)
