@@ -1081,3 +1081,32 @@ def test_notes_count_one_unit_and_one_instance_in_the_singular() -> None:
     assert ("fixed period 2: throughput 1/2 instead of the exact period's 2/3 "
             "(loss 1/6 <= 1/2, 1 unit over the period, Proposition 4)") in result.notes
     assert "period 2: 1 instance per period, 0 matchings" in result.notes
+
+
+def test_a_fixed_period_far_below_the_bound_names_the_max_events_that_would_do() -> None:
+    """A fixed period forced by ``max_events`` that carries under 0.9 of the exact
+    throughput: the notes name the least max_events (and its period) carrying 0.9.  The
+    value is checked by brute force over the periods given as the 'period' option (the
+    first reaching 0.9 of the bound, and its events), and by running with that cap."""
+    import warnings
+
+    p = random_platform(5, 2, c=(1, 10), seed=7)
+    op = Operation(OperationKind.SCATTER, source="P0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tight = steady_state(p, op, max_events=25)
+        assert tight.throughput_bound == F(1, 8)
+        assert tight.achieved_throughput == F(1, 9)
+        hint = [n for n in tight.notes if n.startswith("with max_events:")]
+        assert hint == ["with max_events: 42 (an lp option), the fixed period 44 would carry "
+                        "5/44, 0.909 of the exact period's"]
+        for period in range(1, 45):
+            fixed = steady_state(p, op, period=period, max_events=10**6)
+            assert fixed.schedule is not None
+            if fixed.achieved_throughput >= F(9, 10) * fixed.throughput_bound:
+                break
+        assert (period, fixed.achieved_throughput, len(fixed.schedule.events)) == (
+            44, F(5, 44), 42)
+        again = steady_state(p, op, max_events=42)
+        assert again.achieved_throughput == F(5, 44)
+        assert not [n for n in again.notes if n.startswith("with max_events:")]

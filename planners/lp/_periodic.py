@@ -218,6 +218,52 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     return Fraction(best)
 
 
+FIXED_SHARE_HINT = Fraction(9, 10)
+"""When a fixed period forced by ``max_events`` carries less than this share of the exact
+throughput, the notes name the least ``max_events`` whose fixed period would carry it
+(:func:`_period_for_share`)."""
+
+HINT_CAP_FACTOR = 16
+""":func:`_period_for_share` looks at periods of up to this many times ``max_events``
+operations."""
+
+
+def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
+                      max_events: int) -> tuple[int, int, Fraction] | None:
+    """The shortest integer period whose fixed-period schedule (Proposition 4, the
+    counts of :func:`_counts`) carries at least :data:`FIXED_SHARE_HINT` of
+    ``throughput``, with its operations per period and its rate; ``None`` when
+    none holds at most :data:`HINT_CAP_FACTOR` × ``max_events`` operations, or
+    within :data:`FIXED_PERIOD_CANDIDATES` periods tried.
+
+    Only periods where some ``weight × T`` reaches an integer change the
+    counts, so those are the periods tried (``ceil(j / weight)``), shortest
+    first."""
+    ops = [[len(u.sends) + len(u.computes) for u in group] for group in groups]
+    per_time = sum((u.weight * o for group, row in zip(groups, ops, strict=True)
+                    for u, o in zip(group, row, strict=True)), Fraction(0))
+    if per_time <= 0:
+        return None
+    ceiling = HINT_CAP_FACTOR * max_events
+    longest = math.floor((ceiling + sum(map(sum, ops))) / per_time)
+    jumps: set[int] = set()
+    for group in groups:
+        for u in group:
+            if u.weight > 0:
+                wn, wd = u.weight.numerator, u.weight.denominator
+                jumps.update(-(-j * wd // wn) for j in range(1, wn * longest // wd + 1))
+    for period in sorted(t for t in jumps if t <= longest)[:FIXED_PERIOD_CANDIDATES]:
+        counts, n = _counts(groups, Fraction(period))
+        events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
+                     for c, o in zip(row, o_row, strict=True))
+        if events > ceiling:
+            return None
+        rate = Fraction(n, period)
+        if rate >= FIXED_SHARE_HINT * throughput:
+            return period, events, rate
+    return None
+
+
 def _counts(groups: Sequence[Sequence[Unit]], period: Fraction
             ) -> tuple[list[list[int]], int]:
     """Instances per period of each unit, and instances per period overall.
@@ -469,6 +515,13 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                      f"{format_rational(throughput - achieved)} <= "
                      f"{format_rational(n_units / period)}, {counted(n_units, 'unit')} over "
                      f"the period, Proposition 4)")
+        if not given and achieved < FIXED_SHARE_HINT * throughput:
+            hint = _period_for_share(groups, throughput, max_events)
+            if hint is not None:
+                longer, events, rate = hint
+                notes.append(f"with max_events: {events} (an lp option), the fixed period "
+                             f"{longer} would carry {format_rational(rate)}, "
+                             f"{float(rate / throughput):.3f} of the exact period's")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
                    tuple(notes))
