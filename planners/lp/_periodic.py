@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from portsim.planners.lp._bmatching import peel_matchings, peel_platform
+from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import common_denominator, counted, format_rational
@@ -230,11 +231,13 @@ operations."""
 
 def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
                       max_events: int) -> tuple[int, int, Fraction] | None:
-    """The shortest integer period whose fixed-period schedule (Proposition 4, the
-    counts of :func:`_counts`) carries at least :data:`FIXED_SHARE_HINT` of
-    ``throughput``, with its operations per period and its rate; ``None`` when
-    none holds at most :data:`HINT_CAP_FACTOR` × ``max_events`` operations, or
-    within :data:`FIXED_PERIOD_CANDIDATES` periods tried.
+    """The shortest integer period whose fixed-period schedule (Proposition 4's floors,
+    :func:`_counts`) carries at least :data:`FIXED_SHARE_HINT` of ``throughput``,
+    with its operations per period and its rate; ``None`` when none holds at
+    most :data:`HINT_CAP_FACTOR` × ``max_events`` operations, or within
+    :data:`FIXED_PERIOD_CANDIDATES` periods tried.  With that many operations
+    as ``max_events``, :func:`_best_fixed_period` chooses a period of at least
+    that rate (checked), and the rounding up (:func:`_rounded_up`) only adds.
 
     Only periods where some ``weight × T`` reaches an integer change the
     counts, so those are the periods tried (``ceil(j / weight)``), shortest
@@ -260,8 +263,88 @@ def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
             return None
         rate = Fraction(n, period)
         if rate >= FIXED_SHARE_HINT * throughput:
-            return period, events, rate
+            # The period the cap ``events`` would choose carries at least as much
+            # (unless the candidates' limit left this one out: then look further).
+            chosen = _best_fixed_period(groups, per_time, events)
+            if Fraction(_counts(groups, chosen)[1]) / chosen >= rate:
+                return period, events, rate
     return None
+
+
+def _rounded_up(platform: Platform, groups: Sequence[Sequence[Unit]],
+                counts: list[list[int]], n: int, period: Fraction, size: Fraction,
+                max_events: int) -> tuple[list[list[int]], int]:
+    """Proposition 4's counts (``floor(weight × period)``, every group trimmed to ``n``)
+    raised one instance at a time while the period still holds them.
+
+    Each round gives every group one more instance: the unit of largest
+    remainder ``weight × period - count`` whose operations still fit, that
+    is, every node's sends and receives within its ports
+    (:class:`~portsim.planners.lp._capacity.PortCapacity`) times the
+    period, every link and CPU busy at most the period, and the operations
+    within ``max_events``.  A round that some group cannot complete is not
+    kept, and ends the search.  Those are the rows the period's b-matchings
+    need (:mod:`portsim.planners.lp._capacity`): the peel fits in the period
+    as it does with the floors.  Why a greedy: Proposition 4 rounds every
+    unit down alone, and with few instances per period against many units
+    (a fabric's allgather at ``max_events``: 68 trees, 14 instances) the
+    floors lose most; the best rounding is an integer program.
+    """
+    if any(platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL
+           for node in platform.node_ids):
+        return counts, n  # matchings, not port sums, say what a period holds there
+    cap = PortCapacity.of(platform)
+    limit: dict[tuple[str, object], Fraction] = {}
+    for node in platform.node_ids:
+        limit["send", node] = cap.send[node] * period
+        limit["receive", node] = cap.receive[node] * period
+        limit["cpu", node] = period
+    loads: list[list[dict[tuple[str, object], Fraction]]] = []
+    for group in groups:
+        group_loads = []
+        for u in group:
+            busy: dict[tuple[str, object], Fraction] = defaultdict(Fraction)
+            for send in u.sends:
+                length = size * platform.cost(send.src, send.dst)
+                busy["send", send.src] += length
+                busy["receive", send.dst] += length
+                busy["link", (send.src, send.dst)] += length
+            for task in u.computes:
+                busy["cpu", task.node] += platform.compute_time(task.node)
+            group_loads.append(dict(busy))
+        loads.append(group_loads)
+    used: dict[tuple[str, object], Fraction] = defaultdict(Fraction)
+    events = 0
+    for row, group, group_loads in zip(counts, groups, loads, strict=True):
+        for copies, u, unit_load in zip(row, group, group_loads, strict=True):
+            events += copies * (len(u.sends) + len(u.computes))
+            for r, a in unit_load.items():
+                used[r] += copies * a
+    orders: list[list[int]] = []
+    for group, row in zip(groups, counts, strict=True):
+        remainder = [u.weight * period - copies for u, copies in zip(group, row, strict=True)]
+        orders.append(sorted(range(len(group)), key=lambda i: (-remainder[i], i)))
+    counts = [list(row) for row in counts]
+    while True:
+        trial = dict(used)
+        picks: list[tuple[int, int]] = []
+        more = 0
+        for g, (group, order) in enumerate(zip(groups, orders, strict=True)):
+            for i in order:
+                load = loads[g][i]
+                if all(trial.get(r, 0) + a <= limit.get(r, period) for r, a in load.items()):
+                    for r, a in load.items():
+                        trial[r] = trial.get(r, 0) + a
+                    picks.append((g, i))
+                    more += len(group[i].sends) + len(group[i].computes)
+                    break
+            else:
+                return counts, n
+        if events + more > max_events:
+            return counts, n
+        for g, i in picks:
+            counts[g][i] += 1
+        used, events, n = defaultdict(Fraction, trial), events + more, n + 1
 
 
 def _counts(groups: Sequence[Sequence[Unit]], period: Fraction
@@ -411,7 +494,8 @@ def build_periodic(
     """
     clock = deadline if deadline is not None else Deadline()
     size = operation.size
-    chosen = _choose_period(platform, groups, throughput, size, fixed_period, max_events)
+    chosen = _choose_period(platform, groups, throughput, size, fixed_period, max_events,
+                            round_up=matchings is None)
     notes = list(chosen.notes)
     period, n = chosen.period, chosen.instances
     units = [u for group in groups for u in group]
@@ -448,10 +532,14 @@ def build_periodic(
 
 
 def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], throughput: Fraction,
-                   size: Fraction, fixed_period: Fraction | None, max_events: int) -> _Period:
+                   size: Fraction, fixed_period: Fraction | None, max_events: int, *,
+                   round_up: bool = False) -> _Period:
     """The exact (lcm) period, or a fixed one (given, or when the exact one is over the cap).
 
-    Warns when the cap sends the exact period to a fixed one.
+    Warns when the cap sends the exact period to a fixed one.  With
+    ``round_up`` (port sums: the builder peels the period's loads itself), a
+    fixed period carries the instances of Proposition 4's floors and more
+    where the ports allow (:func:`_rounded_up`).
     """
     notes: list[str] = []
     given = fixed_period is not None
@@ -487,6 +575,9 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
     if fixed_period is not None:
         period = Fraction(fixed_period)
     counts, n = _counts(groups, period)
+    floors = n
+    if not exact and round_up:
+        counts, n = _rounded_up(platform, groups, counts, n, period, size, max_events)
     if not exact and n == 0 and groups and all(groups):
         # A fixed period too short for any unit to carry one whole instance
         # would be a schedule of nothing: lengthen it to the shortest period
@@ -497,6 +588,9 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                      f"lengthened to {shortest}, the shortest that holds one")
         period = Fraction(shortest)
         counts, n = _counts(groups, period)
+        floors = n
+        if round_up:
+            counts, n = _rounded_up(platform, groups, counts, n, period, size, max_events)
     if not exact:
         events = sum(c * (len(u.sends) + len(u.computes)) for row, group in
                      zip(counts, groups, strict=True) for c, u in zip(row, group, strict=True))
@@ -515,12 +609,16 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                      f"{format_rational(throughput - achieved)} <= "
                      f"{format_rational(n_units / period)}, {counted(n_units, 'unit')} over "
                      f"the period, Proposition 4)")
+        if n > floors:
+            notes.append(f"fixed period {format_rational(period)}: {n} instances, where "
+                         f"Proposition 4's floors give {floors}: units rounded up while every "
+                         f"port, link and CPU stays within the period")
         if not given and achieved < FIXED_SHARE_HINT * throughput:
             hint = _period_for_share(groups, throughput, max_events)
             if hint is not None:
                 longer, events, rate = hint
-                notes.append(f"with max_events: {events} (an lp option), the fixed period "
-                             f"{longer} would carry {format_rational(rate)}, "
+                notes.append(f"with max_events: {events} (an lp option), a fixed period "
+                             f"would carry at least {format_rational(rate)} (period {longer}), "
                              f"{float(rate / throughput):.3f} of the exact period's")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
