@@ -55,6 +55,8 @@ def _portsim(args: list[str], out: Path) -> list[tuple[int, str, str, bytes]]:
     for seed, proc in zip(SEEDS, procs, strict=True):
         stdout, stderr = proc.communicate(timeout=600)
         path = Path(str(out).replace("{seed}", seed))
+        # Messages may name the output file, whose name holds the seed.
+        stdout, stderr = (text.replace(str(path), str(out)) for text in (stdout, stderr))
         results.append((proc.returncode, stdout, stderr,
                         path.read_bytes() if path.exists() else b""))
     return results
