@@ -101,18 +101,19 @@ def test_mi250_broadcast_figures() -> None:
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the exact period")
 @pytest.mark.parametrize(("example", "bound", "achieved"), [
-    ("allgather-dgx-a100", F(65, 3), F(43, 2)),
+    ("allgather-dgx-a100", F(65, 3), F(65, 3)),
     ("broadcast-mi250", F(332), F(991, 3)),
 ])
 def test_lp_on_the_fabric_examples(example: str, bound: F, achieved: F) -> None:
     """lp's bound is the max-flow/cut figure, met exactly by its Steiner trees
     (they skip the switches that are not destinations); the exact period is
-    too long, the fixed period loses a little, and the JSON fields say so."""
+    too long, the fixed period loses a little or nothing (the allgather: 52
+    instances rounded up in a period of 12/5), and the JSON fields say so."""
     scenario = load_scenario(EXAMPLES / f"{example}.yaml")
     result = steady_state(scenario.platform, scenario.operation)
     assert result.throughput_bound == bound
     assert "certified interval" not in result.message
-    assert (result.achieved_throughput, result.bound_reached) == (achieved, False)
+    assert (result.achieved_throughput, result.bound_reached) == (achieved, achieved == bound)
     assert achieved >= F(9, 10) * bound
     assert result.schedule is not None
     assert result.period is not None

@@ -1089,18 +1089,18 @@ def test_a_fixed_period_far_below_the_bound_names_the_max_events_that_would_do()
     and running with it does (strict replay, feasible)."""
     import warnings
 
-    p = random_platform(5, 2, c=(1, 10), seed=7)
+    p = random_platform(5, 2, c=(1, 10), seed=11)
     op = Operation(OperationKind.SCATTER, source="P0")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tight = steady_state(p, op, max_events=25)
-        assert tight.throughput_bound == F(1, 8)
-        assert tight.achieved_throughput == F(1, 9)
+        tight = steady_state(p, op, max_events=10)
+        assert tight.throughput_bound == F(4, 39)
+        assert tight.achieved_throughput == F(20, 241)
         hint = [n for n in tight.notes if n.startswith("with max_events:")]
-        assert hint == ["with max_events: 42 (an lp option), a fixed period would carry at "
-                        "least 5/44 (period 44), 0.909 of the exact period's"]
-        again = steady_state(p, op, max_events=42)
-    assert again.achieved_throughput >= F(5, 44)
+        assert hint == ["with max_events: 39 (an lp option), a fixed period would carry at "
+                        "least 5/52 (period 52), 0.938 of the exact period's"]
+        again = steady_state(p, op, max_events=39)
+    assert again.achieved_throughput >= F(5, 52)
     assert not [n for n in again.notes if n.startswith("with max_events:")]
     assert again.schedule is not None
     assert again.period is not None
@@ -1186,3 +1186,42 @@ def test_rounded_up_fixed_periods_replay_feasibly(seed: int) -> None:
             assert report.feasible, (kind, period, report.violations[:1])
             replayed += 1
     assert replayed == 9  # every planner call gave a schedule
+
+
+def test_a_denser_fixed_period_reaches_the_bound_where_the_floors_lose_a_ninth() -> None:
+    """scatter, max_events 25: by the floors the best integer period is 18, carrying 2 of
+    the 9/4 instances the bound 1/8 allows (1/9; the max_events hint test above
+    checked that value against the 'period' option when fixed periods were floors
+    only).  A period of 16 rounded up carries 2 (18 operations): the bound itself."""
+    import warnings
+
+    p = random_platform(5, 2, c=(1, 10), seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = steady_state(p, Operation(OperationKind.SCATTER, source="P0"), max_events=25)
+    assert (r.throughput_bound, r.achieved_throughput, r.period) == (F(1, 8), F(1, 8), 16)
+    assert r.schedule is not None
+    assert len(r.schedule.events) <= 25
+    assert replay(r.schedule, horizon=16 * 50, mode="strict").feasible
+
+
+@pytest.mark.slow
+def test_a_fabric_allgather_at_max_events_runs_a_fractional_denser_period() -> None:
+    """4 DGX A100 servers, allgather (bound 25/3): at the default max_events the integer
+    period 2 carries 14 instances (0.84); 12 fit in 89/60 time units once rounded up:
+    720/89, 0.97 of the bound, and the strict replay of 100 periods is feasible."""
+    import warnings
+
+    from portsim.scenarios.generators import dgx_a100_platform
+
+    p = dgx_a100_platform(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = steady_state(p, Operation(OperationKind.ALLGATHER))
+    assert r.throughput_bound == F(25, 3)
+    assert (r.period, r.achieved_throughput) == (F(89, 60), F(720, 89))
+    assert r.schedule is not None
+    assert len(r.schedule.events) <= 20_000
+    report = replay(r.schedule, horizon=r.period * 100, mode="strict")
+    assert report.feasible
+    assert report.completed >= F(9, 10) * r.throughput_bound * r.period * 100
