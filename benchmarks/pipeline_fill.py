@@ -22,12 +22,12 @@ bound (0.983 or more of its own) on dgx_a100:1 and :2, mi250:1 and dgx1,
 fat_tree:4 allgather 0.99 and broadcast 0.95 (0.942 at worst before the fixed
 periods' rounding up, mi250:1 allgather).  Larger cases (``--cases``), the
 same evening: fat_tree:8 allgather 0.99, broadcast 0.95, reduce 0.908;
-ring:8 0.985, 0.94, 0.99; torus:4x4 0.953, 0.979, 0.989; dgx_a100:4 and
-mi250:2 reduce 0.98, broadcast 0.99 and 0.97, allgather (a fixed period at
-``max_events``) 0.83 and 0.84 of the bound, 0.99 of their own; dgx_a100:8
-reduce 0.98, broadcast 0.95 and allgather 0.83 of the bound (0.99 of their
-own: fixed periods 1 at ``max_events``, 0.88 and 0.56 before the rounding
-up; the notes name the ``max_events`` that would carry 0.9).
+ring:8 0.985, 0.94, 0.99; torus:4x4 0.953, 0.979, 0.989; dgx_a100:4, mi250:2
+and dgx_a100:8 reduce 0.98; their broadcasts 0.987, 0.976 and 0.963 and
+allgathers 0.958, 0.918 and 0.872 (fixed periods at ``max_events``: 2, 143/60,
+6/5 and 89/60, 103/60, 19/20; 0.963, 0.921, 0.879, 0.833, 0.803 and 0.56
+with Proposition 4's floors alone; the notes name the ``max_events`` that
+would carry 0.9).
 
 The ``ceiling`` column (reduces): no instance completes before ``M``
 (:func:`portsim.planners.lp.reduce_makespan_bound`: 9 on fat_tree:4, 14 on
