@@ -320,15 +320,18 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                       _text(r.horizon),
                       feasible)
     console.print(table)
+    # One line per message, however long: rich would otherwise break it at the
+    # console width (160 in a pipe) and `grep LABEL:` would miss the rest.
     for r in outcome.results:
         if r.message and r.status != "ok":
-            console.print(f"{r.label}: {r.status}: {r.message}")
+            console.print(f"{r.label}: {r.status}: {r.message}", soft_wrap=True)
         for note in r.notes:
-            console.print(f"{r.label}: note: {note}")
+            console.print(f"{r.label}: note: {note}", soft_wrap=True)
         for v in r.violations[:20]:
-            console.print(f"{r.label}: {v}", style="red")
+            console.print(f"{r.label}: {v}", style="red", soft_wrap=True)
         if len(r.violations) > 20:
-            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red")
+            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red",
+                          soft_wrap=True)
 
 
 # -- validate ----------------------------------------------------------------------------
