@@ -61,6 +61,10 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
         return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
             {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
             {"kind": "send", "src": "S", "dst": "B", "item": "b", "start": 1}]), makespan=3)
+    if mode == "overlap":  # both sends at once: S's send port is taken twice
+        return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
+            {"kind": "send", "src": "S", "dst": target, "item": f"m[{target}]", "start": 0}
+            for target in operation.targets]), makespan=2)
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -71,7 +75,7 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
-                                             "long-note"):
+                                             "long-note", "overlap"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -217,3 +221,22 @@ def test_guarded_plan_keeps_misuse_raised() -> None:
     with pytest.raises(PlannerError, match="mode must be"):
         guarded_plan(MINE, p, op, {"mode": "slow"})
     assert guarded_plan(MINE, p, op, {}).status == "ok"
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_infeasible_one_shot_schedule_is_not_measured_by_asymptotic(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path, "{name: mine, mode: overlap}, mine", "--asymptotic")
+    assert code == 1  # was 0: the series repaired its times and showed ratio 1.0000
+    rows = [line for line in out.splitlines() if line.startswith("│ mine")]
+    assert len(rows) == 6
+    for row in rows[:3]:  # no count, no ratio, the reason
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        assert cells[0] == "mine (mode: overlap)"
+        assert (cells[3], cells[5]) == ("-", "-")
+        assert cells[7].startswith("not measured: 1 violation(s) in its strict replay")
+    assert "mine (mode: overlap): its schedule is infeasible (1 violation(s) in its strict " \
+           "replay)" in out
+    # The honest one: S sends for 1 then 2 time units, so in the series scatter
+    # i ends at 3i + 3, 1000 of them by 3000 = 1000 lp periods of 3 (TP = 1/3).
+    honest = [cell.strip() for cell in rows[5].strip("│").split("│")]
+    assert honest[:6] == ["mine", "1000", "3000", "1000", "1000", "1.0000"]
