@@ -19,6 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -240,3 +241,37 @@ def test_an_infeasible_one_shot_schedule_is_not_measured_by_asymptotic(tmp_path:
     # i ends at 3i + 3, 1000 of them by 3000 = 1000 lp periods of 3 (TP = 1/3).
     honest = [cell.strip() for cell in rows[5].strip("│").split("│")]
     assert honest[:6] == ["mine", "1000", "3000", "1000", "1000", "1.0000"]
+
+
+STUDY = """\
+name: mine-vs-flat
+base:
+  platform:
+    nodes: [{id: S}, {id: A}, {id: B}]
+    links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: 2}]
+  operation: {type: scatter, source: S}
+  planners: [mine, {name: mine, mode: overlap}]
+"""
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_rejected_schedule_is_no_makespan_yardstick_in_a_study(tmp_path: Path) -> None:
+    from portsim import load_results
+
+    study = tmp_path / "study.yaml"
+    study.write_text(STUDY)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["study", str(study), "--out", str(out),
+                                       "--workers", "1"])
+    assert result.exit_code == 1, result.output  # a schedule was invalid
+    frame = load_results(out).set_index("label")
+    assert list(frame["makespan"]) == ["3", "2"]
+    assert list(frame["feasible"]) == [True, False]
+    # The honest planner is the run's best (was 3/2: over the rejected 2).
+    assert frame.loc["mine", "makespan_ratio"] == 1.0
+    assert pd.isna(frame.loc["mine (mode: overlap)", "makespan_ratio"])
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 0, result.output
+    page = (out / "report.html").read_text()
+    # Both makespan charts leave the rejected row out, as the page says.
+    assert page.count("not drawn, no valid row: mine (mode: overlap) (see Failed runs)") == 2

@@ -252,7 +252,10 @@ def _grid_columns(frame: pd.DataFrame) -> list[str]:
 def _comparison_figure(frame: pd.DataFrame, measure: str,
                        colours: dict[str, str]) -> go.Figure:
     """Mean of ``measure`` per planner over the grid, min-max whiskers across replicates."""
-    data = frame[frame["status"] == "ok"].copy()
+    # The rows the Failed runs table does not list: ok, and not rejected by
+    # the strict replay (a rejected schedule's makespan is the planner's word).
+    valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
+    data = frame[valid].copy()
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
@@ -330,8 +333,8 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     set_title(figure, f"{title}<br><sup>mean over the replicates (seeds); whiskers from the "
                       "smallest to the largest value</sup>")
     never = [str(label) for label in dict.fromkeys(frame[_LABEL])
-             if not frame.loc[frame[_LABEL] == label, "status"].eq("ok").any()]
-    notes = ([f"not drawn, no ok row: {html.escape(', '.join(never))} (see Failed runs)"]
+             if not valid[frame[_LABEL] == label].any()]
+    notes = ([f"not drawn, no valid row: {html.escape(', '.join(never))} (see Failed runs)"]
              if never else [])
     keep_series_visible(figure, trace_colours, notes=notes)
     return figure
