@@ -250,7 +250,7 @@ base:
     nodes: [{id: S}, {id: A}, {id: B}]
     links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: 2}]
   operation: {type: scatter, source: S}
-  planners: [mine, {name: mine, mode: overlap}]
+  planners: [mine, {name: mine, mode: overlap}, lp]
 """
 
 
@@ -265,13 +265,16 @@ def test_a_rejected_schedule_is_no_makespan_yardstick_in_a_study(tmp_path: Path)
                                        "--workers", "1"])
     assert result.exit_code == 1, result.output  # a schedule was invalid
     frame = load_results(out).set_index("label")
-    assert list(frame["makespan"]) == ["3", "2"]
-    assert list(frame["feasible"]) == [True, False]
+    assert list(frame["makespan"].fillna("-")) == ["3", "2", "-"]
+    assert list(frame["feasible"]) == [True, False, True]
     # The honest planner is the run's best (was 3/2: over the rejected 2).
     assert frame.loc["mine", "makespan_ratio"] == 1.0
     assert pd.isna(frame.loc["mine (mode: overlap)", "makespan_ratio"])
     result = CliRunner().invoke(main, ["report", str(out)])
     assert result.exit_code == 0, result.output
     page = (out / "report.html").read_text()
-    # Both makespan charts leave the rejected row out, as the page says.
-    assert page.count("not drawn, no valid row: mine (mode: overlap) (see Failed runs)") == 2
+    # The three charts leave the rejected row out, as the page says, and the
+    # makespan charts say why lp (periodic) is not there.
+    assert page.count("not drawn, no valid row: mine (mode: overlap) (see Failed runs)") == 3
+    assert page.count("not drawn, no makespan: lp") == 2
+    assert "ok row(s) have no reference bound" not in page  # every valid row has lp's

@@ -165,7 +165,9 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     failed = _failed_table(frame)
     if failed:
         sections.append(("failed", "Failed runs", failed))
-    unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()).sum())
+    # ok rows without an efficiency, but for a rejected schedule (Failed runs lists it)
+    unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()
+                     & ~frame["feasible"].eq(False).fillna(False)).sum())
     caption = (f'<p class="hint">{unbounded} ok row(s) have no reference bound (no lp '
                f"bound for that run) and are left out.</p>" if unbounded else "")
     if frame["efficiency"].notna().any() or not frame["makespan"].notna().any():
@@ -336,6 +338,13 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
              if not valid[frame[_LABEL] == label].any()]
     notes = ([f"not drawn, no valid row: {html.escape(', '.join(never))} (see Failed runs)"]
              if never else [])
+    # Valid rows without the figure (a periodic schedule has no makespan; no
+    # bound, no efficiency): say so rather than leave the planner out silently.
+    drawn = set(data[_LABEL].astype(str))
+    blank = [str(label) for label in dict.fromkeys(frame[_LABEL])
+             if str(label) not in drawn and str(label) not in never]
+    if blank and measure != "efficiency":  # the efficiency chart's caption counts those
+        notes.append(f"not drawn, no makespan: {html.escape(', '.join(blank))}")
     keep_series_visible(figure, trace_colours, notes=notes)
     return figure
 
