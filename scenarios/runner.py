@@ -247,8 +247,10 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
     same nodes (compute time, router, port model), the same links (cost and
     latency), the same kind of operation between the same nodes (the order
     of the participants too, for a non-commutative reduction).  The message
-    size may differ: a planner may move the message in pieces, one instance
-    each (``msccl``; the runner counts them as one operation).
+    size may be smaller: a planner may move the message in pieces, one
+    instance each (``msccl``; the runner counts them as one operation), and
+    a one-shot schedule in pieces must then hold enough of them for one
+    whole operation.
 
     Parameters
     ----------
@@ -307,6 +309,17 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
     its_op = schedule.operation
     if its_op.kind != mine_op.kind:
         return f"it is a {its_op.kind.value}, the scenario's operation a {mine_op.kind.value}"
+    piece, size = its_op.size, mine_op.size
+    if piece > size:
+        return (f"it moves messages of size {format_rational(piece)}, the scenario's are "
+                f"of size {format_rational(size)}")
+    if piece < size and schedule.period is None:
+        # A one-shot schedule in pieces is one operation only when its
+        # instances carry the whole message (msccl: c chunks of size / c).
+        count = len(schedule.instances())
+        if count * piece < size:
+            return (f"it moves {count} instance(s) of size {format_rational(piece)}, less "
+                    f"than one operation of size {format_rational(size)}")
     ordered = not mine_op.commutative and not its_op.commutative
     for what in ("source", "target", "targets", "participants", "sources"):
         mine_nodes, its_nodes = getattr(mine_op, what), getattr(its_op, what)

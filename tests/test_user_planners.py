@@ -15,6 +15,7 @@ import json
 import sys
 import types
 from collections.abc import Iterator
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
         return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
             {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
             {"kind": "send", "src": "S", "dst": "B", "item": "b", "start": 1}]), makespan=3)
+    if mode == "small":  # one hundredth of the message, once
+        return PlanResult.ok("mine", _one_at_a_time(
+            platform, replace(operation, size=Fraction(1, 100))), makespan=Fraction(3, 100))
     if mode == "overlap":  # both sends at once: S's send port is taken twice
         return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
             {"kind": "send", "src": "S", "dst": target, "item": f"m[{target}]", "start": 0}
@@ -76,7 +80,7 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
-                                             "long-note", "overlap"):
+                                             "long-note", "overlap", "small"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -163,6 +167,8 @@ def test_a_bad_option_value_of_a_plugin_is_bad_input(tmp_path: Path) -> None:
     ("broadcast", "the planner's schedule is not for this scenario: it is a broadcast, the "
                   "scenario's operation a scatter"),
     ("exit", "the planner failed: SystemExit: 5"),
+    ("small", "the planner's schedule is not for this scenario: it moves 1 instance(s) of "
+              "size 1/100, less than one operation of size 1"),
 ])
 def test_a_schedule_the_engine_cannot_trust_is_an_error_row(tmp_path: Path, mode: str,
                                                             reason: str) -> None:
