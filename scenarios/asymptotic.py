@@ -22,6 +22,7 @@ from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
 from portsim.simulator.engine import replay, replay_series
 from portsim.simulator.errors import PortsimError
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
@@ -152,7 +153,7 @@ def asymptotic_study(scenario: Scenario,
             scale = bound * horizon
             if progress is not None:
                 progress(f"{label}: replaying {k} periods")
-            row, report = _row(label, result, k, horizon, scale)
+            row, report = _row(label, result, k, horizon, scale, operation.size)
             rows.append(row)
             if spec is lp_spec:
                 lp_ratios.append(row.ratio)
@@ -160,8 +161,9 @@ def asymptotic_study(scenario: Scenario,
                 problems.append(f"{label}: its schedule is infeasible "
                                 f"({len(report.violations)} violation(s) over {k} periods)")
             if row.ratio is not None and row.ratio > 1 and report is not None:
-                problems.append(f"{label} completes {report.completed} operations in "
-                                f"{horizon}, more than the bound {bound} allows")
+                problems.append(f"{label} completes {format_rational(row.ratio * scale)} "
+                                f"operations in {horizon}, more than the bound {bound} "
+                                f"allows")
         if spec is lp_spec and lp_ratios:
             measured = [r for r in lp_ratios if r is not None]
             if lp_ratios[-1] is None:
@@ -186,8 +188,13 @@ def _strict_violations(result: PlanResult) -> int:
 
 
 def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
-         scale: Fraction) -> tuple[AsymptoticRow, Report | None]:
-    """One planner at one horizon: its exact count and ratio, or why there is none."""
+         scale: Fraction, size: Fraction) -> tuple[AsymptoticRow, Report | None]:
+    """One planner at one horizon: its exact count and ratio, or why there is none.
+
+    A schedule that moves the message (of ``size``) in pieces, one instance
+    each (``msccl``), completes ``size / piece`` instances per operation:
+    ``completed`` counts instances, the ratio and ``C`` count operations.
+    """
     if not result.is_ok or result.schedule is None:
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"{result.status}: {result.message}"), None
@@ -206,7 +213,11 @@ def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"replay cut: exact only up to {report.horizon} "
                              f"({report.completed} completed by then)"), None
-    ratio = Fraction(report.completed) / scale
-    return AsymptoticRow(label, k, horizon, report.completed, scale, ratio,
-                         scale - report.completed,
-                         "" if report.feasible else "violations"), report
+    piece = schedule.operation.size
+    operations = Fraction(report.completed) * piece / size
+    notes = [] if report.feasible else ["violations"]
+    if piece != size:
+        notes.append(f"completed counts instances of size {format_rational(piece)}, "
+                     f"{format_rational(size / piece)} per operation")
+    return AsymptoticRow(label, k, horizon, report.completed, scale, operations / scale,
+                         scale - operations, "; ".join(notes)), report

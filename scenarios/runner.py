@@ -83,6 +83,9 @@ class PlannerRun:
     achieved_throughput: Fraction | None = None
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
+    instances_per_operation: Fraction = field(default=Fraction(1), repr=False)
+    """How many of the schedule's instances make one operation (``msccl``: its
+    ``c`` chunks of size ``size / c``); ``completed`` counts instances."""
 
     @property
     def label(self) -> str:
@@ -97,14 +100,17 @@ class PlannerRun:
 
     @property
     def measured_throughput_exact(self) -> Fraction | None:
-        """``completed / horizon`` exactly: the throughput the replay measured
-        (``measured_throughput`` is the same as a float); ``None`` without a count.
+        """``completed / horizon`` exactly, in operations per time unit: the
+        throughput the replay measured (``measured_throughput`` is the same as
+        a float); ``None`` without a count.  A schedule that moves the message
+        in pieces completes :attr:`instances_per_operation` instances per
+        operation.
 
         The JSON field of the same name; every field of :meth:`to_dict` is an
         attribute of the same name."""
         if self.completed is None or not self.horizon:
             return None
-        return Fraction(self.completed) / self.horizon
+        return Fraction(self.completed) / (self.instances_per_operation * self.horizon)
 
     @property
     def measured_exact(self) -> Fraction | None:
@@ -471,8 +477,11 @@ def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) ->
     note = (f"the schedule moves the message in instances of size {format_rational(piece)}: "
             f"the measured throughput counts {format_rational(1 / share)} of them as one "
             f"operation (completed counts instances)")
-    return replace(run, measured_throughput=run.measured_throughput * float(share),
-                   notes=(*run.notes, note))
+    scaled = replace(run, instances_per_operation=1 / share, notes=(*run.notes, note))
+    # the float from the exact figure, so that the table, the JSON and a
+    # study's columns give the same throughput (the exact one counted instances)
+    exact = scaled.measured_throughput_exact
+    return replace(scaled, measured_throughput=None if exact is None else float(exact))
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,
