@@ -487,6 +487,10 @@ class FunctionPlanner:
         Optional ``f(options)`` raising :class:`PlannerError` on a bad option
         value; run before the support check, so that a bad option is bad
         input whatever the operation (not hidden behind an ``unsupported``).
+        The error's ``path`` is put under ``planners.NAME`` (none:
+        ``planners.NAME``; ``"k"``: ``planners.NAME.k``), the key path by
+        which ``portsim run`` and ``plan`` tell a bad option (exit status 2)
+        from a planner's failure (an ``error`` row).
 
     Examples
     --------
@@ -526,7 +530,18 @@ class FunctionPlanner:
         """
         check_options(self.name, options, self.options)
         if self.check_options is not None:
-            self.check_options(options)
+            try:
+                self.check_options(options)
+            except PlannerError as err:
+                # The runners tell a bad option (bad input, exit 2) from a
+                # planner's failure by its key path under ``planners.NAME``;
+                # a plug-in's check that gives no such path means the same.
+                prefix = f"planners.{self.name}"
+                if err.path is None:
+                    err.path = prefix
+                elif not err.path.startswith("planners."):
+                    err.path = f"{prefix}.{err.path}"
+                raise
         reason = unsupported_reason(self.name, self.operations, self.port_models,
                                     platform, operation)
         if reason is not None:

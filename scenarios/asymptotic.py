@@ -22,6 +22,7 @@ from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
 from portsim.simulator.engine import replay, replay_series
 from portsim.simulator.errors import PortsimError
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
@@ -107,9 +108,11 @@ def asymptotic_study(scenario: Scenario,
     Returns
     -------
     AsymptoticStudy
-        ``problems`` lists every replay that beats the bound and an ``lp``
-        ratio that does not approach 1 (below :data:`APPROACH` at the longest
-        horizon, decreasing, or not measured at the longest horizon).
+        ``problems`` lists every replay that beats the bound, every schedule
+        that fails its strict replay (a one-shot one is then not measured,
+        as in ``portsim run``) and an ``lp`` ratio that does not approach 1
+        (below :data:`APPROACH` at the longest horizon, decreasing, or not
+        measured at the longest horizon).
     """
     platform, operation = scenario.platform, scenario.operation
     specs = list(scenario.planners)
@@ -134,18 +137,33 @@ def asymptotic_study(scenario: Scenario,
         result = lp if spec is lp_spec else known if known is not None else guarded_plan(
             get_planner(spec.name), platform, operation, spec.options)
         lp_ratios: list[Fraction | None] = []
+        broken = _strict_violations(result)
+        if broken:
+            # As `portsim run`: a one-shot schedule that fails its strict
+            # replay is not measured (the series would replay it as soon as
+            # possible, repairing its times, and show it as sound).
+            note = f"not measured: {broken} violation(s) in its strict replay"
+            rows.extend(AsymptoticRow(label, k, period * k, None, bound * period * k, None,
+                                      None, note) for k in periods)
+            problems.append(f"{label}: its schedule is infeasible ({broken} violation(s) "
+                            f"in its strict replay)")
+            continue
         for k in periods:
             horizon = period * k
             scale = bound * horizon
             if progress is not None:
                 progress(f"{label}: replaying {k} periods")
-            row, report = _row(label, result, k, horizon, scale)
+            row, report = _row(label, result, k, horizon, scale, operation.size)
             rows.append(row)
             if spec is lp_spec:
                 lp_ratios.append(row.ratio)
+            if report is not None and not report.feasible and k == periods[0]:
+                problems.append(f"{label}: its schedule is infeasible "
+                                f"({len(report.violations)} violation(s) over {k} periods)")
             if row.ratio is not None and row.ratio > 1 and report is not None:
-                problems.append(f"{label} completes {report.completed} operations in "
-                                f"{horizon}, more than the bound {bound} allows")
+                problems.append(f"{label} completes {format_rational(row.ratio * scale)} "
+                                f"operations in {horizon}, more than the bound {bound} "
+                                f"allows")
         if spec is lp_spec and lp_ratios:
             measured = [r for r in lp_ratios if r is not None]
             if lp_ratios[-1] is None:
@@ -157,9 +175,26 @@ def asymptotic_study(scenario: Scenario,
     return AsymptoticStudy(bound, period, tuple(rows), tuple(problems))
 
 
+def _strict_violations(result: PlanResult) -> int:
+    """The violations of a one-shot schedule claimed feasible, in its strict replay."""
+    schedule = result.schedule
+    if (not result.is_ok or schedule is None or schedule.period is not None
+            or result.replay != "strict"):
+        return 0
+    try:
+        return len(replay(schedule).violations)
+    except PortsimError:
+        return 0  # _row says why it cannot be replayed
+
+
 def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
-         scale: Fraction) -> tuple[AsymptoticRow, Report | None]:
-    """One planner at one horizon: its exact count and ratio, or why there is none."""
+         scale: Fraction, size: Fraction) -> tuple[AsymptoticRow, Report | None]:
+    """One planner at one horizon: its exact count and ratio, or why there is none.
+
+    A schedule that moves the message (of ``size``) in pieces, one instance
+    each (``msccl``), completes ``size / piece`` instances per operation:
+    ``completed`` counts instances, the ratio and ``C`` count operations.
+    """
     if not result.is_ok or result.schedule is None:
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"{result.status}: {result.message}"), None
@@ -178,7 +213,11 @@ def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"replay cut: exact only up to {report.horizon} "
                              f"({report.completed} completed by then)"), None
-    ratio = Fraction(report.completed) / scale
-    return AsymptoticRow(label, k, horizon, report.completed, scale, ratio,
-                         scale - report.completed,
-                         "" if report.feasible else "violations"), report
+    piece = schedule.operation.size
+    operations = Fraction(report.completed) * piece / size
+    notes = [] if report.feasible else ["violations"]
+    if piece != size:
+        notes.append(f"completed counts instances of size {format_rational(piece)}, "
+                     f"{format_rational(size / piece)} per operation")
+    return AsymptoticRow(label, k, horizon, report.completed, scale, operations / scale,
+                         scale - operations, "; ".join(notes)), report

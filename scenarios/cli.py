@@ -320,15 +320,18 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                       _text(r.horizon),
                       feasible)
     console.print(table)
+    # One line per message, however long: rich would otherwise break it at the
+    # console width (160 in a pipe) and `grep LABEL:` would miss the rest.
     for r in outcome.results:
         if r.message and r.status != "ok":
-            console.print(f"{r.label}: {r.status}: {r.message}")
+            console.print(f"{r.label}: {r.status}: {r.message}", soft_wrap=True)
         for note in r.notes:
-            console.print(f"{r.label}: note: {note}")
+            console.print(f"{r.label}: note: {note}", soft_wrap=True)
         for v in r.violations[:20]:
-            console.print(f"{r.label}: {v}", style="red")
+            console.print(f"{r.label}: {v}", style="red", soft_wrap=True)
         if len(r.violations) > 20:
-            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red")
+            console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red",
+                          soft_wrap=True)
 
 
 # -- validate ----------------------------------------------------------------------------
@@ -581,28 +584,36 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
 
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--planner", "planner_name", required=True, help="Planner name (see `portsim "
-                                                               "planners`).")
+@click.option("--planner", "planner_name", required=True,
+              help="Planner name (see `portsim planners`), or the label of one of the "
+                   "scenario's planners ('greedy (reducers: 2)') to take that entry's "
+                   "options.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def plan(scenario: Path, planner_name: str, output: Path) -> None:
     """Write PLANNER's schedule for SCENARIO as a schedule file.
+
+    PLANNER is a name, with the options of the scenario's first entry of
+    that name (none if it lists none), or the label of an entry
+    ('greedy (reducers: 2)', as `portsim run` prints it), with its options.
 
     Exit status: 0 written, 2 bad input or no schedule (unsupported,
     infeasible), 3 the planner failed.
     """
     from portsim.planners.registry import get_planner
     from portsim.scenarios.loader import STDIN, load_scenario
-    from portsim.scenarios.runner import guarded_plan
+    from portsim.scenarios.runner import guarded_plan, planner_label
     from portsim.scenarios.schedule_file import dump_schedule
 
     _check_destination(output)
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
-    for spec in loaded.planners:
-        if spec.name == planner_name:
-            options = dict(spec.options)
-            break
+    # A planner listed twice with other options is told apart by its label.
+    by_label = [spec for spec in loaded.planners
+                if planner_label(spec.name, spec.options) == planner_name]
+    for spec in by_label or [s for s in loaded.planners if s.name == planner_name]:
+        planner_name, options = spec.name, dict(spec.options)
+        break
     planner = _guarded(lambda: get_planner(planner_name))
     result = _guarded(lambda: guarded_plan(planner, loaded.platform, loaded.operation, options))
     if not result.is_ok or result.schedule is None:

@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_HORIZON_LENGTHS",
     "PlannerRun",
     "ScenarioResult",
+    "foreign_schedule",
     "guarded_plan",
     "planner_label",
     "replay_periodic",
@@ -82,6 +83,9 @@ class PlannerRun:
     achieved_throughput: Fraction | None = None
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
+    instances_per_operation: Fraction = field(default=Fraction(1), repr=False)
+    """How many of the schedule's instances make one operation (``msccl``: its
+    ``c`` chunks of size ``size / c``); ``completed`` counts instances."""
 
     @property
     def label(self) -> str:
@@ -96,14 +100,17 @@ class PlannerRun:
 
     @property
     def measured_throughput_exact(self) -> Fraction | None:
-        """``completed / horizon`` exactly: the throughput the replay measured
-        (``measured_throughput`` is the same as a float); ``None`` without a count.
+        """``completed / horizon`` exactly, in operations per time unit: the
+        throughput the replay measured (``measured_throughput`` is the same as
+        a float); ``None`` without a count.  A schedule that moves the message
+        in pieces completes :attr:`instances_per_operation` instances per
+        operation.
 
         The JSON field of the same name; every field of :meth:`to_dict` is an
         attribute of the same name."""
         if self.completed is None or not self.horizon:
             return None
-        return Fraction(self.completed) / self.horizon
+        return Fraction(self.completed) / (self.instances_per_operation * self.horizon)
 
     @property
     def measured_exact(self) -> Fraction | None:
@@ -197,10 +204,15 @@ def guarded_plan(planner: Planner, platform: Platform, operation: Operation,
     """``planner.plan(...)``, with the planner's own failure turned into its result.
 
     One planner's failure never sinks the others: an exception raised while
-    planning becomes a :meth:`PlanResult.error` saying what went wrong.  Only
-    misuse is raised: a :class:`PlannerError` on an option (its key path
-    starts with ``planners.``), which is bad input.  Warnings the planner
-    issues become notes of its result (once each), not lines on a terminal.
+    planning (``SystemExit`` too), or a return value that is not a
+    :class:`PlanResult`, becomes a :meth:`PlanResult.error` saying what went
+    wrong.  So does a schedule for another platform or operation than the
+    ones given (:func:`foreign_schedule`): the engine replays a schedule on
+    its own platform, so such a schedule would be measured on the planner's
+    word.  Only misuse is raised: a :class:`PlannerError` on an option (its
+    key path starts with ``planners.``), which is bad input.  Warnings the
+    planner issues become notes of its result (once each), not lines on a
+    terminal.
 
     Raises
     ------
@@ -215,12 +227,123 @@ def guarded_plan(planner: Planner, platform: Platform, operation: Operation,
         if err.path is not None and err.path.startswith("planners."):
             raise
         return PlanResult.error(planner.name, _one_line(f"the planner failed: {err}"))
-    except Exception as err:  # any failure of the planner's own code is its result
+    except (Exception, SystemExit) as err:  # any failure of the planner's own code is its result
         return PlanResult.error(planner.name, _one_line(
             f"the planner failed: {type(err).__name__}: {err}"))
+    if not isinstance(result, PlanResult):
+        return PlanResult.error(planner.name, _one_line(
+            f"the planner failed: it returned {type(result).__name__}, not a PlanResult"))
+    if result.schedule is not None:
+        foreign = foreign_schedule(result.schedule, platform, operation)
+        if foreign is not None:
+            return PlanResult.error(planner.name, _one_line(
+                f"the planner's schedule is not for this scenario: {foreign}"),
+                notes=result.notes)
     said = [_one_line(str(w.message)) for w in caught]
     said = [text for text in dict.fromkeys(said) if text not in result.notes]
     return replace(result, notes=result.notes + tuple(said)) if said else result
+
+
+def foreign_schedule(schedule: Schedule, platform: Platform,
+                     operation: Operation) -> str | None:
+    """Why ``schedule`` is not a schedule of ``operation`` on ``platform``, or ``None``.
+
+    The engine replays a schedule on the platform and for the operation the
+    schedule carries, so a planner's schedule must carry the scenario's: the
+    same nodes (compute time, router, port model), the same links (cost and
+    latency), the same kind of operation between the same nodes (the order
+    of the participants too, for a non-commutative reduction).  The message
+    size may be smaller: a planner may move the message in pieces, one
+    instance each (``msccl``; the runner counts them as one operation), and
+    a one-shot schedule in pieces must then hold enough of them for one
+    whole operation.
+
+    Parameters
+    ----------
+    schedule:
+        A planner's schedule.
+    platform, operation:
+        The scenario's.
+
+    Returns
+    -------
+    str or None
+        The first difference found, in words; ``None`` when there is none.
+
+    Examples
+    --------
+    >>> from portsim.simulator.operations import OperationKind
+    >>> p = Platform.build(["S", "A"], [("S", "A", 1)])
+    >>> fast = Platform.build(["S", "A"], [("S", "A", "1/100")])
+    >>> op = Operation(OperationKind.SCATTER, source="S").resolve(p)
+    >>> events = [{"kind": "send", "src": "S", "dst": "A", "item": "m[A]", "start": 0}]
+    >>> foreign_schedule(Schedule.from_dicts(fast, op, events), p, op)
+    'link S -> A: c = 1/100 in the schedule, 1 in the scenario'
+    >>> foreign_schedule(Schedule.from_dicts(p, op, events), p, op) is None
+    True
+    """
+    theirs, ours = schedule.platform, platform
+    their_nodes = {n.id: n for n in theirs.nodes}
+    for node in ours.nodes:
+        other = their_nodes.pop(node.id, None)
+        if other is None:
+            return f"node {node.id} is missing from the schedule's platform"
+        for what, mine, its in (
+            ("compute", node.compute, other.compute),
+            ("router", node.router, other.router),
+            ("port model", ours.port_model_of(node.id), theirs.port_model_of(node.id)),
+        ):
+            if mine != its:
+                return (f"node {node.id}: {what} {_shown(its)} in the schedule, "
+                        f"{_shown(mine)} in the scenario")
+    if their_nodes:
+        return f"node {min(their_nodes)} is not on the scenario's platform"
+    their_links = {(link.src, link.dst): link for link in theirs.links}
+    for link in ours.links:
+        found = their_links.pop((link.src, link.dst), None)
+        if found is None:
+            return f"link {link.src} -> {link.dst} is missing from the schedule's platform"
+        for what, mine, its in (("c", link.c, found.c),
+                                ("latency", link.latency, found.latency)):
+            if mine != its:
+                return (f"link {link.src} -> {link.dst}: {what} = {_shown(its)} in the "
+                        f"schedule, {_shown(mine)} in the scenario")
+    if their_links:
+        src, dst = min(their_links)
+        return f"link {src} -> {dst} is not on the scenario's platform"
+    mine_op = operation if operation.resolved else operation.resolve(platform)
+    its_op = schedule.operation
+    if its_op.kind != mine_op.kind:
+        return f"it is a {its_op.kind.value}, the scenario's operation a {mine_op.kind.value}"
+    piece, size = its_op.size, mine_op.size
+    if piece > size:
+        return (f"it moves messages of size {format_rational(piece)}, the scenario's are "
+                f"of size {format_rational(size)}")
+    if piece < size and schedule.period is None:
+        # A one-shot schedule in pieces is one operation only when its
+        # instances carry the whole message (msccl: c chunks of size / c).
+        count = len(schedule.instances())
+        if count * piece < size:
+            return (f"it moves {count} instance(s) of size {format_rational(piece)}, less "
+                    f"than one operation of size {format_rational(size)}")
+    ordered = not mine_op.commutative and not its_op.commutative
+    for what in ("source", "target", "targets", "participants", "sources"):
+        mine_nodes, its_nodes = getattr(mine_op, what), getattr(its_op, what)
+        same = (mine_nodes == its_nodes if isinstance(mine_nodes, str | None)
+                or (what == "participants" and ordered)
+                else set(mine_nodes) == set(its_nodes))
+        if not same:
+            return (f"operation {what}: {_shown(its_nodes)} in the schedule, "
+                    f"{_shown(mine_nodes)} in the scenario")
+    return None
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, Fraction):
+        return format_rational(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _one_line(text: str) -> str:
@@ -354,8 +477,11 @@ def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) ->
     note = (f"the schedule moves the message in instances of size {format_rational(piece)}: "
             f"the measured throughput counts {format_rational(1 / share)} of them as one "
             f"operation (completed counts instances)")
-    return replace(run, measured_throughput=run.measured_throughput * float(share),
-                   notes=(*run.notes, note))
+    scaled = replace(run, instances_per_operation=1 / share, notes=(*run.notes, note))
+    # the float from the exact figure, so that the table, the JSON and a
+    # study's columns give the same throughput (the exact one counted instances)
+    exact = scaled.measured_throughput_exact
+    return replace(scaled, measured_throughput=None if exact is None else float(exact))
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,

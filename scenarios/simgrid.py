@@ -52,7 +52,14 @@ from pathlib import Path
 
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational, parse_rational
-from portsim.simulator.platform import BIDIRECTIONAL, Link, Node, Platform, PortModel
+from portsim.simulator.platform import (
+    BIDIRECTIONAL,
+    NODE_ID_PATTERN,
+    Link,
+    Node,
+    Platform,
+    PortModel,
+)
 
 __all__ = ["DEFAULT_MESSAGE_SIZE", "DEFAULT_TASK_FLOPS", "simgrid_platform"]
 
@@ -78,7 +85,13 @@ def _quantity(text: str | None, kind: str, where: str, source: str) -> Fraction:
     match = _NUMBER.match(text or "")
     if match is None:
         raise ScenarioError(f"not a SimGrid {kind}", path=where, value=text, source=source)
-    value, unit = Fraction(match.group(1)), match.group(2)
+    # The number as every number portsim reads: "1e99999999" would otherwise
+    # build a ten-million-digit integer (a hang), "1e400" a bandwidth beyond 10^18.
+    try:
+        value = parse_rational(match.group(1), path=where, error=ScenarioError)
+    except ScenarioError as err:
+        raise ScenarioError(err.message, path=where, value=text, source=source) from None
+    unit = match.group(2)
     scale: Fraction | None = None
     if kind == "latency":
         scale = _TIME.get(unit)
@@ -183,6 +196,9 @@ def simgrid_platform(
             raise ScenarioError(f"<{tag}> is not supported: flatten the platform into one "
                                 f"zone with host-to-host routes", path=where, source=source)
         if tag in ("host", "router"):
+            if not NODE_ID_PATTERN.match(ident):
+                raise ScenarioError("a host or router id must match [A-Za-z0-9_.-]+",
+                                    path=where, value=ident, source=source)
             if ident in nodes:
                 raise ScenarioError("duplicate host or router id", path=where, value=ident,
                                     source=source)
@@ -226,6 +242,9 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
             if end not in nodes:
                 raise ScenarioError("unknown host or router", path=f"{where}.{key}",
                                     value=end, source=source)
+        if src == dst:
+            raise ScenarioError("a route joins two distinct ends", path=where,
+                                value=f"{src} -> {dst}", source=source)
         hops = [ctn.get("id", "") for ctn in route if _local(ctn.tag) == "link_ctn"]
         if not hops:
             raise ScenarioError("a route crosses at least one <link_ctn>", path=where,

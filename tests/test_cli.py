@@ -863,3 +863,25 @@ planners: [flat]
     assert "mixed: scatter on 4 nodes (1 router), mixed: bidirectional, multiport:2" in out
     code, out, _ = invoke("run", str(EXAMPLES / "allgather-dgx-a100.yaml"), "--horizon", "1")
     assert "allgather on 36 nodes (20 routers), multiport" in out
+
+
+def test_plan_picks_an_entry_by_its_label(tmp_path: Path) -> None:
+    # Found by a new user: with `lp` listed twice, `plan --planner lp` could
+    # only ever write the first entry's schedule.  The README's figures for
+    # the scatter toy: period 6 with split messages, 24 with whole ones.
+    from portsim import load_schedule
+
+    scenario = tmp_path / "toy.yaml"
+    toy = (EXAMPLES / "scatter-toy.yaml").read_text()
+    scenario.write_text(toy[:toy.index("planners:")] + "planners: [lp, {name: lp, split: false}]\n")
+    periods = {}
+    for choice in ("lp", "lp (split: False)"):
+        target = tmp_path / "s.yaml"
+        code, _, stderr = invoke("plan", str(scenario), "--planner", choice, "-o", str(target))
+        assert code == 0, stderr
+        periods[choice] = load_schedule(target).period
+    assert periods == {"lp": 6, "lp (split: False)": 24}
+    code, _, stderr = invoke("plan", str(scenario), "--planner", "lp (split: True)", "-o",
+                             str(tmp_path / "t.yaml"))
+    assert code == 2
+    assert "unknown planner" in stderr

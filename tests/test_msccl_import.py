@@ -345,6 +345,15 @@ def test_planner_entry_compares_with_ring_and_lp(files: Path, monkeypatch: pytes
     assert one.measured_throughput == two.measured_throughput == 0.25
     assert rows["lp"].throughput_bound == F(1, 4)
     assert two.completed == 2 * one.completed  # instances: two chunks per operation
+    # --asymptotic counts operations too: the two-chunk ring completes two
+    # instances per operation, it does not beat the bound (it was said to)
+    from portsim.scenarios.asymptotic import asymptotic_study
+    study = asymptotic_study(scenario, periods=(10, 100))
+    assert study.problems == ()
+    ratios = {(r.planner, r.periods): r.ratio for r in study.rows}
+    for k in (10, 100):
+        assert ratios[("msccl (file: algos/ring3c2.xml)", k)] == \
+            ratios[("msccl (file: algos/ring3.xml)", k)] == ratios[("ring", k)]
     bad = rows["msccl (file: algos/a2a.xml)"]
     assert bad.status == "unsupported"
     assert bad.message == ("a2a.xml is an MSCCL alltoall; the scenario's operation is "
@@ -359,6 +368,13 @@ def test_planner_entry_through_the_cli(files: Path) -> None:
     assert [(x["label"], x["status"], x["makespan"], x["measured_throughput"])
             for x in rows] == [("msccl (file: algos/ring3c2.xml)", "ok", "4", 0.25),
                                ("ring", "ok", "4", 0.25)]
+    # The exact figure counts operations too (it counted the two chunks of
+    # each: 1/2, while the float and the note said 1/4), and the table shows it.
+    assert [x["measured_throughput_exact"] for x in rows] == ["1/4", "1/4"]
+    assert rows[0]["completed"] == 2 * rows[1]["completed"]
+    table = CliRunner().invoke(main, ["run", str(path)]).stdout
+    assert [line.split("│")[6].strip() for line in table.splitlines()
+            if line.startswith("│ ")] == ["1/4", "1/4"]
 
 
 @pytest.mark.parametrize(("entry", "pattern"), [

@@ -306,7 +306,7 @@ def test_report_of_a_store_where_a_planner_never_ran(tmp_path: Path) -> None:
     assert "unknown planner (got &#x27;lpp&#x27;)" in page
     makespan = figure_titled(page, "Makespan of one operation")
     notes = " ".join(a.get("text", "") for a in makespan["layout"]["annotations"])
-    assert "not drawn, no ok row: lpp" in notes
+    assert "not drawn, no valid row: lpp" in notes
     assert "Schedule of binomial" in page
 
 

@@ -64,6 +64,17 @@ def test_conversion_to_costs_and_compute_times(tmp_path: Path) -> None:
     (PLATFORM.replace('<router id="R"/>', '<cluster id="c"/>'), r"<cluster> is not supported"),
     (PLATFORM.replace("</platform>", ""), r"invalid XML"),
     (PLATFORM.replace('id="C"', 'id="A"'), r"duplicate host"),
+    # found by a new user: numbers beyond portsim's bounds (the first hung:
+    # a ten-million-digit integer), an id and a route named by their element
+    (PLATFORM.replace('"1Gbps"', '"1e99999999Bps"'),
+     r"link\[id=ab\]\.bandwidth: number is out of range \(exponent beyond .*"
+     r"\(got '1e99999999Bps'\)"),
+    (PLATFORM.replace('"1Gbps"', '"1e400Bps"'),
+     r"link\[id=ab\]\.bandwidth: number is out of range \(beyond \+-10\^18\)"),
+    (PLATFORM.replace('<host id="B"', '<host id="B 2"'),
+     r"host\[id=B 2\]: a host or router id must match .*\(got 'B 2'\)"),
+    (PLATFORM.replace('<route src="A" dst="B">', '<route src="B" dst="B">'),
+     r"route\[0\]: a route joins two distinct ends \(got 'B -> B'\)"),
 ])
 def test_bad_files_are_one_line_errors(tmp_path: Path, text: str, match: str) -> None:
     with pytest.raises(ScenarioError, match=match):

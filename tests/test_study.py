@@ -218,7 +218,9 @@ def test_failing_run_is_a_row_and_the_study_goes_on(tmp_path: Path) -> None:
     # The outcome names the first failures: run, grid point, planner, message.
     assert len(outcome.failures) == 2
     assert outcome.failures[0].startswith("run 0 (platform.generator.n=4, planners=")
-    assert ": greedy: PlannerError: " in outcome.failures[0]
+    # ... by its label, which tells apart a planner listed twice (and the row has it)
+    assert ": greedy (reducers: 0): PlannerError: " in outcome.failures[0]
+    assert good.loc["greedy", "label"] == "greedy (reducers: 0)"
 
 
 def test_execute_run_never_raises() -> None:

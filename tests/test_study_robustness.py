@@ -356,8 +356,8 @@ def test_the_cli_ends_with_a_summary_of_failed_runs(tmp_path: Path) -> None:
     assert result.exit_code == 1
     lines = result.output.splitlines()
     at = lines.index("3 run(s) failed or invalid; the first:")
-    assert lines[at + 1].startswith("  run 0 (platform.generator.n=2, seed 0): greedy: "
-                                    "PlannerError: ")
+    assert lines[at + 1].startswith("  run 0 (platform.generator.n=2, seed 0): "
+                                    "greedy (reducers: 0): PlannerError: ")
     assert "reducers" in lines[at + 1]
     assert len([line for line in lines[at + 1:] if line.startswith("  run ")]) == 3
 

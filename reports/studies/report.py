@@ -165,7 +165,9 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     failed = _failed_table(frame)
     if failed:
         sections.append(("failed", "Failed runs", failed))
-    unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()).sum())
+    # ok rows without an efficiency, but for a rejected schedule (Failed runs lists it)
+    unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()
+                     & ~frame["feasible"].eq(False).fillna(False)).sum())
     caption = (f'<p class="hint">{unbounded} ok row(s) have no reference bound (no lp '
                f"bound for that run) and are left out.</p>" if unbounded else "")
     if frame["efficiency"].notna().any() or not frame["makespan"].notna().any():
@@ -252,7 +254,10 @@ def _grid_columns(frame: pd.DataFrame) -> list[str]:
 def _comparison_figure(frame: pd.DataFrame, measure: str,
                        colours: dict[str, str]) -> go.Figure:
     """Mean of ``measure`` per planner over the grid, min-max whiskers across replicates."""
-    data = frame[frame["status"] == "ok"].copy()
+    # The rows the Failed runs table does not list: ok, and not rejected by
+    # the strict replay (a rejected schedule's makespan is the planner's word).
+    valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
+    data = frame[valid].copy()
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
@@ -330,9 +335,16 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     set_title(figure, f"{title}<br><sup>mean over the replicates (seeds); whiskers from the "
                       "smallest to the largest value</sup>")
     never = [str(label) for label in dict.fromkeys(frame[_LABEL])
-             if not frame.loc[frame[_LABEL] == label, "status"].eq("ok").any()]
-    notes = ([f"not drawn, no ok row: {html.escape(', '.join(never))} (see Failed runs)"]
+             if not valid[frame[_LABEL] == label].any()]
+    notes = ([f"not drawn, no valid row: {html.escape(', '.join(never))} (see Failed runs)"]
              if never else [])
+    # Valid rows without the figure (a periodic schedule has no makespan; no
+    # bound, no efficiency): say so rather than leave the planner out silently.
+    drawn = set(data[_LABEL].astype(str))
+    blank = [str(label) for label in dict.fromkeys(frame[_LABEL])
+             if str(label) not in drawn and str(label) not in never]
+    if blank and measure != "efficiency":  # the efficiency chart's caption counts those
+        notes.append(f"not drawn, no makespan: {html.escape(', '.join(blank))}")
     keep_series_visible(figure, trace_colours, notes=notes)
     return figure
 

@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from portsim.scenarios.loader import PlannerSpec, scenario_from_dict
-from portsim.scenarios.runner import run_planner
+from portsim.scenarios.runner import planner_label, run_planner
 from portsim.scenarios.study.model import model_results
 from portsim.scenarios.study.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
 from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
@@ -141,7 +141,8 @@ def _error_row(base: Mapping[str, Any], index: int, name: str, options: Mapping[
     message = str(err).replace("\n", " ") or type(err).__name__
     return {**base, "planner_index": index, "planner": name,
             "planner_options": json.dumps(dict(options), sort_keys=True, default=str),
-            "status": "error", "message": f"{type(err).__name__}: {message}",
+            "label": planner_label(name, options), "status": "error",
+            "message": f"{type(err).__name__}: {message}",
             "violations": "[]", "notes": "[]", "violation_count": 0, "elapsed": elapsed}
 
 
@@ -408,7 +409,9 @@ class _Summary:
             if len(self.failures) < _SUMMARY_LINES:
                 what = (row.get("message") if row.get("status") == "error" else
                         f"invalid schedule, {row.get('violation_count')} violation(s)")
-                self.failures.append(f"{where}: {row.get('planner')}: {what}")
+                # the label tells apart a planner listed twice with other options
+                who = row.get("label") or row.get("planner")
+                self.failures.append(f"{where}: {who}: {what}")
         notes = [n for r in rows for n in json.loads(r.get("notes") or "[]")
                  if n.startswith(WARNING_PREFIX)]
         self.warned += bool(notes)

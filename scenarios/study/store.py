@@ -292,7 +292,8 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
         uniform scalar values, else ``string`` (JSON text).  Last, the
         derived column ``makespan_ratio`` (``Float64``, not stored): the
         row's makespan over the smallest makespan among the run's ``ok``
-        rows (1 for the best planner of the run; the ratio to the optimum
+        rows whose schedule is not rejected (``feasible`` not false; a
+        rejected row has none), 1 for the best planner of the run; the ratio to the optimum
         when an exact planner such as ``optimal`` or ``greedy`` on the
         homogeneous model is in the run), empty without a makespan.
 
@@ -315,9 +316,11 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def _makespan_ratios(frame: pd.DataFrame) -> pd.Series:
-    """makespan / the smallest makespan of the run's ``ok`` rows, computed exactly."""
+    """makespan / the smallest makespan of the run's ``ok`` rows whose schedule the
+    strict replay did not reject, computed exactly (empty for the others)."""
+    valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
     lengths = [Fraction(str(v)) if isinstance(v, str) and ok else None
-               for v, ok in zip(frame["makespan"], frame["status"] == "ok", strict=True)]
+               for v, ok in zip(frame["makespan"], valid, strict=True)]
     best: dict[str, Fraction] = {}
     for key, length in zip(frame["run_key"], lengths, strict=True):
         if length is not None and (key not in best or length < best[key]):
