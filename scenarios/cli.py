@@ -822,15 +822,20 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
                    f"{outcome.skipped + outcome.computed} of {outcome.total} run(s) stored; "
                    f"continue with --resume", err=True)
         sys.exit(EXIT_SIGNAL_BASE + signum)
-    sys.exit(EXIT_INVALID if outcome.failed or outcome.invalid else EXIT_OK)
+    sys.exit(EXIT_INVALID if outcome.failed or outcome.invalid or outcome.stored_failed
+             or outcome.stored_invalid else EXIT_OK)
 
 
 def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
     """The closing lines of a study: counts, then the first failures and warnings."""
+    earlier = ""
+    if outcome.stored_failed or outcome.stored_invalid:
+        earlier = (f" (and, among the runs already stored, {outcome.stored_failed} failed, "
+                   f"{outcome.stored_invalid} with an invalid schedule)")
     click.echo(f"{name}: {outcome.total} run(s), {outcome.skipped} already stored, "
                f"{outcome.computed} computed in {outcome.elapsed:.1f} s "
                f"({outcome.rate:.2f} runs/s), {outcome.failed} failed, "
-               f"{outcome.invalid} with an invalid schedule; results in "
+               f"{outcome.invalid} with an invalid schedule{earlier}; results in "
                f"{out / 'results.parquet'}")
     if outcome.failures:
         bad = outcome.failed + outcome.invalid

@@ -236,6 +236,30 @@ def test_execute_run_never_raises() -> None:
 # -- resume: nothing lost, nothing duplicated ------------------------------------------
 
 
+def test_resume_counts_the_failures_already_stored(tmp_path: Path) -> None:
+    """A resumed study said "0 failed" and exited 0 while its store held failed runs:
+    the runs already stored are counted apart, and the command line's status is 1."""
+    data = trees_study([4, 5, 8])
+    data["grid"]["planners"] = [["binomial", FAILING_PLANNER]]
+    study = study_from_dict(data)
+    first = run_study(study, tmp_path, batch_size=1)
+    assert (first.computed, first.failed, first.stored_failed) == (3, 3, 0)
+    parts = sorted((tmp_path / "results.parquet").glob("part-*.parquet"))
+    parts[-1].unlink()  # as if the study had been killed before the last run was written
+    again = run_study(study, tmp_path, resume=True)
+    assert (again.skipped, again.computed, again.failed) == (2, 1, 1)
+    assert (again.stored_failed, again.stored_invalid) == (2, 0)
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(data))
+    result = subprocess.run(
+        [sys.executable, "-m", "portsim.scenarios.cli", "study", str(study_file), "--out",
+         str(tmp_path), "--resume"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("0 failed, 0 with an invalid schedule (and, among the runs already stored, "
+            "3 failed, 0 with an invalid schedule)") in result.stdout
+
+
 def test_resume_skips_stored_runs_and_recomputes_missing_ones(tmp_path: Path) -> None:
     study = study_from_dict(trees_study([2, 3, 4, 5, 6, 7], replicates=1))
     run_study(study, tmp_path, workers=2, batch_size=1)

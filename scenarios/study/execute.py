@@ -90,6 +90,9 @@ class StudyOutcome:
         Computed runs whose rows carry a warning note.
     warnings:
         The first distinct warnings (as in the rows' notes).
+    stored_failed, stored_invalid:
+        Among the ``skipped`` runs (stored by an earlier, resumed call), those
+        with an ``error`` row, and those with a schedule the engine rejected.
     """
 
     total: int
@@ -102,6 +105,8 @@ class StudyOutcome:
     failures: tuple[str, ...] = ()
     warned: int = 0
     warnings: tuple[str, ...] = ()
+    stored_failed: int = 0
+    stored_invalid: int = 0
 
     @property
     def rate(self) -> float:
@@ -362,6 +367,8 @@ def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor
         distinct.setdefault(run.key, run)
     pending = [run for key, run in distinct.items() if key not in done]
     skipped = len(distinct) - len(pending)
+    verdicts = store.stored_verdicts() if skipped else {}
+    earlier = [verdicts[key] for key in distinct if key in verdicts]
     summary = _Summary()
     batch: list[dict[str, Any]] = []
     last_flush = time.monotonic()
@@ -386,7 +393,9 @@ def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor
                         summary.invalid, time.perf_counter() - started,
                         interrupted=summary.computed < len(pending),
                         failures=tuple(summary.failures), warned=summary.warned,
-                        warnings=tuple(summary.warnings))
+                        warnings=tuple(summary.warnings),
+                        stored_failed=sum(error for error, _ in earlier),
+                        stored_invalid=sum(invalid for _, invalid in earlier))
 
 
 class _Summary:

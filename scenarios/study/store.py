@@ -163,6 +163,19 @@ class ResultStore:
             keys.update(str(k) for k in column.to_pylist())
         return keys
 
+    def stored_verdicts(self) -> dict[str, tuple[bool, bool]]:
+        """Per stored run key: (some row is an ``error``, some ``ok`` row's schedule was
+        rejected), as :func:`~portsim.scenarios.study.execute.run_study` counts them."""
+        verdicts: dict[str, tuple[bool, bool]] = {}
+        for part in self.parts():
+            table = pq.read_table(part, columns=["run_key", "status", "feasible"])
+            columns = [table.column(c).to_pylist() for c in ("run_key", "status", "feasible")]
+            for key, status, feasible in zip(*columns, strict=True):
+                error, invalid = verdicts.get(str(key), (False, False))
+                verdicts[str(key)] = (error or status == "error",
+                                      invalid or (status == "ok" and feasible is False))
+        return verdicts
+
     def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Write ``rows`` as one new part, atomically; return how many were written."""
         rows = list(rows)
