@@ -521,4 +521,4 @@ def test_rate_meter_ignores_nothing_done_and_counts_from_its_start() -> None:
 def test_dataclass_outcome_fields_default() -> None:
     """An outcome built by older callers (six fields) reads as not interrupted."""
     outcome = execute_module.StudyOutcome(1, 0, 1, 0, 0, 1.0)
-    assert dataclasses.astuple(outcome)[6:] == (False, (), 0, ())
+    assert dataclasses.astuple(outcome)[6:] == (False, (), 0, (), 0, 0)
