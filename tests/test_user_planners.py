@@ -297,6 +297,7 @@ def test_an_announced_achieved_throughput_gives_way_to_the_proven_one(tmp_path: 
     and two to B, one port: 1/3) was shown as reaching its bound 10: the strict
     replay's proven rate stands instead, with a note."""
     code, out, _ = run(tmp_path, "{name: mine, mode: boast}", "--json", "-")
+    assert code == 0
     record = json.loads(out)["results"][0]
     assert record["status"] == "ok"
     assert (record["achieved_throughput"], record["bound_reached"]) == ("1/3", False)
