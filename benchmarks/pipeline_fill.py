@@ -17,10 +17,10 @@ Run:  python benchmarks/pipeline_fill.py [--periods 100] [--skip-dgx] [--fabrics
 small fabrics of :data:`FABRICS`; the last column is then the share of the
 schedule's own throughput (a fixed period, when the exact one is over
 ``max_events``, carries less than the bound by the loss its notes state).
-Measured 26 November 2026 (every schedule feasible): 0.967 to 0.9996 of the
+Measured 26 November 2026 (every schedule feasible): 0.972 to 0.9997 of the
 bound (0.983 or more of its own) on dgx_a100:1 and :2, mi250:1 and dgx1,
 fat_tree:4 allgather 0.99 and broadcast 0.95 (0.942 at worst before the fixed
-periods' rounding up, mi250:1 allgather).  Larger cases (``--cases``), the
+periods' rounding up and denser periods, mi250:1 allgather).  Larger cases (``--cases``), the
 same evening: fat_tree:8 allgather 0.99, broadcast 0.95, reduce 0.908;
 ring:8 0.985, 0.94, 0.99; torus:4x4 0.953, 0.979, 0.989; dgx_a100:4, mi250:2
 and dgx_a100:8 reduce 0.98; their broadcasts 0.987, 0.976 and 0.963 and
