@@ -237,7 +237,7 @@ def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
     most :data:`HINT_CAP_FACTOR` × ``max_events`` operations, or within
     :data:`FIXED_PERIOD_CANDIDATES` periods tried.  With that many operations
     as ``max_events``, :func:`_best_fixed_period` chooses a period of at least
-    that rate (checked), and the rounding up (:func:`_rounded_up`) only adds.
+    that rate (checked), and the rounding up (:class:`_Rounding`) only adds.
 
     Only periods where some ``weight × T`` reaches an integer change the
     counts, so those are the periods tried (``ceil(j / weight)``), shortest
@@ -611,7 +611,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
     Warns when the cap sends the exact period to a fixed one.  With
     ``round_up`` (port sums: the builder peels the period's loads itself), a
     fixed period carries the instances of Proposition 4's floors and more
-    where the ports allow (:func:`_rounded_up`).
+    where the ports allow (:class:`_Rounding`), and the one the cap forces
+    may be a shorter, denser one (:func:`_denser_period`).
     """
     notes: list[str] = []
     given = fixed_period is not None
