@@ -635,14 +635,18 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                         for group in groups for u in group), Fraction(0))
         if per_time * period > max_events:
             n_units = sum(len(g) for g in groups)
-            fixed_period = _best_fixed_period(groups, per_time, max_events)
+            fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events)
             if round_up:
                 rounding = _Rounding(platform, groups, size)
-                fixed_period = _denser_period(rounding, throughput, max_events, fixed_period)
+                fixed_period = _denser_period(rounding, throughput, max_events, by_floors)
+            denser = ("" if fixed_period == by_floors else
+                      f", where the rounded-up paths and trees carry more per time unit "
+                      f"than in the period {format_rational(by_floors)} Proposition 4's "
+                      f"floors pick")
             text = (f"the exact period {format_rational(period)} would hold "
                     f"{format_rational(per_time * period)} operations per period "
                     f"(cap {max_events}); using the fixed period "
-                    f"{format_rational(fixed_period)} instead (Proposition 4: throughput "
+                    f"{format_rational(fixed_period)} instead{denser} (Proposition 4: throughput "
                     f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
                     f"{counted(n_units, 'unit')} over the period); choose "
                     f"another with the option 'period:'")
