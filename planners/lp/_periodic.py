@@ -175,6 +175,41 @@ FIXED_PERIOD_CANDIDATES = 2_000
 """Most periods :func:`_best_fixed_period` evaluates (the longest first)."""
 
 
+def _unit_operations(groups: Sequence[Sequence[Unit]]) -> list[list[int]]:
+    """Operations of one instance of every unit (its sends and computations)."""
+    return [[len(u.sends) + len(u.computes) for u in group] for group in groups]
+
+
+def _operations(counts: Sequence[Sequence[int]], ops: Sequence[Sequence[int]]) -> int:
+    """Operations of a period holding ``counts`` instances of the units of ``ops``."""
+    return sum(c * o for row, o_row in zip(counts, ops, strict=True)
+               for c, o in zip(row, o_row, strict=True))
+
+
+def _per_time(groups: Sequence[Sequence[Unit]], ops: Sequence[Sequence[int]]) -> Fraction:
+    """Operations per time unit at the units' weights."""
+    return sum((u.weight * o for group, row in zip(groups, ops, strict=True)
+                for u, o in zip(group, row, strict=True)), Fraction(0))
+
+
+def _jump_periods(groups: Sequence[Sequence[Unit]], longest: int, *,
+                  last: int | None = None) -> set[int]:
+    """The periods ``ceil(j / weight)`` at which some unit gains an instance, for ``j`` up
+    to ``floor(weight × longest)`` (only the ``last`` + 1 highest ``j`` when given)."""
+    jumps: set[int] = set()
+    for group in groups:
+        for u in group:
+            if u.weight <= 0:
+                continue
+            # floor(weight × longest) and ceil(j / weight) in integers: a
+            # Fraction division per candidate was a tenth of a build at the cap.
+            wn, wd = u.weight.numerator, u.weight.denominator
+            top = wn * longest // wd
+            first = 1 if last is None else max(1, top - last)
+            jumps.update(-(-j * wd // wn) for j in range(first, top + 1))
+    return jumps
+
+
 def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
                        max_events: int) -> Fraction:
     """The fixed period carrying the most instances per time unit within ``max_events``.
@@ -194,26 +229,15 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     is over it), ``T0`` (the caller says so in its notes).
     """
     base = max(1, math.floor(max_events / per_time))
-    ops = [[len(u.sends) + len(u.computes) for u in group] for group in groups]
+    ops = _unit_operations(groups)
     longest = math.floor((max_events + sum(map(sum, ops))) / per_time)
-    jumps: set[int] = {base}
-    for group in groups:
-        for u in group:
-            if u.weight <= 0:
-                continue
-            # floor(weight × longest) and ceil(j / weight) in integers: a
-            # Fraction division per candidate was a tenth of a build at the cap.
-            wn, wd = u.weight.numerator, u.weight.denominator
-            top = wn * longest // wd
-            jumps.update(-(-j * wd // wn)
-                         for j in range(max(1, top - FIXED_PERIOD_CANDIDATES), top + 1))
+    jumps = {base, *_jump_periods(groups, longest, last=FIXED_PERIOD_CANDIDATES)}
     candidates = sorted((t for t in jumps if 1 <= t <= longest), reverse=True)
     # The best rate best_n / best_period so far, compared by cross-multiplying.
     best_n, best_period, best = -1, 1, base
     for period in sorted({base, *candidates[:FIXED_PERIOD_CANDIDATES]}):
         counts, n = _counts(groups, Fraction(period))
-        events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
-                     for c, o in zip(row, o_row, strict=True))
+        events = _operations(counts, ops)
         if events <= max_events and n * best_period > best_n * period:
             best_n, best_period, best = n, period, period
     return Fraction(best)
@@ -242,23 +266,16 @@ def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
     Only periods where some ``weight × T`` reaches an integer change the
     counts, so those are the periods tried (``ceil(j / weight)``), shortest
     first."""
-    ops = [[len(u.sends) + len(u.computes) for u in group] for group in groups]
-    per_time = sum((u.weight * o for group, row in zip(groups, ops, strict=True)
-                    for u, o in zip(group, row, strict=True)), Fraction(0))
+    ops = _unit_operations(groups)
+    per_time = _per_time(groups, ops)
     if per_time <= 0:
         return None
     ceiling = HINT_CAP_FACTOR * max_events
     longest = math.floor((ceiling + sum(map(sum, ops))) / per_time)
-    jumps: set[int] = set()
-    for group in groups:
-        for u in group:
-            if u.weight > 0:
-                wn, wd = u.weight.numerator, u.weight.denominator
-                jumps.update(-(-j * wd // wn) for j in range(1, wn * longest // wd + 1))
+    jumps = _jump_periods(groups, longest)
     for period in sorted(t for t in jumps if t <= longest)[:FIXED_PERIOD_CANDIDATES]:
         counts, n = _counts(groups, Fraction(period))
-        events = sum(c * o for row, o_row in zip(counts, ops, strict=True)
-                     for c, o in zip(row, o_row, strict=True))
+        events = _operations(counts, ops)
         if events > ceiling:
             return None
         rate = Fraction(n, period)
@@ -297,7 +314,7 @@ class _Rounding:
     def __init__(self, platform: Platform, groups: Sequence[Sequence[Unit]],
                  size: Fraction) -> None:
         self.groups = groups
-        self.ops = [[len(u.sends) + len(u.computes) for u in group] for group in groups]
+        self.ops = _unit_operations(groups)
         self.active = not any(platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL
                               for node in platform.node_ids)
         self.ports: dict[tuple[str, object], Fraction] = {}
@@ -330,8 +347,7 @@ class _Rounding:
         """Instances per period of every unit, instances per period, and operations per
         period: the floors, then raised where the period holds more."""
         counts, n = _counts(self.groups, period)
-        events = sum(c * o for row, o_row in zip(counts, self.ops, strict=True)
-                     for c, o in zip(row, o_row, strict=True))
+        events = _operations(counts, self.ops)
         if not self.active:
             return counts, n, events
         room = period * self.scale
@@ -393,9 +409,7 @@ def _denser_period(rounding: _Rounding, throughput: Fraction, max_events: int,
     """
     _, n, _ = rounding.counts(start, max_events)
     best, best_rate = start, Fraction(n) / start
-    per_instance = sum((u.weight * o for group, row in zip(rounding.groups, rounding.ops,
-                                                             strict=True)
-                        for u, o in zip(group, row, strict=True)), Fraction(0)) / throughput
+    per_instance = _per_time(rounding.groups, rounding.ops) / throughput
     if best_rate >= throughput or per_instance <= 0:
         return best
     tries = 0
@@ -631,8 +645,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                     denominators.append((u.weight * platform.compute_time(c.node))
                                         .denominator)
         period = Fraction(_lcm(denominators))
-        per_time = sum((u.weight * (len(u.sends) + len(u.computes))
-                        for group in groups for u in group), Fraction(0))
+        per_time = _per_time(groups, _unit_operations(groups))
         if per_time * period > max_events:
             n_units = sum(len(g) for g in groups)
             fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events)
@@ -675,8 +688,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         if rounding is not None:
             counts, n, _ = rounding.counts(period, max_events)
     if not exact:
-        events = sum(c * (len(u.sends) + len(u.computes)) for row, group in
-                     zip(counts, groups, strict=True) for c, u in zip(row, group, strict=True))
+        events = _operations(counts, _unit_operations(groups))
         if events > max_events:
             why = ("the period given" if given else
                    "no integer period within the cap holds an instance")
