@@ -357,7 +357,8 @@ def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor
                   for key in study.grid_keys}
     store = ResultStore(out, grid_types)
     store.discard_temporary()
-    done = store.done_keys()
+    verdicts = store.stored_verdicts()  # one read of the stored parts
+    done = verdicts.keys()
     if done and not resume:
         raise ScenarioError("the result store already holds runs; pass --resume to "
                             "continue it, or choose another --out",
@@ -367,7 +368,6 @@ def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor
         distinct.setdefault(run.key, run)
     pending = [run for key, run in distinct.items() if key not in done]
     skipped = len(distinct) - len(pending)
-    verdicts = store.stored_verdicts() if skipped else {}
     earlier = [verdicts[key] for key in distinct if key in verdicts]
     summary = _Summary()
     batch: list[dict[str, Any]] = []

@@ -155,17 +155,10 @@ class ResultStore:
             return []
         return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
 
-    def done_keys(self) -> set[str]:
-        """Keys of the runs already stored."""
-        keys: set[str] = set()
-        for part in self.parts():
-            column = pq.read_table(part, columns=["run_key"]).column("run_key")
-            keys.update(str(k) for k in column.to_pylist())
-        return keys
-
     def stored_verdicts(self) -> dict[str, tuple[bool, bool]]:
-        """Per stored run key: (some row is an ``error``, some ``ok`` row's schedule was
-        rejected), as :func:`~portsim.scenarios.study.execute.run_study` counts them."""
+        """The runs already stored: per run key, (some row is an ``error``, some ``ok``
+        row's schedule was rejected), as :func:`~portsim.scenarios.study.execute.run_study`
+        counts them."""
         verdicts: dict[str, tuple[bool, bool]] = {}
         for part in self.parts():
             table = pq.read_table(part, columns=["run_key", "status", "feasible"])
