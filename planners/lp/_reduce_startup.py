@@ -31,6 +31,7 @@ at the optimum, one of least weighted makespan.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import itertools
 import math
@@ -660,17 +661,10 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
     def valid(lo: int, hi: int) -> bool:
         return lo == hi or count[hi + 1] > count[lo]
 
-    cut_memo: dict[tuple[int, int, int], list[tuple[int, int]] | None] = {}
-    side_memo: dict[tuple[int, int, int, bool], list[list[tuple[int, int]]]] = {}
-
+    # Every step below is memoised for the tree (functools.cache on the closures).
+    @functools.cache
     def cuts(lo: int, hi: int, pieces: int) -> list[tuple[int, int]] | None:
         """``lo..hi`` in ``pieces`` valid pieces: at the largest gaps, else evenly."""
-        key = (lo, hi, pieces)
-        if key not in cut_memo:
-            cut_memo[key] = _cuts(lo, hi, pieces)
-        return cut_memo[key]
-
-    def _cuts(lo: int, hi: int, pieces: int) -> list[tuple[int, int]] | None:
         if pieces == 1:
             return [(lo, hi)] if valid(lo, hi) else None
         if hi - lo + 1 < pieces:
@@ -684,19 +678,17 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
                 return out
         return None
 
+    @functools.cache
     def sides(lo: int, hi: int, pieces: int, near_hi: bool) -> list[list[tuple[int, int]]]:
         """``lo..hi`` in ``pieces`` valid pieces: as :func:`cuts` gives them, and with the
         position next to the root (``hi`` if ``near_hi``, else ``lo``) a piece alone,
         the rest cut so (a leaf child next to its parent, as on a switch's last port)."""
-        key = (lo, hi, pieces, near_hi)
-        if key not in side_memo:
-            out = [found] if (found := cuts(lo, hi, pieces)) is not None else []
-            if pieces > 1:
-                rest = cuts(lo, hi - 1, pieces - 1) if near_hi else cuts(lo + 1, hi, pieces - 1)
-                if rest is not None:
-                    out.append([*rest, (hi, hi)] if near_hi else [(lo, lo), *rest])
-            side_memo[key] = out
-        return side_memo[key]
+        out = [found] if (found := cuts(lo, hi, pieces)) is not None else []
+        if pieces > 1:
+            rest = cuts(lo, hi - 1, pieces - 1) if near_hi else cuts(lo + 1, hi, pieces - 1)
+            if rest is not None:
+                out.append([*rest, (hi, hi)] if near_hi else [(lo, lo), *rest])
+        return out
 
     def roots(lo: int, hi: int) -> list[int]:
         """Candidate roots: inner positions near the ends, the middle and the widest gaps."""
@@ -709,16 +701,10 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
     # What a root makes of an interval does not depend on where it sends: per interval,
     # the best finish of each root (and its pieces and fold), then per parent the root
     # whose result arrives first.
-    below: dict[tuple[int, int], list[tuple[float, int, tuple[tuple[int, int], ...],
-                                            tuple[tuple[int, int], ...]]]] = {}
-    memo: dict[tuple[int, int, int], Plan | None] = {}
-
+    @functools.cache
     def finishes(lo: int, hi: int) -> list[tuple[float, int, tuple[tuple[int, int], ...],
                                                tuple[tuple[int, int], ...]]]:
         """Per candidate root of ``lo..hi`` with a tree: (finish, root, pieces, fold)."""
-        key = (lo, hi)
-        if key in below:
-            return below[key]
         out = []
         for r in roots(lo, hi):
             node = host_of[r]
@@ -756,13 +742,10 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
                                         tuple((a, c) for a, _b, c in order))
             if best is not None:
                 out.append((best[0], r, best[1], best[2]))
-        below[key] = out
         return out
 
+    @functools.cache
     def plan(lo: int, hi: int, parent: int) -> Plan | None:
-        key = (lo, hi, parent)
-        if key in memo:
-            return memo[key]
         found: Plan | None = None
         if lo == hi:
             found = (layout.time(host_of[lo], parent), lo, ((lo, lo),), ())
@@ -772,7 +755,6 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
                 at = finish + layout.time(host_of[r], parent)
                 if found is None or (at, abs(r - middle)) < (found[0], abs(found[1] - middle)):
                     found = (at, r, pieces, fold)
-        memo[key] = found
         return found
 
     return plan
