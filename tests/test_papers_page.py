@@ -126,3 +126,16 @@ def test_fig8_cluster_for_other_x(x: F, optimum: F) -> None:
                        platform__generator={"type": "sender_times", "times": times})
     assert F(records["snf"]["makespan"]) == x + 3
     assert F(records["optimal"]["makespan"]) == optimum
+
+
+@pytest.mark.parametrize(("path", "period", "per_period", "tp"), [
+    ("scenarios/examples/scatter-toy.yaml", 12, 6, "1/2"),  # LMR Fig. 4(a)
+    ("scenarios/examples/reduce-toy.yaml", 3, 3, "1")])     # LMR Fig. 6(b)
+def test_the_papers_periods_as_fixed_periods(path: str, period: int, per_period: int,
+                                            tp: str) -> None:
+    records = _variant(path, [{"name": "lp", "period": period}])
+    record = records[f"lp (period: {period})"]
+    assert record["period"] == str(period)
+    assert record["achieved_throughput"] == tp
+    assert F(tp) * period == per_period
+    assert record["bound_reached"] is True
