@@ -1,6 +1,7 @@
 """The README runs: every fenced block of ``README.md`` is executed or checked.
 
-So is every block of the tutorial, ``docs/tutorial.md``. An example that
+So is every block of the tutorial, ``docs/tutorial.md``, and of the page on
+reproducing the papers, ``docs/papers.md``. An example that
 drifts from the code fails here (as SimPy runs its docs). Each fenced block is
 handled by its language tag:
 
@@ -68,7 +69,7 @@ from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-DOCUMENTS = (README, ROOT / "docs" / "tutorial.md")
+DOCUMENTS = (README, ROOT / "docs" / "tutorial.md", ROOT / "docs" / "papers.md")
 EXAMPLES = ROOT / "scenarios" / "examples"
 MARKER = re.compile(r"^<!--\s*readme-test:\s*(?P<body>.*?)\s*-->$")
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")

@@ -343,6 +343,16 @@ def test_reference_counts_shrink_with_the_monotone_pruning() -> None:
     assert mono.references[40][40] < s_mono.references[40][40] < naive.references[40][40]
 
 
+def test_naive_pair_count_is_every_unordered_buddy_pair() -> None:
+    """Brute force over the splits of (2); the paper's Table 2 prints s f / 2 instead."""
+    for f in range(12):
+        for s in range(12):
+            pairs = {frozenset({(fl, sl), (f - 1 - fl, s - sl)})
+                     for fl in range(f) for sl in range(s + 1)}
+            assert naive_pair_count(f, s) == len(pairs)
+    assert naive_pair_count(10, 10) == 55  # Table 2: 50; section 6.3's formula: 45
+
+
 def test_dp_150_by_150() -> None:
     """Section 6.3's setting: t_s = 2, f, s <= 150 (the paper: 11250 vs 117 and 120 pairs)."""
     table = two_class_table(150, 150, 1, 2)

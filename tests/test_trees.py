@@ -30,7 +30,7 @@ from portsim.planners.trees import (
     strategy_tree,
     tree_length,
 )
-from portsim.scenarios.generators import complete_platform, random_platform
+from portsim.scenarios.generators import complete_platform, random_platform, sender_times_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator.engine import replay, replay_series
@@ -529,6 +529,23 @@ def test_reducers_limit_is_respected() -> None:
         schedule, _ = check_schedule(result)
         assert len({e.node for e in schedule.events if isinstance(e, Compute)}) <= k
         assert result.makespan == greedy_tree(12, 2, 1, reducers=k).length
+
+
+def test_mean_cost_bounds_are_not_claimed_for_a_heterogeneous_platform() -> None:
+    # Liu-Kuo-Wang Fig. 1 cluster (times 10, 5, 5, 5, 4, 2, 2; A the destination).
+    # Slowest node first by hand (EP, Fig. 2): B, C, D send over [0, 5], E over
+    # [5, 9], F over [5, 7], G over [9, 11]: 11, which `optimal` proves optimal.
+    platform = sender_times_platform({"A": 10, "B": 5, "C": 5, "D": 5, "E": 4, "F": 2, "G": 2})
+    operation = Operation(REDUCE, target="A", commutative=True)
+    assert get_planner("snf").plan(platform, operation).makespan == 11
+    assert get_planner("optimal").plan(platform, operation).makespan == 11
+    notes = greedy_reduction(platform, operation).notes
+    # Lemma 5 on the mean costs (d = 33/7, c = 0) gives 3 * 33/7 = 99/7 > 11: it
+    # holds for the homogeneous model only, and the note must say so.
+    (lemma,) = [n for n in notes if "Lemma 5" in n]
+    assert lemma.endswith("= 99/7")
+    assert lemma.startswith("for the homogeneous model of the mean costs d = 33/7, c = 0 only")
+    assert not any(n.startswith(("Lemma", "Proposition", "Corollary")) for n in notes)
 
 
 def test_notes_report_the_bounds() -> None:

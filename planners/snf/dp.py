@@ -174,7 +174,15 @@ class TwoClassTable:
 
 
 def naive_pair_count(f: int, s: int) -> int:
-    """Pairs the naive DP examines for cell ``(f, s)``: every unordered buddy pair of (2)."""
+    """Pairs the naive DP examines for cell ``(f, s)``: every unordered buddy pair of (2).
+
+    A pair is ``{(f_l, s_l), (f_r, s_r)}`` with ``f_l + f_r = f - 1`` and
+    ``s_l + s_r = s``, ``s_l`` from 0 to ``s``: 55 pairs at ``f = s = 10``.
+    The paper counts otherwise, and not consistently: section 6.3 says the
+    naive algorithm checks ``ceil(s (f - 1) / 2)`` pairs (45 there) and
+    Table 2 prints ``s f / 2`` (50 there, 11250 at ``f = s = 150`` where this
+    count is 11325), so compare the orders of magnitude only.
+    """
     if f == 0:
         return 0
     total = 0

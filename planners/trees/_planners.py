@@ -145,8 +145,15 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
                      f"max in-degree {tree.max_in_degree()}, depth {tree.depth()}")
         if moved:
             notes.append(moved)
-    notes += canon_antoniu_bounds(n, d, c, concurrent_transfers=concurrent_transfers,
+    bounds = canon_antoniu_bounds(n, d, c, concurrent_transfers=concurrent_transfers,
                                   reducers=reducers).notes()
+    if model is None:
+        # Lemma 5 and Propositions 6 and 8 hold for homogeneous d and c only: on
+        # the mean costs they can exceed this platform's optimum (Liu-Kuo-Wang
+        # Fig. 1 cluster: "optimal length >= 99/7", optimum 11), so say whose they are.
+        bounds = [f"for the homogeneous model of the mean costs d = {d}, c = {c} only, "
+                  f"not a bound on this platform: {line}" for line in bounds]
+    notes += bounds
 
     result = emit_tree(platform, op, placed, clock)
     holder = placed.nodes[0]
