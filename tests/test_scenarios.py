@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from portsim.scenarios import PlannerSpec, Scenario, load_scenario, scenario_from_dict
+from portsim.scenarios.runner import run_scenario
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.operations import OperationKind
 from portsim.simulator.platform import PortKind, PortModel
@@ -216,7 +217,14 @@ def test_gather_example_is_complete() -> None:
     assert len(scenario.platform.links) == 6 * 5
     assert scenario.operation.kind is OperationKind.GATHER
     assert scenario.operation.target == "P0"
-    assert "1/5" in scenario.description
+    assert [p.name for p in scenario.planners] == ["flat", "lp"]
+    # The one-port argument of its description: P0 receives 5 unit messages per
+    # gather through one port, so TP = 1/5, and direct sends take 5 time units.
+    outcome = run_scenario(scenario)
+    by_name = {run.planner: run for run in outcome.results}
+    assert by_name["lp"].throughput_bound == Fraction(1, 5)
+    assert by_name["lp"].measured_throughput_exact == Fraction(1, 5)
+    assert by_name["flat"].makespan == 5
 
 
 def test_sender_times_example_is_the_papers_cluster() -> None:
