@@ -681,7 +681,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         shortest = max(min(math.ceil(1 / u.weight) for u in group if u.weight > 0)
                        for group in groups)
         notes.append(f"the fixed period {format_rational(period)} holds no whole instance; "
-                     f"lengthened to {shortest}, the shortest that holds one")
+                     f"lengthened to {shortest}, the shortest period in which some unit "
+                     f"carries a whole instance")
         period = Fraction(shortest)
         counts, n = _counts(groups, period)
         floors = n
