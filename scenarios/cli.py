@@ -568,7 +568,8 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
                     if isinstance(report.horizon, Fraction) and report.completed is not None
                     else report.measured_throughput)
         console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
-                      f"measured throughput: {_text(measured)}")
+                      f"measured throughput: {_text(measured)} (completed / horizon, "
+                      f"start-up included)")
     if report.violations:
         table = Table(title="violations")
         for column in ("time", "node", "kind", "events", "detail"):

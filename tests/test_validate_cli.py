@@ -82,9 +82,11 @@ def test_measured_throughput_is_exact(tmp_path: Path, monkeypatch: pytest.Monkey
     with_lp(monkeypatch, FakeLp(Fraction(2, 3)))
     code, out, _ = validate(tmp_path, PERIODIC, "--horizon", "7")
     assert code == 0
-    assert "horizon: 7, completed: 3, measured throughput: 3/7\n" in out
+    assert ("horizon: 7, completed: 3, measured throughput: 3/7 (completed / horizon, "
+            "start-up included)\n") in out
     _, out, _ = validate(tmp_path, PERIODIC, "--horizon", "7", "--float")
-    assert "horizon: 7, completed: 3, measured throughput: 0.4286\n" in out
+    assert ("horizon: 7, completed: 3, measured throughput: 0.4286 (completed / horizon, "
+            "start-up included)\n") in out
 
 
 def test_one_shot_makespan_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
