@@ -649,6 +649,17 @@ def _node_traces(
     return traces
 
 
+def _link_legend(pairs: int) -> str:
+    """How to read the links: the subtitle says which marks were left out, and why."""
+    if pairs <= _MAX_COST_LABELS:
+        return "number on a link: its cost c, the time to send a unit-size message"
+    legend = (f"link costs not written ({pairs} linked pairs of nodes, more than "
+              f"{_MAX_COST_LABELS}): hover the middle of a link for its cost c")
+    if pairs > _MAX_ARROWS:
+        legend += f"; no arrowheads (more than {_MAX_ARROWS} linked pairs)"
+    return legend
+
+
 def platform_figure(platform: Platform, operation: Operation | None = None) -> go.Figure:
     """Drawing of the platform graph.
 
@@ -666,7 +677,9 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
         Nodes placed by Kamada–Kawai (small connected platforms) or a spring
         layout seeded with 0, so the drawing is reproducible.  Each link is a
         line with its cost ``c`` written at the middle (hover gives every
-        direction's cost), and arrowheads give its direction(s).
+        direction's cost), and arrowheads give its direction(s).  Beyond 40
+        linked pairs of nodes the costs are not written, beyond 150 there are
+        no arrowheads; the subtitle says so.
     """
     pos = _layout(platform)
     fig = go.Figure([*_edge_traces(platform, pos), *_node_traces(platform, operation, pos)])
@@ -678,8 +691,7 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     )
     set_title(fig, f"Platform: {len(platform.nodes)} nodes ({routers} router(s)), "
                    f"{len(platform.links)} directed links, port model {platform.port_model}"
-                   "<br><sup>number on a link: its cost c, the time to send a unit-size "
-                   "message</sup>")
+                   f"<br><sup>{_link_legend(len(_link_pairs(platform)))}</sup>")
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig

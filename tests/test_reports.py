@@ -400,6 +400,27 @@ def test_platform_figure_draws_nodes_links_and_routers() -> None:
     assert figure.layout.title.text.startswith("Platform: 6 nodes")
 
 
+@pytest.mark.parametrize(("n", "costs", "arrows"), [(9, True, 36), (10, False, 45),
+                                                    (18, False, 0)])
+def test_platform_subtitle_says_which_link_marks_are_left_out(
+        n: int, costs: bool, arrows: int) -> None:
+    # Seen in Chromium on allgather-dgx-a100 (48 linked pairs): the subtitle said
+    # "number on a link: its cost c" over a drawing with no number on any link.
+    from portsim.scenarios.generators import complete_platform
+
+    platform = complete_platform(n, c="2/3", compute=1, port_model="bidirectional")
+    figure = platform_figure(platform)
+    subtitle = figure.layout.title.text.split("<br>", 1)[1]
+    written = [t for t in next(t for t in figure.data if t.name == "link cost c").text if t]
+    pairs = n * (n - 1) // 2
+    assert len(written) == (pairs if costs else 0)
+    assert set(written) <= {"2/3"}
+    assert ("number on a link: its cost c" in subtitle) is costs
+    assert (f"link costs not written ({pairs} linked pairs" in subtitle) is not costs
+    assert len(figure.layout.annotations) == arrows
+    assert ("no arrowheads" in subtitle) is (arrows == 0)
+
+
 def test_platform_layout_is_reproducible() -> None:
     platform, operation = scatter_toy()
     first = platform_figure(platform, operation).to_json()
