@@ -27,6 +27,7 @@ from portsim.simulator.errors import PlatformError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
 
 if TYPE_CHECKING:
@@ -75,6 +76,10 @@ _MAX_ARROWS: Final = 150
 _MAX_COST_LABELS: Final = 40
 """Platform links whose cost is written on the drawing (hover always has it)."""
 
+_FAULT_COLOUR: Final = "#c0392b"
+"""Outline of the Gantt bars of events involved in a violation."""
+_FAULT_OPACITY: Final = 0.6
+"""Their fill: see-through, so two bars overlapping on one port both show."""
 _MEASURED_COLOUR: Final = "#1f77b4"
 _BOUND_COLOUR: Final = "#ff7f0e"
 _MAKESPAN_COLOUR: Final = "#2ca02c"
@@ -296,6 +301,8 @@ class _Bar:
     colour_key: str
     label: str
     hover: str
+    flagged: bool = False
+    """The event takes part in a violation the engine found."""
 
 
 def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
@@ -318,8 +325,12 @@ def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
         return None
 
 
-def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]:
-    """The bars of one event: sender and receiver ports of a send, the CPU of a compute."""
+def _event_bars(schedule: Schedule, event: Event, colour_key: str,
+                faults: Sequence[str] = ()) -> list[_Bar]:
+    """The bars of one event: sender and receiver ports of a send, the CPU of a compute.
+
+    ``faults`` are the kinds of the violations the event takes part in.
+    """
     lines: list[str] = []
     if isinstance(event, Send):
         found = _send_duration(schedule, event)
@@ -342,6 +353,8 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]
     lines.append(f"duration {format_rational(duration)}")
     if event.lag:
         lines.append(f"lag {event.lag} period(s)")
+    if faults:
+        lines.append(f"<b>violation: {_esc(', '.join(dict.fromkeys(faults)))}</b>")
     hover = "<br>".join(lines)
     if isinstance(event, Send):
         send_row, _ = _port_rows(schedule.platform, event.src)
@@ -349,7 +362,8 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]
         rows = [send_row, receive_row]
     else:
         rows = [f"{event.node} CPU"]
-    return [_Bar(row, event.start, duration, colour_key, label, hover) for row in rows]
+    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults))
+            for row in rows]
 
 
 def _event_item(event: Event) -> tuple[str, int]:
@@ -403,6 +417,16 @@ def _node_bands(rows: Sequence[tuple[NodeId, str]]) -> list[dict[str, object]]:
     ]
 
 
+def _faults(schedule: Schedule, violations: Sequence[Violation]) -> dict[int, list[str]]:
+    """The kinds of violation each event (by its index in the schedule) takes part in."""
+    faults: dict[int, list[str]] = {}
+    for violation in violations:
+        for index in violation.events:
+            if 0 <= index < len(schedule.events):
+                faults.setdefault(index, []).append(violation.kind)
+    return faults
+
+
 def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
     total = len(schedule.events)
     if schedule.period is not None:
@@ -422,6 +446,7 @@ def gantt_figure(
     *,
     title: str | None = None,
     max_events: int = GANTT_EVENT_CAP,
+    violations: Sequence[Violation] = (),
 ) -> go.Figure:
     """Gantt chart of a one-shot schedule, or of one period of a periodic one.
 
@@ -437,6 +462,12 @@ def gantt_figure(
     max_events:
         Draw at most this many events, the earliest; the title says when
         some were left out.
+    violations:
+        The violations the engine found in ``schedule`` (a
+        :class:`~portsim.simulator.report.Report`'s): the bars of the events
+        they name are outlined in red and drawn see-through, so that bars
+        which overlap on a port stay visible; their hover text names the
+        violations, and the title counts them.
 
     Returns
     -------
@@ -466,9 +497,11 @@ def gantt_figure(
     ['A send port', 'B receive port']
     """
     order = sorted(range(len(schedule.events)), key=lambda i: (schedule.events[i].start, i))
-    events = [schedule.events[i] for i in order[:max(0, max_events)]]
-    bars = [bar for event, key in zip(events, _colour_keys(events), strict=True)
-            for bar in _event_bars(schedule, event, key)]
+    shown = order[:max(0, max_events)]
+    events = [schedule.events[i] for i in shown]
+    faults = _faults(schedule, violations)
+    bars = [bar for index, event, key in zip(shown, events, _colour_keys(events), strict=True)
+            for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
     keys = list(dict.fromkeys(b.colour_key for b in bars))
     colours = _palette(len(keys))
     fig = go.Figure()
@@ -478,7 +511,10 @@ def gantt_figure(
             name=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(b.start) for b in group],
             x=[float(b.duration) for b in group],
-            marker={"color": colours[i % len(colours)], "line": {"color": "white", "width": 1}},
+            marker={"color": colours[i % len(colours)],
+                    "opacity": [_FAULT_OPACITY if b.flagged else 1 for b in group],
+                    "line": {"color": [_FAULT_COLOUR if b.flagged else "white" for b in group],
+                             "width": [3 if b.flagged else 1 for b in group]}},
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
@@ -493,7 +529,13 @@ def gantt_figure(
         shapes=_node_bands(rows),
         margin={"l": 10},
     )
-    set_title(fig, _gantt_title(schedule, title, len(events)))
+    head = _gantt_title(schedule, title, len(events))
+    if violations:
+        drawn = sum(1 for i in shown if i in faults)
+        head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
+                 f"violation(s); the {drawn:,} event(s) drawn that they involve are "
+                 "outlined in red</span>")
+    set_title(fig, head)
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)

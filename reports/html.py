@@ -312,7 +312,7 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
                     "(earliest starts) are drawn.</p>")
         parts.append(f"<h3>{_esc(label)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=label)))
+                     + embed(gantt_figure(schedule, title=label, violations=run.violations)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
     intro = ("<p>One row per port (a unidirectional node's sends and receives share one "

@@ -338,6 +338,24 @@ def test_gantt_of_a_periodic_schedule_marks_the_period() -> None:
     assert any("lag 1" in h for trace in figure.data for h in trace.hovertext)
 
 
+def test_gantt_of_an_infeasible_schedule_shows_the_events_in_conflict(report_html: str) -> None:
+    # Seen in Chromium: Ps sends m[P0] over [0, 1] and m[P1] over [1/2, 3/2]; the
+    # second bar covered the first, and the chart looked like a valid schedule.
+    platform, operation = scatter_toy()
+    run = violating_run(platform, operation)
+    assert run.plan.schedule is not None
+    figure = gantt_figure(run.plan.schedule, title="by-hand", violations=run.violations)
+    assert "infeasible: 3 violation(s); the 2 event(s) drawn" in figure.layout.title.text
+    for trace in figure.data:  # both events are in the port conflict: all 4 bars flagged
+        assert list(trace.marker.opacity) == [0.6, 0.6]
+        assert list(trace.marker.line.color) == ["#c0392b", "#c0392b"]
+        assert all("violation: port_conflict" in h for h in trace.hovertext)
+    clean = gantt_figure(run.plan.schedule, title="by-hand")
+    assert "infeasible" not in clean.layout.title.text
+    assert all(set(t.marker.opacity) == {1} for t in clean.data)
+    assert has(report_html, "infeasible: 3 violation(s)")
+
+
 def test_gantt_is_capped_with_a_visible_note() -> None:
     platform = Platform.build(["A", "B"], [("A", "B", 1)])
     operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)

@@ -491,7 +491,8 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
             tried.append(f"{name}: {err}")
             continue
         if outcome.plan is not None and outcome.plan.schedule is not None:
-            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}")
+            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}",
+                                  violations=outcome.violations)
             return ("gantt", f"Schedule of {name}", embed(figure))
         tried.append(f"{name}: no schedule")
     why = "; ".join(tried) or "no planner"
