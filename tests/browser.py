@@ -30,10 +30,16 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars", "--window-size=1400,3000", "--virtual-time-budget=20000")
 
-_PROBE = """
+# First in <head>, so that it hears the errors of every script of the page.
+_LISTEN = """
 <script>
 window.__portsimErrors = [];
 window.addEventListener('error', e => window.__portsimErrors.push(String(e.message)));
+</script>
+"""
+
+_PROBE = """
+<script>
 window.addEventListener('load', () => setTimeout(() => {
   const box = (root, css) => { const e = root.querySelector(css);
     if (!e) return null; const b = e.getBoundingClientRect(); return b.width ? b : null; };
@@ -61,12 +67,14 @@ def drawn(page: Path, work: Path) -> dict[str, Any]:
     """What Chromium drew of ``page``: per figure its boxes' overlaps, and the page's errors."""
     assert CHROMIUM is not None
     probed = work / f"probed-{page.name}"
-    probed.write_text(page.read_text(encoding="utf-8").replace(
-        "</body>", _PROBE + "</body>", 1), encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
+    assert "<head>" in text
+    assert "</body>" in text
+    probed.write_text(text.replace("<head>", "<head>" + _LISTEN, 1)
+                      .replace("</body>", _PROBE + "</body>", 1), encoding="utf-8")
     dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={work / 'profile'}",
                           "--dump-dom", probed.as_uri()],
                          capture_output=True, text=True, timeout=180, check=True).stdout
     found = dom.split('<pre id="portsim-probe">', 1)
     assert len(found) == 2, "the probe did not run: the page did not finish loading"
-    text = found[1].split("</pre>", 1)[0]
-    return json.loads(html.unescape(text))
+    return json.loads(html.unescape(found[1].split("</pre>", 1)[0]))

@@ -11,7 +11,6 @@ scenario.
 from __future__ import annotations
 
 import importlib
-import shutil
 import subprocess
 import sys
 import types
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import CHROMIUM, FLAGS, drawn, needs_chromium
 
 from portsim.planners.base import PlanResult
 from portsim.planners.registry import get_planner
@@ -447,23 +447,28 @@ def test_platform_layout_is_reproducible() -> None:
 
 # -- in a real browser -------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None,
-                    reason="headless Chromium is not installed at /usr/bin/chromium")
+@needs_chromium
 def test_report_renders_in_headless_chromium(report_html: str, tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     page.write_text(report_html, encoding="utf-8")
+    seen = drawn(page, tmp_path)
+    assert seen["errors"] == []
+    titles = [f["title"] for f in seen["figures"]]
+    assert len(titles) == report_html.count('class="plotly-graph-div"') >= 5
+    for figure in seen["figures"]:
+        assert figure["drawn"], figure["title"]
+        assert figure["traces"] >= 1, figure["title"]
+        assert not figure["title_meets_ytitle"], figure["title"]
+        assert not figure["title_meets_legend"], figure["title"]
+        assert figure["ytitle_inside"], figure["title"]
+    assert any(t.startswith("by-hand: one-shot scheduleinfeasible: 3 violation(s)")
+               for t in titles), titles
     shot = tmp_path / "shot.png"
+    assert CHROMIUM is not None
     subprocess.run(
-        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=1400,3000", "--virtual-time-budget=5000",
-         page.as_uri()],
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+         f"--screenshot={shot}", page.as_uri()],
         check=True, capture_output=True, timeout=120,
     )
-    assert shot.is_file()
     assert shot.stat().st_size > 50_000  # a blank page is a few kilobytes
