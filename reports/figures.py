@@ -877,10 +877,13 @@ def convergence_figure(study: AsymptoticStudy, labels: Sequence[str] = (), *,
         figure.add_trace(go.Scatter(
             x=[float(r.horizon) for r in rows], y=[float(r.ratio or 0) for r in rows],
             name=_esc(name), mode="lines+markers",
-            customdata=[[r.completed, format_rational(r.bound_times_horizon), r.periods]
+            # the exact K and ratio: plotly would write the float coordinates (2.4, 0.6667)
+            customdata=[[r.completed, format_rational(r.bound_times_horizon), r.periods,
+                         format_rational(r.horizon), format_rational(r.ratio or 0)]
                         for r in rows],
-            hovertemplate=(f"{_esc(name)}<br>K=%{{x}} (%{{customdata[2]}} periods)<br>"
-                           "ratio=%{y:.4f}<br>completed=%{customdata[0]}<br>"
+            hovertemplate=(f"{_esc(name)}<br>K=%{{customdata[3]}} (%{{customdata[2]}} lp "
+                           "period(s))<br>ratio=%{customdata[4]} (%{y:.4f})<br>"
+                           "completed=%{customdata[0]}<br>"
                            "TP·K=%{customdata[1]}<extra></extra>")))
     figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="TP·K")
     figure.update_layout(

@@ -37,6 +37,7 @@ from portsim.scenarios.cli import main
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import PlannerRun, ScenarioResult, run_scenario
 from portsim.simulator.errors import ScenarioError
+from portsim.simulator.numbers import format_rational
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -313,6 +314,23 @@ def test_run_report_has_the_convergence_chart() -> None:
         assert values(trace["y"]) == pytest.approx(expected)
         assert max(values(trace["y"])) <= 1
     assert values(chart["data"][1]["y"])[-1] >= 0.9
+
+
+def test_convergence_hover_gives_the_exact_horizon_and_ratio() -> None:
+    # Seen hovering in Chromium: "ratio=0.6667" for lp's 2 operations of TP·K = 3, and
+    # K written as plotly's float coordinate (2.4 for allgather-dgx-a100's period 12/5).
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    chart = figure_titled(render_run_report(run_scenario(scenario)),
+                          "completed(K) / (TP·K) over horizon K")
+    study = asymptotic_study(scenario, periods=CONVERGENCE_PERIODS)
+    lp = chart["data"][1]
+    rows = [r for r in study.rows if r.planner == "lp" and r.ratio is not None]
+    assert [c[3:] for c in lp["customdata"]] == [
+        [format_rational(r.horizon), format_rational(r.ratio)] for r in rows]
+    assert lp["customdata"][0][3:] == ["6", "2/3"]  # one period: 2 of TP·K = 1/2 · 6 = 3
+    assert "K=%{customdata[3]}" in lp["hovertemplate"]
+    assert "ratio=%{customdata[4]}" in lp["hovertemplate"]
+    assert "%{x}" not in lp["hovertemplate"]
 
 
 def test_run_report_tells_its_long_steps_before_they_start() -> None:
