@@ -427,7 +427,8 @@ def _faults(schedule: Schedule, violations: Sequence[Violation]) -> dict[int, li
     return faults
 
 
-def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
+def _gantt_title(schedule: Schedule, title: str | None, shown: int,
+                 cut: Fraction | None = None) -> str:
     total = len(schedule.events)
     if schedule.period is not None:
         what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
@@ -436,8 +437,10 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
         what = "one-shot schedule"
     head = f"{_esc(title)}: {what}" if title else what.capitalize()
     if shown < total:
+        # Say up to when the drawing is whole: the rest of the time axis is not idle.
+        until = "" if cut is None else f": every event starting before {format_rational(cut)}"
         head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {total:,} " \
-                "events (earliest starts)</span>"
+                f"events (earliest starts{until})</span>"
     return head
 
 
@@ -529,7 +532,8 @@ def gantt_figure(
         shapes=_node_bands(rows),
         margin={"l": 10},
     )
-    head = _gantt_title(schedule, title, len(events))
+    cut = schedule.events[order[len(shown)]].start if len(shown) < len(order) else None
+    head = _gantt_title(schedule, title, len(events), cut)
     if violations:
         drawn = sum(1 for i in shown if i in faults)
         head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
