@@ -76,6 +76,10 @@ _MAX_ARROWS: Final = 150
 _MAX_COST_LABELS: Final = 40
 """Platform links whose cost is written on the drawing (hover always has it)."""
 
+_GANTT_PLOT_WIDTH: Final = 1100
+"""Pixels of a Gantt chart's time axis on a page of 1,400 pixels (the report's width)."""
+_THIN_BAR_PIXELS: Final = 4
+"""Gantt bars narrower than this many pixels at first sight are drawn without outline."""
 _FAULT_COLOUR: Final = "#c0392b"
 """Outline of the Gantt bars of events involved in a violation."""
 _FAULT_OPACITY: Final = 0.6
@@ -507,6 +511,10 @@ def gantt_figure(
             for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
     keys = list(dict.fromkeys(b.colour_key for b in bars))
     colours = _palette(len(keys))
+    # The white outline that separates back-to-back bars covers a bar of a pixel or
+    # two, which then reads as a pale, different colour: no outline on those.
+    span = max([b.start + b.duration for b in bars] + [schedule.period or Fraction(0)])
+    thin = span / _GANTT_PLOT_WIDTH * _THIN_BAR_PIXELS
     fig = go.Figure()
     for i, key in enumerate(keys):
         group = [b for b in bars if b.colour_key == key]
@@ -517,7 +525,8 @@ def gantt_figure(
             marker={"color": colours[i % len(colours)],
                     "opacity": [_FAULT_OPACITY if b.flagged else 1 for b in group],
                     "line": {"color": [_FAULT_COLOUR if b.flagged else "white" for b in group],
-                             "width": [3 if b.flagged else 1 for b in group]}},
+                             "width": [3 if b.flagged else 0 if b.duration < thin else 1
+                                       for b in group]}},
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",

@@ -356,6 +356,19 @@ def test_gantt_of_an_infeasible_schedule_shows_the_events_in_conflict(report_htm
     assert has(report_html, "infeasible: 3 violation(s)")
 
 
+def test_gantt_bars_of_a_pixel_or_two_have_no_white_outline() -> None:
+    # Seen in Chromium on allgather-dgx-a100: receive ports full of short transfers
+    # looked pale, their 1-pixel white outlines covering their colour.
+    platform = Platform.build(["A", "B", "C"], [("A", "C", 1), ("A", "B", 1000)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "C", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1}])
+    (bars,) = gantt_figure(schedule).data
+    assert list(bars.x) == [1, 1, 1000, 1000]  # 1 of 1,001 time units: about one pixel
+    assert list(bars.marker.line.width) == [0, 0, 1, 1]
+
+
 def test_gantt_is_capped_with_a_visible_note() -> None:
     platform = Platform.build(["A", "B"], [("A", "B", 1)])
     operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
