@@ -28,7 +28,7 @@ needs_chromium = pytest.mark.skipif(
 # Without these flags Chromium waits on network look-ups (the network is closed here).
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--window-size=1400,3000", "--virtual-time-budget=20000")
+         "--hide-scrollbars", "--virtual-time-budget=20000")
 
 # First in <head>, so that it hears the errors of every script of the page.
 _LISTEN = """
@@ -56,15 +56,22 @@ window.addEventListener('load', () => setTimeout(() => {
   });
   const out = document.createElement('pre');
   out.id = 'portsim-probe';
-  out.textContent = JSON.stringify({figures, errors: window.__portsimErrors});
+  const page = document.documentElement;
+  out.textContent = JSON.stringify({figures, errors: window.__portsimErrors,
+                                    overflow: page.scrollWidth - page.clientWidth});
   document.body.appendChild(out);
 }, 500));
 </script>
 """
 
 
-def drawn(page: Path, work: Path) -> dict[str, Any]:
-    """What Chromium drew of ``page``: per figure its boxes' overlaps, and the page's errors."""
+def drawn(page: Path, work: Path, *, width: int = 1400) -> dict[str, Any]:
+    """What Chromium drew of ``page`` in a window ``width`` pixels wide.
+
+    ``figures``: per figure whether plotly drew it, its trace count and its
+    boxes' overlaps; ``errors``: the page's JavaScript errors; ``overflow``:
+    the pixels the page runs past the window's right edge.
+    """
     assert CHROMIUM is not None
     probed = work / f"probed-{page.name}"
     text = page.read_text(encoding="utf-8")
@@ -72,7 +79,8 @@ def drawn(page: Path, work: Path) -> dict[str, Any]:
     assert "</body>" in text
     probed.write_text(text.replace("<head>", "<head>" + _LISTEN, 1)
                       .replace("</body>", _PROBE + "</body>", 1), encoding="utf-8")
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={work / 'profile'}",
+    dom = subprocess.run([CHROMIUM, *FLAGS, f"--window-size={width},3000",
+                          f"--user-data-dir={work / 'profile'}",
                           "--dump-dom", probed.as_uri()],
                          capture_output=True, text=True, timeout=180, check=True).stdout
     found = dom.split('<pre id="portsim-probe">', 1)

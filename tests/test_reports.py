@@ -461,6 +461,25 @@ def test_platform_layout_is_reproducible() -> None:
     assert platform_figure(platform, operation).to_json() == first
 
 
+def test_tables_scroll_in_their_own_box(report_html: str) -> None:
+    # Seen in Chromium in a 1,024-pixel window: the results table (11 columns) ran
+    # past the page's right edge, its feasible and violations columns out of sight.
+    assert report_html.count('<div class="table-scroll"><table') == report_html.count("<table")
+    assert report_html.count("<table") >= 2  # results and violations
+    assert ".table-scroll { overflow-x: auto; max-width: 100%; }" in report_html
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_report_fits_a_narrow_window_in_headless_chromium(report_html: str,
+                                                          tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(report_html, encoding="utf-8")
+    seen = drawn(page, tmp_path, width=1024)
+    assert seen["errors"] == []
+    assert seen["overflow"] == 0
+
+
 # -- in a real browser -------------------------------------------------------------
 
 @pytest.mark.slow
@@ -480,10 +499,12 @@ def test_report_renders_in_headless_chromium(report_html: str, tmp_path: Path) -
         assert figure["ytitle_inside"], figure["title"]
     assert any(t.startswith("by-hand: one-shot scheduleinfeasible: 3 violation(s)")
                for t in titles), titles
+    assert seen["overflow"] == 0
     shot = tmp_path / "shot.png"
     assert CHROMIUM is not None
     subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+        [CHROMIUM, *FLAGS, "--window-size=1400,3000",
+         f"--user-data-dir={tmp_path / 'profile'}",
          f"--screenshot={shot}", page.as_uri()],
         check=True, capture_output=True, timeout=120,
     )

@@ -511,7 +511,8 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert any(f["title"].startswith("Makespan of one operation") for f in seen["figures"])
     shot = tmp_path / "report.png"
     assert CHROMIUM is not None
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+    subprocess.run([CHROMIUM, *FLAGS, "--window-size=1400,3000",
+                    f"--user-data-dir={tmp_path / 'profile'}",
                     f"--screenshot={shot}", report.as_uri()],
                    capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 50_000  # drawn figures, not a blank page
