@@ -202,6 +202,15 @@ FABRICS = ['{"n": 8, "type": "ring"}', '{"cols": 3, "rows": 3, "type": "torus"}'
            '{"servers": 1, "type": "dgx_a100"}', '{"k": 4, "type": "fat_tree"}']
 
 
+def test_a_linear_grid_axis_ticks_at_the_grid_values(study_page: str) -> None:
+    # Seen in Chromium on the snf-three-class study: n = 10, 12, 14 ticked at
+    # 10, 10.5, 11, ..., platforms of 10.5 nodes.
+    for title in ("Makespan of one operation", "Makespan / best makespan"):
+        axis = figure_titled(study_page, title)["layout"]["xaxis"]
+        assert axis["tickvals"] == [4, 8]
+        assert axis["ticktext"] == ["4", "8"]
+
+
 def write_fabrics_store(directory: Path) -> None:
     """Two planners' rows at four grid points named by whole generators."""
     store = ResultStore(directory, {"grid.platform.generator": pa.string()})

@@ -70,6 +70,8 @@ _TEMPLATE: Final = "plotly_white"
 _LABEL: Final = "label"
 _TICK_WIDTH: Final = 28
 """Characters per line of a grid point's label under a comparison chart."""
+_MAX_GRID_TICKS: Final = 20
+"""Up to this many grid values, a linear axis ticks at each of them."""
 _TICK_LINE: Final = 15
 """Pixels per line of those labels."""
 
@@ -338,6 +340,13 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     if x_col is not None and len(data) and data["x"].min() > 0 and (
             data["x"].max() >= 100 * data["x"].min()):
         figure.update_xaxes(type="log", title_text=f"{x_title} (log scale)")
+    elif x_col is not None and len(data):
+        # A linear axis ticks at plotly's round numbers (10.5 nodes for n in 10..14):
+        # tick at the grid's own values when they are few.
+        points = sorted(set(data["x"]))
+        if len(points) <= _MAX_GRID_TICKS:
+            figure.update_xaxes(tickmode="array", tickvals=points,
+                                ticktext=[f"{v:g}" for v in points])
     if measure == "efficiency":
         figure.add_hline(y=1.0, line_dash="dot", line_color="#888",
                          annotation_text="bound")
