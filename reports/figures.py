@@ -488,6 +488,8 @@ def gantt_figure(
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
         text gives the item, ``src → dst``, start and end as exact rationals.
+        An event of duration 0 (a computation on a node of compute time 0)
+        is a diamond at its time instead of a bar.
         A periodic schedule has a dashed line at the period.
 
     Examples
@@ -517,12 +519,29 @@ def gantt_figure(
     thin = span / _GANTT_PLOT_WIDTH * _THIN_BAR_PIXELS
     fig = go.Figure()
     for i, key in enumerate(keys):
-        group = [b for b in bars if b.colour_key == key]
+        colour = colours[i % len(colours)]
+        group = [b for b in bars if b.colour_key == key and b.duration > 0]
+        # A bar of length 0 (a computation on a node of compute time 0) is invisible:
+        # such an event is a diamond at its time, in its item's legend entry.
+        instant = [b for b in bars if b.colour_key == key and b.duration == 0]
+        if instant:
+            fig.add_trace(go.Scatter(
+                name=_esc(key), legendgroup=_esc(key), showlegend=not group, mode="markers",
+                y=[b.row for b in instant], x=[float(b.start) for b in instant],
+                marker={"symbol": "diamond-tall", "size": 14, "color": colour,
+                        "line": {"color": [_FAULT_COLOUR if b.flagged else "white"
+                                           for b in instant],
+                                 "width": [3 if b.flagged else 1 for b in instant]}},
+                hovertext=[b.hover for b in instant],
+                hovertemplate="%{hovertext}<extra></extra>",
+            ))
+        if not group:
+            continue
         fig.add_trace(go.Bar(
-            name=_esc(key), orientation="h",
+            name=_esc(key), legendgroup=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(b.start) for b in group],
             x=[float(b.duration) for b in group],
-            marker={"color": colours[i % len(colours)],
+            marker={"color": colour,
                     "opacity": [_FAULT_OPACITY if b.flagged else 1 for b in group],
                     "line": {"color": [_FAULT_COLOUR if b.flagged else "white" for b in group],
                              "width": [3 if b.flagged else 0 if b.duration < thin else 1

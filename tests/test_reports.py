@@ -19,6 +19,7 @@ from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
+import plotly.graph_objects as go
 import pytest
 from browser import CHROMIUM, FLAGS, drawn, needs_chromium
 
@@ -291,6 +292,28 @@ def test_gantt_shares_one_port_row_when_unidirectional_and_shows_the_cpu() -> No
                                                                  strict=True) if y == "P0 CPU"]
     assert all(d == 0.5 for _, d in cpu)  # P0's compute time
     assert {trace.name for trace in figure.data} >= {"v[0,1]", "v[0,2]", "v[0,3]"}
+
+
+def test_gantt_draws_a_computation_of_no_time_as_a_diamond() -> None:
+    # Seen in Chromium on reduce-sender-times (compute time 0): every CPU row was
+    # empty, and the legend listed items, v{4,7}, that no bar showed.
+    platform = Platform.build({"P0": 0, "P1": 0, "P2": 0}, [("P1", "P0", 1), ("P2", "P0", 2)])
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    plan = get_planner("flat").plan(platform, operation)
+    assert plan.schedule is not None
+    assert replay(plan.schedule).feasible
+    computes = [e for e in plan.schedule.events if isinstance(e, Compute)]
+    assert len(computes) == 2
+    figure = gantt_figure(plan.schedule)
+    diamonds = [t for t in figure.data if isinstance(t, go.Scatter)]
+    assert sorted(x for t in diamonds for x in t.x) == sorted(float(e.start) for e in computes)
+    assert {y for t in diamonds for y in t.y} == {"P0 CPU"}
+    assert all(t.marker.symbol == "diamond-tall" for t in diamonds)
+    assert all("duration 0" in h for t in diamonds for h in t.hovertext)
+    bars = [t for t in figure.data if isinstance(t, go.Bar)]
+    assert all(d > 0 for t in bars for d in t.x)  # no bar of length 0 left
+    assert all(t.showlegend for t in diamonds)  # items made by a computation only
+    assert {t.name for t in diamonds} == {str(e.output) for e in computes}
 
 
 def test_gantt_bars_last_as_long_as_the_engine_says_on_a_link_with_latency() -> None:
