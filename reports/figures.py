@@ -76,6 +76,12 @@ _MAX_ARROWS: Final = 150
 _MAX_COST_LABELS: Final = 40
 """Platform links whose cost is written on the drawing (hover always has it)."""
 
+_LEGEND_LINE: Final = 20
+"""Pixels per item of a legend (plotly's 12 px font)."""
+_LEGEND_HEAD: Final = 30
+"""Pixels of a legend's title."""
+_GANTT_BOTTOM: Final = 80
+"""Pixels below a Gantt chart's plot area (plotly's bottom margin: ticks, axis title)."""
 _GANTT_PLOT_WIDTH: Final = 1100
 """Pixels of a Gantt chart's time axis on a page of 1,400 pixels (the report's width)."""
 _THIN_BAR_PIXELS: Final = 4
@@ -556,6 +562,7 @@ def gantt_figure(
         template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
         height=max(260, 160 + 26 * len(names)),
         legend_title_text=_legend_title(keys),
+        legend_tracegroupgap=0,  # one legend group per item: no gap between the items
         uniformtext={"minsize": 8, "mode": "hide"},
         shapes=_node_bands(rows),
         margin={"l": 10},
@@ -568,6 +575,10 @@ def gantt_figure(
                  f"violation(s); the {drawn:,} event(s) drawn that they involve are "
                  "outlined in red</span>")
     set_title(fig, head)
+    # The legend (one item a line) starts at the top of the plot area: make that area
+    # tall enough for all of it, or plotly cuts it and adds a scroll bar.
+    legend = _LEGEND_HEAD + _LEGEND_LINE * len(keys)
+    fig.update_layout(height=max(fig.layout.height, fig.layout.margin.t + _GANTT_BOTTOM + legend))
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)

@@ -52,7 +52,9 @@ window.addEventListener('load', () => setTimeout(() => {
     return {title: (d.querySelector('.gtitle') || {}).textContent || '',
             drawn: !!svg, traces: d.querySelectorAll('.trace').length,
             title_meets_ytitle: meet(title, y), ytitle_inside: inside(y, svg),
-            title_meets_legend: meet(title, box(d, '.legend'))};
+            title_meets_legend: meet(title, box(d, '.legend')),
+            // plotly gives a legend taller than the plot area a scroll bar
+            legend_scrolls: !!box(d, '.legend .scrollbar')};
   });
   const out = document.createElement('pre');
   out.id = 'portsim-probe';

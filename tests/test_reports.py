@@ -314,6 +314,46 @@ def test_gantt_draws_a_computation_of_no_time_as_a_diamond() -> None:
     assert all(d > 0 for t in bars for d in t.x)  # no bar of length 0 left
     assert all(t.showlegend for t in diamonds)  # items made by a computation only
     assert {t.name for t in diamonds} == {str(e.output) for e in computes}
+    # an item's bars and diamonds share a legend group; groups are not spaced apart
+    # (a gap per group had made a 4-port chart's 5-item legend scroll)
+    assert figure.layout.legend.tracegroupgap == 0
+
+
+def test_gantt_is_tall_enough_for_its_legend() -> None:
+    # Seen in Chromium on reduce-fibonacci, greedy (reducers: 2): 13 items on 10 rows,
+    # the legend was cut after 12 and scrolled.  A flat reduce onto P0 of 10 leaves:
+    # 12 rows, 20 items (10 leaves' v[i,i] sent, 10 partial results computed).
+    leaves = [f"P{i}" for i in range(1, 11)]
+    platform = Platform.build({"P0": 1, **dict.fromkeys(leaves, 1)},
+                              [(leaf, "P0", 1) for leaf in leaves])
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    plan = get_planner("flat").plan(platform, operation)
+    assert plan.schedule is not None
+    figure = gantt_figure(plan.schedule)
+    items = {t.name for t in figure.data}
+    rows = {y for t in figure.data for y in t.y}
+    assert (len(items), len(rows)) == (20, 12)
+    layout = figure.layout
+    plot = layout.height - layout.margin.t - 80  # plotly's default bottom margin
+    assert plot >= 30 + 20 * len(items)  # the legend's title, and 20 pixels an item
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_gantt_legend_does_not_scroll_in_headless_chromium(tmp_path: Path) -> None:
+    leaves = [f"P{i}" for i in range(1, 11)]
+    platform = Platform.build({"P0": 1, **dict.fromkeys(leaves, 1)},
+                              [(leaf, "P0", 1) for leaf in leaves])
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    plan = get_planner("flat").plan(platform, operation)
+    assert plan.schedule is not None
+    page = tmp_path / "gantt.html"
+    gantt_figure(plan.schedule).write_html(page, include_plotlyjs=True)
+    seen = drawn(page, tmp_path)
+    assert seen["errors"] == []
+    (figure,) = seen["figures"]
+    assert figure["drawn"]
+    assert not figure["legend_scrolls"]
 
 
 def test_gantt_bars_last_as_long_as_the_engine_says_on_a_link_with_latency() -> None:
