@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 import networkx as nx
+import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
@@ -547,11 +548,7 @@ def gantt_figure(
             name=_esc(key), legendgroup=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(b.start) for b in group],
             x=[float(b.duration) for b in group],
-            marker={"color": colour,
-                    "opacity": [_FAULT_OPACITY if b.flagged else 1 for b in group],
-                    "line": {"color": [_FAULT_COLOUR if b.flagged else "white" for b in group],
-                             "width": [3 if b.flagged else 0 if b.duration < thin else 1
-                                       for b in group]}},
+            marker=_bar_marker(colour, group, thin),
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
@@ -587,6 +584,24 @@ def gantt_figure(
                       annotation_text=f"period T = {format_rational(schedule.period)}",
                       annotation_position="top right")
     return fig
+
+
+def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:
+    """The marker of one item's bars: white outlines, red and see-through where flagged.
+
+    A value per bar only where the bars differ: plotly checks every colour of
+    an array one by one (3x the time of the whole chart at 20,000 events).
+    """
+    widths = [3 if b.flagged else 0 if b.duration < thin else 1 for b in bars]
+    marker: dict[str, object] = {
+        "color": colour,
+        "line": {"color": "white", "width": widths[0] if len(set(widths)) == 1
+                 else np.array(widths)}}
+    if any(b.flagged for b in bars):
+        marker["opacity"] = np.array([_FAULT_OPACITY if b.flagged else 1.0 for b in bars])
+        marker["line"] = {"color": [_FAULT_COLOUR if b.flagged else "white" for b in bars],
+                          "width": np.array(widths)}
+    return marker
 
 
 def _legend_title(keys: Sequence[str]) -> str:

@@ -415,7 +415,8 @@ def test_gantt_of_an_infeasible_schedule_shows_the_events_in_conflict(report_htm
         assert all("violation: port_conflict" in h for h in trace.hovertext)
     clean = gantt_figure(run.plan.schedule, title="by-hand")
     assert "infeasible" not in clean.layout.title.text
-    assert all(set(t.marker.opacity) == {1} for t in clean.data)
+    assert all(t.marker.opacity is None for t in clean.data)  # opaque
+    assert all(t.marker.line.color == "white" for t in clean.data)
     assert has(report_html, "infeasible: 3 violation(s)")
 
 
