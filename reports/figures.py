@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 import networkx as nx
+import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
@@ -27,6 +28,7 @@ from portsim.simulator.errors import PlatformError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
 
 if TYPE_CHECKING:
@@ -75,6 +77,20 @@ _MAX_ARROWS: Final = 150
 _MAX_COST_LABELS: Final = 40
 """Platform links whose cost is written on the drawing (hover always has it)."""
 
+_LEGEND_LINE: Final = 20
+"""Pixels per item of a legend (plotly's 12 px font)."""
+_LEGEND_HEAD: Final = 30
+"""Pixels of a legend's title."""
+_GANTT_BOTTOM: Final = 80
+"""Pixels below a Gantt chart's plot area (plotly's bottom margin: ticks, axis title)."""
+_GANTT_PLOT_WIDTH: Final = 1100
+"""Pixels of a Gantt chart's time axis on a page of 1,400 pixels (the report's width)."""
+_THIN_BAR_PIXELS: Final = 4
+"""Gantt bars narrower than this many pixels at first sight are drawn without outline."""
+_FAULT_COLOUR: Final = "#c0392b"
+"""Outline of the Gantt bars of events involved in a violation."""
+_FAULT_OPACITY: Final = 0.6
+"""Their fill: see-through, so two bars overlapping on one port both show."""
 _MEASURED_COLOUR: Final = "#1f77b4"
 _BOUND_COLOUR: Final = "#ff7f0e"
 _MAKESPAN_COLOUR: Final = "#2ca02c"
@@ -296,6 +312,8 @@ class _Bar:
     colour_key: str
     label: str
     hover: str
+    flagged: bool = False
+    """The event takes part in a violation the engine found."""
 
 
 def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
@@ -318,8 +336,12 @@ def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
         return None
 
 
-def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]:
-    """The bars of one event: sender and receiver ports of a send, the CPU of a compute."""
+def _event_bars(schedule: Schedule, event: Event, colour_key: str,
+                faults: Sequence[str] = ()) -> list[_Bar]:
+    """The bars of one event: sender and receiver ports of a send, the CPU of a compute.
+
+    ``faults`` are the kinds of the violations the event takes part in.
+    """
     lines: list[str] = []
     if isinstance(event, Send):
         found = _send_duration(schedule, event)
@@ -342,6 +364,8 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]
     lines.append(f"duration {format_rational(duration)}")
     if event.lag:
         lines.append(f"lag {event.lag} period(s)")
+    if faults:
+        lines.append(f"<b>violation: {_esc(', '.join(dict.fromkeys(faults)))}</b>")
     hover = "<br>".join(lines)
     if isinstance(event, Send):
         send_row, _ = _port_rows(schedule.platform, event.src)
@@ -349,7 +373,8 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str) -> list[_Bar]
         rows = [send_row, receive_row]
     else:
         rows = [f"{event.node} CPU"]
-    return [_Bar(row, event.start, duration, colour_key, label, hover) for row in rows]
+    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults))
+            for row in rows]
 
 
 def _event_item(event: Event) -> tuple[str, int]:
@@ -403,7 +428,18 @@ def _node_bands(rows: Sequence[tuple[NodeId, str]]) -> list[dict[str, object]]:
     ]
 
 
-def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
+def _faults(schedule: Schedule, violations: Sequence[Violation]) -> dict[int, list[str]]:
+    """The kinds of violation each event (by its index in the schedule) takes part in."""
+    faults: dict[int, list[str]] = {}
+    for violation in violations:
+        for index in violation.events:
+            if 0 <= index < len(schedule.events):
+                faults.setdefault(index, []).append(violation.kind)
+    return faults
+
+
+def _gantt_title(schedule: Schedule, title: str | None, shown: int,
+                 cut: Fraction | None = None) -> str:
     total = len(schedule.events)
     if schedule.period is not None:
         what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
@@ -412,8 +448,10 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int) -> str:
         what = "one-shot schedule"
     head = f"{_esc(title)}: {what}" if title else what.capitalize()
     if shown < total:
+        # Say up to when the drawing is whole: the rest of the time axis is not idle.
+        until = "" if cut is None else f": every event starting before {format_rational(cut)}"
         head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {total:,} " \
-                "events (earliest starts)</span>"
+                f"events (earliest starts{until})</span>"
     return head
 
 
@@ -422,6 +460,7 @@ def gantt_figure(
     *,
     title: str | None = None,
     max_events: int = GANTT_EVENT_CAP,
+    violations: Sequence[Violation] = (),
 ) -> go.Figure:
     """Gantt chart of a one-shot schedule, or of one period of a periodic one.
 
@@ -437,6 +476,12 @@ def gantt_figure(
     max_events:
         Draw at most this many events, the earliest; the title says when
         some were left out.
+    violations:
+        The violations the engine found in ``schedule`` (a
+        :class:`~portsim.simulator.report.Report`'s): the bars of the events
+        they name are outlined in red and drawn see-through, so that bars
+        which overlap on a port stay visible; their hover text names the
+        violations, and the title counts them.
 
     Returns
     -------
@@ -450,6 +495,8 @@ def gantt_figure(
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
         text gives the item, ``src → dst``, start and end as exact rationals.
+        An event of duration 0 (a computation on a node of compute time 0)
+        is a diamond at its time instead of a bar.
         A periodic schedule has a dashed line at the period.
 
     Examples
@@ -466,19 +513,42 @@ def gantt_figure(
     ['A send port', 'B receive port']
     """
     order = sorted(range(len(schedule.events)), key=lambda i: (schedule.events[i].start, i))
-    events = [schedule.events[i] for i in order[:max(0, max_events)]]
-    bars = [bar for event, key in zip(events, _colour_keys(events), strict=True)
-            for bar in _event_bars(schedule, event, key)]
+    shown = order[:max(0, max_events)]
+    events = [schedule.events[i] for i in shown]
+    faults = _faults(schedule, violations)
+    bars = [bar for index, event, key in zip(shown, events, _colour_keys(events), strict=True)
+            for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
     keys = list(dict.fromkeys(b.colour_key for b in bars))
     colours = _palette(len(keys))
+    # The white outline that separates back-to-back bars covers a bar of a pixel or
+    # two, which then reads as a pale, different colour: no outline on those.
+    span = max([b.start + b.duration for b in bars] + [schedule.period or Fraction(0)])
+    thin = span / _GANTT_PLOT_WIDTH * _THIN_BAR_PIXELS
     fig = go.Figure()
     for i, key in enumerate(keys):
-        group = [b for b in bars if b.colour_key == key]
+        colour = colours[i % len(colours)]
+        group = [b for b in bars if b.colour_key == key and b.duration > 0]
+        # A bar of length 0 (a computation on a node of compute time 0) is invisible:
+        # such an event is a diamond at its time, in its item's legend entry.
+        instant = [b for b in bars if b.colour_key == key and b.duration == 0]
+        if instant:
+            fig.add_trace(go.Scatter(
+                name=_esc(key), legendgroup=_esc(key), showlegend=not group, mode="markers",
+                y=[b.row for b in instant], x=[float(b.start) for b in instant],
+                marker={"symbol": "diamond-tall", "size": 14, "color": colour,
+                        "line": {"color": [_FAULT_COLOUR if b.flagged else "white"
+                                           for b in instant],
+                                 "width": [3 if b.flagged else 1 for b in instant]}},
+                hovertext=[b.hover for b in instant],
+                hovertemplate="%{hovertext}<extra></extra>",
+            ))
+        if not group:
+            continue
         fig.add_trace(go.Bar(
-            name=_esc(key), orientation="h",
+            name=_esc(key), legendgroup=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(b.start) for b in group],
             x=[float(b.duration) for b in group],
-            marker={"color": colours[i % len(colours)], "line": {"color": "white", "width": 1}},
+            marker=_bar_marker(colour, group, thin),
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
@@ -489,11 +559,23 @@ def gantt_figure(
         template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
         height=max(260, 160 + 26 * len(names)),
         legend_title_text=_legend_title(keys),
+        legend_tracegroupgap=0,  # one legend group per item: no gap between the items
         uniformtext={"minsize": 8, "mode": "hide"},
         shapes=_node_bands(rows),
         margin={"l": 10},
     )
-    set_title(fig, _gantt_title(schedule, title, len(events)))
+    cut = schedule.events[order[len(shown)]].start if len(shown) < len(order) else None
+    head = _gantt_title(schedule, title, len(events), cut)
+    if violations:
+        drawn = sum(1 for i in shown if i in faults)
+        head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
+                 f"violation(s); the {drawn:,} event(s) drawn that they involve are "
+                 "outlined in red</span>")
+    set_title(fig, head)
+    # The legend (one item a line) starts at the top of the plot area: make that area
+    # tall enough for all of it, or plotly cuts it and adds a scroll bar.
+    legend = _LEGEND_HEAD + _LEGEND_LINE * len(keys)
+    fig.update_layout(height=max(fig.layout.height, fig.layout.margin.t + _GANTT_BOTTOM + legend))
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
@@ -502,6 +584,24 @@ def gantt_figure(
                       annotation_text=f"period T = {format_rational(schedule.period)}",
                       annotation_position="top right")
     return fig
+
+
+def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:
+    """The marker of one item's bars: white outlines, red and see-through where flagged.
+
+    A value per bar only where the bars differ: plotly checks every colour of
+    an array one by one (3x the time of the whole chart at 20,000 events).
+    """
+    widths = [3 if b.flagged else 0 if b.duration < thin else 1 for b in bars]
+    marker: dict[str, object] = {
+        "color": colour,
+        "line": {"color": "white", "width": widths[0] if len(set(widths)) == 1
+                 else np.array(widths)}}
+    if any(b.flagged for b in bars):
+        marker["opacity"] = np.array([_FAULT_OPACITY if b.flagged else 1.0 for b in bars])
+        marker["line"] = {"color": [_FAULT_COLOUR if b.flagged else "white" for b in bars],
+                          "width": np.array(widths)}
+    return marker
 
 
 def _legend_title(keys: Sequence[str]) -> str:
@@ -649,6 +749,17 @@ def _node_traces(
     return traces
 
 
+def _link_legend(pairs: int) -> str:
+    """How to read the links: the subtitle says which marks were left out, and why."""
+    if pairs <= _MAX_COST_LABELS:
+        return "number on a link: its cost c, the time to send a unit-size message"
+    legend = (f"link costs not written ({pairs} linked pairs of nodes, more than "
+              f"{_MAX_COST_LABELS}): hover the middle of a link for its cost c")
+    if pairs > _MAX_ARROWS:
+        legend += f"; no arrowheads (more than {_MAX_ARROWS} linked pairs)"
+    return legend
+
+
 def platform_figure(platform: Platform, operation: Operation | None = None) -> go.Figure:
     """Drawing of the platform graph.
 
@@ -666,7 +777,9 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
         Nodes placed by Kamada–Kawai (small connected platforms) or a spring
         layout seeded with 0, so the drawing is reproducible.  Each link is a
         line with its cost ``c`` written at the middle (hover gives every
-        direction's cost), and arrowheads give its direction(s).
+        direction's cost), and arrowheads give its direction(s).  Beyond 40
+        linked pairs of nodes the costs are not written, beyond 150 there are
+        no arrowheads; the subtitle says so.
     """
     pos = _layout(platform)
     fig = go.Figure([*_edge_traces(platform, pos), *_node_traces(platform, operation, pos)])
@@ -678,8 +791,7 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     )
     set_title(fig, f"Platform: {len(platform.nodes)} nodes ({routers} router(s)), "
                    f"{len(platform.links)} directed links, port model {platform.port_model}"
-                   "<br><sup>number on a link: its cost c, the time to send a unit-size "
-                   "message</sup>")
+                   f"<br><sup>{_link_legend(len(_link_pairs(platform)))}</sup>")
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -823,10 +935,13 @@ def convergence_figure(study: AsymptoticStudy, labels: Sequence[str] = (), *,
         figure.add_trace(go.Scatter(
             x=[float(r.horizon) for r in rows], y=[float(r.ratio or 0) for r in rows],
             name=_esc(name), mode="lines+markers",
-            customdata=[[r.completed, format_rational(r.bound_times_horizon), r.periods]
+            # the exact K and ratio: plotly would write the float coordinates (2.4, 0.6667)
+            customdata=[[r.completed, format_rational(r.bound_times_horizon), r.periods,
+                         format_rational(r.horizon), format_rational(r.ratio or 0)]
                         for r in rows],
-            hovertemplate=(f"{_esc(name)}<br>K=%{{x}} (%{{customdata[2]}} periods)<br>"
-                           "ratio=%{y:.4f}<br>completed=%{customdata[0]}<br>"
+            hovertemplate=(f"{_esc(name)}<br>K=%{{customdata[3]}} (%{{customdata[2]}} lp "
+                           "period(s))<br>ratio=%{customdata[4]} (%{y:.4f})<br>"
+                           "completed=%{customdata[0]}<br>"
                            "TP·K=%{customdata[1]}<extra></extra>")))
     figure.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="TP·K")
     figure.update_layout(

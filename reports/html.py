@@ -312,7 +312,7 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
                     "(earliest starts) are drawn.</p>")
         parts.append(f"<h3>{_esc(label)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=label)))
+                     + embed(gantt_figure(schedule, title=label, violations=run.violations)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
     intro = ("<p>One row per port (a unidirectional node's sends and receives share one "
@@ -335,7 +335,12 @@ class Cell:
 
 
 def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], css: str = "") -> str:
-    """An HTML table: ``columns`` as the head, one ``<tr>`` per row of cells, all escaped."""
+    """An HTML table: ``columns`` as the head, one ``<tr>`` per row of cells, all escaped.
+
+    The table sits in a ``<div class="table-scroll">``: on a window narrower
+    than the table it scrolls sideways in its own box, instead of running past
+    the page's right edge with its last columns out of sight.
+    """
     head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(
@@ -344,7 +349,8 @@ def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], css: str 
         ) + "</tr>"
         for row in rows
     )
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (f'<div class="table-scroll"><table class="{css}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 _RESULT_COLUMNS: Final = (
@@ -494,6 +500,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1re
            margin: .8rem 0; }
 dl.facts dt { font-weight: 600; color: #45515e; } dl.facts dd { margin: 0; }
 table { border-collapse: collapse; font-size: .92rem; margin: .6rem 0; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 th, td { border: 1px solid #dde3ea; padding: .3rem .6rem; text-align: left;
          vertical-align: top; }
 th { background: #f2f5f8; }

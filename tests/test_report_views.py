@@ -20,6 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pyarrow as pa
 import pytest
+from browser import drawn, needs_chromium
 from click.testing import CliRunner
 
 from portsim.reports.figures import (
@@ -36,6 +37,7 @@ from portsim.scenarios.cli import main
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import PlannerRun, ScenarioResult, run_scenario
 from portsim.simulator.errors import ScenarioError
+from portsim.simulator.numbers import format_rational
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -194,6 +196,71 @@ def test_ratio_whiskers_never_go_below_one(study_page: str) -> None:
     assert values(binomial["error_y"]["array"]) == [0.375, 0.375]
 
 
+# -- grid points that are whole generators (the fabrics study) ------------------------------
+
+FABRICS = ['{"n": 8, "type": "ring"}', '{"cols": 3, "rows": 3, "type": "torus"}',
+           '{"servers": 1, "type": "dgx_a100"}', '{"k": 4, "type": "fat_tree"}']
+
+
+def test_a_linear_grid_axis_ticks_at_the_grid_values(study_page: str) -> None:
+    # Seen in Chromium on the snf-three-class study: n = 10, 12, 14 ticked at
+    # 10, 10.5, 11, ..., platforms of 10.5 nodes.
+    for title in ("Makespan of one operation", "Makespan / best makespan"):
+        axis = figure_titled(study_page, title)["layout"]["xaxis"]
+        assert axis["tickvals"] == [4, 8]
+        assert axis["ticktext"] == ["4", "8"]
+
+
+def write_fabrics_store(directory: Path) -> None:
+    """Two planners' rows at four grid points named by whole generators."""
+    store = ResultStore(directory, {"grid.platform.generator": pa.string()})
+    rows = []
+    for run, generator in enumerate(FABRICS):
+        for index in range(2):
+            row = stored_row(run, 0, 4, index, makespan="4", efficiency=0.5 + index / 4)
+            del row["grid.platform.generator.n"]
+            rows.append({**row, "grid.platform.generator": generator})
+    store.append(rows)
+
+
+def test_long_grid_points_leave_room_for_the_axis_titles(tmp_path: Path) -> None:
+    # Seen in Chromium on the fabrics study: the grid points, written on a slant,
+    # took the plot area's height and its y-axis title ran over the chart's title.
+    write_fabrics_store(tmp_path)
+    page = render_study_report(load_results(tmp_path))
+    for title in ("Measured throughput / bound", "Makespan of one operation"):
+        layout = figure_titled(page, title)["layout"]
+        axis = layout["xaxis"]
+        assert axis["tickangle"] == 0
+        assert axis["tickvals"] == [f"platform.generator={g}" for g in FABRICS]
+        lines = [line for text in axis["ticktext"] for line in text.split("<br>")]
+        # lines of 28 characters, or one word: a quarter of the width holds 30
+        assert max(map(len, lines)) == len('platform.generator={"servers":')
+        assert "&quot;" not in " ".join(lines)
+        assert "&lt;" not in " ".join(lines)
+        deepest = max(text.count("<br>") + 1 for text in axis["ticktext"])  # 3 lines (torus)
+        assert deepest == 3
+        plot_height = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+        assert layout["margin"]["b"] >= 60 + 15 * (deepest - 1)
+        # the y-axis title (14 px font, under 8 px a character) fits along the plot area
+        assert 8 * len(layout["yaxis"]["title"]["text"]) <= plot_height
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_long_grid_points_leave_room_for_the_axis_titles_in_chromium(tmp_path: Path) -> None:
+    write_fabrics_store(tmp_path / "store")
+    page = tmp_path / "report.html"
+    page.write_text(render_study_report(load_results(tmp_path / "store")), encoding="utf-8")
+    seen = drawn(page, tmp_path)
+    assert seen["errors"] == []
+    assert len(seen["figures"]) >= 3
+    for figure in seen["figures"]:
+        assert figure["drawn"], figure["title"]
+        assert not figure["title_meets_ytitle"], figure["title"]
+        assert figure["ytitle_inside"], figure["title"]
+
+
 # -- identical series ----------------------------------------------------------------------
 
 
@@ -256,6 +323,23 @@ def test_run_report_has_the_convergence_chart() -> None:
         assert values(trace["y"]) == pytest.approx(expected)
         assert max(values(trace["y"])) <= 1
     assert values(chart["data"][1]["y"])[-1] >= 0.9
+
+
+def test_convergence_hover_gives_the_exact_horizon_and_ratio() -> None:
+    # Seen hovering in Chromium: "ratio=0.6667" for lp's 2 operations of TP·K = 3, and
+    # K written as plotly's float coordinate (2.4 for allgather-dgx-a100's period 12/5).
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    chart = figure_titled(render_run_report(run_scenario(scenario)),
+                          "completed(K) / (TP·K) over horizon K")
+    study = asymptotic_study(scenario, periods=CONVERGENCE_PERIODS)
+    lp = chart["data"][1]
+    rows = [r for r in study.rows if r.planner == "lp" and r.ratio is not None]
+    assert [c[3:] for c in lp["customdata"]] == [
+        [format_rational(r.horizon), format_rational(r.ratio)] for r in rows]
+    assert lp["customdata"][0][3:] == ["6", "2/3"]  # one period: 2 of TP·K = 1/2 · 6 = 3
+    assert "K=%{customdata[3]}" in lp["hovertemplate"]
+    assert "ratio=%{customdata[4]}" in lp["hovertemplate"]
+    assert "%{x}" not in lp["hovertemplate"]
 
 
 def test_run_report_tells_its_long_steps_before_they_start() -> None:

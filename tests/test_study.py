@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from browser import CHROMIUM, FLAGS, drawn, needs_chromium
 from click.testing import CliRunner
 
 from portsim.reports.studies import (
@@ -491,29 +491,29 @@ def test_canon_antoniu_study_reaches_10000_with_the_papers_worst_ratios(tmp_path
 
 # -- the report in a real browser ------------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
-                                         if Path("/usr/bin/chromium").exists() else None)
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian package chromium) "
-                                             "is not installed")
+@needs_chromium
 def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
-    assert CHROMIUM is not None
     study = study_from_dict({**trees_study([4, 8]), "grid": {
         "platform.generator.n": [4, 8], "platform.generator.compute": [0, 1]}})
     run_study(study, tmp_path, workers=2)
     report = write_study_report(tmp_path)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--virtual-time-budget=10000", "--window-size=1400,3600"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", report.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    seen = drawn(report, tmp_path)
+    assert seen["errors"] == []
     figures = report.read_text().count('class="plotly-graph-div"')
-    # plotly draws each figure into an SVG of class main-svg once its JavaScript ran
-    assert dom.count('class="main-svg"') >= figures >= 4
-    assert "Makespan of one operation" in dom
+    assert len(seen["figures"]) == figures >= 4
+    for figure in seen["figures"]:
+        # plotly draws each figure into an SVG of class main-svg once its JavaScript ran
+        assert figure["drawn"], figure["title"]
+        assert figure["traces"] >= 1, figure["title"]
+        assert not figure["title_meets_ytitle"], figure["title"]
+        assert figure["ytitle_inside"], figure["title"]
+    assert any(f["title"].startswith("Makespan of one operation") for f in seen["figures"])
     shot = tmp_path / "report.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", report.as_uri()],
+    assert CHROMIUM is not None
+    subprocess.run([CHROMIUM, *FLAGS, "--window-size=1400,3000",
+                    f"--user-data-dir={tmp_path / 'profile'}",
+                    f"--screenshot={shot}", report.as_uri()],
                    capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 50_000  # drawn figures, not a blank page
 

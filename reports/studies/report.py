@@ -32,6 +32,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
@@ -42,7 +43,6 @@ import plotly.graph_objects as go
 
 from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
-    THROUGHPUT_UNIT,
     TIME_UNIT,
     convergence_figure,
     distinct_labels,
@@ -68,6 +68,12 @@ MAX_FAILED_ROWS: Final = 200
 
 _TEMPLATE: Final = "plotly_white"
 _LABEL: Final = "label"
+_TICK_WIDTH: Final = 28
+"""Characters per line of a grid point's label under a comparison chart."""
+_MAX_GRID_TICKS: Final = 20
+"""Up to this many grid values, a linear axis ticks at each of them."""
+_TICK_LINE: Final = 15
+"""Pixels per line of those labels."""
 
 
 def write_study_report(directory: str | os.PathLike[str],
@@ -269,7 +275,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     else:
         data["value"] = data["efficiency"].astype("float64")
         title = "Measured throughput / bound (1 = optimal steady state)"
-        axis = f"measured throughput / bound (ratio of {THROUGHPUT_UNIT})"
+        axis = "measured throughput / bound (ratio)"
     data = data[data["value"].notna()]
     grid = _grid_columns(frame)
     numeric = [c for c in grid if pd.api.types.is_numeric_dtype(frame[c])]
@@ -323,10 +329,24 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
                          margin={"l": 70, "r": 20, "b": 60})
     if x_col is None:
         figure.update_layout(scattermode="group")  # side by side at each grid point
-        figure.update_xaxes(categoryorder="array", categoryarray=categories)
+        # Long grid points (a generator's JSON) written on a slant take the height of
+        # the plot area, and the y-axis title then runs over the chart's title: write
+        # them level, on several lines, and give those lines room below the chart.
+        ticks = [_tick_label(c) for c in categories]
+        extra = _TICK_LINE * max((t.count("<br>") for t in ticks), default=0)
+        figure.update_layout(height=480 + extra, margin_b=60 + extra)
+        figure.update_xaxes(categoryorder="array", categoryarray=categories, tickangle=0,
+                            tickmode="array", tickvals=categories, ticktext=ticks)
     if x_col is not None and len(data) and data["x"].min() > 0 and (
             data["x"].max() >= 100 * data["x"].min()):
         figure.update_xaxes(type="log", title_text=f"{x_title} (log scale)")
+    elif x_col is not None and len(data):
+        # A linear axis ticks at plotly's round numbers (10.5 nodes for n in 10..14):
+        # tick at the grid's own values when they are few.
+        points = sorted(set(data["x"]))
+        if len(points) <= _MAX_GRID_TICKS:
+            figure.update_xaxes(tickmode="array", tickvals=points,
+                                ticktext=[f"{v:g}" for v in points])
     if measure == "efficiency":
         figure.add_hline(y=1.0, line_dash="dot", line_color="#888",
                          annotation_text="bound")
@@ -352,6 +372,12 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
 # ---------------------------------------------------------------------------
 # the chosen run
 # ---------------------------------------------------------------------------
+
+
+def _tick_label(category: str) -> str:
+    """A grid point's label on lines of at most :data:`_TICK_WIDTH` characters (escaped)."""
+    lines = textwrap.wrap(category, _TICK_WIDTH, break_long_words=False) or [category]
+    return "<br>".join(html.escape(line, quote=False) for line in lines)
 
 
 def _index_ranges(values: Sequence[int]) -> str:
@@ -474,7 +500,8 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
             tried.append(f"{name}: {err}")
             continue
         if outcome.plan is not None and outcome.plan.schedule is not None:
-            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}")
+            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}",
+                                  violations=outcome.violations)
             return ("gantt", f"Schedule of {name}", embed(figure))
         tried.append(f"{name}: no schedule")
     why = "; ".join(tried) or "no planner"
