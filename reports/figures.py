@@ -783,7 +783,7 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     """
     pos = _layout(platform)
     fig = go.Figure([*_edge_traces(platform, pos), *_node_traces(platform, operation, pos)])
-    routers = sum(1 for n in platform.nodes if n.router)
+    routers = len(platform.routers)
     fig.update_layout(
         template=_TEMPLATE, height=600 if len(platform.nodes) <= 30 else 800,
         annotations=_arrows(platform, pos), hovermode="closest",

@@ -464,7 +464,7 @@ def _operation_html(operation: Operation) -> str:
 
 
 def _platform_summary(platform: Platform) -> str:
-    routers = sum(1 for n in platform.nodes if n.router)
+    routers = len(platform.routers)
     overrides = [f"{n.id} ({n.port_model})" for n in platform.nodes
                  if n.port_model is not None and n.port_model != platform.port_model]
     port = str(platform.port_model)

@@ -289,7 +289,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
 def _platform_summary(platform: Platform) -> str:
     """``36 nodes (20 routers), multiport``: routers (switches, NICs) counted apart, and
     every port model a node follows (``mixed: ...``), not only the platform's default."""
-    routers = sum(1 for node in platform.nodes if node.router)
+    routers = len(platform.routers)
     models = sorted({str(platform.port_model_of(n)) for n in platform.node_ids})
     nodes = f"{len(platform.nodes)} nodes"
     if routers:

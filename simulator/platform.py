@@ -421,6 +421,11 @@ class Platform:
         """Ids of the nodes that are not routers, in declaration order."""
         return tuple(n.id for n in self.nodes if not n.router)
 
+    @property
+    def routers(self) -> tuple[NodeId, ...]:
+        """Ids of the routers (switches, NICs: they forward, never compute), in order."""
+        return tuple(n.id for n in self.nodes if n.router)
+
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._nodes_by_id
 

@@ -48,7 +48,7 @@ def test_dgx_a100_two_servers() -> None:
     p = dgx_a100_platform(2)
     assert p.processors == tuple(f"P{i}" for i in range(16))
     # 2 NVSwitches, 8 NICs per server, 2 IB switches (the 36 nodes, 96 links).
-    assert sorted(routers(p)) == sorted(["nvswitch0", "nvswitch1", "ib0", "ib1"]
+    assert sorted(p.routers) == sorted(["nvswitch0", "nvswitch1", "ib0", "ib1"]
                                         + [f"nic{s}_{r}" for s in range(2) for r in range(8)])
     assert len(p.nodes) == 36
     assert len(p.links) == 16 * 3 * 2  # per GPU three cables: NVSwitch, NIC, NIC -> IB
