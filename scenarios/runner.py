@@ -525,13 +525,7 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
-    achieved = result.achieved_throughput
-    proven = check.throughput if schedule.period is not None else None
-    if proven is not None and achieved is not None and proven != achieved:
-        # The planner's word is not taken: the strict replay proved another rate.
-        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
-                     f"the strict replay proves {format_rational(proven)}")
-        achieved = proven
+    achieved = _proven_achieved(result.achieved_throughput, check, schedule, notes)
     return PlannerRun(
         name, kind, model,
         status="ok",
@@ -550,6 +544,36 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         plan=result,
         validation=check,
     )
+
+
+def _proven_achieved(achieved: Fraction | None, check: Report, schedule: Schedule,
+                     notes: list[str]) -> Fraction | None:
+    """The planner's announced ``achieved_throughput`` as far as the strict replay proves it.
+
+    The planner's word is not taken.  A periodic schedule achieves exactly
+    what the strict replay proves (``instances_per_period / period``); a
+    one-shot schedule at least its proven rate (instances over the end of
+    its last event), so a larger claim is lowered to it.  When the replay
+    proves nothing (violations, an incomplete instance, or a horizon too
+    short to see every instance slot complete) the claim is dropped, and
+    ``bound_reached`` is unknown rather than the planner's say-so.  Each
+    change is a note naming the announced figure.
+    """
+    if achieved is None:
+        return None
+    proven = check.throughput
+    if proven is None:
+        why = ("it has violations" if check.violations
+               else "its horizon does not see every instance slot complete"
+               if schedule.period is not None else "it completes no instance")
+        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
+                     f"which the strict replay does not prove ({why}): not shown")
+        return None
+    if proven != achieved and (schedule.period is not None or achieved > proven):
+        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
+                     f"the strict replay proves {format_rational(proven)}")
+        return proven
+    return achieved
 
 
 def series_cut(measured: Report, horizon: Fraction) -> bool:
@@ -602,10 +626,13 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check)
+    # Its planned times are not claimed feasible, but a throughput it announces
+    # is a claim about them: the strict replay of those times must prove it.
+    achieved = _proven_achieved(result.achieved_throughput, strict, schedule, notes)
     return PlannerRun(
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
-        achieved_throughput=result.achieved_throughput,
+        achieved_throughput=achieved,
         measured_throughput=None if cut else measured.measured_throughput,
         completed=None if cut else measured.completed,
         horizon=Fraction(horizon), feasible=not violations, violations=violations,

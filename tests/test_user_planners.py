@@ -75,6 +75,9 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
         return replace(steady_state(platform, operation), planner="mine",
                        throughput_bound=Fraction(10), achieved_throughput=Fraction(10))
+    if mode == "boast-once":  # the honest one-shot schedule (1/3), announced at 10
+        return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
+                             throughput_bound=Fraction(10), achieved_throughput=Fraction(10))
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -85,7 +88,8 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
-                                             "long-note", "overlap", "small", "boast"):
+                                             "long-note", "overlap", "small", "boast",
+                                             "boast-once"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -302,4 +306,34 @@ def test_an_announced_achieved_throughput_gives_way_to_the_proven_one(tmp_path: 
     assert record["status"] == "ok"
     assert (record["achieved_throughput"], record["bound_reached"]) == ("1/3", False)
     assert ("the planner announced achieved throughput 10, the strict replay proves 1/3"
+            in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_announced_throughput_of_a_one_shot_schedule_is_checked_too(tmp_path: Path) -> None:
+    """Red-team pass: a one-shot schedule (S sends m[A], then m[B]: makespan 3)
+    announced at 10 was kept at 10 and shown as reaching its bound 10; the
+    strict replay proves 1 instance per 3 time units, and that is shown."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: boast-once}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["makespan"]) == (True, "3")
+    assert (record["achieved_throughput"], record["bound_reached"]) == ("1/3", False)
+    assert ("the planner announced achieved throughput 10, the strict replay proves 1/3"
+            in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_announced_throughput_the_horizon_cannot_prove_is_not_shown(tmp_path: Path) -> None:
+    """Red-team pass: with a horizon of half lp's period 3, no instance slot is
+    seen complete and the replay proves nothing; the announced 10 was shown
+    as reaching the bound 10 all the same."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: boast}", "--json", "-",
+                       "--horizon", "3/2")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["completed"]) == (True, 0)
+    assert (record["achieved_throughput"], record["bound_reached"]) == (None, None)
+    assert ("the planner announced achieved throughput 10, which the strict replay does "
+            "not prove (its horizon does not see every instance slot complete): not shown"
             in record["notes"])
