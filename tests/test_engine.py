@@ -646,3 +646,23 @@ def test_series_of_an_empty_schedule_is_refused() -> None:
     assert report.makespan == 0  # the target holds v[0,0] from the start
     with pytest.raises(ScheduleError, match="no series"):
         replay_series(empty, 10)
+
+
+def test_a_horizon_short_of_the_steady_state_still_sees_its_conflicts() -> None:
+    """Red-team pass: S sends b to A every period (lag 0) and to B from period 3
+    on (lag 3), both at offset 0 of a period 1: S's send port clashes at t = 3
+    and in every period after.  ``validate --horizon 2`` said "feasible and
+    complete" (exit 0); the strict replay now plays on to the steady state
+    for its checks, while its figures stay those of the horizon."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 1), ("S", "B", 1)])
+    s = Schedule.from_dicts(p, broadcast(p, "S"), [
+        send("S", "A", "b", 0), send("S", "B", "b", 0, lag=3)], period=1)
+    for exact in (True, False):
+        short = replay(s, horizon=2, exact=exact)
+        assert [(v.kind, v.time, v.events) for v in short.violations] == [
+            ("port_conflict", 3, (1, 0))]
+        assert (short.completed, short.instances, short.end_time, short.unfinished) == (
+            0, 0, 2, 2)
+        assert short.throughput is None
+    # the same violation as over the default horizon (3 + 10 periods)
+    assert [v.events for v in replay(s).violations] == [(1, 0)]
