@@ -526,11 +526,12 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         v for v in measured.violations if measured is not check
     )
     achieved = _proven_achieved(result.achieved_throughput, check, schedule, notes)
+    bound = _checked_bound(result.throughput_bound, check, notes)
     return PlannerRun(
         name, kind, model,
         status="ok",
         message=result.message,
-        throughput_bound=result.throughput_bound,
+        throughput_bound=bound,
         achieved_throughput=achieved,
         period=schedule.period,
         makespan=makespan,
@@ -574,6 +575,24 @@ def _proven_achieved(achieved: Fraction | None, check: Report, schedule: Schedul
                      f"the strict replay proves {format_rational(proven)}")
         return proven
     return achieved
+
+
+def _checked_bound(bound: Fraction | None, check: Report,
+                   notes: list[str]) -> Fraction | None:
+    """The planner's ``throughput_bound``, unless its own schedule beats it.
+
+    The strict replay proves the schedule's throughput (exactly for a
+    periodic one, at least for a one-shot one): a "bound" below it bounds
+    nothing, and ``bound_reached`` would hail the schedule as optimal on it.
+    It is then left out, with a note.
+    """
+    proven = check.throughput
+    if bound is None or proven is None or proven <= bound:
+        return bound
+    notes.append(f"the planner announced throughput bound {format_rational(bound)}, below "
+                 f"the throughput {format_rational(proven)} its own schedule proves: not "
+                 f"an upper bound, not shown")
+    return None
 
 
 def series_cut(measured: Report, horizon: Fraction) -> bool:

@@ -78,6 +78,10 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
     if mode == "boast-once":  # the honest one-shot schedule (1/3), announced at 10
         return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
                              throughput_bound=Fraction(10), achieved_throughput=Fraction(10))
+    if mode == "low-bound":  # the honest one-shot schedule (1/3), "bounded" by 1/10
+        return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
+                             throughput_bound=Fraction(1, 10),
+                             achieved_throughput=Fraction(1, 10))
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -89,7 +93,7 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
                                              "long-note", "overlap", "small", "boast",
-                                             "boast-once"):
+                                             "boast-once", "low-bound"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -337,3 +341,18 @@ def test_an_announced_throughput_the_horizon_cannot_prove_is_not_shown(tmp_path:
     assert ("the planner announced achieved throughput 10, which the strict replay does "
             "not prove (its horizon does not see every instance slot complete): not shown"
             in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_bound_below_the_schedules_own_throughput_is_not_shown(tmp_path: Path) -> None:
+    """Red-team pass: the honest one-shot scatter (1 instance per makespan 3)
+    announced with a throughput bound 1/10 and an achieved 1/10 was shown as
+    reaching its bound; its strict replay proves 1/3, so 1/10 bounds nothing."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: low-bound}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["throughput_bound"], record["bound_reached"]) == (
+        True, None, None)
+    assert record["achieved_throughput"] == "1/10"
+    assert ("the planner announced throughput bound 1/10, below the throughput 1/3 its own "
+            "schedule proves: not an upper bound, not shown" in record["notes"])
