@@ -447,9 +447,9 @@ def run_planner(
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
     try:
         if result.replay == "asap":
-            run = _run_asap(name, kind, model, result, given, exact)
+            run = _run_asap(name, kind, model, result, given, exact, operation.size)
         else:
-            run = _run_strict(name, kind, model, result, given, exact)
+            run = _run_strict(name, kind, model, result, given, exact, operation.size)
         return replace(_in_operations(run, result.schedule, operation), options=options)
     except ScheduleError as err:
         if given is not None and err.path == "horizon":
@@ -485,8 +485,9 @@ def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) ->
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,
-                horizon: Fraction | None, exact: bool) -> PlannerRun:
-    """Validate a plan's schedule at its stated times and measure it (see the module)."""
+                horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
+    """Validate a plan's schedule at its stated times and measure it (see the module);
+    ``size``: the scenario's message size (the schedule's may be a piece of it)."""
     schedule = result.schedule
     assert schedule is not None
     notes = list(result.notes)
@@ -525,8 +526,9 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
-    achieved = _proven_achieved(result.achieved_throughput, check, schedule, notes)
-    bound = _checked_bound(result.throughput_bound, check, notes)
+    proven = _in_operations_of(check, schedule, size)
+    achieved = _proven_achieved(result.achieved_throughput, proven, check, schedule, notes)
+    bound = _checked_bound(result.throughput_bound, proven, notes)
     return PlannerRun(
         name, kind, model,
         status="ok",
@@ -547,14 +549,29 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     )
 
 
-def _proven_achieved(achieved: Fraction | None, check: Report, schedule: Schedule,
-                     notes: list[str]) -> Fraction | None:
+def _in_operations_of(check: Report, schedule: Schedule, size: Fraction) -> Fraction | None:
+    """The throughput ``check`` proves, in operations of ``size`` per time unit.
+
+    A schedule that moves the message in pieces (instances of a smaller
+    size) completes ``size / piece`` instances per operation: the proven
+    rate of instances counts that many as one operation, as
+    :func:`_in_operations` does for the measured one.
+    """
+    if check.throughput is None:
+        return None
+    return check.throughput * schedule.operation.size / size
+
+
+def _proven_achieved(achieved: Fraction | None, proven: Fraction | None, check: Report,
+                     schedule: Schedule, notes: list[str]) -> Fraction | None:
     """The planner's announced ``achieved_throughput`` as far as the strict replay proves it.
 
-    The planner's word is not taken.  A periodic schedule achieves exactly
-    what the strict replay proves (``instances_per_period / period``); a
-    one-shot schedule at least its proven rate (instances over the end of
-    its last event), so a larger claim is lowered to it.  When the replay
+    ``proven``: the rate ``check`` proves, in operations of the scenario's
+    size (:func:`_in_operations_of`).  The planner's word is not taken.  A
+    periodic schedule achieves exactly what the strict replay proves
+    (``instances_per_period / period``); a one-shot schedule at least its
+    proven rate (instances over the end of its last event), so a larger
+    claim is lowered to it.  When the replay
     proves nothing (violations, an incomplete instance, or a horizon too
     short to see every instance slot complete) the claim is dropped, and
     ``bound_reached`` is unknown rather than the planner's say-so.  Each
@@ -562,7 +579,6 @@ def _proven_achieved(achieved: Fraction | None, check: Report, schedule: Schedul
     """
     if achieved is None:
         return None
-    proven = check.throughput
     if proven is None:
         why = ("it has violations" if check.violations
                else "its horizon does not see every instance slot complete"
@@ -577,7 +593,7 @@ def _proven_achieved(achieved: Fraction | None, check: Report, schedule: Schedul
     return achieved
 
 
-def _checked_bound(bound: Fraction | None, check: Report,
+def _checked_bound(bound: Fraction | None, proven: Fraction | None,
                    notes: list[str]) -> Fraction | None:
     """The planner's ``throughput_bound``, unless its own schedule beats it.
 
@@ -586,7 +602,6 @@ def _checked_bound(bound: Fraction | None, check: Report,
     nothing, and ``bound_reached`` would hail the schedule as optimal on it.
     It is then left out, with a note.
     """
-    proven = check.throughput
     if bound is None or proven is None or proven <= bound:
         return bound
     notes.append(f"the planner announced throughput bound {format_rational(bound)}, below "
@@ -614,7 +629,7 @@ def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
 
 
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
-              horizon: Fraction | None, exact: bool) -> PlannerRun:
+              horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
     """Measure a plan that claims only an order of events (``replay="asap"``).
 
     Periodic: the pattern is expanded over the horizon and replayed as soon as
@@ -647,7 +662,9 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         v for v in measured.violations if measured is not check)
     # Its planned times are not claimed feasible, but a throughput it announces
     # is a claim about them: the strict replay of those times must prove it.
-    achieved = _proven_achieved(result.achieved_throughput, strict, schedule, notes)
+    achieved = _proven_achieved(result.achieved_throughput,
+                                _in_operations_of(strict, schedule, size), strict, schedule,
+                                notes)
     return PlannerRun(
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,

@@ -82,6 +82,12 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
         return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
                              throughput_bound=Fraction(1, 10),
                              achieved_throughput=Fraction(1, 10))
+    if mode == "pieces":  # lp's periodic schedule of hundredths: 100/3 of them, 1/3 op.
+        from portsim.planners.lp import steady_state
+
+        pieces = steady_state(platform, replace(operation, size=Fraction(1, 100)))
+        return replace(pieces, planner="mine", throughput_bound=Fraction(1, 3),
+                       achieved_throughput=Fraction(1, 3))
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -93,7 +99,7 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
                                              "long-note", "overlap", "small", "boast",
-                                             "boast-once", "low-bound"):
+                                             "boast-once", "low-bound", "pieces"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -356,3 +362,19 @@ def test_a_bound_below_the_schedules_own_throughput_is_not_shown(tmp_path: Path)
     assert record["achieved_throughput"] == "1/10"
     assert ("the planner announced throughput bound 1/10, below the throughput 1/3 its own "
             "schedule proves: not an upper bound, not shown" in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_periodic_schedule_in_pieces_is_proven_in_operations(tmp_path: Path) -> None:
+    """Red-team pass: lp's periodic scatter of messages of size 1/100 moves 100
+    instances per period 3, one third of an operation of size 1 per unit; the
+    planner's right 1/3 was replaced by "the strict replay proves 100/3", the
+    rate of pieces, a hundred times the operations it completes."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: pieces}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["period"]) == (True, "3")
+    assert (record["throughput_bound"], record["achieved_throughput"],
+            record["bound_reached"]) == ("1/3", "1/3", True)
+    assert not [note for note in record["notes"] if "announced" in note]
+    assert Fraction(record["measured_throughput_exact"]) <= Fraction(1, 3)
