@@ -1328,6 +1328,9 @@ def _conclude(
         completion_times=tuple(run.out_time(x) for x in times),
         startup_skipped=startup_skipped,
         unfinished=unfinished,
+        # an asap replay may complete unexpected instances, ahead of the
+        # stated times: they must not make up for expected ones left incomplete
+        incomplete=len(incomplete) + (0 if unserved is None else unserved.instances),
         event_starts=starts,
     )
 

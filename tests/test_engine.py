@@ -666,3 +666,22 @@ def test_a_horizon_short_of_the_steady_state_still_sees_its_conflicts() -> None:
         assert short.throughput is None
     # the same violation as over the default horizon (3 + 10 periods)
     assert [v.events for v in replay(s).violations] == [(1, 0)]
+
+
+def test_an_asap_replay_running_ahead_does_not_make_up_for_an_incomplete_slot() -> None:
+    """Red-team pass: slot #1 never sends b to B; slot #0 carries a useless send
+    at lag 20, so over the horizon 30 none of its instances is expected, but
+    the as-soon-as-possible replay completes its 10 all the same.  10
+    completed >= 10 expected made the report "complete" (``validate --mode
+    asap --horizon 30``: "feasible and complete", exit 0) though none of the
+    10 expected instances (slot #1's) ever completes."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1), ("A", "B", 1)])
+    s = Schedule.from_dicts(p, broadcast(p, "S"), [
+        send("S", "A", "b#0", 0), send("S", "B", "b#0", 1),
+        send("A", "B", "b#0", 0, lag=20), send("S", "A", "b#1", 2)],
+        period=3, instances_per_period=2)
+    report = replay(s, mode="asap", horizon=30)
+    assert (report.feasible, report.completed, report.instances) == (True, 10, 10)
+    assert report.incomplete == 10
+    assert not report.complete
+    assert report.to_dict()["complete"] is False
