@@ -582,7 +582,9 @@ def _proven_achieved(achieved: Fraction | None, proven: Fraction | None, check: 
     if proven is None:
         why = ("it has violations" if check.violations
                else "its horizon does not see every instance slot complete"
-               if schedule.period is not None else "it completes no instance")
+               if schedule.period is not None
+               else "a float replay gives no exact figure" if not check.exact
+               else "it takes no time")
         notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
                      f"which the strict replay does not prove ({why}): not shown")
         return None
