@@ -991,7 +991,7 @@ def _play(
             # the checks; completions still count up to the horizon.
             steady = run.idle_span
             _check_replay_size(schedule, Fraction(run.out_time(steady)),
-                               explicit_horizon=explicit_horizon)
+                               explicit_horizon=False, steady=True)
             events = run.concrete(steady)
     else:
         instance_numbers = schedule.instances()
@@ -1214,12 +1214,15 @@ def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
     return None
 
 
-def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
+def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool,
+                       steady: bool = False) -> None:
     """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
 
     When the operation needs no communication, the instances of the slots no
     event serves complete at once and are listed one by one: they count one
     each per period.  (When it needs some, they are counted, not listed.)
+    ``steady``: ``horizon`` is the steady state a strict replay plays on to
+    past a shorter horizon (the error then names the largest lag).
     """
     assert schedule.period is not None
     periods = math.ceil(horizon / schedule.period)
@@ -1242,7 +1245,9 @@ def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizo
         raise ScheduleError(f"{why}: give a shorter horizon", path="horizon",
                             value=format_rational(horizon))
     lag, i = max((e.lag, i) for i, e in enumerate(schedule.events))
-    raise ScheduleError(f"{why} (the default horizon follows the largest lag)",
+    follows = ("the steady state checked past a short horizon" if steady
+               else "the default horizon")
+    raise ScheduleError(f"{why} ({follows} follows the largest lag)",
                         path=f"events[{i}].lag", value=lag)
 
 

@@ -337,3 +337,16 @@ def test_red_team_a_short_horizon_still_sees_a_later_clash(tmp_path: Path) -> No
     assert "schedule.yaml: 1 violation(s) (strict replay, bidirectional)" in out
     assert "horizon: 2, completed: 0" in out
     assert "port_conflict" in out
+
+
+def test_red_team_a_steady_state_beyond_the_cap_is_bad_input(tmp_path: Path) -> None:
+    """With a lag of 6,000,000 the steady state is beyond the replay cap: a
+    --horizon of 2 used to check nothing of it and say "feasible and
+    complete"; the file cannot be checked, and the error names the lag."""
+    code, out, err = validate(tmp_path, LATE_CLASH.replace("lag: 3", "lag: 6000000"),
+                              "--horizon", "2")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].endswith(
+        "schedule.yaml: events[1].lag: replaying 6000001 periods of 2 events exceeds the "
+        "cap of 5000000 events (the steady state checked past a short horizon follows "
+        "the largest lag) (got 6000000)")
