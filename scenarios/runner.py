@@ -252,7 +252,8 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
     schedule carries, so a planner's schedule must carry the scenario's: the
     same nodes (compute time, router, port model), the same links (cost and
     latency), the same kind of operation between the same nodes (the order
-    of the participants too, for a non-commutative reduction).  The message
+    of the participants too, for a non-commutative reduction, which a
+    commutative one does not stand for).  The message
     size may be smaller: a planner may move the message in pieces, one
     instance each (``msccl``; the runner counts them as one operation), and
     a one-shot schedule in pieces must then hold enough of them for one
@@ -326,6 +327,10 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
         if count * piece < size:
             return (f"it moves {count} instance(s) of size {format_rational(piece)}, less "
                     f"than one operation of size {format_rational(size)}")
+    if mine_op.is_reduction and its_op.commutative and not mine_op.commutative:
+        # the engine checks a reduction's order by the schedule's operation: a
+        # commutative one would let v0 + v2 + v1 pass for the scenario's v0 + v1 + v2
+        return "its reduction is commutative, the scenario's operator is not"
     ordered = not mine_op.commutative and not its_op.commutative
     for what in ("source", "target", "targets", "participants", "sources"):
         mine_nodes, its_nodes = getattr(mine_op, what), getattr(its_op, what)

@@ -378,3 +378,32 @@ def test_a_periodic_schedule_in_pieces_is_proven_in_operations(tmp_path: Path) -
             record["bound_reached"]) == ("1/3", "1/3", True)
     assert not [note for note in record["notes"] if "announced" in note]
     assert Fraction(record["measured_throughput_exact"]) <= Fraction(1, 3)
+
+
+def test_a_commutative_schedule_does_not_stand_for_a_non_commutative_reduce() -> None:
+    """Red-team pass: the engine checks a reduction's order by the operation the
+    schedule carries.  A planner's schedule declared commutative, combining
+    v0 with v2 and then v1, was taken for the scenario's non-commutative
+    reduce (it is wrong there) and replayed as feasible."""
+    ids = ["P0", "P1", "P2"]
+    p = Platform.build(ids, [(a, b, 1) for a in ids for b in ids if a != b])
+    mine = Operation(OperationKind.REDUCE, participants=tuple(ids), target="P0").resolve(p)
+    theirs = replace(mine, commutative=True)
+    schedule = Schedule.from_dicts(p, theirs, [
+        {"kind": "send", "src": "P1", "dst": "P0", "item": "v{1}", "start": 0},
+        {"kind": "send", "src": "P2", "dst": "P0", "item": "v{2}", "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v{0}", "v{2}"], "output": "v{0,2}",
+         "start": 2},
+        {"kind": "compute", "node": "P0", "inputs": ["v{0,2}", "v{1}"],
+         "output": "v{0,1,2}", "start": 3}])
+    assert foreign_schedule(schedule, p, mine) == (
+        "its reduction is commutative, the scenario's operator is not")
+    # the other way round is fine: an ordered reduction is a commutative one too
+    ordered = Schedule.from_dicts(p, mine, [
+        {"kind": "send", "src": "P1", "dst": "P0", "item": "v[1,1]", "start": 0},
+        {"kind": "send", "src": "P2", "dst": "P0", "item": "v[2,2]", "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v[0,0]", "v[1,1]"], "output": "v[0,1]",
+         "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v[0,1]", "v[2,2]"], "output": "v[0,2]",
+         "start": 2}])
+    assert foreign_schedule(ordered, p, theirs) is None
