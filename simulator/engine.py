@@ -563,7 +563,9 @@ class _Strict:
         """The instances with an event played: a strict replay plays every event
         (those that start before the horizon, see :meth:`count_until`)."""
         until = self.counted_until
-        return {ev.instance for ev in self.events if until is None or ev.start < until}
+        if until is None:
+            return {ev.instance for ev in self.events}
+        return {ev.instance for ev in self.events if ev.start < until}
 
     def count_until(self, horizon: Any) -> None:
         """Count only the events that start before ``horizon`` in :attr:`played`
