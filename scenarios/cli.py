@@ -570,6 +570,11 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
         console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
                       f"measured throughput: {_text(measured)} (completed / horizon, "
                       f"start-up included)")
+    if report.incomplete:
+        # an asap replay over a horizon measures: its incomplete instances are
+        # not violations, but they are not complete either (and say so here)
+        console.print(f"incomplete: {report.incomplete} of the {report.instances} expected "
+                      f"instance(s) never complete")
     if report.violations:
         table = Table(title="violations")
         for column in ("time", "node", "kind", "events", "detail"):

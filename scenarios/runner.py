@@ -252,7 +252,8 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
     schedule carries, so a planner's schedule must carry the scenario's: the
     same nodes (compute time, router, port model), the same links (cost and
     latency), the same kind of operation between the same nodes (the order
-    of the participants too, for a non-commutative reduction).  The message
+    of the participants too, for a non-commutative reduction, which a
+    commutative one does not stand for).  The message
     size may be smaller: a planner may move the message in pieces, one
     instance each (``msccl``; the runner counts them as one operation), and
     a one-shot schedule in pieces must then hold enough of them for one
@@ -326,6 +327,10 @@ def foreign_schedule(schedule: Schedule, platform: Platform,
         if count * piece < size:
             return (f"it moves {count} instance(s) of size {format_rational(piece)}, less "
                     f"than one operation of size {format_rational(size)}")
+    if mine_op.is_reduction and its_op.commutative and not mine_op.commutative:
+        # the engine checks a reduction's order by the schedule's operation: a
+        # commutative one would let v0 + v2 + v1 pass for the scenario's v0 + v1 + v2
+        return "its reduction is commutative, the scenario's operator is not"
     ordered = not mine_op.commutative and not its_op.commutative
     for what in ("source", "target", "targets", "participants", "sources"):
         mine_nodes, its_nodes = getattr(mine_op, what), getattr(its_op, what)
@@ -447,9 +452,9 @@ def run_planner(
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
     try:
         if result.replay == "asap":
-            run = _run_asap(name, kind, model, result, given, exact)
+            run = _run_asap(name, kind, model, result, given, exact, operation.size)
         else:
-            run = _run_strict(name, kind, model, result, given, exact)
+            run = _run_strict(name, kind, model, result, given, exact, operation.size)
         return replace(_in_operations(run, result.schedule, operation), options=options)
     except ScheduleError as err:
         if given is not None and err.path == "horizon":
@@ -485,8 +490,9 @@ def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) ->
 
 
 def _run_strict(name: str, kind: str, model: str, result: PlanResult,
-                horizon: Fraction | None, exact: bool) -> PlannerRun:
-    """Validate a plan's schedule at its stated times and measure it (see the module)."""
+                horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
+    """Validate a plan's schedule at its stated times and measure it (see the module);
+    ``size``: the scenario's message size (the schedule's may be a piece of it)."""
     schedule = result.schedule
     assert schedule is not None
     notes = list(result.notes)
@@ -525,18 +531,14 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
-    achieved = result.achieved_throughput
-    proven = check.throughput if schedule.period is not None else None
-    if proven is not None and achieved is not None and proven != achieved:
-        # The planner's word is not taken: the strict replay proved another rate.
-        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
-                     f"the strict replay proves {format_rational(proven)}")
-        achieved = proven
+    proven = _in_operations_of(check, schedule, size)
+    achieved = _proven_achieved(result.achieved_throughput, proven, check, schedule, notes)
+    bound = _checked_bound(result.throughput_bound, proven, notes)
     return PlannerRun(
         name, kind, model,
         status="ok",
         message=result.message,
-        throughput_bound=result.throughput_bound,
+        throughput_bound=bound,
         achieved_throughput=achieved,
         period=schedule.period,
         makespan=makespan,
@@ -550,6 +552,69 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         plan=result,
         validation=check,
     )
+
+
+def _in_operations_of(check: Report, schedule: Schedule, size: Fraction) -> Fraction | None:
+    """The throughput ``check`` proves, in operations of ``size`` per time unit.
+
+    A schedule that moves the message in pieces (instances of a smaller
+    size) completes ``size / piece`` instances per operation: the proven
+    rate of instances counts that many as one operation, as
+    :func:`_in_operations` does for the measured one.
+    """
+    if check.throughput is None:
+        return None
+    return check.throughput * schedule.operation.size / size
+
+
+def _proven_achieved(achieved: Fraction | None, proven: Fraction | None, check: Report,
+                     schedule: Schedule, notes: list[str]) -> Fraction | None:
+    """The planner's announced ``achieved_throughput`` as far as the strict replay proves it.
+
+    ``proven``: the rate ``check`` proves, in operations of the scenario's
+    size (:func:`_in_operations_of`).  The planner's word is not taken.  A
+    periodic schedule achieves exactly what the strict replay proves
+    (``instances_per_period / period``); a one-shot schedule at least its
+    proven rate (instances over the end of its last event), so a larger
+    claim is lowered to it.  When the replay
+    proves nothing (violations, an incomplete instance, or a horizon too
+    short to see every instance slot complete) the claim is dropped, and
+    ``bound_reached`` is unknown rather than the planner's say-so.  Each
+    change is a note naming the announced figure.
+    """
+    if achieved is None:
+        return None
+    if proven is None:
+        why = ("it has violations" if check.violations
+               else "its horizon does not see every instance slot complete"
+               if schedule.period is not None
+               else "a float replay gives no exact figure" if not check.exact
+               else "it takes no time")
+        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
+                     f"which the strict replay does not prove ({why}): not shown")
+        return None
+    if proven != achieved and (schedule.period is not None or achieved > proven):
+        notes.append(f"the planner announced achieved throughput {format_rational(achieved)}, "
+                     f"the strict replay proves {format_rational(proven)}")
+        return proven
+    return achieved
+
+
+def _checked_bound(bound: Fraction | None, proven: Fraction | None,
+                   notes: list[str]) -> Fraction | None:
+    """The planner's ``throughput_bound``, unless its own schedule beats it.
+
+    The strict replay proves the schedule's throughput (exactly for a
+    periodic one, at least for a one-shot one): a "bound" below it bounds
+    nothing, and ``bound_reached`` would hail the schedule as optimal on it.
+    It is then left out, with a note.
+    """
+    if bound is None or proven is None or proven <= bound:
+        return bound
+    notes.append(f"the planner announced throughput bound {format_rational(bound)}, below "
+                 f"the throughput {format_rational(proven)} its own schedule proves: not "
+                 f"an upper bound, not shown")
+    return None
 
 
 def series_cut(measured: Report, horizon: Fraction) -> bool:
@@ -571,7 +636,7 @@ def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
 
 
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
-              horizon: Fraction | None, exact: bool) -> PlannerRun:
+              horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
     """Measure a plan that claims only an order of events (``replay="asap"``).
 
     Periodic: the pattern is expanded over the horizon and replayed as soon as
@@ -602,10 +667,15 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check)
+    # Its planned times are not claimed feasible, but a throughput it announces
+    # is a claim about them: the strict replay of those times must prove it.
+    achieved = _proven_achieved(result.achieved_throughput,
+                                _in_operations_of(strict, schedule, size), strict, schedule,
+                                notes)
     return PlannerRun(
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
-        achieved_throughput=result.achieved_throughput,
+        achieved_throughput=achieved,
         measured_throughput=None if cut else measured.measured_throughput,
         completed=None if cut else measured.completed,
         horizon=Fraction(horizon), feasible=not violations, violations=violations,

@@ -556,11 +556,23 @@ class _Strict:
         self.slots: list[list[Any]] = [[-math.inf] * w for w in width]
         self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
+        self.counted_until: Any = None
 
     @property
     def played(self) -> set[int]:
-        """The instances with an event played: a strict replay plays every event."""
-        return {ev.instance for ev in self.events}
+        """The instances with an event played: a strict replay plays every event
+        (those that start before the horizon, see :meth:`count_until`)."""
+        until = self.counted_until
+        if until is None:
+            return {ev.instance for ev in self.events}
+        return {ev.instance for ev in self.events if ev.start < until}
+
+    def count_until(self, horizon: Any) -> None:
+        """Count only the events that start before ``horizon`` in :attr:`played`
+        and :attr:`end_time`: the replay ran past it to check the steady state."""
+        self.counted_until = horizon
+        self.end_time = max((ev.start + ev.duration for ev in self.events
+                             if ev.start < horizon), default=0)
 
     def go(self) -> None:
         """Play the batches in time order: one SimPy event per distinct start time."""
@@ -886,7 +898,10 @@ def replay(
     horizon:
         Time span to replay.  Periodic schedules: the pattern repeats until
         the horizon (default: the largest lag plus :data:`DEFAULT_PERIODS`
-        periods).  One-shot: completions after the horizon do not count, and
+        periods); a strict replay plays on, for its checks only, to the
+        steady state (every event played at its lag) when the horizon stops
+        short of it, so a clash of later periods is never hidden by a short
+        horizon.  One-shot: completions after the horizon do not count, and
         the measured throughput is ``completed / horizon``.
     port_model:
         Replace the platform-wide port model (per-node overrides are kept).
@@ -966,17 +981,32 @@ def _play(
 
     idle: list[int] = []
     unserved: _Unserved | None = None
+    steady = None
     if periodic:
         idle, unserved = _idle_slots(run, horizon_t)
         instance_numbers = sorted({play.instance for play in events}.union(idle))
+        if mode == "strict" and run.idle_span > horizon_t:
+            # A horizon short of the steady state (every event played at its
+            # lag, next to every other) would leave the conflicts of later
+            # periods unseen, and a schedule that clashes from period 3 on
+            # "feasible" over 2 periods.  The strict replay plays on to it for
+            # the checks; completions still count up to the horizon.
+            steady = run.idle_span
+            _check_replay_size(schedule, Fraction(run.out_time(steady)),
+                               explicit_horizon=False, steady=True)
+            events = run.concrete(steady)
     else:
         instance_numbers = schedule.instances()
-    held = run.initial_holdings(instance_numbers)
+    held = run.initial_holdings(
+        instance_numbers if steady is None
+        else sorted({play.instance for play in events}.union(instance_numbers)))
 
     engine: _Strict | _Asap
     if mode == "strict":
         engine = _Strict(run, events, held)
         engine.go()
+        if steady is not None:
+            engine.count_until(horizon_t)
     else:
         until = None
         if horizon_t is not None:
@@ -1186,12 +1216,15 @@ def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
     return None
 
 
-def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool) -> None:
+def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool,
+                       steady: bool = False) -> None:
     """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
 
     When the operation needs no communication, the instances of the slots no
     event serves complete at once and are listed one by one: they count one
     each per period.  (When it needs some, they are counted, not listed.)
+    ``steady``: ``horizon`` is the steady state a strict replay plays on to
+    past a shorter horizon (the error then names the largest lag).
     """
     assert schedule.period is not None
     periods = math.ceil(horizon / schedule.period)
@@ -1214,7 +1247,9 @@ def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizo
         raise ScheduleError(f"{why}: give a shorter horizon", path="horizon",
                             value=format_rational(horizon))
     lag, i = max((e.lag, i) for i, e in enumerate(schedule.events))
-    raise ScheduleError(f"{why} (the default horizon follows the largest lag)",
+    follows = ("the steady state checked past a short horizon" if steady
+               else "the default horizon")
+    raise ScheduleError(f"{why} ({follows} follows the largest lag)",
                         path=f"events[{i}].lag", value=lag)
 
 
@@ -1300,6 +1335,9 @@ def _conclude(
         completion_times=tuple(run.out_time(x) for x in times),
         startup_skipped=startup_skipped,
         unfinished=unfinished,
+        # an asap replay may complete unexpected instances, ahead of the
+        # stated times: they must not make up for expected ones left incomplete
+        incomplete=len(incomplete) + (0 if unserved is None else unserved.instances),
         event_starts=starts,
     )
 

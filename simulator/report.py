@@ -128,6 +128,12 @@ class Report:
     unfinished:
         Periodic: instances started but not complete at the horizon
         (wind-down).
+    incomplete:
+        Expected instances (counted in ``instances``) that did not complete.
+        Apart from them, ``completed`` may count instances the replay was
+        not expected to complete (an as-soon-as-possible replay runs ahead
+        of the stated times), so ``completed >= instances`` alone does not
+        say that every expected one completed.
     event_starts:
         As-soon-as-possible mode: the achieved start time of every replayed
         event, in the order of the replayed event list (``None`` if it never
@@ -148,6 +154,7 @@ class Report:
     completion_times: tuple[Fraction | float, ...] = ()
     startup_skipped: int = 0
     unfinished: int = 0
+    incomplete: int = 0
     event_starts: tuple[Fraction | float | None, ...] = field(default=(), repr=False)
 
     @property
@@ -157,8 +164,8 @@ class Report:
 
     @property
     def complete(self) -> bool:
-        """True when every expected instance completed."""
-        return self.completed >= self.instances
+        """True when every expected instance completed (see :attr:`incomplete`)."""
+        return self.incomplete == 0 and self.completed >= self.instances
 
     def violations_of(self, kind: str) -> list[Violation]:
         """The violations of one kind."""
@@ -181,5 +188,6 @@ class Report:
             "throughput": _time_out(self.throughput),
             "startup_skipped": self.startup_skipped,
             "unfinished": self.unfinished,
+            "incomplete": self.incomplete,
             "violations": [v.to_dict() for v in self.violations],
         }

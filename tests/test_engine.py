@@ -646,3 +646,42 @@ def test_series_of_an_empty_schedule_is_refused() -> None:
     assert report.makespan == 0  # the target holds v[0,0] from the start
     with pytest.raises(ScheduleError, match="no series"):
         replay_series(empty, 10)
+
+
+def test_a_horizon_short_of_the_steady_state_still_sees_its_conflicts() -> None:
+    """Red-team pass: S sends b to A every period (lag 0) and to B from period 3
+    on (lag 3), both at offset 0 of a period 1: S's send port clashes at t = 3
+    and in every period after.  ``validate --horizon 2`` said "feasible and
+    complete" (exit 0); the strict replay now plays on to the steady state
+    for its checks, while its figures stay those of the horizon."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 1), ("S", "B", 1)])
+    s = Schedule.from_dicts(p, broadcast(p, "S"), [
+        send("S", "A", "b", 0), send("S", "B", "b", 0, lag=3)], period=1)
+    for exact in (True, False):
+        short = replay(s, horizon=2, exact=exact)
+        assert [(v.kind, v.time, v.events) for v in short.violations] == [
+            ("port_conflict", 3, (1, 0))]
+        assert (short.completed, short.instances, short.end_time, short.unfinished) == (
+            0, 0, 2, 2)
+        assert short.throughput is None
+    # the same violation as over the default horizon (3 + 10 periods)
+    assert [v.events for v in replay(s).violations] == [(1, 0)]
+
+
+def test_an_asap_replay_running_ahead_does_not_make_up_for_an_incomplete_slot() -> None:
+    """Red-team pass: slot #1 never sends b to B; slot #0 carries a useless send
+    at lag 20, so over the horizon 30 none of its instances is expected, but
+    the as-soon-as-possible replay completes its 10 all the same.  10
+    completed >= 10 expected made the report "complete" (``validate --mode
+    asap --horizon 30``: "feasible and complete", exit 0) though none of the
+    10 expected instances (slot #1's) ever completes."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1), ("A", "B", 1)])
+    s = Schedule.from_dicts(p, broadcast(p, "S"), [
+        send("S", "A", "b#0", 0), send("S", "B", "b#0", 1),
+        send("A", "B", "b#0", 0, lag=20), send("S", "A", "b#1", 2)],
+        period=3, instances_per_period=2)
+    report = replay(s, mode="asap", horizon=30)
+    assert (report.feasible, report.completed, report.instances) == (True, 10, 10)
+    assert report.incomplete == 10
+    assert not report.complete
+    assert report.to_dict()["complete"] is False

@@ -32,7 +32,7 @@ from portsim.scenarios.msccl import (
     validate_msccl,
 )
 from portsim.scenarios.pytest_plugin import assert_msccl_correct
-from portsim.scenarios.runner import run_scenario
+from portsim.scenarios.runner import foreign_schedule, run_scenario
 from portsim.scenarios.testing import ScheduleAssertionError
 from portsim.simulator.errors import ScheduleError
 from portsim.simulator.operations import Operation, OperationKind
@@ -587,3 +587,26 @@ def test_a_bad_size_or_port_model_names_the_option(files: Path, command: str,
     assert r.stderr.startswith(f"portsim: error: {expected}"), r.stderr
     assert r.stderr.count("\n") == 1
     assert not (files / "out.yaml").exists()
+
+
+def test_planner_entry_refuses_a_non_commutative_reduction(tmp_path: Path) -> None:
+    """Red-team pass: MSCCL's ring allreduce combines each block from another
+    rank on; its schedule carries a commutative allreduce, and was replayed as
+    feasible for a scenario whose operator is not commutative (the default).
+    The planner now says it does not apply; with ``commutative: true`` it runs."""
+    algo = tmp_path / "ring.xml"
+    algo.write_text(ring_allreduce_xml(3), encoding="utf-8")
+    ring = directed_ring(3)
+    planner = get_planner("msccl")
+    ordered = Operation(OperationKind.ALLREDUCE).resolve(ring)
+    refused = planner.plan(ring, ordered, file=str(algo))
+    assert (refused.status, refused.message) == (
+        "unsupported", "ring.xml is an MSCCL allreduce, whose reductions combine in any order; "
+        "the scenario's operator is not commutative (commutative: true if it is)")
+    commutative = Operation(OperationKind.ALLREDUCE, commutative=True).resolve(ring)
+    result = planner.plan(ring, commutative, file=str(algo))
+    assert result.status == "ok"
+    assert result.schedule is not None
+    assert foreign_schedule(result.schedule, ring, commutative) is None
+    assert foreign_schedule(result.schedule, ring, ordered) == (
+        "its reduction is commutative, the scenario's operator is not")

@@ -75,6 +75,19 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
         return replace(steady_state(platform, operation), planner="mine",
                        throughput_bound=Fraction(10), achieved_throughput=Fraction(10))
+    if mode == "boast-once":  # the honest one-shot schedule (1/3), announced at 10
+        return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
+                             throughput_bound=Fraction(10), achieved_throughput=Fraction(10))
+    if mode == "low-bound":  # the honest one-shot schedule (1/3), "bounded" by 1/10
+        return PlanResult.ok("mine", _one_at_a_time(platform, operation), makespan=3,
+                             throughput_bound=Fraction(1, 10),
+                             achieved_throughput=Fraction(1, 10))
+    if mode == "pieces":  # lp's periodic schedule of hundredths: 100/3 of them, 1/3 op.
+        from portsim.planners.lp import steady_state
+
+        pieces = steady_state(platform, replace(operation, size=Fraction(1, 100)))
+        return replace(pieces, planner="mine", throughput_bound=Fraction(1, 3),
+                       achieved_throughput=Fraction(1, 3))
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -85,7 +98,8 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
-                                             "long-note", "overlap", "small", "boast"):
+                                             "long-note", "overlap", "small", "boast",
+                                             "boast-once", "low-bound", "pieces"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -303,3 +317,93 @@ def test_an_announced_achieved_throughput_gives_way_to_the_proven_one(tmp_path: 
     assert (record["achieved_throughput"], record["bound_reached"]) == ("1/3", False)
     assert ("the planner announced achieved throughput 10, the strict replay proves 1/3"
             in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_announced_throughput_of_a_one_shot_schedule_is_checked_too(tmp_path: Path) -> None:
+    """Red-team pass: a one-shot schedule (S sends m[A], then m[B]: makespan 3)
+    announced at 10 was kept at 10 and shown as reaching its bound 10; the
+    strict replay proves 1 instance per 3 time units, and that is shown."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: boast-once}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["makespan"]) == (True, "3")
+    assert (record["achieved_throughput"], record["bound_reached"]) == ("1/3", False)
+    assert ("the planner announced achieved throughput 10, the strict replay proves 1/3"
+            in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_announced_throughput_the_horizon_cannot_prove_is_not_shown(tmp_path: Path) -> None:
+    """Red-team pass: with a horizon of half lp's period 3, no instance slot is
+    seen complete and the replay proves nothing; the announced 10 was shown
+    as reaching the bound 10 all the same."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: boast}", "--json", "-",
+                       "--horizon", "3/2")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["completed"]) == (True, 0)
+    assert (record["achieved_throughput"], record["bound_reached"]) == (None, None)
+    assert ("the planner announced achieved throughput 10, which the strict replay does "
+            "not prove (its horizon does not see every instance slot complete): not shown"
+            in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_bound_below_the_schedules_own_throughput_is_not_shown(tmp_path: Path) -> None:
+    """Red-team pass: the honest one-shot scatter (1 instance per makespan 3)
+    announced with a throughput bound 1/10 and an achieved 1/10 was shown as
+    reaching its bound; its strict replay proves 1/3, so 1/10 bounds nothing."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: low-bound}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["throughput_bound"], record["bound_reached"]) == (
+        True, None, None)
+    assert record["achieved_throughput"] == "1/10"
+    assert ("the planner announced throughput bound 1/10, below the throughput 1/3 its own "
+            "schedule proves: not an upper bound, not shown" in record["notes"])
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_periodic_schedule_in_pieces_is_proven_in_operations(tmp_path: Path) -> None:
+    """Red-team pass: lp's periodic scatter of messages of size 1/100 moves 100
+    instances per period 3, one third of an operation of size 1 per unit; the
+    planner's right 1/3 was replaced by "the strict replay proves 100/3", the
+    rate of pieces, a hundred times the operations it completes."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: pieces}", "--json", "-")
+    assert code == 0
+    record = json.loads(out)["results"][0]
+    assert (record["feasible"], record["period"]) == (True, "3")
+    assert (record["throughput_bound"], record["achieved_throughput"],
+            record["bound_reached"]) == ("1/3", "1/3", True)
+    assert not [note for note in record["notes"] if "announced" in note]
+    assert Fraction(record["measured_throughput_exact"]) <= Fraction(1, 3)
+
+
+def test_a_commutative_schedule_does_not_stand_for_a_non_commutative_reduce() -> None:
+    """Red-team pass: the engine checks a reduction's order by the operation the
+    schedule carries.  A planner's schedule declared commutative, combining
+    v0 with v2 and then v1, was taken for the scenario's non-commutative
+    reduce (it is wrong there) and replayed as feasible."""
+    ids = ["P0", "P1", "P2"]
+    p = Platform.build(ids, [(a, b, 1) for a in ids for b in ids if a != b])
+    mine = Operation(OperationKind.REDUCE, participants=tuple(ids), target="P0").resolve(p)
+    theirs = replace(mine, commutative=True)
+    schedule = Schedule.from_dicts(p, theirs, [
+        {"kind": "send", "src": "P1", "dst": "P0", "item": "v{1}", "start": 0},
+        {"kind": "send", "src": "P2", "dst": "P0", "item": "v{2}", "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v{0}", "v{2}"], "output": "v{0,2}",
+         "start": 2},
+        {"kind": "compute", "node": "P0", "inputs": ["v{0,2}", "v{1}"],
+         "output": "v{0,1,2}", "start": 3}])
+    assert foreign_schedule(schedule, p, mine) == (
+        "its reduction is commutative, the scenario's operator is not")
+    # the other way round is fine: an ordered reduction is a commutative one too
+    ordered = Schedule.from_dicts(p, mine, [
+        {"kind": "send", "src": "P1", "dst": "P0", "item": "v[1,1]", "start": 0},
+        {"kind": "send", "src": "P2", "dst": "P0", "item": "v[2,2]", "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v[0,0]", "v[1,1]"], "output": "v[0,1]",
+         "start": 1},
+        {"kind": "compute", "node": "P0", "inputs": ["v[0,1]", "v[2,2]"], "output": "v[0,2]",
+         "start": 2}])
+    assert foreign_schedule(ordered, p, theirs) is None

@@ -291,3 +291,62 @@ def test_the_lp_bound_of_a_schedule_prints_no_warning_of_its_own() -> None:
     assert found.reason == ""
     assert found.bound == direct
     assert isinstance(found.bound, Fraction)
+
+
+AHEAD = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: 1}, {src: A, dst: B, c: 1}]
+operation: {type: broadcast, source: S}
+period: 3
+instances_per_period: 2
+events:
+  - {kind: send, src: S, dst: A, item: "b#0", start: 0}
+  - {kind: send, src: S, dst: B, item: "b#0", start: 1}
+  - {kind: send, src: A, dst: B, item: "b#0", start: 0, lag: 20}
+  - {kind: send, src: S, dst: A, item: "b#1", start: 2}
+"""
+
+LATE_CLASH = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: A, dst: B, c: 1}, {src: S, dst: B, c: 1}]
+operation: {type: broadcast, source: S}
+period: 1
+events:
+  - {kind: send, src: S, dst: A, item: b, start: 0}
+  - {kind: send, src: S, dst: B, item: b, start: 0, lag: 3}
+"""
+
+
+def test_red_team_an_asap_replay_ahead_of_time_is_not_complete(tmp_path: Path) -> None:
+    """Slot #1 never delivers to B; slot #0's instances, none of them expected
+    (a useless send at lag 20), completed ahead of time and made up the count:
+    "feasible and complete", exit 0, before."""
+    code, out, _ = validate(tmp_path, AHEAD, "--mode", "asap", "--horizon", "30")
+    assert code == 1
+    assert "schedule.yaml: feasible but incomplete (asap replay, bidirectional)" in out
+    assert "incomplete: 10 of the 10 expected instance(s) never complete" in out
+
+
+def test_red_team_a_short_horizon_still_sees_a_later_clash(tmp_path: Path) -> None:
+    """S's send port clashes from t = 3 on; --horizon 2 said "feasible and
+    complete", exit 0, before."""
+    code, out, _ = validate(tmp_path, LATE_CLASH, "--horizon", "2")
+    assert code == 1
+    assert "schedule.yaml: 1 violation(s) (strict replay, bidirectional)" in out
+    assert "horizon: 2, completed: 0" in out
+    assert "port_conflict" in out
+
+
+def test_red_team_a_steady_state_beyond_the_cap_is_bad_input(tmp_path: Path) -> None:
+    """With a lag of 6,000,000 the steady state is beyond the replay cap: a
+    --horizon of 2 used to check nothing of it and say "feasible and
+    complete"; the file cannot be checked, and the error names the lag."""
+    code, out, err = validate(tmp_path, LATE_CLASH.replace("lag: 3", "lag: 6000000"),
+                              "--horizon", "2")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].endswith(
+        "schedule.yaml: events[1].lag: replaying 6000001 periods of 2 events exceeds the "
+        "cap of 5000000 events (the steady state checked past a short horizon follows "
+        "the largest lag) (got 6000000)")

@@ -118,6 +118,14 @@ def msccl_plan(platform: Platform, operation: Operation, *,
         return PlanResult.unsupported(
             "msccl", f"{where} is an MSCCL {algo.collective}; the scenario's operation is "
                      f"{operation.kind.value}")
+    if operation.is_reduction and not operation.commutative:
+        # MSCCL's reductions combine in whatever order the chunks meet (a
+        # ring starts each block at another rank): they stand only for a
+        # commutative operator, and the runner refuses them for another one
+        return PlanResult.unsupported(
+            "msccl", f"{where} is an MSCCL {algo.collective}, whose reductions combine in any "
+                     "order; the scenario's operator is not commutative (commutative: true "
+                     "if it is)")
     ranks = _operation_ranks(algo, operation)
     if isinstance(ranks, str):
         return PlanResult.unsupported("msccl", f"{where}: {ranks}")
