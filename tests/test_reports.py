@@ -319,17 +319,23 @@ def test_gantt_draws_a_computation_of_no_time_as_a_diamond() -> None:
     assert figure.layout.legend.tracegroupgap == 0
 
 
-def test_gantt_is_tall_enough_for_its_legend() -> None:
-    # Seen in Chromium on reduce-fibonacci, greedy (reducers: 2): 13 items on 10 rows,
-    # the legend was cut after 12 and scrolled.  A flat reduce onto P0 of 10 leaves:
-    # 12 rows, 20 items (10 leaves' v[i,i] sent, 10 partial results computed).
+def _flat_reduce_of_ten_leaves() -> Schedule:
+    """``flat``'s reduce onto P0 of 10 leaves: 12 Gantt rows, 20 legend items."""
     leaves = [f"P{i}" for i in range(1, 11)]
     platform = Platform.build({"P0": 1, **dict.fromkeys(leaves, 1)},
                               [(leaf, "P0", 1) for leaf in leaves])
     operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
     plan = get_planner("flat").plan(platform, operation)
     assert plan.schedule is not None
-    figure = gantt_figure(plan.schedule)
+    return plan.schedule
+
+
+def test_gantt_is_tall_enough_for_its_legend() -> None:
+    # Seen in Chromium on reduce-fibonacci, greedy (reducers: 2): 13 items on 10 rows,
+    # the legend was cut after 12 and scrolled.  A flat reduce onto P0 of 10 leaves:
+    # 12 rows, 20 items (10 leaves' v[i,i] sent, 10 partial results computed).
+    schedule = _flat_reduce_of_ten_leaves()
+    figure = gantt_figure(schedule)
     items = {t.name for t in figure.data}
     rows = {y for t in figure.data for y in t.y}
     assert (len(items), len(rows)) == (20, 12)
@@ -341,14 +347,9 @@ def test_gantt_is_tall_enough_for_its_legend() -> None:
 @pytest.mark.slow
 @needs_chromium
 def test_gantt_legend_does_not_scroll_in_headless_chromium(tmp_path: Path) -> None:
-    leaves = [f"P{i}" for i in range(1, 11)]
-    platform = Platform.build({"P0": 1, **dict.fromkeys(leaves, 1)},
-                              [(leaf, "P0", 1) for leaf in leaves])
-    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
-    plan = get_planner("flat").plan(platform, operation)
-    assert plan.schedule is not None
+    schedule = _flat_reduce_of_ten_leaves()
     page = tmp_path / "gantt.html"
-    gantt_figure(plan.schedule).write_html(page, include_plotlyjs=True)
+    gantt_figure(schedule).write_html(page, include_plotlyjs=True)
     seen = drawn(page, tmp_path)
     assert seen["errors"] == []
     (figure,) = seen["figures"]
