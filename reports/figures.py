@@ -12,10 +12,11 @@ of HTML in titles, hover boxes and bar texts.
 
 from __future__ import annotations
 
+import heapq
 import html
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
@@ -314,6 +315,8 @@ class _Bar:
     hover: str
     flagged: bool = False
     """The event takes part in a violation the engine found."""
+    peer: str = ""
+    """The other end of a send, for a port row (``"→ B"`` or ``"← A"``); empty for a CPU."""
 
 
 def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
@@ -371,10 +374,12 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str,
         send_row, _ = _port_rows(schedule.platform, event.src)
         _, receive_row = _port_rows(schedule.platform, event.dst)
         rows = [send_row, receive_row]
+        peers = [f"→ {event.dst}", f"← {event.src}"]
     else:
         rows = [f"{event.node} CPU"]
-    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults))
-            for row in rows]
+        peers = [""]
+    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults), peer)
+            for row, peer in zip(rows, peers, strict=True)]
 
 
 def _event_item(event: Event) -> tuple[str, int]:
@@ -399,14 +404,106 @@ def _colour_keys(events: Sequence[Event]) -> list[str]:
     return ["send" if isinstance(e, Send) else "compute" for e in events]
 
 
-def _ordered_rows(platform: Platform, bars: Sequence[_Bar]) -> list[tuple[NodeId, str]]:
-    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU."""
+_MAX_LANE_PEERS: Final = 3
+"""A lane of a ``multiport`` node (one port per link) names up to this many links."""
+
+
+def _lane_assignment(bars: Sequence[_Bar]) -> tuple[list[int], int]:
+    """A lane per bar of one row, no two overlapping bars on one lane, and the lane count.
+
+    Greedy colouring of an interval graph by start time: a bar takes a free
+    lane (the one that last carried its link if it is free, else the lowest),
+    and a new lane only when every lane is busy, so the lane count is the
+    largest number of bars that overlap at one time (intervals are half-open:
+    a bar may start when another ends).
+    """
+    lanes = [0] * len(bars)
+    busy: list[tuple[Fraction, int]] = []  # (end, lane), earliest end first
+    free: list[int] = []  # the free lanes, lowest first
+    last_peer: dict[int, str] = {}
+    count = 0
+    for index in sorted(range(len(bars)), key=lambda i: (bars[i].start, i)):
+        bar = bars[index]
+        while busy and busy[0][0] <= bar.start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        same = [lane for lane in free if last_peer.get(lane) == bar.peer]
+        if same:
+            lane = min(same)
+            free.remove(lane)
+            heapq.heapify(free)
+        elif free:
+            lane = heapq.heappop(free)
+        else:
+            lane, count = count, count + 1
+        lanes[index] = lane
+        last_peer[lane] = bar.peer
+        heapq.heappush(busy, (bar.start + bar.duration, lane))
+    return lanes, count
+
+
+def _lane_name(platform: Platform, node: NodeId, row: str, lane: int,
+               peers: Sequence[str]) -> str:
+    """The row of one lane of a multiport node's port row: which port, or which links."""
+    k = platform.port_model_of(node).k
+    side = "port" if row.startswith(f"{node} port") else row[len(str(node)) + 1:].split()[0]
+    if k is not None:
+        over = f" (over k={k}!)" if lane > k else ""
+        return f"{node} {side} port {lane} of {k}{over}"
+    shown = ", ".join(p.split(" ", 1)[1] for p in peers[:_MAX_LANE_PEERS])
+    more = f" +{len(peers) - _MAX_LANE_PEERS}" if len(peers) > _MAX_LANE_PEERS else ""
+    arrow = peers[0].split(" ", 1)[0] if peers else ""
+    return f"{node} {side} lane {lane}: {arrow} {shown}{more}"
+
+
+def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
+                                                                   dict[str, list[str]]]:
+    """``bars`` with each multiport row whose bars overlap split into lanes.
+
+    A ``multiport`` or ``multiport:k`` node runs transfers at once on one
+    port row, where their bars would hide each other: such a row becomes as
+    many rows (lanes) as the most transfers at one time (at most ``k`` in a
+    valid schedule), each named by its port (``"A send port 2 of 3"``) or,
+    with one port per link, by the links it carries (``"A send lane 1: → B,
+    C"``).  Other rows, and multiport rows without overlap, are kept as they
+    are.  Returns the bars and, per row split, its lanes in order.
+    """
+    multiport = {row: node for node in platform.node_ids
+                 if platform.port_model_of(node).kind is PortKind.MULTIPORT
+                 for row in _port_rows(platform, node)}
+    by_row: dict[str, list[int]] = {}
+    for index, bar in enumerate(bars):
+        if bar.row in multiport:
+            by_row.setdefault(bar.row, []).append(index)
+    split = list(bars)
+    lanes_of: dict[str, list[str]] = {}
+    for row, indexes in by_row.items():
+        lanes, count = _lane_assignment([bars[i] for i in indexes])
+        if count <= 1:
+            continue
+        peers: list[dict[str, None]] = [{} for _ in range(count)]
+        for index, lane in zip(indexes, lanes, strict=True):
+            peers[lane][bars[index].peer] = None
+        names = [_lane_name(platform, multiport[row], row, lane + 1, list(peers[lane]))
+                 for lane in range(count)]
+        lanes_of[row] = names
+        for index, lane in zip(indexes, lanes, strict=True):
+            split[index] = replace(bars[index], row=names[lane])
+    return split, lanes_of
+
+
+def _ordered_rows(platform: Platform, bars: Sequence[_Bar],
+                  lanes: Mapping[str, Sequence[str]] | None = None) -> list[tuple[NodeId, str]]:
+    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU.
+
+    A row split into ``lanes`` (:func:`_split_lanes`) gives its lanes, in order.
+    """
     used = {b.row for b in bars}
+    lanes = lanes or {}
     rows: list[tuple[NodeId, str]] = []
     for node in platform.node_ids:
         send_row, receive_row = _port_rows(platform, node)
-        rows += [(node, row) for row in dict.fromkeys((send_row, receive_row, f"{node} CPU"))
-                 if row in used]
+        for row in dict.fromkeys((send_row, receive_row, f"{node} CPU")):
+            rows += [(node, lane) for lane in lanes.get(row, (row,)) if lane in used]
     return rows
 
 
@@ -491,6 +588,11 @@ def gantt_figure(
         share it; ``"<node> send ports (k=2)"`` for ``multiport:2``,
         ``"<node> send ports (one per link)"`` for ``multiport``), and
         ``"<node> CPU"`` for computes; only rows in use appear.
+        On a ``multiport`` node, a port row where transfers overlap in time is
+        split into as many lanes as the most transfers at one time (greedy
+        interval colouring by start time), so that every transfer shows:
+        ``"<node> send port 2 of 3"`` for ``multiport:3``, ``"<node> send lane 1:
+        → B, C"`` (the links it carries) for ``multiport``.
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
@@ -518,6 +620,7 @@ def gantt_figure(
     faults = _faults(schedule, violations)
     bars = [bar for index, event, key in zip(shown, events, _colour_keys(events), strict=True)
             for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
+    bars, lanes = _split_lanes(schedule.platform, bars)
     keys = list(dict.fromkeys(b.colour_key for b in bars))
     colours = _palette(len(keys))
     # The white outline that separates back-to-back bars covers a bar of a pixel or
@@ -553,7 +656,7 @@ def gantt_figure(
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
         ))
-    rows = _ordered_rows(schedule.platform, bars)
+    rows = _ordered_rows(schedule.platform, bars, lanes)
     names = [row for _, row in rows]
     fig.update_layout(
         template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
@@ -571,6 +674,9 @@ def gantt_figure(
         head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
                  f"violation(s); the {drawn:,} event(s) drawn that they involve are "
                  "outlined in red</span>")
+    if lanes:
+        head += ("<br><sup>multiport nodes: transfers at the same time are drawn on separate "
+                 "rows (lanes), named by port, or by the links they carry</sup>")
     set_title(fig, head)
     # The legend (one item a line) starts at the top of the plot area: make that area
     # tall enough for all of it, or plotly cuts it and adds a scroll bar.

@@ -11,6 +11,7 @@ scenario.
 from __future__ import annotations
 
 import importlib
+import random
 import subprocess
 import sys
 import types
@@ -386,6 +387,69 @@ def test_gantt_names_the_port_count_of_multiport_k() -> None:
         {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0}])
     rows = {row for trace in gantt_figure(schedule).data for row in trace.y}
     assert rows == {"A send ports (k=2)", "B receive ports (k=2)"}
+
+
+def _rows_and_spans(figure: go.Figure) -> dict[str, list[tuple[float, float]]]:
+    """Per Gantt row, the (start, end) of its bars, read back from the figure."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for trace in figure.data:
+        if isinstance(trace, go.Bar):
+            for row, base, length in zip(trace.y, trace.base, trace.x, strict=True):
+                spans.setdefault(row, []).append((base, base + length))
+    return spans
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    """Brute force: the most intervals [start, end) that hold one instant (a start)."""
+    return max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+
+
+@pytest.mark.parametrize("model", ["multiport:3", "multiport"])
+def test_gantt_lays_concurrent_multiport_transfers_on_separate_lanes(model: str) -> None:
+    # A sends to B, C, D at once (B and C twice in a row): on one row the bars would
+    # hide each other; on lanes, none overlaps another and there are as many lanes as
+    # transfers at one time (3), named by port (k=3) or by the links they carry.
+    platform = Platform.build(["A", "B", "C", "D"],
+                              [("A", "B", 1), ("A", "C", 1), ("A", "D", 2)], model)
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    sends = [("B", 0), ("C", 0), ("D", 0), ("B", 1), ("C", 1), ("D", 2)]
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": dst, "item": "b", "start": start}
+        for dst, start in sends])
+    assert replay(schedule).feasible
+    figure = gantt_figure(schedule)
+    spans = _rows_and_spans(figure)
+    assert sum(len(s) for s in spans.values()) == 2 * len(sends)
+    for row, row_spans in spans.items():
+        assert _most_at_once(row_spans) == 1, row
+    send_rows = [row for row in figure.layout.yaxis.categoryarray if row.startswith("A send")]
+    if model == "multiport:3":
+        assert send_rows == ["A send port 1 of 3", "A send port 2 of 3", "A send port 3 of 3"]
+    else:
+        # each link keeps its own lane here (a lane takes back the link it last carried)
+        assert send_rows == ["A send lane 1: → B", "A send lane 2: → C", "A send lane 3: → D"]
+    # receive rows see one transfer at a time: kept whole, as before
+    assert sum(1 for row in spans if "receive" in row) == 3
+    assert "lanes" in figure.layout.title.text
+
+
+def test_gantt_lanes_number_the_most_transfers_at_once_on_random_schedules() -> None:
+    rng = random.Random(8)
+    nodes = ["S", *(f"T{i}" for i in range(6))]
+    platform = Platform.build(nodes, [("S", t, 1) for t in nodes[1:]], "multiport")
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    for _ in range(20):
+        # each link one transfer at a time (starts one apart), links overlapping freely
+        events = [{"kind": "send", "src": "S", "dst": t, "item": "b",
+                   "start": F(rng.randrange(4)) + 2 * j}
+                  for t in nodes[1:] for j in range(rng.randrange(1, 4))]
+        schedule = Schedule.from_dicts(platform, operation, events)
+        expected = _most_at_once([(float(e["start"]), float(e["start"]) + 1) for e in events])
+        spans = _rows_and_spans(gantt_figure(schedule))
+        send_rows = [row for row in spans if row.startswith("S send")]
+        assert len(send_rows) == (expected if expected > 1 else 1)
+        assert all(_most_at_once(spans[row]) == 1 for row in send_rows)
+        assert sum(len(spans[row]) for row in send_rows) == len(events)
 
 
 def test_gantt_of_a_periodic_schedule_marks_the_period() -> None:
