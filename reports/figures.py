@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import html
+import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -769,37 +770,102 @@ def _link_pairs(platform: Platform) -> dict[tuple[NodeId, NodeId], list[tuple[No
     return pairs
 
 
-def _cost_text(platform: Platform, directed: Sequence[tuple[NodeId, NodeId]]) -> str:
-    costs = {platform.cost(s, d) for s, d in directed}
-    return "; ".join(format_rational(c) for c in sorted(costs))
+_COST_AT: Final = Fraction(2, 5)
+"""A link's cost is written this far along the link from its sender (40%): the two
+directions of a pair at 40% and 60%, and two links that cross at their middles
+(the diagonals of a square) keep their numbers apart."""
+
+
+def _cost_labels(platform: Platform, a: NodeId, b: NodeId,
+                 directed: Sequence[tuple[NodeId, NodeId]]) -> list[tuple[NodeId, NodeId, str]]:
+    """The cost labels of one linked pair: ``(from, to, text)``, written near ``from``.
+
+    One label per direction, near its sender, when the two directions differ
+    in cost; one label (the common cost, near ``a``) when they are equal.
+    """
+    costs = {(s, d): platform.cost(s, d) for s, d in directed}
+    if len(set(costs.values())) == 1:
+        return [(a, b, format_rational(next(iter(costs.values()))))]
+    return [(s, d, format_rational(c)) for (s, d), c in costs.items()]
 
 
 def _edge_traces(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> list[go.Scatter]:
-    """The links: grey lines, and a marker at each midpoint carrying the costs."""
+    """The links: grey lines, and markers along them carrying the costs.
+
+    The cost of a direction is written at :data:`_COST_AT` of the way from its
+    sender (:func:`_cost_labels`), so that labels of crossing links and of
+    the two directions of a pair do not fall on one point.
+    """
     pairs = _link_pairs(platform)
     xs: list[float | None] = []
     ys: list[float | None] = []
-    mid_x, mid_y, texts, hovers = [], [], [], []
+    at_x, at_y, texts, hovers = [], [], [], []
+    written = len(pairs) <= _MAX_COST_LABELS
     for (a, b), directed in pairs.items():
         (xa, ya), (xb, yb) = pos[a], pos[b]
         xs += [xa, xb, None]
         ys += [ya, yb, None]
-        mid_x.append((xa + xb) / 2)
-        mid_y.append((ya + yb) / 2)
-        texts.append(_cost_text(platform, directed) if len(pairs) <= _MAX_COST_LABELS else "")
-        hovers.append("<br>".join(
+        hover = "<br>".join(
             f"{_esc(s)} → {_esc(d)}: c = {format_rational(platform.cost(s, d))}"
-            for s, d in directed))
+            for s, d in directed)
+        for src, dst, text in _cost_labels(platform, a, b, directed):
+            (x0, y0), (x1, y1) = pos[src], pos[dst]
+            at = float(_COST_AT)
+            at_x.append(x0 + at * (x1 - x0))
+            at_y.append(y0 + at * (y1 - y0))
+            texts.append(text if written else "")
+            hovers.append(hover)
     lines = go.Scatter(x=xs, y=ys, mode="lines", line={"color": "#9aa5b1", "width": 1.5},
                        hoverinfo="skip", name="link", showlegend=False)
     costs = go.Scatter(
-        x=mid_x, y=mid_y, mode="markers+text", text=texts, textposition="middle center",
+        x=at_x, y=at_y, mode="markers+text", text=texts, textposition="middle center",
         textfont={"size": 11, "color": "#1d2733"},
         marker={"size": 16, "color": "white", "opacity": 0},  # invisible, but hoverable
         hovertext=hovers, hovertemplate="%{hovertext}<extra>link cost</extra>",
         name="link cost c", showlegend=False,
     )
     return [lines, costs]
+
+
+_LABEL_PLACES: Final = (
+    ("top center", 90), ("top right", 45), ("middle right", 0), ("bottom right", -45),
+    ("bottom center", -90), ("bottom left", -135), ("middle left", 180), ("top left", 135))
+"""Where plotly can write a node's name around its marker, and the direction (degrees)."""
+_PLATFORM_PLOT: Final = (1100, 420)
+"""Pixels of the platform drawing's plot area (width, height) on the report's page:
+angles between links and labels are measured on screen, not in layout units."""
+
+
+def _angle_gap(a: float, b: float) -> float:
+    """The angle between two directions, in degrees, from 0 to 180."""
+    return abs((a - b + 180) % 360 - 180)
+
+
+def _label_places(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> dict[NodeId, str]:
+    """Where to write each node's name: the side farthest from its links (in angle).
+
+    Of the eight places around the marker, the one whose direction is the
+    farthest from the direction of every link at the node (on screen); ties
+    go to the first of :data:`_LABEL_PLACES` (above the node, plotly's usual).
+    Labels then stay clear of the links and of their arrowheads.
+    """
+    if not pos:
+        return {}
+    xs = [x for x, _ in pos.values()]
+    ys = [y for _, y in pos.values()]
+    sx = _PLATFORM_PLOT[0] / ((max(xs) - min(xs)) or 1.0)
+    sy = _PLATFORM_PLOT[1] / ((max(ys) - min(ys)) or 1.0)
+    around: dict[NodeId, set[NodeId]] = {n: set() for n in pos}
+    for a, b in _link_pairs(platform):
+        around[a].add(b)
+        around[b].add(a)
+    places: dict[NodeId, str] = {}
+    for node, (x, y) in pos.items():
+        angles = [math.degrees(math.atan2((pos[o][1] - y) * sy, (pos[o][0] - x) * sx))
+                  for o in around[node] if pos[o] != (x, y)]
+        places[node] = max(_LABEL_PLACES, key=lambda place: min(
+            (_angle_gap(place[1], angle) for angle in angles), default=180.0))[0]
+    return places
 
 
 def _marker_size(platform: Platform) -> int:
@@ -832,6 +898,7 @@ def _node_traces(
     platform: Platform, operation: Operation | None, pos: dict[NodeId, tuple[float, float]]
 ) -> list[go.Scatter]:
     """One marker trace per node role (so the legend explains the colours)."""
+    places = _label_places(platform, pos)
     by_role: dict[str, list[NodeId]] = {}
     for node in platform.node_ids:
         by_role.setdefault(_node_role(platform, operation, node), []).append(node)
@@ -846,7 +913,8 @@ def _node_traces(
         ]
         traces.append(go.Scatter(
             x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
-            mode="markers+text", text=[_esc(n) for n in nodes], textposition="top center",
+            mode="markers+text", text=[_esc(n) for n in nodes],
+            textposition=[places[n] for n in nodes],
             textfont={"size": 13},
             marker={"size": _marker_size(platform), "color": colour, "symbol": symbol,
                     "line": {"color": "white", "width": 2}},
@@ -858,9 +926,11 @@ def _node_traces(
 def _link_legend(pairs: int) -> str:
     """How to read the links: the subtitle says which marks were left out, and why."""
     if pairs <= _MAX_COST_LABELS:
-        return "number on a link: its cost c, the time to send a unit-size message"
+        return ("number on a link: its cost c, the time to send a unit-size message "
+                "(written nearer the sender when the two directions differ)")
     legend = (f"link costs not written ({pairs} linked pairs of nodes, more than "
-              f"{_MAX_COST_LABELS}): hover the middle of a link for its cost c")
+              f"{_MAX_COST_LABELS}): hover a link two fifths of the way from its "
+              "sender for its cost c")
     if pairs > _MAX_ARROWS:
         legend += f"; no arrowheads (more than {_MAX_ARROWS} linked pairs)"
     return legend
@@ -882,8 +952,11 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     plotly.graph_objects.Figure
         Nodes placed by Kamada–Kawai (small connected platforms) or a spring
         layout seeded with 0, so the drawing is reproducible.  Each link is a
-        line with its cost ``c`` written at the middle (hover gives every
-        direction's cost), and arrowheads give its direction(s).  Beyond 40
+        line with its cost ``c`` written 40% of the way from its sender (one
+        number per direction when the two directions differ, at 40% and 60%;
+        hover gives every direction's cost), and arrowheads give its
+        direction(s).  A node's name is written on the side of its marker
+        farthest from its links.  Beyond 40
         linked pairs of nodes the costs are not written, beyond 150 there are
         no arrowheads; the subtitle says so.
     """
