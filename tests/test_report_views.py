@@ -457,3 +457,38 @@ def test_grid_points_without_a_number_are_drawn_in_the_grid_order(store: Path) -
     assert by_trace["binomial"] == (order, [4.5, 4.5])
     assert by_trace["greedy (reducers: 2)"] == (order, [5.5, 5.5])
     assert figure["layout"]["xaxis"]["categoryarray"] == order
+
+
+def test_default_run_is_the_first_where_the_planners_differ_the_most(store: Path) -> None:
+    # The default used to be run 0 (canon-antoniu-fig2: n = 2, every tree alike).
+    # By hand from MAKESPANS: longest over shortest makespan per seed is 5/4, 5/4,
+    # 6/4, 6/4 (the same at n = 4 and n = 8): runs 2, 3, 6, 7 tie at 3/2; run 2 first.
+    frame = load_results(store)
+    spreads = {}
+    for run in range(8):
+        seed = run % 4
+        values = [MAKESPANS[label][seed] for label in MAKESPANS]
+        spreads[run] = F(max(values), min(values))
+    best = max(spreads.values())
+    assert best == F(3, 2)
+    expected = min(run for run, spread in spreads.items() if spread == best)
+    page = render_study_report(frame)
+    assert f"run {expected} (platform.generator.n=4, seed {expected})" in page
+    chosen = re.search(r'<p class="hint" id="chosen-run">(.*?)</p>', page)
+    assert chosen is not None
+    assert f"The charts below draw run {expected} " in chosen.group(1)
+    assert "differ the most (makespan, longest over shortest: 3/2" in chosen.group(1)
+    assert "--run I" in chosen.group(1)
+    # --run keeps its word, and the page says the run was asked for
+    page = render_study_report(frame, run_index=5)
+    assert "The charts below draw run 5 (platform.generator.n=8, seed 1), chosen with --run" \
+        in page
+
+
+def test_default_run_when_the_planners_agree_everywhere(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    store.append([stored_row(run, run, 4, index, makespan="4")
+                  for run in range(3) for index in range(len(PLANNERS))])
+    page = render_study_report(load_results(tmp_path))
+    assert ("The charts below draw run 0 (platform.generator.n=4, seed 0), by default, the "
+            "first run where every planner ran: the planners agree on every run") in page
