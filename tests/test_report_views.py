@@ -492,3 +492,36 @@ def test_default_run_when_the_planners_agree_everywhere(tmp_path: Path) -> None:
     page = render_study_report(load_results(tmp_path))
     assert ("The charts below draw run 0 (platform.generator.n=4, seed 0), by default, the "
             "first run where every planner ran: the planners agree on every run") in page
+
+
+def test_comparison_hovers_give_exact_means_and_extremes(study_page: str) -> None:
+    # By hand from MAKESPANS: binomial's ratios to the best over the 4 seeds are
+    # 1, 1, 1, 3/2 (mean 9/8); greedy (reducers: 2)'s makespans 5, 5, 6, 6 (mean 11/2),
+    # ratios 5/4, 5/4, 3/2, 3/2 (mean 11/8). The hovers used to say 1.125, 1.375.
+    ratio = figure_titled(study_page, "Makespan / best makespan")
+    by_name = {trace["name"]: trace for trace in ratio["data"]}
+    assert by_name["binomial"]["customdata"] == [["9/8 (1.125)", "1", "3/2 (1.5)", 4]] * 2
+    assert by_name["greedy (reducers: 2)"]["customdata"] == [
+        ["11/8 (1.375)", "5/4 (1.25)", "3/2 (1.5)", 4]] * 2
+    assert "mean=%{customdata[0]}" in by_name["binomial"]["hovertemplate"]
+    makespan = figure_titled(study_page, "Makespan of one operation")
+    reducers = next(t for t in makespan["data"] if t["name"] == "greedy (reducers: 2)")
+    assert reducers["customdata"] == [["11/2 (5.5)", "5", "6", 4]] * 2
+
+
+def test_comparison_hover_of_a_mean_with_a_long_exact_value(tmp_path: Path) -> None:
+    # makespans 1/3, 1/7, ..., 1/97 over 23 seeds: the exact mean has a denominator of
+    # some 30 digits; the hover gives the float and says the exact value is not written
+    primes = (3, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
+              83, 89, 97)
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    store.append([stored_row(run, run, 4, index, makespan=f"1/{p}")
+                  for run, p in enumerate(primes) for index in range(len(PLANNERS))])
+    mean = sum((F(1, p) for p in primes), F(0)) / len(primes)
+    exact = format_rational(mean)
+    assert len(exact) > 40
+    page = render_study_report(load_results(tmp_path), run_index=0)
+    makespan = figure_titled(page, "Makespan of one operation")
+    assert makespan["data"][0]["customdata"] == [[
+        f"{float(mean):.4g} (exact rational of {len(exact)} characters, not written)",
+        "1/97 (0.01031)", "1/3 (0.3333)", 23]]

@@ -268,6 +268,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     # the strict replay (a rejected schedule's makespan is the planner's word).
     valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
     data = frame[valid].copy()
+    data["exact"] = _exact_values(data, measure)
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
@@ -319,15 +320,19 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         below = np.maximum(mean - stats["min"].to_numpy(dtype=float), 0.0)
         escaped = html.escape(str(name))
         trace_colours[escaped] = colours.get(str(label), "#444")
+        exact = group.groupby("x", sort=True)["exact"].agg(list).reindex(stats.index)
         figure.add_trace(go.Scatter(
             x=list(stats.index), y=list(mean), name=escaped,
             mode="lines+markers" if x_col is not None else "markers",
             error_y={"type": "data", "symmetric": False, "array": list(above),
                      "arrayminus": list(below)},
-            customdata=np.column_stack([stats["min"], stats["max"], stats["count"]]),
-            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}<br>mean=%{{y:.4g}}"
-                           "<br>min=%{customdata[0]:.4g}, max=%{customdata[1]:.4g}"
-                           "<br>%{customdata[2]} run(s)<extra></extra>")))
+            # the exact mean, min and max where every value is an exact rational,
+            # the float beside (plotly would only write the floats)
+            customdata=[[*_stats_texts(values, row), int(row["count"])]
+                        for values, (_, row) in zip(exact, stats.iterrows(), strict=True)],
+            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}"
+                           "<br>mean=%{customdata[0]}<br>min=%{customdata[1]}, "
+                           "max=%{customdata[2]}<br>%{customdata[3]} run(s)<extra></extra>")))
     figure.update_layout(template=_TEMPLATE, xaxis_title=x_title,
                          yaxis_title=axis, legend_title="planner", height=480,
                          margin={"l": 70, "r": 20, "b": 60})
@@ -371,6 +376,69 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         notes.append(f"not drawn, no makespan: {html.escape(', '.join(blank))}")
     keep_series_visible(figure, trace_colours, notes=notes)
     return figure
+
+
+_MAX_EXACT_CHARS: Final = 40
+"""Longest exact rational a hover writes (a mean over many replicates can have a huge
+denominator); a longer one is replaced by a note giving its length."""
+
+
+def _exact_values(data: pd.DataFrame, measure: str) -> list[Fraction | None]:
+    """The exact value of ``measure`` of each (valid) row, ``None`` where it is not exact.
+
+    A makespan is stored exact; ``makespan_ratio`` is its makespan over the
+    run's smallest one (the rows given are the valid ones, as for the store's
+    ratio); ``efficiency`` is the exact measured throughput over the exact
+    reference bound, where the store has both (a store of portsim 0.2.0 has
+    no exact measured throughput).
+    """
+    def parsed(column: str) -> list[Fraction | None]:
+        if column not in data:
+            return [None] * len(data)
+        return [parse_rational(v) if isinstance(v, str) and v else None for v in data[column]]
+
+    if measure in ("makespan", "makespan_ratio"):
+        lengths = parsed("makespan")
+        if measure == "makespan":
+            return lengths
+        best: dict[str, Fraction] = {}
+        for key, length in zip(data["run_key"].astype(str), lengths, strict=True):
+            if length is not None and (key not in best or length < best[key]):
+                best[key] = length
+        return [length / best[key] if length is not None and best[key] > 0 else None
+                for key, length in zip(data["run_key"].astype(str), lengths, strict=True)]
+    return [m / b if m is not None and b is not None and b > 0 else None
+            for m, b in zip(parsed("measured_throughput_exact"), parsed("reference_bound"),
+                            strict=True)]
+
+
+def _value_text(exact: Fraction | None, value: float) -> str:
+    """``"3/2 (1.5)"``: the exact value and its float, or the float alone when not exact.
+
+    Examples
+    --------
+    >>> _value_text(Fraction(9, 8), 1.125), _value_text(Fraction(4), 4.0)
+    ('9/8 (1.125)', '4')
+    >>> _value_text(None, 0.123456)
+    '0.1235'
+    """
+    shown = f"{value:.4g}"
+    if exact is None:
+        return shown
+    text = format_rational(exact)
+    if len(text) > _MAX_EXACT_CHARS:
+        return f"{shown} (exact rational of {len(text)} characters, not written)"
+    return text if text == shown else f"{text} ({shown})"
+
+
+def _stats_texts(values: Sequence[Fraction | None], row: pd.Series) -> list[str]:
+    """The hover texts of the mean, min and max of one point, exact where all ``values`` are."""
+    floats = [float(row["mean"]), float(row["min"]), float(row["max"])]
+    if not values or any(v is None for v in values):
+        return [_value_text(None, f) for f in floats]
+    exact = [v for v in values if v is not None]
+    figures = (sum(exact, Fraction(0)) / len(exact), min(exact), max(exact))
+    return [_value_text(e, f) for e, f in zip(figures, floats, strict=True)]
 
 
 # ---------------------------------------------------------------------------
