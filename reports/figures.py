@@ -409,25 +409,28 @@ _MAX_LANE_PEERS: Final = 3
 """A lane of a ``multiport`` node (one port per link) names up to this many links."""
 
 
-def _lane_assignment(bars: Sequence[_Bar]) -> tuple[list[int], int]:
+def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
+                     ) -> tuple[list[int], int]:
     """A lane per bar of one row, no two overlapping bars on one lane, and the lane count.
 
-    Greedy colouring of an interval graph by start time: a bar takes a free
-    lane (the one that last carried its link if it is free, else the lowest),
-    and a new lane only when every lane is busy, so the lane count is the
-    largest number of bars that overlap at one time (intervals are half-open:
-    a bar may start when another ends).
+    ``spans`` are the bars' ``(start, end)`` in a unit that makes every time
+    an integer (exact, and cheaper to compare than fractions).  Greedy
+    colouring of an interval graph by start time: a bar takes a free lane
+    (the one that last carried its link, ``peers``, if it is free, else the
+    lowest), and a new lane only when every lane is busy, so the lane count
+    is the largest number of bars that overlap at one time (intervals are
+    half-open: a bar may start when another ends).
     """
-    lanes = [0] * len(bars)
-    busy: list[tuple[Fraction, int]] = []  # (end, lane), earliest end first
+    lanes = [0] * len(spans)
+    busy: list[tuple[int, int]] = []  # (end, lane), earliest end first
     free: list[int] = []  # the free lanes, lowest first
     last_peer: dict[int, str] = {}
     count = 0
-    for index in sorted(range(len(bars)), key=lambda i: (bars[i].start, i)):
-        bar = bars[index]
-        while busy and busy[0][0] <= bar.start:
+    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        start, end = spans[index]
+        while busy and busy[0][0] <= start:
             heapq.heappush(free, heapq.heappop(busy)[1])
-        same = [lane for lane in free if last_peer.get(lane) == bar.peer]
+        same = [lane for lane in free if last_peer.get(lane) == peers[index]]
         if same:
             lane = min(same)
             free.remove(lane)
@@ -437,8 +440,8 @@ def _lane_assignment(bars: Sequence[_Bar]) -> tuple[list[int], int]:
         else:
             lane, count = count, count + 1
         lanes[index] = lane
-        last_peer[lane] = bar.peer
-        heapq.heappush(busy, (bar.start + bar.duration, lane))
+        last_peer[lane] = peers[index]
+        heapq.heappush(busy, (end, lane))
     return lanes, count
 
 
@@ -477,8 +480,16 @@ def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
             by_row.setdefault(bar.row, []).append(index)
     split = list(bars)
     lanes_of: dict[str, list[str]] = {}
+    # one time unit in which every start and duration is a whole number
+    unit = math.lcm(*{t.denominator for indexes in by_row.values() for i in indexes
+                      for t in (bars[i].start, bars[i].duration)}, 1)
     for row, indexes in by_row.items():
-        lanes, count = _lane_assignment([bars[i] for i in indexes])
+        spans = []
+        for i in indexes:
+            start = bars[i].start.numerator * (unit // bars[i].start.denominator)
+            spans.append((start, start + bars[i].duration.numerator
+                          * (unit // bars[i].duration.denominator)))
+        lanes, count = _lane_assignment(spans, [bars[i].peer for i in indexes])
         if count <= 1:
             continue
         peers: list[dict[str, None]] = [{} for _ in range(count)]
