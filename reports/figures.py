@@ -449,7 +449,7 @@ def _lane_name(platform: Platform, node: NodeId, row: str, lane: int,
                peers: Sequence[str]) -> str:
     """The row of one lane of a multiport node's port row: which port, or which links."""
     k = platform.port_model_of(node).k
-    side = "port" if row.startswith(f"{node} port") else row[len(str(node)) + 1:].split()[0]
+    side = row[len(str(node)) + 1:].split()[0]  # "send" or "receive" (multiport has both)
     if k is not None:
         over = f" (over k={k}!)" if lane > k else ""
         return f"{node} {side} port {lane} of {k}{over}"
