@@ -12,10 +12,12 @@ of HTML in titles, hover boxes and bar texts.
 
 from __future__ import annotations
 
+import heapq
 import html
+import math
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
@@ -314,6 +316,8 @@ class _Bar:
     hover: str
     flagged: bool = False
     """The event takes part in a violation the engine found."""
+    peer: str = ""
+    """The other end of a send, for a port row (``"→ B"`` or ``"← A"``); empty for a CPU."""
 
 
 def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
@@ -371,10 +375,12 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str,
         send_row, _ = _port_rows(schedule.platform, event.src)
         _, receive_row = _port_rows(schedule.platform, event.dst)
         rows = [send_row, receive_row]
+        peers = [f"→ {event.dst}", f"← {event.src}"]
     else:
         rows = [f"{event.node} CPU"]
-    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults))
-            for row in rows]
+        peers = [""]
+    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults), peer)
+            for row, peer in zip(rows, peers, strict=True)]
 
 
 def _event_item(event: Event) -> tuple[str, int]:
@@ -399,14 +405,117 @@ def _colour_keys(events: Sequence[Event]) -> list[str]:
     return ["send" if isinstance(e, Send) else "compute" for e in events]
 
 
-def _ordered_rows(platform: Platform, bars: Sequence[_Bar]) -> list[tuple[NodeId, str]]:
-    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU."""
+_MAX_LANE_PEERS: Final = 3
+"""A lane of a ``multiport`` node (one port per link) names up to this many links."""
+
+
+def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
+                     ) -> tuple[list[int], int]:
+    """A lane per bar of one row, no two overlapping bars on one lane, and the lane count.
+
+    ``spans`` are the bars' ``(start, end)`` in a unit that makes every time
+    an integer (exact, and cheaper to compare than fractions).  Greedy
+    colouring of an interval graph by start time: a bar takes a free lane
+    (the one that last carried its link, ``peers``, if it is free, else the
+    lowest), and a new lane only when every lane is busy, so the lane count
+    is the largest number of bars that overlap at one time (intervals are
+    half-open: a bar may start when another ends).
+    """
+    lanes = [0] * len(spans)
+    busy: list[tuple[int, int]] = []  # (end, lane), earliest end first
+    free: list[int] = []  # the free lanes, lowest first
+    last_peer: dict[int, str] = {}
+    count = 0
+    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        start, end = spans[index]
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        same = [lane for lane in free if last_peer.get(lane) == peers[index]]
+        if same:
+            lane = min(same)
+            free.remove(lane)
+            heapq.heapify(free)
+        elif free:
+            lane = heapq.heappop(free)
+        else:
+            lane, count = count, count + 1
+        lanes[index] = lane
+        last_peer[lane] = peers[index]
+        heapq.heappush(busy, (end, lane))
+    return lanes, count
+
+
+def _lane_name(platform: Platform, node: NodeId, row: str, lane: int,
+               peers: Sequence[str]) -> str:
+    """The row of one lane of a multiport node's port row: which port, or which links."""
+    k = platform.port_model_of(node).k
+    side = row[len(str(node)) + 1:].split()[0]  # "send" or "receive" (multiport has both)
+    if k is not None:
+        over = f" (over k={k}!)" if lane > k else ""
+        return f"{node} {side} port {lane} of {k}{over}"
+    shown = ", ".join(p.split(" ", 1)[1] for p in peers[:_MAX_LANE_PEERS])
+    more = f" +{len(peers) - _MAX_LANE_PEERS}" if len(peers) > _MAX_LANE_PEERS else ""
+    arrow = peers[0].split(" ", 1)[0] if peers else ""
+    return f"{node} {side} lane {lane}: {arrow} {shown}{more}"
+
+
+def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
+                                                                   dict[str, list[str]]]:
+    """``bars`` with each multiport row whose bars overlap split into lanes.
+
+    A ``multiport`` or ``multiport:k`` node runs transfers at once on one
+    port row, where their bars would hide each other: such a row becomes as
+    many rows (lanes) as the most transfers at one time (at most ``k`` in a
+    valid schedule), each named by its port (``"A send port 2 of 3"``) or,
+    with one port per link, by the links it carries (``"A send lane 1: → B,
+    C"``).  Other rows, and multiport rows without overlap, are kept as they
+    are.  Returns the bars and, per row split, its lanes in order.
+    """
+    multiport = {row: node for node in platform.node_ids
+                 if platform.port_model_of(node).kind is PortKind.MULTIPORT
+                 for row in _port_rows(platform, node)}
+    by_row: dict[str, list[int]] = {}
+    for index, bar in enumerate(bars):
+        if bar.row in multiport:
+            by_row.setdefault(bar.row, []).append(index)
+    split = list(bars)
+    lanes_of: dict[str, list[str]] = {}
+    # one time unit in which every start and duration is a whole number
+    unit = math.lcm(*{t.denominator for indexes in by_row.values() for i in indexes
+                      for t in (bars[i].start, bars[i].duration)}, 1)
+    for row, indexes in by_row.items():
+        spans = []
+        for i in indexes:
+            start = bars[i].start.numerator * (unit // bars[i].start.denominator)
+            spans.append((start, start + bars[i].duration.numerator
+                          * (unit // bars[i].duration.denominator)))
+        lanes, count = _lane_assignment(spans, [bars[i].peer for i in indexes])
+        if count <= 1:
+            continue
+        peers: list[dict[str, None]] = [{} for _ in range(count)]
+        for index, lane in zip(indexes, lanes, strict=True):
+            peers[lane][bars[index].peer] = None
+        names = [_lane_name(platform, multiport[row], row, lane + 1, list(peers[lane]))
+                 for lane in range(count)]
+        lanes_of[row] = names
+        for index, lane in zip(indexes, lanes, strict=True):
+            split[index] = replace(bars[index], row=names[lane])
+    return split, lanes_of
+
+
+def _ordered_rows(platform: Platform, bars: Sequence[_Bar],
+                  lanes: Mapping[str, Sequence[str]] | None = None) -> list[tuple[NodeId, str]]:
+    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU.
+
+    A row split into ``lanes`` (:func:`_split_lanes`) gives its lanes, in order.
+    """
     used = {b.row for b in bars}
+    lanes = lanes or {}
     rows: list[tuple[NodeId, str]] = []
     for node in platform.node_ids:
         send_row, receive_row = _port_rows(platform, node)
-        rows += [(node, row) for row in dict.fromkeys((send_row, receive_row, f"{node} CPU"))
-                 if row in used]
+        for row in dict.fromkeys((send_row, receive_row, f"{node} CPU")):
+            rows += [(node, lane) for lane in lanes.get(row, (row,)) if lane in used]
     return rows
 
 
@@ -491,6 +600,11 @@ def gantt_figure(
         share it; ``"<node> send ports (k=2)"`` for ``multiport:2``,
         ``"<node> send ports (one per link)"`` for ``multiport``), and
         ``"<node> CPU"`` for computes; only rows in use appear.
+        On a ``multiport`` node, a port row where transfers overlap in time is
+        split into as many lanes as the most transfers at one time (greedy
+        interval colouring by start time), so that every transfer shows:
+        ``"<node> send port 2 of 3"`` for ``multiport:3``, ``"<node> send lane 1:
+        → B, C"`` (the links it carries) for ``multiport``.
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
@@ -518,6 +632,7 @@ def gantt_figure(
     faults = _faults(schedule, violations)
     bars = [bar for index, event, key in zip(shown, events, _colour_keys(events), strict=True)
             for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
+    bars, lanes = _split_lanes(schedule.platform, bars)
     keys = list(dict.fromkeys(b.colour_key for b in bars))
     colours = _palette(len(keys))
     # The white outline that separates back-to-back bars covers a bar of a pixel or
@@ -553,7 +668,7 @@ def gantt_figure(
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
         ))
-    rows = _ordered_rows(schedule.platform, bars)
+    rows = _ordered_rows(schedule.platform, bars, lanes)
     names = [row for _, row in rows]
     fig.update_layout(
         template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
@@ -571,6 +686,9 @@ def gantt_figure(
         head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
                  f"violation(s); the {drawn:,} event(s) drawn that they involve are "
                  "outlined in red</span>")
+    if lanes:
+        head += ("<br><sup>multiport nodes: transfers at the same time are drawn on separate "
+                 "rows (lanes), named by port, or by the links they carry</sup>")
     set_title(fig, head)
     # The legend (one item a line) starts at the top of the plot area: make that area
     # tall enough for all of it, or plotly cuts it and adds a scroll bar.
@@ -663,37 +781,102 @@ def _link_pairs(platform: Platform) -> dict[tuple[NodeId, NodeId], list[tuple[No
     return pairs
 
 
-def _cost_text(platform: Platform, directed: Sequence[tuple[NodeId, NodeId]]) -> str:
-    costs = {platform.cost(s, d) for s, d in directed}
-    return "; ".join(format_rational(c) for c in sorted(costs))
+_COST_AT: Final = Fraction(2, 5)
+"""A link's cost is written this far along the link from its sender (40%): the two
+directions of a pair at 40% and 60%, and two links that cross at their middles
+(the diagonals of a square) keep their numbers apart."""
+
+
+def _cost_labels(platform: Platform, a: NodeId, b: NodeId,
+                 directed: Sequence[tuple[NodeId, NodeId]]) -> list[tuple[NodeId, NodeId, str]]:
+    """The cost labels of one linked pair: ``(from, to, text)``, written near ``from``.
+
+    One label per direction, near its sender, when the two directions differ
+    in cost; one label (the common cost, near ``a``) when they are equal.
+    """
+    costs = {(s, d): platform.cost(s, d) for s, d in directed}
+    if len(set(costs.values())) == 1:
+        return [(a, b, format_rational(next(iter(costs.values()))))]
+    return [(s, d, format_rational(c)) for (s, d), c in costs.items()]
 
 
 def _edge_traces(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> list[go.Scatter]:
-    """The links: grey lines, and a marker at each midpoint carrying the costs."""
+    """The links: grey lines, and markers along them carrying the costs.
+
+    The cost of a direction is written at :data:`_COST_AT` of the way from its
+    sender (:func:`_cost_labels`), so that labels of crossing links and of
+    the two directions of a pair do not fall on one point.
+    """
     pairs = _link_pairs(platform)
     xs: list[float | None] = []
     ys: list[float | None] = []
-    mid_x, mid_y, texts, hovers = [], [], [], []
+    at_x, at_y, texts, hovers = [], [], [], []
+    written = len(pairs) <= _MAX_COST_LABELS
     for (a, b), directed in pairs.items():
         (xa, ya), (xb, yb) = pos[a], pos[b]
         xs += [xa, xb, None]
         ys += [ya, yb, None]
-        mid_x.append((xa + xb) / 2)
-        mid_y.append((ya + yb) / 2)
-        texts.append(_cost_text(platform, directed) if len(pairs) <= _MAX_COST_LABELS else "")
-        hovers.append("<br>".join(
+        hover = "<br>".join(
             f"{_esc(s)} → {_esc(d)}: c = {format_rational(platform.cost(s, d))}"
-            for s, d in directed))
+            for s, d in directed)
+        for src, dst, text in _cost_labels(platform, a, b, directed):
+            (x0, y0), (x1, y1) = pos[src], pos[dst]
+            at = float(_COST_AT)
+            at_x.append(x0 + at * (x1 - x0))
+            at_y.append(y0 + at * (y1 - y0))
+            texts.append(text if written else "")
+            hovers.append(hover)
     lines = go.Scatter(x=xs, y=ys, mode="lines", line={"color": "#9aa5b1", "width": 1.5},
                        hoverinfo="skip", name="link", showlegend=False)
     costs = go.Scatter(
-        x=mid_x, y=mid_y, mode="markers+text", text=texts, textposition="middle center",
+        x=at_x, y=at_y, mode="markers+text", text=texts, textposition="middle center",
         textfont={"size": 11, "color": "#1d2733"},
         marker={"size": 16, "color": "white", "opacity": 0},  # invisible, but hoverable
         hovertext=hovers, hovertemplate="%{hovertext}<extra>link cost</extra>",
         name="link cost c", showlegend=False,
     )
     return [lines, costs]
+
+
+_LABEL_PLACES: Final = (
+    ("top center", 90), ("top right", 45), ("middle right", 0), ("bottom right", -45),
+    ("bottom center", -90), ("bottom left", -135), ("middle left", 180), ("top left", 135))
+"""Where plotly can write a node's name around its marker, and the direction (degrees)."""
+_PLATFORM_PLOT: Final = (1100, 420)
+"""Pixels of the platform drawing's plot area (width, height) on the report's page:
+angles between links and labels are measured on screen, not in layout units."""
+
+
+def _angle_gap(a: float, b: float) -> float:
+    """The angle between two directions, in degrees, from 0 to 180."""
+    return abs((a - b + 180) % 360 - 180)
+
+
+def _label_places(platform: Platform, pos: dict[NodeId, tuple[float, float]]) -> dict[NodeId, str]:
+    """Where to write each node's name: the side farthest from its links (in angle).
+
+    Of the eight places around the marker, the one whose direction is the
+    farthest from the direction of every link at the node (on screen); ties
+    go to the first of :data:`_LABEL_PLACES` (above the node, plotly's usual).
+    Labels then stay clear of the links and of their arrowheads.
+    """
+    if not pos:
+        return {}
+    xs = [x for x, _ in pos.values()]
+    ys = [y for _, y in pos.values()]
+    sx = _PLATFORM_PLOT[0] / ((max(xs) - min(xs)) or 1.0)
+    sy = _PLATFORM_PLOT[1] / ((max(ys) - min(ys)) or 1.0)
+    around: dict[NodeId, set[NodeId]] = {n: set() for n in pos}
+    for a, b in _link_pairs(platform):
+        around[a].add(b)
+        around[b].add(a)
+    places: dict[NodeId, str] = {}
+    for node, (x, y) in pos.items():
+        angles = [math.degrees(math.atan2((pos[o][1] - y) * sy, (pos[o][0] - x) * sx))
+                  for o in around[node] if pos[o] != (x, y)]
+        places[node] = max(_LABEL_PLACES, key=lambda place: min(
+            (_angle_gap(place[1], angle) for angle in angles), default=180.0))[0]
+    return places
 
 
 def _marker_size(platform: Platform) -> int:
@@ -726,6 +909,7 @@ def _node_traces(
     platform: Platform, operation: Operation | None, pos: dict[NodeId, tuple[float, float]]
 ) -> list[go.Scatter]:
     """One marker trace per node role (so the legend explains the colours)."""
+    places = _label_places(platform, pos)
     by_role: dict[str, list[NodeId]] = {}
     for node in platform.node_ids:
         by_role.setdefault(_node_role(platform, operation, node), []).append(node)
@@ -740,7 +924,8 @@ def _node_traces(
         ]
         traces.append(go.Scatter(
             x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes],
-            mode="markers+text", text=[_esc(n) for n in nodes], textposition="top center",
+            mode="markers+text", text=[_esc(n) for n in nodes],
+            textposition=[places[n] for n in nodes],
             textfont={"size": 13},
             marker={"size": _marker_size(platform), "color": colour, "symbol": symbol,
                     "line": {"color": "white", "width": 2}},
@@ -752,9 +937,11 @@ def _node_traces(
 def _link_legend(pairs: int) -> str:
     """How to read the links: the subtitle says which marks were left out, and why."""
     if pairs <= _MAX_COST_LABELS:
-        return "number on a link: its cost c, the time to send a unit-size message"
+        return ("number on a link: its cost c, the time to send a unit-size message "
+                "(written nearer the sender when the two directions differ)")
     legend = (f"link costs not written ({pairs} linked pairs of nodes, more than "
-              f"{_MAX_COST_LABELS}): hover the middle of a link for its cost c")
+              f"{_MAX_COST_LABELS}): hover a link two fifths of the way from its "
+              "sender for its cost c")
     if pairs > _MAX_ARROWS:
         legend += f"; no arrowheads (more than {_MAX_ARROWS} linked pairs)"
     return legend
@@ -776,8 +963,11 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
     plotly.graph_objects.Figure
         Nodes placed by Kamada–Kawai (small connected platforms) or a spring
         layout seeded with 0, so the drawing is reproducible.  Each link is a
-        line with its cost ``c`` written at the middle (hover gives every
-        direction's cost), and arrowheads give its direction(s).  Beyond 40
+        line with its cost ``c`` written 40% of the way from its sender (one
+        number per direction when the two directions differ, at 40% and 60%;
+        hover gives every direction's cost), and arrowheads give its
+        direction(s).  A node's name is written on the side of its marker
+        farthest from its links.  Beyond 40
         linked pairs of nodes the costs are not written, beyond 150 there are
         no arrowheads; the subtitle says so.
     """

@@ -54,7 +54,14 @@ window.addEventListener('load', () => setTimeout(() => {
             title_meets_ytitle: meet(title, y), ytitle_inside: inside(y, svg),
             title_meets_legend: meet(title, box(d, '.legend')),
             // plotly gives a legend taller than the plot area a scroll bar
-            legend_scrolls: !!box(d, '.legend .scrollbar')};
+            legend_scrolls: !!box(d, '.legend .scrollbar'),
+            // texts written at scatter points (node names, link costs) drawn on each other
+            text_overlaps: (() => {
+              const t = [...d.querySelectorAll('.textpoint text')].filter(e => e.textContent)
+                .map(e => e.getBoundingClientRect()).filter(b => b.width);
+              let n = 0;
+              t.forEach((a, i) => t.slice(i + 1).forEach(b => { n += meet(a, b); }));
+              return n; })()};
   });
   const out = document.createElement('pre');
   out.id = 'portsim-probe';
@@ -71,8 +78,10 @@ def drawn(page: Path, work: Path, *, width: int = 1400) -> dict[str, Any]:
     """What Chromium drew of ``page`` in a window ``width`` pixels wide.
 
     ``figures``: per figure whether plotly drew it, its trace count and its
-    boxes' overlaps; ``errors``: the page's JavaScript errors; ``overflow``:
-    the pixels the page runs past the window's right edge.
+    boxes' overlaps (``text_overlaps``: pairs of texts written at scatter
+    points, such as node names and link costs, that overlap); ``errors``: the
+    page's JavaScript errors; ``overflow``: the pixels the page runs past the
+    window's right edge.
     """
     assert CHROMIUM is not None
     probed = work / f"probed-{page.name}"

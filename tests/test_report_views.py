@@ -457,3 +457,71 @@ def test_grid_points_without_a_number_are_drawn_in_the_grid_order(store: Path) -
     assert by_trace["binomial"] == (order, [4.5, 4.5])
     assert by_trace["greedy (reducers: 2)"] == (order, [5.5, 5.5])
     assert figure["layout"]["xaxis"]["categoryarray"] == order
+
+
+def test_default_run_is_the_first_where_the_planners_differ_the_most(store: Path) -> None:
+    # The default used to be run 0 (canon-antoniu-fig2: n = 2, every tree alike).
+    # By hand from MAKESPANS: longest over shortest makespan per seed is 5/4, 5/4,
+    # 6/4, 6/4 (the same at n = 4 and n = 8): runs 2, 3, 6, 7 tie at 3/2; run 2 first.
+    frame = load_results(store)
+    spreads = {}
+    for run in range(8):
+        seed = run % 4
+        values = [MAKESPANS[label][seed] for label in MAKESPANS]
+        spreads[run] = F(max(values), min(values))
+    best = max(spreads.values())
+    assert best == F(3, 2)
+    expected = min(run for run, spread in spreads.items() if spread == best)
+    page = render_study_report(frame)
+    assert f"run {expected} (platform.generator.n=4, seed {expected})" in page
+    chosen = re.search(r'<p class="hint" id="chosen-run">(.*?)</p>', page)
+    assert chosen is not None
+    assert f"The charts below draw run {expected} " in chosen.group(1)
+    assert "differ the most (makespan, longest over shortest: 3/2" in chosen.group(1)
+    assert "--run I" in chosen.group(1)
+    # --run keeps its word, and the page says the run was asked for
+    page = render_study_report(frame, run_index=5)
+    assert "The charts below draw run 5 (platform.generator.n=8, seed 1), chosen with --run" \
+        in page
+
+
+def test_default_run_when_the_planners_agree_everywhere(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    store.append([stored_row(run, run, 4, index, makespan="4")
+                  for run in range(3) for index in range(len(PLANNERS))])
+    page = render_study_report(load_results(tmp_path))
+    assert ("The charts below draw run 0 (platform.generator.n=4, seed 0), by default, the "
+            "first run where every planner ran: the planners agree on every run") in page
+
+
+def test_comparison_hovers_give_exact_means_and_extremes(study_page: str) -> None:
+    # By hand from MAKESPANS: binomial's ratios to the best over the 4 seeds are
+    # 1, 1, 1, 3/2 (mean 9/8); greedy (reducers: 2)'s makespans 5, 5, 6, 6 (mean 11/2),
+    # ratios 5/4, 5/4, 3/2, 3/2 (mean 11/8). The hovers used to say 1.125, 1.375.
+    ratio = figure_titled(study_page, "Makespan / best makespan")
+    by_name = {trace["name"]: trace for trace in ratio["data"]}
+    assert by_name["binomial"]["customdata"] == [["9/8 (1.125)", "1", "3/2 (1.5)", 4]] * 2
+    assert by_name["greedy (reducers: 2)"]["customdata"] == [
+        ["11/8 (1.375)", "5/4 (1.25)", "3/2 (1.5)", 4]] * 2
+    assert "mean=%{customdata[0]}" in by_name["binomial"]["hovertemplate"]
+    makespan = figure_titled(study_page, "Makespan of one operation")
+    reducers = next(t for t in makespan["data"] if t["name"] == "greedy (reducers: 2)")
+    assert reducers["customdata"] == [["11/2 (5.5)", "5", "6", 4]] * 2
+
+
+def test_comparison_hover_of_a_mean_with_a_long_exact_value(tmp_path: Path) -> None:
+    # makespans 1/3, 1/7, ..., 1/97 over 23 seeds: the exact mean has a denominator of
+    # some 30 digits; the hover gives the float and says the exact value is not written
+    primes = (3, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
+              83, 89, 97)
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    store.append([stored_row(run, run, 4, index, makespan=f"1/{p}")
+                  for run, p in enumerate(primes) for index in range(len(PLANNERS))])
+    mean = sum((F(1, p) for p in primes), F(0)) / len(primes)
+    exact = format_rational(mean)
+    assert len(exact) > 40
+    page = render_study_report(load_results(tmp_path), run_index=0)
+    makespan = figure_titled(page, "Makespan of one operation")
+    assert makespan["data"][0]["customdata"] == [[
+        f"{float(mean):.4g} (exact rational of {len(exact)} characters, not written)",
+        "1/97 (0.01031)", "1/3 (0.3333)", 23]]

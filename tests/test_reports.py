@@ -11,6 +11,8 @@ scenario.
 from __future__ import annotations
 
 import importlib
+import math
+import random
 import subprocess
 import sys
 import types
@@ -37,6 +39,7 @@ from portsim.reports import (
     write_run_report,
 )
 from portsim.simulator.engine import replay
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Link, Node, Platform, PortModel
 from portsim.simulator.schedule import Compute, Schedule, Send
@@ -388,6 +391,69 @@ def test_gantt_names_the_port_count_of_multiport_k() -> None:
     assert rows == {"A send ports (k=2)", "B receive ports (k=2)"}
 
 
+def _rows_and_spans(figure: go.Figure) -> dict[str, list[tuple[float, float]]]:
+    """Per Gantt row, the (start, end) of its bars, read back from the figure."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for trace in figure.data:
+        if isinstance(trace, go.Bar):
+            for row, base, length in zip(trace.y, trace.base, trace.x, strict=True):
+                spans.setdefault(row, []).append((base, base + length))
+    return spans
+
+
+def _most_at_once(spans: list[tuple[float, float]]) -> int:
+    """Brute force: the most intervals [start, end) that hold one instant (a start)."""
+    return max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+
+
+@pytest.mark.parametrize("model", ["multiport:3", "multiport"])
+def test_gantt_lays_concurrent_multiport_transfers_on_separate_lanes(model: str) -> None:
+    # A sends to B, C, D at once (B and C twice in a row): on one row the bars would
+    # hide each other; on lanes, none overlaps another and there are as many lanes as
+    # transfers at one time (3), named by port (k=3) or by the links they carry.
+    platform = Platform.build(["A", "B", "C", "D"],
+                              [("A", "B", 1), ("A", "C", 1), ("A", "D", 2)], model)
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    sends = [("B", 0), ("C", 0), ("D", 0), ("B", 1), ("C", 1), ("D", 2)]
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": dst, "item": "b", "start": start}
+        for dst, start in sends])
+    assert replay(schedule).feasible
+    figure = gantt_figure(schedule)
+    spans = _rows_and_spans(figure)
+    assert sum(len(s) for s in spans.values()) == 2 * len(sends)
+    for row, row_spans in spans.items():
+        assert _most_at_once(row_spans) == 1, row
+    send_rows = [row for row in figure.layout.yaxis.categoryarray if row.startswith("A send")]
+    if model == "multiport:3":
+        assert send_rows == ["A send port 1 of 3", "A send port 2 of 3", "A send port 3 of 3"]
+    else:
+        # each link keeps its own lane here (a lane takes back the link it last carried)
+        assert send_rows == ["A send lane 1: → B", "A send lane 2: → C", "A send lane 3: → D"]
+    # receive rows see one transfer at a time: kept whole, as before
+    assert sum(1 for row in spans if "receive" in row) == 3
+    assert "lanes" in figure.layout.title.text
+
+
+def test_gantt_lanes_number_the_most_transfers_at_once_on_random_schedules() -> None:
+    rng = random.Random(8)
+    nodes = ["S", *(f"T{i}" for i in range(6))]
+    platform = Platform.build(nodes, [("S", t, 1) for t in nodes[1:]], "multiport")
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    for _ in range(20):
+        # each link one transfer at a time (starts one apart), links overlapping freely
+        events = [{"kind": "send", "src": "S", "dst": t, "item": "b",
+                   "start": F(rng.randrange(4)) + 2 * j}
+                  for t in nodes[1:] for j in range(rng.randrange(1, 4))]
+        schedule = Schedule.from_dicts(platform, operation, events)
+        expected = _most_at_once([(float(e["start"]), float(e["start"]) + 1) for e in events])
+        spans = _rows_and_spans(gantt_figure(schedule))
+        send_rows = [row for row in spans if row.startswith("S send")]
+        assert len(send_rows) == (expected if expected > 1 else 1)
+        assert all(_most_at_once(spans[row]) == 1 for row in send_rows)
+        assert sum(len(spans[row]) for row in send_rows) == len(events)
+
+
 def test_gantt_of_a_periodic_schedule_marks_the_period() -> None:
     platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", "1/2")])
     operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
@@ -518,6 +584,80 @@ def test_platform_subtitle_says_which_link_marks_are_left_out(
     assert (f"link costs not written ({pairs} linked pairs" in subtitle) is not costs
     assert len(figure.layout.annotations) == arrows
     assert ("no arrowheads" in subtitle) is (arrows == 0)
+
+
+def _screen(figure: go.Figure, x: float, y: float) -> tuple[float, float]:
+    """Layout units to pixels of a 1,100 x 420 plot area (the page's), from the node span."""
+    nodes = [t for t in figure.data if t.mode == "markers+text" and t.name != "link cost c"]
+    xs = [v for t in nodes for v in t.x]
+    ys = [v for t in nodes for v in t.y]
+    return ((x - min(xs)) / (max(xs) - min(xs)) * 1100,
+            (y - min(ys)) / (max(ys) - min(ys)) * 420)
+
+
+@pytest.mark.parametrize("asymmetric", [False, True])
+def test_platform_cost_labels_of_crossing_links_do_not_coincide(asymmetric: bool) -> None:
+    # Seen in Chromium: on a 4-node complete platform the two diagonals cross at their
+    # middles, where both costs were written on top of each other.
+    nodes = ["A", "B", "C", "D"]
+    links = [(s, d, F(1 + (i if asymmetric else 0), 3))
+             for i, (s, d) in enumerate((s, d) for s in nodes for d in nodes if s != d)]
+    figure = platform_figure(Platform.build(nodes, links))
+    costs = next(t for t in figure.data if t.name == "link cost c")
+    assert len(costs.x) == (12 if asymmetric else 6)
+    assert all(costs.text)
+    points = [_screen(figure, x, y) for x, y in zip(costs.x, costs.y, strict=True)]
+    # a label of a few characters at 11 px: two closer than 24 px overlap
+    closest = min(math.dist(p, q) for i, p in enumerate(points) for q in points[i + 1:])
+    assert closest > 24
+    # each number sits on its own link, 40% of the way from its sender
+    by_text = {t: (x, y) for t, x, y in zip(costs.text, costs.x, costs.y, strict=True)}
+    if asymmetric:
+        nodes_at = {n: (x, y) for t in figure.data if t.name != "link cost c" and t.text
+                    for n, x, y in zip(t.text, t.x, t.y, strict=True)}
+        for s, d, c in links:
+            (xs, ys), (xd, yd) = nodes_at[s], nodes_at[d]
+            x, y = by_text[format_rational(c)]
+            assert x == pytest.approx(xs + 0.4 * (xd - xs))
+            assert y == pytest.approx(ys + 0.4 * (yd - ys))
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_platform_texts_do_not_overlap_in_headless_chromium(tmp_path: Path) -> None:
+    nodes = ["A", "B", "C", "D"]
+    links = [(s, d, F(1 + i, 3))
+             for i, (s, d) in enumerate((s, d) for s in nodes for d in nodes if s != d)]
+    page = tmp_path / "platform.html"
+    platform_figure(Platform.build(nodes, links)).write_html(page, include_plotlyjs=True)
+    seen = drawn(page, tmp_path)
+    assert seen["errors"] == []
+    (figure,) = seen["figures"]
+    assert figure["drawn"]
+    assert figure["text_overlaps"] == 0
+
+
+@pytest.mark.parametrize("n", [4, 6])
+def test_platform_node_names_are_written_away_from_their_links(n: int) -> None:
+    # Seen in Chromium on allgather-dgx-a100: arrowheads ran through the names written
+    # above the nodes (P10, nic1_6). A name goes on the side farthest from the links.
+    from portsim.scenarios.generators import complete_platform
+
+    figure = platform_figure(complete_platform(n, c=1, compute=1, port_model="bidirectional"))
+    places = {"top center": 90, "top right": 45, "middle right": 0, "bottom right": -45,
+              "bottom center": -90, "bottom left": -135, "middle left": 180, "top left": 135}
+    nodes = [t for t in figure.data if t.name != "link cost c" and t.text]
+    at = {name: _screen(figure, x, y)
+          for t in nodes for name, x, y in zip(t.text, t.x, t.y, strict=True)}
+    for trace in nodes:
+        for name, place in zip(trace.text, trace.textposition, strict=True):
+            (x, y) = at[name]
+            for other, (xo, yo) in at.items():
+                if other != name:
+                    link = math.degrees(math.atan2(yo - y, xo - x))
+                    gap = abs((places[place] - link + 180) % 360 - 180)
+                    # n - 1 links leave gaps of 360 / (n - 1) degrees at least once
+                    assert gap >= 180 / (n - 1) - 22.5, (name, place, other)
 
 
 def test_platform_layout_is_reproducible() -> None:

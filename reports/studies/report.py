@@ -22,9 +22,10 @@ name with its options, ``lp (split: False)``, as ``portsim run`` prints it
 (:func:`row_labels`).  Series with identical values stay visible
 (:func:`portsim.reports.figures.keep_series_visible`).
 
-The chosen run (default: the first run where every planner ran) is rebuilt
-from its stored ``scenario_document`` and replayed again: reports need no
-schedule in the store.
+The chosen run (default: of the runs where every planner ran, the one where
+the planners differ the most, worst over best; the page says which and why)
+is rebuilt from its stored ``scenario_document`` and replayed again: reports
+need no schedule in the store.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import json
 import os
 import textwrap
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Final
 
@@ -58,7 +60,7 @@ from portsim.scenarios.runner import PlannerRun, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
 from portsim.scenarios.study.store import load_results
 from portsim.simulator.errors import PortsimError, ScenarioError
-from portsim.simulator.numbers import parse_rational
+from portsim.simulator.numbers import format_rational, parse_rational
 
 __all__ = ["CONVERGENCE_PERIODS", "MAX_FAILED_ROWS", "render_study_report", "row_labels",
            "write_study_report"]
@@ -91,8 +93,10 @@ def write_study_report(directory: str | os.PathLike[str],
     run_index, planner:
         The run whose convergence, platform and schedule are drawn, and the
         planner of the Gantt chart, by label (``lp (split: False)``) or name
-        (defaults: the first run where every planner ran; its first planner
-        with a schedule).
+        (defaults: of the runs where every planner ran, the one where the
+        planners differ the most, the largest makespan or measured throughput
+        over the smallest, the first among equals; its first planner with a
+        schedule).
     progress:
         Told each long step before it starts: the chosen run's planners are
         planned and replayed again for its convergence chart (as
@@ -163,7 +167,7 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     """
     frame = frame.copy()
     frame[_LABEL] = row_labels(frame)
-    chosen = _chosen_run(frame, run_index, planner)
+    chosen, why = _chosen_run(frame, run_index, planner)
     embed = FigureEmbedder()
     colours = series_colours(list(dict.fromkeys(frame[_LABEL])))
     study = str(frame["study"].iloc[0]) if len(frame) else "study"
@@ -185,7 +189,7 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
         sections.append(("ratio", "Planners compared: makespan over the best of the run",
                          embed(_comparison_figure(frame, "makespan_ratio", colours))))
     if chosen is not None:
-        sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress))
+        sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress, why))
     nav = " · ".join(f'<a href="#{a}">{html.escape(t.lower())}</a>' for a, t, _ in sections)
     body = "".join(f'<section id="{a}"><h2>{html.escape(t)}</h2>{b}</section>'
                    for a, t, b in sections)
@@ -264,6 +268,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     # the strict replay (a rejected schedule's makespan is the planner's word).
     valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
     data = frame[valid].copy()
+    data["exact"] = _exact_values(data, measure)
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
@@ -315,15 +320,19 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         below = np.maximum(mean - stats["min"].to_numpy(dtype=float), 0.0)
         escaped = html.escape(str(name))
         trace_colours[escaped] = colours.get(str(label), "#444")
+        exact = group.groupby("x", sort=True)["exact"].agg(list).reindex(stats.index)
         figure.add_trace(go.Scatter(
             x=list(stats.index), y=list(mean), name=escaped,
             mode="lines+markers" if x_col is not None else "markers",
             error_y={"type": "data", "symmetric": False, "array": list(above),
                      "arrayminus": list(below)},
-            customdata=np.column_stack([stats["min"], stats["max"], stats["count"]]),
-            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}<br>mean=%{{y:.4g}}"
-                           "<br>min=%{customdata[0]:.4g}, max=%{customdata[1]:.4g}"
-                           "<br>%{customdata[2]} run(s)<extra></extra>")))
+            # the exact mean, min and max where every value is an exact rational,
+            # the float beside (plotly would only write the floats)
+            customdata=[[*_stats_texts(values, row), int(row["count"])]
+                        for values, (_, row) in zip(exact, stats.iterrows(), strict=True)],
+            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}"
+                           "<br>mean=%{customdata[0]}<br>min=%{customdata[1]}, "
+                           "max=%{customdata[2]}<br>%{customdata[3]} run(s)<extra></extra>")))
     figure.update_layout(template=_TEMPLATE, xaxis_title=x_title,
                          yaxis_title=axis, legend_title="planner", height=480,
                          margin={"l": 70, "r": 20, "b": 60})
@@ -369,6 +378,69 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     return figure
 
 
+_MAX_EXACT_CHARS: Final = 40
+"""Longest exact rational a hover writes (a mean over many replicates can have a huge
+denominator); a longer one is replaced by a note giving its length."""
+
+
+def _exact_values(data: pd.DataFrame, measure: str) -> list[Fraction | None]:
+    """The exact value of ``measure`` of each (valid) row, ``None`` where it is not exact.
+
+    A makespan is stored exact; ``makespan_ratio`` is its makespan over the
+    run's smallest one (the rows given are the valid ones, as for the store's
+    ratio); ``efficiency`` is the exact measured throughput over the exact
+    reference bound, where the store has both (a store of portsim 0.2.0 has
+    no exact measured throughput).
+    """
+    def parsed(column: str) -> list[Fraction | None]:
+        if column not in data:
+            return [None] * len(data)
+        return [parse_rational(v) if isinstance(v, str) and v else None for v in data[column]]
+
+    if measure in ("makespan", "makespan_ratio"):
+        lengths = parsed("makespan")
+        if measure == "makespan":
+            return lengths
+        best: dict[str, Fraction] = {}
+        for key, length in zip(data["run_key"].astype(str), lengths, strict=True):
+            if length is not None and (key not in best or length < best[key]):
+                best[key] = length
+        return [length / best[key] if length is not None and best[key] > 0 else None
+                for key, length in zip(data["run_key"].astype(str), lengths, strict=True)]
+    return [m / b if m is not None and b is not None and b > 0 else None
+            for m, b in zip(parsed("measured_throughput_exact"), parsed("reference_bound"),
+                            strict=True)]
+
+
+def _value_text(exact: Fraction | None, value: float) -> str:
+    """``"3/2 (1.5)"``: the exact value and its float, or the float alone when not exact.
+
+    Examples
+    --------
+    >>> _value_text(Fraction(9, 8), 1.125), _value_text(Fraction(4), 4.0)
+    ('9/8 (1.125)', '4')
+    >>> _value_text(None, 0.123456)
+    '0.1235'
+    """
+    shown = f"{value:.4g}"
+    if exact is None:
+        return shown
+    text = format_rational(exact)
+    if len(text) > _MAX_EXACT_CHARS:
+        return f"{shown} (exact rational of {len(text)} characters, not written)"
+    return text if text == shown else f"{text} ({shown})"
+
+
+def _stats_texts(values: Sequence[Fraction | None], row: pd.Series) -> list[str]:
+    """The hover texts of the mean, min and max of one point, exact where all ``values`` are."""
+    floats = [float(row["mean"]), float(row["min"]), float(row["max"])]
+    if not values or any(v is None for v in values):
+        return [_value_text(None, f) for f in floats]
+    exact = [v for v in values if v is not None]
+    figures = (sum(exact, Fraction(0)) / len(exact), min(exact), max(exact))
+    return [_value_text(e, f) for e, f in zip(figures, floats, strict=True)]
+
+
 # ---------------------------------------------------------------------------
 # the chosen run
 # ---------------------------------------------------------------------------
@@ -403,8 +475,39 @@ def _planner_rows(rows: pd.DataFrame, planner: str) -> pd.DataFrame:
     return exact if len(exact) else rows[rows["planner"] == planner]
 
 
-def _chosen_run(frame: pd.DataFrame, run_index: int | None, planner: str | None) -> int | None:
-    """The run drawn in detail; a run or planner not in the study is an error."""
+def _spread(rows: pd.DataFrame) -> tuple[Fraction, str] | None:
+    """How far apart a run's planners are, worst over best (exact), and of what.
+
+    The largest makespan over the smallest (the run's largest
+    ``makespan_ratio``) when two valid rows have a makespan, else the largest
+    exact measured throughput over the smallest; ``None`` with fewer than
+    two positive values.
+    """
+    valid = rows[rows["status"].eq("ok") & ~rows["feasible"].eq(False).fillna(False)]
+    for column, what in (("makespan", "makespan, longest over shortest"),
+                         ("measured_throughput_exact",
+                          "measured throughput, highest over lowest")):
+        if column not in valid:
+            continue
+        values = [parse_rational(v) for v in valid[column] if isinstance(v, str) and v]
+        if len(values) >= 2 and min(values) > 0:
+            return max(values) / min(values), what
+    return None
+
+
+def _chosen_run(frame: pd.DataFrame, run_index: int | None,
+                planner: str | None) -> tuple[int | None, str]:
+    """The run drawn in detail, and why it (a run or planner not in the study is an error).
+
+    By default, of the runs where every planner ran (with ``planner``, the
+    runs that have it), the one where the planners differ the most
+    (:func:`_spread`), the first among equals: where the study's comparison
+    says the most, at the smallest grid point that shows it.  Not the
+    study's first run (``n = 2``: trivial), nor its largest grid point,
+    which may not even rebuild (canon-antoniu-fig2's complete platform of
+    10,000 nodes has more links than a generator makes) and takes long to
+    replay and draw.  Without such a run, the first where every planner ran.
+    """
     if run_index is not None and not (frame["run_index"] == run_index).any():
         raise ScenarioError(f"no such run in the study; valid runs: "
                             f"{_index_ranges([int(i) for i in frame['run_index'].unique()])}",
@@ -416,21 +519,38 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None, planner: str | None)
         raise ScenarioError(f"no such planner in {where}; valid planners: "
                             f"{', '.join(valid)}", path="--planner", value=planner)
     if run_index is not None:
-        return run_index
+        return run_index, "chosen with --run"
     wanted = frame if planner is None else _planner_rows(frame, planner)
     wanted_runs = set(wanted["run_index"])
+    complete: list[int] = []
+    spreads: list[tuple[Fraction, int, str]] = []
     for index, group in frame.groupby("run_index", sort=True):
         if index in wanted_runs and (group["status"] == "ok").all():
-            return int(str(index))
+            complete.append(int(str(index)))
+            found = _spread(group)
+            if found is not None:
+                spreads.append((found[0], -int(str(index)), found[1]))
+    if spreads:
+        spread, minus_index, what = max(spreads)
+        if spread == 1:
+            return -minus_index, (f"by default, the first run where every planner ran: the "
+                                  f"planners agree on every run ({what}: 1)")
+        return -minus_index, (f"by default, the run where the planners differ the most "
+                              f"({what}: {format_rational(spread)}; the first such run)")
+    if complete:
+        return complete[0], "by default, the first run where every planner ran"
     ok = wanted[wanted["status"] == "ok"]
     if len(ok):
-        return int(ok["run_index"].iloc[0])
-    return int(wanted["run_index"].iloc[0]) if planner is not None and len(wanted) else None
+        return int(ok["run_index"].iloc[0]), "by default, the first run where a planner ran"
+    if planner is not None and len(wanted):
+        return int(wanted["run_index"].iloc[0]), f"the first run of {planner}"
+    return None, ""
 
 
 def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
                   embed: FigureEmbedder, colours: dict[str, str],
-                  progress: Callable[[str], None] | None = None) -> list[tuple[str, str, str]]:
+                  progress: Callable[[str], None] | None = None,
+                  why: str = "") -> list[tuple[str, str, str]]:
     rows = frame[frame["run_index"] == index].sort_values("planner_index")
     grid = {c.removeprefix(GRID_PREFIX): rows[c].iloc[0] for c in frame.columns
             if c.startswith(GRID_PREFIX)}
@@ -455,8 +575,11 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
         return [("run", label.capitalize(),
                  f'<p class="bad">The scenario of this run does not load: '
                  f"{html.escape(str(err))}</p>")]
+    chosen = (f'<p class="hint" id="chosen-run">The charts below draw {html.escape(label)}'
+              f"{', ' + html.escape(why) if why else ''}; <code>portsim report DIR --run I"
+              "</code> draws run I.</p>")
     sections = [("convergence", "Convergence to the bound",
-                 _convergence_html(scenario, labels, label, embed, colours, progress))]
+                 chosen + _convergence_html(scenario, labels, label, embed, colours, progress))]
     sections.append(_gantt_section(rows, scenario, planner, label, embed, progress))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
