@@ -859,7 +859,8 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file (default DIRECTORY/report.html).")
 @click.option("--run", "run_index", type=int,
-              help="Run drawn in detail (default: the first where every planner ran).")
+              help="Run drawn in detail (default: among the runs where every planner ran, "
+                   "the first where they differ most; the page says which).")
 @click.option("--planner", help="Planner of the Gantt chart, by label ('lp (split: False)') "
                                 "or name (default: the first with a schedule).")
 def report(directory: Path, output: Path | None, run_index: int | None,
