@@ -61,8 +61,8 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 from portsim.simulator.schedule import Schedule
 
-__all__ = ["MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm", "MscclGpu", "MscclStep",
-           "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
+__all__ = ["MAX_MSCCL_CHUNKS", "MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm",
+           "MscclGpu", "MscclStep", "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
 
 STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "re", "cpy",
                                         "nop"})
@@ -71,6 +71,12 @@ STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "
 MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoall",
                                                "broadcast", "reduce", "reduce_scatter"})
 """The ``coll`` values portsim gives a meaning to."""
+
+MAX_MSCCL_CHUNKS = 1_000_000
+"""Cap on the chunks an algorithm names: ``2 * ngpus * nchunksperloop`` (the
+buffer slots given a meaning) plus every step's ``cnt``.  Each is an item or
+an event of the list schedule, so a file past it (``cnt="1000000000"``) is
+refused as bad input, saying so, instead of running for hours."""
 
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
@@ -254,6 +260,7 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         name=root.get("name", ""), collective=coll, ngpus=ngpus, nchunksperloop=nchunks,
         inplace=inplace, proto=root.get("proto", ""), nchannels=nchannels,
         gpus=tuple(gpus[r] for r in range(ngpus)), root=algo_root, source=source)
+    _check_size(algo)
     for gpu in algo.gpus:
         _check_gpu(algo, gpu)
     _step_graph(algo)  # pairing, dependencies and cycles
@@ -368,6 +375,17 @@ def _capacity(algo: MscclAlgorithm, gpu: MscclGpu, buf: str) -> int:
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return gpu.i_chunks
     return {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}[buf]
+
+
+def _check_size(algo: MscclAlgorithm) -> None:
+    slots = 2 * algo.ngpus * algo.nchunksperloop
+    moved = sum(step.cnt for gpu in algo.gpus for tb in gpu.threadblocks for step in tb.steps)
+    if slots + moved > MAX_MSCCL_CHUNKS:
+        raise ScheduleError(
+            f"too large: 2 * ngpus * nchunksperloop = {slots} buffer slots and {moved} chunks "
+            f"moved by the steps, more than the {MAX_MSCCL_CHUNKS} chunks portsim times",
+            path="algo.nchunksperloop" if slots > MAX_MSCCL_CHUNKS else "algo",
+            value=slots + moved, source=algo.source)
 
 
 def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
@@ -710,6 +728,9 @@ class _ListScheduler:
                         for s in t.steps}
         start, final = _layout(algo, self.ranks)
         self.buffers: dict[tuple[int, _Slot], Item | None] = dict(start)
+        self.writer: dict[tuple[int, _Slot], _StepKey] = {}  # the step that last wrote a slot
+        self.graph = graph
+        self.ancestors: dict[_StepKey, set[Hashable]] = {}
         self.clock = PortClock(self.platform, size=self.op.size)
         for (rank, _), item in start.items():
             self.clock.hold(self.ranks[rank], item)
@@ -824,10 +845,30 @@ class _ListScheduler:
         if item is None:
             self.problems.append(f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} "
                                  f"reads {buf}[{off}], which holds no chunk yet")
+            return None
+        writer = self.writer.get((key[0], slot))
+        if writer is not None and writer[:2] != key[:2] and not self._after(writer, key):
+            # Threadblocks run concurrently: MSCCL orders a read after another
+            # threadblock's write only through depid/deps (or a chain of steps
+            # and transfers).  Without one, the chunk read is a race the list
+            # schedule's timing happened to win.
+            self.problems.append(
+                f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} reads {buf}[{off}] "
+                f"({item}), written by {_where(writer)} of another threadblock with no "
+                f"dependency (depid/deps) ordering the two: a race")
         return item
 
     def _write(self, key: _StepKey, buf: str, off: int, item: Item | None) -> None:
-        self.buffers[(key[0], _slot(self.algo, key[0], buf, off))] = item
+        slot = (key[0], _slot(self.algo, key[0], buf, off))
+        self.buffers[slot] = item
+        self.writer[slot] = key
+
+    def _after(self, writer: _StepKey, reader: _StepKey) -> bool:
+        """True when the step graph orders ``reader``'s start after ``writer``'s end."""
+        found = self.ancestors.get(reader)
+        if found is None:
+            found = self.ancestors[reader] = nx.ancestors(self.graph, ("start", reader))
+        return ("end", writer) in found
 
 
 def _sort_key(node: tuple[Any, ...]) -> tuple[Any, ...]:
