@@ -127,3 +127,40 @@ def test_xml_bombs_are_refused_in_one_line(tmp_path: Path, xml: str, says: str) 
     assert len(output.strip().splitlines()) == 1
     assert says in output
     assert cpu < 5
+
+
+def _xstep(s: int, kind: str, src: str, dst: str, dep: tuple[int, int] = (-1, -1)) -> str:
+    return (f'<step s="{s}" type="{kind}" srcbuf="{src[0]}" srcoff="{src[1:]}" '
+            f'dstbuf="{dst[0]}" dstoff="{dst[1:]}" cnt="1" depid="{dep[0]}" deps="{dep[1]}" '
+            'hasdep="0"/>')
+
+
+def overwritten_allreduce(dependency: bool) -> str:
+    """A 2-rank allreduce whose rank 0 also copies its own, unreduced chunk
+    into o[0] from a second threadblock.  The list schedule runs the copy at
+    0 and the reduction at 1, so o[0] ends reduced; in MSCCL nothing orders
+    the two unless the reduction depends on the copy."""
+    reduce_step = (_xstep(1, "rrc", "i0", "o0", (1, 0)) if dependency
+                   else _xstep(1, "rrc", "i0", "o0"))
+    return ('<algo name="waw" coll="allreduce" ngpus="2" nchunksperloop="1" inplace="0" '
+            'proto="Simple" nchannels="1">'
+            '<gpu id="0" i_chunks="1" o_chunks="1" s_chunks="0">'
+            '<tb id="0" send="1" recv="1" chan="0">' + _xstep(0, "s", "i0", "o0")
+            + reduce_step + '</tb><tb id="1" send="-1" recv="-1" chan="0">'
+            + _xstep(0, "cpy", "i0", "o0") + "</tb></gpu>"
+            '<gpu id="1" i_chunks="1" o_chunks="1" s_chunks="0">'
+            '<tb id="0" send="0" recv="0" chan="0">' + _xstep(0, "s", "i0", "o0")
+            + _xstep(1, "rrc", "i0", "o0") + "</tb></gpu></algo>")
+
+
+def test_an_unordered_overwrite_by_another_threadblock_is_a_race() -> None:
+    platform = complete_platform(2, 1, 0)
+    raced = validate_msccl(overwritten_allreduce(False), platform, lp=False)
+    assert raced.report.feasible  # the engine replays the timing, which is fine
+    assert raced.report.complete
+    assert not raced.correct
+    assert raced.problems == (
+        "rank 0 (P0): gpu[0].tb[0].step[1] writes o[0], which gpu[0].tb[1].step[0] of "
+        "another threadblock wrote, with no dependency (depid/deps) ordering the two: "
+        "a race",)
+    assert validate_msccl(overwritten_allreduce(True), platform, lp=False).correct

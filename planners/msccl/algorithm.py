@@ -729,6 +729,7 @@ class _ListScheduler:
         start, final = _layout(algo, self.ranks)
         self.buffers: dict[tuple[int, _Slot], Item | None] = dict(start)
         self.writer: dict[tuple[int, _Slot], _StepKey] = {}  # the step that last wrote a slot
+        self.readers: dict[tuple[int, _Slot], list[_StepKey]] = {}  # read since that write
         self.graph = graph
         self.ancestors: dict[_StepKey, set[Hashable]] = {}
         self.clock = PortClock(self.platform, size=self.op.size)
@@ -856,10 +857,22 @@ class _ListScheduler:
                 f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} reads {buf}[{off}] "
                 f"({item}), written by {_where(writer)} of another threadblock with no "
                 f"dependency (depid/deps) ordering the two: a race")
+        self.readers.setdefault((key[0], slot), []).append(key)
         return item
 
     def _write(self, key: _StepKey, buf: str, off: int, item: Item | None) -> None:
         slot = (key[0], _slot(self.algo, key[0], buf, off))
+        # Overwriting what another threadblock wrote or still reads, unordered,
+        # is a race too: which value is read, or stays, depends on timing.
+        earlier = [("wrote", w) for w in (self.writer.get(slot),) if w is not None]
+        earlier += [("reads", r) for r in self.readers.pop(slot, [])]
+        for what, other in earlier:
+            if other[:2] != key[:2] and not self._after(other, key):
+                self.problems.append(
+                    f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} writes {buf}[{off}], "
+                    f"which {_where(other)} of another threadblock {what}, with no "
+                    f"dependency (depid/deps) ordering the two: a race")
+                break
         self.buffers[slot] = item
         self.writer[slot] = key
 
