@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from portsim.scenarios.cli import main
 from portsim.scenarios.generators import complete_platform
-from portsim.scenarios.msccl import read_msccl, validate_msccl
+from portsim.scenarios.msccl import read_msccl, ring_allgather_xml, validate_msccl
 from portsim.simulator.errors import ScheduleError
+from portsim.simulator.items import parse_item
 
 PLATFORM_YAML = ("platform:\n  port_model: bidirectional\n"
                  "  generator: {type: complete, n: 4, c: 1, compute: 1}\n")
@@ -164,3 +165,60 @@ def test_an_unordered_overwrite_by_another_threadblock_is_a_race() -> None:
         "another threadblock wrote, with no dependency (depid/deps) ordering the two: "
         "a race",)
     assert validate_msccl(overwritten_allreduce(True), platform, lp=False).correct
+
+
+@pytest.mark.parametrize("raw", ["1_0", "\u0661", "9" * 30])
+def test_an_msccl_integer_is_ascii_digits(raw: str) -> None:
+    # int() reads "1_0" as 10 and "\u0661" (Arabic-Indic one) as 1; the MSCCL
+    # runtime's atoi reads "1_0" as 1: two meanings of one file.
+    xml = ring_allgather_xml(3).replace('cnt="1"', f'cnt="{raw}"', 1)
+    with pytest.raises(ScheduleError, match=r"step\[0\]\.cnt: not an integer"):
+        read_msccl(xml)
+
+
+def test_an_msccl_integer_may_carry_a_sign_and_blanks_as_atoi_reads_them() -> None:
+    xml = ring_allgather_xml(3).replace('cnt="1"', 'cnt=" +1 "', 1)
+    assert read_msccl(xml).gpus[0].threadblocks[0].steps[0].cnt == 1
+
+
+# -- schedule files -------------------------------------------------------------------
+
+_HEAD = ("platform:\n  nodes: [{id: A}, {id: B}, {id: C}]\n  links:\n"
+         "    - {src: A, dst: B, c: 1}\n    - {src: B, dst: C, c: 1}\n"
+         "operation: {type: broadcast, source: A}\nevents:\n")
+
+
+def _validate(tmp_path: Path, first: str, second: str) -> tuple[int, str]:
+    path = tmp_path / "s.yaml"
+    path.write_text(_HEAD + f"  - {{kind: send, src: A, dst: B, item: '{first}', start: 0}}\n"
+                    f"  - {{kind: send, src: B, dst: C, item: '{second}', start: 1}}\n")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    return result.exit_code, result.output
+
+
+def test_an_item_written_with_other_scripts_digits_is_no_item(tmp_path: Path) -> None:
+    # "b#\u0661" was read as b#1, so a file sending "b#\u0661" then "b#1"
+    # was feasible and complete.
+    code, output = _validate(tmp_path, "b#\u0661", "b#1")
+    assert code == 2
+    assert "events[0].item: not an item name" in output
+    with pytest.raises(ScheduleError, match="not an item name"):
+        parse_item("v[\u0660,2]")
+
+
+def test_an_instance_of_thousands_of_digits_is_refused_in_words(tmp_path: Path) -> None:
+    # Was: "Exceeds the limit (4300 digits) for integer string conversion ...
+    # use sys.set_int_max_str_digits()", Python's words, not the file's.
+    code, output = _validate(tmp_path, "b#" + "9" * 5000, "b")
+    assert code == 2
+    assert "events[0].item: an index or instance number has more than 18 digits" in output
+    assert "set_int_max_str_digits" not in output
+    assert parse_item("b#" + "9" * 18).instance == 10**18 - 1
+    assert parse_item("m[P" + "1" * 30 + "]").args == ("P" + "1" * 30,)  # a node id, not a number
+
+
+def test_a_leading_zero_names_the_same_item(tmp_path: Path) -> None:
+    # v[0,2]#01 and v[0,2]#1 are one item (one instance number), as the engine
+    # plays them: accepted, and the same verdict as the canonical spelling.
+    assert parse_item("v[0,2]#01") == parse_item("v[0,2]#1")
+    assert _validate(tmp_path, "b#01", "b#1")[0] == 0

@@ -44,6 +44,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +78,9 @@ MAX_MSCCL_CHUNKS = 1_000_000
 buffer slots given a meaning) plus every step's ``cnt``.  Each is an item or
 an event of the list schedule, so a file past it (``cnt="1000000000"``) is
 refused as bad input, saying so, instead of running for hours."""
+
+_INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
+"""An integer attribute: ASCII digits, at most 18 (numbers stay below 10^18)."""
 
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
@@ -291,11 +295,12 @@ class _Attributes:
             if default is not None:
                 return default
             raise ScheduleError("missing attribute", path=f"{where}.{key}", source=self.source)
-        try:
-            value = int(raw)
-        except ValueError:
+        # ASCII digits only: int() also takes "1_0" and other scripts' digits,
+        # which the MSCCL runtime (atoi) reads otherwise ("1_0" is 1 there).
+        if _INTEGER_RE.fullmatch(raw.strip()) is None:
             raise ScheduleError("not an integer", path=f"{where}.{key}", value=raw,
-                                source=self.source) from None
+                                source=self.source)
+        value = int(raw.strip())
         if minimum is not None and value < minimum:
             raise ScheduleError(f"must be >= {minimum}", path=f"{where}.{key}", value=value,
                                 source=self.source)
