@@ -222,3 +222,31 @@ def test_a_leading_zero_names_the_same_item(tmp_path: Path) -> None:
     # plays them: accepted, and the same verdict as the canonical spelling.
     assert parse_item("v[0,2]#01") == parse_item("v[0,2]#1")
     assert _validate(tmp_path, "b#01", "b#1")[0] == 0
+
+
+_JSONL_HEAD = ('{"platform":{"nodes":[{"id":"A"},{"id":"B"},{"id":"C"}],"links":[{"src":"A",'
+               '"dst":"B","c":1},{"src":"B","dst":"C","c":1}]},'
+               '"operation":{"type":"broadcast","source":"A"}}')
+
+
+@pytest.mark.parametrize(("header", "first", "where"), [
+    # json.loads kept the last "start" (0): the send A -> B at 5 was played at 0.
+    (_JSONL_HEAD, '{"kind":"send","src":"A","dst":"B","item":"b","start":5,"start":0}',
+     "line 2: invalid JSON: duplicate key 'start'"),
+    (_JSONL_HEAD.replace('"c":1}', '"c":9,"c":1}', 1),
+     '{"kind":"send","src":"A","dst":"B","item":"b","start":0}',
+     "line 1: invalid JSON: duplicate key 'c'"),
+])
+def test_a_duplicate_key_in_a_jsonl_schedule_is_refused_as_in_yaml(
+        tmp_path: Path, header: str, first: str, where: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(f"{header}\n{first}\n"
+                    '{"kind":"send","src":"B","dst":"C","item":"b","start":"1 "}\n')
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert where in result.output
+    # The same lines without the duplicate are read.
+    fixed = first.replace('"start":5,', "").replace('"c":9,', "")
+    path.write_text(f"{_JSONL_HEAD}\n{fixed}\n"
+                    '{"kind":"send","src":"B","dst":"C","item":"b","start":"1 "}\n')
+    assert CliRunner().invoke(main, ["validate", str(path)]).exit_code == 0
