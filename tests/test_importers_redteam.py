@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from portsim.scenarios.cli import main
 from portsim.scenarios.generators import complete_platform
 from portsim.scenarios.msccl import read_msccl, ring_allgather_xml, validate_msccl
-from portsim.simulator.errors import ScheduleError
+from portsim.scenarios.simgrid import simgrid_platform
+from portsim.simulator.errors import ScenarioError, ScheduleError
 from portsim.simulator.items import parse_item
 
 PLATFORM_YAML = ("platform:\n  port_model: bidirectional\n"
@@ -250,3 +251,57 @@ def test_a_duplicate_key_in_a_jsonl_schedule_is_refused_as_in_yaml(
     path.write_text(f"{_JSONL_HEAD}\n{fixed}\n"
                     '{"kind":"send","src":"B","dst":"C","item":"b","start":"1 "}\n')
     assert CliRunner().invoke(main, ["validate", str(path)]).exit_code == 0
+
+
+# -- SimGrid XML ----------------------------------------------------------------------
+
+_SIMGRID = ('<?xml version="1.0"?>{dtd}<platform version="4.1"><zone id="z" routing="Full">'
+            '<host id="A" speed="1Gf"/><host id="B" speed="1Gf"/><host id="C" speed="1Gf"/>'
+            '<host id="D" speed="1Gf"/>'
+            '<link id="L1" bandwidth="1GBps" latency="1"/><link id="BB" bandwidth="1GBps"/>'
+            '<route src="A" dst="B"><link_ctn id="BB"/></route>'
+            '<route src="C" dst="D"><link_ctn id="BB"/></route>{extra}</zone></platform>')
+
+
+def _simgrid(tmp_path: Path, dtd: str = "", extra: str = "") -> Path:
+    path = tmp_path / "p.xml"
+    path.write_text(_SIMGRID.format(dtd=dtd, extra=extra))
+    return path
+
+
+@pytest.mark.parametrize("extra", [
+    '<include file="more.xml"/>',
+    '<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="more.xml"/>',
+])
+def test_an_include_is_refused_not_dropped(tmp_path: Path, extra: str) -> None:
+    # The platform was read without the included file's hosts and routes.
+    (tmp_path / "more.xml").write_text('<route src="A" dst="C"><link_ctn id="L1"/></route>')
+    with pytest.raises(ScenarioError, match=r"include\[id=\]: <include> is not supported.*"
+                                            r"\(got 'more.xml'\)"):
+        simgrid_platform(_simgrid(tmp_path, extra=extra))
+
+
+@pytest.mark.parametrize(("dtd", "extra", "says"), [
+    ('<!DOCTYPE platform [<!ENTITY x SYSTEM "more.xml">]>', "&x;", "undefined entity"),
+    ('<!DOCTYPE platform [<!ENTITY x SYSTEM "file:///etc/passwd">]>',
+     '<prop id="p" value="&x;"/>', "reference to external entity"),
+    (_BILLION_LAUGHS.split("<algo")[0].replace("lolz", "platform"),
+     '<prop id="p" value="&lol9;"/>', "limit on input amplification factor"),
+])
+def test_external_entities_and_bombs_are_refused(tmp_path: Path, dtd: str, extra: str,
+                                                 says: str) -> None:
+    (tmp_path / "more.xml").write_text('<host id="E" speed="1Gf"/>')
+    with pytest.raises(ScenarioError, match=f"invalid XML: {says}"):
+        simgrid_platform(_simgrid(tmp_path, dtd, extra))
+
+
+def test_routes_sharing_a_link_are_independent_links_as_documented(tmp_path: Path) -> None:
+    # A -> B and C -> D both cross the backbone BB: in SimGrid they would
+    # share its bandwidth; in portsim each is a link of its own, of the full
+    # rate (documented in the module and the README), and a link listed twice
+    # in a route counts its latency twice (a route is a list, not a path).
+    twice = '<route src="A" dst="C"><link_ctn id="L1"/><link_ctn id="L1"/></route>'
+    p = simgrid_platform(_simgrid(tmp_path, extra=twice), message_size=10**9)
+    assert p.link("A", "B").c == p.link("C", "D").c == 1
+    assert p.link("A", "C").latency == 2
+    assert p.link("A", "C").c == 3
