@@ -17,7 +17,12 @@ from click.testing import CliRunner
 
 from portsim.scenarios.cli import main
 from portsim.scenarios.generators import complete_platform
-from portsim.scenarios.msccl import read_msccl, ring_allgather_xml, validate_msccl
+from portsim.scenarios.msccl import (
+    read_msccl,
+    ring_allgather_xml,
+    ring_reduce_scatter_xml,
+    validate_msccl,
+)
 from portsim.scenarios.simgrid import simgrid_platform
 from portsim.simulator.errors import ScenarioError, ScheduleError
 from portsim.simulator.items import parse_item
@@ -305,3 +310,20 @@ def test_routes_sharing_a_link_are_independent_links_as_documented(tmp_path: Pat
     assert p.link("A", "B").c == p.link("C", "D").c == 1
     assert p.link("A", "C").latency == 2
     assert p.link("A", "C").c == 3
+
+
+def test_a_reduce_scatter_rank_reducing_the_wrong_block_is_named() -> None:
+    # Rank 0's last step reduces what it receives (block 0's partial sum)
+    # with its own chunk of block 1: incorrect, and said so (it was called
+    # "a chunk reduced twice").
+    xml = ring_reduce_scatter_xml(4)
+    last = ('<step s="3" type="rrc" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" '
+            'depid="-1" deps="-1" hasdep="0" />')
+    assert xml.count(last) == 1
+    wrong = xml.replace(last, last.replace('srcoff="0"', 'srcoff="1"'))
+    verdict = validate_msccl(wrong, complete_platform(4, 1, 1), lp=False)
+    assert not verdict.correct
+    assert verdict.problems[0] == (
+        "rank 0 (P0) chunk 1: gpu[0].tb[0].step[3] reduces v{1,2,3} with v{0}#1: inputs "
+        "belong to different instances: v{1,2,3}, v{0}#1 (chunks of different indexes)")
+    assert "rank 0 (P0) buffer i[0] never receives chunk v{0,1,2,3}" in verdict.problems[1]

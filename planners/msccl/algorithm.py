@@ -830,9 +830,13 @@ class _ListScheduler:
                 continue
             out = combine([other, local], commutative=True)
             if isinstance(out, str):
+                # Overlapping sets: a rank's chunk counted twice; else two chunks
+                # of different indexes (a wrong block or offset) combined.
+                why = ("a chunk reduced twice" if other.instance == local.instance
+                       else "chunks of different indexes")
                 self.problems.append(
                     f"rank {rank} ({node}) chunk {local.instance}: {_where(key)} reduces "
-                    f"{other} with {local}: {out} (a chunk reduced twice)")
+                    f"{other} with {local}: {out} ({why})")
                 results.append(None)
                 continue
             event = self.clock.compute(node, (other, local), out, not_before=ready)
