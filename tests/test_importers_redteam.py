@@ -327,3 +327,13 @@ def test_a_reduce_scatter_rank_reducing_the_wrong_block_is_named() -> None:
         "rank 0 (P0) chunk 1: gpu[0].tb[0].step[3] reduces v{1,2,3} with v{0}#1: inputs "
         "belong to different instances: v{1,2,3}, v{0}#1 (chunks of different indexes)")
     assert "rank 0 (P0) buffer i[0] never receives chunk v{0,1,2,3}" in verdict.problems[1]
+
+
+def test_a_threadblock_on_a_channel_beyond_nchannels_is_refused() -> None:
+    # chan="5" with nchannels="1" was read (and judged correct); the runtime
+    # sets up nchannels channels only.
+    xml = ring_allgather_xml(3).replace('chan="0"', 'chan="5"')
+    with pytest.raises(ScheduleError, match=r"gpu\[0\]\.tb\[0\]\.chan: chan must be a channel "
+                                            r"in 0\.\.0 \(nchannels = 1\) \(got 5\)"):
+        read_msccl(xml)
+    assert read_msccl(ring_allgather_xml(3, chunks=2)).nchannels == 2  # one ring per channel

@@ -332,6 +332,10 @@ def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -
                                     path=f"{tw}.{key}", value=peer, source=attr.source)
             peers.append(peer)
         chan = attr.integer(t_elem, "chan", tw, default=0, minimum=0)
+        if chan >= nchannels:  # the runtime sets up nchannels channels, no more
+            raise ScheduleError(f"chan must be a channel in 0..{nchannels - 1} (nchannels = "
+                                f"{nchannels})", path=f"{tw}.chan", value=chan,
+                                source=attr.source)
         steps = []
         for position, s_elem in enumerate(t_elem):
             if s_elem.tag != "step":
