@@ -337,3 +337,11 @@ def test_a_threadblock_on_a_channel_beyond_nchannels_is_refused() -> None:
                                             r"in 0\.\.0 \(nchannels = 1\) \(got 5\)"):
         read_msccl(xml)
     assert read_msccl(ring_allgather_xml(3, chunks=2)).nchannels == 2  # one ring per channel
+
+
+def test_inplace_is_0_or_1() -> None:
+    # inplace="2" was read as out of place; a runtime testing it as a C truth
+    # value reads it as in place: two meanings of one file.
+    xml = ring_allgather_xml(3).replace('inplace="1"', 'inplace="2"')
+    with pytest.raises(ScheduleError, match=r"algo\.inplace: inplace must be 0 or 1 \(got 2\)"):
+        read_msccl(xml)

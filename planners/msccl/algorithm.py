@@ -238,7 +238,11 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         raise ScheduleError(f"{article} {coll} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
-    inplace = attr.integer(root, "inplace", "algo", default=0) == 1
+    inplace_flag = attr.integer(root, "inplace", "algo", default=0)
+    if inplace_flag not in (0, 1):  # a runtime reading it as a C truth value: not 0 is in place
+        raise ScheduleError("inplace must be 0 or 1", path="algo.inplace", value=inplace_flag,
+                            source=source)
+    inplace = inplace_flag == 1
     nchannels = attr.integer(root, "nchannels", "algo", default=1, minimum=1)
     algo_root = attr.integer(root, "root", "algo", default=0)
     if not 0 <= algo_root < ngpus:
