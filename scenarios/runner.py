@@ -389,7 +389,9 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     platform, size = schedule.platform, schedule.operation.size
     settle = Fraction(0)
     for e in schedule.events:
-        duration = (size * platform.cost(e.src, e.dst) * e.part if isinstance(e, Send)
+        # The engine's one rule (latency + part of size / bandwidth), not c * size * part:
+        # that leaves out the latency of a part and puts ``settle`` too early.
+        duration = (platform.duration(e.src, e.dst, size, e.part) if isinstance(e, Send)
                     and platform.has_link(e.src, e.dst) else
                     platform.compute_time(e.node) if isinstance(e, Compute) else Fraction(0))
         settle = max(settle, e.lag * period + e.start + duration)

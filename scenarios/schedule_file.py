@@ -160,9 +160,44 @@ def _first_json_object(lines: Iterable[tuple[int, str]], source: str) -> dict[st
     raise ScheduleError("empty file", source=source)
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys silently; YAML files refuse them.
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
+_KEY_END = re.compile(r'"\s*:')
+"""Ends every key of a JSON text (and may end a string value): at least one per key."""
+
+
+def _keys(data: Any) -> int:
+    if isinstance(data, dict):
+        return len(data) + sum(_keys(v) for v in data.values())
+    if isinstance(data, list):
+        return sum(_keys(v) for v in data)
+    return 0
+
+
 def _json_line(line: str, lineno: int, source: str) -> Any:
     try:
-        return json.loads(line)
+        data = json.loads(line)
+        # A key json dropped (a duplicate) leaves more key ends than keys; only
+        # then parse again, slower, to name it (a string may end in ":" too).
+        if (not isinstance(data, dict) or line.count(":") > len(data)) and (
+                _keys(data) < len(_KEY_END.findall(line))):
+            json.loads(line, object_pairs_hook=_no_duplicate_keys)
+        return data
+    except _DuplicateKey as err:
+        raise ScheduleError(f"invalid JSON: duplicate key {str(err)!r}", path=f"line {lineno}",
+                            value=_short_line(line), source=source) from None
     except json.JSONDecodeError as err:
         raise ScheduleError(f"invalid JSON: {err.msg}", path=f"line {lineno}, column {err.pos + 1}",
                             value=_short_line(line), source=source) from None

@@ -38,7 +38,15 @@ Conversion
   (:class:`fractions.Fraction`), so costs come out in seconds.
 - Nested zones are flattened; ``<zoneRoute>``, ``<cluster>`` and
   ``<cabinet>`` (which SimGrid expands itself) are rejected with a clear
-  error, as are routes naming unknown links or endpoints.
+  error, as are routes naming unknown links or endpoints, and ``<include>``
+  (SimGrid's or XInclude: the included elements would be lost).  External
+  entities are not read (an error), nor entity bombs (expat's limit).
+- Each route is its own link: routes that share a SimGrid ``<link>`` (a
+  backbone) do not contend for it in portsim, which would split its
+  bandwidth max-min fairly between their flows, so transfers on two such
+  routes at once run at full rate each (figures can exceed SimGrid's).  A
+  route is a list of links, not a path of a graph (Full routing has none):
+  a link listed twice counts its latency twice.
 """
 
 from __future__ import annotations
@@ -192,6 +200,11 @@ def simgrid_platform(
         tag = _local(element.tag)
         ident = element.get("id", "")
         where = f"{tag}[id={ident}]"
+        if tag == "include":  # SimGrid's <include file> and XInclude: content read elsewhere
+            raise ScenarioError("<include> is not supported: portsim reads one file; paste "
+                                "the included file's elements in its place", path=where,
+                                value=element.get("file") or element.get("href"),
+                                source=source)
         if tag in _UNSUPPORTED:
             raise ScenarioError(f"<{tag}> is not supported: flatten the platform into one "
                                 f"zone with host-to-host routes", path=where, source=source)

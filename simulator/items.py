@@ -36,8 +36,12 @@ _ITEM_RE = re.compile(
       | v\[\s*(?P<lo>\d+)\s*,\s*(?P<hi>\d+)\s*\]
       | v\{{(?P<set>\s*\d+\s*(?:,\s*\d+\s*)*)\}}
     )(?:\#(?P<inst>\d+))?$""",
-    re.VERBOSE,
+    # ASCII: ``\d`` would also take other scripts' digits ("b#\u0661" read as b#1).
+    re.VERBOSE | re.ASCII,
 )
+_MAX_DIGITS = 18
+"""Digits of an index or instance number (numbers in files stay below 10^18)."""
+_DIGITS_RE = re.compile(r"\d+", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +170,11 @@ def parse_item(text: object, *, path: str | None = None) -> Item:
             path=path,
             value=text,
         )
+    numbers = "".join(f" {match.group(g)}" for g in ("lo", "hi", "set", "inst")
+                      if match.group(g) is not None)
+    if any(len(run) > _MAX_DIGITS for run in _DIGITS_RE.findall(numbers)):
+        raise ScheduleError(f"an index or instance number has more than {_MAX_DIGITS} digits",
+                            path=path, value=text)
     instance = int(match.group("inst") or 0)
     if match.group("b"):
         return Item.broadcast(instance)

@@ -31,8 +31,9 @@ _ONE = Fraction(1)
 class Send:
     """Send ``part`` of ``item`` from ``src`` to ``dst`` starting at ``start``.
 
-    It lasts ``part * size * c(src, dst)``; ``duration``, when given, is
-    checked against that, never trusted.
+    It lasts the link's :meth:`~portsim.simulator.platform.Link.duration`
+    (``latency + part * size / bandwidth``; ``part * size * c`` without
+    latency); ``duration``, when given, is checked against that, never trusted.
     """
 
     src: NodeId

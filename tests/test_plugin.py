@@ -207,8 +207,24 @@ def test_throughput_of_a_one_shot_schedule() -> None:
     s = relay_broadcast([send("A", "B", "b#0", 0), send("B", "C", "b#0", 1),
                          send("A", "B", "b#1", 1), send("B", "C", "b#1", 2)])
     assert assert_throughput_at_least(s, "4/5", bound=1) == F(4, 5)
-    with pytest.raises(AssertionError, match=r"2 instance\(s\) in makespan 5/2"):
+    with pytest.raises(AssertionError, match=r"2 instance\(s\) in 5/2, the end of the last "):
         assert_throughput_at_least(s, "9/10", bound=1)
+
+
+def test_one_shot_message_names_the_time_its_figure_divides_by() -> None:
+    # B is served at 2 (c = 2); a send to C, outside the operation, ends at
+    # 3: the figure is 1 / 3, not 1 / makespan = 1/2, and the message says so.
+    p = Platform.build(["A", "B", "C"], [("A", "B", 2), ("A", "C", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A", targets=("B",)).resolve(p)
+    s = Schedule.from_dicts(p, op, [send("A", "B", "b", 0), send("A", "C", "b", 2)])
+    with pytest.raises(AssertionError) as caught:
+        assert_throughput_at_least(s, 1, bound=1)
+    assert str(caught.value) == (
+        "throughput 1/3 (1 instance(s) in 3, the end of the last event (makespan 2)) "
+        "is 1/3 = 0.3333 of the bound 1, below the required 1")
+    report = validate(s)
+    assert report.throughput == F(report.instances) / report.end_time == F(1, 3)
+    assert report.makespan == 2
 
 
 def test_throughput_requires_feasibility_first() -> None:

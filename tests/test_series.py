@@ -25,6 +25,7 @@ from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import replay_periodic
 from portsim.simulator import Operation, OperationKind, Platform, Schedule
 from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.platform import Link, Node, PortModel
 from portsim.simulator.schedule import Send
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
@@ -224,3 +225,24 @@ def test_float_mode_is_not_mistaken_for_a_cut(tmp_path: Path) -> None:
     assert not rounded.replay_cut
     # Copy t of the flat reduce completes at 5/2 + 2t (P0's receive port).
     assert rounded.completed == exact.completed == (Fraction(1000, 3) - Fraction(5, 2)) // 2 + 1
+
+
+def test_periodic_count_pays_the_latency_of_a_part() -> None:
+    # Four quarter-messages of size 1/2 over a link of latency 3, bandwidth 4:
+    # each lasts 3 + (1/4)(1/2)/4 = 97/32, not c * size * part = 13/32.  With
+    # the short figure, the periodic count extrapolated from before the pattern
+    # settled (0 completions); the full replay is the independent count.
+    link = Link.of_bandwidth("A", "B", 4, latency=3)
+    p = Platform((Node("A"), Node("B")), (link,), PortModel.parse("multiport:2"))
+    op = Operation(OperationKind.BROADCAST, source="A", targets=("B",),
+                   size=Fraction(1, 2)).resolve(p)
+    assert p.duration("A", "B", op.size, Fraction(1, 4)) == Fraction(97, 32)
+    events = [{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0,
+               "part": Fraction(1, 4), "lag": lag} for lag in (2, 3, 1, 1)]
+    schedule = Schedule.from_dicts(p, op, events, period=Fraction(1, 2))
+    for horizon in (Fraction(16, 3), Fraction(25, 2), Fraction(81, 4)):
+        fast = replay_periodic(schedule, horizon)
+        full = replay(schedule, horizon=horizon)
+        assert (fast.completed, fast.instances, fast.unfinished, fast.feasible) == (
+            full.completed, full.instances, full.unfinished, full.feasible)
+    assert replay_periodic(schedule, Fraction(25, 2)).completed == 16

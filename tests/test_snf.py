@@ -42,7 +42,7 @@ from portsim.planners.snf import (
 from portsim.planners.snf.dp import TWO_CLASS_METHODS
 from portsim.scenarios.generators import complete_platform, sender_times_platform
 from portsim.scenarios.loader import load_scenario
-from portsim.simulator import Operation, OperationKind, PlannerError, Schedule, replay
+from portsim.simulator import Operation, OperationKind, PlannerError, Platform, Schedule, replay
 from portsim.simulator.engine import replay_series
 from portsim.simulator.items import Item
 from portsim.simulator.schedule import Compute, Send
@@ -563,3 +563,28 @@ def test_schedules_replay_one_shot_and_pipelined(times: list[Fraction], model: s
         assert series.completed >= 1
         assert series.measured_throughput is not None
         assert series.measured_throughput <= float(result.trees[0].weight) + 1e-9
+
+
+def _latency_platform(latency_a_to_c: int) -> Platform:
+    # c = 2 on every link; only the latency of A -> C may differ (1 elsewhere).
+    from portsim.simulator.platform import Link, Node, PortModel
+
+    links = tuple(Link.of_bandwidth(a, b, 1, latency=1) if (a, b) != ("A", "C")
+                  else Link(a, b, Fraction(2), Fraction(latency_a_to_c))
+                  for a, b in itertools.permutations("ABC", 2))
+    return Platform(tuple(Node(x, compute=Fraction(0)) for x in "ABC"), links,
+                    PortModel.parse("bidirectional"))
+
+
+def test_sender_times_are_the_engines_durations_latency_included() -> None:
+    # A send of size 1/2 over c = 2, latency 1 lasts 1 + (2 - 1) / 2 = 3/2
+    # (Link.duration), not size * c = 1.
+    same = _latency_platform(1)
+    assert sender_times(same, ["A", "B", "C"], size=Fraction(1, 2)) == {
+        p: Fraction(3, 2) for p in "ABC"}
+    # Same c out of A, but A -> C has no latency: 1 there, 3/2 to B.
+    mixed = _latency_platform(0)
+    assert mixed.duration("A", "C", Fraction(1, 2)) == 1
+    found = sender_times(mixed, ["A", "B", "C"], size=Fraction(1, 2))
+    assert found == ("a send A -> C lasts 1, a send over another link out of A 3/2: "
+                     "the sender-time model needs one send time t(p) for every q")

@@ -661,3 +661,17 @@ def test_allreduce_broadcast_back_skips_a_machine_that_relayed_the_result(name: 
     assert report.feasible
     assert report.makespan == result.makespan == 19
     assert report.end_time == 19
+
+
+def test_one_c_but_different_latencies_is_not_the_exact_model() -> None:
+    # Every link has c = 2, but A -> C has no latency: a send of size 1/2
+    # lasts 1 there and 3/2 elsewhere (Link.duration).  Not one d: heuristic.
+    from portsim.simulator.platform import Link, Node, Platform, PortModel
+
+    links = tuple(Link.of_bandwidth(a, b, 1, latency=1) if (a, b) != ("A", "C")
+                  else Link(a, b, F(2), F(0)) for a, b in itertools.permutations("ABC", 2))
+    p = Platform(tuple(Node(x) for x in "ABC"), links, PortModel.parse("bidirectional"))
+    op = Operation(OperationKind.REDUCE, target="A", size=F(1, 2), commutative=True)
+    result = get_planner("greedy").plan(p, op)
+    assert result.is_ok
+    assert any(note.startswith("heterogeneous costs") for note in result.notes)

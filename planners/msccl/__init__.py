@@ -23,6 +23,7 @@ from portsim.simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from portsim.planners.msccl.algorithm import (
+        MAX_MSCCL_CHUNKS,
         MSCCL_COLLECTIVES,
         STEP_TYPES,
         MscclAlgorithm,
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "portsim.planners.msccl.algorithm": (
-        "MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm", "MscclGpu", "MscclStep",
-        "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"),
+        "MAX_MSCCL_CHUNKS", "MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm", "MscclGpu",
+        "MscclStep", "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"),
     "portsim.planners.msccl.generators": (
         "allpairs_alltoall_xml", "ring_allgather_xml", "ring_allreduce_xml",
         "ring_reduce_scatter_xml", "tree_broadcast_xml", "tree_reduce_xml"),
@@ -60,6 +61,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "MAX_MSCCL_CHUNKS",
     "MSCCL_COLLECTIVES",
     "MSCCL_PLANNER",
     "STEP_TYPES",

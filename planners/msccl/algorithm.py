@@ -44,6 +44,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,8 +62,8 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 from portsim.simulator.schedule import Schedule
 
-__all__ = ["MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm", "MscclGpu", "MscclStep",
-           "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
+__all__ = ["MAX_MSCCL_CHUNKS", "MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm",
+           "MscclGpu", "MscclStep", "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
 
 STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "re", "cpy",
                                         "nop"})
@@ -71,6 +72,15 @@ STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "
 MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoall",
                                                "broadcast", "reduce", "reduce_scatter"})
 """The ``coll`` values portsim gives a meaning to."""
+
+MAX_MSCCL_CHUNKS = 1_000_000
+"""Cap on the chunks an algorithm names: ``2 * ngpus * nchunksperloop`` (the
+buffer slots given a meaning) plus every step's ``cnt``.  Each is an item or
+an event of the list schedule, so a file past it (``cnt="1000000000"``) is
+refused as bad input, saying so, instead of running for hours."""
+
+_INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
+"""An integer attribute: ASCII digits, at most 18 (numbers stay below 10^18)."""
 
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
@@ -228,7 +238,11 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         raise ScheduleError(f"{article} {coll} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
-    inplace = attr.integer(root, "inplace", "algo", default=0) == 1
+    inplace_flag = attr.integer(root, "inplace", "algo", default=0)
+    if inplace_flag not in (0, 1):  # a runtime reading it as a C truth value: not 0 is in place
+        raise ScheduleError("inplace must be 0 or 1", path="algo.inplace", value=inplace_flag,
+                            source=source)
+    inplace = inplace_flag == 1
     nchannels = attr.integer(root, "nchannels", "algo", default=1, minimum=1)
     algo_root = attr.integer(root, "root", "algo", default=0)
     if not 0 <= algo_root < ngpus:
@@ -254,6 +268,7 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         name=root.get("name", ""), collective=coll, ngpus=ngpus, nchunksperloop=nchunks,
         inplace=inplace, proto=root.get("proto", ""), nchannels=nchannels,
         gpus=tuple(gpus[r] for r in range(ngpus)), root=algo_root, source=source)
+    _check_size(algo)
     for gpu in algo.gpus:
         _check_gpu(algo, gpu)
     _step_graph(algo)  # pairing, dependencies and cycles
@@ -284,11 +299,12 @@ class _Attributes:
             if default is not None:
                 return default
             raise ScheduleError("missing attribute", path=f"{where}.{key}", source=self.source)
-        try:
-            value = int(raw)
-        except ValueError:
+        # ASCII digits only: int() also takes "1_0" and other scripts' digits,
+        # which the MSCCL runtime (atoi) reads otherwise ("1_0" is 1 there).
+        if _INTEGER_RE.fullmatch(raw.strip()) is None:
             raise ScheduleError("not an integer", path=f"{where}.{key}", value=raw,
-                                source=self.source) from None
+                                source=self.source)
+        value = int(raw.strip())
         if minimum is not None and value < minimum:
             raise ScheduleError(f"must be >= {minimum}", path=f"{where}.{key}", value=value,
                                 source=self.source)
@@ -320,6 +336,10 @@ def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -
                                     path=f"{tw}.{key}", value=peer, source=attr.source)
             peers.append(peer)
         chan = attr.integer(t_elem, "chan", tw, default=0, minimum=0)
+        if chan >= nchannels:  # the runtime sets up nchannels channels, no more
+            raise ScheduleError(f"chan must be a channel in 0..{nchannels - 1} (nchannels = "
+                                f"{nchannels})", path=f"{tw}.chan", value=chan,
+                                source=attr.source)
         steps = []
         for position, s_elem in enumerate(t_elem):
             if s_elem.tag != "step":
@@ -368,6 +388,17 @@ def _capacity(algo: MscclAlgorithm, gpu: MscclGpu, buf: str) -> int:
     if algo.inplace and algo.collective != "allgather" and buf == "o":
         return gpu.i_chunks
     return {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}[buf]
+
+
+def _check_size(algo: MscclAlgorithm) -> None:
+    slots = 2 * algo.ngpus * algo.nchunksperloop
+    moved = sum(step.cnt for gpu in algo.gpus for tb in gpu.threadblocks for step in tb.steps)
+    if slots + moved > MAX_MSCCL_CHUNKS:
+        raise ScheduleError(
+            f"too large: 2 * ngpus * nchunksperloop = {slots} buffer slots and {moved} chunks "
+            f"moved by the steps, more than the {MAX_MSCCL_CHUNKS} chunks portsim times",
+            path="algo.nchunksperloop" if slots > MAX_MSCCL_CHUNKS else "algo",
+            value=slots + moved, source=algo.source)
 
 
 def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
@@ -710,6 +741,10 @@ class _ListScheduler:
                         for s in t.steps}
         start, final = _layout(algo, self.ranks)
         self.buffers: dict[tuple[int, _Slot], Item | None] = dict(start)
+        self.writer: dict[tuple[int, _Slot], _StepKey] = {}  # the step that last wrote a slot
+        self.readers: dict[tuple[int, _Slot], list[_StepKey]] = {}  # read since that write
+        self.graph = graph
+        self.ancestors: dict[_StepKey, set[Hashable]] = {}
         self.clock = PortClock(self.platform, size=self.op.size)
         for (rank, _), item in start.items():
             self.clock.hold(self.ranks[rank], item)
@@ -803,9 +838,13 @@ class _ListScheduler:
                 continue
             out = combine([other, local], commutative=True)
             if isinstance(out, str):
+                # Overlapping sets: a rank's chunk counted twice; else two chunks
+                # of different indexes (a wrong block or offset) combined.
+                why = ("a chunk reduced twice" if other.instance == local.instance
+                       else "chunks of different indexes")
                 self.problems.append(
                     f"rank {rank} ({node}) chunk {local.instance}: {_where(key)} reduces "
-                    f"{other} with {local}: {out} (a chunk reduced twice)")
+                    f"{other} with {local}: {out} ({why})")
                 results.append(None)
                 continue
             event = self.clock.compute(node, (other, local), out, not_before=ready)
@@ -824,10 +863,42 @@ class _ListScheduler:
         if item is None:
             self.problems.append(f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} "
                                  f"reads {buf}[{off}], which holds no chunk yet")
+            return None
+        writer = self.writer.get((key[0], slot))
+        if writer is not None and writer[:2] != key[:2] and not self._after(writer, key):
+            # Threadblocks run concurrently: MSCCL orders a read after another
+            # threadblock's write only through depid/deps (or a chain of steps
+            # and transfers).  Without one, the chunk read is a race the list
+            # schedule's timing happened to win.
+            self.problems.append(
+                f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} reads {buf}[{off}] "
+                f"({item}), written by {_where(writer)} of another threadblock with no "
+                f"dependency (depid/deps) ordering the two: a race")
+        self.readers.setdefault((key[0], slot), []).append(key)
         return item
 
     def _write(self, key: _StepKey, buf: str, off: int, item: Item | None) -> None:
-        self.buffers[(key[0], _slot(self.algo, key[0], buf, off))] = item
+        slot = (key[0], _slot(self.algo, key[0], buf, off))
+        # Overwriting what another threadblock wrote or still reads, unordered,
+        # is a race too: which value is read, or stays, depends on timing.
+        earlier = [("wrote", w) for w in (self.writer.get(slot),) if w is not None]
+        earlier += [("reads", r) for r in self.readers.pop(slot, [])]
+        for what, other in earlier:
+            if other[:2] != key[:2] and not self._after(other, key):
+                self.problems.append(
+                    f"rank {key[0]} ({self.ranks[key[0]]}): {_where(key)} writes {buf}[{off}], "
+                    f"which {_where(other)} of another threadblock {what}, with no "
+                    f"dependency (depid/deps) ordering the two: a race")
+                break
+        self.buffers[slot] = item
+        self.writer[slot] = key
+
+    def _after(self, writer: _StepKey, reader: _StepKey) -> bool:
+        """True when the step graph orders ``reader``'s start after ``writer``'s end."""
+        found = self.ancestors.get(reader)
+        if found is None:
+            found = self.ancestors[reader] = nx.ancestors(self.graph, ("start", reader))
+        return ("end", writer) in found
 
 
 def _sort_key(node: tuple[Any, ...]) -> tuple[Any, ...]:

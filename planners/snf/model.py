@@ -66,7 +66,8 @@ def sender_times(
     nodes:
         The processors taking part (participants, or source and targets).
     size:
-        Message size; ``t(p) = size * c(p, q)``.
+        Message size; ``t(p)`` is the duration of a send of it over ``p -> q``
+        (:meth:`Platform.duration`, latency included).
     zero_compute:
         Require compute time 0 on every node (reductions: the model folds
         the combining step into ``t(p)``, Liu–Kuo–Wang section 2).
@@ -98,13 +99,13 @@ def sender_times(
                 continue
             if not platform.has_link(p, q):
                 return f"no link {p} -> {q}: the sender-time model needs a complete platform"
-            c = platform.cost(p, q)
+            c = platform.duration(p, q, size)
             if cost is None:
                 cost = c
             elif c != cost:
-                return (f"c({p}, {q}) = {c} differs from another link out of {p} ({cost}): "
-                        "the sender-time model needs c(p, q) = t(p) for every q")
-        times[p] = size * (cost if cost is not None else Fraction(1))
+                return (f"a send {p} -> {q} lasts {c}, a send over another link out of {p} "
+                        f"{cost}: the sender-time model needs one send time t(p) for every q")
+        times[p] = cost if cost is not None else size
     return times
 
 

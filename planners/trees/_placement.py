@@ -70,27 +70,28 @@ def model_costs(platform: Platform, op: Operation) -> tuple[Fraction, Fraction] 
     computes = {platform.compute_time(p) for p in parts}
     if len(computes) != 1:
         return None
-    costs: set[Fraction] = set()
+    # One transfer time d (the engine's Link.duration, latency included), not one c.
+    durations: set[Fraction] = set()
     for a in parts:
         for b in parts:
             if a != b:
                 if not platform.has_link(a, b):
                     return None
-                costs.add(platform.cost(a, b))
-                if len(costs) > 1:
+                durations.add(platform.duration(a, b, op.size))
+                if len(durations) > 1:
                     return None
-    cost = next(iter(costs)) if costs else Fraction(1)
-    return op.size * cost, computes.pop()
+    return next(iter(durations)) if durations else op.size, computes.pop()
 
 
 def mean_costs(platform: Platform, op: Operation) -> tuple[Fraction, Fraction]:
     """Representative ``(d, c)`` of a heterogeneous platform: mean link cost among
     participants (or over all links) and mean participant compute time."""
     members = set(op.participants)
-    inner = [x.c for x in platform.links if x.src in members and x.dst in members]
-    pool = inner or [x.c for x in platform.links] or [Fraction(1)]
+    inner = [x.duration(op.size) for x in platform.links
+             if x.src in members and x.dst in members]
+    pool = inner or [x.duration(op.size) for x in platform.links] or [op.size]
     computes = [platform.compute_time(p) for p in op.participants]
-    return op.size * sum(pool, _ZERO) / len(pool), sum(computes, _ZERO) / len(computes)
+    return sum(pool, _ZERO) / len(pool), sum(computes, _ZERO) / len(computes)
 
 
 def transfer_cost(cache: dict[NodeId, dict[NodeId, Fraction]], platform: Platform,
@@ -139,7 +140,8 @@ def place_greedy(platform: Platform, op: Operation, sink: NodeId,
     order = [sink, *others]
     n = len(order)
     limit = n if reducers is None else reducers
-    d_low = op.size * min((x.c for x in platform.links), default=Fraction(1))
+    # A lower bound on any transfer (latency included): the pruning below is exact.
+    d_low = min((x.duration(op.size) for x in platform.links), default=op.size)
     cache: dict[NodeId, dict[NodeId, Fraction]] = {}
     compute = [platform.compute_time(p) for p in order]
     s = [_ZERO] * n
