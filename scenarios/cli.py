@@ -354,14 +354,17 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                              "nchunksperloop).  [default: 1]")
 @click.option("--ranks", help="MSCCL .xml only: platform node of each rank, comma-separated "
                               "(default: the processors in order).")
+@click.option("--no-lp-bound", "no_bound", is_flag=True,
+              help="Do not compute the lp bound (on large reductions it can take minutes).")
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              port_model: str | None, fmt: str, platform_file: Path | None,
-             size: str | None, ranks: str | None) -> None:
+             size: str | None, ranks: str | None, no_bound: bool) -> None:
     """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
     Exit status: 0 feasible and complete, 1 violations, 2 bad input.  A
     feasible schedule is also compared with the optimal throughput of the
-    `lp` planner, when one is registered and handles the operation.
+    `lp` planner, when one is registered and handles the operation (not
+    with --no-lp-bound).
 
     An MSCCL algorithm (a `.xml` file) needs `--platform`: it is
     list-scheduled on the platform, replayed strictly and checked for
@@ -378,7 +381,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             if unused is not None:
                 _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly "
                       f"(got {str(unused)!r})")
-        _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt)
+        _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:
             _fail(f"{name}: applies to MSCCL .xml files only (got {str(given)!r})")
@@ -398,7 +401,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     throughput = schedule_throughput(loaded, report) if ok and mode == "strict" else None
     bound_note = ""
     comparison = None
-    if throughput is not None:
+    if throughput is not None and no_bound:
+        bound_note = "lp bound not asked (--no-lp-bound)"
+    elif throughput is not None:
         platform = loaded.platform if port_model is None else loaded.platform.with_port_model(
             port_model)
         found = lp_bound(platform, loaded.operation)
@@ -442,7 +447,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
 
 
 def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | None,
-                    ranks: str | None, port_model: str | None, fmt: str) -> None:
+                    ranks: str | None, port_model: str | None, fmt: str, lp: bool) -> None:
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
     from portsim.scenarios.msccl import load_platform_file, validate_msccl
 
@@ -453,7 +458,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     platform = _guarded(lambda: load_platform_file(platform_file))
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
     verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
-                                              ranks=rank_list, port_model=port_model))
+                                              ranks=rank_list, port_model=port_model,
+                                              lp=lp))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))

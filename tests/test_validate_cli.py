@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import portsim.scenarios.bounds
+from portsim.planners.msccl import ring_allgather_xml
 from portsim.scenarios.cli import main
 from portsim.simulator import Operation, Platform
 
@@ -350,3 +351,35 @@ def test_red_team_a_steady_state_beyond_the_cap_is_bad_input(tmp_path: Path) -> 
         "schedule.yaml: events[1].lag: replaying 6000001 periods of 2 events exceeds the "
         "cap of 5000000 events (the steady state checked past a short horizon follows "
         "the largest lag) (got 6000000)")
+
+
+def test_no_lp_bound_skips_the_lp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a 64-rank MSCCL allreduce the bound took 349 s and 15 GiB: the user may skip it.
+    lp = FakeLp(Fraction(2, 3))
+    with_lp(monkeypatch, lp)
+    code, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound")
+    assert code == 0
+    assert "throughput: 1/2 (1 instance(s) per period 2)" in out
+    assert "lp bound not asked (--no-lp-bound)" in out
+    code, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound", "--format", "json")
+    found = json.loads(out)
+    assert (code, found["lp_bound"], found["throughput"]) == (0, None, "1/2")
+    assert lp.models == []  # the lp was never asked
+    _, out, _ = validate(tmp_path, PERIODIC)
+    assert lp.models == ["bidirectional"]
+    assert "lp bound: 2/3" in out
+
+
+def test_no_lp_bound_on_an_msccl_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lp = FakeLp(Fraction(2, 3))
+    with_lp(monkeypatch, lp)
+    algorithm = tmp_path / "ring.xml"
+    algorithm.write_text(ring_allgather_xml(4))
+    platform = tmp_path / "p.yaml"
+    platform.write_text("platform: {generator: {type: complete, n: 4, c: 1}}\n")
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform", str(platform),
+                                       "--no-lp-bound", "--format", "json"])
+    found = json.loads(result.stdout)
+    assert (result.exit_code, found["correct"], found["lp_bound"]) == (0, True, None)
+    assert found["lp_note"] == "not asked"
+    assert lp.models == []
