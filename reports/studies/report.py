@@ -58,7 +58,7 @@ from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_stu
 from portsim.scenarios.loader import Scenario, scenario_from_dict
 from portsim.scenarios.runner import PlannerRun, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
-from portsim.scenarios.study.store import load_results
+from portsim.scenarios.study.store import exact_makespan_ratios, load_results, valid_rows
 from portsim.simulator.errors import PortsimError, ScenarioError
 from portsim.simulator.numbers import format_rational, parse_rational
 
@@ -176,8 +176,7 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     if failed:
         sections.append(("failed", "Failed runs", failed))
     # ok rows without an efficiency, but for a rejected schedule (Failed runs lists it)
-    unbounded = int((frame["status"].eq("ok") & frame["efficiency"].isna()
-                     & ~frame["feasible"].eq(False).fillna(False)).sum())
+    unbounded = int((frame["efficiency"].isna() & valid_rows(frame)).sum())
     caption = (f'<p class="hint">{unbounded} ok row(s) have no reference bound (no lp '
                f"bound for that run) and are left out.</p>" if unbounded else "")
     if frame["efficiency"].notna().any() or not frame["makespan"].notna().any():
@@ -266,9 +265,9 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     """Mean of ``measure`` per planner over the grid, min-max whiskers across replicates."""
     # The rows the Failed runs table does not list: ok, and not rejected by
     # the strict replay (a rejected schedule's makespan is the planner's word).
-    valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
+    valid = valid_rows(frame)
     data = frame[valid].copy()
-    data["exact"] = _exact_values(data, measure)
+    data["exact"] = _exact_values(frame, data, measure)
     if measure == "makespan":
         data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
@@ -383,30 +382,26 @@ _MAX_EXACT_CHARS: Final = 40
 denominator); a longer one is replaced by a note giving its length."""
 
 
-def _exact_values(data: pd.DataFrame, measure: str) -> list[Fraction | None]:
-    """The exact value of ``measure`` of each (valid) row, ``None`` where it is not exact.
+def _exact_values(frame: pd.DataFrame, data: pd.DataFrame, measure: str
+                  ) -> list[Fraction | None]:
+    """The exact value of ``measure`` of each row of ``data`` (``frame``'s valid rows),
+    ``None`` where it is not exact.
 
-    A makespan is stored exact; ``makespan_ratio`` is its makespan over the
-    run's smallest one (the rows given are the valid ones, as for the store's
-    ratio); ``efficiency`` is the exact measured throughput over the exact
-    reference bound, where the store has both (a store of portsim 0.2.0 has
-    no exact measured throughput).
+    A makespan is stored exact; ``makespan_ratio`` is the store's own ratio,
+    exact (:func:`~portsim.scenarios.study.store.exact_makespan_ratios`);
+    ``efficiency`` is the exact measured throughput over the exact reference
+    bound, where the store has both (a store of portsim 0.2.0 has no exact
+    measured throughput).
     """
     def parsed(column: str) -> list[Fraction | None]:
         if column not in data:
             return [None] * len(data)
         return [parse_rational(v) if isinstance(v, str) and v else None for v in data[column]]
 
-    if measure in ("makespan", "makespan_ratio"):
-        lengths = parsed("makespan")
-        if measure == "makespan":
-            return lengths
-        best: dict[str, Fraction] = {}
-        for key, length in zip(data["run_key"].astype(str), lengths, strict=True):
-            if length is not None and (key not in best or length < best[key]):
-                best[key] = length
-        return [length / best[key] if length is not None and best[key] > 0 else None
-                for key, length in zip(data["run_key"].astype(str), lengths, strict=True)]
+    if measure == "makespan":
+        return parsed("makespan")
+    if measure == "makespan_ratio":
+        return list(exact_makespan_ratios(frame).loc[data.index])
     return [m / b if m is not None and b is not None and b > 0 else None
             for m, b in zip(parsed("measured_throughput_exact"), parsed("reference_bound"),
                             strict=True)]
@@ -483,7 +478,7 @@ def _spread(rows: pd.DataFrame) -> tuple[Fraction, str] | None:
     exact measured throughput over the smallest; ``None`` with fewer than
     two positive values.
     """
-    valid = rows[rows["status"].eq("ok") & ~rows["feasible"].eq(False).fillna(False)]
+    valid = rows[valid_rows(rows)]
     for column, what in (("makespan", "makespan, longest over shortest"),
                          ("measured_throughput_exact",
                           "measured throughput, highest over lowest")):

@@ -50,8 +50,10 @@ __all__ = [
     "RESULT_COLUMNS",
     "ResultStore",
     "StoreLock",
+    "exact_makespan_ratios",
     "grid_column_type",
     "load_results",
+    "valid_rows",
 ]
 
 RESULTS_NAME = "results.parquet"
@@ -321,16 +323,27 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def _makespan_ratios(frame: pd.DataFrame) -> pd.Series:
-    """makespan / the smallest makespan of the run's ``ok`` rows whose schedule the
-    strict replay did not reject, computed exactly (empty for the others)."""
-    valid = frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
+def valid_rows(frame: pd.DataFrame) -> pd.Series:
+    """The rows whose figures stand: ``ok``, and a schedule the strict replay did not
+    reject (``feasible`` not false; a rejected row's figures are the planner's word)."""
+    return frame["status"].eq("ok") & ~frame["feasible"].eq(False).fillna(False)
+
+
+def exact_makespan_ratios(frame: pd.DataFrame) -> pd.Series:
+    """makespan / the smallest makespan of the run's :func:`valid_rows`, as exact
+    ``Fraction`` objects (``None`` for the other rows and those without a makespan)."""
     lengths = [Fraction(str(v)) if isinstance(v, str) and ok else None
-               for v, ok in zip(frame["makespan"], valid, strict=True)]
+               for v, ok in zip(frame["makespan"], valid_rows(frame), strict=True)]
     best: dict[str, Fraction] = {}
     for key, length in zip(frame["run_key"], lengths, strict=True):
-        if length is not None and (key not in best or length < best[key]):
+        if length is not None and (str(key) not in best or length < best[str(key)]):
             best[str(key)] = length
-    ratios = [float(length / best[str(key)]) if length is not None and best[str(key)] > 0
+    ratios = [length / best[str(key)] if length is not None and best[str(key)] > 0
               else None for key, length in zip(frame["run_key"], lengths, strict=True)]
+    return pd.Series(ratios, index=frame.index, dtype=object)
+
+
+def _makespan_ratios(frame: pd.DataFrame) -> pd.Series:
+    """:func:`exact_makespan_ratios` as nullable floats (the stored frame's column)."""
+    ratios = [None if r is None else float(r) for r in exact_makespan_ratios(frame)]
     return pd.Series(ratios, index=frame.index, dtype=pd.Float64Dtype())
