@@ -225,8 +225,7 @@ def _grid_text(frame: pd.DataFrame, row: pd.Series) -> str:
 
 def _failed_table(frame: pd.DataFrame) -> str:
     """The rows that failed (status not ``ok``, or a rejected schedule), with messages."""
-    rejected = frame["status"].eq("ok") & frame["feasible"].eq(False).fillna(False)
-    failed = frame[frame["status"].ne("ok") | rejected]
+    failed = frame[~valid_rows(frame)]
     if failed.empty:
         return ""
     shown = failed.head(MAX_FAILED_ROWS)
