@@ -84,8 +84,9 @@ class StudyOutcome:
         The study was stopped (its ``stop`` event set) before every run was
         computed; the runs computed are stored, the others are not.
     failures:
-        One line for each of the first failed or invalid runs: run index,
-        grid point, planner and message.
+        One line for each of the failed or invalid runs of lowest index
+        (whatever order the workers finished in): run index, grid point,
+        planner and message.
     warned:
         Computed runs whose rows carry a warning note.
     warnings:
@@ -404,6 +405,7 @@ class _Summary:
     def __init__(self) -> None:
         self.computed = self.failed = self.invalid = self.warned = 0
         self.failures: list[str] = []
+        self._failed: list[tuple[int, int, str]] = []  # (run index, arrival, line)
         self.warnings: list[str] = []
 
     def add(self, run: StudyRun, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -415,12 +417,15 @@ class _Summary:
         where = f"run {run.index}" + (f" ({grid_point_label(run.grid)}, seed {run.seed})"
                                       if run.grid else f" (seed {run.seed})")
         for row in [*errors, *invalid]:
-            if len(self.failures) < _SUMMARY_LINES:
-                what = (row.get("message") if row.get("status") == "error" else
-                        f"invalid schedule, {row.get('violation_count')} violation(s)")
-                # the label tells apart a planner listed twice with other options
-                who = row.get("label") or row.get("planner")
-                self.failures.append(f"{where}: {who}: {what}")
+            what = (row.get("message") if row.get("status") == "error" else
+                    f"invalid schedule, {row.get('violation_count')} violation(s)")
+            # the label tells apart a planner listed twice with other options
+            who = row.get("label") or row.get("planner")
+            self._failed.append((run.index, len(self._failed), f"{where}: {who}: {what}"))
+        # The lowest run indexes, whatever order the workers finish in (same
+        # study, same lines).
+        self._failed = sorted(self._failed)[:_SUMMARY_LINES]
+        self.failures = [line for _, _, line in self._failed]
         notes = [n for r in rows for n in json.loads(r.get("notes") or "[]")
                  if n.startswith(WARNING_PREFIX)]
         self.warned += bool(notes)
