@@ -1,0 +1,480 @@
+"""The Gantt chart of a schedule: one row per port and per CPU, one bar per event.
+
+:func:`gantt_figure` draws a one-shot schedule, or one period of a periodic
+one, from the schedule alone: durations are re-derived from the platform as
+the engine does, the events a violation names are outlined in red, and the
+port rows of ``multiport`` nodes are split into lanes where transfers run at
+the same time (greedy colouring of an interval graph).  Charts past
+:data:`GANTT_EVENT_CAP` events draw the earliest and say where they stop.
+The port models are those of the broadcast report of Beaumont, Legrand,
+Marchal and Robert (one-port, bidirectional or unidirectional, and the
+multi-port of its section 5).
+
+Every string coming from outside (node ids, item names, titles) is
+HTML-escaped before it reaches a plotly label.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+
+from portsim.reports._style import TEMPLATE as _TEMPLATE
+from portsim.reports._style import TIME_UNIT, set_title
+from portsim.reports._style import escape_label as _esc
+from portsim.reports._style import palette as _palette
+from portsim.simulator.errors import PlatformError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.platform import NodeId, Platform, PortKind
+from portsim.simulator.report import Violation
+from portsim.simulator.schedule import Event, Schedule, Send
+
+__all__ = ["GANTT_EVENT_CAP", "gantt_figure"]
+
+GANTT_EVENT_CAP: Final = 2_000
+"""At most this many schedule events are drawn in one Gantt chart (the earliest)."""
+
+_MAX_ITEM_COLOURS: Final = 24
+"""Beyond this many distinct items, Gantt bars are coloured by instance or by kind."""
+_LEGEND_LINE: Final = 20
+"""Pixels per item of a legend (plotly's 12 px font)."""
+_LEGEND_HEAD: Final = 30
+"""Pixels of a legend's title."""
+_GANTT_BOTTOM: Final = 80
+"""Pixels below a Gantt chart's plot area (plotly's bottom margin: ticks, axis title)."""
+_GANTT_PLOT_WIDTH: Final = 1100
+"""Pixels of a Gantt chart's time axis on a page of 1,400 pixels (the report's width)."""
+_THIN_BAR_PIXELS: Final = 4
+"""Gantt bars narrower than this many pixels at first sight are drawn without outline."""
+_FAULT_COLOUR: Final = "#c0392b"
+"""Outline of the Gantt bars of events involved in a violation."""
+_FAULT_OPACITY: Final = 0.6
+"""Their fill: see-through, so two bars overlapping on one port both show."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Bar:
+    """One bar of the Gantt chart: one port (or CPU) busy for one event."""
+
+    row: str
+    start: Fraction
+    duration: Fraction
+    colour_key: str
+    label: str
+    hover: str
+    flagged: bool = False
+    """The event takes part in a violation the engine found."""
+    peer: str = ""
+    """The other end of a send, for a port row (``"→ B"`` or ``"← A"``); empty for a CPU."""
+
+
+def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
+    """The rows of ``node``'s sending and receiving port(s) (one shared row if unidirectional)."""
+    model = platform.port_model_of(node)
+    if model.kind is PortKind.UNIDIRECTIONAL:
+        return f"{node} port", f"{node} port"
+    if model.kind is PortKind.MULTIPORT:
+        # `multiport` without k has one port per link: no count to show.
+        ports = "one per link" if model.k is None else f"k={model.k}"
+        return f"{node} send ports ({ports})", f"{node} receive ports ({ports})"
+    return f"{node} send port", f"{node} receive port"
+
+
+def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
+    """The engine's duration of ``send`` (:meth:`Link.duration`), ``None`` without a link."""
+    try:
+        return schedule.platform.duration(send.src, send.dst, schedule.operation.size, send.part)
+    except PlatformError:
+        return None
+
+
+def _event_bars(schedule: Schedule, event: Event, colour_key: str,
+                faults: Sequence[str] = ()) -> list[_Bar]:
+    """The bars of one event: sender and receiver ports of a send, the CPU of a compute.
+
+    ``faults`` are the kinds of the violations the event takes part in.
+    """
+    lines: list[str] = []
+    if isinstance(event, Send):
+        found = _send_duration(schedule, event)
+        duration = found if found is not None else (event.duration or Fraction(0))
+        label = str(event.item)
+        lines.append(f"<b>{_esc(label)}</b>")
+        lines.append(f"send {_esc(event.src)} → {_esc(event.dst)}")
+        if event.part != 1:
+            lines.append(f"part {format_rational(event.part)}")
+        if found is None:
+            lines.append("no such link!")
+    else:
+        duration = schedule.platform.compute_time(event.node)
+        label = str(event.output)
+        lines.append(f"<b>{_esc(label)}</b>")
+        inputs = " ⊕ ".join(_esc(x) for x in event.inputs)
+        lines.append(f"compute on {_esc(event.node)}: {inputs}")
+    lines.append(f"start {format_rational(event.start)}, "
+                 f"end {format_rational(event.start + duration)}")
+    lines.append(f"duration {format_rational(duration)}")
+    if event.lag:
+        lines.append(f"lag {event.lag} period(s)")
+    if faults:
+        lines.append(f"<b>violation: {_esc(', '.join(dict.fromkeys(faults)))}</b>")
+    hover = "<br>".join(lines)
+    if isinstance(event, Send):
+        send_row, _ = _port_rows(schedule.platform, event.src)
+        _, receive_row = _port_rows(schedule.platform, event.dst)
+        rows = [send_row, receive_row]
+        peers = [f"→ {event.dst}", f"← {event.src}"]
+    else:
+        rows = [f"{event.node} CPU"]
+        peers = [""]
+    return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults), peer)
+            for row, peer in zip(rows, peers, strict=True)]
+
+
+def _event_item(event: Event) -> tuple[str, int]:
+    """The item an event moves or produces: ``(name without instance, instance)``."""
+    item = event.item if isinstance(event, Send) else event.output
+    return item.base_name(), item.instance
+
+
+def _colour_keys(events: Sequence[Event]) -> list[str]:
+    """A legend group per event: its item, else its instance, else its kind.
+
+    Colouring by item reads best; past :data:`_MAX_ITEM_COLOURS` distinct
+    items the colours would repeat, so it falls back to instances, then to
+    send/compute.
+    """
+    items = [_event_item(e) for e in events]
+    if len({name for name, _ in items}) <= _MAX_ITEM_COLOURS:
+        return [name for name, _ in items]
+    instances = {t for _, t in items}
+    if 1 < len(instances) <= _MAX_ITEM_COLOURS:
+        return [f"instance #{t}" for _, t in items]
+    return ["send" if isinstance(e, Send) else "compute" for e in events]
+
+
+_MAX_LANE_PEERS: Final = 3
+"""A lane of a ``multiport`` node (one port per link) names up to this many links."""
+
+
+def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
+                     ) -> tuple[list[int], int]:
+    """A lane per bar of one row, no two overlapping bars on one lane, and the lane count.
+
+    ``spans`` are the bars' ``(start, end)`` in a unit that makes every time
+    an integer (exact, and cheaper to compare than fractions).  Greedy
+    colouring of an interval graph by start time: a bar takes a free lane
+    (the one that last carried its link, ``peers``, if it is free, else the
+    lowest), and a new lane only when every lane is busy, so the lane count
+    is the largest number of bars that overlap at one time (intervals are
+    half-open: a bar may start when another ends).
+    """
+    lanes = [0] * len(spans)
+    busy: list[tuple[int, int]] = []  # (end, lane), earliest end first
+    free: list[int] = []  # the free lanes, lowest first
+    last_peer: dict[int, str] = {}
+    count = 0
+    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
+        start, end = spans[index]
+        while busy and busy[0][0] <= start:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        same = [lane for lane in free if last_peer.get(lane) == peers[index]]
+        if same:
+            lane = min(same)
+            free.remove(lane)
+            heapq.heapify(free)
+        elif free:
+            lane = heapq.heappop(free)
+        else:
+            lane, count = count, count + 1
+        lanes[index] = lane
+        last_peer[lane] = peers[index]
+        heapq.heappush(busy, (end, lane))
+    return lanes, count
+
+
+def _lane_name(platform: Platform, node: NodeId, row: str, lane: int,
+               peers: Sequence[str]) -> str:
+    """The row of one lane of a multiport node's port row: which port, or which links."""
+    k = platform.port_model_of(node).k
+    side = row[len(str(node)) + 1:].split()[0]  # "send" or "receive" (multiport has both)
+    if k is not None:
+        over = f" (over k={k}!)" if lane > k else ""
+        return f"{node} {side} port {lane} of {k}{over}"
+    shown = ", ".join(p.split(" ", 1)[1] for p in peers[:_MAX_LANE_PEERS])
+    more = f" +{len(peers) - _MAX_LANE_PEERS}" if len(peers) > _MAX_LANE_PEERS else ""
+    arrow = peers[0].split(" ", 1)[0] if peers else ""
+    return f"{node} {side} lane {lane}: {arrow} {shown}{more}"
+
+
+def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
+                                                                   dict[str, list[str]]]:
+    """``bars`` with each multiport row whose bars overlap split into lanes.
+
+    A ``multiport`` or ``multiport:k`` node runs transfers at once on one
+    port row, where their bars would hide each other: such a row becomes as
+    many rows (lanes) as the most transfers at one time (at most ``k`` in a
+    valid schedule), each named by its port (``"A send port 2 of 3"``) or,
+    with one port per link, by the links it carries (``"A send lane 1: → B,
+    C"``).  Other rows, and multiport rows without overlap, are kept as they
+    are.  Returns the bars and, per row split, its lanes in order.
+    """
+    multiport = {row: node for node in platform.node_ids
+                 if platform.port_model_of(node).kind is PortKind.MULTIPORT
+                 for row in _port_rows(platform, node)}
+    by_row: dict[str, list[int]] = {}
+    for index, bar in enumerate(bars):
+        if bar.row in multiport:
+            by_row.setdefault(bar.row, []).append(index)
+    split = list(bars)
+    lanes_of: dict[str, list[str]] = {}
+    # one time unit in which every start and duration is a whole number
+    unit = math.lcm(*{t.denominator for indexes in by_row.values() for i in indexes
+                      for t in (bars[i].start, bars[i].duration)}, 1)
+    for row, indexes in by_row.items():
+        spans = []
+        for i in indexes:
+            start = bars[i].start.numerator * (unit // bars[i].start.denominator)
+            spans.append((start, start + bars[i].duration.numerator
+                          * (unit // bars[i].duration.denominator)))
+        lanes, count = _lane_assignment(spans, [bars[i].peer for i in indexes])
+        if count <= 1:
+            continue
+        peers: list[dict[str, None]] = [{} for _ in range(count)]
+        for index, lane in zip(indexes, lanes, strict=True):
+            peers[lane][bars[index].peer] = None
+        names = [_lane_name(platform, multiport[row], row, lane + 1, list(peers[lane]))
+                 for lane in range(count)]
+        lanes_of[row] = names
+        for index, lane in zip(indexes, lanes, strict=True):
+            split[index] = replace(bars[index], row=names[lane])
+    return split, lanes_of
+
+
+def _ordered_rows(platform: Platform, bars: Sequence[_Bar],
+                  lanes: Mapping[str, Sequence[str]] | None = None) -> list[tuple[NodeId, str]]:
+    """The rows in use as ``(node, row)``, in platform order: send, receive (or port), CPU.
+
+    A row split into ``lanes`` (:func:`_split_lanes`) gives its lanes, in order.
+    """
+    used = {b.row for b in bars}
+    lanes = lanes or {}
+    rows: list[tuple[NodeId, str]] = []
+    for node in platform.node_ids:
+        send_row, receive_row = _port_rows(platform, node)
+        for row in dict.fromkeys((send_row, receive_row, f"{node} CPU")):
+            rows += [(node, lane) for lane in lanes.get(row, (row,)) if lane in used]
+    return rows
+
+
+def _node_bands(rows: Sequence[tuple[NodeId, str]]) -> list[dict[str, object]]:
+    """Light background bands behind every other node's rows, to group them by eye."""
+    spans: dict[NodeId, list[int]] = {}
+    for index, (node, _) in enumerate(rows):
+        spans.setdefault(node, []).append(index)
+    return [
+        {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1,
+         "y0": indexes[0] - 0.5, "y1": indexes[-1] + 0.5, "layer": "below",
+         "line": {"width": 0}, "fillcolor": "rgba(0, 0, 0, 0.05)"}
+        for n, indexes in enumerate(spans.values()) if n % 2 == 0
+    ]
+
+
+def _faults(schedule: Schedule, violations: Sequence[Violation]) -> dict[int, list[str]]:
+    """The kinds of violation each event (by its index in the schedule) takes part in."""
+    faults: dict[int, list[str]] = {}
+    for violation in violations:
+        for index in violation.events:
+            if 0 <= index < len(schedule.events):
+                faults.setdefault(index, []).append(violation.kind)
+    return faults
+
+
+def _gantt_title(schedule: Schedule, title: str | None, shown: int,
+                 cut: Fraction | None = None) -> str:
+    total = len(schedule.events)
+    if schedule.period is not None:
+        what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
+                f"{schedule.instances_per_period} instance(s) per period)")
+    else:
+        what = "one-shot schedule"
+    head = f"{_esc(title)}: {what}" if title else what.capitalize()
+    if shown < total:
+        # Say up to when the drawing is whole: the rest of the time axis is not idle.
+        until = "" if cut is None else f": every event starting before {format_rational(cut)}"
+        head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {total:,} " \
+                f"events (earliest starts{until})</span>"
+    return head
+
+
+def gantt_figure(
+    schedule: Schedule,
+    *,
+    title: str | None = None,
+    max_events: int = GANTT_EVENT_CAP,
+    violations: Sequence[Violation] = (),
+) -> go.Figure:
+    """Gantt chart of a one-shot schedule, or of one period of a periodic one.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule.  Durations are re-derived from its platform, as the
+        engine does: ``latency + part * size / bandwidth`` for a send
+        (``part * size * c(src, dst)`` on a link without latency), the node's
+        compute time for a compute.
+    title:
+        Shown before the description of the schedule (the planner's name).
+    max_events:
+        Draw at most this many events, the earliest; the title says when
+        some were left out.
+    violations:
+        The violations the engine found in ``schedule`` (a
+        :class:`~portsim.simulator.report.Report`'s): the bars of the events
+        they name are outlined in red and drawn see-through, so that bars
+        which overlap on a port stay visible; their hover text names the
+        violations, and the title counts them.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One row per port: ``"<node> send port"`` and ``"<node> receive port"``
+        (``"<node> port"`` for a unidirectional node, whose sends and receives
+        share it; ``"<node> send ports (k=2)"`` for ``multiport:2``,
+        ``"<node> send ports (one per link)"`` for ``multiport``), and
+        ``"<node> CPU"`` for computes; only rows in use appear.
+        On a ``multiport`` node, a port row where transfers overlap in time is
+        split into as many lanes as the most transfers at one time (greedy
+        interval colouring by start time), so that every transfer shows:
+        ``"<node> send port 2 of 3"`` for ``multiport:3``, ``"<node> send lane 1:
+        → B, C"`` (the links it carries) for ``multiport``.
+        A send is drawn twice, on the sender's and the receiver's port: a
+        schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
+        Bars are coloured by item (one legend entry per item) and their hover
+        text gives the item, ``src → dst``, start and end as exact rationals.
+        An event of duration 0 (a computation on a node of compute time 0)
+        is a diamond at its time instead of a bar.
+        A periodic schedule has a dashed line at the period.
+
+    Examples
+    --------
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
+    ...                                  "item": "b", "start": 0}])
+    >>> fig = gantt_figure(s, title="by hand")
+    >>> sum(len(trace.x) for trace in fig.data)
+    2
+    >>> list(fig.data[0].y)
+    ['A send port', 'B receive port']
+    """
+    order = sorted(range(len(schedule.events)), key=lambda i: (schedule.events[i].start, i))
+    shown = order[:max(0, max_events)]
+    events = [schedule.events[i] for i in shown]
+    faults = _faults(schedule, violations)
+    bars = [bar for index, event, key in zip(shown, events, _colour_keys(events), strict=True)
+            for bar in _event_bars(schedule, event, key, faults.get(index, ()))]
+    bars, lanes = _split_lanes(schedule.platform, bars)
+    keys = list(dict.fromkeys(b.colour_key for b in bars))
+    colours = _palette(len(keys))
+    # The white outline that separates back-to-back bars covers a bar of a pixel or
+    # two, which then reads as a pale, different colour: no outline on those.
+    span = max([b.start + b.duration for b in bars] + [schedule.period or Fraction(0)])
+    thin = span / _GANTT_PLOT_WIDTH * _THIN_BAR_PIXELS
+    fig = go.Figure()
+    for i, key in enumerate(keys):
+        colour = colours[i % len(colours)]
+        group = [b for b in bars if b.colour_key == key and b.duration > 0]
+        # A bar of length 0 (a computation on a node of compute time 0) is invisible:
+        # such an event is a diamond at its time, in its item's legend entry.
+        instant = [b for b in bars if b.colour_key == key and b.duration == 0]
+        if instant:
+            fig.add_trace(go.Scatter(
+                name=_esc(key), legendgroup=_esc(key), showlegend=not group, mode="markers",
+                y=[b.row for b in instant], x=[float(b.start) for b in instant],
+                marker={"symbol": "diamond-tall", "size": 14, "color": colour,
+                        "line": {"color": [_FAULT_COLOUR if b.flagged else "white"
+                                           for b in instant],
+                                 "width": [3 if b.flagged else 1 for b in instant]}},
+                hovertext=[b.hover for b in instant],
+                hovertemplate="%{hovertext}<extra></extra>",
+            ))
+        if not group:
+            continue
+        fig.add_trace(go.Bar(
+            name=_esc(key), legendgroup=_esc(key), orientation="h",
+            y=[b.row for b in group], base=[float(b.start) for b in group],
+            x=[float(b.duration) for b in group],
+            marker=_bar_marker(colour, group, thin),
+            text=[_esc(b.label) for b in group], textposition="inside",
+            insidetextanchor="middle", textangle=0,
+            hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
+        ))
+    rows = _ordered_rows(schedule.platform, bars, lanes)
+    names = [row for _, row in rows]
+    fig.update_layout(
+        template=_TEMPLATE, barmode="overlay", bargap=0.25, showlegend=True,
+        height=max(260, 160 + 26 * len(names)),
+        legend_title_text=_legend_title(keys),
+        legend_tracegroupgap=0,  # one legend group per item: no gap between the items
+        uniformtext={"minsize": 8, "mode": "hide"},
+        shapes=_node_bands(rows),
+        margin={"l": 10},
+    )
+    cut = schedule.events[order[len(shown)]].start if len(shown) < len(order) else None
+    head = _gantt_title(schedule, title, len(events), cut)
+    if violations:
+        drawn = sum(1 for i in shown if i in faults)
+        head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
+                 f"violation(s); the {drawn:,} event(s) drawn that they involve are "
+                 "outlined in red</span>")
+    if lanes:
+        head += ("<br><sup>multiport nodes: transfers at the same time are drawn on separate "
+                 "rows (lanes), named by port, or by the links they carry</sup>")
+    set_title(fig, head)
+    # The legend (one item a line) starts at the top of the plot area: make that area
+    # tall enough for all of it, or plotly cuts it and adds a scroll bar.
+    legend = _LEGEND_HEAD + _LEGEND_LINE * len(keys)
+    fig.update_layout(height=max(fig.layout.height, fig.layout.margin.t + _GANTT_BOTTOM + legend))
+    fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
+                     title_text="port / CPU")
+    fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
+    if schedule.period is not None:
+        fig.add_vline(x=float(schedule.period), line_dash="dash", line_color="#555",
+                      annotation_text=f"period T = {format_rational(schedule.period)}",
+                      annotation_position="top right")
+    return fig
+
+
+def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:
+    """The marker of one item's bars: white outlines, red and see-through where flagged.
+
+    A value per bar only where the bars differ: plotly checks every colour of
+    an array one by one (3x the time of the whole chart at 20,000 events).
+    """
+    widths = [3 if b.flagged else 0 if b.duration < thin else 1 for b in bars]
+    marker: dict[str, object] = {
+        "color": colour,
+        "line": {"color": "white", "width": widths[0] if len(set(widths)) == 1
+                 else np.array(widths)}}
+    if any(b.flagged for b in bars):
+        marker["opacity"] = np.array([_FAULT_OPACITY if b.flagged else 1.0 for b in bars])
+        marker["line"] = {"color": [_FAULT_COLOUR if b.flagged else "white" for b in bars],
+                          "width": np.array(widths)}
+    return marker
+
+
+def _legend_title(keys: Sequence[str]) -> str:
+    if keys and keys[0].startswith("instance #"):
+        return "instance"
+    if set(keys) <= {"send", "compute"}:
+        return "event"
+    return "item"
