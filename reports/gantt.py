@@ -30,13 +30,14 @@ from portsim.reports._style import TEMPLATE as _TEMPLATE
 from portsim.reports._style import TIME_UNIT, set_title
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
-from portsim.simulator.errors import PlatformError
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.errors import PlatformError, ScenarioError
+from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
 
-__all__ = ["GANTT_EVENT_CAP", "gantt_figure"]
+__all__ = ["GANTT_EVENT_CAP", "GanttWindow", "gantt_event_indexes", "gantt_figure",
+           "parse_gantt_window"]
 
 GANTT_EVENT_CAP: Final = 2_000
 """At most this many schedule events are drawn in one Gantt chart (the earliest)."""
@@ -60,6 +61,100 @@ _FAULT_OPACITY: Final = 0.6
 
 
 @dataclass(frozen=True, slots=True)
+class GanttWindow:
+    """A part of the time axis to draw in a Gantt chart: ``[start, end)``.
+
+    An event is in the window when it runs in it: it starts before ``end``
+    and ends after ``start`` (an event of duration 0, at its time, when that
+    time is in the window).  Times are those of the schedule (for a periodic
+    schedule, within its period).
+
+    Parameters
+    ----------
+    start:
+        The window's start, ``>= 0``.
+    end:
+        Its end, ``> start``; ``None`` for "to the end of the schedule".
+
+    Raises
+    ------
+    ScenarioError
+        When ``start`` is negative or ``end`` is not after ``start``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> window = GanttWindow(Fraction(12, 5), Fraction(40))
+    >>> window.holds(Fraction(2), Fraction(1)), window.holds(Fraction(40), Fraction(1))
+    (True, False)
+    >>> str(window), str(GanttWindow(Fraction(3)))
+    ('[12/5, 40)', 'from 3')
+    """
+
+    start: Fraction
+    end: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            raise ScenarioError("the start of a time window must be >= 0",
+                                path="window", value=str(self))
+        if self.end is not None and self.end <= self.start:
+            raise ScenarioError("the start of a time window must be before its end",
+                                path="window", value=str(self))
+
+    def holds(self, start: Fraction, duration: Fraction) -> bool:
+        """Whether an event of ``start`` and ``duration`` runs in the window."""
+        if self.end is not None and start >= self.end:
+            return False
+        return start >= self.start or start + duration > self.start
+
+    def __str__(self) -> str:
+        if self.end is None:
+            return f"from {format_rational(self.start)}"
+        return f"[{format_rational(self.start)}, {format_rational(self.end)})"
+
+
+def parse_gantt_window(text: str, *, path: str = "--gantt-window") -> GanttWindow:
+    """Read a time window written ``START:END``, ``START:`` (to the end) or ``:END`` (from 0).
+
+    Parameters
+    ----------
+    text:
+        The window; ``START`` and ``END`` are exact numbers (``12/5``, ``0.5``, ``40``).
+    path:
+        The option or key it came from, for the error message.
+
+    Returns
+    -------
+    GanttWindow
+
+    Raises
+    ------
+    ScenarioError
+        When ``text`` has no ``:``, a bound is not a number, ``START`` is
+        negative or ``START >= END``; the message names ``path`` and ``text``.
+
+    Examples
+    --------
+    >>> str(parse_gantt_window("12/5:40")), str(parse_gantt_window("3:"))
+    ('[12/5, 40)', 'from 3')
+    """
+    head, colon, tail = text.partition(":")
+    if not colon or ":" in tail or not (head.strip() or tail.strip()):
+        raise ScenarioError("expected START:END, START: or :END, such as 12/5:40",
+                            path=path, value=text)
+    start = parse_rational(head.strip(), path=path, error=ScenarioError) \
+        if head.strip() else Fraction(0)
+    end = parse_rational(tail.strip(), path=path, error=ScenarioError) \
+        if tail.strip() else None
+    if start < 0:
+        raise ScenarioError("START must be >= 0", path=path, value=text)
+    if end is not None and end <= start:
+        raise ScenarioError("START must be before END", path=path, value=text)
+    return GanttWindow(start, end)
+
+
+@dataclass(frozen=True, slots=True)
 class _Bar:
     """One bar of the Gantt chart: one port (or CPU) busy for one event."""
 
@@ -71,8 +166,9 @@ class _Bar:
     hover: str
     flagged: bool = False
     """The event takes part in a violation the engine found."""
-    peer: str = ""
-    """The other end of a send, for a port row (``"→ B"`` or ``"← A"``); empty for a CPU."""
+    peer: tuple[str, NodeId] | None = None
+    """The other end of a send, for a port row (``("→", "B")`` or ``("←", "A")``); ``None``
+    for a CPU."""
 
 
 def _port_rows(platform: Platform, node: NodeId) -> tuple[str, str]:
@@ -95,6 +191,39 @@ def _send_duration(schedule: Schedule, send: Send) -> Fraction | None:
         return None
 
 
+def _event_duration(schedule: Schedule, event: Event) -> Fraction:
+    """How long ``event`` lasts as the chart draws it (the engine's time, when it knows it)."""
+    if isinstance(event, Send):
+        found = _send_duration(schedule, event)
+        return found if found is not None else (event.duration or Fraction(0))
+    return schedule.platform.compute_time(event.node)
+
+
+def gantt_event_indexes(schedule: Schedule, window: GanttWindow | None = None) -> list[int]:
+    """The events a Gantt chart of ``schedule`` draws before its cap, by index, in order.
+
+    Parameters
+    ----------
+    schedule:
+        The schedule.
+    window:
+        Only the events that run in this window (:meth:`GanttWindow.holds`),
+        every event without.
+
+    Returns
+    -------
+    list of int
+        Indexes into ``schedule.events``, earliest start first (ties in
+        schedule order); :func:`gantt_figure` draws the first ``max_events``.
+    """
+    events = schedule.events
+    order = sorted(range(len(events)), key=lambda i: (events[i].start, i))
+    if window is None:
+        return order
+    return [i for i in order if window.holds(events[i].start,
+                                             _event_duration(schedule, events[i]))]
+
+
 def _event_bars(schedule: Schedule, event: Event, colour_key: str,
                 faults: Sequence[str] = ()) -> list[_Bar]:
     """The bars of one event: sender and receiver ports of a send, the CPU of a compute.
@@ -102,18 +231,16 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str,
     ``faults`` are the kinds of the violations the event takes part in.
     """
     lines: list[str] = []
+    duration = _event_duration(schedule, event)
     if isinstance(event, Send):
-        found = _send_duration(schedule, event)
-        duration = found if found is not None else (event.duration or Fraction(0))
         label = str(event.item)
         lines.append(f"<b>{_esc(label)}</b>")
         lines.append(f"send {_esc(event.src)} → {_esc(event.dst)}")
         if event.part != 1:
             lines.append(f"part {format_rational(event.part)}")
-        if found is None:
+        if _send_duration(schedule, event) is None:
             lines.append("no such link!")
     else:
-        duration = schedule.platform.compute_time(event.node)
         label = str(event.output)
         lines.append(f"<b>{_esc(label)}</b>")
         inputs = " ⊕ ".join(_esc(x) for x in event.inputs)
@@ -130,10 +257,10 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str,
         send_row, _ = _port_rows(schedule.platform, event.src)
         _, receive_row = _port_rows(schedule.platform, event.dst)
         rows = [send_row, receive_row]
-        peers = [f"→ {event.dst}", f"← {event.src}"]
+        peers: list[tuple[str, NodeId] | None] = [("→", event.dst), ("←", event.src)]
     else:
         rows = [f"{event.node} CPU"]
-        peers = [""]
+        peers = [None]
     return [_Bar(row, event.start, duration, colour_key, label, hover, bool(faults), peer)
             for row, peer in zip(rows, peers, strict=True)]
 
@@ -164,8 +291,8 @@ _MAX_LANE_PEERS: Final = 3
 """A lane of a ``multiport`` node (one port per link) names up to this many links."""
 
 
-def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
-                     ) -> tuple[list[int], int]:
+def _lane_assignment(spans: Sequence[tuple[int, int]],
+                     peers: Sequence[tuple[str, NodeId] | None]) -> tuple[list[int], int]:
     """A lane per bar of one row, no two overlapping bars on one lane, and the lane count.
 
     ``spans`` are the bars' ``(start, end)`` in a unit that makes every time
@@ -179,7 +306,7 @@ def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
     lanes = [0] * len(spans)
     busy: list[tuple[int, int]] = []  # (end, lane), earliest end first
     free: list[int] = []  # the free lanes, lowest first
-    last_peer: dict[int, str] = {}
+    last_peer: dict[int, tuple[str, NodeId] | None] = {}
     count = 0
     for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], i)):
         start, end = spans[index]
@@ -200,17 +327,20 @@ def _lane_assignment(spans: Sequence[tuple[int, int]], peers: Sequence[str]
     return lanes, count
 
 
-def _lane_name(platform: Platform, node: NodeId, row: str, lane: int,
-               peers: Sequence[str]) -> str:
-    """The row of one lane of a multiport node's port row: which port, or which links."""
+def _lane_name(platform: Platform, node: NodeId, side: str, lane: int,
+               peers: Sequence[tuple[str, NodeId]]) -> str:
+    """The row of one lane of a multiport node's port row: which port, or which links.
+
+    ``side`` is ``"send"`` or ``"receive"``; ``peers`` are the ``(arrow, node)``
+    ends of the links the lane carries, in order of first use.
+    """
     k = platform.port_model_of(node).k
-    side = row[len(str(node)) + 1:].split()[0]  # "send" or "receive" (multiport has both)
     if k is not None:
         over = f" (over k={k}!)" if lane > k else ""
         return f"{node} {side} port {lane} of {k}{over}"
-    shown = ", ".join(p.split(" ", 1)[1] for p in peers[:_MAX_LANE_PEERS])
+    shown = ", ".join(str(peer) for _, peer in peers[:_MAX_LANE_PEERS])
     more = f" +{len(peers) - _MAX_LANE_PEERS}" if len(peers) > _MAX_LANE_PEERS else ""
-    arrow = peers[0].split(" ", 1)[0] if peers else ""
+    arrow = peers[0][0] if peers else ""
     return f"{node} {side} lane {lane}: {arrow} {shown}{more}"
 
 
@@ -226,9 +356,11 @@ def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
     C"``).  Other rows, and multiport rows without overlap, are kept as they
     are.  Returns the bars and, per row split, its lanes in order.
     """
-    multiport = {row: node for node in platform.node_ids
+    # a multiport node has a send row and a receive row: (node, side) of each
+    multiport = {row: (node, side) for node in platform.node_ids
                  if platform.port_model_of(node).kind is PortKind.MULTIPORT
-                 for row in _port_rows(platform, node)}
+                 for row, side in zip(_port_rows(platform, node), ("send", "receive"),
+                                      strict=True)}
     by_row: dict[str, list[int]] = {}
     for index, bar in enumerate(bars):
         if bar.row in multiport:
@@ -247,10 +379,13 @@ def _split_lanes(platform: Platform, bars: Sequence[_Bar]) -> tuple[list[_Bar],
         lanes, count = _lane_assignment(spans, [bars[i].peer for i in indexes])
         if count <= 1:
             continue
-        peers: list[dict[str, None]] = [{} for _ in range(count)]
+        peers: list[dict[tuple[str, NodeId], None]] = [{} for _ in range(count)]
         for index, lane in zip(indexes, lanes, strict=True):
-            peers[lane][bars[index].peer] = None
-        names = [_lane_name(platform, multiport[row], row, lane + 1, list(peers[lane]))
+            peer = bars[index].peer
+            if peer is not None:  # always so on a port row
+                peers[lane][peer] = None
+        node, side = multiport[row]
+        names = [_lane_name(platform, node, side, lane + 1, list(peers[lane]))
                  for lane in range(count)]
         lanes_of[row] = names
         for index, lane in zip(indexes, lanes, strict=True):
@@ -298,7 +433,8 @@ def _faults(schedule: Schedule, violations: Sequence[Violation]) -> dict[int, li
 
 
 def _gantt_title(schedule: Schedule, title: str | None, shown: int,
-                 cut: Fraction | None = None) -> str:
+                 cut: Fraction | None = None, window: GanttWindow | None = None,
+                 in_window: int = 0) -> str:
     total = len(schedule.events)
     if schedule.period is not None:
         what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
@@ -306,11 +442,16 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int,
     else:
         what = "one-shot schedule"
     head = f"{_esc(title)}: {what}" if title else what.capitalize()
-    if shown < total:
+    of, events = total, "events"
+    if window is not None:
+        head += (f"<br>time window {window}: the {in_window:,} of {total:,} events "
+                 "that run in it")
+        of, events = in_window, "events of the window"
+    if shown < of:
         # Say up to when the drawing is whole: the rest of the time axis is not idle.
         until = "" if cut is None else f": every event starting before {format_rational(cut)}"
-        head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {total:,} " \
-                f"events (earliest starts{until})</span>"
+        head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {of:,} " \
+                f"{events} (earliest starts{until})</span>"
     return head
 
 
@@ -320,6 +461,7 @@ def gantt_figure(
     title: str | None = None,
     max_events: int = GANTT_EVENT_CAP,
     violations: Sequence[Violation] = (),
+    window: GanttWindow | None = None,
 ) -> go.Figure:
     """Gantt chart of a one-shot schedule, or of one period of a periodic one.
 
@@ -333,14 +475,20 @@ def gantt_figure(
     title:
         Shown before the description of the schedule (the planner's name).
     max_events:
-        Draw at most this many events, the earliest; the title says when
-        some were left out.
+        Draw at most this many events, the earliest (of the window, with
+        ``window``); the title says when some were left out, and up to when
+        the drawing is whole.
     violations:
         The violations the engine found in ``schedule`` (a
         :class:`~portsim.simulator.report.Report`'s): the bars of the events
         they name are outlined in red and drawn see-through, so that bars
         which overlap on a port stay visible; their hover text names the
         violations, and the title counts them.
+    window:
+        Draw only the events that run in this part of the time axis
+        (:meth:`GanttWindow.holds`; bars are cut at its edges), which the
+        time axis then spans; the title gives the window and how many events
+        run in it.  ``max_events`` still applies inside it.
 
     Returns
     -------
@@ -376,7 +524,7 @@ def gantt_figure(
     >>> list(fig.data[0].y)
     ['A send port', 'B receive port']
     """
-    order = sorted(range(len(schedule.events)), key=lambda i: (schedule.events[i].start, i))
+    order = gantt_event_indexes(schedule, window)
     shown = order[:max(0, max_events)]
     events = [schedule.events[i] for i in shown]
     faults = _faults(schedule, violations)
@@ -388,6 +536,11 @@ def gantt_figure(
     # The white outline that separates back-to-back bars covers a bar of a pixel or
     # two, which then reads as a pale, different colour: no outline on those.
     span = max([b.start + b.duration for b in bars] + [schedule.period or Fraction(0)])
+    axis: tuple[Fraction, Fraction] | None = None
+    if window is not None:
+        axis = (window.start, window.end if window.end is not None
+                else max(span, window.start + 1))
+        span = axis[1] - axis[0]
     thin = span / _GANTT_PLOT_WIDTH * _THIN_BAR_PIXELS
     fig = go.Figure()
     for i, key in enumerate(keys):
@@ -430,7 +583,7 @@ def gantt_figure(
         margin={"l": 10},
     )
     cut = schedule.events[order[len(shown)]].start if len(shown) < len(order) else None
-    head = _gantt_title(schedule, title, len(events), cut)
+    head = _gantt_title(schedule, title, len(events), cut, window, len(order))
     if violations:
         drawn = sum(1 for i in shown if i in faults)
         head += (f"<br><span style='color:{_FAULT_COLOUR}'>infeasible: {len(violations):,} "
@@ -447,6 +600,8 @@ def gantt_figure(
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
+    if axis is not None:
+        fig.update_xaxes(range=[float(axis[0]), float(axis[1])])
     if schedule.period is not None:
         fig.add_vline(x=float(schedule.period), line_dash="dash", line_color="#555",
                       annotation_text=f"period T = {format_rational(schedule.period)}",

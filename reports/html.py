@@ -31,15 +31,14 @@ import plotly.graph_objects as go
 
 from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
-    GANTT_EVENT_CAP,
     THROUGHPUT_UNIT,
     convergence_figure,
-    gantt_figure,
     makespan_figure,
     platform_figure,
     run_labels,
     throughput_figure,
 )
+from portsim.reports.gantt import GANTT_EVENT_CAP, GanttWindow, gantt_event_indexes, gantt_figure
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -112,7 +111,8 @@ class ReportScenario(Protocol):
 
 
 def write_run_report(outcome: ScenarioResult, path: Path, *,
-                     progress: Callable[[str], None] | None = None) -> None:
+                     progress: Callable[[str], None] | None = None,
+                     gantt_window: GanttWindow | None = None) -> None:
     """Write the self-contained HTML report of one scenario run.
 
     Parameters
@@ -129,6 +129,9 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
         Told each long step of the convergence chart before it starts (the
         ``lp`` bound when the run has none, each replay), as
         :func:`portsim.scenarios.asymptotic.asymptotic_study` tells it.
+    gantt_window:
+        Draw only this part of the time axis in every Gantt chart
+        (``portsim run ... --gantt-window START:END``).
 
     Raises
     ------
@@ -138,14 +141,17 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
     Notes
     -----
     The file embeds plotly.js (about 4.8 MB) once and needs no network to
-    open.  Gantt charts draw at most :data:`~portsim.reports.figures.GANTT_EVENT_CAP`
-    events each, and say so when they leave some out.
+    open.  Gantt charts draw at most :data:`~portsim.reports.gantt.GANTT_EVENT_CAP`
+    events each (of the window, with ``gantt_window``), and say so when they
+    leave some out.
     """
-    Path(path).write_text(render_run_report(outcome, progress=progress), encoding="utf-8")
+    Path(path).write_text(render_run_report(outcome, progress=progress,
+                                            gantt_window=gantt_window), encoding="utf-8")
 
 
 def render_run_report(outcome: ScenarioResult, *,
-                      progress: Callable[[str], None] | None = None) -> str:
+                      progress: Callable[[str], None] | None = None,
+                      gantt_window: GanttWindow | None = None) -> str:
     """The HTML text of :func:`write_run_report`.
 
     Parameters
@@ -153,7 +159,7 @@ def render_run_report(outcome: ScenarioResult, *,
     outcome:
         The result of :func:`portsim.scenarios.runner.run_scenario` (see
         :func:`write_run_report` for what is read).
-    progress:
+    progress, gantt_window:
         As for :func:`write_run_report`.
 
     Returns
@@ -174,7 +180,8 @@ def render_run_report(outcome: ScenarioResult, *,
         sections.append(_section("makespan", "Makespan", embed(makespan_figure(runs))))
     sections.append(_section("convergence", "Convergence to the bound",
                              _convergence_html(scenario, runs, labels, embed, progress)))
-    sections.append(_section("schedules", "Schedules", _schedules_html(runs, labels, embed)))
+    sections.append(_section("schedules", "Schedules",
+                             _schedules_html(runs, labels, embed, gantt_window)))
     sections.append(_section("platform", "Platform",
                              embed(platform_figure(scenario.platform, scenario.operation))))
     sections.append(_section("violations", "Violations", _violations_html(runs, labels)))
@@ -299,8 +306,8 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
 
 
 def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
-                    embed: FigureEmbedder) -> str:
-    """A Gantt chart per planner that produced a schedule."""
+                    embed: FigureEmbedder, window: GanttWindow | None = None) -> str:
+    """A Gantt chart per planner that produced a schedule (of ``window`` only, if given)."""
     parts = []
     for run, label in zip(runs, labels, strict=True):
         schedule = None if run.plan is None else run.plan.schedule
@@ -308,11 +315,19 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
             continue
         total = len(schedule.events)
         note = ""
-        if total > GANTT_EVENT_CAP:
+        if window is not None:
+            drawn = len(gantt_event_indexes(schedule, window))
+            cut = (f": only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn"
+                   if drawn > GANTT_EVENT_CAP else "")
+            css = "warn" if cut else "hint"
+            note = (f'<p class="{css}">Time window {_esc(window)}: {drawn:,} of {total:,} '
+                    f"events run in it{cut}.</p>")
+        elif total > GANTT_EVENT_CAP:
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
                     "(earliest starts) are drawn.</p>")
         parts.append(f"<h3>{_esc(label)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=label, violations=run.violations)))
+                     + embed(gantt_figure(schedule, title=label, violations=run.violations,
+                                          window=window)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
     intro = ("<p>One row per port (a unidirectional node's sends and receives share one "

@@ -28,6 +28,7 @@ from portsim.simulator.numbers import format_rational, parse_rational
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from portsim.reports.gantt import GanttWindow
     from portsim.scenarios.loader import PlannerSpec, Scenario
     from portsim.scenarios.runner import ScenarioResult
     from portsim.simulator.platform import Platform
@@ -130,6 +131,20 @@ def _positive(value: str | None, option: str) -> Fraction | None:
     return number
 
 
+_GANTT_WINDOW_HELP = ("Draw only this part of the time axis in the Gantt chart: START:END, "
+                      "START: (to the end) or :END, exact numbers (e.g. 12/5:40); the "
+                      "event cap applies inside it.")
+
+
+def _gantt_window(value: str | None) -> GanttWindow | None:
+    """``--gantt-window`` read before any work: a bad value names the option (exit 2)."""
+    if value is None:
+        return None
+    from portsim.reports.gantt import parse_gantt_window
+
+    return _guarded(lambda: parse_gantt_window(value, path="--gantt-window"))
+
+
 def _port_model_option(value: str | None) -> str | None:
     """Check ``--port-model`` before any file is read: a bad value names the option."""
     if value is not None:
@@ -185,6 +200,8 @@ def main() -> None:
                    "(the table then goes to standard error).")
 @click.option("--report", "report_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report; - for standard output.")
+@click.option("--gantt-window", metavar="START:END",
+              help=_GANTT_WINDOW_HELP + " Needs --report.")
 @click.option("--horizon", help="Time span of the throughput replay (e.g. 1000 or 2/3).")
 @click.option("--float", "float_time", is_flag=True,
               help="Replay in float time (faster on huge denominators) instead of exact.")
@@ -194,8 +211,9 @@ def main() -> None:
                    "not approach 1 (below 0.9 at the longest horizon, decreasing, or not "
                    "measured). Prints that table only: no --json, --report, --horizon or "
                    "--float with it.")
-def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon: str | None,
-        float_time: bool, asymptotic: bool) -> None:
+def run(scenario: Path, json_out: Path | None, report_out: Path | None,
+        gantt_window: str | None, horizon: str | None, float_time: bool,
+        asymptotic: bool) -> None:
     """Run every planner of SCENARIO, replay each schedule, print a table.
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
@@ -206,6 +224,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
 
     if asymptotic:  # its own replays and one table: these options would be ignored
         for name, unused in (("--json", json_out), ("--report", report_out),
+                             ("--gantt-window", gantt_window),
                              ("--horizon", horizon), ("--float", float_time or None)):
             if unused is not None:
                 _fail(f"{name}: does not apply with --asymptotic, which prints its table "
@@ -213,6 +232,10 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
     if json_out is not None and str(json_out) == STDIN == str(report_out):
         _fail("--report: standard output (-) already carries the --json document "
               "(got '-')")
+    if gantt_window is not None and report_out is None:
+        _fail(f"--gantt-window: draws in the --report page, and there is none "
+              f"(got {gantt_window!r})")
+    window = _gantt_window(gantt_window)
     h = _positive(horizon, "--horizon")
     _check_destination(json_out)
     _check_destination(report_out)
@@ -242,10 +265,12 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None, horizon:
 
                 with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
                     page = Path(folder) / "report.html"
-                    _guarded(lambda: write_run_report(outcome, page, progress=show))
+                    _guarded(lambda: write_run_report(outcome, page, progress=show,
+                                                      gantt_window=window))
                     _write_text(report_out, page.read_text(encoding="utf-8"))
             else:
-                _guarded(lambda: write_run_report(outcome, report_out, progress=show))
+                _guarded(lambda: write_run_report(outcome, report_out, progress=show,
+                                                  gantt_window=window))
         if str(report_out) != STDIN:
             console.print(f"report written to {report_out}")
     sys.exit(_run_status(outcome))
@@ -869,8 +894,9 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
                    "the first where they differ most; the page says which).")
 @click.option("--planner", help="Planner of the Gantt chart, by label ('lp (split: False)') "
                                 "or name (default: the first with a schedule).")
+@click.option("--gantt-window", metavar="START:END", help=_GANTT_WINDOW_HELP)
 def report(directory: Path, output: Path | None, run_index: int | None,
-           planner: str | None) -> None:
+           planner: str | None, gantt_window: str | None) -> None:
     """Write the self-contained HTML report of the study stored in DIRECTORY.
 
     A --run or --planner not in the study is bad input (exit 2, the valid
@@ -878,10 +904,12 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
 
+    window = _gantt_window(gantt_window)
     _check_destination(output)
     with _activity() as show:
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
-                                                      planner=planner, progress=show))
+                                                      planner=planner, progress=show,
+                                                      gantt_window=window))
     click.echo(f"report written to {written}")
 
 

@@ -55,6 +55,8 @@ window.addEventListener('load', () => setTimeout(() => {
             title_meets_legend: meet(title, box(d, '.legend')),
             // plotly gives a legend taller than the plot area a scroll bar
             legend_scrolls: !!box(d, '.legend .scrollbar'),
+            // the range plotly laid out on the first x axis
+            x_range: d._fullLayout && d._fullLayout.xaxis ? d._fullLayout.xaxis.range : null,
             // texts written at scatter points (node names, link costs) drawn on each other
             text_overlaps: (() => {
               const t = [...d.querySelectorAll('.textpoint text')].filter(e => e.textContent)
@@ -79,7 +81,8 @@ def drawn(page: Path, work: Path, *, width: int = 1400) -> dict[str, Any]:
 
     ``figures``: per figure whether plotly drew it, its trace count and its
     boxes' overlaps (``text_overlaps``: pairs of texts written at scatter
-    points, such as node names and link costs, that overlap); ``errors``: the
+    points, such as node names and link costs, that overlap), ``x_range``:
+    the range of its first x axis as plotly laid it out; ``errors``: the
     page's JavaScript errors; ``overflow``: the pixels the page runs past the
     window's right edge.
     """

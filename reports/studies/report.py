@@ -48,12 +48,12 @@ from portsim.reports.figures import (
     TIME_UNIT,
     convergence_figure,
     distinct_labels,
-    gantt_figure,
     keep_series_visible,
     platform_figure,
     series_colours,
     set_title,
 )
+from portsim.reports.gantt import GanttWindow, gantt_figure
 from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from portsim.scenarios.loader import Scenario, scenario_from_dict
 from portsim.scenarios.runner import PlannerRun, run_planner
@@ -81,7 +81,8 @@ _TICK_LINE: Final = 15
 def write_study_report(directory: str | os.PathLike[str],
                        out: str | os.PathLike[str] | None = None, *,
                        run_index: int | None = None, planner: str | None = None,
-                       progress: Callable[[str], None] | None = None) -> Path:
+                       progress: Callable[[str], None] | None = None,
+                       gantt_window: GanttWindow | None = None) -> Path:
     """Write the HTML report of the study stored in ``directory``.
 
     Parameters
@@ -102,6 +103,9 @@ def write_study_report(directory: str | os.PathLike[str],
         planned and replayed again for its convergence chart (as
         :func:`portsim.reports.html.convergence_study` tells them), and the
         Gantt chart's planner once more.
+    gantt_window:
+        Draw only this part of the time axis in the Gantt chart (``portsim
+        report DIR --gantt-window START:END``).
 
     Returns
     -------
@@ -120,7 +124,7 @@ def write_study_report(directory: str | os.PathLike[str],
     frame = load_results(directory)
     try:
         text = render_study_report(frame, run_index=run_index, planner=planner,
-                                   progress=progress)
+                                   progress=progress, gantt_window=gantt_window)
     except ScenarioError as err:
         raise err.with_source(str(directory)) from None
     path.write_text(text, encoding="utf-8")
@@ -154,10 +158,12 @@ def _option_label(name: str, options: object) -> str:
 
 def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
                         planner: str | None = None,
-                        progress: Callable[[str], None] | None = None) -> str:
+                        progress: Callable[[str], None] | None = None,
+                        gantt_window: GanttWindow | None = None) -> str:
     """The HTML text of :func:`write_study_report`, from :func:`load_results`' frame.
 
-    ``progress`` is told each long step, as for :func:`write_study_report`.
+    ``progress`` is told each long step, and ``gantt_window`` is the part of
+    the time axis the Gantt chart draws, as for :func:`write_study_report`.
 
     Raises
     ------
@@ -188,7 +194,8 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
         sections.append(("ratio", "Planners compared: makespan over the best of the run",
                          embed(_comparison_figure(frame, "makespan_ratio", colours))))
     if chosen is not None:
-        sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress, why))
+        sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress, why,
+                                      gantt_window))
     nav = " · ".join(f'<a href="#{a}">{html.escape(t.lower())}</a>' for a, t, _ in sections)
     body = "".join(f'<section id="{a}"><h2>{html.escape(t)}</h2>{b}</section>'
                    for a, t, b in sections)
@@ -544,7 +551,8 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None,
 def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
                   embed: FigureEmbedder, colours: dict[str, str],
                   progress: Callable[[str], None] | None = None,
-                  why: str = "") -> list[tuple[str, str, str]]:
+                  why: str = "", gantt_window: GanttWindow | None = None,
+                  ) -> list[tuple[str, str, str]]:
     rows = frame[frame["run_index"] == index].sort_values("planner_index")
     grid = {c.removeprefix(GRID_PREFIX): rows[c].iloc[0] for c in frame.columns
             if c.startswith(GRID_PREFIX)}
@@ -574,7 +582,8 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
               "</code> draws run I.</p>")
     sections = [("convergence", "Convergence to the bound",
                  chosen + _convergence_html(scenario, labels, label, embed, colours, progress))]
-    sections.append(_gantt_section(rows, scenario, planner, label, embed, progress))
+    sections.append(_gantt_section(rows, scenario, planner, label, embed, progress,
+                                   gantt_window))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
     return sections
@@ -598,8 +607,9 @@ def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
 
 def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, label: str,
                    embed: FigureEmbedder, progress: Callable[[str], None] | None = None,
-                   ) -> tuple[str, str, str]:
-    """The schedule of the chosen planner (default: the first with one)."""
+                   window: GanttWindow | None = None) -> tuple[str, str, str]:
+    """The schedule of the chosen planner (default: the first with one), of ``window`` only
+    if given."""
     usable = list(rows.loc[rows["status"] != "error", _LABEL])
     candidates = rows if planner is None else _planner_rows(rows, planner)
     tried: list[str] = []
@@ -618,7 +628,7 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
             continue
         if outcome.plan is not None and outcome.plan.schedule is not None:
             figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}",
-                                  violations=outcome.violations)
+                                  violations=outcome.violations, window=window)
             return ("gantt", f"Schedule of {name}", embed(figure))
         tried.append(f"{name}: no schedule")
     why = "; ".join(tried) or "no planner"

@@ -1,0 +1,252 @@
+"""The Gantt chart's module and its time window (``--gantt-window START:END``).
+
+The events a windowed chart draws are checked against a filter written here
+from the schedule's events and the platform's costs as given, not with the
+chart's own code; the command line's bad values are one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from fractions import Fraction as F
+from pathlib import Path
+
+import plotly.graph_objects as go
+import pytest
+from browser import drawn, needs_chromium
+from click.testing import CliRunner
+from test_report_views import figures as page_figures
+from test_report_views import write_store
+
+import portsim.reports
+import portsim.reports.figures as figures
+import portsim.reports.gantt as gantt
+from portsim.planners.registry import get_planner
+from portsim.reports.gantt import (
+    GANTT_EVENT_CAP,
+    GanttWindow,
+    gantt_figure,
+    parse_gantt_window,
+)
+from portsim.scenarios.cli import main
+from portsim.simulator.errors import ScenarioError
+from portsim.simulator.numbers import format_rational
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Schedule, Send
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "scenarios" / "examples"
+
+
+def test_the_gantt_chart_is_still_importable_from_where_it_was() -> None:
+    # reports/figures.py held the Gantt chart until it moved to reports/gantt.py
+    assert figures.gantt_figure is gantt.gantt_figure is portsim.reports.gantt_figure
+    assert figures.GANTT_EVENT_CAP == gantt.GANTT_EVENT_CAP == portsim.reports.GANTT_EVENT_CAP
+    assert {"gantt_figure", "GANTT_EVENT_CAP", "set_title", "TIME_UNIT",
+            "MODEBAR_SPACE"} <= set(figures.__all__)
+    assert all(hasattr(figures, name) for name in figures.__all__)
+
+
+# -- which events a window holds, by a filter written here ---------------------------------
+
+
+def _random_reduce(rng: random.Random, target_compute: F | None = None
+                   ) -> tuple[Schedule, dict[tuple[str, str], F], dict[str, F]]:
+    """``flat``'s reduce onto P0 on random costs, with the costs and compute times given."""
+    leaves = [f"P{i}" for i in range(1, rng.randrange(3, 9))]
+    if target_compute is None:
+        target_compute = rng.choice([F(0), F(1, 2), F(3)])
+    compute = {"P0": target_compute,
+               **{leaf: F(rng.randrange(1, 4)) for leaf in leaves}}
+    costs = {(leaf, "P0"): F(rng.randrange(1, 7), rng.randrange(1, 4)) for leaf in leaves}
+    platform = Platform.build(compute, [(s, d, c) for (s, d), c in costs.items()])
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    plan = get_planner("flat").plan(platform, operation)
+    assert plan.schedule is not None
+    return plan.schedule, costs, compute
+
+
+def _expected(schedule: Schedule, costs: dict[tuple[str, str], F], compute: dict[str, F],
+              start: F, end: F | None) -> Counter[tuple[str, str]]:
+    """(start, end) of every bar or diamond the window should show: a send on both ports."""
+    out: Counter[tuple[str, str]] = Counter()
+    for event in schedule.events:
+        if isinstance(event, Send):
+            length = costs[event.src, event.dst] * schedule.operation.size * event.part
+            copies = 2
+        else:
+            length, copies = compute[event.node], 1
+        runs_in = (end is None or event.start < end) and (
+            event.start + length > start or event.start >= start)
+        if runs_in:
+            out[format_rational(event.start), format_rational(event.start + length)] += copies
+    return out
+
+
+_TIMES = re.compile(r"start ([0-9/]+), end ([0-9/]+)")
+
+
+def _drawn(figure: go.Figure) -> Counter[tuple[str, str]]:
+    """(start, end) of every bar and diamond of ``figure``, read from its hover texts."""
+    out: Counter[tuple[str, str]] = Counter()
+    for trace in figure.data:
+        for hover in trace.hovertext:
+            found = _TIMES.search(hover)
+            assert found is not None
+            out[found.group(1), found.group(2)] += 1
+    return out
+
+
+def test_a_window_draws_the_events_that_run_in_it() -> None:
+    rng = random.Random(10)
+    checked = 0
+    for _ in range(40):
+        schedule, costs, compute = _random_reduce(rng)
+        last = max(e.start for e in schedule.events) + 4
+        start = F(rng.randrange(0, 4 * int(last)), 4)
+        end = None if rng.random() < 0.25 else start + F(rng.randrange(1, 12), 3)
+        figure = gantt_figure(schedule, window=GanttWindow(start, end))
+        expected = _expected(schedule, costs, compute, start, end)
+        assert _drawn(figure) == expected
+        checked += bool(expected) and sum(expected.values()) < 2 * len(schedule.events)
+        title = figure.layout.title.text
+        shown = f"[{format_rational(start)}, {format_rational(end)})" if end is not None \
+            else f"from {format_rational(start)}"
+        assert f"time window {shown}: the " in title
+        if end is not None:
+            assert list(figure.layout.xaxis.range) == [float(start), float(end)]
+    assert checked >= 10  # windows that cut the schedule, and are not empty
+
+
+def test_an_event_of_no_time_is_in_a_window_at_its_time_only() -> None:
+    # P0 computes in no time: its diamonds sit at the end of each receive
+    schedule, costs, compute = _random_reduce(random.Random(1), F(0))
+    computes = [e.start for e in schedule.events if not isinstance(e, Send)]
+    at = computes[0]
+    for start, end in ((at, at + 1), (at - F(1, 2), at), (at + F(1, 8), None)):
+        figure = gantt_figure(schedule, window=GanttWindow(start, end))
+        assert _drawn(figure) == _expected(schedule, costs, compute, start, end)
+        diamonds = [x for t in figure.data if isinstance(t, go.Scatter) for x in t.x]
+        assert (float(at) in diamonds) == (start <= at and (end is None or at < end))
+
+
+def test_the_cap_still_applies_inside_a_window_and_the_title_says_both() -> None:
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    total = GANTT_EVENT_CAP + 1000
+    events = [Send("A", "B", operation.initial_items(t)["A"][0], F(t)) for t in range(total)]
+    schedule = Schedule(platform, operation, tuple(events))
+    # one event per time unit, each lasting 1: [100, 2600) holds t = 100..2599
+    figure = gantt_figure(schedule, window=parse_gantt_window("100:2600"))
+    assert sum(len(t.x) for t in figure.data) == 2 * GANTT_EVENT_CAP
+    assert min(b for t in figure.data for b in t.base) == 100
+    title = figure.layout.title.text
+    assert f"time window [100, 2600): the 2,500 of {total:,} events that run in it" in title
+    assert (f"showing the first {GANTT_EVENT_CAP:,} of 2,500 events of the window "
+            f"(earliest starts: every event starting before {100 + GANTT_EVENT_CAP})") in title
+    # a window within the cap draws all of its events, and says no cut
+    small = gantt_figure(schedule, window=parse_gantt_window("12/5:40"))
+    assert sum(len(t.x) for t in small.data) == 2 * 38  # t = 2..39
+    assert "showing the first" not in small.layout.title.text
+    assert list(small.layout.xaxis.range) == [2.4, 40.0]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("4:2", "START must be before END"),
+    ("4:4", "START must be before END"),
+    ("-1:3", "START must be >= 0"),
+    ("x:3", "expected a number"),
+    ("1:1e400", "out of range"),
+    ("5", "expected START:END"),
+    ("1:2:3", "expected START:END"),
+])
+def test_bad_windows_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        parse_gantt_window(text)
+
+
+def test_a_window_object_checks_its_bounds() -> None:
+    with pytest.raises(ScenarioError, match="before its end"):
+        GanttWindow(F(3), F(2))
+    with pytest.raises(ScenarioError, match=">= 0"):
+        GanttWindow(F(-1))
+    assert parse_gantt_window(":4") == GanttWindow(F(0), F(4))
+    assert parse_gantt_window("3:") == GanttWindow(F(3), None)
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "line"), [
+    ("4:2", "START must be before END (got '4:2')"),
+    ("-1:3", "START must be >= 0 (got '-1:3')"),
+    ("x:3", 'expected a number such as 3, 0.25 or "2/3" (got \'x\')'),
+    ("5", "expected START:END, START: or :END, such as 12/5:40 (got '5')"),
+    ("", "expected START:END, START: or :END, such as 12/5:40 (got '')"),
+])
+def test_run_refuses_a_bad_window_in_one_line(value: str, line: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["run", str(EXAMPLES / "scatter-toy.yaml"),
+                                       "--report", str(out), "--gantt-window", value])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"portsim: error: --gantt-window: {line}"]
+    assert not out.exists()
+
+
+def test_run_refuses_a_window_without_a_report() -> None:
+    result = CliRunner().invoke(main, ["run", str(EXAMPLES / "scatter-toy.yaml"),
+                                       "--gantt-window", "1:2"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "portsim: error: --gantt-window: draws in the --report page, and there is none "
+        "(got '1:2')"]
+
+
+def test_run_report_draws_the_window(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["run", str(EXAMPLES / "scatter-toy.yaml"),
+                                       "--report", str(out), "--gantt-window", "1/2:3"])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "Time window [1/2, 3): " in page
+    titles = [f["layout"]["title"]["text"] for f in page_figures(page)]
+    charts = [title for title in titles if "time window [1/2, 3): the " in title]
+    assert len(charts) == len([title for title in titles if "schedule" in title]) >= 2
+
+
+def test_report_refuses_a_bad_window_and_draws_a_good_one(tmp_path: Path) -> None:
+    write_store(tmp_path / "study")
+    out = tmp_path / "r.html"
+    runner = CliRunner()
+    bad = runner.invoke(main, ["report", str(tmp_path / "study"), "-o", str(out),
+                               "--gantt-window", "3:1"])
+    assert bad.exit_code == 2
+    assert bad.output.strip().splitlines() == [
+        "portsim: error: --gantt-window: START must be before END (got '3:1')"]
+    assert not out.exists()
+    good = runner.invoke(main, ["report", str(tmp_path / "study"), "-o", str(out),
+                                "--gantt-window", "1:"])
+    assert good.exit_code == 0, good.output
+    titles = [f["layout"]["title"]["text"] for f in page_figures(out.read_text("utf-8"))]
+    assert sum("time window from 1: the " in title for title in titles) == 1
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_chromium_draws_the_window_on_the_time_axis(tmp_path: Path) -> None:
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    events = [Send("A", "B", operation.initial_items(t)["A"][0], F(t)) for t in range(60)]
+    schedule = Schedule(platform, operation, tuple(events))
+    page = tmp_path / "gantt.html"
+    gantt_figure(schedule, window=parse_gantt_window("12/5:40")).write_html(
+        page, include_plotlyjs=True)
+    seen = drawn(page, tmp_path)
+    assert seen["errors"] == []
+    (figure,) = seen["figures"]
+    assert figure["drawn"]
+    assert figure["x_range"] == [2.4, 40]
+    assert "time window [12/5, 40)" in figure["title"]
