@@ -386,6 +386,34 @@ def test_worker_warnings_go_to_the_rows_notes_and_the_summary(
     assert (frame["status"] == "ok").all()
 
 
+def test_summary_lines_are_those_of_the_lowest_runs_whatever_order_workers_finish(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Runs n = 2..9 (run indexes 0..7) each warn a line of their own and fail (greedy
+    # without reducers); the results arrive last run first, as workers finishing out
+    # of order may deliver them.  Both summaries keep 5 lines: runs 0..4, in order.
+    def warning_planner(scenario: Any, spec: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"hello from n={len(scenario.platform.nodes)}", UserWarning,
+                      stacklevel=1)
+        return original(scenario, spec, **kwargs)
+
+    def last_first(runs: Any, study: str, workers: Any, stop: Any) -> Any:
+        rows, _ = execute_module.execute_runs(runs, study)
+        yield from reversed(list(zip(runs, rows, strict=True)))
+
+    original = execute_module.run_planner
+    monkeypatch.setattr(execute_module, "run_planner", warning_planner)
+    monkeypatch.setattr(execute_module, "_local_results", last_first)
+    data = flat_study(grid={"platform.generator.n": list(range(2, 10))})
+    data["base"]["operation"] = {"type": "reduce", "target": "P0"}
+    data["base"]["planners"] = ["flat", {"name": "greedy", "reducers": 0}]
+    outcome = run_study(study_from_dict(data), tmp_path, workers=1)
+    assert outcome.warned == 8
+    assert outcome.warnings == tuple(f"warning: UserWarning: hello from n={n}"
+                                     for n in range(2, 7))
+    assert [line.split(":")[0] for line in outcome.failures] == [
+        f"run {i} (platform.generator.n={i + 2}, seed 0)" for i in range(5)]
+
+
 def test_cli_prints_the_warnings_summary(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(execute_module, "run_planner",

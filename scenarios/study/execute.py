@@ -90,7 +90,9 @@ class StudyOutcome:
     warned:
         Computed runs whose rows carry a warning note.
     warnings:
-        The first distinct warnings (as in the rows' notes).
+        The distinct warnings (as in the rows' notes) of the lowest run
+        indexes, each at the lowest run that gave it, in run order (whatever
+        order the workers finished in).
     stored_failed, stored_invalid:
         Among the ``skipped`` runs (stored by an earlier, resumed call), those
         with an ``error`` row, and those with a schedule the engine rejected.
@@ -407,6 +409,8 @@ class _Summary:
         self.failures: list[str] = []
         self._failed: list[tuple[int, int, str]] = []  # (run index, arrival, line)
         self.warnings: list[str] = []
+        self._warned: dict[str, tuple[int, int]] = {}  # note: (lowest run index, arrival)
+        self._arrivals = 0
 
     def add(self, run: StudyRun, rows: Sequence[Mapping[str, Any]]) -> None:
         self.computed += 1
@@ -430,8 +434,15 @@ class _Summary:
                  if n.startswith(WARNING_PREFIX)]
         self.warned += bool(notes)
         for note in notes:
-            if note not in self.warnings and len(self.warnings) < _SUMMARY_LINES:
-                self.warnings.append(note)
+            self._arrivals += 1
+            key = (run.index, self._arrivals)
+            self._warned[note] = min(self._warned.get(note, key), key)
+        # Each distinct note at the lowest run index that gave it, the lowest first,
+        # whatever order the workers finish in (same study, same lines).  A note
+        # dropped here comes back if a lower run gives it again.
+        kept = sorted(self._warned.items(), key=lambda item: item[1])[:_SUMMARY_LINES]
+        self._warned = dict(kept)
+        self.warnings = [note for note, _ in kept]
 
 
 _Batch = tuple[StudyRun, ...]
