@@ -10,7 +10,8 @@ Grammar (SPEC.md, schedule file):
   ordered participant list), a non-commutative product ``v_k ⊕ ... ⊕ v_m``;
 - ``v{0,2,5}``: for a commutative reduction, the reduction of any set of
   participants;
-- a suffix ``#t`` names the operation instance (default ``#0``).
+- a suffix ``#t`` names the operation instance (default ``#0``), a number
+  written without a leading zero (``#01`` is refused).
 
 An :class:`Item` is the symbolic value itself: the engine checks every
 reduction by combining the symbols, so swapped operands or a skipped
@@ -149,7 +150,8 @@ def parse_item(text: object, *, path: str | None = None) -> Item:
     Raises
     ------
     ScheduleError
-        When ``text`` is not an item name of the grammar above.
+        When ``text`` is not an item name of the grammar above (an instance
+        number with a leading zero, ``b#01``, included).
 
     Examples
     --------
@@ -175,7 +177,12 @@ def parse_item(text: object, *, path: str | None = None) -> Item:
     if any(len(run) > _MAX_DIGITS for run in _DIGITS_RE.findall(numbers)):
         raise ScheduleError(f"an index or instance number has more than {_MAX_DIGITS} digits",
                             path=path, value=text)
-    instance = int(match.group("inst") or 0)
+    inst = match.group("inst")
+    if inst is not None and len(inst) > 1 and inst.startswith("0"):
+        # "b#01" would be read as "b#1": two spellings of one instance in a file
+        raise ScheduleError(f"an instance number has a leading zero (write #{int(inst)})",
+                            path=path, value=text)
+    instance = int(inst or 0)
     if match.group("b"):
         return Item.broadcast(instance)
     if match.group("m1"):

@@ -219,11 +219,20 @@ def test_an_instance_of_thousands_of_digits_is_refused_in_words(tmp_path: Path) 
     assert parse_item("m[P" + "1" * 30 + "]").args == ("P" + "1" * 30,)  # a node id, not a number
 
 
-def test_a_leading_zero_names_the_same_item(tmp_path: Path) -> None:
-    # v[0,2]#01 and v[0,2]#1 are one item (one instance number), as the engine
-    # plays them: accepted, and the same verdict as the canonical spelling.
-    assert parse_item("v[0,2]#01") == parse_item("v[0,2]#1")
-    assert _validate(tmp_path, "b#01", "b#1")[0] == 0
+def test_a_leading_zero_in_an_instance_number_is_refused(tmp_path: Path) -> None:
+    # b#01 was read as b#1: one instance under two spellings in one file.  Refused
+    # in one line naming the item, as the other malformed items are.
+    code, output = _validate(tmp_path, "b#01", "b#1")
+    assert code == 2
+    assert output.strip().splitlines() == [
+        f"portsim: error: {tmp_path / 's.yaml'}: events[0].item: an instance number has "
+        "a leading zero (write #1) (got 'b#01')"]
+    for text in ("v[0,2]#01", "m[P1]#00", "v{0,1}#007"):
+        with pytest.raises(ScheduleError, match="leading zero"):
+            parse_item(text)
+    # zero itself, and numbers that merely contain a zero, are instance numbers
+    assert [parse_item(t).instance for t in ("b#0", "b#10", "v[0,2]#100")] == [0, 10, 100]
+    assert _validate(tmp_path, "b#10", "b#10")[0] == 0
 
 
 _JSONL_HEAD = ('{"platform":{"nodes":[{"id":"A"},{"id":"B"},{"id":"C"}],"links":[{"src":"A",'
