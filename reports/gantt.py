@@ -486,9 +486,10 @@ def gantt_figure(
         violations, and the title counts them.
     window:
         Draw only the events that run in this part of the time axis
-        (:meth:`GanttWindow.holds`; bars are cut at its edges), which the
-        time axis then spans; the title gives the window and how many events
-        run in it.  ``max_events`` still applies inside it.
+        (:meth:`GanttWindow.holds`; bars are cut at its edges, their hover
+        keeps the events' times), which the time axis then spans; the title
+        gives the window and how many events run in it.  ``max_events``
+        still applies inside it.
 
     Returns
     -------
@@ -562,10 +563,11 @@ def gantt_figure(
             ))
         if not group:
             continue
+        spans = [_drawn_span(b, axis) for b in group]
         fig.add_trace(go.Bar(
             name=_esc(key), legendgroup=_esc(key), orientation="h",
-            y=[b.row for b in group], base=[float(b.start) for b in group],
-            x=[float(b.duration) for b in group],
+            y=[b.row for b in group], base=[float(s) for s, _ in spans],
+            x=[float(length) for _, length in spans],
             marker=_bar_marker(colour, group, thin),
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
@@ -607,6 +609,15 @@ def gantt_figure(
                       annotation_text=f"period T = {format_rational(schedule.period)}",
                       annotation_position="top right")
     return fig
+
+
+def _drawn_span(bar: _Bar, axis: tuple[Fraction, Fraction] | None) -> tuple[Fraction, Fraction]:
+    """``(base, length)`` of ``bar`` as drawn: cut to the time axis of a window, so that its
+    label sits in the part that shows (the hover keeps the event's own times)."""
+    if axis is None:
+        return bar.start, bar.duration
+    start = max(bar.start, axis[0])
+    return start, min(bar.start + bar.duration, axis[1]) - start
 
 
 def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:

@@ -118,6 +118,12 @@ def test_a_window_draws_the_events_that_run_in_it() -> None:
         assert f"time window {shown}: the " in title
         if end is not None:
             assert list(figure.layout.xaxis.range) == [float(start), float(end)]
+        # bars are cut to the window, so their labels sit in the part that shows
+        for trace in figure.data:
+            if isinstance(trace, go.Bar):
+                for base, length in zip(trace.base, trace.x, strict=True):
+                    assert base >= float(start) - 1e-9
+                    assert end is None or base + length <= float(end) + 1e-9
     assert checked >= 10  # windows that cut the schedule, and are not empty
 
 
