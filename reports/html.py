@@ -316,11 +316,11 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
         total = len(schedule.events)
         note = ""
         if window is not None:
-            drawn = len(gantt_event_indexes(schedule, window))
+            inside = len(gantt_event_indexes(schedule, window))
             cut = (f": only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn"
-                   if drawn > GANTT_EVENT_CAP else "")
+                   if inside > GANTT_EVENT_CAP else "")
             css = "warn" if cut else "hint"
-            note = (f'<p class="{css}">Time window {_esc(window)}: {drawn:,} of {total:,} '
+            note = (f'<p class="{css}">Time window {_esc(window)}: {inside:,} of {total:,} '
                     f"events run in it{cut}.</p>")
         elif total > GANTT_EVENT_CAP:
             note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '

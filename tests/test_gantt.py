@@ -19,10 +19,12 @@ from browser import drawn, needs_chromium
 from click.testing import CliRunner
 from test_report_views import figures as page_figures
 from test_report_views import write_store
+from test_reports import PlannerRun, ScenarioResult, StandInScenario
 
 import portsim.reports
 import portsim.reports.figures as figures
 import portsim.reports.gantt as gantt
+from portsim.planners.base import PlanResult
 from portsim.planners.registry import get_planner
 from portsim.reports.gantt import (
     GANTT_EVENT_CAP,
@@ -30,6 +32,7 @@ from portsim.reports.gantt import (
     gantt_figure,
     parse_gantt_window,
 )
+from portsim.reports.html import render_run_report
 from portsim.scenarios.cli import main
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational
@@ -181,6 +184,23 @@ def test_a_window_object_checks_its_bounds() -> None:
         GanttWindow(F(-1))
     assert parse_gantt_window(":4") == GanttWindow(F(0), F(4))
     assert parse_gantt_window("3:") == GanttWindow(F(3), None)
+
+
+def test_the_run_report_says_how_many_events_run_in_the_window_and_any_cut() -> None:
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    total = GANTT_EVENT_CAP + 1000
+    events = [Send("A", "B", operation.initial_items(t)["A"][0], F(t)) for t in range(total)]
+    run = PlannerRun(planner="by-hand", operation="broadcast", port_model="bidirectional",
+                     status="ok", plan=PlanResult.ok("by-hand",
+                                                     Schedule(platform, operation,
+                                                              tuple(events))))
+    outcome = ScenarioResult(StandInScenario("long", "", platform, operation), (run,))
+    page = render_run_report(outcome, gantt_window=parse_gantt_window("100:2600"))
+    assert ('<p class="warn">Time window [100, 2600): 2,500 of 3,000 events run in it: '
+            f"only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn.</p>") in page
+    page = render_run_report(outcome, gantt_window=parse_gantt_window("1/2:3"))
+    assert '<p class="hint">Time window [1/2, 3): 3 of 3,000 events run in it.</p>' in page
 
 
 # -- the command line ---------------------------------------------------------------------
