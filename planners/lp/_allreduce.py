@@ -113,7 +113,7 @@ from portsim.planners.lp._incremental import (
 )
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
-from portsim.planners.lp._ssr import add_ssr_variables, reduce_cap
+from portsim.planners.lp._ssr import add_ssr_variables, port_rates, reduce_cap
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
@@ -493,7 +493,8 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
                  ) -> tuple[Fraction, str]:
     """The least of three certified upper bounds that cost no big program, and which one.
 
-    The least receive capacity of a participant (:func:`tp_cap`); for every
+    The least receive rate of a participant (:func:`port_rates`: every
+    participant receives at least one message an instance); for every
     destination ``d``, the single-node bound of a reduce to ``d``
     (:func:`~portsim.planners.lp._ssr.reduce_cap`: an allreduce makes the
     reduce's ``N - 1`` reductions and its sends out of every participant
@@ -509,11 +510,15 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     :data:`SPLIT_SECONDS` even with a ``time_limit``: the rest is the
     relaxation's.
     """
-    best, how = tp_cap(platform, operation), "the least receive capacity of a participant"
+    receive = port_rates(platform, operation.size)[1]
+    best, how = (min(receive[p] for p in operation.participants),
+                 "the least receive rate of a participant (its ports)")
     for d in operation.participants:
         cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
+    if best <= master.lower:
+        return best, how  # a cap meets step 2: the schedule is optimal, no split to search
     budget = _budget(options, deadline, SPLIT_SECONDS, always=then_relax)
     split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
                         max_rounds=SPLIT_ROUNDS if search else 0, seeds=seeds)

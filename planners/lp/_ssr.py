@@ -34,6 +34,7 @@ __all__ = [
     "build_reduce_model",
     "conserve_send",
     "conserve_task",
+    "port_rates",
     "receive_capacity",
     "reduce_cap",
     "reduction_tasks",
@@ -61,9 +62,35 @@ def _messages_per_time(platform: Platform, size: Fraction,
 
 
 def receive_capacity(platform: Platform, size: Fraction) -> dict[NodeId, Fraction]:
-    """Messages of ``size`` each node can receive per time unit, all its in-links together."""
+    """Messages of ``size`` each node can receive per time unit, all its in-links together.
+
+    A cap under every port model (the variable bounds of the programs);
+    :func:`port_rates` is the tight one of a node's ports.
+    """
     g = platform.graph
     return {v: _messages_per_time(platform, size, g.in_edges(v)) for v in g.nodes}
+
+
+def port_rates(platform: Platform, size: Fraction
+               ) -> tuple[dict[NodeId, Fraction], dict[NodeId, Fraction]]:
+    """Messages of ``size`` each node can send, and receive, per time unit through its ports.
+
+    On one side of a node with ``k`` ports (:class:`PortCapacity`: 1 for a
+    one-port node), the port row ``Σ busy <= k`` and each link's one
+    transfer at a time (``busy <= 1``) make the most messages a fractional
+    knapsack: the ``k`` cheapest links, each busy the whole time unit (``k``
+    is a whole number, at most the links of that side).  One port: ``1 /
+    (size · c)`` of the cheapest link, where :func:`receive_capacity` sums
+    over the links (what only a node with a port per link reaches).
+    """
+    g, capacity = platform.graph, PortCapacity.of(platform)
+
+    def rate(links: Iterable[tuple[NodeId, NodeId]], ports: Fraction) -> Fraction:
+        rates = sorted((1 / (size * g.edges[e]["c"]) for e in links), reverse=True)
+        return sum(rates[:int(ports)], Fraction(0))
+
+    return ({v: rate(g.out_edges(v), capacity.send[v]) for v in g.nodes},
+            {v: rate(g.in_edges(v), capacity.receive[v]) for v in g.nodes})
 
 
 def reduce_cap(platform: Platform, operation: Operation) -> Fraction | None:
@@ -72,21 +99,21 @@ def reduce_cap(platform: Platform, operation: Operation) -> Fraction | None:
     Every instance sends at least one message out of each participant other
     than the target (its ``v_k``, alone or in a partial result) and brings
     at least one into the target, so TP is at most the least of those
-    nodes' link capacities (:func:`receive_capacity`, and the same for
-    sends); and it makes exactly ``N - 1`` reductions (a reduction tree has
-    ``N - 1`` internal nodes, Lemma 2 of RR-4872), so TP is at most the
-    reductions per time unit of all processors together over ``N - 1``
-    (no such bound when a processor reduces in zero time).  ``None`` for
-    a single participant on the target.
+    nodes' port rates (:func:`port_rates`); and it makes exactly ``N - 1``
+    reductions (a reduction tree has ``N - 1`` internal nodes, Lemma 2 of
+    RR-4872), so TP is at most the reductions per time unit of all
+    processors together over ``N - 1`` (no such bound when a processor
+    reduces in zero time).  ``None`` for a single participant on the target.
     """
     parts = operation.participants
     others = [p for p in parts if p != operation.target]
     if not others:
         return None
-    g, size = platform.graph, operation.size
+    size = operation.size
     assert operation.target is not None, "a resolved reduce has a target"
-    caps = [_messages_per_time(platform, size, g.in_edges(operation.target))]
-    caps += [_messages_per_time(platform, size, g.out_edges(p)) for p in others]
+    send, receive = port_rates(platform, size)
+    caps = [receive[operation.target]]
+    caps += [send[p] for p in others]
     times = [platform.compute_time(v) for v in platform.processors]
     if len(parts) > 1 and all(w > 0 for w in times):
         caps.append(sum((1 / w for w in times), Fraction(0)) / (len(parts) - 1))
