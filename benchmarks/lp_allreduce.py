@@ -45,6 +45,14 @@ complete N = 12 seed 0, exact 242023186/724892425 in 318 s of CPU (without
 the option: the interval up to 1.60 times it, in 6 s); out-degree 3 N = 12
 seed 1, exact 6900896951/87086981320 in 87 s (without: up to 1.20 times
 it).  In both the relaxation equals the reduce-then-broadcast schedule.
+
+Measured 27 November 2026 with ``--n 12 16 24 --seeds 4 --costs 1 10`` (two
+helpers' jobs beside it): every run within its target (N = 12: 2.3-2.4 s,
+N = 16: 1.7-6.1 s, N = 24: 2.4-16.1 s); exact: N = 12 seed 0 (the split,
+13/160) and N = 24 seed 0 (``cap``: one participant's in-links all cost 10,
+1/10; the port-aware receive rate, where the sum over its three in-links
+gave 3/10 and the interval [1/10, 1/7]); the others are intervals whose
+upper end is a single-node cap or the split found in its 5 s.
 """
 
 from __future__ import annotations
