@@ -568,7 +568,7 @@ def gantt_figure(
             name=_esc(key), legendgroup=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(s) for s, _ in spans],
             x=[float(length) for _, length in spans],
-            marker=_bar_marker(colour, group, thin),
+            marker=_bar_marker(colour, group, [length for _, length in spans], thin),
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
@@ -620,13 +620,17 @@ def _drawn_span(bar: _Bar, axis: tuple[Fraction, Fraction] | None) -> tuple[Frac
     return start, min(bar.start + bar.duration, axis[1]) - start
 
 
-def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:
+def _bar_marker(colour: str, bars: Sequence[_Bar], lengths: Sequence[Fraction],
+                thin: Fraction) -> dict[str, object]:
     """The marker of one item's bars: white outlines, red and see-through where flagged.
 
+    ``lengths`` are the bars' lengths as drawn (cut to a window's time axis):
+    a bar of which a pixel or two shows is thin, however long its event.
     A value per bar only where the bars differ: plotly checks every colour of
     an array one by one (3x the time of the whole chart at 20,000 events).
     """
-    widths = [3 if b.flagged else 0 if b.duration < thin else 1 for b in bars]
+    widths = [3 if b.flagged else 0 if length < thin else 1
+              for b, length in zip(bars, lengths, strict=True)]
     marker: dict[str, object] = {
         "color": colour,
         "line": {"color": "white", "width": widths[0] if len(set(widths)) == 1

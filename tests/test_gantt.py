@@ -276,3 +276,28 @@ def test_chromium_draws_the_window_on_the_time_axis(tmp_path: Path) -> None:
     assert figure["drawn"]
     assert figure["x_range"] == [2.4, 40]
     assert "time window [12/5, 40)" in figure["title"]
+
+
+def test_a_bar_cut_to_a_sliver_by_the_window_loses_its_outline() -> None:
+    # The outline rule (none on bars of a pixel or two, tests/test_reports.py) measured
+    # a cut bar by its event's whole length: a send of 1,000 time units of which 1
+    # shows in the window kept an outline covering its one pixel.
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1000), ("B", "C", 1000)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1000}])
+    (bars,) = gantt_figure(schedule, window=parse_gantt_window("999:2000")).data
+    # both ports of each send; 1 of the window's 1,001 time units is about one pixel
+    assert list(bars.x) == [1, 1, 1000, 1000]
+    assert _outline_widths(bars) == [0, 0, 1, 1]
+    # the same bars whole, without a window: 1,000 of 2,000 time units, outlined
+    (whole,) = gantt_figure(schedule).data
+    assert list(whole.x) == [1000, 1000, 1000, 1000]
+    assert _outline_widths(whole) == [1, 1, 1, 1]
+
+
+def _outline_widths(bars: go.Bar) -> list[int]:
+    """The outline width of every bar (plotly holds one number when they are all equal)."""
+    width = bars.marker.line.width
+    return [width] * len(bars.x) if isinstance(width, int | float) else list(width)
