@@ -48,14 +48,16 @@ EXIT_PLANNER_ERROR = 3
 T = TypeVar("T")
 
 
-def _console(*, stderr: bool = False) -> Console:
+def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     from rich.console import Console
 
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
     # No console markup: items such as ``v[k,l]`` or ``m[gpu0]`` in a message
     # would be read as style tags and vanish; colours are given as ``style=``.
+    # ``soft_wrap``: each printed line stays one line in a pipe or a file (tables
+    # keep the width), so that a note is not broken at 160 characters.
     stream = sys.stderr if stderr else sys.stdout
-    return Console(highlight=False, markup=False, stderr=stderr,
+    return Console(highlight=False, markup=False, stderr=stderr, soft_wrap=soft_wrap,
                    width=None if stream.isatty() else 160)
 
 
@@ -447,7 +449,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict(),
                                **extra}, indent=2))
     else:
-        console = _console()
+        console = _console(soft_wrap=True)
         _print_validation(console, schedule, report)
         if throughput is not None:
             if loaded.period is not None:
@@ -489,7 +491,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))
     else:
-        console = _console()
+        console = _console(soft_wrap=True)
         console.print(f"{algorithm}: {verdict.timing.algorithm.collective} on "
                       f"{len(verdict.timing.ranks)} ranks ({', '.join(verdict.timing.ranks)}), "
                       f"port model {verdict.report.port_model}")
@@ -613,7 +615,7 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
         for v in report.violations:
             table.add_row(_text(v.time), v.node, v.kind, ", ".join(map(str, v.events)),
                           v.detail)
-        console.print(table)
+        console.print(table, soft_wrap=False)  # a table keeps its layout
 
 
 # -- plan -------------------------------------------------------------------------------
