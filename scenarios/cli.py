@@ -388,8 +388,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              size: str | None, ranks: str | None, no_bound: bool) -> None:
     """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
-    Exit status: 0 feasible and complete, 1 violations, 2 bad input.  A
-    feasible schedule is also compared with the optimal throughput of the
+    Exit status: 0 feasible and complete, 1 violations (or, --mode asap,
+    feasible but incomplete: some expected instance never completes), 2 bad
+    input.  A feasible schedule is also compared with the optimal throughput of the
     `lp` planner, when one is registered and handles the operation (not
     with --no-lp-bound).
 

@@ -427,3 +427,14 @@ def test_the_json_gives_the_measured_throughput_exactly(tmp_path: Path) -> None:
     assert json.loads(out)["measured_throughput_exact"] is None
     _, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound", "--format", "json", "--float")
     assert json.loads(out)["measured_throughput_exact"] is None
+
+
+def test_the_help_gives_the_exit_status_of_feasible_but_incomplete(tmp_path: Path) -> None:
+    # `validate --mode asap` exits 1 with no violation when an expected instance
+    # never completes; the help's exit statuses said 1 was for violations only.
+    code, out, _ = validate(tmp_path, AHEAD, "--mode", "asap", "--horizon", "30")
+    assert (code, "violation" in out) == (1, False)
+    assert "feasible but incomplete" in out
+    result = CliRunner().invoke(main, ["validate", "--help"])
+    assert "1 violations (or, --mode asap, feasible but incomplete" in " ".join(
+        result.output.split())
