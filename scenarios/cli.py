@@ -504,9 +504,12 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         for v in verdict.violations[:20]:
             console.print(str(v), style="red")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
-        console.print(f"lp bound: {_text(verdict.lp_bound)}"
-                      + (f" ({verdict.lp_note})" if verdict.lp_note else "")
-                      + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
+        if not lp:  # the words of a schedule file's validate
+            console.print("lp bound not asked (--no-lp-bound)")
+        else:
+            console.print(f"lp bound: {_text(verdict.lp_bound)}"
+                          + (f" ({verdict.lp_note})" if verdict.lp_note else "")
+                          + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
     sys.exit(EXIT_OK if verdict.correct else EXIT_INVALID)
 
 

@@ -383,6 +383,12 @@ def test_no_lp_bound_on_an_msccl_file(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (result.exit_code, found["correct"], found["lp_bound"]) == (0, True, None)
     assert found["lp_note"] == "not asked"
     assert lp.models == []
+    # the text says it in the words of a schedule file's validate (it printed
+    # "lp bound: - (not asked), ratio to the bound: -")
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform", str(platform),
+                                       "--no-lp-bound"])
+    assert result.output.splitlines()[-1] == "lp bound not asked (--no-lp-bound)"
+    assert lp.models == []
 
 
 def test_validate_prints_each_line_whole_in_a_pipe(tmp_path: Path) -> None:
