@@ -37,7 +37,7 @@ from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
 
 __all__ = ["GANTT_EVENT_CAP", "GanttWindow", "gantt_event_indexes", "gantt_figure",
-           "parse_gantt_window"]
+           "gantt_time_span", "parse_gantt_window"]
 
 GANTT_EVENT_CAP: Final = 2_000
 """At most this many schedule events are drawn in one Gantt chart (the earliest)."""
@@ -222,6 +222,32 @@ def gantt_event_indexes(schedule: Schedule, window: GanttWindow | None = None) -
         return order
     return [i for i in order if window.holds(events[i].start,
                                              _event_duration(schedule, events[i]))]
+
+
+def gantt_time_span(schedule: Schedule) -> str:
+    """Where the events of a Gantt chart of ``schedule`` run, in words.
+
+    Said where a time window holds none of them: a periodic schedule's chart is
+    one period, so a window past it is empty however long the schedule runs.
+
+    Examples
+    --------
+    >>> from portsim.simulator import Operation, OperationKind, Platform, Schedule
+    >>> p = Platform.build(["A", "B"], [("A", "B", "2/3")])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B",
+    ...                                  "item": "b", "start": 1}])
+    >>> gantt_time_span(s)
+    'its events run from 1 to 5/3'
+    """
+    events = schedule.events
+    if not events:
+        return "it has no event"
+    first = min(e.start for e in events)
+    last = max(e.start + _event_duration(schedule, e) for e in events)
+    whose = "its events" if schedule.period is None else (
+        f"the chart is one period (T = {format_rational(schedule.period)}), whose events")
+    return f"{whose} run from {format_rational(first)} to {format_rational(last)}"
 
 
 def _event_bars(schedule: Schedule, event: Event, colour_key: str,
@@ -446,6 +472,8 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int,
     if window is not None:
         head += (f"<br>time window {window}: the {in_window:,} of {total:,} events "
                  "that run in it")
+        if in_window == 0 and total:
+            head += f" ({gantt_time_span(schedule)})"
         of, events = in_window, "events of the window"
     if shown < of:
         # Say up to when the drawing is whole: the rest of the time axis is not idle.
@@ -568,7 +596,7 @@ def gantt_figure(
             name=_esc(key), legendgroup=_esc(key), orientation="h",
             y=[b.row for b in group], base=[float(s) for s, _ in spans],
             x=[float(length) for _, length in spans],
-            marker=_bar_marker(colour, group, thin),
+            marker=_bar_marker(colour, group, [length for _, length in spans], thin),
             text=[_esc(b.label) for b in group], textposition="inside",
             insidetextanchor="middle", textangle=0,
             hovertext=[b.hover for b in group], hovertemplate="%{hovertext}<extra></extra>",
@@ -620,13 +648,17 @@ def _drawn_span(bar: _Bar, axis: tuple[Fraction, Fraction] | None) -> tuple[Frac
     return start, min(bar.start + bar.duration, axis[1]) - start
 
 
-def _bar_marker(colour: str, bars: Sequence[_Bar], thin: Fraction) -> dict[str, object]:
+def _bar_marker(colour: str, bars: Sequence[_Bar], lengths: Sequence[Fraction],
+                thin: Fraction) -> dict[str, object]:
     """The marker of one item's bars: white outlines, red and see-through where flagged.
 
+    ``lengths`` are the bars' lengths as drawn (cut to a window's time axis):
+    a bar of which a pixel or two shows is thin, however long its event.
     A value per bar only where the bars differ: plotly checks every colour of
     an array one by one (3x the time of the whole chart at 20,000 events).
     """
-    widths = [3 if b.flagged else 0 if b.duration < thin else 1 for b in bars]
+    widths = [3 if b.flagged else 0 if length < thin else 1
+              for b, length in zip(bars, lengths, strict=True)]
     marker: dict[str, object] = {
         "color": colour,
         "line": {"color": "white", "width": widths[0] if len(set(widths)) == 1

@@ -38,7 +38,13 @@ from portsim.reports.figures import (
     run_labels,
     throughput_figure,
 )
-from portsim.reports.gantt import GANTT_EVENT_CAP, GanttWindow, gantt_event_indexes, gantt_figure
+from portsim.reports.gantt import (
+    GANTT_EVENT_CAP,
+    GanttWindow,
+    gantt_event_indexes,
+    gantt_figure,
+    gantt_time_span,
+)
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -319,6 +325,8 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
             inside = len(gantt_event_indexes(schedule, window))
             cut = (f": only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn"
                    if inside > GANTT_EVENT_CAP else "")
+            if inside == 0 and total:
+                cut = f": {gantt_time_span(schedule)}"
             css = "warn" if cut else "hint"
             note = (f'<p class="{css}">Time window {_esc(window)}: {inside:,} of {total:,} '
                     f"events run in it{cut}.</p>")

@@ -48,14 +48,16 @@ EXIT_PLANNER_ERROR = 3
 T = TypeVar("T")
 
 
-def _console(*, stderr: bool = False) -> Console:
+def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     from rich.console import Console
 
     # A pipe or a file gets wide tables rather than columns cut to 80 characters.
     # No console markup: items such as ``v[k,l]`` or ``m[gpu0]`` in a message
     # would be read as style tags and vanish; colours are given as ``style=``.
+    # ``soft_wrap``: each printed line stays one line in a pipe or a file (tables
+    # keep the width), so that a note is not broken at 160 characters.
     stream = sys.stderr if stderr else sys.stdout
-    return Console(highlight=False, markup=False, stderr=stderr,
+    return Console(highlight=False, markup=False, stderr=stderr, soft_wrap=soft_wrap,
                    width=None if stream.isatty() else 160)
 
 
@@ -386,8 +388,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              size: str | None, ranks: str | None, no_bound: bool) -> None:
     """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
-    Exit status: 0 feasible and complete, 1 violations, 2 bad input.  A
-    feasible schedule is also compared with the optimal throughput of the
+    Exit status: 0 feasible and complete, 1 violations (or, --mode asap,
+    feasible but incomplete: some expected instance never completes), 2 bad
+    input.  A feasible schedule is also compared with the optimal throughput of the
     `lp` planner, when one is registered and handles the operation (not
     with --no-lp-bound).
 
@@ -447,7 +450,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict(),
                                **extra}, indent=2))
     else:
-        console = _console()
+        console = _console(soft_wrap=True)
         _print_validation(console, schedule, report)
         if throughput is not None:
             if loaded.period is not None:
@@ -489,7 +492,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))
     else:
-        console = _console()
+        console = _console(soft_wrap=True)
         console.print(f"{algorithm}: {verdict.timing.algorithm.collective} on "
                       f"{len(verdict.timing.ranks)} ranks ({', '.join(verdict.timing.ranks)}), "
                       f"port model {verdict.report.port_model}")
@@ -501,9 +504,12 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         for v in verdict.violations[:20]:
             console.print(str(v), style="red")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
-        console.print(f"lp bound: {_text(verdict.lp_bound)}"
-                      + (f" ({verdict.lp_note})" if verdict.lp_note else "")
-                      + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
+        if not lp:  # the words of a schedule file's validate
+            console.print("lp bound not asked (--no-lp-bound)")
+        else:
+            console.print(f"lp bound: {_text(verdict.lp_bound)}"
+                          + (f" ({verdict.lp_note})" if verdict.lp_note else "")
+                          + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
     sys.exit(EXIT_OK if verdict.correct else EXIT_INVALID)
 
 
@@ -613,7 +619,7 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
         for v in report.violations:
             table.add_row(_text(v.time), v.node, v.kind, ", ".join(map(str, v.events)),
                           v.detail)
-        console.print(table)
+        console.print(table, soft_wrap=False)  # a table keeps its layout
 
 
 # -- plan -------------------------------------------------------------------------------

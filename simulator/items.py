@@ -10,8 +10,10 @@ Grammar (SPEC.md, schedule file):
   ordered participant list), a non-commutative product ``v_k ⊕ ... ⊕ v_m``;
 - ``v{0,2,5}``: for a commutative reduction, the reduction of any set of
   participants;
-- a suffix ``#t`` names the operation instance (default ``#0``), a number
-  written without a leading zero (``#01`` is refused).
+- a suffix ``#t`` names the operation instance (default ``#0``).
+
+Indexes and instance numbers are written without a leading zero (``v[01,2]``
+and ``#01`` are refused: they would be second spellings of ``v[1,2]`` and ``#1``).
 
 An :class:`Item` is the symbolic value itself: the engine checks every
 reduction by combining the symbols, so swapped operands or a skipped
@@ -150,8 +152,8 @@ def parse_item(text: object, *, path: str | None = None) -> Item:
     Raises
     ------
     ScheduleError
-        When ``text`` is not an item name of the grammar above (an instance
-        number with a leading zero, ``b#01``, included).
+        When ``text`` is not an item name of the grammar above (an index or
+        instance number with a leading zero, ``v[01,2]`` or ``b#01``, included).
 
     Examples
     --------
@@ -176,6 +178,13 @@ def parse_item(text: object, *, path: str | None = None) -> Item:
                       if match.group(g) is not None)
     if any(len(run) > _MAX_DIGITS for run in _DIGITS_RE.findall(numbers)):
         raise ScheduleError(f"an index or instance number has more than {_MAX_DIGITS} digits",
+                            path=path, value=text)
+    indexes_text = " ".join(match.group(g) for g in ("lo", "hi", "set")
+                            if match.group(g) is not None)
+    if any(len(run) > 1 and run.startswith("0") for run in _DIGITS_RE.findall(indexes_text)):
+        # "v[01,2]" would be read as "v[1,2]": two spellings of one partial result
+        canonical = _DIGITS_RE.sub(lambda run: str(int(run.group())), text.strip())
+        raise ScheduleError(f"a reduction index has a leading zero (write {canonical})",
                             path=path, value=text)
     inst = match.group("inst")
     if inst is not None and len(inst) > 1 and inst.startswith("0"):

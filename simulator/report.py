@@ -185,6 +185,10 @@ class Report:
             "end_time": _time_out(self.end_time),
             "horizon": _time_out(self.horizon),
             "measured_throughput": self.measured_throughput,
+            # the exact figure beside the float, as `portsim run --json` gives it
+            "measured_throughput_exact": (
+                format_rational(Fraction(self.completed) / self.horizon)
+                if isinstance(self.horizon, Fraction) and self.horizon > 0 else None),
             "throughput": _time_out(self.throughput),
             "startup_skipped": self.startup_skipped,
             "unfinished": self.unfinished,

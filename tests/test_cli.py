@@ -259,7 +259,9 @@ def test_help_texts_carry_no_markup(command: str) -> None:
 def test_validate_help_names_both_modes_and_the_exit_statuses() -> None:
     _, stdout, _ = invoke("validate", "--help")
     assert "Replay SCHEDULE (strictly, or --mode asap)" in stdout
-    assert "0 feasible and complete, 1 violations, 2 bad input" in " ".join(stdout.split())
+    assert ("0 feasible and complete, 1 violations (or, --mode asap, feasible but "
+            "incomplete: some expected instance never completes), 2 bad input"
+            in " ".join(stdout.split()))
 
 
 def test_readme_commands_table_lists_every_option() -> None:

@@ -276,3 +276,55 @@ def test_chromium_draws_the_window_on_the_time_axis(tmp_path: Path) -> None:
     assert figure["drawn"]
     assert figure["x_range"] == [2.4, 40]
     assert "time window [12/5, 40)" in figure["title"]
+
+
+def test_a_bar_cut_to_a_sliver_by_the_window_loses_its_outline() -> None:
+    # The outline rule (none on bars of a pixel or two, tests/test_reports.py) measured
+    # a cut bar by its event's whole length: a send of 1,000 time units of which 1
+    # shows in the window kept an outline covering its one pixel.
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1000), ("B", "C", 1000)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1000}])
+    (bars,) = gantt_figure(schedule, window=parse_gantt_window("999:2000")).data
+    # both ports of each send; 1 of the window's 1,001 time units is about one pixel
+    assert list(bars.x) == [1, 1, 1000, 1000]
+    assert _outline_widths(bars) == [0, 0, 1, 1]
+    # the same bars whole, without a window: 1,000 of 2,000 time units, outlined
+    (whole,) = gantt_figure(schedule).data
+    assert list(whole.x) == [1000, 1000, 1000, 1000]
+    assert _outline_widths(whole) == [1, 1, 1, 1]
+
+
+def _outline_widths(bars: go.Bar) -> list[int]:
+    """The outline width of every bar (plotly holds one number when they are all equal)."""
+    width = bars.marker.line.width
+    return [width] * len(bars.x) if isinstance(width, int | float) else list(width)
+
+
+def test_an_empty_window_says_where_the_events_run() -> None:
+    # A periodic schedule's chart is one period: `--gantt-window 10:20` on a period
+    # of 6 drew an empty chart titled "the 0 of 12 events", with no word of why.
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", "3/2")])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+    events = [{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+              {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}]
+    periodic = Schedule.from_dicts(platform, operation, events, period=3)
+    one_shot = Schedule.from_dicts(platform, operation, events)
+    # by hand: A -> B over [0, 1), B -> C over [1, 5/2)
+    for schedule, where in ((periodic, "the chart is one period (T = 3), whose events run "
+                                       "from 0 to 5/2"),
+                            (one_shot, "its events run from 0 to 5/2")):
+        figure = gantt_figure(schedule, window=parse_gantt_window("10:20"))
+        title = re.sub("<br>", " ", figure.layout.title.text)
+        assert f"the 0 of 2 events that run in it ({where})" in title
+        run = PlannerRun(planner="by-hand", operation="broadcast", port_model="bidirectional",
+                         status="ok", plan=PlanResult.ok("by-hand", schedule))
+        outcome = ScenarioResult(StandInScenario("w", "", platform, operation), (run,))
+        page = render_run_report(outcome, gantt_window=parse_gantt_window("10:20"))
+        assert (f'<p class="warn">Time window [10, 20): 0 of 2 events run in it: {where}.</p>'
+                in page)
+        # a window that holds events says nothing of the kind
+        page = render_run_report(outcome, gantt_window=parse_gantt_window("2:20"))
+        assert '<p class="hint">Time window [2, 20): 1 of 2 events run in it.</p>' in page

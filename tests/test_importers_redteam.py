@@ -9,6 +9,7 @@ and from the file formats of docs/SPEC.md.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -233,6 +234,38 @@ def test_a_leading_zero_in_an_instance_number_is_refused(tmp_path: Path) -> None
     # zero itself, and numbers that merely contain a zero, are instance numbers
     assert [parse_item(t).instance for t in ("b#0", "b#10", "v[0,2]#100")] == [0, 10, 100]
     assert _validate(tmp_path, "b#10", "b#10")[0] == 0
+
+
+_REDUCE = ("platform:\n  nodes: [{id: A}, {id: B}, {id: C}]\n  links:\n"
+           "    - {src: A, dst: B, c: 1}\n    - {src: B, dst: C, c: 1}\n"
+           "operation: {type: reduce, participants: [A, B, C], target: C}\nevents:\n"
+           "  - {kind: send, src: A, dst: B, item: 'v[0,0]', start: 0}\n"
+           "  - {kind: compute, node: B, inputs: ['%s', 'v[1,1]'], output: 'v[0,1]', start: 1}\n"
+           "  - {kind: send, src: B, dst: C, item: 'v[0,1]', start: 2}\n"
+           "  - {kind: compute, node: C, inputs: ['v[0,1]', 'v[2,2]'], output: 'v[0,2]',"
+           " start: 3}\n")
+
+
+def test_a_leading_zero_in_a_reduction_index_is_refused(tmp_path: Path) -> None:
+    # v[00,0] was read as v[0,0] (and v[01,2] as v[1,2]): one partial result
+    # under two spellings in one file, as b#01 was for an instance.
+    path = tmp_path / "r.yaml"
+    path.write_text(_REDUCE % "v[0,0]")
+    assert CliRunner().invoke(main, ["validate", str(path), "--no-lp-bound"]).exit_code == 0
+    path.write_text(_REDUCE % "v[00,0]")
+    result = CliRunner().invoke(main, ["validate", str(path), "--no-lp-bound"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"portsim: error: {path}: events[1].inputs[0]: a reduction index has a leading "
+        "zero (write v[0,0]) (got 'v[00,0]')"]
+    for text, canonical in (("v[01,2]", "v[1,2]"), ("v[0,02]#3", "v[0,2]#3"),
+                            ("v{0,01}", "v{0,1}"), ("v[01,2]#01", "v[1,2]#1")):
+        with pytest.raises(ScheduleError, match=re.escape(f"leading zero (write {canonical})")):
+            parse_item(text)
+    # zero itself and numbers that merely contain a zero are indexes
+    assert parse_item("v[0,10]").args == (0, 10)
+    assert parse_item("v{0,10,100}").args == (0, 10, 100)
+    assert parse_item("m[01]").args == ("01",)  # a node id, not a number
 
 
 _JSONL_HEAD = ('{"platform":{"nodes":[{"id":"A"},{"id":"B"},{"id":"C"}],"links":[{"src":"A",'

@@ -494,6 +494,27 @@ def test_default_run_when_the_planners_agree_everywhere(tmp_path: Path) -> None:
             "first run where every planner ran: the planners agree on every run") in page
 
 
+def test_default_run_leaves_aside_a_planner_that_ran_nowhere(tmp_path: Path) -> None:
+    # A study listing a planner that handles none of its runs (binomial on a
+    # broadcast) had no run "where every planner ran": the page drew the first run
+    # where a planner ran, whatever the others' spread.  By hand: without binomial
+    # (unsupported everywhere) the spreads of MAKESPANS are 5/4, 5/4, 3/2, 3/2 per
+    # seed; run 2 is the first at 3/2.
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    store.append([stored_row(run, run, 4, index,
+                             **({"status": "unsupported", "message": "no"} if index == 0
+                                else {"makespan": str(MAKESPANS[label][run])}))
+                  for run in range(4)
+                  for index, label in enumerate(MAKESPANS)])
+    page = render_study_report(load_results(tmp_path))
+    chosen = re.search(r'<p class="hint" id="chosen-run">(.*?)</p>', page)
+    assert chosen is not None
+    assert chosen.group(1).startswith(
+        "The charts below draw run 2 (platform.generator.n=4, seed 2), by default, the run "
+        "where the planners differ the most (makespan, longest over shortest: 3/2; the first "
+        "such run) (binomial ran in no run)")
+
+
 def test_comparison_hovers_give_exact_means_and_extremes(study_page: str) -> None:
     # By hand from MAKESPANS: binomial's ratios to the best over the 4 seeds are
     # 1, 1, 1, 3/2 (mean 9/8); greedy (reducers: 2)'s makespans 5, 5, 6, 6 (mean 11/2),

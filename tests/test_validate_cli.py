@@ -383,3 +383,64 @@ def test_no_lp_bound_on_an_msccl_file(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (result.exit_code, found["correct"], found["lp_bound"]) == (0, True, None)
     assert found["lp_note"] == "not asked"
     assert lp.models == []
+    # the text says it in the words of a schedule file's validate (it printed
+    # "lp bound: - (not asked), ratio to the bound: -")
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform", str(platform),
+                                       "--no-lp-bound"])
+    assert result.output.splitlines()[-1] == "lp bound not asked (--no-lp-bound)"
+    assert lp.models == []
+
+
+def test_validate_prints_each_line_whole_in_a_pipe(tmp_path: Path) -> None:
+    # In a pipe or a file (here CliRunner's) the console is 160 characters wide:
+    # a line longer than that (a long path, the lp note of an MSCCL allreduce) was
+    # broken in two, as `portsim run`'s notes were before they were printed whole.
+    folder = tmp_path / ("a-long-folder-name-" * 8)
+    folder.mkdir()
+    schedule = folder / "s.yaml"
+    schedule.write_text(ONE_SHOT)
+    result = CliRunner().invoke(main, ["validate", str(schedule), "--no-lp-bound"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == (
+        f"{schedule}: feasible and complete (strict replay, bidirectional)")
+    algorithm = folder / "ring.xml"
+    algorithm.write_text(ring_allgather_xml(4))
+    platform = tmp_path / "p.yaml"
+    platform.write_text("platform: {generator: {type: complete, n: 4, c: 1}}\n")
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform", str(platform),
+                                       "--no-lp-bound"])
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0] == (
+        f"{algorithm}: allgather on 4 ranks (P0, P1, P2, P3), port model bidirectional")
+    assert len(result.output.splitlines()) == 4
+
+
+def test_the_json_gives_the_measured_throughput_exactly(tmp_path: Path) -> None:
+    # The text printed `measured throughput: 8/9`, the JSON only 0.888...: the
+    # exact figure is `measured_throughput_exact`, as in `portsim run --json`.
+    _, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound", "--format", "json")
+    found = json.loads(out)
+    assert found["measured_throughput_exact"] == str(
+        Fraction(found["completed"]) / Fraction(found["horizon"]))
+    _, text, _ = validate(tmp_path, PERIODIC, "--no-lp-bound")
+    assert f"measured throughput: {found['measured_throughput_exact']} (" in text
+    # one-shot over a horizon: 1 scatter within 7 time units
+    _, out, _ = validate(tmp_path, ONE_SHOT, "--no-lp-bound", "--format", "json",
+                         "--horizon", "7")
+    assert json.loads(out)["measured_throughput_exact"] == "1/7"
+    # no horizon, or float time: no exact figure
+    _, out, _ = validate(tmp_path, ONE_SHOT, "--no-lp-bound", "--format", "json")
+    assert json.loads(out)["measured_throughput_exact"] is None
+    _, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound", "--format", "json", "--float")
+    assert json.loads(out)["measured_throughput_exact"] is None
+
+
+def test_the_help_gives_the_exit_status_of_feasible_but_incomplete(tmp_path: Path) -> None:
+    # `validate --mode asap` exits 1 with no violation when an expected instance
+    # never completes; the help's exit statuses said 1 was for violations only.
+    code, out, _ = validate(tmp_path, AHEAD, "--mode", "asap", "--horizon", "30")
+    assert (code, "violation" in out) == (1, False)
+    assert "feasible but incomplete" in out
+    result = CliRunner().invoke(main, ["validate", "--help"])
+    assert "1 violations (or, --mode asap, feasible but incomplete" in " ".join(
+        result.output.split())

@@ -508,6 +508,8 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None,
     which may not even rebuild (canon-antoniu-fig2's complete platform of
     10,000 nodes has more links than a generator makes) and takes long to
     replay and draw.  Without such a run, the first where every planner ran.
+    A planner that ran in no run of the study (``binomial`` listed for a
+    broadcast) is left aside: with it, no run would have every planner.
     """
     if run_index is not None and not (frame["run_index"] == run_index).any():
         raise ScenarioError(f"no such run in the study; valid runs: "
@@ -523,9 +525,12 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None,
         return run_index, "chosen with --run"
     wanted = frame if planner is None else _planner_rows(frame, planner)
     wanted_runs = set(wanted["run_index"])
+    ran = set(frame.loc[frame["status"] == "ok", _LABEL])
+    never = list(dict.fromkeys(label for label in frame[_LABEL] if label not in ran))
+    aside = f" ({', '.join(map(str, never))} ran in no run)" if never and ran else ""
     complete: list[int] = []
     spreads: list[tuple[Fraction, int, str]] = []
-    for index, group in frame.groupby("run_index", sort=True):
+    for index, group in frame[frame[_LABEL].isin(ran)].groupby("run_index", sort=True):
         if index in wanted_runs and (group["status"] == "ok").all():
             complete.append(int(str(index)))
             found = _spread(group)
@@ -534,12 +539,12 @@ def _chosen_run(frame: pd.DataFrame, run_index: int | None,
     if spreads:
         spread, minus_index, what = max(spreads)
         if spread == 1:
-            return -minus_index, (f"by default, the first run where every planner ran: the "
-                                  f"planners agree on every run ({what}: 1)")
+            return -minus_index, (f"by default, the first run where every planner ran{aside}: "
+                                  f"the planners agree on every run ({what}: 1)")
         return -minus_index, (f"by default, the run where the planners differ the most "
-                              f"({what}: {format_rational(spread)}; the first such run)")
+                              f"({what}: {format_rational(spread)}; the first such run){aside}")
     if complete:
-        return complete[0], "by default, the first run where every planner ran"
+        return complete[0], f"by default, the first run where every planner ran{aside}"
     ok = wanted[wanted["status"] == "ok"]
     if len(ok):
         return int(ok["run_index"].iloc[0]), "by default, the first run where a planner ran"
