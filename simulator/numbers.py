@@ -46,7 +46,8 @@ def parse_rational(
     value:
         An ``int``, a ``Fraction``, a finite ``float`` (read as the decimal it
         prints as, so ``0.1`` is ``1/10``), or a string holding an integer, a
-        decimal (``"0.25"``) or a fraction (``"2/3"``).
+        decimal (``"0.25"``) or a fraction (``"2/3"``), in ASCII digits
+        (no ``_`` separator, no other script's digits).
     path:
         Key path of the value, used in the error message.
     error:
@@ -85,6 +86,11 @@ def parse_rational(
         text = value.strip()
         if len(text) > 200:
             raise error("number is too long", path=path, value=value[:40] + "...")
+        if not text.isascii() or "_" in text:
+            # Python's Fraction reads "1_000" and other scripts' digits ("٣" is 3):
+            # a number in a file or on the command line is ASCII digits only
+            raise error("expected a number such as 3, 0.25 or \"2/3\" (ASCII digits, "
+                        "no '_')", path=path, value=value)
         exponent = _EXPONENT.search(text)
         if exponent is not None and abs(int(exponent.group(1))) > MAX_EXPONENT:
             raise error(f"number is out of range (exponent beyond +-{MAX_EXPONENT})",

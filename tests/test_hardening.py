@@ -47,6 +47,14 @@ def test_exponent_beyond_the_cap_is_an_error_not_a_hang() -> None:
     assert parse_rational("25e-2") == Fraction(1, 4)
 
 
+@pytest.mark.parametrize("text", ["1_000", "\u0663", "1/\u0663", "\uff11", "2.\u0665"])
+def test_a_number_is_ascii_digits(text: str) -> None:
+    """Python's Fraction reads "1_000" as 1000 and Arabic-Indic "\u0663" as 3."""
+    with pytest.raises(PortsimError, match="ASCII digits"):
+        parse_rational(text)
+    assert parse_rational("1000") == 1000 and parse_rational("3/4") == Fraction(3, 4)
+
+
 def test_huge_lag_or_horizon_is_refused_before_replaying() -> None:
     s = broadcast_pair()
     lagged = Schedule(s.platform, s.operation, (s.events[0].__class__(
