@@ -1080,7 +1080,8 @@ def test_notes_count_one_unit_and_one_instance_in_the_singular() -> None:
     assert result.achieved_throughput == Fraction(1, 2)
     assert ("fixed period 2: throughput 1/2 instead of the exact period's 2/3 "
             "(loss 1/6 <= 1/2, 1 unit over the period, Proposition 4)") in result.notes
-    assert "period 2: 1 instance per period, 0 matchings" in result.notes
+    assert ("period 2: 1 instance per period, no matchings (each link used sends on its own: "
+            "no port is shared by more links than it has ports)") in result.notes
 
 
 def test_a_fixed_period_far_below_the_bound_names_the_max_events_that_would_do() -> None:

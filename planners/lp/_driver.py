@@ -352,9 +352,12 @@ def finish(
                    f"achieves the lower end")
         all_notes.append(message)
     all_notes.extend(plan.notes)
+    orchestration = (counted(plan.matchings, "matching") if plan.matchings else
+                     "no matchings (each link used sends on its own: no port is shared "
+                     "by more links than it has ports)")
     all_notes.append(f"period {format_rational(plan.period)}: "
                      f"{counted(plan.instances_per_period, 'instance')} per period, "
-                     f"{counted(plan.matchings, 'matching')}")
+                     f"{orchestration}")
     trees = []
     for group in groups:
         for unit in group:
