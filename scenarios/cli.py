@@ -409,6 +409,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         found = lp_bound(platform, loaded.operation)
         if found.bound is not None and found.bound > 0:
             comparison = compare_to_bound(throughput, found.bound)
+            if found.caveat:
+                bound_note = f"lp bound not proven optimal, the lp says: {found.caveat}"
         else:
             bound_note = f"no lp bound available ({found.reason})"
     if fmt == "json":
@@ -441,7 +443,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 console.print(f"lp bound: {_text(comparison.bound)}, ratio to the bound: "
                               f"{_text(ratio)}"
                               + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
-            else:
+            if bound_note:
                 console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 

@@ -273,6 +273,9 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
                     "the lp bound of the non-commutative allreduce (reductions in rank "
                     "order); MSCCL's reductions are commutative, which that bound does not "
                     "cover")]))
+            if found.caveat:  # not the proven optimum: say what it is, in the lp's words
+                lp_note = "; ".join(filter(None, [lp_note, f"not proven optimal, the lp "
+                                                           f"says: {found.caveat}"]))
     return MscclValidation(timing, report, throughput, note, bound, lp_note)
 
 

@@ -12,6 +12,7 @@ its upper end at least what a feasible schedule achieves.
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -20,8 +21,11 @@ import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_columns import _Operations
 from portsim.planners.lp._tree_pricing import TreeSpace
+from portsim.planners.msccl.generators import ring_allreduce_xml
 from portsim.planners.ring import ring_collective
+from portsim.scenarios.bounds import lp_bound
 from portsim.scenarios.generators import complete_platform, dgx_a100_platform, random_platform
+from portsim.scenarios.msccl import validate_msccl
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.engine import replay_series
 
@@ -133,3 +137,29 @@ def test_a_time_limit_lifts_the_default_limit_not_the_memory_one(
     assert skipped.throughput_bound > skipped.achieved_throughput
     assert any(note.startswith("split bound") and "even with a time_limit" in note
                for note in skipped.notes)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_the_bound_others_read_says_it_is_an_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lp_bound`` (what ``validate`` compares with) carries the interval and the skipped
+    split, and ``validate`` of an MSCCL ring allreduce says them; a proven optimum has none."""
+    platform = random_platform(6, 5, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
+    found = lp_bound(platform, op)
+    result = steady_state(platform, op)
+    assert found.bound == result.throughput_bound > result.achieved_throughput
+    assert found.caveat.startswith("certified interval [")
+    assert "split bound" in found.caveat
+    assert "not attempted" in found.caveat
+    verdict = validate_msccl(ring_allreduce_xml(6), platform)
+    assert verdict.correct
+    assert "not proven optimal, the lp says: certified interval [" in verdict.lp_note
+    assert verdict.ratio_to_lp_bound is not None
+    assert verdict.ratio_to_lp_bound <= 1
+    complete = complete_platform(6, c=1, compute=1)
+    broadcast = Operation(OperationKind.BROADCAST, source="P0").resolve(complete)
+    assert lp_bound(complete, broadcast).caveat == ""
+    assert lp_bound(complete, broadcast).bound == Fraction(1)  # one message into each node
