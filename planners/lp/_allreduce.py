@@ -159,7 +159,9 @@ memory; complete platforms, ``c = 1``, compute 1) N = 16, 2.0 million cells,
 1.0 s of 1.4 s, 141 MiB; N = 24, 15.6 million, 17 s of 19 s, 454 MiB; N = 32,
 66 million, 38 s of 46 s, 1.2 GiB; N = 40, 202 million, 116 s of 138 s, 2.7
 GiB; N = 64, 2.1 billion cells: 349 s and 15 GiB (a user's ``validate``).  On
-those platforms it never improved the single-node bound.  Above this size the
+those platforms it never improved the single-node bound.  Four ``dgx_a100``
+servers (32 GPUs, 70 nodes, 79.7 million cells): ``portsim run`` 56 s and 1.5
+GiB.  Above this size the
 split is not attempted: the receive and single-node caps stand, and a note
 says so with the size figure."""
 
