@@ -36,10 +36,16 @@ class LpBound:
     reason:
         Empty when ``bound`` is known; else why not (no ``lp`` planner,
         unsupported operation or port model, solver failure).
+    caveat:
+        Empty when ``bound`` is the proven optimum.  Otherwise what the
+        planner said of it: its message (e.g. the certified interval whose
+        upper end ``bound`` is) and its notes naming a bound it did not
+        attempt (e.g. on large allreduces), joined by ``"; "``.
     """
 
     bound: Fraction | None
     reason: str = ""
+    caveat: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +97,11 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
     if result.throughput_bound is None:
         why = result.message or f"lp returned {result.status} without a bound"
         return LpBound(None, why)
-    return LpBound(Fraction(result.throughput_bound))
+    caveat = ""
+    if result.message:  # an ok result with a message: the bound is not proven optimal
+        caveat = "; ".join([result.message,
+                            *(note for note in result.notes if "not attempted" in note)])
+    return LpBound(Fraction(result.throughput_bound), caveat=caveat)
 
 
 def compare_to_bound(throughput: Fraction, bound: Fraction) -> BoundComparison:

@@ -423,7 +423,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         except PortsimError as err:  # a horizon or lag too large: name the file
             raise (err if err.source else err.with_source(str(schedule))) from None
 
-    report = _guarded(replayed)
+    with _activity() as show:
+        show(f"replaying {len(loaded.events)} events ({mode})")
+        report = _guarded(replayed)
     ok = report.feasible and report.complete
     # Throughput as written (strict replay): n / period, or instances / makespan.
     throughput = schedule_throughput(loaded, report) if ok and mode == "strict" else None
@@ -434,9 +436,13 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     elif throughput is not None:
         platform = loaded.platform if port_model is None else loaded.platform.with_port_model(
             port_model)
-        found = lp_bound(platform, loaded.operation)
+        with _activity() as show:
+            show(f"the lp bound of the {loaded.operation.kind.value} (lp planner)")
+            found = lp_bound(platform, loaded.operation)
         if found.bound is not None and found.bound > 0:
             comparison = compare_to_bound(throughput, found.bound)
+            if found.caveat:
+                bound_note = f"lp bound not proven optimal, the lp says: {found.caveat}"
         else:
             bound_note = f"no lp bound available ({found.reason})"
     if fmt == "json":
@@ -469,7 +475,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 console.print(f"lp bound: {_text(comparison.bound)}, ratio to the bound: "
                               f"{_text(ratio)}"
                               + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
-            else:
+            if bound_note:
                 console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 
@@ -485,9 +491,10 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     assert platform_file is not None
     platform = _guarded(lambda: load_platform_file(platform_file))
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
-    verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
-                                              ranks=rank_list, port_model=port_model,
-                                              lp=lp))
+    with _activity() as show:
+        verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
+                                                  ranks=rank_list, port_model=port_model,
+                                                  lp=lp, progress=show))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))

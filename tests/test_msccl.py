@@ -180,6 +180,21 @@ def test_generated_ring_allgather_closed_form(n: int) -> None:
     assert v.throughput == 1 / ((n - 1) * c * chunk)  # one receive port per rank
 
 
+def test_progress_names_each_phase_in_order() -> None:
+    """``validate`` shows these on a terminal: a 64-rank validation takes seconds."""
+    phases: list[str] = []
+    v = validate_msccl(ring_allgather_xml(3), ring_platform(3, 2), size=3,
+                       progress=phases.append)
+    assert v.ratio_to_lp_bound == 1
+    assert phases == ["reading and timing the algorithm", "replaying 6 events strictly",
+                      "replaying a series over 100 makespans",
+                      "the lp bound of the allgather (lp planner)"]
+    quiet: list[str] = []
+    validate_msccl(ring_allgather_xml(3), ring_platform(3, 2), size=3, lp=False,
+                   progress=quiet.append)
+    assert quiet == phases[:3]
+
+
 @pytest.mark.parametrize("n", [2, 3])
 def test_generated_ring_reaches_the_lp_bound(n: int) -> None:
     """On a directed ring the ring allgather is optimal: its series equals the lp bound."""

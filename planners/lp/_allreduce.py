@@ -60,11 +60,13 @@ complete platform in 0.7 s of CPU, against 22 s with SSR(G)'s variables,
 the same value), then the cheapest upper bound that meets it: the
 receive and single-node caps, step 2's exact dual with its prices split
 among the destinations (a dual of the structure packing,
-:func:`~portsim.planners.lp._allreduce_columns.split_bound`), and only
-then the relaxation, up to :data:`RELAXATION_MAX_VARIABLES` variables and
-:data:`RELAXATION_SECONDS`.  What none of them closes is the certified
-interval ``[step 2, least upper bound]``, the notes naming that bound;
-the structure search (step 3) does not run at these sizes.
+:func:`~portsim.planners.lp._allreduce_columns.split_bound`, up to
+:data:`SPLIT_MAX_CELLS` price cells: at N = 64 on a complete platform it
+would take 15 GiB), and only then the relaxation, up to
+:data:`RELAXATION_MAX_VARIABLES` variables and :data:`RELAXATION_SECONDS`.
+What none of them closes is the certified interval ``[step 2, least upper
+bound]``, the notes naming that bound; the structure search (step 3) does
+not run at these sizes.
 """
 
 from __future__ import annotations
@@ -144,6 +146,30 @@ costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164, 0.127, 0.099,
 0.104 against 0.164, 0.153, 0.159, 0.135 for the first split and schedules
 of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete platform 60 rounds
 left the first split's bound standing."""
+
+SPLIT_MAX_CELLS = 80_000_000
+"""From :data:`ROOTED_FROM` participants, without a ``time_limit``, the split of
+step 2's dual (:func:`~portsim.planners.lp._allreduce_columns.split_bound`) runs
+only when it holds at most this many price cells (:func:`_split_cells`: one
+price per destination and shared operation, ``N · (N² |E| + N³ n)`` for ``N``
+participants, ``|E|`` links and ``n`` nodes), so that a default call stays
+under about 2 GiB and 60 s of CPU.  Its time and memory grow with them:
+measured (CPU seconds of the split and of the whole ``lp`` call, peak resident
+memory; complete platforms, ``c = 1``, compute 1) N = 16, 2.0 million cells,
+1.0 s of 1.4 s, 141 MiB; N = 24, 15.6 million, 17 s of 19 s, 454 MiB; N = 32,
+66 million, 38 s of 46 s, 1.2 GiB; N = 40, 202 million, 116 s of 138 s, 2.7
+GiB; N = 64, 2.1 billion cells: 349 s and 15 GiB (a user's ``validate``).  On
+those platforms it never improved the single-node bound.  Four ``dgx_a100``
+servers (32 GPUs, 70 nodes, 79.7 million cells): ``portsim run`` 56 s and 1.5
+GiB.  Above this size the
+split is not attempted: the receive and single-node caps stand, and a note
+says so with the size figure."""
+
+SPLIT_MAX_CELLS_WITH_TIME_LIMIT = 320_000_000
+"""With a ``time_limit``, the split of step 2's dual runs up to this many price
+cells (about 4 GiB resident, extrapolating the figures of
+:data:`SPLIT_MAX_CELLS`), and is not attempted above: a time limit does not bound
+its memory."""
 
 RELAXATION_MAX_VARIABLES = 40_000
 """From :data:`ROOTED_FROM` participants, the relaxation (N copies of SSR(G))
@@ -490,8 +516,9 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
                  seeds: Sequence[tuple[int, list[Task]]], options: LpOptions,
                  deadline: Deadline, *, search: bool, then_relax: bool = False
-                 ) -> tuple[Fraction, str]:
-    """The least of three certified upper bounds that cost no big program, and which one.
+                 ) -> tuple[Fraction, str, str]:
+    """The least of three certified upper bounds that cost no big program, which one, and
+    why the split did not run (empty when it ran).
 
     The least receive rate of a participant (:func:`port_rates`: every
     participant receives at least one message an instance); for every
@@ -508,7 +535,10 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     ``then_relax`` (a relaxation above :data:`RELAXATION_MAX_VARIABLES` will
     run in the call's ``time_limit``), the search stops after
     :data:`SPLIT_SECONDS` even with a ``time_limit``: the rest is the
-    relaxation's.
+    relaxation's.  Above :data:`SPLIT_MAX_CELLS` price cells without a
+    ``time_limit``, or :data:`SPLIT_MAX_CELLS_WITH_TIME_LIMIT` with one, the
+    split is not attempted (its memory and time, estimated before anything is
+    allocated): the first two bounds stand and the third string says so.
     """
     receive = port_rates(platform, operation.size)[1]
     best, how = (min(receive[p] for p in operation.participants),
@@ -518,14 +548,50 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
     if best <= master.lower:
-        return best, how  # a cap meets step 2: the schedule is optimal, no split to search
+        return best, how, ""  # a cap meets step 2: the schedule is optimal, no split to search
+    skipped = _split_skipped(platform, operation, options)
+    if skipped:
+        return best, how, skipped
     budget = _budget(options, deadline, SPLIT_SECONDS, always=then_relax)
     split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
                         max_rounds=SPLIT_ROUNDS if search else 0, seeds=seeds)
     if split is not None and split < best:
         best, how = split, ("step 2's exact dual, its prices split among the destinations "
                             "(a dual of the structure packing)")
-    return best, how
+    return best, how, ""
+
+
+def _split_cells(platform: Platform, operation: Operation) -> tuple[int, int]:
+    """The shared operations of the split bound and its price cells, counted without
+    allocating them.
+
+    :func:`~portsim.planners.lp._allreduce_columns.split_bound` indexes a send
+    of ``v[k,m]`` per link and a task ``T_{k,l,m}`` per node, every ``k``,
+    ``l``, ``m`` among the ``N`` participants (``N² |E| + N³ n`` operations,
+    routers included), and prices every one for each of the ``N``
+    destinations: that array of ``N`` times as many cells is its peak memory.
+    """
+    n_parts = len(operation.participants)
+    links = platform.graph.number_of_edges()
+    nodes = platform.graph.number_of_nodes()
+    ops = n_parts ** 2 * links + n_parts ** 3 * nodes
+    return ops, n_parts * ops
+
+
+def _split_skipped(platform: Platform, operation: Operation, options: LpOptions) -> str:
+    """Why the split of step 2's dual is not attempted at this size, or ``""`` when it runs."""
+    ops, cells = _split_cells(platform, operation)
+    limit = SPLIT_MAX_CELLS if options.time_limit is None else SPLIT_MAX_CELLS_WITH_TIME_LIMIT
+    if cells <= limit:
+        return ""
+    n = len(operation.participants)
+    why = (f"above {SPLIT_MAX_CELLS:,} without a time_limit (with one, it runs up to "
+           f"{SPLIT_MAX_CELLS_WITH_TIME_LIMIT:,} cells)" if options.time_limit is None else
+           f"above {SPLIT_MAX_CELLS_WITH_TIME_LIMIT:,}, even with a time_limit")
+    return (f"split bound (step 2's exact dual, its prices split among the {n} destinations) "
+            f"not attempted: {cells:,} price cells ({n} destinations x {ops:,} operations), "
+            f"{why}: its memory and time grow with them (complete platforms: 66 million "
+            f"cells, 1.2 GiB and 38 s of CPU; 202 million, 2.7 GiB and 116 s)")
 
 
 def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
@@ -557,10 +623,12 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
     relax = not big or (options.time_limit is not None and not huge)
     try:
-        upper, how = _cheap_upper(platform, operation, master, seeds, options, deadline,
-                                  search=big, then_relax=big and relax)
+        upper, how, split_note = _cheap_upper(platform, operation, master, seeds, options,
+                                              deadline, search=big, then_relax=big and relax)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
+    if split_note and upper > master.lower:
+        notes.append(split_note)
     method = "structure dual"
     if upper > master.lower:
         if not relax and huge:

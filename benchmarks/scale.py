@@ -1,0 +1,84 @@
+"""Time and memory of ``portsim validate`` on generated MSCCL rings, 16 to 128 ranks.
+
+Each size runs in its own process (the command line itself, as a user runs
+it): ``ring_allreduce_xml(n)`` (or ``ring_allgather_xml``,
+``tree_broadcast_xml``) on a complete platform of ``n`` nodes (``c = 1``,
+compute 1, bidirectional one-port).  Printed per row: CPU seconds (user +
+system) and the peak resident memory of that process, its exit status, and
+the ``lp bound`` line.  Both figures are per process, so a loaded machine
+changes them little (wall time would); the ``lp``'s default ``time_limit``
+is wall time, though: at 128 ranks it ends the allreduce bound after 300 s.
+
+Run:  python benchmarks/scale.py [--ranks 16 32 48 64] [--collective allreduce]
+
+Measured (shared 2-core machine, ``--collective allreduce``)::
+
+    ranks  cpu_s  peak_MiB  exit
+       16    7.9       168     0
+       32   39.3      1386     0   (the split bound runs: 66 million price cells)
+       48    5.7       140     0   (above 80 million cells: not attempted)
+       64   13.7       176     0   (before 0.3.0: 349 s and 15 GiB)
+      128  162.3       629     0   (the lp bound stops at its 300 s time limit)
+
+The split's search has a 5 s wall-clock budget, so the 32-rank row varies
+(39 to 50 s measured).  The 128-rank row was measured with ``/usr/bin/time
+-v`` on a loaded machine (5.5 minutes of wall time).
+
+``--collective allgather``, 64 ranks: 14.4 s, 205 MiB (66 s before the
+integer arborescence pricing); ``broadcast``, 64 ranks: 3.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from portsim.planners.msccl.generators import (
+    ring_allgather_xml,
+    ring_allreduce_xml,
+    tree_broadcast_xml,
+)
+
+GENERATORS = {"allreduce": ring_allreduce_xml, "allgather": ring_allgather_xml,
+              "broadcast": tree_broadcast_xml}
+
+
+def measure(n: int, collective: str, folder: Path) -> tuple[float, float, int, str]:
+    """CPU seconds, peak MiB, exit status and the ``lp bound`` line of one validation."""
+    algorithm = folder / f"{collective}{n}.xml"
+    algorithm.write_text(GENERATORS[collective](n), encoding="utf-8")
+    platform = folder / f"complete{n}.yaml"
+    platform.write_text("platform:\n  port_model: bidirectional\n"
+                        f"  generator: {{type: complete, n: {n}, c: 1, compute: 1}}\n",
+                        encoding="utf-8")
+    output = folder / "stdout.txt"
+    with output.open("w", encoding="utf-8") as out:
+        child = subprocess.Popen([sys.executable, "-m", "portsim", "validate", str(algorithm),
+                                  "--platform", str(platform)], stdout=out,
+                                 stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own usage and peak
+    cpu = usage.ru_utime + usage.ru_stime
+    peak = usage.ru_maxrss / 1024
+    text = output.read_text(encoding="utf-8")
+    line = next((x for x in text.splitlines() if x.startswith("lp bound")), "")
+    return cpu, peak, os.waitstatus_to_exitcode(status), line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks", type=int, nargs="+", default=[16, 32, 48, 64])
+    parser.add_argument("--collective", choices=sorted(GENERATORS), default="allreduce")
+    args = parser.parse_args()
+    print("ranks  cpu_s  peak_MiB  exit  lp bound")
+    with tempfile.TemporaryDirectory(prefix="portsim-scale-") as tmp:
+        for n in args.ranks:
+            cpu, peak, status, line = measure(n, args.collective, Path(tmp))
+            print(f"{n:5d}  {cpu:5.1f}  {peak:8.0f}  {status:4d}  {line[:90]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
