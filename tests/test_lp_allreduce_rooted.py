@@ -202,7 +202,7 @@ def test_the_plan_at_scale_never_claims_more_than_it_proves(
     relaxation = _relaxation(platform, op)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
-    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     result = steady_state(platform, op)
     assert result.status == "ok", result.message
     assert any(note.startswith("upper bound: ") for note in result.notes)
@@ -229,7 +229,7 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
     relaxation = _relaxation(platform, op)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
-    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     skipped = steady_state(platform, op)
     assert "certified interval" in skipped.message
     assert any("not attempted" in note and "without a time_limit" in note
@@ -258,7 +258,7 @@ def test_a_relaxation_cut_by_the_time_limit_leaves_the_interval(
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
-    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     monkeypatch.setattr(allreduce_module, "RELAXATION_SHARE", 1e-9)
     result = steady_state(platform, op, time_limit=120)
     assert result.status == "ok"
@@ -411,3 +411,23 @@ def test_port_rates_are_the_ports_linear_program(seed: int) -> None:
                           method="highs")
             assert res.status == 0
             assert float(got) == pytest.approx(-res.fun, rel=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_the_split_search_has_rounds_fixed_by_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a time_limit the split search runs SPLIT_WORK // cells rounds, cells =
+    N (N^2 |E| + N^3 n) counted here; cut there, a note says so, and two calls give the
+    same upper end (no clock decides it)."""
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=5)
+    op = Operation(ALLREDUCE).resolve(platform)
+    n, links, nodes = 5, platform.graph.number_of_edges(), len(platform.node_ids)
+    cells = n * (n ** 2 * links + n ** 3 * nodes)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", cells + cells // 2)  # one round
+    first, second = steady_state(platform, op), steady_state(platform, op)
+    assert "certified interval" in first.message
+    assert any("stopped after its 1 round (the rounds this size gets without a time_limit"
+               in note for note in first.notes), first.notes
+    assert first.throughput_bound == second.throughput_bound
+    assert first.notes == second.notes

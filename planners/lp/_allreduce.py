@@ -116,7 +116,7 @@ from portsim.planners.lp._incremental import (
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import add_ssr_variables, port_rates, reduce_cap
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import counted, format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 
@@ -137,15 +137,20 @@ variables stay (the same optimum; the bundled examples keep their
 schedules, and the structure search starts from the instances it always
 had)."""
 
-SPLIT_SECONDS = 5.0
+SPLIT_WORK = 12_500_000
 """Without a ``time_limit``, the search for the best split of step 2's dual
 among the destinations (:func:`~portsim.planners.lp._allreduce_columns.split_bound`)
-stops after this many seconds; the best split found then stands.  Measured
-(shares in destination order, before the proportional ones; out-degree 3,
-costs 1..10, seeds 0-3) at N = 11 in 20 s: upper ends 0.164, 0.127, 0.099,
-0.104 against 0.164, 0.153, 0.159, 0.135 for the first split and schedules
-of 0.091, 0.097, 0.082, 0.089; at N = 12 on a complete platform 60 rounds
-left the first split's bound standing."""
+runs at most ``SPLIT_WORK // cells`` rounds, at least one (``cells`` its price
+cells, :func:`_split_cells`); the best split found then stands.  A number of
+rounds fixed by the platform's size, not a time: the same scenario gives the
+same upper end on a quiet and on a loaded machine (a 5-second budget gave
+1.20 times the schedule on random N = 12, seed 1, on a quiet machine and
+1.26 beside two other jobs).  Measured (CPU seconds of the split, out-degree
+3 or complete, costs 1..10; ``/work/scratch/rounds.py`` of the twelfth
+session): random N = 12, 40 rounds, 6.7-7.7 s, seed 1 at 1.20 times the
+schedule (30 rounds: 1.34, 60: 1.10 in 13 s, 100: 1.04 in 33 s); complete
+N = 12, 26 rounds, 4.6 s; random N = 16, 10 rounds, 3.4 s; N = 24, one
+round (20 rounds, 27 s, left the single-node bound standing)."""
 
 SPLIT_MAX_CELLS = 80_000_000
 """From :data:`ROOTED_FROM` participants, without a ``time_limit``, the split of
@@ -211,11 +216,9 @@ Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
 
-def _budget(options: LpOptions, deadline: Deadline, seconds: float, *,
-            always: bool = False) -> Deadline:
-    """``deadline`` itself, or ``seconds`` from now when sooner and no ``time_limit`` is set
-    (with ``always``, even with one)."""
-    if options.time_limit is None or always:
+def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
+    """``deadline`` itself, or ``seconds`` from now when sooner and no ``time_limit`` is set."""
+    if options.time_limit is None:
         cut = Deadline.after(seconds)
         if deadline.at is None or (cut.at is not None and cut.at < deadline.at):
             return cut
@@ -528,17 +531,20 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     other than ``d``); and the structure dual of step 2's exact dual, split
     among the destinations
     (:func:`~portsim.planners.lp._allreduce_columns.split_bound`; with
-    ``search``, its search for the best split, cut after
-    :data:`SPLIT_SECONDS` without a ``time_limit``, from ``seeds``, step
-    2's instances as per-destination trees; without, the first split
-    only: the relaxation will run, and no split bounds below it).  With
-    ``then_relax`` (a relaxation above :data:`RELAXATION_MAX_VARIABLES` will
-    run in the call's ``time_limit``), the search stops after
-    :data:`SPLIT_SECONDS` even with a ``time_limit``: the rest is the
-    relaxation's.  Above :data:`SPLIT_MAX_CELLS` price cells without a
+    ``search``, its search for the best split from ``seeds``, step 2's
+    instances as per-destination trees, cut after the rounds
+    :data:`SPLIT_WORK` gives this size without a ``time_limit``; without
+    ``search``, the first split only: the relaxation will run, and no split
+    bounds below it).  With ``then_relax`` (a relaxation above
+    :data:`RELAXATION_MAX_VARIABLES` will run in the call's ``time_limit``),
+    the search has those rounds even with a ``time_limit``: the rest is the
+    relaxation's; with a ``time_limit`` and no relaxation to come, it runs up
+    to :data:`~portsim.planners.lp._allreduce_columns.SPLIT_ROUNDS` rounds
+    within it.  Above :data:`SPLIT_MAX_CELLS` price cells without a
     ``time_limit``, or :data:`SPLIT_MAX_CELLS_WITH_TIME_LIMIT` with one, the
     split is not attempted (its memory and time, estimated before anything is
-    allocated): the first two bounds stand and the third string says so.
+    allocated): the first two bounds stand and the third string says so; it
+    also says when the search was cut at its rounds.
     """
     receive = port_rates(platform, operation.size)[1]
     best, how = (min(receive[p] for p in operation.participants),
@@ -552,13 +558,23 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     skipped = _split_skipped(platform, operation, options)
     if skipped:
         return best, how, skipped
-    budget = _budget(options, deadline, SPLIT_SECONDS, always=then_relax)
-    split = split_bound(platform, operation, master.y_ub, deadline=deadline, budget=budget,
-                        max_rounds=SPLIT_ROUNDS if search else 0, seeds=seeds)
+    fixed = options.time_limit is None or then_relax
+    rounds = max(1, SPLIT_WORK // _split_cells(platform, operation)[1]) if fixed else SPLIT_ROUNDS
+    stats: dict[str, float] = {}
+    split = split_bound(platform, operation, master.y_ub, deadline=deadline,
+                        budget=None if fixed else deadline,
+                        max_rounds=min(rounds, SPLIT_ROUNDS) if search else 0, seeds=seeds,
+                        stats=stats)
+    cut = ""
+    if search and stats.get("rounds", 0) >= min(rounds, SPLIT_ROUNDS):
+        cut = (f"the search for the best split of step 2's dual stopped after its "
+               f"{counted(min(rounds, SPLIT_ROUNDS), 'round')}" +
+               (" (the rounds this size gets without a time_limit, the same on every "
+                "machine; with one, up to " f"{SPLIT_ROUNDS})" if fixed else ""))
     if split is not None and split < best:
         best, how = split, ("step 2's exact dual, its prices split among the destinations "
                             "(a dual of the structure packing)")
-    return best, how, ""
+    return best, how, cut
 
 
 def _split_cells(platform: Platform, operation: Operation) -> tuple[int, int]:

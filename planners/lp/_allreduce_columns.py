@@ -528,7 +528,8 @@ every destination once); the bound of the last exact split stands."""
 def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction], *,
                 deadline: Deadline, budget: Deadline | None = None,
                 max_rounds: int = SPLIT_ROUNDS,
-                seeds: Sequence[tuple[int, list[Task]]] = ()) -> Fraction | None:
+                seeds: Sequence[tuple[int, list[Task]]] = (),
+                stats: dict[str, float] | None = None) -> Fraction | None:
     """An upper bound on every schedule's throughput from port, CPU and link prices ``y``.
 
     Parameters
@@ -553,6 +554,9 @@ def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction],
         the instances of the reduce-then-broadcast schedule, each as its
         reduction tree then the broadcast's path to ``d``.  They only steer
         the search: the bound is priced over every tree.
+    stats:
+        When given, ``stats["rounds"]`` is set to the rounds of the
+        generation run (``max_rounds`` when it was cut there).
 
     Returns
     -------
@@ -633,9 +637,11 @@ def split_bound(platform: Platform, operation: Operation, y: Sequence[Fraction],
     if max_rounds > 0:
         clock = budget if budget is not None else deadline
         try:
-            generate(master.float, master.pricing(clock), deadline=clock,
-                     phase="pricing (allreduce bound: the split of the duals)",
-                     max_rounds=max_rounds)
+            rounds = generate(master.float, master.pricing(clock), deadline=clock,
+                              phase="pricing (allreduce bound: the split of the duals)",
+                              max_rounds=max_rounds)
+            if stats is not None:
+                stats["rounds"] = rounds
         except TimeLimitReached:
             if budget is None or deadline.expired:
                 raise  # the call's own deadline; past the budget, the best split stands
