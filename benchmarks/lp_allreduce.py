@@ -52,7 +52,8 @@ N = 16: 1.7-6.1 s, N = 24: 2.4-16.1 s); exact: N = 12 seed 0 (the split,
 13/160) and N = 24 seed 0 (``cap``: one participant's in-links all cost 10,
 1/10; the port-aware receive rate, where the sum over its three in-links
 gave 3/10 and the interval [1/10, 1/7]); the others are intervals whose
-upper end is a single-node cap or the split found in its 5 s.
+upper end is a single-node cap or the split found in its rounds (since
+then fixed by the size: :data:`~portsim.planners.lp._allreduce.SPLIT_WORK`).
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def test_a_time_limit_lifts_the_default_limit_not_the_memory_one(
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 0)
-    monkeypatch.setattr(allreduce_module, "SPLIT_SECONDS", 0.5)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
     calls: list[int] = []
     real = allreduce_module.split_bound
@@ -143,7 +143,7 @@ def test_a_time_limit_lifts_the_default_limit_not_the_memory_one(
 def test_the_bound_others_read_says_it_is_an_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     """``lp_bound`` (what ``validate`` compares with) carries the interval and the skipped
     split, and ``validate`` of an MSCCL ring allreduce says them; a proven optimum has none."""
-    platform = random_platform(6, 5, c=(1, 10), compute=(0, 3), seed=0)
+    platform = random_platform(6, 5, c=(1, 10), compute=(0, 3), seed=4)
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
