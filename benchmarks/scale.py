@@ -14,15 +14,16 @@ Run:  python benchmarks/scale.py [--ranks 16 32 48 64] [--collective allreduce]
 Measured (shared 2-core machine, ``--collective allreduce``)::
 
     ranks  cpu_s  peak_MiB  exit
-       16    7.9       168     0
-       32   39.3      1386     0   (the split bound runs: 66 million price cells)
-       48    5.7       140     0   (above 80 million cells: not attempted)
-       64   13.7       176     0   (before 0.3.0: 349 s and 15 GiB)
+       16    1.3       122     0   (7.9 s, 168 MiB before the port-aware caps)
+       32    2.6       131     0   (39-50 s, 1.4 GiB before: the split bound ran)
+       48    5.8       142     0   (above 80 million cells: not attempted)
+       64   12.6       176     0   (before 0.3.0: 349 s and 15 GiB)
       128  162.3       629     0   (the lp bound stops at its 300 s time limit)
 
-The split's search has a 5 s wall-clock budget, so the 32-rank row varies
-(39 to 50 s measured).  The 128-rank row was measured with ``/usr/bin/time
--v`` on a loaded machine (5.5 minutes of wall time).
+From 16 to 64 ranks a single-node cap (port-aware: one message an instance
+through a one-port node) meets the ``lp`` schedule, so the split bound does
+not run.  The 128-rank row was measured before those caps, with
+``/usr/bin/time -v`` on a loaded machine (5.5 minutes of wall time).
 
 ``--collective allgather``, 64 ranks: 14.4 s, 205 MiB (66 s before the
 integer arborescence pricing); ``broadcast``, 64 ranks: 3.5 s.
