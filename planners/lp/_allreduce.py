@@ -546,11 +546,12 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     allocated): the first two bounds stand and the third string says so; it
     also says when the search was cut at its rounds.
     """
-    receive = port_rates(platform, operation.size)[1]
-    best, how = (min(receive[p] for p in operation.participants),
+    rates = port_rates(platform, operation.size)
+    best, how = (min(rates[1][p] for p in operation.participants),
                  "the least receive rate of a participant (its ports)")
     for d in operation.participants:
-        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d))
+        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d),
+                         rates=rates)
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
     if best <= master.lower:
