@@ -202,6 +202,7 @@ def test_the_plan_at_scale_never_claims_more_than_it_proves(
     relaxation = _relaxation(platform, op)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     result = steady_state(platform, op)
     assert result.status == "ok", result.message
@@ -229,6 +230,7 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
     relaxation = _relaxation(platform, op)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     skipped = steady_state(platform, op)
     assert "certified interval" in skipped.message
@@ -236,6 +238,7 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
                for note in skipped.notes)
     assert skipped.throughput_bound > relaxation
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_WITH_TIME_LIMIT", 0)
     too_big = steady_state(platform, op, time_limit=120)
     assert "certified interval" in too_big.message
     assert any("even with a time_limit" in note for note in too_big.notes)
@@ -258,6 +261,7 @@ def test_a_relaxation_cut_by_the_time_limit_leaves_the_interval(
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     monkeypatch.setattr(allreduce_module, "RELAXATION_SHARE", 1e-9)
     result = steady_state(platform, op, time_limit=120)
@@ -327,6 +331,7 @@ def test_a_complete_nine_is_certified_by_the_split_alone(monkeypatch: pytest.Mon
     platform = random_platform(9, 8, c=(1, 10), compute=(0, 3), seed=0)
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     result = steady_state(platform, op)
     assert result.status == "ok"
     assert result.message == ""
@@ -424,6 +429,7 @@ def test_the_split_search_has_rounds_fixed_by_the_size(monkeypatch: pytest.Monke
     cells = n * (n ** 2 * links + n ** 3 * nodes)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", cells + cells // 2)  # one round
     first, second = steady_state(platform, op), steady_state(platform, op)
     assert "certified interval" in first.message

@@ -80,6 +80,7 @@ def test_above_the_limit_the_split_is_skipped_and_said(
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # cheap bounds only
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
 
     def refused(*args: Any, **kwargs: Any) -> None:
@@ -114,7 +115,9 @@ def test_a_time_limit_lifts_the_default_limit_not_the_memory_one(
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_WITH_TIME_LIMIT", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
     monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
     calls: list[int] = []
@@ -147,6 +150,7 @@ def test_the_bound_others_read_says_it_is_an_interval(monkeypatch: pytest.Monkey
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
     found = lp_bound(platform, op)
     result = steady_state(platform, op)

@@ -71,6 +71,7 @@ not run at these sizes.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -95,6 +96,7 @@ from portsim.planners.lp._allreduce_packing import (
     packing_solution,
     structure_unit,
 )
+from portsim.planners.lp._allreduce_restricted import restricted_bound, restricted_size
 from portsim.planners.lp._allreduce_rooted import (
     rooted_columns,
     rooted_master,
@@ -203,6 +205,27 @@ at most this share of the time left; the rest stays for the periodic schedule, s
 that a relaxation cut by the time leaves the certified interval, not a time-limit
 error."""
 
+RESTRICTED_MAX_VARIABLES = 70_000
+"""From :data:`ROOTED_FROM` participants, when the relaxation is above
+:data:`RELAXATION_MAX_VARIABLES`, its restricted form
+(:mod:`portsim.planners.lp._allreduce_restricted`: whole copies for a few
+destinations, every other one by its own node's rows) runs without a
+``time_limit`` with programs up to this many variables: one whole copy on
+random platforms of out-degree 3 holds 17,312 variables at N = 12, about
+48,000 at N = 16 and 214,887 at N = 24 (92 s of CPU: not without a
+``time_limit``); 37,643 on a complete N = 12."""
+
+RESTRICTED_WORK = 60_000
+"""Without a ``time_limit``, the restricted relaxation's programs hold at most
+this many variables in all (random N = 12: two programs, 17,312 and 23,000
+variables, about 5 s of CPU): a budget of work, not of time, so that the
+bound is the same on every machine."""
+
+RESTRICTED_MAX_WITH_TIME_LIMIT = 400_000
+"""With a ``time_limit``, the restricted relaxation's programs may hold up to
+this many variables (the memory bound of :data:`RELAXATION_MAX_WITH_TIME_LIMIT`),
+as many programs as :data:`RELAXATION_SHARE` of the time left allows."""
+
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
 seconds and the result states the certified interval; with one, the search
@@ -214,6 +237,13 @@ _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
+
+
+def _restricted_limits(options: LpOptions) -> tuple[int, int]:
+    """The restricted relaxation's largest program and its work in all (variables)."""
+    if options.time_limit is None:
+        return RESTRICTED_MAX_VARIABLES, RESTRICTED_WORK
+    return RESTRICTED_MAX_WITH_TIME_LIMIT, sys.maxsize
 
 
 def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
@@ -639,15 +669,48 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     big = size > RELAXATION_MAX_VARIABLES
     huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
     relax = not big or (options.time_limit is not None and not huge)
+    limits = _restricted_limits(options)
+    first = restricted_size(platform, operation, operation.participants[:1])
+    restrict = big and first <= limits[0]
     try:
         upper, how, split_note = _cheap_upper(platform, operation, master, seeds, options,
-                                              deadline, search=big, then_relax=big and relax)
+                                              deadline, search=big and not restrict,
+                                              then_relax=big and relax)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     if split_note and upper > master.lower:
         notes.append(split_note)
     method = "structure dual"
-    if upper > master.lower:
+    if upper > master.lower and big and not restrict:
+        notes.append(f"restricted relaxation not attempted: one whole copy already holds "
+                     f"{first:,} variables, above {limits[0]:,}"
+                     + ("" if options.time_limit is not None else
+                        f" without a time_limit (with one: {RESTRICTED_MAX_WITH_TIME_LIMIT:,})"))
+    fits = False
+    if upper > master.lower and restrict:
+        budget = deadline
+        left = deadline.remaining()
+        if options.time_limit is not None and left is not None:
+            budget = Deadline.after(RELAXATION_SHARE * left)
+        found = restricted_bound(platform, operation, master.lower, options, deadline=budget,
+                                 max_variables=limits[0], work=limits[1])
+        if found.upper is not None:
+            whole = ", ".join(str(d) for d in found.full)
+            notes.append(f"restricted relaxation: whole SSR(G) copies for {whole}, every "
+                         f"other destination by its own node's rows "
+                         f"({counted(found.programs, 'program')}), "
+                         f"{format_rational(found.upper)}")
+            if found.upper < upper:
+                upper, how, method = (found.upper, "the restricted relaxation",
+                                      "restricted relaxation")
+        fits = found.stop == "fits"
+        if fits:
+            notes.append("restricted relaxation: every other destination's whole copy fits in "
+                         "its operations (floating-point check), so its value is the "
+                         "relaxation's")
+        elif found.stop != "met":
+            notes.append(f"restricted relaxation stopped: {found.stop}")
+    if upper > master.lower and not fits:
         if not relax and huge:
             notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
                          f"not attempted: above {RELAXATION_MAX_WITH_TIME_LIMIT} variables, "

@@ -64,6 +64,7 @@ pricing program, the same rows for one instance.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -102,7 +103,8 @@ def tp_cap(platform: Platform, operation: Operation) -> Fraction:
     return min(receive[p] for p in operation.participants)
 
 
-def build_allreduce_bound_model(platform: Platform, operation: Operation) -> LinearModel:
+def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
+                                full: Collection[NodeId] | None = None) -> LinearModel:
     """The upper-bound program: one SSR(G) copy per destination over shared operations.
 
     Parameters
@@ -111,6 +113,12 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
         A platform without unidirectional nodes (port sums, :class:`PortCapacity`).
     operation:
         A resolved, non-commutative allreduce with at least two participants.
+    full:
+        The destinations whose copy is whole (default: every participant, the
+        relaxation itself).  Each other destination keeps only the rows of its
+        own node (:func:`add_copies`): the program is then a *restricted
+        relaxation*, the relaxation with rows dropped, so its value is an
+        upper bound too, at or above the relaxation's.
 
     Returns
     -------
@@ -139,7 +147,7 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation) -> Lin
     tp = model.variable(TP, upper=cap)
     model.objective = tp
     ops = add_operations(model, platform, operation, unit=False)
-    add_copies(model, platform, operation, ops, tp, cap=cap)
+    add_copies(model, platform, operation, ops, tp, cap=cap, full=full)
     capacity = PortCapacity.of(platform)
     capacity.add_node_rows(model, ops.out_port, ops.in_port,
                            names=("one-port send of {}", "one-port receive of {}"))
@@ -208,25 +216,41 @@ def add_operations(model: LinearModel, platform: Platform, operation: Operation,
 
 
 def add_copies(model: LinearModel, platform: Platform, operation: Operation,
-               ops: SharedOperations, tp: int, *, cap: Fraction) -> None:
+               ops: SharedOperations, tp: int, *, cap: Fraction,
+               full: Collection[NodeId] | None = None, local: bool = True) -> None:
     """One SSR(G) copy per destination ``d`` (``send_d <= x``, ``cons_d <= y``) at rate ``tp``.
 
     ``cap`` bounds each ``cons_d`` (a trace uses a task at most once per instance).
+    With ``full``, the copy of a destination ``d`` not in it is *local*: only
+    the conservation rows of ``d``'s own node, its sends into ``d`` (each at
+    most the actual send) and its tasks on ``d``.  Those are the rows of the
+    whole copy at ``d``; the copy's other variables would then appear in no
+    row but their ``<= x`` and ``<= y`` ones and are left out (zero).  So a
+    local copy says: ``d`` builds ``v[0,N-1]`` at rate ``tp`` from what it
+    receives and computes itself.  Dropping rows only relaxes the program.
+    Without ``local``, the destinations not in ``full`` get no copy at all.
     """
     parts = operation.participants
     n = len(parts)
     owner = {p: i for i, p in enumerate(parts)}
     tasks = reduction_tasks(n)
     for d in parts:
+        whole = full is None or d in full
+        if not whole and not local:
+            continue
         balance: dict[tuple[NodeId, int, int], dict[int, Fraction]] = defaultdict(dict)
         for (u, v, k, m), xj in ops.x.items():
             if u == d and (k, m) == (0, n - 1):
                 continue  # the result never leaves d in d's trace
+            if not whole and v != d:
+                continue  # a local copy: the sends into d only
             j = model.variable(("send", d, u, v, k, m), upper=model.upper[xj])
             conserve_send(balance, j, u, v, k, m)
             model.add({j: _ONE, xj: _MINUS_ONE}, "<=", Fraction(0),
                       f"copy {d}: send {u}->{v} v[{k},{m}] is an actual send")
         for node in platform.processors:
+            if not whole and node != d:
+                continue
             for k, l_, m in tasks:
                 j = model.variable(("cons", d, node, k, l_, m), upper=cap)
                 conserve_task(balance, j, node, k, l_, m)
@@ -237,6 +261,8 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
         for (node, k, m), coeffs in balance.items():
             if k == m and owner.get(node) == k:
                 continue  # v_k on its owner: unlimited
+            if not whole and node != d:
+                continue  # a local copy keeps d's rows only
             if node == d and (k, m) == (0, n - 1):
                 row = dict(coeffs)
                 row[tp] = _MINUS_ONE

@@ -1,0 +1,218 @@
+"""Series of all-reduces: the relaxation restricted to a few whole copies (destination generation).
+
+The relaxation of :mod:`portsim.planners.lp._allreduce_bound` holds one
+SSR(G) copy per destination, about ``N⁵`` variables: more than 300 s of CPU
+from N = 12.  Its *restricted* form
+(:func:`~portsim.planners.lp._allreduce_bound.build_allreduce_bound_model`
+with ``full``) keeps the whole copy of a few destinations ``D`` and, for
+every other destination ``d``, only the rows of ``d``'s own node: ``d``
+builds ``v[0,N-1]`` from what it receives (each reception at most the actual
+send) and what it computes itself.  It is the relaxation with rows dropped,
+so its value is a certified upper bound on every schedule, at or above the
+relaxation's, and it falls as ``D`` grows (with every participant in ``D``
+it *is* the relaxation).
+
+**Destination generation** (:func:`restricted_bound`).  Start from ``D`` =
+the first participant; solve exactly; stop when the bound meets the target
+(step 2's schedule: then the schedule is optimal).  Otherwise, for each
+destination outside ``D``, the largest rate its whole copy reaches inside
+the solution's actual operations (a small program, one copy alone, in
+floating point): the one with the least rate joins ``D`` when that rate is
+below the solution's, and the restricted program is solved again.  When
+every copy fits, the solution is feasible for the whole relaxation, so the
+bound is the relaxation's value (up to the floating-point check; the bound
+itself is certified either way).
+
+Why this and not the relaxation's own column generation: the per-destination
+master is very degenerate (its duals stall; the eleventh and twelfth
+sessions' measurements in ``benchmarks/lp_allreduce.py``), whereas here every
+program is an ordinary LP that HiGHS's interior point solves in seconds, and
+a few whole copies suffice.  Measured (out-degree 3, costs 1..10, compute
+0..3, CPU seconds, HiGHS interior point then the exact recovery from its
+basis): random N = 12, seed 1, ``D`` of 1, 2, 3 and 4 destinations: 1.0035,
+1.0035, 1.0014 and 1.0 times step 2 (17,312 to 34,133 variables; the exact
+solve of the last one 10 s), against 1.20 for the split of step 2's dual
+and 68 s for the float relaxation alone; random N = 24, seed 1, one
+destination (214,887 variables): 1.0005 times step 2 in 92 s (the split
+gave 1.19).
+
+The work is bounded by the variables solved, not by a clock: without a
+``time_limit`` the same scenario gives the same bound on every machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from portsim.planners.base import PlanResult
+from portsim.planners.lp._allreduce_bound import (
+    TP,
+    add_copies,
+    add_operations,
+    build_allreduce_bound_model,
+    tp_cap,
+)
+from portsim.planners.lp._driver import LpOptions, solve_exactly
+from portsim.planners.lp._exact import Repair
+from portsim.planners.lp._solve import Deadline, LinearModel, solve_float
+from portsim.planners.lp._ssr import reduction_tasks
+from portsim.simulator.operations import Operation
+from portsim.simulator.platform import NodeId, Platform
+
+__all__ = ["RestrictedBound", "restricted_bound", "restricted_size"]
+
+_ONE = Fraction(1)
+
+FIT = 1e-9
+"""A copy whose rate inside the solution's operations is at least ``1 - FIT``
+times the solution's counts as fitting (floating point)."""
+
+
+def restricted_size(platform: Platform, operation: Operation,
+                    full: Sequence[NodeId]) -> int:
+    """Variables of the restricted relaxation with whole copies for ``full``, counted
+    without building it.
+
+    ``TP``; every send of :func:`~portsim.planners.lp._ssr.ssr_sends` (each
+    interval ``v[k,m]`` over each link, never ``v_k`` into its owner) and every
+    task on a node of positive compute time, once as the actual operation;
+    a whole copy holds every send but the result's out of its destination and
+    every task on every processor; a local copy, the sends into its
+    destination and the tasks on it.
+    """
+    parts = operation.participants
+    n = len(parts)
+    pairs = n * (n + 1) // 2
+    graph = platform.graph
+    whole = set(full)
+    into_owner = sum(1 for _, v in graph.edges if v in set(parts))
+    sends = graph.number_of_edges() * pairs - into_owner
+    tasks = len(reduction_tasks(n))
+    processors = set(platform.processors)
+    timed = sum(1 for node in processors if platform.compute_time(node) > 0)
+    size = 1 + sends + tasks * timed
+    for d in parts:
+        if d in whole:
+            size += sends - graph.out_degree(d) + tasks * len(processors)
+        else:
+            size += graph.in_degree(d) * (pairs - 1) + (tasks if d in processors else 0)
+    return size
+
+
+@dataclass(frozen=True)
+class RestrictedBound:
+    """What :func:`restricted_bound` proved.
+
+    Attributes
+    ----------
+    upper:
+        The least certified upper bound found (``None`` when no program was
+        solved).
+    full:
+        The destinations whose copies were whole in the program that gave it.
+    programs:
+        How many restricted programs were solved.
+    stop:
+        Why the generation stopped, one phrase: ``"met"`` (the target is
+        reached), ``"fits"`` (every other copy fits: the relaxation's value),
+        or the limit that cut it.
+    """
+
+    upper: Fraction | None
+    full: tuple[NodeId, ...]
+    programs: int
+    stop: str
+
+
+def _zero(n: int) -> Repair:
+    """The zero point, feasible for every row of a restricted program (its fallback primal)."""
+    zero = [Fraction(0)] * n
+    return lambda _: zero
+
+
+def _copy_rate(platform: Platform, operation: Operation, d: NodeId,
+               model: LinearModel, values: Sequence[Fraction], cap: Fraction) -> float:
+    """The largest rate of ``d``'s whole copy inside the actual operations of a solution.
+
+    ``values`` solve the restricted ``model``; the copy's sends and tasks may
+    use at most the solution's ``x`` and ``y`` (floating point, HiGHS).
+    """
+    check = LinearModel()
+    tp = check.variable(TP, upper=cap)
+    check.objective = tp
+    ops = add_operations(check, platform, operation, unit=False)
+    for kind, columns in (("x", ops.x), ("y", ops.y)):
+        for key, j in columns.items():
+            check.add({j: _ONE}, "<=", values[model.index[(kind, *key)]],
+                      f"at most the solution's {kind}")
+    add_copies(check, platform, operation, ops, tp, cap=cap, full=(d,), local=False)
+    solution = solve_float(check)
+    if solution.status != "optimal" or solution.x is None:
+        return 0.0
+    return float(solution.x[tp])
+
+
+def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
+                     options: LpOptions, *, deadline: Deadline, max_variables: int,
+                     work: int) -> RestrictedBound:
+    """Destination generation on the restricted relaxation, down to ``target`` at best.
+
+    Parameters
+    ----------
+    platform, operation:
+        As :func:`~portsim.planners.lp._allreduce_bound.build_allreduce_bound_model`.
+    target:
+        A schedule's throughput: the generation stops when the bound meets it.
+    options:
+        The ``lp`` options (HiGHS method).
+    deadline:
+        The time the programs may take; a program stopped by it ends the
+        generation, and the bounds proved before it stand.
+    max_variables:
+        No program above this many variables (:func:`restricted_size`).
+    work:
+        At most this many variables summed over the programs solved: the
+        generation's budget, the same on every machine.
+
+    Returns
+    -------
+    RestrictedBound
+    """
+    parts = operation.participants
+    cap = tp_cap(platform, operation)
+    full = [parts[0]]
+    best: Fraction | None = None
+    best_full: tuple[NodeId, ...] = ()
+    programs = spent = 0
+    while True:
+        size = restricted_size(platform, operation, full)
+        if size > max_variables:
+            stop = f"the next program holds {size:,} variables, above {max_variables:,}"
+            break
+        if spent + size > work:
+            stop = (f"the next program ({size:,} variables) would take the programs past "
+                    f"{work:,} variables in all")
+            break
+        model = build_allreduce_bound_model(platform, operation, full=full)
+        found = solve_exactly(model, options, what="restricted relaxation",
+                              repair=_zero(model.n_variables), deadline=deadline)
+        if isinstance(found, PlanResult):
+            stop = f"a program did not finish ({found.message})"
+            break
+        programs += 1
+        spent += size
+        if best is None or found.upper < best:
+            best, best_full = found.upper, tuple(full)
+        if found.upper <= target:
+            stop = "met"
+            break
+        value = float(found.lower)
+        rates = sorted((_copy_rate(platform, operation, d, model, found.values, cap), i, d)
+                       for i, d in enumerate(parts) if d not in full)
+        if not rates or rates[0][0] >= value * (1 - FIT):
+            stop = "fits"
+            break
+        full.append(rates[0][2])
+    return RestrictedBound(best, best_full, programs, stop)
