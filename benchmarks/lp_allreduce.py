@@ -12,9 +12,12 @@ seed given.  For each platform:
   targets (N = 12 < 10 s, N = 16 < 30 s, N = 24 < 120 s);
 - ``schedule``: what the reduce-then-broadcast schedule carries; ``upper
   end``: the certified upper bound (``throughput_bound``);
+- ``ratio``: the upper end over the schedule (1 when exact);
 - ``step``: what decided the result (``rtb``: reduce-then-broadcast reached
   the relaxation; ``dual``: it reached the bound of its own dual split among
-  the destinations; ``cap``: a single-node bound; ``packing``: the
+  the destinations; ``restr``: it reached the restricted relaxation
+  (:mod:`portsim.planners.lp._allreduce_restricted`); ``cap``: a single-node
+  bound; ``packing``: the
   structure search proved a lower optimum; ``interval``: not proven, the
   certified interval is ``[schedule, upper end]``);
 - ``--relaxation``: also the per-destination SSR(G) program alone
@@ -145,6 +148,8 @@ def _step(result) -> str:  # type: ignore[no-untyped-def]
         return "rtb"
     if "split among the destinations" in upper:
         return "dual"
+    if upper.startswith("upper bound: the restricted relaxation"):
+        return "restr"
     return "cap"
 
 
@@ -167,6 +172,8 @@ def measure(n: int, seed: int, costs: tuple[int, int] = (1, 5),
         "N": n, "seed": seed, "step": _step(result), "schedule": lower,
         "upper": format_rational(result.throughput_bound)
         if result.throughput_bound is not None else "-",
+        "ratio": (f"{float(Fraction(str(result.throughput_bound)) / Fraction(lower)):.4f}"
+                  if lower != "-" and result.throughput_bound is not None else "-"),
         "planner_s": round(t1 - t0, 2),
         "packing": next((note for note in result.notes if note.startswith("structures")), ""),
         "relaxation": "-", "relaxation_s": "-"}
@@ -219,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row) if args.json
                       else "  ".join(f"{k} {v}" for k, v in row.items()), flush=True)
         return 0
-    print(f"{'N':>3} {'seed':>4} {'step':>8} {'schedule':>24} {'upper end':>24} "
+    print(f"{'N':>3} {'seed':>4} {'step':>8} {'schedule':>24} {'upper end':>24} {'ratio':>7} "
           f"{'planner s':>9} {'target':>12} {'relaxation':>16} {'relax s':>8}")
     for n in args.n:
         for seed in range(args.seeds):
@@ -228,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row), flush=True)
                 continue
             print(f"{row['N']:>3} {row['seed']:>4} {row['step']:>8} {row['schedule']:>24} "
-                  f"{row['upper']:>24} {row['planner_s']:>9} "
+                  f"{row['upper']:>24} {row['ratio']:>7} {row['planner_s']:>9} "
                   f"{target_text(n, float(row['planner_s'])):>12} "  # type: ignore[arg-type]
                   f"{row['relaxation']:>16} {row['relaxation_s']:>8}", flush=True)
             if row["packing"]:

@@ -62,7 +62,11 @@ receive and single-node caps, step 2's exact dual with its prices split
 among the destinations (a dual of the structure packing,
 :func:`~portsim.planners.lp._allreduce_columns.split_bound`, up to
 :data:`SPLIT_MAX_CELLS` price cells: at N = 64 on a complete platform it
-would take 15 GiB), and only then the relaxation, up to
+would take 15 GiB), the restricted relaxation (whole copies for a few
+destinations, every other one by its own node's rows, by destination
+generation: :mod:`portsim.planners.lp._allreduce_restricted`, up to
+:data:`RESTRICTED_MAX_VARIABLES` variables a program and
+:data:`RESTRICTED_WORK` in all), and only then the relaxation, up to
 :data:`RELAXATION_MAX_VARIABLES` variables and :data:`RELAXATION_SECONDS`.
 What none of them closes is the certified interval ``[step 2, least upper
 bound]``, the notes naming that bound; the structure search (step 3) does
@@ -564,8 +568,8 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     ``search``, its search for the best split from ``seeds``, step 2's
     instances as per-destination trees, cut after the rounds
     :data:`SPLIT_WORK` gives this size without a ``time_limit``; without
-    ``search``, the first split only: the relaxation will run, and no split
-    bounds below it).  With ``then_relax`` (a relaxation above
+    ``search``, the first split only: the relaxation, or its restricted form,
+    will run, and no split bounds below it).  With ``then_relax`` (a relaxation above
     :data:`RELAXATION_MAX_VARIABLES` will run in the call's ``time_limit``),
     the search has those rounds even with a ``time_limit``: the rest is the
     relaxation's; with a ``time_limit`` and no relaxation to come, it runs up
@@ -647,7 +651,14 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
 
     Step 2 by tree columns (:func:`_rooted_step`) gives the schedule; its
     value is certified optimal as soon as an upper bound meets it:
-    :func:`_cheap_upper` first, then the relaxation
+    :func:`_cheap_upper` first (without its split search when the next one
+    runs), then, where the relaxation is above
+    :data:`RELAXATION_MAX_VARIABLES`, the restricted relaxation
+    (:func:`~portsim.planners.lp._allreduce_restricted.restricted_bound`:
+    programs of up to :data:`RESTRICTED_MAX_VARIABLES` variables,
+    :data:`RESTRICTED_WORK` in all, without a ``time_limit``; with one, up to
+    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` within :data:`RELAXATION_SHARE` of
+    the time left), then the relaxation
     (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
     :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or, when the
@@ -695,11 +706,12 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         found = restricted_bound(platform, operation, master.lower, options, deadline=budget,
                                  max_variables=limits[0], work=limits[1])
         if found.upper is not None:
-            whole = ", ".join(str(d) for d in found.full)
-            notes.append(f"restricted relaxation: whole SSR(G) copies for {whole}, every "
-                         f"other destination by its own node's rows "
-                         f"({counted(found.programs, 'program')}), "
-                         f"{format_rational(found.upper)}")
+            names = [str(d) for d in found.full]
+            whole = (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1
+                     else names[0])
+            notes.append(f"restricted relaxation ({counted(found.programs, 'program')}): "
+                         f"whole SSR(G) copies for {whole}; every other destination by "
+                         f"the rows of its own node; {format_rational(found.upper)}")
             if found.upper < upper:
                 upper, how, method = (found.upper, "the restricted relaxation",
                                       "restricted relaxation")
