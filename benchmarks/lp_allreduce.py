@@ -49,8 +49,23 @@ the option: the interval up to 1.60 times it, in 6 s); out-degree 3 N = 12
 seed 1, exact 6900896951/87086981320 in 87 s (without: up to 1.20 times
 it).  In both the relaxation equals the reduce-then-broadcast schedule.
 
+Measured 27 November 2026, thirteenth session, with the restricted
+relaxation (:mod:`portsim.planners.lp._allreduce_restricted`), ``--n 12 16
+24 --seeds 4 --costs 1 10``, then ``--complete --n 12 16 --seeds 2``
+(upper end over the schedule, CPU seconds of the whole call): N = 12, 1
+(the split, 13/160), 1.0035, 1.0023, 1.0055 in 0.4-8.0 s; N = 16, 1.0183,
+1.0228, 1.0056, 1.0008 in 11-15 s; N = 24 as before (its first restricted
+program holds 214,887 variables, above the 70,000 of a call without a
+``time_limit``): 1 (cap), 1.194, 1.149, 1.583 in 2-11 s; complete N = 12,
+1.0236 and 1.0490 in 7.3 s; complete N = 16 as before (125,081 variables),
+1.485 and 1.642 in 5-6 s.  Before it, the same N = 12 and 16 rows were
+1.20-1.34 and 1.005-1.30, complete N = 12 1.50 and 1.13.  With a
+``time_limit``: one program at N = 24, seed 1, gives 1.0005 in 132 s (949
+MiB), complete N = 16, seed 0, 1.0049 in 52 s (911 MiB); ``--time-limit
+600`` at N = 24, seed 1: 1.0005 in 399 s.
+
 Measured 27 November 2026 with ``--n 12 16 24 --seeds 4 --costs 1 10`` (two
-helpers' jobs beside it): every run within its target (N = 12: 2.3-2.4 s,
+helpers' jobs beside it), before the restricted relaxation: every run within its target (N = 12: 2.3-2.4 s,
 N = 16: 1.7-6.1 s, N = 24: 2.4-16.1 s); exact: N = 12 seed 0 (the split,
 13/160) and N = 24 seed 0 (``cap``: one participant's in-links all cost 10,
 1/10; the port-aware receive rate, where the sum over its three in-links
