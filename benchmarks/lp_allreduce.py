@@ -66,12 +66,13 @@ MiB), complete N = 16, seed 0, 1.0049 in 52 s (911 MiB); ``--time-limit
 
 Measured 27 November 2026 with ``--n 12 16 24 --seeds 4 --costs 1 10`` (two
 helpers' jobs beside it), before the restricted relaxation: every run within
-its target (N = 12: 2.3-2.4 s, N = 16: 1.7-6.1 s, N = 24: 2.4-16.1 s); exact: N = 12 seed 0 (the split,
-13/160) and N = 24 seed 0 (``cap``: one participant's in-links all cost 10,
-1/10; the port-aware receive rate, where the sum over its three in-links
-gave 3/10 and the interval [1/10, 1/7]); the others are intervals whose
-upper end is a single-node cap or the split found in its rounds (since
-then fixed by the size: :data:`~portsim.planners.lp._allreduce.SPLIT_WORK`).
+its target (N = 12: 2.3-2.4 s, N = 16: 1.7-6.1 s, N = 24: 2.4-16.1 s); exact:
+N = 12 seed 0 (the split, 13/160) and N = 24 seed 0 (``cap``: one
+participant's in-links all cost 10, 1/10; the port-aware receive rate, where
+the sum over its three in-links gave 3/10 and the interval [1/10, 1/7]); the
+others are intervals whose upper end is a single-node cap or the split found
+in its rounds (since then fixed by the size:
+:data:`~portsim.planners.lp._allreduce.SPLIT_WORK`).
 """
 
 from __future__ import annotations
