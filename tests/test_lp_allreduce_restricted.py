@@ -37,8 +37,9 @@ def _relaxation(platform: Platform, op: Operation) -> Fraction:
     return bound.upper
 
 
-def _restricted(platform: Platform, op: Operation, full: list[str]) -> Fraction:
-    model = build_allreduce_bound_model(platform, op, full=full)
+def _restricted(platform: Platform, op: Operation, full: list[str],
+                others: str = "local") -> Fraction:
+    model = build_allreduce_bound_model(platform, op, full=full, others=others)
     found = solve_exactly(model, LpOptions(), what="restricted relaxation",
                           repair=lambda _: [Fraction(0)] * model.n_variables)
     assert isinstance(found, ExactSolution)
@@ -70,8 +71,9 @@ def test_restricted_size_counts_the_built_program(name: str, make) -> None:  # t
     op = Operation(ALLREDUCE).resolve(platform)
     parts = list(op.participants)
     for full in ([], parts[:1], parts[1:3], parts):
-        model = build_allreduce_bound_model(platform, op, full=full)
-        assert restricted_size(platform, op, full) == model.n_variables, full
+        for others in ("local", "cuts"):
+            model = build_allreduce_bound_model(platform, op, full=full, others=others)
+            assert restricted_size(platform, op, full, others) == model.n_variables, full
     assert restricted_size(platform, op, parts) == relaxation_size(platform, op)
 
 
@@ -93,6 +95,25 @@ def test_restricted_bounds_fall_to_the_relaxation_and_no_schedule_beats_them(
     assert bounds == sorted(bounds, reverse=True)
     assert bounds[-1] == relaxation
     assert bounds[0] >= relaxation >= result.achieved_throughput
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(4, 2, 2), (5, 3, 2), (6, 3, 2)])
+def test_receive_cuts_sit_above_the_local_rows(n: int, degree: int, seed: int) -> None:
+    """Each receive cut is a sum of the local copy's rows (its tasks cancel out), so with
+    the same whole copies the cuts' bound is at or above the local rows' one, and both
+    at or above the relaxation; the cuts still bind below the receive capacity."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    parts = list(op.participants)
+    relaxation = _relaxation(platform, op)
+    for full in ([], parts[:1], parts[:2]):
+        local = _restricted(platform, op, full)
+        cuts = _restricted(platform, op, full, "cuts")
+        assert cuts >= local >= relaxation, full
+    model = build_allreduce_bound_model(platform, op, full=parts[:1], others="cuts")
+    assert _restricted(platform, op, parts[:1], "cuts") < model.upper[model.objective]
+    with pytest.raises(ValueError, match="others 'none'"):
+        build_allreduce_bound_model(platform, op, full=parts[:1], others="none")
 
 
 def test_a_local_copy_is_a_real_relaxation_and_still_binds() -> None:
@@ -172,6 +193,29 @@ def test_the_planner_uses_the_restricted_relaxation_where_the_relaxation_is_too_
         assert "restricted" not in upper[0]
     report = replay(result.schedule, horizon=result.period * 10)
     assert report.violations == ()
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_above_its_local_size_the_planner_keeps_the_others_by_receive_cuts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the local rows would make the first program too big, the planner keeps the
+    other destinations by receive cuts, says so, and its upper end stays above the
+    relaxation and at or below the receive capacity's cap."""
+    platform = random_platform(6, 3, c=(1, 10), compute=(0, 3), seed=2)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_LOCAL_VARIABLES", 0)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    ran = [note for note in result.notes if note.startswith("restricted relaxation (")]
+    assert len(ran) == 1
+    assert "every other destination by receive cuts" in ran[0]
+    parts = list(op.participants)
+    assert result.throughput_bound >= relaxation
+    assert result.throughput_bound <= _restricted(platform, op, parts[:1], "cuts")
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")

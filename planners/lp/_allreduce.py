@@ -209,21 +209,29 @@ at most this share of the time left; the rest stays for the periodic schedule, s
 that a relaxation cut by the time leaves the certified interval, not a time-limit
 error."""
 
-RESTRICTED_MAX_VARIABLES = 70_000
+RESTRICTED_LOCAL_VARIABLES = 70_000
 """From :data:`ROOTED_FROM` participants, when the relaxation is above
 :data:`RELAXATION_MAX_VARIABLES`, its restricted form
 (:mod:`portsim.planners.lp._allreduce_restricted`: whole copies for a few
-destinations, every other one by its own node's rows) runs without a
-``time_limit`` with programs up to this many variables: one whole copy on
-random platforms of out-degree 3 holds 17,312 variables at N = 12, about
-48,000 at N = 16 and 214,887 at N = 24 (92 s of CPU: not without a
-``time_limit``); 37,643 on a complete N = 12."""
+destinations) keeps every other destination by its own node's rows when,
+without a ``time_limit``, the first program then holds at most this many
+variables: random platforms of out-degree 3, 17,004 at N = 12 and 48,683 at
+N = 16; complete, 37,643 at N = 12.  Above, by receive cuts (no variable):
+random N = 24, 141,954 variables instead of 214,887, 1.0073 times the
+schedule in 70 s of CPU instead of 1.0005 in 132 s; complete N = 16, 84,506
+instead of 125,081, 1.016 in 26 s instead of 1.0049 in 52 s."""
+
+RESTRICTED_MAX_VARIABLES = 150_000
+"""Without a ``time_limit``, no restricted program above this many variables
+(random N = 24, out-degree 3: 141,954 with receive cuts; complete N = 24:
+about 450,000, not attempted)."""
 
 RESTRICTED_WORK = 60_000
 """Without a ``time_limit``, the restricted relaxation's programs hold at most
-this many variables in all (random N = 12: two programs, 17,312 and 23,000
-variables, about 5 s of CPU): a budget of work, not of time, so that the
-bound is the same on every machine."""
+this many variables in all, the first one excepted (random N = 12: two
+programs, 17,004 and about 23,000 variables, about 5 s of CPU; N = 16 and 24:
+the first alone): a budget of work, not of time, so that the bound is the
+same on every machine."""
 
 RESTRICTED_MAX_WITH_TIME_LIMIT = 400_000
 """With a ``time_limit``, the restricted relaxation's programs may hold up to
@@ -248,6 +256,25 @@ def _restricted_limits(options: LpOptions) -> tuple[int, int]:
     if options.time_limit is None:
         return RESTRICTED_MAX_VARIABLES, RESTRICTED_WORK
     return RESTRICTED_MAX_WITH_TIME_LIMIT, sys.maxsize
+
+
+def _restricted_mode(platform: Platform, operation: Operation, options: LpOptions
+                     ) -> tuple[str, int]:
+    """How the restricted relaxation keeps the destinations without a whole copy, and its
+    first program's variables.
+
+    Their own node's rows (``local``) when the first program then holds at most
+    :data:`RESTRICTED_LOCAL_VARIABLES` without a ``time_limit``, or
+    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` with one; else receive cuts
+    (``cuts``: no variable, a looser bound).
+    """
+    local_cap = (RESTRICTED_LOCAL_VARIABLES if options.time_limit is None
+                 else RESTRICTED_MAX_WITH_TIME_LIMIT)
+    first = operation.participants[:1]
+    local = restricted_size(platform, operation, first, "local")
+    if local <= local_cap:
+        return "local", local
+    return "cuts", restricted_size(platform, operation, first, "cuts")
 
 
 def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
@@ -681,7 +708,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
     relax = not big or (options.time_limit is not None and not huge)
     limits = _restricted_limits(options)
-    first = restricted_size(platform, operation, operation.participants[:1])
+    others, first = _restricted_mode(platform, operation, options)
     restrict = big and first <= limits[0]
     try:
         upper, how, split_note = _cheap_upper(platform, operation, master, seeds, options,
@@ -693,8 +720,8 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         notes.append(split_note)
     method = "structure dual"
     if upper > master.lower and big and not restrict:
-        notes.append(f"restricted relaxation not attempted: one whole copy already holds "
-                     f"{first:,} variables, above {limits[0]:,}"
+        notes.append(f"restricted relaxation not attempted: with one whole copy and receive "
+                     f"cuts it already holds {first:,} variables, above {limits[0]:,}"
                      + ("" if options.time_limit is not None else
                         f" without a time_limit (with one: {RESTRICTED_MAX_WITH_TIME_LIMIT:,})"))
     fits = False
@@ -704,14 +731,18 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         if options.time_limit is not None and left is not None:
             budget = Deadline.after(RELAXATION_SHARE * left)
         found = restricted_bound(platform, operation, master.lower, options, deadline=budget,
-                                 max_variables=limits[0], work=limits[1])
+                                 max_variables=limits[0], work=limits[1], others=others)
         if found.upper is not None:
             names = [str(d) for d in found.full]
             whole = (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1
                      else names[0])
+            kept = ("the rows of its own node" if others == "local" else
+                    "receive cuts (each other participant's index reaches it once an "
+                    "instance; its own node's rows would hold more variables than "
+                    f"{limits[0]:,})")
             notes.append(f"restricted relaxation ({counted(found.programs, 'program')}): "
                          f"whole SSR(G) copies for {whole}; every other destination by "
-                         f"the rows of its own node; {format_rational(found.upper)}")
+                         f"{kept}; {format_rational(found.upper)}")
             if found.upper < upper:
                 upper, how, method = (found.upper, "the restricted relaxation",
                                       "restricted relaxation")

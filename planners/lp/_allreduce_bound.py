@@ -64,7 +64,7 @@ pricing program, the same rows for one instance.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -84,8 +84,9 @@ from portsim.planners.lp._ssr import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["BOUND_METHODS", "TP", "SharedOperations", "add_copies", "add_operations",
-           "allreduce_bound", "build_allreduce_bound_model", "relaxation_size", "tp_cap"]
+__all__ = ["BOUND_METHODS", "OTHERS", "TP", "SharedOperations", "add_copies",
+           "add_operations", "add_receive_cuts", "allreduce_bound",
+           "build_allreduce_bound_model", "relaxation_size", "tp_cap"]
 
 TP = "TP"
 
@@ -103,8 +104,15 @@ def tp_cap(platform: Platform, operation: Operation) -> Fraction:
     return min(receive[p] for p in operation.participants)
 
 
+OTHERS = ("local", "cuts")
+"""How a restricted relaxation keeps the destinations without a whole copy:
+``local`` (the rows of their own node, :func:`add_copies`) or ``cuts`` (one
+row per other participant's index, :func:`add_receive_cuts`: no variable)."""
+
+
 def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
-                                full: Collection[NodeId] | None = None) -> LinearModel:
+                                full: Collection[NodeId] | None = None,
+                                others: str = "local") -> LinearModel:
     """The upper-bound program: one SSR(G) copy per destination over shared operations.
 
     Parameters
@@ -119,6 +127,10 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
         own node (:func:`add_copies`): the program is then a *restricted
         relaxation*, the relaxation with rows dropped, so its value is an
         upper bound too, at or above the relaxation's.
+    others:
+        One of :data:`OTHERS`: with ``cuts``, each destination without a whole
+        copy keeps, instead of its own node's rows, their sum per index
+        (:func:`add_receive_cuts`), a weaker bound without variables.
 
     Returns
     -------
@@ -147,7 +159,13 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
     tp = model.variable(TP, upper=cap)
     model.objective = tp
     ops = add_operations(model, platform, operation, unit=False)
-    add_copies(model, platform, operation, ops, tp, cap=cap, full=full)
+    if others not in OTHERS:
+        raise ValueError(f"others {others!r}: expected one of {OTHERS}")
+    local = others == "local"
+    add_copies(model, platform, operation, ops, tp, cap=cap, full=full, local=local)
+    if not local and full is not None:
+        add_receive_cuts(model, operation, ops, tp,
+                         [d for d in operation.participants if d not in full])
     capacity = PortCapacity.of(platform)
     capacity.add_node_rows(model, ops.out_port, ops.in_port,
                            names=("one-port send of {}", "one-port receive of {}"))
@@ -272,6 +290,33 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
                           f"copy {d}: conservation (10) of v[{k},{m}] at {node}")
         if (d, 0, n - 1) not in balance:
             model.add({tp: _ONE}, "==", Fraction(0), f"no way to build the result at {d}")
+
+
+def add_receive_cuts(model: LinearModel, operation: Operation, ops: SharedOperations,
+                     tp: int, destinations: Sequence[NodeId]) -> None:
+    """For each destination ``d`` and index ``i`` of another participant: the actual
+    sends into ``d`` of intervals holding ``i`` are at least ``tp``.
+
+    ``d`` starts an instance with ``v_d`` alone, and every partial result it
+    combines is one it received or made from what it holds; so each other
+    index ``i`` reaches ``d`` inside some received ``v[k,m]``, ``k <= i <= m``,
+    once an instance at least, in a message of that instance.  Summed over
+    the instances completed by a horizon, that is this row: it holds for
+    every schedule.  (It is also the sum, over the intervals holding ``i``,
+    of the rows of ``d``'s own node in ``d``'s copy: weaker than those rows.)
+    """
+    parts = operation.participants
+    into: dict[NodeId, list[tuple[int, int, int]]] = defaultdict(list)
+    for (_, v, k, m), xj in ops.x.items():
+        into[v].append((k, m, xj))
+    for d in destinations:
+        mine = parts.index(d)
+        for i in range(len(parts)):
+            if i == mine:
+                continue
+            row = {xj: _MINUS_ONE for k, m, xj in into[d] if k <= i <= m}
+            row[tp] = _ONE
+            model.add(row, "<=", Fraction(0), f"{d} receives index {i} once an instance")
 
 
 def relaxation_size(platform: Platform, operation: Operation) -> int:

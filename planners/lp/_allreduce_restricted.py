@@ -71,7 +71,7 @@ times the solution's counts as fitting (floating point)."""
 
 
 def restricted_size(platform: Platform, operation: Operation,
-                    full: Sequence[NodeId]) -> int:
+                    full: Sequence[NodeId], others: str = "local") -> int:
     """Variables of the restricted relaxation with whole copies for ``full``, counted
     without building it.
 
@@ -80,7 +80,7 @@ def restricted_size(platform: Platform, operation: Operation,
     task on a node of positive compute time, once as the actual operation;
     a whole copy holds every send but the result's out of its destination and
     every task on every processor; a local copy, the sends into its
-    destination and the tasks on it.
+    destination and the tasks on it (``others="local"``); receive cuts, none.
     """
     parts = operation.participants
     n = len(parts)
@@ -96,7 +96,7 @@ def restricted_size(platform: Platform, operation: Operation,
     for d in parts:
         if d in whole:
             size += sends - graph.out_degree(d) + tasks * len(processors)
-        else:
+        elif others == "local":
             size += graph.in_degree(d) * (pairs - 1) + (tasks if d in processors else 0)
     return size
 
@@ -118,12 +118,15 @@ class RestrictedBound:
         Why the generation stopped, one phrase: ``"met"`` (the target is
         reached), ``"fits"`` (every other copy fits: the relaxation's value),
         or the limit that cut it.
+    others:
+        How the other destinations were kept (``local`` or ``cuts``).
     """
 
     upper: Fraction | None
     full: tuple[NodeId, ...]
     programs: int
     stop: str
+    others: str = "local"
 
 
 def _zero(n: int) -> Repair:
@@ -156,7 +159,7 @@ def _copy_rate(platform: Platform, operation: Operation, d: NodeId,
 
 def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
                      options: LpOptions, *, deadline: Deadline, max_variables: int,
-                     work: int) -> RestrictedBound:
+                     work: int, others: str = "local") -> RestrictedBound:
     """Destination generation on the restricted relaxation, down to ``target`` at best.
 
     Parameters
@@ -173,8 +176,12 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
     max_variables:
         No program above this many variables (:func:`restricted_size`).
     work:
-        At most this many variables summed over the programs solved: the
-        generation's budget, the same on every machine.
+        At most this many variables summed over the programs solved, the
+        first program excepted: the generation's budget, the same on every
+        machine.
+    others:
+        How the destinations without a whole copy are kept
+        (:data:`~portsim.planners.lp._allreduce_bound.OTHERS`).
 
     Returns
     -------
@@ -187,15 +194,15 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
     best_full: tuple[NodeId, ...] = ()
     programs = spent = 0
     while True:
-        size = restricted_size(platform, operation, full)
+        size = restricted_size(platform, operation, full, others)
         if size > max_variables:
             stop = f"the next program holds {size:,} variables, above {max_variables:,}"
             break
-        if spent + size > work:
+        if programs and spent + size > work:
             stop = (f"the next program ({size:,} variables) would take the programs past "
                     f"{work:,} variables in all")
             break
-        model = build_allreduce_bound_model(platform, operation, full=full)
+        model = build_allreduce_bound_model(platform, operation, full=full, others=others)
         found = solve_exactly(model, options, what="restricted relaxation",
                               repair=_zero(model.n_variables), deadline=deadline)
         if isinstance(found, PlanResult):
@@ -215,4 +222,4 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
             stop = "fits"
             break
         full.append(rates[0][2])
-    return RestrictedBound(best, best_full, programs, stop)
+    return RestrictedBound(best, best_full, programs, stop, others)
