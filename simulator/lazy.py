@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -63,6 +64,12 @@ def lazy_exports(package: str, homes: Mapping[str, Iterable[str]],
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *module_of})
+        # The exports, the dunders and the subpackages; not the helpers the package
+        # itself imports (``TYPE_CHECKING``, ``annotations``, ``lazy_exports``).
+        namespace = vars(sys.modules[package])
+        public = {*namespace.get("__all__", ()), *module_of}
+        return sorted({name for name, value in namespace.items()
+                       if name.startswith("__") or name in public
+                       or isinstance(value, types.ModuleType)} | set(module_of))
 
     return __getattr__, __dir__

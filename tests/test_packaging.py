@@ -87,6 +87,15 @@ def test_public_api_names_resolve(name: str) -> None:
     assert name in dir(portsim)
 
 
+def test_dir_lists_the_api_not_the_package_helpers() -> None:
+    """``dir(portsim)`` is the exports, the dunders and the subpackages: not the names
+    the package's own code imports to build them."""
+    listed = set(dir(portsim))
+    assert set(portsim.__all__) <= listed
+    assert {"__version__", "__doc__"} <= listed
+    assert not listed & {"TYPE_CHECKING", "annotations", "lazy_exports", "_HOMES"}
+
+
 def test_public_api_flow() -> None:
     """README's five lines: the scatter toy's two links, flat tree, replayed."""
     platform = portsim.Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", "2/3")])
