@@ -197,14 +197,19 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
     best: Fraction | None = None
     best_full: tuple[NodeId, ...] = ()
     programs = spent = 0
+    def beyond(size: int) -> str:
+        """Why a next program of ``size`` variables may not run, or ``""``."""
+        if size > max_variables:
+            return f"the next program holds {size:,} variables, above {max_variables:,}"
+        if programs and spent + size > work:
+            return (f"the next program ({size:,} variables) would take the programs past "
+                    f"{work:,} variables in all")
+        return ""
+
     while True:
         size = restricted_size(platform, operation, full, others)
-        if size > max_variables:
-            stop = f"the next program holds {size:,} variables, above {max_variables:,}"
-            break
-        if programs and spent + size > work:
-            stop = (f"the next program ({size:,} variables) would take the programs past "
-                    f"{work:,} variables in all")
+        stop = beyond(size)
+        if stop:
             break
         model = build_allreduce_bound_model(platform, operation, full=full, others=others)
         found = solve_exactly(model, options, what="restricted relaxation",
@@ -219,6 +224,12 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
         if found.upper <= target:
             stop = "met"
             break
+        left = [d for d in parts if d not in full]
+        if left:  # no check of the copies when no next program may run
+            stop = beyond(min(restricted_size(platform, operation, [*full, d], others)
+                              for d in left))
+            if stop:
+                break
         value = float(found.lower)
         rates = sorted((_copy_rate(platform, operation, d, model, found.values, cap), i, d)
                        for i, d in enumerate(parts) if d not in full)
