@@ -49,20 +49,19 @@ the option: the interval up to 1.60 times it, in 6 s); out-degree 3 N = 12
 seed 1, exact 6900896951/87086981320 in 87 s (without: up to 1.20 times
 it).  In both the relaxation equals the reduce-then-broadcast schedule.
 
-Measured 27 November 2026, thirteenth session, with the restricted
-relaxation (:mod:`portsim.planners.lp._allreduce_restricted`), ``--n 12 16
-24 --seeds 4 --costs 1 10``, then ``--complete --n 12 16 --seeds 2``
-(upper end over the schedule, CPU seconds of the whole call): N = 12, 1
-(the split, 13/160), 1.0035, 1.0023, 1.0055 in 0.4-8.0 s; N = 16, 1.0183,
-1.0228, 1.0056, 1.0008 in 11-15 s; N = 24 as before (its first restricted
-program holds 214,887 variables, above the 70,000 of a call without a
-``time_limit``): 1 (cap), 1.194, 1.149, 1.583 in 2-11 s; complete N = 12,
-1.0236 and 1.0490 in 7.3 s; complete N = 16 as before (125,081 variables),
-1.485 and 1.642 in 5-6 s.  Before it, the same N = 12 and 16 rows were
-1.20-1.34 and 1.005-1.30, complete N = 12 1.50 and 1.13.  With a
-``time_limit``: one program at N = 24, seed 1, gives 1.0005 in 132 s (949
-MiB), complete N = 16, seed 0, 1.0049 in 52 s (911 MiB); ``--time-limit
-600`` at N = 24, seed 1: 1.0005 in 399 s.
+Measured 27 November 2026, thirteenth session, with the restricted relaxation
+(:mod:`portsim.planners.lp._allreduce_restricted`), ``--n 12 16 24 --seeds 4
+--costs 1 10``, then ``--complete --n 12 16 --seeds 2`` (upper end over the
+schedule, CPU seconds of the whole call, a quiet machine): N = 12, 1 (the
+split, 13/160), 1.0035, 1.0023, 1.0055 in 0.5-7.6 s; N = 16, 1.0183, 1.0228,
+1.0056, 1.0008 in 7.5-10.8 s; N = 24 (receive cuts), 1 (cap), 1.0073, 1.0154,
+1.0112 in 2-46 s; complete N = 12, 1.0236 and 1.0490 in 5 s; complete N = 16
+(receive cuts), 1.0160 and 1.0192 in 16-17 s.  Before it, the same rows were N
+= 12: 1.20-1.34; N = 16: 1.005-1.30; N = 24: 1.15-1.58; complete N = 12: 1.50
+and 1.13; complete N = 16: 1.48 and 1.64. With a ``time_limit`` the other
+destinations keep their own node's rows up to 400,000 variables: one program
+at N = 24, seed 1 (214,887 variables) gives 1.0005, and ``--time-limit 600``
+there took 399 s (programs as long as 80% of the time left allows).
 
 Measured 27 November 2026 with ``--n 12 16 24 --seeds 4 --costs 1 10`` (two
 helpers' jobs beside it), before the restricted relaxation: every run within
