@@ -393,6 +393,9 @@ def test_one_slow_receiver_is_an_exact_optimum(compute: int) -> None:
     assert result.status == "ok", result.message
     assert result.throughput_bound == Fraction(1, 10)
     assert "interval" not in result.message
+    # what proves it is a cap of one node, and the note says so (not "structure dual")
+    assert ("optimal throughput 1/10 exact (single-node bound), certified by the "
+            "single-node bound") in result.notes
     # the engine's strict replay proves the schedule's 1/10: the whole bound
     assert assert_throughput_at_least(result.schedule, 1, bound=Fraction(1, 10)) == 1
 

@@ -110,7 +110,7 @@ from portsim.planners.lp._allreduce_rooted import (
 from portsim.planners.lp._arborescence import min_arborescence, prune
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution
 from portsim.planners.lp._extract import extract_trees
 from portsim.planners.lp._incremental import (
     TOLERANCE,
@@ -718,7 +718,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     if split_note and upper > master.lower:
         notes.append(split_note)
-    method = "structure dual"
+    # What proves the optimum when this bound meets step 2: the split dual, or a cap of
+    # one node (the exact note then says "certified by the single-node bound").
+    method = "structure dual" if "split among the destinations" in how else SINGLE_NODE_BOUND
     if upper > master.lower and big and not restrict:
         notes.append(f"restricted relaxation not attempted: with one whole copy and receive "
                      f"cuts it already holds {first:,} variables, above {limits[0]:,}"
