@@ -22,7 +22,7 @@ from portsim.planners.lp._allreduce_bound import (
 )
 from portsim.planners.lp._allreduce_restricted import restricted_bound, restricted_size
 from portsim.planners.lp._driver import LpOptions, solve_exactly
-from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._exact import ExactSolution, primal_feasible
 from portsim.scenarios.generators import random_platform
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.numbers import format_rational
@@ -114,6 +114,28 @@ def test_receive_cuts_sit_above_the_local_rows(n: int, degree: int, seed: int) -
     assert _restricted(platform, op, parts[:1], "cuts") < model.upper[model.objective]
     with pytest.raises(ValueError, match="others 'none'"):
         build_allreduce_bound_model(platform, op, full=parts[:1], others="none")
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(4, 2, 2), (5, 3, 4), (6, 3, 2), (6, 5, 0)])
+def test_the_relaxations_optimum_is_a_point_of_every_restricted_program(
+        n: int, degree: int, seed: int) -> None:
+    """The restricted program is the relaxation with rows dropped (and receive cuts are
+    sums of rows): the relaxation's exact optimum, read by variable name, satisfies
+    every row of every restricted program exactly, with the same TP."""
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    parts = list(op.participants)
+    whole = build_allreduce_bound_model(platform, op)
+    optimum = solve_exactly(whole, LpOptions(), what="relaxation",
+                            repair=lambda _: [Fraction(0)] * whole.n_variables)
+    assert isinstance(optimum, ExactSolution)
+    assert optimum.exact
+    for full in ([], parts[:1], parts[1:3]):
+        for others in ("local", "cuts"):
+            model = build_allreduce_bound_model(platform, op, full=full, others=others)
+            point = [optimum.values[whole.index[key]] for key in model.keys]
+            assert primal_feasible(model, point), (full, others)
+            assert point[model.objective] == optimum.upper
 
 
 def test_a_local_copy_is_a_real_relaxation_and_still_binds() -> None:

@@ -268,13 +268,17 @@ def _restricted_mode(platform: Platform, operation: Operation, options: LpOption
     :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` with one; else receive cuts
     (``cuts``: no variable, a looser bound).
     """
-    local_cap = (RESTRICTED_LOCAL_VARIABLES if options.time_limit is None
-                 else RESTRICTED_MAX_WITH_TIME_LIMIT)
     first = operation.participants[:1]
     local = restricted_size(platform, operation, first, "local")
-    if local <= local_cap:
+    if local <= _local_cap(options):
         return "local", local
     return "cuts", restricted_size(platform, operation, first, "cuts")
+
+
+def _local_cap(options: LpOptions) -> int:
+    """The largest first restricted program that keeps the other destinations' own rows."""
+    return (RESTRICTED_LOCAL_VARIABLES if options.time_limit is None
+            else RESTRICTED_MAX_WITH_TIME_LIMIT)
 
 
 def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
@@ -740,8 +744,8 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                      else names[0])
             kept = ("the rows of its own node" if others == "local" else
                     "receive cuts (each other participant's index reaches it once an "
-                    "instance; its own node's rows would hold more variables than "
-                    f"{limits[0]:,})")
+                    "instance: with its own node's rows the first program would hold "
+                    f"more than {_local_cap(options):,} variables)")
             notes.append(f"restricted relaxation ({counted(found.programs, 'program')}): "
                          f"whole SSR(G) copies for {whole}; every other destination by "
                          f"{kept}; {format_rational(found.upper)}")

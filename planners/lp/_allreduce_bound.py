@@ -240,12 +240,12 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
 
     ``cap`` bounds each ``cons_d`` (a trace uses a task at most once per instance).
     With ``full``, the copy of a destination ``d`` not in it is *local*: only
-    the conservation rows of ``d``'s own node, its sends into ``d`` (each at
-    most the actual send) and its tasks on ``d``.  Those are the rows of the
-    whole copy at ``d``; the copy's other variables would then appear in no
-    row but their ``<= x`` and ``<= y`` ones and are left out (zero).  So a
-    local copy says: ``d`` builds ``v[0,N-1]`` at rate ``tp`` from what it
-    receives and computes itself.  Dropping rows only relaxes the program.
+    the conservation rows of ``d``'s own node, with the variables in them, its
+    sends into and out of ``d`` (each at most the actual send) and its tasks
+    on ``d``.  The copy's other variables would then appear in no row but
+    their ``<= x`` and ``<= y`` ones and are left out (zero).  So a local copy
+    says: ``d`` builds ``v[0,N-1]`` at rate ``tp`` from what it receives and
+    computes itself.  Dropping rows only relaxes the program.
     Without ``local``, the destinations not in ``full`` get no copy at all.
     """
     parts = operation.participants
@@ -260,8 +260,8 @@ def add_copies(model: LinearModel, platform: Platform, operation: Operation,
         for (u, v, k, m), xj in ops.x.items():
             if u == d and (k, m) == (0, n - 1):
                 continue  # the result never leaves d in d's trace
-            if not whole and v != d:
-                continue  # a local copy: the sends into d only
+            if not whole and d not in (u, v):
+                continue  # a local copy: the sends into and out of d only
             j = model.variable(("send", d, u, v, k, m), upper=model.upper[xj])
             conserve_send(balance, j, u, v, k, m)
             model.add({j: _ONE, xj: _MINUS_ONE}, "<=", Fraction(0),

@@ -83,16 +83,22 @@ def restricted_size(platform: Platform, operation: Operation,
     interval ``v[k,m]`` over each link, never ``v_k`` into its owner) and every
     task on a node of positive compute time, once as the actual operation;
     a whole copy holds every send but the result's out of its destination and
-    every task on every processor; a local copy, the sends into its
-    destination and the tasks on it (``others="local"``); receive cuts, none.
+    every task on every processor; a local copy, the sends into and out of its
+    destination (but the result's out) and the tasks on it
+    (``others="local"``); receive cuts, none.
     """
     parts = operation.participants
     n = len(parts)
     pairs = n * (n + 1) // 2
     graph = platform.graph
     whole = set(full)
-    into_owner = sum(1 for _, v in graph.edges if v in set(parts))
+    owners = set(parts)
+    into_owner = sum(1 for _, v in graph.edges if v in owners)
     sends = graph.number_of_edges() * pairs - into_owner
+
+    def on_link(v: NodeId) -> int:  # the sends over a link into v: never v_k into its owner
+        return pairs - (v in owners)
+
     tasks = len(reduction_tasks(n))
     processors = set(platform.processors)
     timed = sum(1 for node in processors if platform.compute_time(node) > 0)
@@ -101,7 +107,9 @@ def restricted_size(platform: Platform, operation: Operation,
         if d in whole:
             size += sends - graph.out_degree(d) + tasks * len(processors)
         elif others == "local":
-            size += graph.in_degree(d) * (pairs - 1) + (tasks if d in processors else 0)
+            size += (sum(on_link(v) for _, v in graph.in_edges(d))
+                     + sum(on_link(v) - 1 for _, v in graph.out_edges(d))
+                     + (tasks if d in processors else 0))
     return size
 
 
