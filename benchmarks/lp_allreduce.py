@@ -53,9 +53,9 @@ Measured 27 November 2026, thirteenth session, with the restricted relaxation
 (:mod:`portsim.planners.lp._allreduce_restricted`), ``--n 12 16 24 --seeds 4
 --costs 1 10``, then ``--complete --n 12 16 --seeds 2`` (upper end over the
 schedule, CPU seconds of the whole call, a quiet machine): N = 12, 1 (the
-split, 13/160), 1.0035, 1.0023, 1.0055 in 0.5-7.6 s; N = 16, 1.0183, 1.0228,
-1.0056, 1.0008 in 7.5-10.8 s; N = 24 (receive cuts), 1 (cap), 1.0073, 1.0154,
-1.0112 in 2-46 s; complete N = 12, 1.0236 and 1.0490 in 5 s; complete N = 16
+split, 13/160), 1.0035, 1.0023, 1.0064 in 0.4-7.9 s; N = 16, 1.0183, 1.0228,
+1.0056, 1.0008 in 9.5-14 s; N = 24 (receive cuts), 1 (cap), 1.0073, 1.0154,
+1.0112 in 2-46 s; complete N = 12, 1.0236 and 1.0490 in 7 s; complete N = 16
 (receive cuts), 1.0160 and 1.0192 in 16-17 s.  Before it, the same rows were N
 = 12: 1.20-1.34; N = 16: 1.005-1.30; N = 24: 1.15-1.58; complete N = 12: 1.50
 and 1.13; complete N = 16: 1.48 and 1.64. With a ``time_limit`` the other
