@@ -215,11 +215,12 @@ RESTRICTED_LOCAL_VARIABLES = 70_000
 (:mod:`portsim.planners.lp._allreduce_restricted`: whole copies for a few
 destinations) keeps every other destination by its own node's rows when,
 without a ``time_limit``, the first program then holds at most this many
-variables: random platforms of out-degree 3, 17,004 at N = 12 and 48,683 at
-N = 16; complete, 37,643 at N = 12.  Above, by receive cuts (no variable):
-random N = 24, 141,954 variables instead of 214,887, 1.0073 times the
-schedule in 70 s of CPU instead of 1.0005 in 132 s; complete N = 16, 84,506
-instead of 125,081, 1.016 in 26 s instead of 1.0049 in 52 s."""
+variables: random platforms of out-degree 3, about 19,500 at N = 12 and
+54,000 at N = 16; complete, about 46,800 at N = 12.  Above, by receive cuts
+(no variable): random N = 24 (seed 1), 141,954 variables instead of 235,449,
+1.0073 times the schedule in 35-46 s of CPU instead of 1.0005 in 134 s (1.1
+GiB); complete N = 16 (seed 0), 84,506 instead of 155,231, 1.016 in 15 s
+instead of 1.0049 in 66 s (1.4 GiB)."""
 
 RESTRICTED_MAX_VARIABLES = 150_000
 """Without a ``time_limit``, no restricted program above this many variables
@@ -228,10 +229,10 @@ about 450,000, not attempted)."""
 
 RESTRICTED_WORK = 60_000
 """Without a ``time_limit``, the restricted relaxation's programs hold at most
-this many variables in all, the first one excepted (random N = 12: two
-programs, 17,004 and about 23,000 variables, about 5 s of CPU; N = 16 and 24:
-the first alone): a budget of work, not of time, so that the bound is the
-same on every machine."""
+this many variables in all, the first program running whatever this budget
+(random N = 12: two programs, about 19,000 and 25,000 variables, about 7 s of
+CPU; N = 16 and 24: the first alone): a budget of work, not of time, so that
+the bound is the same on every machine."""
 
 RESTRICTED_MAX_WITH_TIME_LIMIT = 400_000
 """With a ``time_limit``, the restricted relaxation's programs may hold up to

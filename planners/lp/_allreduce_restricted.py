@@ -33,12 +33,12 @@ sessions' measurements in ``benchmarks/lp_allreduce.py``), whereas here every
 program is an ordinary LP that HiGHS's interior point solves in seconds, and
 a few whole copies suffice.  Measured (out-degree 3, costs 1..10, compute
 0..3, CPU seconds, HiGHS interior point then the exact recovery from its
-basis): random N = 12, seed 1, ``D`` of 1, 2, 3 and 4 destinations: 1.0035,
-1.0035, 1.0014 and 1.0 times step 2 (17,312 to 34,133 variables; the exact
-solve of the last one 10 s), against 1.20 for the split of step 2's dual
-and 68 s for the float relaxation alone; random N = 24, seed 1, one
-destination (214,887 variables): 1.0005 times step 2 in 92 s (the split
-gave 1.19); with receive cuts (141,954 variables), 1.0073 in 70 s.
+basis, ``/tmp/gen12.py`` of the thirteenth session): random N = 12, seed 1,
+where the relaxation equals step 2 (68 s for the float relaxation alone),
+``D`` of 1, 2, 3 and 4 destinations: 1.0035, 1.0035, 1.0014 and 1.0011
+times step 2, in 1.6, 6.7, 15.7 and 27.7 s in all; the split of step 2's
+dual gave 1.20.  Random N = 24, seed 1, one destination with receive cuts
+(141,954 variables): 1.0073 in 35-46 s (the split gave 1.19).
 
 The work is bounded by the variables solved, not by a clock: without a
 ``time_limit`` the same scenario gives the same bound on every machine.
@@ -188,9 +188,9 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
     max_variables:
         No program above this many variables (:func:`restricted_size`).
     work:
-        At most this many variables summed over the programs solved, the
-        first program excepted: the generation's budget, the same on every
-        machine.
+        At most this many variables summed over the programs solved (the
+        first one runs whatever this budget, within ``max_variables``): the
+        generation's budget, the same on every machine.
     others:
         How the destinations without a whole copy are kept
         (:data:`~portsim.planners.lp._allreduce_bound.OTHERS`).
