@@ -253,6 +253,8 @@ def test_random_twelve_participants_within_a_third_of_a_percent() -> None:
     result = steady_state(platform, op)
     assert result.status == "ok", result.message
     assert result.message.startswith(f"certified interval [{format_rational(relaxation)}, ")
+    width = (result.throughput_bound - relaxation) / relaxation  # also said relatively
+    assert f"{float(width):.2%} of the lower end" in result.message
     assert relaxation < result.throughput_bound <= relaxation * Fraction(10035, 10000)
     assert any(note.startswith("upper bound: the restricted relaxation")
                for note in result.notes)

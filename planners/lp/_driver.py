@@ -346,10 +346,11 @@ def finish(
                          f"({exact.method}), certified by {proof}")
     else:
         width = exact.upper - exact.lower
+        relative = f", {float(width / exact.lower):.2%} of the lower end" if exact.lower else ""
         message = (f"certified interval [{format_rational(exact.lower)}, "
                    f"{format_rational(exact.upper)}] of width {format_rational(width)} "
-                   f"(~{float(width):.3g}); throughput_bound is the upper end, the schedule "
-                   f"achieves the lower end")
+                   f"(~{float(width):.3g}{relative}); throughput_bound is the upper end, the "
+                   f"schedule achieves the lower end")
         all_notes.append(message)
     all_notes.extend(plan.notes)
     orchestration = (counted(plan.matchings, "matching") if plan.matchings else
