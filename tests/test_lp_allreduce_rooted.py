@@ -400,6 +400,29 @@ def test_one_slow_receiver_is_an_exact_optimum(compute: int) -> None:
     assert assert_throughput_at_least(result.schedule, 1, bound=Fraction(1, 10)) == 1
 
 
+def test_a_step2_stopped_by_its_time_limit_still_says_the_caps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When reduce-then-broadcast does not finish (here its pricing stops at once), the
+    error still gives the caps' certified bound: on the nine nodes whose links into P4
+    cost 10, 1/10 (P4's one port receives a message of time 10 an instance)."""
+    nodes = [f"P{i}" for i in range(9)]
+    platform = Platform.build(dict.fromkeys(nodes, 1),
+                              [(a, b, 10 if b == "P4" else 1)
+                               for a in nodes for b in nodes if a != b])
+    op = Operation(ALLREDUCE).resolve(platform)
+
+    def stopped(*_: object, **__: object) -> None:
+        raise TimeLimitReached("the tree pricing")
+
+    monkeypatch.setattr(allreduce_module, "rooted_columns", stopped)
+    result = steady_state(platform, op, time_limit=30)
+    assert result.status == "error"
+    assert result.throughput_bound is None
+    assert result.message.startswith("time limit of 30.0 s reached during the tree pricing")
+    assert result.message.endswith("(certified all the same: the least receive rate of a "
+                                   "participant (its ports) bounds the throughput by 1/10)")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_port_rates_are_the_ports_linear_program(seed: int) -> None:
     """port_rates against the port and link rows solved as a linear program (scipy)."""

@@ -582,6 +582,25 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
                  tuple(seeds))
 
 
+def _caps(platform: Platform, operation: Operation) -> tuple[Fraction, str]:
+    """The least of the receive and single-node caps (no program), and which one it is.
+
+    The least receive rate of a participant (:func:`port_rates`: every
+    participant receives at least one message an instance) and, for every
+    destination ``d``, the single-node bound of a reduce to ``d``
+    (:func:`~portsim.planners.lp._ssr.reduce_cap`).
+    """
+    rates = port_rates(platform, operation.size)
+    best, how = (min(rates[1][p] for p in operation.participants),
+                 "the least receive rate of a participant (its ports)")
+    for d in operation.participants:
+        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d),
+                         rates=rates)
+        if cap is not None and cap < best:
+            best, how = cap, f"the single-node bound of a reduce to {d}"
+    return best, how
+
+
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
                  seeds: Sequence[tuple[int, list[Task]]], options: LpOptions,
                  deadline: Deadline, *, search: bool, then_relax: bool = False
@@ -612,14 +631,7 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     allocated): the first two bounds stand and the third string says so; it
     also says when the search was cut at its rounds.
     """
-    rates = port_rates(platform, operation.size)
-    best, how = (min(rates[1][p] for p in operation.participants),
-                 "the least receive rate of a participant (its ports)")
-    for d in operation.participants:
-        cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d),
-                         rates=rates)
-        if cap is not None and cap < best:
-            best, how = cap, f"the single-node bound of a reduce to {d}"
+    best, how = _caps(platform, operation)
     if best <= master.lower:
         return best, how, ""  # a cap meets step 2: the schedule is optimal, no split to search
     skipped = _split_skipped(platform, operation, options)
@@ -704,7 +716,14 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     """
     step2 = _rooted_step(platform, operation, options, deadline)
     if isinstance(step2, PlanResult):
-        return step2
+        if step2.status != "error":
+            return step2
+        # No schedule, but the caps cost no program: say what they prove (a user
+        # validating a schedule of their own still learns an upper bound).
+        cap, how = _caps(platform, operation)
+        return PlanResult.error(NAME, f"{step2.message} (certified all the same: {how} "
+                                      f"bounds the throughput by {format_rational(cap)})",
+                                notes=step2.notes)
     master, structures, step2_note, seeds = step2
     n = len(operation.participants)
     notes = [f"reduce to a root then broadcast: {step2_note}, {format_rational(master.lower)}"]
