@@ -205,6 +205,7 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
     best: Fraction | None = None
     best_full: tuple[NodeId, ...] = ()
     programs = spent = 0
+
     def beyond(size: int) -> str:
         """Why a next program of ``size`` variables may not run, or ``""``."""
         if size > max_variables:
