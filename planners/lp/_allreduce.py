@@ -93,6 +93,7 @@ from portsim.planners.lp._allreduce_bound import (
 )
 from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
 from portsim.planners.lp._allreduce_packing import (
+    NODE_LIMIT,
     Packing,
     Structure,
     canonical,
@@ -895,10 +896,14 @@ def plan_allreduce(platform: Platform, operation: Operation, options: LpOptions)
         if isinstance(packing, Packing):
             units = [structure_unit(w, s) for w, s in packing.weights]
             exact = packing_solution(packing, bound)
+            closed = packing.upper <= packing.lower  # every node closed: the packing is optimal
+            proof = ("" if closed else
+                     f" stopped before closing every node (its limits: {NODE_LIMIT} nodes, "
+                     f"and {PACKING_SECONDS:g} s without a time_limit), and")
             notes.append(f"structures (unions of per-destination reduction trees): "
                          f"{packing.rounds} column-generation round(s), {len(units)} weighted "
                          f"structure(s), {format_rational(packing.lower)}; exact branch and "
-                         f"bound ({packing.nodes} node(s)) proves no schedule beats "
+                         f"bound ({packing.nodes} node(s)){proof} proves no schedule beats "
                          f"{format_rational(packing.upper)}")
             return finish(platform, operation, exact, [units], options, notes=notes)
         skipped = f"stopped after {PACKING_SECONDS} s (set time_limit to allow longer), the search"
