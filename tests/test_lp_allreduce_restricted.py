@@ -19,8 +19,9 @@ from portsim.planners.lp._allreduce_bound import (
     allreduce_bound,
     build_allreduce_bound_model,
     relaxation_size,
+    restricted_size,
 )
-from portsim.planners.lp._allreduce_restricted import restricted_bound, restricted_size
+from portsim.planners.lp._allreduce_restricted import restricted_bound
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution, primal_feasible
 from portsim.scenarios.generators import random_platform

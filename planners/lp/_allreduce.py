@@ -89,6 +89,7 @@ from portsim.planners.lp._allreduce_bound import (
     TP,
     allreduce_bound,
     relaxation_size,
+    restricted_size,
     tp_cap,
 )
 from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
@@ -101,7 +102,7 @@ from portsim.planners.lp._allreduce_packing import (
     packing_solution,
     structure_unit,
 )
-from portsim.planners.lp._allreduce_restricted import restricted_bound, restricted_size
+from portsim.planners.lp._allreduce_restricted import restricted_bound
 from portsim.planners.lp._allreduce_rooted import (
     rooted_columns,
     rooted_master,
@@ -253,34 +254,38 @@ Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Tree = tuple[tuple[NodeId, NodeId], ...]
 
 
-def _restricted_limits(options: LpOptions) -> tuple[int, int]:
-    """The restricted relaxation's largest program and its work in all (variables)."""
+class _Limits(NamedTuple):
+    """The restricted relaxation's limits, in variables: ``local``, the largest first
+    program that keeps the other destinations' own rows; ``largest``, the largest
+    program; ``work``, all programs together."""
+
+    local: int
+    largest: int
+    work: int
+
+
+def _restricted_limits(options: LpOptions) -> _Limits:
+    """:data:`RESTRICTED_LOCAL_VARIABLES`, :data:`RESTRICTED_MAX_VARIABLES` and
+    :data:`RESTRICTED_WORK` without a ``time_limit``; with one,
+    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` for both sizes and no work limit."""
     if options.time_limit is None:
-        return RESTRICTED_MAX_VARIABLES, RESTRICTED_WORK
-    return RESTRICTED_MAX_WITH_TIME_LIMIT, sys.maxsize
+        return _Limits(RESTRICTED_LOCAL_VARIABLES, RESTRICTED_MAX_VARIABLES, RESTRICTED_WORK)
+    return _Limits(RESTRICTED_MAX_WITH_TIME_LIMIT, RESTRICTED_MAX_WITH_TIME_LIMIT, sys.maxsize)
 
 
-def _restricted_mode(platform: Platform, operation: Operation, options: LpOptions
+def _restricted_mode(platform: Platform, operation: Operation, limits: _Limits
                      ) -> tuple[str, int]:
     """How the restricted relaxation keeps the destinations without a whole copy, and its
     first program's variables.
 
     Their own node's rows (``local``) when the first program then holds at most
-    :data:`RESTRICTED_LOCAL_VARIABLES` without a ``time_limit``, or
-    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` with one; else receive cuts
-    (``cuts``: no variable, a looser bound).
+    ``limits.local``; else receive cuts (``cuts``: no variable, a looser bound).
     """
     first = operation.participants[:1]
     local = restricted_size(platform, operation, first, "local")
-    if local <= _local_cap(options):
+    if local <= limits.local:
         return "local", local
     return "cuts", restricted_size(platform, operation, first, "cuts")
-
-
-def _local_cap(options: LpOptions) -> int:
-    """The largest first restricted program that keeps the other destinations' own rows."""
-    return (RESTRICTED_LOCAL_VARIABLES if options.time_limit is None
-            else RESTRICTED_MAX_WITH_TIME_LIMIT)
 
 
 def _budget(options: LpOptions, deadline: Deadline, seconds: float) -> Deadline:
@@ -733,8 +738,8 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
     relax = not big or (options.time_limit is not None and not huge)
     limits = _restricted_limits(options)
-    others, first = _restricted_mode(platform, operation, options)
-    restrict = big and first <= limits[0]
+    others, first = _restricted_mode(platform, operation, limits)
+    restrict = big and first <= limits.largest
     try:
         upper, how, split_note = _cheap_upper(platform, operation, master, seeds, options,
                                               deadline, search=big and not restrict,
@@ -748,7 +753,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     method = "structure dual" if "split among the destinations" in how else SINGLE_NODE_BOUND
     if upper > master.lower and big and not restrict:
         notes.append(f"restricted relaxation not attempted: with one whole copy and receive "
-                     f"cuts it already holds {first:,} variables, above {limits[0]:,}"
+                     f"cuts it already holds {first:,} variables, above {limits.largest:,}"
                      + ("" if options.time_limit is not None else
                         f" without a time_limit (with one: {RESTRICTED_MAX_WITH_TIME_LIMIT:,})"))
     fits = False
@@ -758,7 +763,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         if options.time_limit is not None and left is not None:
             budget = Deadline.after(RELAXATION_SHARE * left)
         found = restricted_bound(platform, operation, master.lower, options, deadline=budget,
-                                 max_variables=limits[0], work=limits[1], others=others)
+                                 max_variables=limits.largest, work=limits.work, others=others)
         if found.upper is not None:
             names = [str(d) for d in found.full]
             whole = (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1
@@ -766,7 +771,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
             kept = ("the rows of its own node" if others == "local" else
                     "receive cuts (each other participant's index reaches it once an "
                     "instance: with its own node's rows the first program would hold "
-                    f"more than {_local_cap(options):,} variables)")
+                    f"more than {limits.local:,} variables)")
             notes.append(f"restricted relaxation ({counted(found.programs, 'program')}): "
                          f"whole SSR(G) copies for {whole}; every other destination by "
                          f"{kept}; {format_rational(found.upper)}")

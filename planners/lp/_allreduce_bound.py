@@ -86,7 +86,7 @@ from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["BOUND_METHODS", "OTHERS", "TP", "SharedOperations", "add_copies",
            "add_operations", "add_receive_cuts", "allreduce_bound",
-           "build_allreduce_bound_model", "relaxation_size", "tp_cap"]
+           "build_allreduce_bound_model", "relaxation_size", "restricted_size", "tp_cap"]
 
 TP = "TP"
 
@@ -320,26 +320,49 @@ def add_receive_cuts(model: LinearModel, operation: Operation, ops: SharedOperat
 
 
 def relaxation_size(platform: Platform, operation: Operation) -> int:
-    """Variables of :func:`build_allreduce_bound_model`, counted without building it.
+    """Variables of :func:`build_allreduce_bound_model`, counted without building it:
+    :func:`restricted_size` with every copy whole."""
+    return restricted_size(platform, operation, operation.participants)
 
-    ``TP``; per send of :func:`~portsim.planners.lp._ssr.ssr_sends` its ``x``
-    and one copy per destination but the result's sends out of that
-    destination; per task its ``y`` on nodes of positive compute time and
-    one copy per destination on every processor.
+
+def restricted_size(platform: Platform, operation: Operation,
+                    full: Sequence[NodeId], others: str = "local") -> int:
+    """Variables of :func:`build_allreduce_bound_model` with whole copies for ``full``,
+    counted without building it.
+
+    ``TP``; every send of :func:`~portsim.planners.lp._ssr.ssr_sends` (each
+    interval ``v[k,m]`` over each link, never ``v_k`` into its owner) and every
+    task ``T_{k,l,m}`` on a node of positive compute time, once as the actual
+    operation; a whole copy holds every send but the result's out of its
+    destination and every task on every processor; a local copy, the sends
+    into and out of its destination (but the result's out) and the tasks on
+    it (``others="local"``); receive cuts, none.  Counted per link, not
+    listed: listing the sends held 8.4 million tuples (about 800 MiB and 4 s)
+    for 64 participants on a complete platform.
     """
-    parts = set(operation.participants)
+    parts = operation.participants
     n = len(parts)
-    # Counted per link, not listed: listing the sends held 8.4 million tuples (about
-    # 800 MiB and 4 s) for 64 participants on a complete platform.  Every link
-    # carries each interval but ``v_k`` into its owner (one when the head is a
-    # participant); for n >= 2 the result ``v[0,N-1]`` is never such a ``v_k``.
-    edges = platform.graph.number_of_edges()
-    into_owner = sum(1 for _, v in platform.graph.edges if v in parts)
-    sends = edges * n * (n + 1) // 2 - into_owner
-    out_of = sum(1 for u, _ in platform.graph.edges if u in parts) if n >= 2 else 0
-    tasks = (n - 1) * n * (n + 1) // 6  # T_{k,l,m}, k <= l < m: len(reduction_tasks(n))
-    timed = sum(1 for node in platform.processors if platform.compute_time(node) > 0)
-    return 1 + sends * (1 + n) - out_of + tasks * (timed + n * len(platform.processors))
+    pairs = n * (n + 1) // 2
+    graph = platform.graph
+    whole = set(full)
+    owners = set(parts)
+
+    def on_link(v: NodeId) -> int:  # the sends over a link into v: never v_k into its owner
+        return pairs - (v in owners)
+
+    sends = sum(on_link(v) for _, v in graph.edges)
+    tasks = (n - 1) * n * (n + 1) // 6  # k <= l < m: len(reduction_tasks(n))
+    processors = set(platform.processors)
+    timed = sum(1 for node in processors if platform.compute_time(node) > 0)
+    size = 1 + sends + tasks * timed
+    for d in parts:
+        if d in whole:
+            size += sends - graph.out_degree(d) + tasks * len(processors)
+        elif others == "local":
+            size += (sum(on_link(v) for _, v in graph.in_edges(d))
+                     + sum(on_link(v) - 1 for _, v in graph.out_edges(d))
+                     + (tasks if d in processors else 0))
+    return size
 
 
 BOUND_METHODS = ("whole", "columns")

@@ -56,61 +56,22 @@ from portsim.planners.lp._allreduce_bound import (
     add_copies,
     add_operations,
     build_allreduce_bound_model,
+    restricted_size,
     tp_cap,
 )
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import Repair
 from portsim.planners.lp._solve import Deadline, LinearModel, solve_float
-from portsim.planners.lp._ssr import reduction_tasks
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["RestrictedBound", "restricted_bound", "restricted_size"]
+__all__ = ["RestrictedBound", "restricted_bound"]
 
 _ONE = Fraction(1)
 
 FIT = 1e-9
 """A copy whose rate inside the solution's operations is at least ``1 - FIT``
 times the solution's counts as fitting (floating point)."""
-
-
-def restricted_size(platform: Platform, operation: Operation,
-                    full: Sequence[NodeId], others: str = "local") -> int:
-    """Variables of the restricted relaxation with whole copies for ``full``, counted
-    without building it.
-
-    ``TP``; every send of :func:`~portsim.planners.lp._ssr.ssr_sends` (each
-    interval ``v[k,m]`` over each link, never ``v_k`` into its owner) and every
-    task on a node of positive compute time, once as the actual operation;
-    a whole copy holds every send but the result's out of its destination and
-    every task on every processor; a local copy, the sends into and out of its
-    destination (but the result's out) and the tasks on it
-    (``others="local"``); receive cuts, none.
-    """
-    parts = operation.participants
-    n = len(parts)
-    pairs = n * (n + 1) // 2
-    graph = platform.graph
-    whole = set(full)
-    owners = set(parts)
-    into_owner = sum(1 for _, v in graph.edges if v in owners)
-    sends = graph.number_of_edges() * pairs - into_owner
-
-    def on_link(v: NodeId) -> int:  # the sends over a link into v: never v_k into its owner
-        return pairs - (v in owners)
-
-    tasks = len(reduction_tasks(n))
-    processors = set(platform.processors)
-    timed = sum(1 for node in processors if platform.compute_time(node) > 0)
-    size = 1 + sends + tasks * timed
-    for d in parts:
-        if d in whole:
-            size += sends - graph.out_degree(d) + tasks * len(processors)
-        elif others == "local":
-            size += (sum(on_link(v) for _, v in graph.in_edges(d))
-                     + sum(on_link(v) - 1 for _, v in graph.out_edges(d))
-                     + (tasks if d in processors else 0))
-    return size
 
 
 @dataclass(frozen=True)
@@ -186,7 +147,8 @@ def restricted_bound(platform: Platform, operation: Operation, target: Fraction,
         The time the programs may take; a program stopped by it ends the
         generation, and the bounds proved before it stand.
     max_variables:
-        No program above this many variables (:func:`restricted_size`).
+        No program above this many variables
+        (:func:`~portsim.planners.lp._allreduce_bound.restricted_size`).
     work:
         At most this many variables summed over the programs solved (the
         first one runs whatever this budget, within ``max_variables``): the
