@@ -339,7 +339,7 @@ def _rooted_columns(platform: Platform, model: _Pricing) -> list[np.ndarray]:
     return columns
 
 
-def _packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1),
+def packing_optimum(platform: Platform, parts: tuple[str, ...], size: F = F(1),
                      seconds: float = 2.0) -> float:
     """The best packing of allreduce structures, by column generation.
 
@@ -388,7 +388,7 @@ def _random_case(n: int, seed: int) -> tuple[float, PlanResult]:
     op = Operation(OperationKind.ALLREDUCE).resolve(platform)
     result = steady_state(platform, op, max_events=3_000)
     assert result.status == "ok", result.message
-    return _packing_optimum(platform, op.participants, op.size), result
+    return packing_optimum(platform, op.participants, op.size), result
 
 
 # -- the cases where the per-destination relaxation is not reachable ---------------------
@@ -429,7 +429,7 @@ def test_two_nodes_slow_compute() -> None:
     The butterfly (both nodes compute) would give 1/2 only.
     """
     platform = Platform.build({"A": 2, "B": 2}, [("A", "B", 1), ("B", "A", 1)])
-    assert _packing_optimum(platform, ("A", "B")) == pytest.approx(1.0, rel=1e-9)
+    assert packing_optimum(platform, ("A", "B")) == pytest.approx(1.0, rel=1e-9)
 
 
 # -- nine and ten participants: the planner's path from ROOTED_FROM ----------------------
@@ -485,5 +485,5 @@ def test_at_scale_matches_the_planner(name: str) -> None:
     # exact (the message would state a certified interval); achieved_throughput
     # may be lower: max_events can make the schedule's period a fixed one
     assert result.message == ""
-    ours = _packing_optimum(platform, op.participants, op.size)
+    ours = packing_optimum(platform, op.participants, op.size)
     assert ours == pytest.approx(float(bound), rel=1e-6)

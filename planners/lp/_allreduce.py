@@ -112,8 +112,9 @@ from portsim.planners.lp._allreduce_rooted import (
 from portsim.planners.lp._arborescence import min_arborescence, prune
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution
+from portsim.planners.lp._exact import GOSSIP_BOUND, SINGLE_NODE_BOUND, ExactSolution
 from portsim.planners.lp._extract import extract_trees
+from portsim.planners.lp._gossip import gossip_cap
 from portsim.planners.lp._incremental import (
     TOLERANCE,
     MasterFailed,
@@ -588,39 +589,47 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
                  tuple(seeds))
 
 
-def _caps(platform: Platform, operation: Operation) -> tuple[Fraction, str]:
-    """The least of the receive and single-node caps (no program), and which one it is.
+def _caps(platform: Platform, operation: Operation) -> tuple[Fraction, str, str]:
+    """The least of the receive, single-node and gossip caps (no program), which one it
+    is, and the :attr:`ExactSolution.method` that names it when it proves the optimum.
 
     The least receive rate of a participant (:func:`port_rates`: every
-    participant receives at least one message an instance) and, for every
+    participant receives at least one message an instance); for every
     destination ``d``, the single-node bound of a reduce to ``d``
-    (:func:`~portsim.planners.lp._ssr.reduce_cap`).
+    (:func:`~portsim.planners.lp._ssr.reduce_cap`); and the gossip bound
+    (:func:`~portsim.planners.lp._gossip.gossip_cap`: at least ``2g - 2``
+    messages into ``g`` groups of nodes an instance).
     """
     rates = port_rates(platform, operation.size)
-    best, how = (min(rates[1][p] for p in operation.participants),
-                 "the least receive rate of a participant (its ports)")
+    best, how, method = (min(rates[1][p] for p in operation.participants),
+                         "the least receive rate of a participant (its ports)",
+                         SINGLE_NODE_BOUND)
     for d in operation.participants:
         cap = reduce_cap(platform, replace(operation, kind=OperationKind.REDUCE, target=d),
                          rates=rates)
         if cap is not None and cap < best:
             best, how = cap, f"the single-node bound of a reduce to {d}"
-    return best, how
+    gossip = gossip_cap(platform, operation)
+    if gossip is not None and gossip[0] < best:
+        best, how, method = gossip[0], gossip[1], GOSSIP_BOUND
+    return best, how, method
 
 
 def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution,
                  seeds: Sequence[tuple[int, list[Task]]], options: LpOptions,
                  deadline: Deadline, *, search: bool, then_relax: bool = False
-                 ) -> tuple[Fraction, str, str]:
-    """The least of three certified upper bounds that cost no big program, which one, and
-    why the split did not run (empty when it ran).
+                 ) -> tuple[Fraction, str, str, str]:
+    """The least of four certified upper bounds that cost no big program, which one, the
+    :attr:`ExactSolution.method` naming it, and why the split did not run (empty when
+    it ran).
 
     The least receive rate of a participant (:func:`port_rates`: every
     participant receives at least one message an instance); for every
     destination ``d``, the single-node bound of a reduce to ``d``
     (:func:`~portsim.planners.lp._ssr.reduce_cap`: an allreduce makes the
     reduce's ``N - 1`` reductions and its sends out of every participant
-    other than ``d``); and the structure dual of step 2's exact dual, split
-    among the destinations
+    other than ``d``); the gossip bound (:func:`_caps`); and the structure
+    dual of step 2's exact dual, split among the destinations
     (:func:`~portsim.planners.lp._allreduce_columns.split_bound`; with
     ``search``, its search for the best split from ``seeds``, step 2's
     instances as per-destination trees, cut after the rounds
@@ -637,12 +646,12 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     allocated): the first two bounds stand and the third string says so; it
     also says when the search was cut at its rounds.
     """
-    best, how = _caps(platform, operation)
+    best, how, method = _caps(platform, operation)
     if best <= master.lower:
-        return best, how, ""  # a cap meets step 2: the schedule is optimal, no split to search
+        return best, how, method, ""  # a cap meets step 2: optimal, no split to search
     skipped = _split_skipped(platform, operation, options)
     if skipped:
-        return best, how, skipped
+        return best, how, method, skipped
     fixed = options.time_limit is None or then_relax
     rounds = max(1, SPLIT_WORK // _split_cells(platform, operation)[1]) if fixed else SPLIT_ROUNDS
     stats: dict[str, float] = {}
@@ -657,9 +666,10 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
                (" (the rounds this size gets without a time_limit, the same on every "
                 "machine; with one, up to " f"{SPLIT_ROUNDS})" if fixed else ""))
     if split is not None and split < best:
-        best, how = split, ("step 2's exact dual, its prices split among the destinations "
-                            "(a dual of the structure packing)")
-    return best, how, cut
+        best, how, method = split, ("step 2's exact dual, its prices split among the "
+                                    "destinations (a dual of the structure packing)"), (
+                                        "structure dual")
+    return best, how, method, cut
 
 
 def _split_cells(platform: Platform, operation: Operation) -> tuple[int, int]:
@@ -726,7 +736,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
             return step2
         # No schedule, but the caps cost no program: say what they prove (a user
         # validating a schedule of their own still learns an upper bound).
-        cap, how = _caps(platform, operation)
+        cap, how, _ = _caps(platform, operation)
         return PlanResult.error(NAME, f"{step2.message} (certified all the same: {how} "
                                       f"bounds the throughput by {format_rational(cap)})",
                                 notes=step2.notes)
@@ -741,16 +751,13 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     others, first = _restricted_mode(platform, operation, limits)
     restrict = big and first <= limits.largest
     try:
-        upper, how, split_note = _cheap_upper(platform, operation, master, seeds, options,
+        upper, how, method, split_note = _cheap_upper(platform, operation, master, seeds, options,
                                               deadline, search=big and not restrict,
                                               then_relax=big and relax)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     if split_note and upper > master.lower:
         notes.append(split_note)
-    # What proves the optimum when this bound meets step 2: the split dual, or a cap of
-    # one node (the exact note then says "certified by the single-node bound").
-    method = "structure dual" if "split among the destinations" in how else SINGLE_NODE_BOUND
     if upper > master.lower and big and not restrict:
         notes.append(f"restricted relaxation not attempted: with one whole copy and receive "
                      f"cuts it already holds {first:,} variables, above {limits.largest:,}"

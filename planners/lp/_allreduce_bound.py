@@ -15,7 +15,11 @@ made, may be copied and serve several destinations, so the operations are
 shared, not summed); port rows ``Σ size·c·x <= k`` on every send port
 and every receive port (``k`` and the per-link rows ``size·c·x(link) <= 1``
 from :class:`~portsim.planners.lp._capacity.PortCapacity`: all 1 and no link
-row on a bidirectional platform); CPU rows ``Σ w·y <= 1``.
+row on a bidirectional platform); CPU rows ``Σ w·y <= 1``; and the gossip
+rows of :mod:`portsim.planners.lp._gossip`, one per partition of
+:func:`~portsim.planners.lp._gossip.gossip_partitions`: the actual sends into
+its groups are at least ``(2g - 2) TP`` (a few rows; the copies share their
+sends, so they do not imply them: on a fat tree they lower the bound).
 
 *Why no schedule beats it.*  Take any feasible schedule and a horizon
 ``H``.  For a completed instance and a destination ``d``, trace ``d``'s
@@ -39,7 +43,9 @@ satisfy every row, because one-port sends, receives and computations do
 not overlap in ``[0, H]``; under ``multiport:k`` (and ``multiport``) a node
 runs at most ``k`` sends and ``k`` receives at once, each on its own link,
 and a link one transfer at a time, so the port sums stay below ``k·H`` and
-each link's below ``H``.  Hence ``completed(H) <= TP* · H`` for every
+each link's below ``H``; every completed instance made at least ``2g - 2``
+entries into the groups of each partition, each a message's worth of sends
+into a group (:mod:`portsim.planners.lp._gossip`).  Hence ``completed(H) <= TP* · H`` for every
 ``H``; ``tests/test_lp_allreduce.py`` checks it against a brute force over
 every union of per-destination reduction trees on tiny platforms.
 
@@ -73,6 +79,7 @@ from portsim.planners.lp._allreduce_columns import allreduce_trees
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, solve_exactly, time_limit_error
 from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._gossip import add_gossip_rows, gossip_partitions
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import (
     conserve_send,
@@ -172,6 +179,8 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
     for node, coeffs in ops.cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")
     capacity.add_link_rows(model, ops.link_port)  # none on a bidirectional platform
+    add_gossip_rows(model, ((key[:2], j) for key, j in ops.x.items()), tp,
+                    gossip_partitions(platform, operation))
     return model
 
 

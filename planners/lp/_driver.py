@@ -12,7 +12,7 @@ from decimal import Context
 from fractions import Fraction
 
 from portsim.planners.base import PlanResult, WeightedTree
-from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, Repair, recover
+from portsim.planners.lp._exact import CAP_PROOFS, ExactSolution, Repair, recover
 from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from portsim.simulator.collector import paused_collection
@@ -340,8 +340,7 @@ def finish(
     all_notes.extend(exact.notes)
     message = ""
     if exact.exact:
-        proof = ("the single-node bound" if exact.method == SINGLE_NODE_BOUND
-                 else "an exactly feasible dual")
+        proof = CAP_PROOFS.get(exact.method, "an exactly feasible dual")
         all_notes.append(f"optimal throughput {format_rational(exact.upper)} exact "
                          f"({exact.method}), certified by {proof}")
     else:

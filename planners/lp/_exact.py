@@ -53,7 +53,8 @@ import scipy.sparse.linalg as spla
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
-__all__ = ["DENOMINATORS", "SINGLE_NODE_BOUND", "ExactSolution", "basis_recover", "recover"]
+__all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "SINGLE_NODE_BOUND", "ExactSolution",
+           "basis_recover", "recover"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
@@ -61,6 +62,13 @@ DENOMINATORS = (1_000, 100_000, 10_000_000)
 SINGLE_NODE_BOUND = "single-node bound"
 """:attr:`ExactSolution.method` of an optimum proven by a bound on single nodes
 (the solution reaches it) rather than by the solution's dual."""
+
+GOSSIP_BOUND = "gossip bound"
+""":attr:`ExactSolution.method` of an allreduce optimum proven by the gossip bound
+(:mod:`portsim.planners.lp._gossip`: messages into groups of nodes)."""
+
+CAP_PROOFS = {SINGLE_NODE_BOUND: "the single-node bound", GOSSIP_BOUND: "the gossip bound"}
+"""What certifies an optimum proven by a bound that costs no program, by method."""
 
 BASIS_CELLS = 1_000_000
 """Skip the dense exact basis solve above this many matrix cells."""
