@@ -16,14 +16,19 @@ from random_cases import random_multiport_platform
 import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_bound import (
+    TP,
+    add_copies,
+    add_operations,
     allreduce_bound,
     build_allreduce_bound_model,
     relaxation_size,
     restricted_size,
+    tp_cap,
 )
-from portsim.planners.lp._allreduce_restricted import restricted_bound
+from portsim.planners.lp._allreduce_restricted import _CopyRates, restricted_bound
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import ExactSolution, primal_feasible
+from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.scenarios.generators import random_platform
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.numbers import format_rational
@@ -261,3 +266,33 @@ def test_random_twelve_participants_within_a_third_of_a_percent() -> None:
                for note in result.notes)
     report = replay(result.schedule, horizon=result.period * 3)
     assert report.violations == ()
+
+
+@pytest.mark.parametrize(("name", "make"), PLATFORMS)
+def test_copy_rates_match_a_copy_built_as_a_program(name: str, make) -> None:  # type: ignore[no-untyped-def]
+    """The generation's copy check (conservation rows built once, the solution's
+    operations as column bounds) against the same copy built by the programs'
+    builders (the actual operations as variables, each at most the solution's)."""
+    platform = make()
+    op = Operation(ALLREDUCE).resolve(platform)
+    parts = op.participants
+    model = build_allreduce_bound_model(platform, op, full=[parts[0]])
+    found = solve_exactly(model, LpOptions(), what="restricted relaxation",
+                          repair=lambda _: [Fraction(0)] * model.n_variables)
+    assert isinstance(found, ExactSolution)
+    copies = _CopyRates(platform, op, model)
+    for d in parts:
+        check = LinearModel()
+        tp = check.variable(TP, upper=tp_cap(platform, op))
+        check.objective = tp
+        ops = add_operations(check, platform, op, unit=False)
+        for kind, columns in (("x", ops.x), ("y", ops.y)):
+            for key, j in columns.items():
+                check.add({j: Fraction(1)}, "<=", found.values[model.index[(kind, *key)]],
+                          "at most the solution's")
+        add_copies(check, platform, op, ops, tp, cap=tp_cap(platform, op), full=(d,),
+                   local=False)
+        expected = solve_float(check).x[tp]
+        assert copies.rate(d, found.values) == pytest.approx(expected, rel=1e-7, abs=1e-12)
+    # the whole copy in the program fits at the program's rate
+    assert copies.rate(parts[0], found.values) >= float(found.lower) * (1 - 1e-9)
