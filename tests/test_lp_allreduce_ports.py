@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import pytest
 from random_cases import random_multiport_platform
-from test_lp_allreduce_independent import _packing_optimum
+from test_lp_allreduce_independent import packing_optimum
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
@@ -77,7 +77,7 @@ def test_bound_equals_the_independent_packing(n: int, seed: int) -> None:
     bound = result.throughput_bound
     assert isinstance(bound, F)
     assert result.message == "", result.message  # exact (no certified interval)
-    assert _packing_optimum(platform, op.participants, op.size) == pytest.approx(
+    assert packing_optimum(platform, op.participants, op.size) == pytest.approx(
         float(bound), rel=1e-7)
     _check_replay(result)
 
@@ -99,7 +99,7 @@ def test_a_multiport_hub_overlaps_what_one_port_serialises() -> None:
     for platform, expected in ((multi, F(1)), (multi.with_port_model("multiport:2"), None),
                                (one_port, None)):
         op, result = _plan(platform)
-        independent = _packing_optimum(platform, op.participants, op.size)
+        independent = packing_optimum(platform, op.participants, op.size)
         if expected is not None:
             assert result.throughput_bound == expected
         assert independent == pytest.approx(float(result.throughput_bound), rel=1e-7)
