@@ -58,7 +58,7 @@ from portsim.planners.base import PlanResult
 from portsim.planners.lp._allreduce_bound import build_allreduce_bound_model, restricted_size
 from portsim.planners.lp._driver import LpOptions, solve_exactly
 from portsim.planners.lp._exact import Repair
-from portsim.planners.lp._solve import Deadline, LinearModel, new_highs
+from portsim.planners.lp._solve import Deadline, LinearModel, highs_lp, new_highs
 from portsim.planners.lp._ssr import conserve_send, conserve_task, reduction_tasks, ssr_sends
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
@@ -167,22 +167,10 @@ class _CopyRates:
         for j, yj in enumerate(self._tasks, start=len(self._sends)):
             upper[j] = inf if yj is None else float(values[yj])
         upper[-1] = inf
-        lp = highspy.HighsLp()
-        lp.num_col_ = n_cols
-        lp.num_row_ = a.shape[0]
         cost = np.zeros(n_cols)
         cost[-1] = -1.0
-        lp.col_cost_ = cost
-        lp.col_lower_ = np.zeros(n_cols)
-        lp.col_upper_ = upper
-        lp.row_lower_ = np.zeros(a.shape[0])
-        lp.row_upper_ = np.zeros(a.shape[0])
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = a.indptr
-        lp.a_matrix_.index_ = a.indices
-        lp.a_matrix_.value_ = a.data
-        lp.a_matrix_.num_col_ = n_cols
-        lp.a_matrix_.num_row_ = a.shape[0]
+        zero = np.zeros(a.shape[0])
+        lp = highs_lp(a, cost, upper, zero, zero)
         h = new_highs()
         h.passModel(lp)
         h.run()

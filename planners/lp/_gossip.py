@@ -34,7 +34,7 @@ adds one before).  So an instance makes at least ``2g - 2`` entries, each a
 message's worth over the in-links of a group; per time unit, ``(2g - 2) TP``
 at most what those links can carry into the groups (their rates under the
 ports and links, :func:`~portsim.planners.lp._ssr.port_rates`'s knapsack on
-the links entering the group).  Without routers, a link into a group is a
+the links entering the group, :func:`_crossing_rate`).  Without routers, a link into a group is a
 send of a processor outside it, so the same count bounds what the
 processors send out of their groups.
 
@@ -136,34 +136,24 @@ def gossip_partitions(platform: Platform, operation: Operation) -> list[GossipPa
     return found
 
 
-def _entry_rate(platform: Platform, size: Fraction, group: frozenset[NodeId],
-                capacity: PortCapacity) -> Fraction:
-    """Messages of ``size`` the links into ``group`` carry per time unit, at most.
+def _crossing_rate(platform: Platform, size: Fraction, group: frozenset[NodeId],
+                   capacity: PortCapacity, *, into: bool) -> Fraction:
+    """Messages of ``size`` the links into ``group`` (``into``), or out of it, carry per
+    time unit, at most.
 
     Per node of the group, the fractional knapsack of
-    :func:`~portsim.planners.lp._ssr.port_rates` on its links from outside:
-    the ``k`` fastest of them busy the whole time unit (``k`` its receive
-    ports); the nodes' ports are disjoint, so the sum is the most.
+    :func:`~portsim.planners.lp._ssr.port_rates` on its links from (to)
+    outside: the ``k`` fastest of them busy the whole time unit (``k`` its
+    receive (send) ports); the nodes' ports are disjoint, so the sum is the most.
     """
     g = platform.graph
     total = Fraction(0)
     for v in group:
-        rates = sorted((1 / (size * g.edges[u, v]["c"]) for u in g.predecessors(v)
-                        if u not in group), reverse=True)
-        total += sum(rates[:int(capacity.receive[v])], Fraction(0))
-    return total
-
-
-def _exit_rate(platform: Platform, size: Fraction, group: frozenset[NodeId],
-               capacity: PortCapacity) -> Fraction:
-    """Messages of ``size`` the links out of ``group`` carry per time unit, at most
-    (:func:`_entry_rate` on the send side)."""
-    g = platform.graph
-    total = Fraction(0)
-    for u in group:
-        rates = sorted((1 / (size * g.edges[u, v]["c"]) for v in g.successors(u)
-                        if v not in group), reverse=True)
-        total += sum(rates[:int(capacity.send[u])], Fraction(0))
+        links = g.in_edges(v) if into else g.out_edges(v)
+        rates = sorted((1 / (size * g.edges[a, b]["c"]) for a, b in links
+                        if (a if into else b) not in group), reverse=True)
+        ports = capacity.receive[v] if into else capacity.send[v]
+        total += sum(rates[:int(ports)], Fraction(0))
     return total
 
 
@@ -183,10 +173,9 @@ def gossip_cap(platform: Platform, operation: Operation,
     no_router = not platform.routers
     best: tuple[Fraction, str] | None = None
     for part in parts:
-        sides = [("into", _entry_rate)] + ([("out of", _exit_rate)] if no_router else [])
-        for side, rate in sides:
-            carried = sum((rate(platform, size, grp, capacity) for grp in part.groups),
-                          Fraction(0))
+        for side in ("into", "out of")[:2 if no_router else 1]:
+            carried = sum((_crossing_rate(platform, size, grp, capacity, into=side == "into")
+                           for grp in part.groups), Fraction(0))
             cap = carried / part.entries
             if best is None or cap < best[0]:
                 best = (cap, f"the gossip bound (groups: {part.name}; an instance moves "

@@ -285,6 +285,30 @@ class FloatSolution:
     via highspy), when known: the exact recovery solves this basis."""
 
 
+def highs_lp(a: sp.csc_matrix, cost: np.ndarray, col_upper: np.ndarray,
+             row_lower: np.ndarray, row_upper: np.ndarray) -> highspy.HighsLp:
+    """A HiGHS model ``min cost·x``, ``row_lower <= a x <= row_upper``,
+    ``0 <= x <= col_upper``, from a column-wise sparse matrix."""
+    import highspy
+
+    n = a.shape[1]
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = a.shape[0]
+    lp.col_cost_ = cost
+    lp.col_lower_ = np.zeros(n)
+    lp.col_upper_ = col_upper
+    lp.row_lower_ = row_lower
+    lp.row_upper_ = row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = a.indptr
+    lp.a_matrix_.index_ = a.indices
+    lp.a_matrix_.value_ = a.data
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = a.shape[0]
+    return lp
+
+
 def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
                    ) -> FloatSolution:
     """Solve with highspy directly, returning HiGHS's optimal basis too.
@@ -309,22 +333,11 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
         h.setOptionValue("simplex_strategy", 1)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = a.shape[0]
     cost = np.zeros(n)
     cost[model.objective] = -1.0
-    lp.col_cost_ = cost
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.full(n, highspy.kHighsInf)
-    lp.row_lower_ = np.concatenate([np.full(n_ub, -highspy.kHighsInf), b_eq])
-    lp.row_upper_ = np.concatenate([b_ub, b_eq])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = a.indptr
-    lp.a_matrix_.index_ = a.indices
-    lp.a_matrix_.value_ = a.data
-    lp.a_matrix_.num_col_ = n
-    lp.a_matrix_.num_row_ = a.shape[0]
+    lp = highs_lp(a, cost, np.full(n, highspy.kHighsInf),
+                  np.concatenate([np.full(n_ub, -highspy.kHighsInf), b_eq]),
+                  np.concatenate([b_ub, b_eq]))
     started = time.perf_counter()
     h.passModel(lp)
     h.run()
