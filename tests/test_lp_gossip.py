@@ -15,6 +15,8 @@ from fractions import Fraction as F
 
 import pytest
 from bound_checks import assert_no_planner_beats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_lp_allreduce_independent import packing_optimum
 
 from portsim.planners.lp import steady_state
@@ -144,3 +146,39 @@ def test_one_port_fat_tree_rows_narrow_the_interval() -> None:
     assert result.status == "ok"
     assert result.throughput_bound == F(8, 37)
     assert "certified interval [4/19, 8/37]" in result.message
+
+
+@st.composite
+def _switched_platforms(draw: st.DrawFn) -> tuple[Platform, tuple[str, ...]]:
+    """Three or four participants, maybe a helper processor, behind one or two switches
+    (multiport or one-port), some direct links; costs 1..4 each way."""
+    n = draw(st.integers(3, 4))
+    names = [f"P{i}" for i in range(n)] + (["H"] if draw(st.booleans()) else [])
+    switches = ["s0", "s1"][:draw(st.integers(1, 2))]
+    cost = st.integers(1, 4)
+    links = []
+    for i, name in enumerate(names):
+        sw = switches[i % len(switches)]
+        links += [(name, sw, draw(cost)), (sw, name, draw(cost))]
+    if len(switches) == 2:
+        links += [("s0", "s1", draw(cost)), ("s1", "s0", draw(cost))]
+    if draw(st.booleans()):
+        links += [("P0", "P1", draw(cost)), ("P1", "P0", draw(cost))]
+    port = draw(st.sampled_from(["multiport", "bidirectional"]))
+    compute = {name: draw(st.integers(0, 2)) for name in names}
+    platform = Platform.build({**compute, **dict.fromkeys(switches, 0)}, links,
+                              node_port_models=dict.fromkeys(switches, port), routers=switches)
+    return platform, tuple(names[:n])
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(_switched_platforms())
+def test_no_packing_beats_the_gossip_bound_on_switched_platforms(
+        case: tuple[Platform, tuple[str, ...]]) -> None:
+    """The independent optimum (column generation over instance structures, MILP
+    pricing, none of the planner's models) never exceeds the gossip cap."""
+    platform, parts = case
+    op = Operation(ALLREDUCE, participants=parts).resolve(platform)
+    found = gossip_cap(platform, op)
+    assert found is not None
+    assert packing_optimum(platform, parts) <= float(found[0]) + 1e-9
