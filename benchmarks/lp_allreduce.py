@@ -106,7 +106,8 @@ def _platform(n: int, seed: int, costs: tuple[int, int], complete: bool):  # typ
 
 def measure_bound(n: int, seed: int, method: str, costs: tuple[int, int],
                   complete: bool) -> dict[str, object]:
-    """The relaxation alone by each method (CPU seconds); ``both`` checks they agree."""
+    """The relaxation alone by each method (CPU seconds); ``both`` checks that ``whole``
+    (with the gossip rows) is at most ``columns`` (without them)."""
     platform = _platform(n, seed, costs, complete)
     op = Operation(OperationKind.ALLREDUCE).resolve(platform)
     row: dict[str, object] = {"N": n, "seed": seed}
@@ -119,8 +120,9 @@ def measure_bound(n: int, seed: int, method: str, costs: tuple[int, int],
         row[name] = format_rational(value) if value is not None else found.message
         row[f"{name}_method"] = found.method if isinstance(found, ExactSolution) else "-"
         values.append(value)
-    if len(values) == 2 and None not in values and values[0] != values[1]:
-        raise AssertionError(f"N = {n}, seed {seed}: the two bounds differ: {row}")
+    # whole holds the gossip rows, the tree packing does not: at most, equal where none binds
+    if len(values) == 2 and None not in values and values[0] > values[1]:
+        raise AssertionError(f"N = {n}, seed {seed}: whole is above columns: {row}")
     return row
 
 

@@ -57,7 +57,8 @@ platforms of degree 3 (every node a participant): N = 6 in 0.8 s, N = 8 in
 beyond that, set ``time_limit``.  The same program solved as a packing of
 per-destination reduction trees by column generation
 (:mod:`portsim.planners.lp._allreduce_columns`, ``method="columns"`` of
-:func:`allreduce_bound`) gives the same certified value, but is slower on
+:func:`allreduce_bound`) gives the same certified value without the gossip
+rows (it cannot hold them: they are not per destination), but is slower on
 every size measured (its master program is very degenerate): it is not the
 default.
 
@@ -119,7 +120,7 @@ row per other participant's index, :func:`add_receive_cuts`: no variable)."""
 
 def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
                                 full: Collection[NodeId] | None = None,
-                                others: str = "local") -> LinearModel:
+                                others: str = "local", gossip: bool = True) -> LinearModel:
     """The upper-bound program: one SSR(G) copy per destination over shared operations.
 
     Parameters
@@ -138,6 +139,11 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
         One of :data:`OTHERS`: with ``cuts``, each destination without a whole
         copy keeps, instead of its own node's rows, their sum per index
         (:func:`add_receive_cuts`), a weaker bound without variables.
+    gossip:
+        Add the gossip rows (:func:`~portsim.planners.lp._gossip.add_gossip_rows`);
+        without them the program is RR-4872's per-destination relaxation alone,
+        the one :mod:`portsim.planners.lp._allreduce_columns` solves as a
+        packing of trees.
 
     Returns
     -------
@@ -179,8 +185,9 @@ def build_allreduce_bound_model(platform: Platform, operation: Operation, *,
     for node, coeffs in ops.cpu.items():
         model.add(coeffs, "<=", _ONE, f"computation of {node}")
     capacity.add_link_rows(model, ops.link_port)  # none on a bidirectional platform
-    add_gossip_rows(model, ((key[:2], j) for key, j in ops.x.items()), tp,
-                    gossip_partitions(platform, operation))
+    if gossip:
+        add_gossip_rows(model, ((key[:2], j) for key, j in ops.x.items()), tp,
+                        gossip_partitions(platform, operation))
     return model
 
 
@@ -395,9 +402,12 @@ def allreduce_bound(platform: Platform, operation: Operation, options: LpOptions
     deadline:
         The call's deadline (default: :meth:`LpOptions.clock`).
     method:
-        One of :data:`BOUND_METHODS`.  Both give the same certified value;
-        ``whole`` is the default because it is the faster one on every size
-        measured so far (``benchmarks/lp_allreduce.py --bound-only``).
+        One of :data:`BOUND_METHODS`.  ``whole`` holds the gossip rows, the
+        tree packing of ``columns`` does not: without them both give the same
+        certified value, so ``whole``'s is at most ``columns``' (lower where
+        a gossip row binds, e.g. on a fat tree).  ``whole`` is the default:
+        that, and it is the faster one on every size measured so far
+        (``benchmarks/lp_allreduce.py --bound-only``).
 
     Returns
     -------

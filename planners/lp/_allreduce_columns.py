@@ -17,8 +17,10 @@ and the coupling rows ``Σ_{t of d, op ∈ t} λ_t - x_op <= 0`` (dual
 trees uses* (rows are generated with the columns).  Tasks on a processor of
 compute time 0 have no row (as in the whole program: no CPU row to share).
 
-*Same optimum as the whole program.*  A master point gives ``send_d(op) =
-cons_d(op) = Σ_{t of d, op ∈ t} λ_t``: each tree is a feasible SSR(G) point
+*Same optimum as the whole program without its gossip rows* (those of
+:mod:`portsim.planners.lp._gossip` tie the destinations together: not a
+per-destination row, so the tree packing leaves them out).  A master point
+gives ``send_d(op) = cons_d(op) = Σ_{t of d, op ∈ t} λ_t``: each tree is a feasible SSR(G) point
 for target ``d`` carrying one result, and never sends ``v_k`` into its owner
 nor the result out of ``d`` (its paths are simple), so these are feasible
 copies at rate ``TP`` with ``send_d <= x`` and ``cons_d <= y`` (``y`` is
