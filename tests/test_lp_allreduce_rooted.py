@@ -252,6 +252,37 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")
+def test_with_a_time_limit_a_small_relaxation_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a time_limit and a relaxation of at most RELAXATION_FIRST_WITH_TIME_LIMIT
+    variables, the restricted relaxation keeps its limits of no time_limit (here
+    one program: RESTRICTED_WORK 1) and the relaxation runs next: exact, at the
+    relaxation computed independently.  Above it, the restricted generation has no
+    work limit and runs on, to the relaxation's value ("fits") or the schedule."""
+    platform = random_platform(5, 2, c=(1, 10), compute=(0, 3), seed=1)
+    op = Operation(ALLREDUCE).resolve(platform)
+    relaxation = _relaxation(platform, op)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_WORK", 1)
+    monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
+    first = steady_state(platform, op, time_limit=120)
+    assert first.message == ""
+    assert first.throughput_bound == first.achieved_throughput == relaxation
+    assert any(note.startswith("restricted relaxation (1 program)") for note in first.notes)
+    assert any(note.startswith("restricted relaxation stopped: the next program")
+               for note in first.notes)
+    assert any("per-destination SSR(G) copies over shared operations" in note
+               for note in first.notes)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_FIRST_WITH_TIME_LIMIT", 0)
+    generated = steady_state(platform, op, time_limit=120)
+    assert generated.throughput_bound == relaxation
+    assert not any(note.startswith("restricted relaxation stopped")
+                   for note in generated.notes)
+    assert any(note.startswith("restricted relaxation (") and "(1 program)" not in note
+               for note in generated.notes)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
 def test_a_relaxation_cut_by_the_time_limit_leaves_the_interval(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Above the cap, the relaxation gets RELAXATION_SHARE of the time left, not all of

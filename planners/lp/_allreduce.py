@@ -238,9 +238,22 @@ CPU; N = 16 and 24: the first alone): a budget of work, not of time, so that
 the bound is the same on every machine."""
 
 RESTRICTED_MAX_WITH_TIME_LIMIT = 400_000
-"""With a ``time_limit``, the restricted relaxation's programs may hold up to
-this many variables (the memory bound of :data:`RELAXATION_MAX_WITH_TIME_LIMIT`),
-as many programs as :data:`RELAXATION_SHARE` of the time left allows."""
+"""With a ``time_limit``, and a relaxation above
+:data:`RELAXATION_FIRST_WITH_TIME_LIMIT`, the restricted relaxation's programs may
+hold up to this many variables (the memory bound of
+:data:`RELAXATION_MAX_WITH_TIME_LIMIT`), as many programs as
+:data:`RELAXATION_SHARE` of the time left allows."""
+
+RELAXATION_FIRST_WITH_TIME_LIMIT = 200_000
+"""With a ``time_limit``, a relaxation of at most this many variables decides: the
+restricted relaxation keeps the limits it has without a ``time_limit`` (seconds),
+and the relaxation has the time left.  Measured (CPU seconds of the float
+relaxation, interior point): random N = 12, out-degree 3, costs 1..10, about
+80,000 variables, 69-82 s, equal to step 2's schedule on three of the four
+platforms measured (seeds 1, 2, 3; seed 5 1.0011 times it), where ten restricted
+programs would not have reached it; complete N = 12, about 175,000, about 300 s.
+Above it (random N = 16: about 293,000) the restricted generation takes
+:data:`RELAXATION_SHARE` of the time, and the relaxation the rest."""
 
 PACKING_SECONDS = 120.0
 """Without a ``time_limit``, the structure search stops after this many
@@ -265,11 +278,14 @@ class _Limits(NamedTuple):
     work: int
 
 
-def _restricted_limits(options: LpOptions) -> _Limits:
+def _restricted_limits(options: LpOptions, relaxation: int) -> _Limits:
     """:data:`RESTRICTED_LOCAL_VARIABLES`, :data:`RESTRICTED_MAX_VARIABLES` and
-    :data:`RESTRICTED_WORK` without a ``time_limit``; with one,
-    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` for both sizes and no work limit."""
-    if options.time_limit is None:
+    :data:`RESTRICTED_WORK` without a ``time_limit``, and with one when the
+    relaxation (of ``relaxation`` variables) is at most
+    :data:`RELAXATION_FIRST_WITH_TIME_LIMIT`: that relaxation then decides, in
+    the time left.  Otherwise, :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` for both
+    sizes and no work limit."""
+    if options.time_limit is None or relaxation <= RELAXATION_FIRST_WITH_TIME_LIMIT:
         return _Limits(RESTRICTED_LOCAL_VARIABLES, RESTRICTED_MAX_VARIABLES, RESTRICTED_WORK)
     return _Limits(RESTRICTED_MAX_WITH_TIME_LIMIT, RESTRICTED_MAX_WITH_TIME_LIMIT, sys.maxsize)
 
@@ -716,9 +732,10 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     :data:`RELAXATION_MAX_VARIABLES`, the restricted relaxation
     (:func:`~portsim.planners.lp._allreduce_restricted.restricted_bound`:
     programs of up to :data:`RESTRICTED_MAX_VARIABLES` variables,
-    :data:`RESTRICTED_WORK` in all, without a ``time_limit``; with one, up to
-    :data:`RESTRICTED_MAX_WITH_TIME_LIMIT` within :data:`RELAXATION_SHARE` of
-    the time left), then the relaxation
+    :data:`RESTRICTED_WORK` in all, without a ``time_limit`` and with one when
+    the relaxation holds at most :data:`RELAXATION_FIRST_WITH_TIME_LIMIT`
+    variables; else, with one, up to :data:`RESTRICTED_MAX_WITH_TIME_LIMIT`
+    within :data:`RELAXATION_SHARE` of the time left), then the relaxation
     (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
     :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or, when the
@@ -747,7 +764,7 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     big = size > RELAXATION_MAX_VARIABLES
     huge = size > RELAXATION_MAX_WITH_TIME_LIMIT
     relax = not big or (options.time_limit is not None and not huge)
-    limits = _restricted_limits(options)
+    limits = _restricted_limits(options, size)
     others, first = _restricted_mode(platform, operation, limits)
     restrict = big and first <= limits.largest
     try:
