@@ -140,9 +140,8 @@ def test_fat_tree_with_slow_aggregation_links_is_exact_by_its_islands() -> None:
 def test_one_port_fat_tree_rows_narrow_the_interval() -> None:
     """With one-port switches the cap does not meet the schedule; the rows in the
     restricted relaxation bring its upper end from 1/4 to 8/37."""
-    op = Operation(ALLREDUCE).resolve(fat_tree_platform(4, port_model="bidirectional"))
-    result = steady_state(fat_tree_platform(4, port_model="bidirectional"), op,
-                          max_events=3_000)
+    platform = fat_tree_platform(4, port_model="bidirectional")
+    result = steady_state(platform, Operation(ALLREDUCE).resolve(platform), max_events=3_000)
     assert result.status == "ok"
     assert result.throughput_bound == F(8, 37)
     assert "certified interval [4/19, 8/37]" in result.message

@@ -659,8 +659,8 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     within it.  Above :data:`SPLIT_MAX_CELLS` price cells without a
     ``time_limit``, or :data:`SPLIT_MAX_CELLS_WITH_TIME_LIMIT` with one, the
     split is not attempted (its memory and time, estimated before anything is
-    allocated): the first two bounds stand and the third string says so; it
-    also says when the search was cut at its rounds.
+    allocated): the caps stand and the fourth string says so; it also says
+    when the search was cut at its rounds.
     """
     best, how, method = _caps(platform, operation)
     if best <= master.lower:
@@ -682,9 +682,9 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
                (" (the rounds this size gets without a time_limit, the same on every "
                 "machine; with one, up to " f"{SPLIT_ROUNDS})" if fixed else ""))
     if split is not None and split < best:
-        best, how, method = split, ("step 2's exact dual, its prices split among the "
-                                    "destinations (a dual of the structure packing)"), (
-                                        "structure dual")
+        best, method = split, "structure dual"
+        how = ("step 2's exact dual, its prices split among the destinations (a dual of "
+               "the structure packing)")
     return best, how, method, cut
 
 
@@ -768,9 +768,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     others, first = _restricted_mode(platform, operation, limits)
     restrict = big and first <= limits.largest
     try:
-        upper, how, method, split_note = _cheap_upper(platform, operation, master, seeds, options,
-                                              deadline, search=big and not restrict,
-                                              then_relax=big and relax)
+        upper, how, method, split_note = _cheap_upper(
+            platform, operation, master, seeds, options, deadline,
+            search=big and not restrict, then_relax=big and relax)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the allreduce bound")
     if split_note and upper > master.lower:

@@ -45,9 +45,10 @@ runs at most ``k`` sends and ``k`` receives at once, each on its own link,
 and a link one transfer at a time, so the port sums stay below ``k·H`` and
 each link's below ``H``; every completed instance made at least ``2g - 2``
 entries into the groups of each partition, each a message's worth of sends
-into a group (:mod:`portsim.planners.lp._gossip`).  Hence ``completed(H) <= TP* · H`` for every
-``H``; ``tests/test_lp_allreduce.py`` checks it against a brute force over
-every union of per-destination reduction trees on tiny platforms.
+into a group (:mod:`portsim.planners.lp._gossip`).  Hence ``completed(H) <=
+TP* · H`` for every ``H``; ``tests/test_lp_allreduce.py`` checks it against a
+brute force over every union of per-destination reduction trees on tiny
+platforms.
 
 *Size.*  ``N`` copies of SSR(G): about ``N · (|E| N²/2 + n N³/6)``
 variables and as many coupling rows, solved by HiGHS (interior point above

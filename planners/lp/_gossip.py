@@ -34,9 +34,9 @@ adds one before).  So an instance makes at least ``2g - 2`` entries, each a
 message's worth over the in-links of a group; per time unit, ``(2g - 2) TP``
 at most what those links can carry into the groups (their rates under the
 ports and links, :func:`~portsim.planners.lp._ssr.port_rates`'s knapsack on
-the links entering the group, :func:`_crossing_rate`).  Without routers, a link into a group is a
-send of a processor outside it, so the same count bounds what the
-processors send out of their groups.
+the links entering the group, :func:`_crossing_rate`).  Without routers, a
+link into a group is a send of a processor outside it, so the same count
+bounds what the processors send out of their groups.
 
 **Partitions tried** (:func:`gossip_partitions`): every processor alone
 (``g = N``: the count of messages received by processors), and, for every

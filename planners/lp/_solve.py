@@ -51,7 +51,7 @@ except ImportError:  # pragma: no cover - highspy is a dependency
     _HAVE_HIGHSPY = False
 
 __all__ = ["IPM_THRESHOLD", "Deadline", "FloatSolution", "LinearModel", "Row", "TimeLimitReached",
-           "new_highs", "solve_float"]
+           "highs_lp", "new_highs", "solve_float"]
 
 IPM_THRESHOLD = 2_000
 """With ``method="auto"``, models with more variables than this use HiGHS's
