@@ -550,3 +550,47 @@ def test_dataclass_outcome_fields_default() -> None:
     """An outcome built by older callers (six fields) reads as not interrupted."""
     outcome = execute_module.StudyOutcome(1, 0, 1, 0, 0, 1.0)
     assert dataclasses.astuple(outcome)[6:] == (False, (), 0, (), 0, 0)
+
+
+_HALF_WRITTEN = '''
+import os, struct, sys, threading, time
+import portsim.scenarios.study.execute as ex
+from portsim.scenarios.study.spec import study_from_dict
+
+POOLS = []
+class Remembered(ex.ProcessPoolExecutor):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        POOLS.append(self)
+
+def half_written(batch, study):
+    # what a worker ended in the middle of writing its result leaves: a length
+    # header and part of the message, in the pool's result pipe
+    writer = POOLS[0]._result_queue._writer
+    os.write(writer.fileno(), struct.pack("!i", 1000) + b"abc")
+    time.sleep(60)
+
+ex.ProcessPoolExecutor = Remembered
+ex.execute_runs = half_written
+study = study_from_dict({STUDY!r})
+runs = list(study.runs)
+stop = threading.Event()
+threading.Timer(1.0, stop.set).start()
+assert list(ex._local_results(runs, study.name, 1, stop)) == []
+print("stopped", flush=True)
+'''
+
+
+def test_a_stop_with_a_half_written_result_still_exits(tmp_path: Path) -> None:
+    """A worker ended while it wrote its result left part of a message in the pool's
+    pipe: the pool's manager thread waited for the rest forever, and Python's exit
+    joined it (a CI run hung so after its last test).  The stop closes the parent's
+    end of that pipe: the process ends, well within the timeout."""
+    script = tmp_path / "half_written.py"
+    script.write_text(_HALF_WRITTEN.replace("{STUDY!r}", repr(flat_study(replicates=3))))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "stopped\n"
+    assert time.monotonic() - started < 30

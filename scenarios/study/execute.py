@@ -511,6 +511,8 @@ def _local_results(runs: Sequence[StudyRun], study: str, workers: int | None,
     count = workers or os.cpu_count() or 1
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=count, initializer=_worker_setup)
+    # The parent's end of the pool's result pipe (a private attribute: None elsewhere).
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
     finished = False
     try:
         yield from _batched(
@@ -527,6 +529,13 @@ def _local_results(runs: Sequence[StudyRun], study: str, workers: int | None,
                 child.join(timeout=5)
                 if child.is_alive():
                     child.kill()
+            # A worker ended while it wrote a result leaves part of a message in the
+            # pipe: the pool's manager thread waits in recv for the rest, forever, and
+            # Python's exit joins that thread (CPython 3.11; a CI run hung so after its
+            # last test).  With every writer closed, recv meets the end of the pipe and
+            # the thread takes the pool as broken and ends.
+            if writer is not None:
+                writer.close()
         pool.shutdown(wait=True)
 
 
