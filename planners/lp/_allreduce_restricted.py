@@ -146,7 +146,7 @@ class _CopyRates:
                 cols.append(j)
                 vals.append(float(a))
         self._columns = len(self._sends) + len(self._tasks)
-        self._matrix = (rows, cols, vals)
+        self._matrix = (np.asarray(rows), np.asarray(cols), np.asarray(vals))
 
     def rate(self, d: NodeId, values: Sequence[Fraction]) -> float:
         """The largest ``TP`` of ``d``'s whole copy inside ``values`` (0 when none)."""
@@ -157,8 +157,8 @@ class _CopyRates:
             return 0.0  # no way to build the result at d
         n_cols = self._columns + 1
         rows, cols, vals = self._matrix
-        a = sp.csc_matrix((np.asarray([*vals, -1.0]), (np.asarray([*rows, result]),
-                                                         np.asarray([*cols, n_cols - 1]))),
+        a = sp.csc_matrix((np.append(vals, -1.0), (np.append(rows, result),
+                                                   np.append(cols, n_cols - 1))),
                           shape=(len(self._row), n_cols))
         inf = highspy.kHighsInf
         upper = np.empty(n_cols)

@@ -62,6 +62,7 @@ import networkx as nx
 
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._solve import LinearModel
+from portsim.planners.lp._ssr import side_rate
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -139,21 +140,18 @@ def gossip_partitions(platform: Platform, operation: Operation) -> list[GossipPa
 def _crossing_rate(platform: Platform, size: Fraction, group: frozenset[NodeId],
                    capacity: PortCapacity, *, into: bool) -> Fraction:
     """Messages of ``size`` the links into ``group`` (``into``), or out of it, carry per
-    time unit, at most.
-
-    Per node of the group, the fractional knapsack of
-    :func:`~portsim.planners.lp._ssr.port_rates` on its links from (to)
-    outside: the ``k`` fastest of them busy the whole time unit (``k`` its
-    receive (send) ports); the nodes' ports are disjoint, so the sum is the most.
-    """
+    time unit, at most: per node of the group,
+    :func:`~portsim.planners.lp._ssr.side_rate` of its links from (to) outside under
+    its receive (send) ports; the nodes' ports are disjoint, so the sum is the most."""
     g = platform.graph
     total = Fraction(0)
     for v in group:
-        links = g.in_edges(v) if into else g.out_edges(v)
-        rates = sorted((1 / (size * g.edges[a, b]["c"]) for a, b in links
-                        if (a if into else b) not in group), reverse=True)
-        ports = capacity.receive[v] if into else capacity.send[v]
-        total += sum(rates[:int(ports)], Fraction(0))
+        if into:
+            links = [(a, b) for a, b in g.in_edges(v) if a not in group]
+            total += side_rate(platform, size, links, capacity.receive[v])
+        else:
+            links = [(a, b) for a, b in g.out_edges(v) if b not in group]
+            total += side_rate(platform, size, links, capacity.send[v])
     return total
 
 

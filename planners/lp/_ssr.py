@@ -38,6 +38,7 @@ __all__ = [
     "receive_capacity",
     "reduce_cap",
     "reduction_tasks",
+    "side_rate",
     "ssr_sends",
 ]
 
@@ -84,13 +85,19 @@ def port_rates(platform: Platform, size: Fraction
     over the links (what only a node with a port per link reaches).
     """
     g, capacity = platform.graph, PortCapacity.of(platform)
+    return ({v: side_rate(platform, size, g.out_edges(v), capacity.send[v]) for v in g.nodes},
+            {v: side_rate(platform, size, g.in_edges(v), capacity.receive[v])
+             for v in g.nodes})
 
-    def rate(links: Iterable[tuple[NodeId, NodeId]], ports: Fraction) -> Fraction:
-        rates = sorted((1 / (size * g.edges[e]["c"]) for e in links), reverse=True)
-        return sum(rates[:int(ports)], Fraction(0))
 
-    return ({v: rate(g.out_edges(v), capacity.send[v]) for v in g.nodes},
-            {v: rate(g.in_edges(v), capacity.receive[v]) for v in g.nodes})
+def side_rate(platform: Platform, size: Fraction, links: Iterable[tuple[NodeId, NodeId]],
+              ports: Fraction) -> Fraction:
+    """Messages of ``size`` that ``links``, one side of a node with ``ports`` ports, carry
+    per time unit at most: the fractional knapsack of :func:`port_rates`, the
+    ``int(ports)`` cheapest links each busy the whole time unit."""
+    g = platform.graph
+    rates = sorted((1 / (size * g.edges[e]["c"]) for e in links), reverse=True)
+    return sum(rates[:int(ports)], Fraction(0))
 
 
 def reduce_cap(platform: Platform, operation: Operation, *,
