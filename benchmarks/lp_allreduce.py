@@ -15,7 +15,8 @@ seed given.  For each platform:
 - ``ratio``: the upper end over the schedule (1 when exact);
 - ``step``: what decided the result (``rtb``: reduce-then-broadcast reached
   the relaxation; ``dual``: it reached the bound of its own dual split among
-  the destinations; ``restr``: it reached the restricted relaxation
+  the destinations; ``ydual``: it reached the bound of its own dual priced
+  over every fractional structure; ``restr``: it reached the restricted relaxation
   (:mod:`portsim.planners.lp._allreduce_restricted`); ``cap``: a single-node
   bound; ``packing``: the
   structure search proved a lower optimum; ``interval``: not proven, the
@@ -166,6 +167,8 @@ def _step(result) -> str:  # type: ignore[no-untyped-def]
         return "rtb"
     if "split among the destinations" in upper:
         return "dual"
+    if "over every fractional structure" in upper:
+        return "ydual"
     if upper.startswith("upper bound: the restricted relaxation"):
         return "restr"
     return "cap"

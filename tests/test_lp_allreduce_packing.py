@@ -13,11 +13,11 @@ import pytest
 
 from portsim.planners.lp._allreduce_packing import (
     _milp_price,
-    _upper,
     build_master,
     build_pricing_model,
     canonical,
     certify,
+    dual_bound,
     pack_structures,
     structure_unit,
 )
@@ -163,7 +163,7 @@ def test_certificate_closes_and_a_partial_one_still_bounds() -> None:
     partial = certify(platform, op, y, LpOptions(), deadline=NO_LIMIT, node_limit=1)
     assert 0 < partial.least < 1
     master = ExactSolution([], value, value, [], [], "test")
-    upper = _upper(platform, op, y, partial.least, master)
+    upper = dual_bound(platform, op, y, partial.least, master)
     assert upper > value  # an interval, still a valid upper end:
     assert upper >= F(1, 6)
     assert upper <= sum(y.values(), F(0)) / partial.least

@@ -66,8 +66,11 @@ would take 15 GiB), the restricted relaxation (whole copies for a few
 destinations, every other one by its own node's rows, by destination
 generation: :mod:`portsim.planners.lp._allreduce_restricted`, up to
 :data:`RESTRICTED_MAX_VARIABLES` variables a program and
-:data:`RESTRICTED_WORK` in all), and only then the relaxation, up to
-:data:`RELAXATION_MAX_VARIABLES` variables and :data:`RELAXATION_SECONDS`.
+:data:`RESTRICTED_WORK` in all), with a ``time_limit`` step 2's exact dual
+priced over every fractional structure (:func:`_dual_check`), and only then
+the relaxation, up to :data:`RELAXATION_MAX_VARIABLES` variables and
+:data:`RELAXATION_SECONDS` (with a ``time_limit``, up to
+:data:`RELAXATION_MAX_WITH_TIME_LIMIT` variables in it).
 What none of them closes is the certified interval ``[step 2, least upper
 bound]``, the notes naming that bound; the structure search (step 3) does
 not run at these sizes.
@@ -75,6 +78,7 @@ not run at these sizes.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -96,8 +100,11 @@ from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
 from portsim.planners.lp._allreduce_packing import (
     NODE_LIMIT,
     Packing,
+    Row,
     Structure,
     canonical,
+    certify,
+    dual_bound,
     pack_structures,
     packing_solution,
     structure_unit,
@@ -125,6 +132,7 @@ from portsim.planners.lp._incremental import (
 from portsim.planners.lp._reduce import refuse_reduction
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import add_ssr_variables, port_rates, reduce_cap
+from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.simulator.numbers import counted, format_rational
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
@@ -262,6 +270,7 @@ may use the whole call's time (measured: one pricing round takes 1.3 s and
 one exact branch-and-bound node 2 s at N = 8)."""
 
 _ONE = Fraction(1)
+_ZERO = Fraction(0)
 _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
@@ -688,6 +697,80 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
     return best, how, method, cut
 
 
+class DualCheck(NamedTuple):
+    """What :func:`_dual_check` proved: every structure costs at least ``least`` under
+    step 2's exact dual, so no schedule beats ``upper``; ``cheaper`` when a
+    structure below 1 turned up (step 2's schedule is then not optimal)."""
+
+    least: Fraction
+    upper: Fraction
+    cheaper: bool
+
+
+PRICE_BITS = 53
+""":func:`_dual_check` runs only when its program's price row, scaled to integers, has
+coefficients of at most this many bits (a float holds them exactly).  Above, the
+exact recovery of HiGHS's basis fails (its float factorisation cannot refine the
+row) and the time is lost: measured, random N = 12 (out-degree 3, costs 1..10),
+seed 2, 54 bits, 87 s of CPU for no bound; seeds 1 and 3, 34 and 37 bits, exact."""
+
+
+def _price_bits(platform: Platform, operation: Operation, y: dict[Row, Fraction]) -> int:
+    """Bits of the largest coefficient of the structure price row ``S + Σ price·z = C``
+    once scaled to integers (the common denominator of the prices times the largest
+    one, and the coefficient of ``S``)."""
+    prices = [operation.size * platform.cost(u, v)
+              * sum((y.get(row, _ZERO) for row in (("send", u), ("recv", v), ("link", (u, v)))),
+                    _ZERO)
+              for u, v in platform.graph.edges]
+    prices += [platform.compute_time(node) * y.get(("cpu", node), _ZERO)
+               for node in platform.processors]
+    prices = [q for q in prices if q]
+    if not prices:
+        return 0
+    scale = math.lcm(*(q.denominator for q in prices))
+    return max(scale.bit_length(), (max(prices) * scale).numerator.bit_length())
+
+
+def _dual_check(platform: Platform, operation: Operation, master: ExactSolution,
+                options: LpOptions, deadline: Deadline) -> DualCheck | str:
+    """Step 2's exact dual priced over every fractional structure (one exact program), or
+    why it gave no bound: its program did not finish by ``deadline``, or was not
+    attempted (prices beyond :data:`PRICE_BITS`).
+
+    Step 2's master is the structure packing of
+    :mod:`portsim.planners.lp._allreduce_packing` over reduce-then-broadcast
+    instances only; its exact dual ``y`` prices the ports, CPUs and links.  The
+    least price of a *fractional* structure under ``y`` (the linear relaxation
+    of the packing's pricing program: one SSR(G) copy per destination over
+    shared operations of at most 1, the ports priced; :func:`certify` with one
+    node, solved and recovered exactly) is at most that of every structure, so
+    ``y / least`` is a feasible dual of the packing over *every* structure and
+    no schedule beats ``Σ b·y / least`` (:func:`dual_bound`).  With ``least =
+    1`` that is step 2's own value: the schedule is optimal.  It is also at
+    least the relaxation's value (which is this bound at the best ``y``), so it
+    settles the platforms where the relaxation equals step 2 with a dual step 2
+    has.  Measured (random platforms of out-degree 3, costs 1..10, N = 12, CPU
+    seconds of the float program, interior point with crossover,
+    ``/work/scratch/ysprice.py`` of the fifteenth session): seeds 1, 2, 3,
+    ``least = 1`` in 37-52 s (41 s with the exact recovery for seed 1), where
+    the relaxation takes 69-82 s; seed 5, 0.9965 (1.0035 times step 2; the
+    relaxation, 1.0011).
+    """
+    space = TreeSpace.of(platform, replace(operation, target=operation.participants[0]))
+    y = {row: value for row, value in zip(space.row_keys(), master.y_ub, strict=True)
+         if value > 0}
+    bits = _price_bits(platform, operation, y)
+    if bits > PRICE_BITS:
+        return (f"not attempted: its prices, scaled to integers, need {bits} bits, above "
+                f"{PRICE_BITS} (the exact recovery of its program would fail)")
+    found = certify(platform, operation, y, options, deadline=deadline, node_limit=1)
+    if found.least <= 0:  # not finished, or recovered inexactly (every structure is priced)
+        return "not finished in the time given, or not recovered exactly"
+    return DualCheck(found.least, dual_bound(platform, operation, y, found.least, master),
+                     found.found is not None)
+
+
 def _split_cells(platform: Platform, operation: Operation) -> tuple[int, int]:
     """The shared operations of the split bound and its price cells, counted without
     allocating them.
@@ -735,7 +818,11 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     :data:`RESTRICTED_WORK` in all, without a ``time_limit`` and with one when
     the relaxation holds at most :data:`RELAXATION_FIRST_WITH_TIME_LIMIT`
     variables; else, with one, up to :data:`RESTRICTED_MAX_WITH_TIME_LIMIT`
-    within :data:`RELAXATION_SHARE` of the time left), then the relaxation
+    within :data:`RELAXATION_SHARE` of the time left), then, with a
+    ``time_limit`` and a relaxation above :data:`RELAXATION_MAX_VARIABLES`,
+    step 2's exact dual priced over every fractional structure
+    (:func:`_dual_check`, within :data:`RELAXATION_SHARE` of the time left),
+    then the relaxation
     (:func:`~portsim.planners.lp._allreduce_bound.allreduce_bound`) when it
     has at most :data:`RELAXATION_MAX_VARIABLES` variables, within
     :data:`RELAXATION_SECONDS` (or the call's ``time_limit``), or, when the
@@ -809,6 +896,23 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                          "relaxation's")
         elif found.stop != "met":
             notes.append(f"restricted relaxation stopped: {found.stop}")
+    if upper > master.lower and not fits and big and relax:  # with a time_limit
+        left = deadline.remaining()
+        budget = deadline if left is None else Deadline.after(RELAXATION_SHARE * left)
+        checked = _dual_check(platform, operation, master, options, budget)
+        if isinstance(checked, str):
+            notes.append(f"step 2's exact dual over every fractional structure: {checked}")
+        else:
+            notes.append(f"step 2's exact dual over every fractional structure (the "
+                         f"linear relaxation of the structures' pricing, solved exactly): "
+                         f"each costs at least {format_rational(checked.least)}, so no "
+                         f"schedule beats {format_rational(checked.upper)}")
+            if checked.cheaper:
+                notes.append("a structure costs less than 1 under step 2's exact dual: "
+                             "schedules beyond reduce-then-broadcast may do better")
+            if checked.upper < upper:
+                upper, how, method = (checked.upper, "step 2's exact dual over every "
+                                      "fractional structure", "structure dual")
     if upper > master.lower and not fits:
         if not relax and huge:
             notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "

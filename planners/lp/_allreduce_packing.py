@@ -106,8 +106,8 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["NODE_LIMIT", "Certificate", "Packing", "Structure", "build_master",
-           "build_pricing_model", "canonical", "certify", "pack_structures", "packing_solution",
-           "structure_unit"]
+           "build_pricing_model", "canonical", "certify", "dual_bound", "pack_structures",
+           "packing_solution", "structure_unit"]
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
 Structure = tuple[Task, ...]
@@ -618,12 +618,12 @@ def pack_structures(platform: Platform, operation: Operation, start: Sequence[St
     weights = tuple((master.values[model.index["w", s]], structure)
                     for s, structure in enumerate(structures)
                     if master.values[model.index["w", s]] > 0)
-    return Packing(weights, master.lower, _upper(platform, operation, y, cert.least,
-                                                 master), rounds, nodes)
+    return Packing(weights, master.lower,
+                   dual_bound(platform, operation, y, cert.least, master), rounds, nodes)
 
 
-def _upper(platform: Platform, operation: Operation, y: Mapping[Row, Fraction],
-           least: Fraction, master: ExactSolution) -> Fraction:
+def dual_bound(platform: Platform, operation: Operation, y: Mapping[Row, Fraction],
+               least: Fraction, master: ExactSolution) -> Fraction:
     """The certified upper end from duals ``y`` and a proven least structure price.
 
     Every structure has reduced cost ``y · load - least >= 0`` in the full

@@ -98,6 +98,24 @@ class TreeSpace:
         """Master rows: send and receive port of every node, the CPUs, then the links."""
         return 2 * len(self.nodes) + len(self.cpu_rows) + len(self.link_rows)
 
+    def row_keys(self) -> list[tuple[str, NodeId] | tuple[str, tuple[NodeId, NodeId]]]:
+        """The master rows by name, in order: ``("send", v)`` and ``("recv", v)`` per node,
+        ``("cpu", v)`` per processor of ``w > 0``, then ``("link", (u, v))``.
+
+        The names of the structure packing's rows
+        (:data:`~portsim.planners.lp._allreduce_packing.Row`), so that a dual of
+        a master over this space prices structures.  Not for a space of merged
+        ports (``lp-naive``), whose receive row is the send row.
+        """
+        assert not self.merged, "merged ports have no receive row of their own"
+        nodes = self.nodes
+        keys: list[tuple[str, NodeId] | tuple[str, tuple[NodeId, NodeId]]] = [
+            (kind, v) for v in nodes for kind in ("send", "recv")]
+        keys += [("cpu", nodes[i]) for i in sorted(self.cpu_rows, key=self.cpu_rows.__getitem__)]
+        keys += [("link", (nodes[u], nodes[v]))
+                 for u, v in sorted(self.link_rows, key=self.link_rows.__getitem__)]
+        return keys
+
     def dual_value(self, y: Sequence[Fraction]) -> Fraction:
         """``Σ rhs · y`` over the master rows (the dual objective)."""
         return sum((b * v for b, v in zip(self.rhs, y, strict=True)), Fraction(0))

@@ -1,0 +1,136 @@
+"""Step 2's exact dual priced over every fractional structure (``_dual_check`` in
+``planners/lp/_allreduce.py``).
+
+Every value is checked against the relaxation (N per-destination SSR(G) copies,
+:func:`allreduce_bound`), a different program: no bound from a dual may fall
+below it, and where the check proves step 2 optimal the relaxation must equal
+step 2's value.  On the four five-node platforms where the check gives 1, the
+independent structure packing of ``test_lp_allreduce_independent.py`` also
+equals step 2's value (measured in the fifteenth session, 26-170 s each; seed 3
+is the slow test below).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+import portsim.planners.lp._allreduce as allreduce_module
+from portsim.planners.lp import steady_state
+from portsim.planners.lp._allreduce import DualCheck, Step2, _dual_check, _rooted_step
+from portsim.planners.lp._allreduce_bound import allreduce_bound
+from portsim.planners.lp._allreduce_packing import _loads, canonical
+from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._exact import ExactSolution
+from portsim.planners.lp._solve import Deadline
+from portsim.planners.lp._tree_pricing import TreeSpace
+from portsim.scenarios.generators import random_platform
+from portsim.simulator import Operation, OperationKind, replay
+
+ALLREDUCE = OperationKind.ALLREDUCE
+OPTIONS = LpOptions()
+
+
+def _checked(seed: int) -> tuple[Fraction, DualCheck | str, Fraction]:
+    """Step 2's value, the dual check and the relaxation's value, five nodes."""
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=seed)
+    op = Operation(ALLREDUCE).resolve(platform)
+    step2 = _rooted_step(platform, op, OPTIONS, OPTIONS.clock())
+    assert isinstance(step2, Step2)
+    checked = _dual_check(platform, op, step2.master, OPTIONS, Deadline.after(None))
+    relaxation = allreduce_bound(platform, op, OPTIONS, deadline=Deadline.after(None))
+    assert isinstance(relaxation, ExactSolution)
+    assert relaxation.exact
+    return step2.master.lower, checked, relaxation.upper
+
+
+@pytest.mark.parametrize(("seed", "least"), [(0, Fraction(1)), (1, Fraction(1, 2)),
+                                             (2, Fraction(1)), (3, Fraction(1)),
+                                             (4, Fraction(1)), (5, Fraction(2, 3))])
+def test_the_check_never_falls_below_the_relaxation(seed: int, least: Fraction) -> None:
+    """The bound is step 2's dual value over the least fractional structure price, at
+    or above the relaxation (the best such bound over every dual); at 1 it is step 2's
+    value, and the relaxation equals it.  Where step 2's vertex dual is not a dual of
+    the relaxation (seeds 1 and 5), the least price is below 1, a whole structure's
+    (the packing still equals step 2 there: another dual proves it)."""
+    lower, checked, relaxation = _checked(seed)
+    assert isinstance(checked, DualCheck)
+    assert checked.least == least
+    assert checked.upper >= relaxation >= lower
+    assert checked.cheaper == (least < 1)
+    if least == 1:
+        assert checked.upper == relaxation == lower
+    else:
+        assert checked.upper > relaxation
+
+
+def test_row_keys_name_the_loads_of_the_structure_packing() -> None:
+    """TreeSpace's row order, by name, gives the packing's own loads (multiport links
+    with their own rows, CPUs of w > 0 only)."""
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=4,
+                               port_model="multiport:2")
+    op = Operation(ALLREDUCE).resolve(platform)
+    space = TreeSpace.of(platform, replace(op, target=op.participants[0]))
+    keys = space.row_keys()
+    assert len(keys) == space.n_rows == len(set(keys))
+    own = PortCapacity.of(platform).own_row
+    step2 = _rooted_step(platform, op, OPTIONS, OPTIONS.clock())
+    assert isinstance(step2, Step2)
+    for _, structure in step2.structures:
+        by_name = {keys[row]: load for row, load in space.loads(list(structure)).items()
+                   if load}
+        assert by_name == _loads(platform, op, structure, own)
+        assert canonical(op, structure) == structure
+
+
+def test_prices_beyond_a_float_are_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above PRICE_BITS the check is not attempted, and says why."""
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    step2 = _rooted_step(platform, op, OPTIONS, OPTIONS.clock())
+    assert isinstance(step2, Step2)
+    monkeypatch.setattr(allreduce_module, "PRICE_BITS", 2)
+    checked = _dual_check(platform, op, step2.master, OPTIONS, Deadline.after(None))
+    assert isinstance(checked, str)
+    assert checked.startswith("not attempted: its prices, scaled to integers, need ")
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_with_a_time_limit_the_check_proves_step2_optimal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nine nodes with a time_limit, the relaxation above its cap (here 0): the
+    restricted relaxation stops at its work limit above step 2, and the check proves
+    step 2 optimal (method 'structure dual'); the relaxation computed on its own has
+    that value, and the (fixed-period) schedule replays without a violation."""
+    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=3)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    result = steady_state(platform, op, time_limit=300, max_events=500)
+    assert result.status == "ok"
+    assert result.message == ""
+    assert result.throughput_bound == Fraction(7350827, 86673478)  # step 2's value
+    assert any(note.startswith("restricted relaxation stopped") for note in result.notes)
+    assert any(note.startswith("upper bound: step 2's exact dual over every fractional "
+                               "structure") for note in result.notes)
+    assert any("exact (structure dual)" in note for note in result.notes)
+    relaxation = allreduce_bound(platform, op, OPTIONS, deadline=Deadline.after(None))
+    assert isinstance(relaxation, ExactSolution)
+    assert relaxation.upper == result.throughput_bound
+    report = replay(result.schedule, horizon=result.period * 20)
+    assert report.violations == (), [str(v) for v in report.violations[:3]]
+
+
+@pytest.mark.slow
+def test_where_the_check_gives_one_the_packing_agrees() -> None:
+    """Seed 3 (least price 1): the independent structure packing equals step 2."""
+    from test_lp_allreduce_independent import packing_optimum
+
+    platform = random_platform(5, 3, c=(1, 10), compute=(0, 3), seed=3)
+    op = Operation(ALLREDUCE).resolve(platform)
+    lower, checked, _ = _checked(3)
+    assert isinstance(checked, DualCheck)
+    assert checked.least == 1
+    assert packing_optimum(platform, op.participants) == pytest.approx(float(lower), rel=1e-9)
