@@ -699,8 +699,9 @@ def _cheap_upper(platform: Platform, operation: Operation, master: ExactSolution
 
 class DualCheck(NamedTuple):
     """What :func:`_dual_check` proved: every structure costs at least ``least`` under
-    step 2's exact dual, so no schedule beats ``upper``; ``cheaper`` when a
-    structure below 1 turned up (step 2's schedule is then not optimal)."""
+    step 2's exact dual, so no schedule beats ``upper``; ``cheaper`` when a whole
+    structure below 1 turned up (that dual is then no dual of the packing over every
+    structure; the schedule may still be optimal, another dual proving it)."""
 
     least: Fraction
     upper: Fraction
@@ -753,9 +754,10 @@ def _dual_check(platform: Platform, operation: Operation, master: ExactSolution,
     has.  Measured (random platforms of out-degree 3, costs 1..10, N = 12, CPU
     seconds of the float program, interior point with crossover,
     ``/work/scratch/ysprice.py`` of the fifteenth session): seeds 1, 2, 3,
-    ``least = 1`` in 37-52 s (41 s with the exact recovery for seed 1), where
-    the relaxation takes 69-82 s; seed 5, 0.9965 (1.0035 times step 2; the
-    relaxation, 1.0011).
+    ``least = 1`` in 37-52 s, where the relaxation takes 69-82 s; with the exact
+    recovery, seed 1 in 41 s, and seed 2 not at all (its prices need 54 bits:
+    :data:`PRICE_BITS`); seed 5, 0.9965 (1.0035 times step 2; the relaxation,
+    1.0011).
     """
     space = TreeSpace.of(platform, replace(operation, target=operation.participants[0]))
     y = {row: value for row, value in zip(space.row_keys(), master.y_ub, strict=True)
