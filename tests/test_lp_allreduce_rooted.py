@@ -243,7 +243,8 @@ def test_a_time_limit_lets_a_relaxation_above_the_cap_run(
     assert "certified interval" in too_big.message
     assert any("even with a time_limit" in note for note in too_big.notes)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_WITH_TIME_LIMIT", 400_000)
-    monkeypatch.setattr(allreduce_module, "PRICE_BITS", -1)  # no dual check: the relaxation
+    monkeypatch.setattr(allreduce_module, "_dual_check",  # no dual check: the relaxation
+                        lambda *_, **__: "off")
     ran = steady_state(platform, op, time_limit=120)
     assert ran.status == "ok"
     assert ran.message == ""
@@ -266,7 +267,8 @@ def test_with_a_time_limit_a_small_relaxation_decides(monkeypatch: pytest.Monkey
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
     monkeypatch.setattr(allreduce_module, "RESTRICTED_WORK", 1)
     monkeypatch.setattr(allreduce_module, "SPLIT_WORK", 1)
-    monkeypatch.setattr(allreduce_module, "PRICE_BITS", -1)  # no dual check: the relaxation
+    monkeypatch.setattr(allreduce_module, "_dual_check",  # no dual check: the relaxation
+                        lambda *_, **__: "off")
     first = steady_state(platform, op, time_limit=120)
     assert first.message == ""
     assert first.throughput_bound == first.achieved_throughput == relaxation

@@ -78,7 +78,6 @@ not run at these sizes.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -100,7 +99,6 @@ from portsim.planners.lp._allreduce_columns import SPLIT_ROUNDS, split_bound
 from portsim.planners.lp._allreduce_packing import (
     NODE_LIMIT,
     Packing,
-    Row,
     Structure,
     canonical,
     certify,
@@ -270,7 +268,6 @@ may use the whole call's time (measured: one pricing round takes 1.3 s and
 one exact branch-and-bound node 2 s at N = 8)."""
 
 _ONE = Fraction(1)
-_ZERO = Fraction(0)
 _MINUS_ONE = Fraction(-1)
 
 Task = tuple  # ("send", src, dst, k, m) or ("cons", node, k, l, m)
@@ -708,36 +705,10 @@ class DualCheck(NamedTuple):
     cheaper: bool
 
 
-PRICE_BITS = 53
-""":func:`_dual_check` runs only when its program's price row, scaled to integers, has
-coefficients of at most this many bits (a float holds them exactly).  Above, the
-exact recovery of HiGHS's basis fails (its float factorisation cannot refine the
-row) and the time is lost: measured, random N = 12 (out-degree 3, costs 1..10),
-seed 2, 54 bits, 87 s of CPU for no bound; seeds 1 and 3, 34 and 37 bits, exact."""
-
-
-def _price_bits(platform: Platform, operation: Operation, y: dict[Row, Fraction]) -> int:
-    """Bits of the largest coefficient of the structure price row ``S + Σ price·z = C``
-    once scaled to integers (the common denominator of the prices times the largest
-    one, and the coefficient of ``S``)."""
-    prices = [operation.size * platform.cost(u, v)
-              * sum((y.get(row, _ZERO) for row in (("send", u), ("recv", v), ("link", (u, v)))),
-                    _ZERO)
-              for u, v in platform.graph.edges]
-    prices += [platform.compute_time(node) * y.get(("cpu", node), _ZERO)
-               for node in platform.processors]
-    prices = [q for q in prices if q]
-    if not prices:
-        return 0
-    scale = math.lcm(*(q.denominator for q in prices))
-    return max(scale.bit_length(), (max(prices) * scale).numerator.bit_length())
-
-
 def _dual_check(platform: Platform, operation: Operation, master: ExactSolution,
                 options: LpOptions, deadline: Deadline) -> DualCheck | str:
     """Step 2's exact dual priced over every fractional structure (one exact program), or
-    why it gave no bound: its program did not finish by ``deadline``, or was not
-    attempted (prices beyond :data:`PRICE_BITS`).
+    why it gave no bound (its program did not finish by ``deadline``).
 
     Step 2's master is the structure packing of
     :mod:`portsim.planners.lp._allreduce_packing` over reduce-then-broadcast
@@ -755,17 +726,13 @@ def _dual_check(platform: Platform, operation: Operation, master: ExactSolution,
     seconds of the float program, interior point with crossover,
     ``/work/scratch/ysprice.py`` of the fifteenth session): seeds 1, 2, 3,
     ``least = 1`` in 37-52 s, where the relaxation takes 69-82 s; with the exact
-    recovery, seed 1 in 41 s, and seed 2 not at all (its prices need 54 bits:
-    :data:`PRICE_BITS`); seed 5, 0.9965 (1.0035 times step 2; the relaxation,
-    1.0011).
+    recovery, seeds 1 and 2 in 41 and 73 s (seed 2's prices need 54 bits once
+    scaled to integers: the recovery balances its rows for them); seed 5, 0.9965
+    (1.0035 times step 2; the relaxation, 1.0011).
     """
     space = TreeSpace.of(platform, replace(operation, target=operation.participants[0]))
     y = {row: value for row, value in zip(space.row_keys(), master.y_ub, strict=True)
          if value > 0}
-    bits = _price_bits(platform, operation, y)
-    if bits > PRICE_BITS:
-        return (f"not attempted: its prices, scaled to integers, need {bits} bits, above "
-                f"{PRICE_BITS} (the exact recovery of its program would fail)")
     found = certify(platform, operation, y, options, deadline=deadline, node_limit=1)
     if found.least <= 0:  # not finished, or recovered inexactly (every structure is priced)
         return "not finished in the time given, or not recovered exactly"

@@ -339,6 +339,27 @@ def _integer_rows(model: LinearModel, rows: Sequence[int]
     return out, rhs, scales
 
 
+def _balanced(rows: list[dict[int, int]], rhs: list[int], scales: list[int]
+              ) -> tuple[list[dict[int, int]], list[int], list[int]]:
+    """The integer rows multiplied by powers of two, so that every row's largest
+    coefficient has the bit length of the largest one of all (exact: the same
+    solution, the scales multiplied alike).
+
+    :func:`_refine` scales its residual as a whole, to 60 bits: a row whose
+    coefficients are far smaller than another's (the structure price row of
+    :mod:`portsim.planners.lp._allreduce_packing`, 54 bits, beside rows of
+    ones) then loses its residual and the refinement stops gaining bits.
+    Measured: random N = 12, seed 2 of ``benchmarks/lp_allreduce.py``, the
+    pricing program's basis under step 2's dual refined only once balanced.
+    """
+    bits = [max((abs(a).bit_length() for a in row.values()), default=0) for row in rows]
+    top = max(bits, default=0)
+    shifts = [top - b for b in bits]
+    return ([{j: a << k for j, a in row.items()} for row, k in zip(rows, shifts, strict=True)],
+            [r << k for r, k in zip(rhs, shifts, strict=True)],
+            [v << k for v, k in zip(scales, shifts, strict=True)])
+
+
 def _refine(mat: sp.csc_matrix, lu: object, rows: list[dict[int, int]],
             rhs: list[int], max_bits: int = 6_000, *, trans: str = "N",
             deadline: Deadline | None = None) -> list[Fraction] | None:
@@ -490,7 +511,7 @@ def basis_recover(model: LinearModel, sol: FloatSolution, *,
     tight = [i for i in range(len(model.rows)) if i not in skip]
     if len(tight) != len(cols) or not cols:
         return None
-    rows, rhs, scales = _integer_rows(model, tight)
+    rows, rhs, scales = _balanced(*_integer_rows(model, tight))
     pos = {j: k for k, j in enumerate(cols)}
     local = [{pos[j]: a for j, a in row.items() if j in pos} for row in rows]
     r_idx = [i for i, row in enumerate(local) for _ in row]
