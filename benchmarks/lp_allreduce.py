@@ -50,6 +50,15 @@ the option: the interval up to 1.60 times it, in 6 s); out-degree 3 N = 12
 seed 1, exact 6900896951/87086981320 in 87 s (without: up to 1.20 times
 it).  In both the relaxation equals the reduce-then-broadcast schedule.
 
+Measured 27 November 2026, fifteenth session, with step 2's dual checked over
+every fractional structure (``_dual_check`` of
+:mod:`portsim.planners.lp._allreduce`; step ``ydual``), ``--n 12 --seeds 6
+--costs 1 10 --time-limit 240`` on a quiet machine: seeds 1-4 exact in 49.8,
+80.0, 63.1 and 54.4 s (seeds 1-3 took 85, 92 and 76 s by the relaxation);
+seed 5 the interval at 1.0011 in 148 s (the check gives 1.0035 there, the
+relaxation 1.0011).  ``--complete --n 12 --seeds 1 --time-limit 500``: exact
+242023186/724892425 in 233 s (254 s by the relaxation), peak RSS 1.7 GiB.
+
 Measured 27 November 2026, thirteenth session, with the restricted relaxation
 (:mod:`portsim.planners.lp._allreduce_restricted`), ``--n 12 16 24 --seeds 4
 --costs 1 10``, then ``--complete --n 12 16 --seeds 2`` (upper end over the
