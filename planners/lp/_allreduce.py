@@ -734,7 +734,7 @@ def _dual_check(platform: Platform, operation: Operation, master: ExactSolution,
     y = {row: value for row, value in zip(space.row_keys(), master.y_ub, strict=True)
          if value > 0}
     found = certify(platform, operation, y, options, deadline=deadline, node_limit=1)
-    if found.least <= 0:  # not finished, or recovered inexactly (every structure is priced)
+    if found.least <= 0:  # the root program did not finish, or was not recovered exactly
         return "not finished in the time given, or not recovered exactly"
     return DualCheck(found.least, dual_bound(platform, operation, y, found.least, master),
                      found.found is not None)
