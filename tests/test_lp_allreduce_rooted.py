@@ -35,8 +35,8 @@ from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
 from portsim.planners.lp._ssr import port_rates
-from portsim.planners.lp._tree_pricing import TreeSpace
-from portsim.scenarios.generators import random_platform
+from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees, cheapest_trees_to
+from portsim.scenarios.generators import fat_tree_platform, random_platform
 from portsim.scenarios.testing import assert_throughput_at_least
 from portsim.simulator import Operation, OperationKind, Platform, replay
 
@@ -498,3 +498,25 @@ def test_the_split_search_has_rounds_fixed_by_the_size(monkeypatch: pytest.Monke
                in note for note in first.notes), first.notes
     assert first.throughput_bound == second.throughput_bound
     assert first.notes == second.notes
+
+
+@pytest.mark.parametrize(("platform_of", "seed"), [
+    (lambda: random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=4), 0),
+    (lambda: random_platform(7, 6, c=(1, 5), compute=(1, 2), seed=2), 1),
+    (lambda: fat_tree_platform(4), 2),
+])
+def test_one_program_prices_every_root_as_one_program_each(platform_of: Any, seed: int) -> None:
+    """``cheapest_trees_to`` (one dynamic program for every target, as step 2 prices
+    its roots) returns, for each target, what ``cheapest_trees`` returns from the
+    program computed for that target alone: the same prices and the same trees."""
+    platform = platform_of()
+    op = Operation(OperationKind.ALLREDUCE).resolve(platform)
+    space = TreeSpace.of(platform, replace(op, target=op.participants[0]))
+    rng = np.random.default_rng(seed)
+    y = rng.random(space.n_rows) * (rng.random(space.n_rows) < 0.6)  # dual-like: many zeros
+    link, cpu, _ = space.prices(y, exact=False)
+    spaces = [replace(space, target=space.index[p]) for p in platform.processors]
+    together = cheapest_trees_to(spaces, link, cpu, 3)
+    alone = [cheapest_trees(s, link, cpu, 3) for s in spaces]
+    assert together == alone
+    assert all(found for found in alone)  # every processor receives a tree

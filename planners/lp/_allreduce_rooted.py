@@ -23,8 +23,8 @@ arborescence re-rooted at ``i`` (drop the arc into ``i``, add ``i -> r``),
 which that program has.  Instead of declaring about ``|E| N^2 / 2`` send
 and ``n N^3 / 6`` task variables (and solving that master again every
 round), both kinds of columns are priced: a reduction tree by the reduce's
-interval dynamic program (:func:`~portsim.planners.lp._tree_pricing.cheapest_trees`,
-target ``r``), an arborescence by Chu–Liu/Edmonds
+interval dynamic program (:func:`~portsim.planners.lp._tree_pricing.cheapest_trees_to`,
+one program for every root ``r``), an arborescence by Chu–Liu/Edmonds
 (:func:`~portsim.planners.lp._arborescence.min_arborescence`) over the
 nodes ``r`` reaches, leaves that are not participants pruned (as the
 broadcast's pricing: a heuristic for Steiner arborescences, so the program
@@ -54,7 +54,7 @@ from portsim.planners.lp._incremental import (
 )
 from portsim.planners.lp._solve import Deadline, LinearModel
 from portsim.planners.lp._ssr import Task
-from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees
+from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees_to
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -169,7 +169,7 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         raise ValueError("no processor reaches every participant")
     first = replace(operation, target=root_list[0])
     space = TreeSpace.of(platform, first)
-    spaces = {r: replace(space, target=space.index[r]) for r in root_list}
+    spaces = [replace(space, target=space.index[r]) for r in root_list]
     keep = set(operation.participants)
     reach = {r: sorted({r} | nx.descendants(platform.graph, r), key=space.index.__getitem__)
              for r in root_list}
@@ -212,10 +212,11 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     def price(y_rows: np.ndarray, duals: np.ndarray | None) -> bool:
         link, cpu, _ = space.prices(y_rows, exact=False)
         added = False
-        for r in root_list:
+        # One dynamic program for every root: the holding prices do not depend on it.
+        trees = cheapest_trees_to(spaces, link, cpu, TREES_PER_ROOT, deadline=deadline)
+        for r, found in zip(root_list, trees, strict=True):
             sigma = 0.0 if duals is None else float(duals[row_of[r]])
-            for cost, tasks in cheapest_trees(spaces[r], link, cpu, TREES_PER_ROOT,
-                                              deadline=deadline):
+            for cost, tasks in found:
                 if duals is None or -(sigma + float(cost)) > TOLERANCE:
                     added |= add("reduction", r, tuple(tasks))
             tree = arborescence(r, link)

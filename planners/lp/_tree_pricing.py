@@ -39,7 +39,8 @@ from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["IntervalTables", "PriceTables", "TreeSpace", "chain_trees", "cheapest_interval_tree",
-           "cheapest_tree", "cheapest_trees", "float_price", "interval_tables", "price_tables"]
+           "cheapest_tree", "cheapest_trees", "cheapest_trees_to", "float_price",
+           "interval_tables", "price_tables"]
 
 
 @dataclass
@@ -281,8 +282,34 @@ def cheapest_trees(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarr
     cheapest subtrees: several columns from one dynamic program.  Only trees
     priced below ``below`` are returned (the cheapest is always tried).
     """
-    parts = len(space.owners)
     tables = _program(space, link_price, cpu_price, deadline=deadline)
+    return _cheapest_from(space, tables, cpu_price, count, below)
+
+
+def cheapest_trees_to(spaces: Sequence[TreeSpace], link_price: np.ndarray,
+                      cpu_price: np.ndarray, count: int, *,
+                      deadline: Deadline | None = None
+                      ) -> list[list[tuple[float | int, list[Task]]]]:
+    """:func:`cheapest_trees` in each of ``spaces`` (one platform, one target each), from
+    one program.
+
+    Under the same prices the dynamic program's holding prices do not depend
+    on the target: the target only reads its own column.  So one program,
+    holding on the makers and every target, serves them all, with the same
+    minima, hence the same trees, as one program per target.  The allreduce's
+    step 2 prices a tree to every root each round
+    (:mod:`portsim.planners.lp._allreduce_rooted`): on ``fat_tree_platform(6)``
+    (54 roots) that was 70 of its 167 s.
+    """
+    tables = _program(spaces[0], link_price, cpu_price, deadline=deadline,
+                      targets=[space.target for space in spaces])
+    return [_cheapest_from(space, tables, cpu_price, count, math.inf) for space in spaces]
+
+
+def _cheapest_from(space: TreeSpace, tables: _Program, cpu_price: np.ndarray, count: int,
+                   below: float | int) -> list[tuple[float | int, list[Task]]]:
+    """:func:`cheapest_trees` on the program's tables (holding on ``space.target``)."""
+    parts = len(space.owners)
     target = space.target
     last = parts - 1
     cheapest = tables.by_start[0, last, target]
@@ -375,19 +402,22 @@ class _Program(NamedTuple):
 
 
 def _program(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
-             deadline: Deadline | None = None) -> _Program:
-    """The tables of :func:`price_tables` but ``best``."""
+             deadline: Deadline | None = None, targets: Sequence[int] = ()) -> _Program:
+    """The tables of :func:`price_tables` but ``best`` (float prices: holding on
+    ``targets`` too, besides the makers and ``space.target``)."""
     makers = np.array([i for i, c in enumerate(cpu_price.tolist()) if c != math.inf],
                       dtype=np.int64)
     if link_price.dtype.kind != "O":
-        return _float_tables(space, link_price, cpu_price, makers, deadline=deadline)
+        return _float_tables(space, link_price, cpu_price, makers, deadline=deadline,
+                             targets=targets)
     return _exact_tables(space, link_price, cpu_price, makers, deadline=deadline)
 
 
 def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
                   makers: np.ndarray, *, every: bool = False,
-                  deadline: Deadline | None = None) -> _Program:
-    """:func:`price_tables` on float prices (holding prices on every node if ``every``)."""
+                  deadline: Deadline | None = None, targets: Sequence[int] = ()) -> _Program:
+    """:func:`price_tables` on float prices (holding prices on every node if ``every``,
+    else on the makers, ``space.target`` and ``targets``)."""
     n = len(space.nodes)
     parts = len(space.owners)
     dist, nxt = _all_pairs(n, space.links, link_price)
@@ -398,7 +428,7 @@ def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarra
     # are switches): the same minima, fewer terms.  The generation's tables
     # hold values on the makers and the target only: the program and the
     # tree it returns never read another node's holding price.
-    holders = np.arange(n) if every else np.union1d(makers, [space.target])
+    holders = np.arange(n) if every else np.union1d(makers, [space.target, *targets])
     # The program's own tables are length-major, ``[d, k, .]`` for
     # ``v[k,k+d]`` and ``[d, m, .]`` for ``v[m-d,m]``, and every minimum runs
     # over the leading axis: its terms are then whole contiguous ``(k, .)``
