@@ -70,3 +70,29 @@ def test_an_infinite_weight_leaves_it_to_the_plain_loops(
     assert len(edges) >= arborescence_module.VECTORISED_FROM
     assert _vectorised(n, root, edges) is arborescence_module._NON_FINITE
     assert min_arborescence(n, root, edges) == _plain(n, root, edges, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_free_first_is_a_minimum_arborescence(seed: int) -> None:
+    """``free_first`` (the zero-weight reach of the root joined first) may break ties
+    otherwise, but its arcs form a spanning arborescence of ``root`` of the least
+    weight, that of the plain algorithm; ``None`` exactly when the plain one is."""
+    n, root, edges = _instance(seed)
+    edges = [(u, v, max(w, 0.0)) for u, v, w in edges]  # non-negative, many zeros
+    plain = min_arborescence(n, root, edges)
+    free = min_arborescence(n, root, edges, free_first=True)
+    if plain is None:
+        assert free is None
+        return
+    assert free is not None
+    assert sum(edges[i][2] for i in free) == pytest.approx(sum(edges[i][2] for i in plain),
+                                                           abs=1e-9)
+    parent = {edges[i][1]: edges[i][0] for i in free}
+    assert len(free) == n - 1
+    assert sorted(parent) == sorted(set(range(n)) - {root})
+    for v in parent:  # every node climbs to the root without a cycle
+        seen = {v}
+        while v != root:
+            v = parent[v]
+            assert v not in seen
+            seen.add(v)

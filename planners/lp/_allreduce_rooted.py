@@ -204,7 +204,8 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         arcs = [(e, u, v) for e, (u, v) in enumerate(platform.graph.edges)
                 if v != root and u in local and v in local]
         chosen = min_arborescence(len(nodes), local[root],
-                                  [(local[u], local[v], float(price[e])) for e, u, v in arcs])
+                                  [(local[u], local[v], float(price[e])) for e, u, v in arcs],
+                                  free_first=True)
         if chosen is None:
             return None
         return prune(((arcs[i][1], arcs[i][2]) for i in chosen), keep)
