@@ -20,6 +20,7 @@ from random_cases import random_multiport_platform
 from scipy.optimize import linprog
 
 import portsim.planners.lp._allreduce as allreduce_module
+import portsim.planners.lp._allreduce_rooted as rooted_module
 from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_bound import (
@@ -35,7 +36,7 @@ from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
 from portsim.planners.lp._ssr import port_rates
-from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees, cheapest_trees_to
+from portsim.planners.lp._tree_pricing import SharedTrees, TreeSpace, cheapest_trees
 from portsim.scenarios.generators import fat_tree_platform, random_platform
 from portsim.scenarios.testing import assert_throughput_at_least
 from portsim.simulator import Operation, OperationKind, Platform, replay
@@ -58,6 +59,18 @@ def _step_values(platform: Platform, participants: tuple[str, ...] = ()
     *((n, 3, seed) for n in (4, 5, 6, 7) for seed in (0, 1, 2)),
     *((n, n - 1, seed) for n in (5, 6, 7) for seed in (0, 1))])
 def test_same_optimum_as_the_ssr_variables(n: int, degree: int, seed: int) -> None:
+    platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
+    rooted, ssr = _step_values(platform)
+    assert rooted == ssr
+
+
+@pytest.mark.parametrize(("n", "degree", "seed"), [(6, 3, 0), (7, 3, 1), (6, 5, 1), (7, 6, 0)])
+def test_partial_pricing_keeps_the_optimum(monkeypatch: pytest.MonkeyPatch, n: int,
+                                           degree: int, seed: int) -> None:
+    """With the columns of one root a round entering (``ROOTS_PER_ROUND``; the
+    platforms above have fewer roots than its default), step 2 still ends at the
+    optimum of the program with SSR(G)'s variables."""
+    monkeypatch.setattr(rooted_module, "ROOTS_PER_ROUND", 1)
     platform = random_platform(n, degree, c=(1, 10), compute=(0, 3), seed=seed)
     rooted, ssr = _step_values(platform)
     assert rooted == ssr
@@ -506,9 +519,9 @@ def test_the_split_search_has_rounds_fixed_by_the_size(monkeypatch: pytest.Monke
     (lambda: fat_tree_platform(4), 2),
 ])
 def test_one_program_prices_every_root_as_one_program_each(platform_of: Any, seed: int) -> None:
-    """``cheapest_trees_to`` (one dynamic program for every target, as step 2 prices
-    its roots) returns, for each target, what ``cheapest_trees`` returns from the
-    program computed for that target alone: the same prices and the same trees."""
+    """``SharedTrees`` (one dynamic program for every target, as step 2 prices its
+    roots) gives, for each target, what ``cheapest_trees`` returns from the program
+    computed for that target alone: the same prices and the same trees."""
     platform = platform_of()
     op = Operation(OperationKind.ALLREDUCE).resolve(platform)
     space = TreeSpace.of(platform, replace(op, target=op.participants[0]))
@@ -516,7 +529,8 @@ def test_one_program_prices_every_root_as_one_program_each(platform_of: Any, see
     y = rng.random(space.n_rows) * (rng.random(space.n_rows) < 0.6)  # dual-like: many zeros
     link, cpu, _ = space.prices(y, exact=False)
     spaces = [replace(space, target=space.index[p]) for p in platform.processors]
-    together = cheapest_trees_to(spaces, link, cpu, 3)
+    shared = SharedTrees(spaces, link, cpu)
     alone = [cheapest_trees(s, link, cpu, 3) for s in spaces]
-    assert together == alone
+    assert [shared.trees(i, 3) for i in range(len(spaces))] == alone
+    assert [shared.least(i) for i in range(len(spaces))] == [found[0][0] for found in alone]
     assert all(found for found in alone)  # every processor receives a tree

@@ -38,8 +38,8 @@ from portsim.planners.lp._ssr import (
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["IntervalTables", "PriceTables", "TreeSpace", "chain_trees", "cheapest_interval_tree",
-           "cheapest_tree", "cheapest_trees", "cheapest_trees_to", "float_price",
+__all__ = ["IntervalTables", "PriceTables", "SharedTrees", "TreeSpace", "chain_trees",
+           "cheapest_interval_tree", "cheapest_tree", "cheapest_trees", "float_price",
            "interval_tables", "price_tables"]
 
 
@@ -286,10 +286,7 @@ def cheapest_trees(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarr
     return _cheapest_from(space, tables, cpu_price, count, below)
 
 
-def cheapest_trees_to(spaces: Sequence[TreeSpace], link_price: np.ndarray,
-                      cpu_price: np.ndarray, count: int, *,
-                      deadline: Deadline | None = None
-                      ) -> list[list[tuple[float | int, list[Task]]]]:
+class SharedTrees:
     """:func:`cheapest_trees` in each of ``spaces`` (one platform, one target each), from
     one program.
 
@@ -299,11 +296,25 @@ def cheapest_trees_to(spaces: Sequence[TreeSpace], link_price: np.ndarray,
     minima, hence the same trees, as one program per target.  The allreduce's
     step 2 prices a tree to every root each round
     (:mod:`portsim.planners.lp._allreduce_rooted`): on ``fat_tree_platform(6)``
-    (54 roots) that was 70 of its 167 s.
+    (54 roots) that was 70 of its 167 s.  :meth:`least` reads a target's
+    least price without building the tree (:meth:`trees` backtracks).
     """
-    tables = _program(spaces[0], link_price, cpu_price, deadline=deadline,
-                      targets=[space.target for space in spaces])
-    return [_cheapest_from(space, tables, cpu_price, count, math.inf) for space in spaces]
+
+    def __init__(self, spaces: Sequence[TreeSpace], link_price: np.ndarray,
+                 cpu_price: np.ndarray, *, deadline: Deadline | None = None) -> None:
+        self._spaces = spaces
+        self._cpu = cpu_price
+        self._tables = _program(spaces[0], link_price, cpu_price, deadline=deadline,
+                                targets=[space.target for space in spaces])
+
+    def least(self, i: int) -> float | int:
+        """The least price of a tree to ``spaces[i]``'s target (infinite: none)."""
+        space = self._spaces[i]
+        return self._tables.by_start[0, len(space.owners) - 1, space.target]  # type: ignore[no-any-return]
+
+    def trees(self, i: int, count: int) -> list[tuple[float | int, list[Task]]]:
+        """:func:`cheapest_trees` (``count``, no ``below``) to ``spaces[i]``'s target."""
+        return _cheapest_from(self._spaces[i], self._tables, self._cpu, count, math.inf)
 
 
 def _cheapest_from(space: TreeSpace, tables: _Program, cpu_price: np.ndarray, count: int,
