@@ -194,6 +194,22 @@ step 2, its message giving the gossip bound 64/127 all the same.  The
 schedules below the bound are the fixed periods of Proposition 4 (the exact
 periods hold millions of operations).
 
+Allreduce after step 2's faster pricing (sixteenth session: one dynamic
+program a round for every root, the zero-price reach joined first in the
+arborescences, the columns of 8 roots a round, the participants' chains as
+first columns), ``--cases fat_tree:4 fat_tree:6 fat_tree:8 dgx_a100:1
+dgx_a100:2 dgx_a100:4 mi250:1 mi250:2 dgx1:1 --ops allreduce --time-limit
+120``, main before the change (``7f2dbab``) run beside it on the 2-core
+machine: fat_tree:6 exact 27/53 in 4.2 s (before: stopped at the time limit
+in step 2); fat_tree:8 exact 64/127 in 104 s (before: stopped at the time
+limit); dgx_a100:4 0.4 s (4.6 s), mi250:2 0.4 s (3.6 s), dgx_a100:2 0.1 s
+(0.4 s); and the schedules of fat_tree:4, dgx_a100:2, dgx_a100:4 and mi250:2
+now reach the bound (before, fixed periods below it: 9480/18023, 1680/1591,
+480/511 and 63/62).  Fewer than 9 GPUs (dgx_a100:1, dgx1) take the structure
+search, unchanged.  A subset of a large fabric is still slow: 32 hosts of
+fat_tree:8 (128 roots) climb about 0.0025 a round and stop at the 300 s
+limit, with 8, 32 or every root's columns a round alike.
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).
