@@ -23,13 +23,17 @@ arborescence re-rooted at ``i`` (drop the arc into ``i``, add ``i -> r``),
 which that program has.  Instead of declaring about ``|E| N^2 / 2`` send
 and ``n N^3 / 6`` task variables (and solving that master again every
 round), both kinds of columns are priced: a reduction tree by the reduce's
-interval dynamic program (:func:`~portsim.planners.lp._tree_pricing.cheapest_trees_to`,
+interval dynamic program (:class:`~portsim.planners.lp._tree_pricing.SharedTrees`,
 one program for every root ``r``), an arborescence by Chu–Liu/Edmonds
-(:func:`~portsim.planners.lp._arborescence.min_arborescence`) over the
-nodes ``r`` reaches, leaves that are not participants pruned (as the
-broadcast's pricing: a heuristic for Steiner arborescences, so the program
-is exact over the arborescences it can price, as step 2 always was).  One
-float generation (:func:`~portsim.planners.lp._incremental.generate` on an
+(:func:`~portsim.planners.lp._arborescence.min_arborescence`, the root's
+zero-price reach joined first) over the nodes ``r`` reaches, leaves that are
+not participants pruned (as the broadcast's pricing: a heuristic for Steiner
+arborescences, so the program is exact over the arborescences it can price,
+as step 2 always was), a few roots' columns a round
+(:data:`ROOTS_PER_ROUND`).  The first columns are every root's under unit
+prices and the chains of the participants' order to every root
+(:func:`~portsim.planners.lp._tree_pricing.chain_trees`).  One float
+generation (:func:`~portsim.planners.lp._incremental.generate` on an
 :class:`~portsim.planners.lp._incremental.IncrementalMaster`), then the
 master over the columns in use is solved exactly: its value is carried by
 the weighted instances returned, a schedule.
@@ -37,7 +41,6 @@ the weighted instances returned, a schedule.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -66,16 +69,18 @@ Tree = tuple[tuple[NodeId, NodeId], ...]
 """A broadcast arborescence: its arcs, sorted."""
 
 ROOTS_PER_ROUND = 8
-"""Partial pricing: each round prices every root (one dynamic program, one
-arborescence each), and the columns of at most this many roots enter per kind
-(reduction trees, arborescences), the most improving first; the generation
-still stops only when no root has an improving column.  With every root's
-columns entering, the master grew by up to three columns per root a round:
-``fat_tree_platform(6)`` (54 roots) 40.6 s of CPU for step 2 and 88 rounds;
-with 16, 8, 4 and 2 roots a round, 18.4, 12.3, 10.2 and 7.4 s (93-139
-rounds), the same value 27/53.  Random platforms (costs 1..10, seeds 0-2):
-the same values as with every root at N = 12, 16, 24 (also complete) and 40;
-step 2 at N = 40 in 9-14 s instead of 29-41 s."""
+"""Partial pricing.  Each round reads every root's least reduction tree (one
+dynamic program for all, :class:`~portsim.planners.lp._tree_pricing.SharedTrees`)
+and lets those of the most improving ``ROOTS_PER_ROUND`` roots enter; it prices
+arborescences root after root, from where the last round stopped, until this
+many improve (or every root is priced).  The generation stops only after a
+round that priced every root and found nothing improving, as before.  With
+every root's columns entering (up to three per root a round), measured:
+``fat_tree_platform(6)`` (54 roots) 40.6 s of CPU for step 2 and 88 rounds,
+3.9 s now; ``complete_platform(128)`` did not end within 300 s (about 5 s a
+round, 128 arborescences of 16,256 arcs), now 50 rounds; random platforms
+(costs 1..10, seeds 0-2) the same values at N = 12, 16, 24 (also complete)
+and 40, step 2 at N = 40 in 8-11 s instead of 29-41 s."""
 
 TREES_PER_ROOT = 2
 """Reduction trees priced per root and round at most (the cheapest, then the
@@ -210,45 +215,64 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         return True
 
     edge = {e: i for i, e in enumerate(platform.graph.edges)}  # the order of space.links
+    # Per root, the arcs among the nodes it reaches (never into it), numbered locally:
+    # the same every round, only their prices change.
+    arcs_of: dict[NodeId, tuple[list[tuple[NodeId, NodeId]], np.ndarray, list[int], list[int]]]
+    arcs_of = {}
+    for r in root_list:
+        local = {v: i for i, v in enumerate(reach[r])}
+        arcs = [(e, u, v) for e, (u, v) in enumerate(platform.graph.edges)
+                if v != r and u in local and v in local]
+        arcs_of[r] = ([(u, v) for _, u, v in arcs], np.array([e for e, _, _ in arcs], dtype=int),
+                      [local[u] for _, u, _ in arcs], [local[v] for _, _, v in arcs])
 
     def arborescence(root: NodeId, price: np.ndarray) -> Tree | None:
-        nodes = reach[root]
-        local = {v: i for i, v in enumerate(nodes)}
-        arcs = [(e, u, v) for e, (u, v) in enumerate(platform.graph.edges)
-                if v != root and u in local and v in local]
-        chosen = min_arborescence(len(nodes), local[root],
-                                  [(local[u], local[v], float(price[e])) for e, u, v in arcs],
+        arcs, index, tails, heads = arcs_of[root]
+        chosen = min_arborescence(len(reach[root]), reach[root].index(root),
+                                  list(zip(tails, heads, price[index].tolist(), strict=True)),
                                   free_first=True)
         if chosen is None:
             return None
-        return prune(((arcs[i][1], arcs[i][2]) for i in chosen), keep)
+        return prune((arcs[i] for i in chosen), keep)
+
+    start = 0  # where the next round's arborescences are priced from (partial pricing)
 
     def price(y_rows: np.ndarray, duals: np.ndarray | None) -> bool:
+        nonlocal start
         link, cpu, _ = space.prices(y_rows, exact=False)
         # One dynamic program for every root: the holding prices do not depend on it.
         shared = SharedTrees(spaces, link, cpu, deadline=deadline)
-        gains: list[tuple[float, float]] = []  # per root: a tree's gain, an arborescence's
-        trees: list[Tree | None] = []
-        for i, r in enumerate(root_list):
-            sigma = 0.0 if duals is None else float(duals[row_of[r]])
-            tree = arborescence(r, link)
-            trees.append(tree)
-            cost = math.inf if tree is None else sum(float(link[edge[e]]) for e in tree)
-            gains.append((math.inf, math.inf) if duals is None else
-                         (-(sigma + float(shared.least(i))), float(duals[0]) + sigma - cost))
-        # Partial pricing: every root is priced, the columns of the most improving
-        # ROOTS_PER_ROUND enter (all of them in the first round).
-        chosen = [{i for i in sorted(range(len(root_list)), key=lambda i: -gains[i][kind])
-                   [:ROOTS_PER_ROUND] if gains[i][kind] > TOLERANCE} for kind in (0, 1)]
+        count = len(root_list)
+        if duals is None:  # the first columns: every root's
+            best = set(range(count))
+            trees = {i: arborescence(r, link) for i, r in enumerate(root_list)}
+        else:
+            # Partial pricing: every root's least reduction tree is read (one program),
+            # and those of the ROOTS_PER_ROUND most improving roots enter; arborescences
+            # are priced root after root from where the last round stopped, until
+            # ROOTS_PER_ROUND improving ones are found or every root is priced.
+            sigma = [float(duals[row_of[r]]) for r in root_list]
+            gain = [-(sigma[i] + float(shared.least(i))) for i in range(count)]
+            best = {i for i in sorted(range(count), key=lambda i: -gain[i])[:ROOTS_PER_ROUND]
+                    if gain[i] > TOLERANCE}
+            trees = {}
+            for step in range(count):
+                i = (start + step) % count
+                tree = arborescence(root_list[i], link)
+                if tree is not None and (float(duals[0]) + sigma[i]
+                                         - sum(float(link[edge[e]]) for e in tree)) > TOLERANCE:
+                    trees[i] = tree
+                    if len(trees) == ROOTS_PER_ROUND:
+                        start = (i + 1) % count
+                        break
         added = False
         for i, r in enumerate(root_list):
-            sigma = 0.0 if duals is None else float(duals[row_of[r]])
-            if i in chosen[0] or duals is None:
+            if i in best:
                 for cost, tasks in shared.trees(i, TREES_PER_ROOT):
-                    if duals is None or -(sigma + float(cost)) > TOLERANCE:
+                    if duals is None or -(float(duals[row_of[r]]) + float(cost)) > TOLERANCE:
                         added |= add("reduction", r, tuple(tasks))
-            tree = trees[i]
-            if tree is not None and (i in chosen[1] or duals is None):
+            tree = trees.get(i)
+            if tree is not None:
                 added |= add("broadcast", r, tree)
         return added
 
