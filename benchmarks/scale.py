@@ -27,9 +27,10 @@ not run.  The 128-rank row was measured before those caps, with
 
 Sixteenth session (27 November 2026, step 2 of the ``lp`` allreduce with one
 dynamic program a round for every root, partial pricing and the chains as
-first columns; ``--ranks 64 128``, another benchmark beside it): 64 ranks 5.0
-s and 185 MiB (12.6 s before), 128 ranks 25.2 s and 589 MiB, exit 0, with the
-``lp`` bound 1/127 (it stopped at the 300 s time limit before).
+first columns, arborescences priced a few roots a round; ``--ranks 64 128``,
+another job beside it): 64 ranks 4.8 s and 202 MiB (12.6 s before), 128 ranks
+23.1 s and 766 MiB, exit 0, with the ``lp`` bound 1/127 (it stopped at the 300
+s time limit before).
 
 ``--collective allgather``, 64 ranks: 14.4 s, 205 MiB (66 s before the
 integer arborescence pricing); ``broadcast``, 64 ranks: 3.5 s.
