@@ -244,37 +244,41 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         shared = SharedTrees(spaces, link, cpu, deadline=deadline)
         count = len(root_list)
         if duals is None:  # the first columns: every root's
-            best = set(range(count))
-            trees = {i: arborescence(r, link) for i, r in enumerate(root_list)}
-        else:
-            # Partial pricing: every root's least reduction tree is read (one program),
-            # and those of the ROOTS_PER_ROUND most improving roots enter; arborescences
-            # are priced root after root from where the last round stopped, until
-            # ROOTS_PER_ROUND improving ones are found or every root is priced.
-            sigma = [float(duals[row_of[r]]) for r in root_list]
-            gain = [-(sigma[i] + float(shared.least(i))) for i in range(count)]
-            best = {i for i in sorted(range(count), key=lambda i: -gain[i])[:ROOTS_PER_ROUND]
-                    if gain[i] > TOLERANCE}
-            trees = {}
-            for step in range(count):
-                i = (start + step) % count
-                tree = arborescence(root_list[i], link)
-                if tree is not None and (float(duals[0]) + sigma[i]
-                                         - sum(float(link[edge[e]]) for e in tree)) > TOLERANCE:
-                    trees[i] = tree
-                    if len(trees) == ROOTS_PER_ROUND:
-                        start = (i + 1) % count
-                        break
-        added = False
-        for i, r in enumerate(root_list):
-            if i in best:
-                for cost, tasks in shared.trees(i, TREES_PER_ROOT):
-                    if duals is None or -(float(duals[row_of[r]]) + float(cost)) > TOLERANCE:
-                        added |= add("reduction", r, tuple(tasks))
-            tree = trees.get(i)
-            if tree is not None:
-                added |= add("broadcast", r, tree)
-        return added
+            for i, r in enumerate(root_list):
+                for _, tasks in shared.trees(i, TREES_PER_ROOT):
+                    add("reduction", r, tuple(tasks))
+                tree = arborescence(r, link)
+                if tree is not None:
+                    add("broadcast", r, tree)
+            return True
+        # Partial pricing: every root's least reduction tree is read (one program),
+        # and the improving trees of the most improving roots enter, until those of
+        # ROOTS_PER_ROUND roots have; arborescences are priced root after root from
+        # where the last round stopped, until ROOTS_PER_ROUND improving ones have
+        # entered.  A column already in the master does not count: the round adds
+        # nothing only when no root has an improving column.
+        sigma = [float(duals[row_of[r]]) for r in root_list]
+        gain = [-(sigma[i] + float(shared.least(i))) for i in range(count)]
+        entered = 0
+        for i in sorted(range(count), key=lambda i: -gain[i]):
+            if gain[i] <= TOLERANCE or entered == ROOTS_PER_ROUND:
+                break
+            fresh = [add("reduction", root_list[i], tuple(tasks))
+                     for cost, tasks in shared.trees(i, TREES_PER_ROOT)
+                     if -(sigma[i] + float(cost)) > TOLERANCE]
+            entered += any(fresh)
+        broadcasts = 0
+        for step in range(count):
+            i = (start + step) % count
+            tree = arborescence(root_list[i], link)
+            if (tree is not None
+                    and float(duals[0]) + sigma[i] - sum(float(link[edge[e]]) for e in tree)
+                    > TOLERANCE and add("broadcast", root_list[i], tree)):
+                broadcasts += 1
+                if broadcasts == ROOTS_PER_ROUND:
+                    start = (i + 1) % count
+                    break
+        return entered + broadcasts > 0
 
     price(np.ones(space.n_rows), None)  # first columns: unit prices
     for r, rooted in zip(root_list, spaces, strict=True):
