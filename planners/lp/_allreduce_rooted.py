@@ -73,12 +73,14 @@ ROOTS_PER_ROUND = 8
 dynamic program for all, :class:`~portsim.planners.lp._tree_pricing.SharedTrees`)
 and lets those of the most improving ``ROOTS_PER_ROUND`` roots enter; it prices
 arborescences root after root, from where the last round stopped, until this
-many improve (or every root is priced).  The generation stops only after a
-round that priced every root and found nothing improving, as before.  With
+many improving ones enter (or every root is priced); a column already in the
+master does not count.  The generation stops only after a round that priced
+every root and added nothing, as before.  With
 every root's columns entering (up to three per root a round), measured:
 ``fat_tree_platform(6)`` (54 roots) 40.6 s of CPU for step 2 and 88 rounds,
 3.9 s now; ``complete_platform(128)`` did not end within 300 s (about 5 s a
-round, 128 arborescences of 16,256 arcs), now 50 rounds; random platforms
+round, 128 arborescences of 16,256 arcs), now about 50 rounds (the whole
+``lp`` call, exact 64/127, 56 s); ``fat_tree_platform(8)`` 85 s; random platforms
 (costs 1..10, seeds 0-2) the same values at N = 12, 16, 24 (also complete)
 and 40, step 2 at N = 40 in 8-11 s instead of 29-41 s."""
 
