@@ -120,6 +120,26 @@ def test_an_expired_deadline_stops_the_generation() -> None:
         rooted_columns(platform, op, deadline=Deadline.after(0.0))
 
 
+def test_the_deadline_is_checked_between_arborescences(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deadline that passes during a round's arborescences stops the next one: the
+    round does not price every remaining root first (seconds at 128 nodes)."""
+    platform = random_platform(9, 3, c=(1, 5), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    deadline = Deadline.after(3600.0)
+    calls = []
+    plain = rooted_module.min_arborescence
+
+    def expiring(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        object.__setattr__(deadline, "at", 0.0)  # the deadline passes during this one
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(rooted_module, "min_arborescence", expiring)
+    with pytest.raises(TimeLimitReached, match="arborescences"):
+        rooted_columns(platform, op, deadline=deadline)
+    assert len(calls) == 1  # the first round has 9 roots to price
+
+
 # -- the bound at scale ---------------------------------------------------------------------
 
 def _relaxation(platform: Platform, op: Operation) -> Fraction:

@@ -169,7 +169,8 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     platform, operation:
         As :func:`~portsim.planners.lp._allreduce.plan_allreduce`.
     deadline:
-        Checked before every round and bounding every HiGHS run.
+        Checked before every round and every arborescence, inside the
+        dynamic program, and bounding every HiGHS run.
 
     Returns
     -------
@@ -228,7 +229,11 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         arcs_of[r] = ([(u, v) for _, u, v in arcs], np.array([e for e, _, _ in arcs], dtype=int),
                       [local[u] for _, u, _ in arcs], [local[v] for _, _, v in arcs])
 
+    phase = "column generation (allreduce reduction trees and arborescences)"
+
     def arborescence(root: NodeId, price: np.ndarray) -> Tree | None:
+        # checked before each one: a pass over every root is seconds at 128 nodes
+        deadline.check(phase)
         arcs, index, tails, heads = arcs_of[root]
         chosen = min_arborescence(len(reach[root]), reach[root].index(root),
                                   list(zip(tails, heads, price[index].tolist(), strict=True)),
@@ -294,8 +299,7 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     def pricing(point: MasterPoint) -> bool:
         return price(point.duals[offset:], point.duals)
 
-    rounds = generate(master, pricing, deadline=deadline,
-                      phase="column generation (allreduce reduction trees and arborescences)")
+    rounds = generate(master, pricing, deadline=deadline, phase=phase)
     # The exact master takes the columns in use (positive or basic) only:
     # column 0 is TP, then the columns in the order they were added.
     used = set(master.used())
