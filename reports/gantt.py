@@ -37,7 +37,7 @@ from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
 
 __all__ = ["GANTT_EVENT_CAP", "GanttWindow", "gantt_event_indexes", "gantt_figure",
-           "gantt_time_span", "parse_gantt_window"]
+           "gantt_note", "gantt_time_span", "parse_gantt_window"]
 
 GANTT_EVENT_CAP: Final = 2_000
 """At most this many schedule events are drawn in one Gantt chart (the earliest)."""
@@ -248,6 +248,56 @@ def gantt_time_span(schedule: Schedule) -> str:
     whose = "its events" if schedule.period is None else (
         f"the chart is one period (T = {format_rational(schedule.period)}), whose events")
     return f"{whose} run from {format_rational(first)} to {format_rational(last)}"
+
+
+def gantt_note(schedule: Schedule, window: GanttWindow | None = None
+               ) -> tuple[str, str] | None:
+    """The line a report writes above a Gantt chart of ``schedule``: ``(css class, text)``.
+
+    Both reports (``portsim run --report`` and ``portsim report DIR``) write it
+    in a ``<p>`` of that class, the text HTML-escaped.  Below, ``T`` is the
+    number of events of ``schedule``, ``N`` the number of those that run in
+    ``window`` (:func:`gantt_event_indexes`: :meth:`GanttWindow.holds` with the
+    durations the chart draws) and ``CAP`` is :data:`GANTT_EVENT_CAP`; numbers
+    are written with thousands separators (``2,500``).
+
+    Parameters
+    ----------
+    schedule:
+        The schedule the chart draws.
+    window:
+        The chart's time window, ``None`` for the whole schedule.
+
+    Returns
+    -------
+    tuple of (str, str), or None
+        With ``window``, always a line, ``"Time window W: N of T events run
+        in it"`` (``W`` is ``str(window)``) followed by
+
+        - ``"."``, class ``"hint"``, when ``0 < N <= CAP``, or when
+          ``N = T = 0``;
+        - ``": only the first CAP (earliest starts) are drawn."``, class
+          ``"warn"``, when ``N > CAP``;
+        - ``": " + gantt_time_span(schedule) + "."``, class ``"warn"``,
+          when ``N = 0 < T`` (where the events run, the window holding none).
+
+        Without ``window``: ``("warn", "T events: only the first CAP
+        (earliest starts) are drawn.")`` when ``T > CAP``, else ``None``
+        (nothing to say: the chart draws every event).
+    """
+    total = len(schedule.events)
+    if window is None:
+        if total <= GANTT_EVENT_CAP:
+            return None
+        return ("warn", f"{total:,} events: only the first {GANTT_EVENT_CAP:,} "
+                        "(earliest starts) are drawn.")
+    inside = len(gantt_event_indexes(schedule, window))
+    cut = (f": only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn"
+           if inside > GANTT_EVENT_CAP else "")
+    if inside == 0 and total:
+        cut = f": {gantt_time_span(schedule)}"
+    return ("warn" if cut else "hint",
+            f"Time window {window}: {inside:,} of {total:,} events run in it{cut}.")
 
 
 def _event_bars(schedule: Schedule, event: Event, colour_key: str,

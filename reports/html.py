@@ -38,13 +38,7 @@ from portsim.reports.figures import (
     run_labels,
     throughput_figure,
 )
-from portsim.reports.gantt import (
-    GANTT_EVENT_CAP,
-    GanttWindow,
-    gantt_event_indexes,
-    gantt_figure,
-    gantt_time_span,
-)
+from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -319,20 +313,8 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
         schedule = None if run.plan is None else run.plan.schedule
         if schedule is None:
             continue
-        total = len(schedule.events)
-        note = ""
-        if window is not None:
-            inside = len(gantt_event_indexes(schedule, window))
-            cut = (f": only the first {GANTT_EVENT_CAP:,} (earliest starts) are drawn"
-                   if inside > GANTT_EVENT_CAP else "")
-            if inside == 0 and total:
-                cut = f": {gantt_time_span(schedule)}"
-            css = "warn" if cut else "hint"
-            note = (f'<p class="{css}">Time window {_esc(window)}: {inside:,} of {total:,} '
-                    f"events run in it{cut}.</p>")
-        elif total > GANTT_EVENT_CAP:
-            note = (f'<p class="warn">{total:,} events: only the first {GANTT_EVENT_CAP:,} '
-                    "(earliest starts) are drawn.</p>")
+        found = gantt_note(schedule, window)
+        note = "" if found is None else f'<p class="{found[0]}">{_esc(found[1])}</p>'
         parts.append(f"<h3>{_esc(label)}</h3>{note}"
                      + embed(gantt_figure(schedule, title=label, violations=run.violations,
                                           window=window)))

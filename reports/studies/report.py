@@ -53,7 +53,7 @@ from portsim.reports.figures import (
     series_colours,
     set_title,
 )
-from portsim.reports.gantt import GanttWindow, gantt_figure
+from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from portsim.scenarios.loader import Scenario, scenario_from_dict
 from portsim.scenarios.runner import PlannerRun, run_planner
@@ -105,7 +105,9 @@ def write_study_report(directory: str | os.PathLike[str],
         Gantt chart's planner once more.
     gantt_window:
         Draw only this part of the time axis in the Gantt chart (``portsim
-        report DIR --gantt-window START:END``).
+        report DIR --gantt-window START:END``); a line above the chart says
+        how many of the schedule's events run in it, as in the run report
+        (:func:`portsim.reports.gantt.gantt_note`).
 
     Returns
     -------
@@ -614,7 +616,7 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
                    embed: FigureEmbedder, progress: Callable[[str], None] | None = None,
                    window: GanttWindow | None = None) -> tuple[str, str, str]:
     """The schedule of the chosen planner (default: the first with one), of ``window`` only
-    if given."""
+    if given, below the line of :func:`~portsim.reports.gantt.gantt_note`, if any."""
     usable = list(rows.loc[rows["status"] != "error", _LABEL])
     candidates = rows if planner is None else _planner_rows(rows, planner)
     tried: list[str] = []
@@ -632,9 +634,13 @@ def _gantt_section(rows: pd.DataFrame, scenario: Scenario, planner: str | None, 
             tried.append(f"{name}: {err}")
             continue
         if outcome.plan is not None and outcome.plan.schedule is not None:
-            figure = gantt_figure(outcome.plan.schedule, title=f"{name}, {label}",
+            schedule = outcome.plan.schedule
+            found = gantt_note(schedule, window)
+            note = ("" if found is None else
+                    f'<p class="{found[0]}">{html.escape(found[1])}</p>')
+            figure = gantt_figure(schedule, title=f"{name}, {label}",
                                   violations=outcome.violations, window=window)
-            return ("gantt", f"Schedule of {name}", embed(figure))
+            return ("gantt", f"Schedule of {name}", note + embed(figure))
         tried.append(f"{name}: no schedule")
     why = "; ".join(tried) or "no planner"
     return ("gantt", "Schedule", f'<p class="hint">No schedule to draw for {html.escape(label)}'
