@@ -18,11 +18,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
 from portsim.simulator.numbers import format_rational, parse_rational
 
 if TYPE_CHECKING:
@@ -164,12 +164,67 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def _usage_error(err: click.UsageError, command: str = "portsim") -> NoReturn:
+    """click's usage error (unknown command or option, missing argument, a value outside
+    a choice or range) as portsim's one line and exit status 2, not click's usage block.
+
+    The option or argument comes first, as in portsim's other errors, and the line
+    ends with where the help is: ``--workers: 0 is not in the range x>=1 (see
+    `portsim study --help`)``; ``command`` when click gives the error no context.
+    """
+    if isinstance(err, click.exceptions.NoArgsIsHelpError):
+        raise err  # `portsim` alone: the help, as before
+
+    def sentence(text: str) -> str:  # "File '/tmp' is a directory." -> "file '/tmp' is ..."
+        text = " ".join(text.splitlines()).strip().removesuffix(".")
+        text = text.replace(". Did you mean", "; did you mean")  # NoSuchOption's hint
+        lower = text[:1].isupper() and not text[1:2].isupper()  # not "SCENARIO"
+        return text[0].lower() + text[1:] if lower else text
+
+    text = sentence(err.format_message())
+    if isinstance(err, click.BadParameter) and not isinstance(err, click.MissingParameter):
+        hint = err.param_hint
+        if hint is None and err.param is not None and err.ctx is not None:
+            hint = err.param.get_error_hint(err.ctx)
+        if hint is not None:  # "'--workers'" or ["'-o'", "'--output'"], quoted by click
+            names = hint if isinstance(hint, str) else " / ".join(hint)
+            text = f"{names.replace(chr(39), '')}: {sentence(err.message)}"
+    if err.ctx is not None:
+        command = err.ctx.command_path
+    _fail(f"{text} (see `{command} --help`)")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Command(click.Command):
+    """A command whose usage errors name it (see :class:`_Commands`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            if err.ctx is None:  # click's "Option '--mode' requires an argument"
+                err.ctx = ctx
+            raise
+
+
 class _Commands(click.Group):
-    """The command group: Ctrl-C ends any command with one line and exit status 130."""
+    """The command group: a usage error is one line and exit status 2 (:func:`_usage_error`);
+    Ctrl-C ends any command with one line and exit status 130."""
+
+    command_class = _Command
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:  # the group's own options: `portsim --bogus`
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as err:
+            _usage_error(err, info_name or "portsim")
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        try:  # the command's name, its options and arguments, its ctx.fail
             return super().invoke(ctx)
+        except click.UsageError as err:
+            _usage_error(err)
         except KeyboardInterrupt:
             # click's default is "Aborted!" and exit status 1, which here means
             # "a schedule failed validation".
@@ -650,6 +705,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     Exit status: 0 written, 2 bad input or no schedule (unsupported,
     infeasible), 3 the planner failed.
     """
+    from portsim.planners.base import Planner
     from portsim.planners.registry import get_planner
     from portsim.scenarios.loader import STDIN, load_scenario
     from portsim.scenarios.runner import guarded_plan, planner_label
@@ -664,7 +720,17 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     for spec in by_label or [s for s in loaded.planners if s.name == planner_name]:
         planner_name, options = spec.name, dict(spec.options)
         break
-    planner = _guarded(lambda: get_planner(planner_name))
+
+    def chosen() -> Planner:
+        try:
+            return get_planner(planner_name)
+        except PlannerError as err:  # the option, the scenario and the labels it accepts
+            labels = ", ".join(repr(planner_label(s.name, s.options)) for s in loaded.planners)
+            raise PlannerError(f"{err.message}; labels of the scenario's planners: "
+                               f"{labels}", path="--planner", value=planner_name,
+                               source=loaded.source) from None
+
+    planner = _guarded(chosen)
     result = _guarded(lambda: guarded_plan(planner, loaded.platform, loaded.operation, options))
     if not result.is_ok or result.schedule is None:
         click.echo(f"portsim: error: {loaded.source}: planner {planner_name} returned "

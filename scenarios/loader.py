@@ -268,7 +268,10 @@ def _planner_spec(index: int, name: str, options: Mapping[str, Any], source: str
         resolved["file"] = msccl_file_option(options.get("file"), base_dir,
                                              path=f"planners[{index}].file")
     except PortsimError as err:
-        raise (err if err.source else _converted(err, ScenarioError, source)) from None
+        if err.source:  # the algorithm's own line (its file, GPU, step): after the entry's
+            raise ScenarioError(str(err), path=f"planners[{index}].file",
+                                source=source) from None
+        raise _converted(err, ScenarioError, source) from None
     return PlannerSpec(name, MappingProxyType(resolved))
 
 

@@ -887,3 +887,106 @@ def test_plan_picks_an_entry_by_its_label(tmp_path: Path) -> None:
                              str(tmp_path / "t.yaml"))
     assert code == 2
     assert "unknown planner" in stderr
+
+
+# -- usage errors: one line, as every other bad input ---------------------------------------
+
+
+def usage(*args: str) -> tuple[int, str, str]:
+    """``invoke`` under the script's name, as the help hint names the command."""
+    result = CliRunner().invoke(main, list(args), prog_name="portsim")
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    # found by a new user: click printed its four-line usage block for each
+    (["run", "/tmp"], ["SCENARIO: file '/tmp' is a directory", "`portsim run --help`"]),
+    (["run"], ["missing argument 'SCENARIO'", "`portsim run --help`"]),
+    (["run", "x.yaml", "--bogus"], ["no such option '--bogus'", "`portsim run --help`"]),
+    (["validate", "F", "--mode", "fast"],
+     ["--mode: 'fast' is not one of 'strict', 'asap'", "`portsim validate --help`"]),
+    (["study", "study.yaml", "--out", "zz", "--workers", "0"],
+     ["--workers: 0 is not in the range x>=1", "`portsim study --help`"]),
+    (["frobnicate"], ["no such command 'frobnicate'", "`portsim --help`"]),
+    (["run", str(EXAMPLES / "scatter-toy.yaml"), "--report", "/tmp"],
+     ["--report: file '/tmp' is a directory", "`portsim run --help`"]),
+    # click gives this one no context: the command is still named
+    (["validate", "F", "--mode"],
+     ["option '--mode' requires an argument", "`portsim validate --help`"]),
+    (["--bogus"], ["no such option '--bogus'", "`portsim --help`"]),
+])
+def test_a_usage_error_is_one_line_and_exit_2(args: list[str], words: list[str]) -> None:
+    code, stdout, stderr = usage(*args)
+    assert code == 2
+    assert stdout == ""
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith("portsim: error: ")
+    assert "Usage:" not in stderr
+    assert "Try '" not in stderr
+    for word in words:
+        assert word in stderr
+
+
+def test_a_usage_error_of_the_console_script_is_one_line() -> None:
+    done = portsim("study", "study.yaml", "--out", "zz", "--workers", "0")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("portsim: error: --workers: 0 is not in the range x>=1 ")
+    assert done.stderr.rstrip().endswith("study --help`)")
+
+
+def test_help_version_and_the_bare_command_are_unchanged() -> None:
+    code, stdout, stderr = usage("run", "-h")
+    assert (code, stderr) == (0, "")
+    assert stdout.startswith("Usage: portsim run [OPTIONS] SCENARIO")
+    code, stdout, stderr = usage("--version")
+    assert (code, stderr) == (0, "")
+    assert stdout.startswith("portsim, version ")
+    code, stdout, stderr = usage()  # `portsim` alone: its help, as click gives it
+    assert code == 2
+    assert "Usage: portsim [OPTIONS] COMMAND [ARGS]..." in stdout + stderr
+    assert "portsim: error" not in stdout + stderr
+
+
+def test_plan_an_unknown_planner_names_the_file_and_the_option(tmp_path: Path) -> None:
+    scenario = EXAMPLES / "scatter-toy.yaml"
+    code, _, stderr = usage("plan", str(scenario), "--planner", "nope", "-o",
+                            str(tmp_path / "x.yaml"))
+    assert code == 2
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith(f"portsim: error: {scenario}: --planner: unknown planner; ")
+    assert "valid planners: " in stderr
+    assert ", flat, " in stderr
+    assert "labels of the scenario's planners: 'flat', 'lp'" in stderr
+    assert stderr.rstrip().endswith("(got 'nope')")
+
+
+def test_plan_an_unknown_label_lists_the_scenario_s_labels(tmp_path: Path) -> None:
+    scenario = EXAMPLES / "reduce-fibonacci.yaml"
+    code, _, stderr = usage("plan", str(scenario), "--planner", "greedy (reducers: 3)", "-o",
+                            str(tmp_path / "x.yaml"))
+    assert code == 2
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith(f"portsim: error: {scenario}: --planner: unknown planner; ")
+    assert ("labels of the scenario's planners: 'greedy', 'fibonacci', 'binomial', "
+            "'greedy (reducers: 2)', 'flat' (got 'greedy (reducers: 3)')") in stderr
+
+
+def test_an_unreadable_msccl_file_names_the_scenario_and_the_key_path(
+        tmp_path: Path) -> None:
+    scenario = write(tmp_path, """\
+name: ring
+platform:
+  nodes: [{id: A}, {id: B}]
+  links: [{src: A, dst: B, c: 1}, {src: B, dst: A, c: 1}]
+operation: {type: allgather, participants: [A, B]}
+planners: [{name: msccl, file: nope.xml}]
+""")
+    code, _, stderr = usage("run", str(scenario))
+    assert code == 2
+    assert stderr.count("\n") == 1, stderr
+    assert stderr.startswith(f"portsim: error: {scenario}: planners[0].file: "
+                             f"{tmp_path / 'nope.xml'}: cannot read the file")

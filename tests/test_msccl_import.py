@@ -380,11 +380,13 @@ def test_planner_entry_through_the_cli(files: Path) -> None:
 @pytest.mark.parametrize(("entry", "pattern"), [
     ({"name": "msccl"}, r"^portsim: error: {scenario}: planners\[0\]\.file: the msccl "
                         r"planner needs file: ALGO\.xml \(a path relative to the scenario file\)$"),
+    # the scenario and the entry's key path first, then the algorithm's own line
     ({"name": "msccl", "file": "algos/missing.xml"},
-     r"^portsim: error: {files}/algos/missing\.xml: cannot read the file"),
+     r"^portsim: error: {scenario}: planners\[0\]\.file: {files}/algos/missing\.xml: "
+     r"cannot read the file"),
     ({"name": "msccl", "file": "algos/broken.xml"},
-     r"^portsim: error: {files}/algos/broken\.xml: gpu\[0\]\.tb\[0\]\.step\[1\]\.type: "
-     r"unknown step type"),
+     r"^portsim: error: {scenario}: planners\[0\]\.file: {files}/algos/broken\.xml: "
+     r"gpu\[0\]\.tb\[0\]\.step\[1\]\.type: unknown step type"),
 ])
 def test_planner_entry_bad_file_exit_2(files: Path, entry: dict[str, str],
                                        pattern: str) -> None:
