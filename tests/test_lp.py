@@ -907,16 +907,19 @@ def test_a_fixed_period_over_the_cap_says_so() -> None:
     assert any("holds 5 operations, over the cap of 4" in note for note in plan.notes)
 
 
-@pytest.mark.parametrize("fabric", ["dgx_a100", "fat_tree"])
+@pytest.mark.parametrize("fabric", ["dgx_a100", "fat_tree", "fat_tree:6"])
 def test_float_pricing_tables_on_switch_fabrics_match_the_exact_tables(fabric: str) -> None:
     """On a fabric most nodes are switches: the float tables keep holding prices
     on the nodes that compute and the target only.  With integer prices (exact
     in floats) they equal the exact tables, which hold every node's, there; and
-    the cheapest tree and its price are the same."""
+    the cheapest tree and its price are the same.  On ``fat_tree_platform(6)``
+    the float tables hold through the edge switches (``_Holding``'s hubs: 18
+    of them for 54 hosts), the exact tables directly."""
     from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_tree, price_tables
     from portsim.scenarios.generators import dgx_a100_platform, fat_tree_platform
 
-    platform = dgx_a100_platform(1) if fabric == "dgx_a100" else fat_tree_platform(4)
+    platform = (dgx_a100_platform(1) if fabric == "dgx_a100" else
+                fat_tree_platform(6) if fabric == "fat_tree:6" else fat_tree_platform(4))
     op = Operation(OperationKind.REDUCE, target="P1").resolve(platform)
     space = TreeSpace.of(platform, op)
     rng = np.random.default_rng(3)
@@ -942,6 +945,34 @@ def test_float_pricing_tables_on_switch_fabrics_match_the_exact_tables(fabric: s
     # every node's holding price in the exact tables: finite where reachable
     assert all(exact.best[j, 0, 0] != math.inf for j in range(len(space.nodes)))
     assert cheapest_tree(space, link_f, cpu_f) == cheapest_tree(space, link_x, cpu_x)
+
+
+@pytest.mark.parametrize(("k", "seed"), [(6, 0), (6, 1), (8, 2)])
+def test_holding_through_the_hubs_is_holding_directly(k: int, seed: int) -> None:
+    """``held[k, j] = min_i here[k, i] + dist[i, j]`` through the makers' out-links
+    (the hubs) equals the direct minimum over the makers, on float prices with
+    zeros and infinities (forbidden links), to the rounding of the sums."""
+    from portsim.planners.lp._tree_pricing import TreeSpace, _all_pairs, _Holding
+    from portsim.scenarios.generators import fat_tree_platform
+
+    platform = fat_tree_platform(k)
+    space = TreeSpace.of(platform, Operation(OperationKind.REDUCE, target="P1")
+                         .resolve(platform))
+    rng = np.random.default_rng(seed)
+    price = rng.choice([0.0, 1.0, math.inf, *rng.random(5)], len(space.links))
+    dist, _ = _all_pairs(len(space.nodes), space.links, price)
+    makers = np.array([i for i, c in enumerate(space.compute) if c is not None])
+    holders = np.union1d(makers, [space.target])
+    inside = np.searchsorted(holders, makers)
+    hold = _Holding.of(space.links, price, dist, makers, holders, inside)
+    assert hold.direct is None  # through the hubs: fewer sums on a fat tree
+    here = rng.choice([math.inf, *rng.random(9) * 10], (7, len(makers)))
+    expected = np.array([[min(here[r, a] + dist[i, j] for a, i in enumerate(makers))
+                          for j in holders] for r in range(7)])
+    got = hold(here)
+    assert np.array_equal(np.isinf(got), np.isinf(expected))
+    finite = ~np.isinf(expected)
+    assert np.allclose(got[finite], expected[finite], rtol=1e-12, atol=0)
 
 
 def _whole_reduce_optimum(platform: Platform, op: Operation) -> F:
