@@ -140,6 +140,60 @@ def test_the_deadline_is_checked_between_arborescences(monkeypatch: pytest.Monke
     assert len(calls) == 1  # the first round has 9 roots to price
 
 
+def _budget_passing_at(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
+    """Step 2's budget passes at the ``call``-th dynamic program (the first prices the
+    first columns, the next ones each round): the generation's own stopping point,
+    without a clock."""
+    plain = rooted_module.SharedTrees
+    calls = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == call:
+            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(rooted_module, "SharedTrees", counting)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+def test_a_step2_cut_by_its_budget_gives_a_schedule_and_the_interval(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 2's generation stopped by its budget after three rounds: the schedule of
+    its columns in use, below the optimum, and the certified interval up to the
+    relaxation (which step 2 uncut reaches: 378317/3336558, the exact optimum; the
+    relaxation alone gives it, an independent program)."""
+    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    optimum = _relaxation(platform, op)
+    assert optimum == Fraction(378317, 3336558)
+    _budget_passing_at(monkeypatch, 4)
+    result = steady_state(platform, op, time_limit=600)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == optimum
+    assert any("after 3 round(s) (the generation stopped after 70% of the time left" in note
+               for note in result.notes)
+    lower = Fraction(result.message.split("[")[1].split(",")[0])
+    assert 0 < lower < optimum
+    horizon = result.period * 20
+    report = replay(result.schedule, horizon=horizon)
+    assert report.violations == (), [str(v) for v in report.violations[:3]]
+    assert report.completed <= lower * horizon
+
+
+def test_a_budget_passing_before_any_round_is_a_time_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No round priced, no schedule to give: the budget stops step 2 as the time limit
+    does (an error that still states the caps' bound)."""
+    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    _budget_passing_at(monkeypatch, 1)
+    result = steady_state(platform, op, time_limit=600)
+    assert result.status == "error"
+    assert result.message.startswith("time limit of 600.0 s reached during pricing")
+    assert "certified all the same" in result.message
+
+
 # -- the bound at scale ---------------------------------------------------------------------
 
 def _relaxation(platform: Platform, op: Operation) -> Fraction:

@@ -56,7 +56,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     generate,
 )
-from portsim.planners.lp._solve import Deadline, LinearModel
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import Task
 from portsim.planners.lp._tree_pricing import SharedTrees, TreeSpace, chain_trees
 from portsim.simulator.operations import Operation
@@ -110,11 +110,16 @@ class RootedColumns:
         ``(root, arborescence)``: the result's broadcast from ``root``.
     rounds:
         Float column-generation rounds run.
+    cut:
+        The generation stopped at its ``budget`` (:func:`rooted_columns`)
+        with improving columns left: these are the columns in use at its
+        last master, not the best reduce-then-broadcast program's.
     """
 
     reductions: tuple[tuple[NodeId, tuple[Task, ...]], ...]
     broadcasts: tuple[tuple[NodeId, Tree], ...]
     rounds: int
+    cut: bool = False
 
 
 def _broadcast_tasks(operation: Operation, tree: Tree) -> list[Task]:
@@ -160,8 +165,8 @@ def rooted_master(platform: Platform, operation: Operation, space: TreeSpace,
     return model
 
 
-def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadline
-                   ) -> tuple[TreeSpace, RootedColumns]:
+def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadline,
+                   budget: Deadline | None = None) -> tuple[TreeSpace, RootedColumns]:
     """Reduction trees and arborescences per root by float column generation.
 
     Parameters
@@ -171,6 +176,13 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     deadline:
         Checked before every round and every arborescence, inside the
         dynamic program, and bounding every HiGHS run.
+    budget:
+        An earlier deadline for the generation alone: when it passes after
+        a round was priced, the generation stops there and returns the
+        columns in use at that round's master, ``cut`` set (the time left
+        before ``deadline`` is for the exact master, the bounds and the
+        schedule).  Without it, or before any round was priced, passing it
+        raises as ``deadline`` does.
 
     Returns
     -------
@@ -181,13 +193,14 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     Raises
     ------
     TimeLimitReached
-        When the deadline passes.
+        When the deadline passes (the budget, before a round was priced).
     MasterFailed
         When HiGHS fails on the float master.
     """
     root_list = roots(platform, operation)
     if not root_list:
         raise ValueError("no processor reaches every participant")
+    stop = deadline if budget is None else budget
     first = replace(operation, target=root_list[0])
     space = TreeSpace.of(platform, first)
     spaces = [replace(space, target=space.index[r]) for r in root_list]
@@ -233,7 +246,7 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
 
     def arborescence(root: NodeId, price: np.ndarray) -> Tree | None:
         # checked before each one: a pass over every root is seconds at 128 nodes
-        deadline.check(phase)
+        stop.check(phase)
         arcs, index, tails, heads = arcs_of[root]
         chosen = min_arborescence(len(reach[root]), reach[root].index(root),
                                   list(zip(tails, heads, price[index].tolist(), strict=True)),
@@ -248,7 +261,7 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         nonlocal start
         link, cpu, _ = space.prices(y_rows, exact=False)
         # One dynamic program for every root: the holding prices do not depend on it.
-        shared = SharedTrees(spaces, link, cpu, deadline=deadline)
+        shared = SharedTrees(spaces, link, cpu, deadline=stop)
         count = len(root_list)
         if duals is None:  # the first columns: every root's
             for i, r in enumerate(root_list):
@@ -296,17 +309,29 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         for chain in chain_trees(rooted):
             add("reduction", r, tuple(chain))
 
+    priced: list[list[int]] = []  # the columns in use at the last master priced
+    done = [0]
+
     def pricing(point: MasterPoint) -> bool:
+        priced[:] = [master.used()]
+        done[0] += 1
         return price(point.duals[offset:], point.duals)
 
-    rounds = generate(master, pricing, deadline=deadline, phase=phase)
+    cut = False
+    try:
+        rounds = generate(master, pricing, deadline=stop, phase=phase)
+        priced[:] = [master.used()]
+    except TimeLimitReached:
+        if budget is None or deadline.expired or not priced:
+            raise
+        rounds, cut = done[0], True
     # The exact master takes the columns in use (positive or basic) only:
     # column 0 is TP, then the columns in the order they were added.
-    used = set(master.used())
+    used = set(priced[0])
     keep_red = [c for c, (kind, _) in enumerate(added) if kind == "reduction" and c + 1 in used]
     keep_bc = [c for c, (kind, _) in enumerate(added) if kind == "broadcast" and c + 1 in used]
     return space, RootedColumns(tuple(added[c][1] for c in keep_red),  # type: ignore[misc]
-                                tuple(added[c][1] for c in keep_bc), rounds)
+                                tuple(added[c][1] for c in keep_bc), rounds, cut)
 
 
 def solution_weights(model: LinearModel, exact: ExactSolution, columns: RootedColumns
