@@ -422,7 +422,9 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 @main.command()
 @click.argument("schedule", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--horizon", help="Time span of a periodic replay (default: 10 periods "
-                                "past the largest lag).")
+                                "past the largest lag); for a one-shot schedule, the span "
+                                "over which its pipelined series is measured, as `run` "
+                                "does (the schedule itself is checked whole).")
 @click.option("--mode", type=click.Choice(["strict", "asap"]), default="strict",
               show_default=True, help="strict checks stated times; asap keeps per-port "
                                       "order and computes achieved times.")
@@ -454,7 +456,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     correctness (exit 1 if incorrect or infeasible).
     """
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
-    from portsim.simulator.engine import replay
+    from portsim.scenarios.runner import series_cut
+    from portsim.simulator.engine import replay, replay_one_shot
     from portsim.simulator.validation import schedule_throughput
 
     port_model = _port_model_option(port_model)
@@ -473,6 +476,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
 
     def replayed() -> Report:
         try:
+            if loaded.period is None and h is not None:
+                # the schedule checked whole, its pipelined series measured over
+                # the horizon: the figures `run` gives for a one-shot planner
+                return replay_one_shot(loaded, h, mode=mode, exact=not float_time,
+                                       port_model=port_model)
             return replay(loaded, mode=mode, exact=not float_time, horizon=h,
                           port_model=port_model)
         except PortsimError as err:  # a horizon or lag too large: name the file
@@ -482,6 +490,21 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         show(f"replaying {len(loaded.events)} events ({mode})")
         report = _guarded(replayed)
     ok = report.feasible and report.complete
+    # One-shot over --horizon: how the series was measured, or why it was not.
+    series_note = ""
+    cut = False
+    if loaded.period is None and h is not None:
+        if report.horizon is None:
+            why = ("the operation needs no communication or computation"
+                   if not loaded.events else f"{len(report.violations)} violation(s)")
+            series_note = (f"horizon {_text(h)}: not measured: {why} (the pipelined series "
+                           f"of a one-shot schedule is measured only when the schedule is "
+                           f"feasible, as in run)")
+        elif series_cut(report, h):
+            cut = True
+            series_note = (f"replay cut: the pipelined series did not settle into a repeating "
+                           f"pattern within the replay cap; completed counts up to "
+                           f"{_text(report.horizon)}, not the horizon {_text(h)}")
     # Throughput as written (strict replay): n / period, or instances / makespan.
     throughput = schedule_throughput(loaded, report) if ok and mode == "strict" else None
     bound_note = ""
@@ -507,23 +530,31 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             "ratio_to_lp_bound": None if comparison is None else format_rational(
                 comparison.ratio),
             "lp_note": bound_note,
+            "replay_cut": cut,
+            "series_note": series_note,
         }
         click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict(),
                                **extra}, indent=2))
     else:
         console = _console(soft_wrap=True)
-        _print_validation(console, schedule, report)
+        _print_validation(console, schedule, report,
+                          series=loaded.period is None and report.horizon is not None)
+        if series_note:
+            console.print(series_note)
         if throughput is not None:
+            # a one-shot schedule's own instances (report.instances counts the
+            # series' over a horizon)
+            own = len(loaded.instances())
             if loaded.period is not None:
                 how = (f"{loaded.instances_per_period} instance(s) per period "
                        f"{_text(loaded.period)}")
             elif report.end_time != report.makespan:
                 # events after the completion hold their ports and links: a
                 # copy of the schedule can start only once they have ended
-                how = (f"{report.instances} instance(s) every {_text(report.end_time)}, "
+                how = (f"{own} instance(s) every {_text(report.end_time)}, "
                        f"when its last event ends, back to back")
             else:
-                how = f"{report.instances} instance(s) per makespan, back to back"
+                how = f"{own} instance(s) per makespan, back to back"
             console.print(f"throughput: {_text(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
@@ -651,7 +682,10 @@ def _load_schedule(path: Path) -> Schedule:
     return schedule_from_dict(data, source=source, base_dir=base_dir)
 
 
-def _print_validation(console: Console, path: Path, report: Report) -> None:
+def _print_validation(console: Console, path: Path, report: Report, *,
+                      series: bool = False) -> None:
+    """``series``: the figures over the horizon are those of a one-shot schedule's
+    pipelined series."""
     from rich.table import Table
 
     verdict = "feasible and complete" if report.feasible and report.complete else (
@@ -666,9 +700,11 @@ def _print_validation(console: Console, path: Path, report: Report) -> None:
         measured = (Fraction(report.completed) / report.horizon
                     if isinstance(report.horizon, Fraction) and report.completed is not None
                     else report.measured_throughput)
+        what = ("of the pipelined series of operations reusing the schedule, as run "
+                "measures it" if series else "start-up included")
         console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
                       f"measured throughput: {_text(measured)} (completed / horizon, "
-                      f"start-up included)")
+                      f"{what})")
     if report.incomplete:
         # an asap replay over a horizon measures: its incomplete instances are
         # not violations, but they are not complete either (and say so here)

@@ -7,7 +7,11 @@ and the figures reported are the engine's.
 - One-shot schedule: ``makespan`` is the time the engine saw the operation
   complete; the throughput is that of a pipelined series of operations reusing
   the schedule, replayed as soon as possible over the horizon
-  (:func:`portsim.simulator.engine.replay_series`).
+  (:func:`portsim.simulator.engine.replay_series`), only when the schedule
+  itself has no violation (:func:`portsim.simulator.engine.measure_series`,
+  the rule ``portsim validate --horizon`` follows too); otherwise
+  ``completed``, ``measured_throughput`` and ``measured_throughput_exact``
+  are not given (``None``) and a note says why.
 - Periodic schedule: replayed strictly over the horizon; ``completed`` and
   ``measured_throughput`` come from that replay.
 - A plan with ``replay="asap"`` (``lp-naive``: its planned times are not
@@ -29,7 +33,7 @@ from typing import Any, TypeVar
 from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
-from portsim.simulator.engine import replay, replay_series
+from portsim.simulator.engine import measure_series, replay
 from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
@@ -520,19 +524,20 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         length = makespan or result.makespan or Fraction(check.end_time or 1)
         if horizon is None:
             horizon = Fraction(length) * DEFAULT_HORIZON_LENGTHS
+        series = measure_series(schedule, check, horizon, exact=exact)
         if not schedule.events:
             # Nothing to communicate or compute (e.g. a single participant):
             # complete at time 0, and no throughput to measure.
             notes.append("the operation needs no communication or computation")
-            measured = check
-        elif check.feasible:
-            measured = replay_series(schedule, horizon, exact=exact)
+        elif series is None:
+            notes.append(_not_measured(check, "strict replay"))
+        measured = check if series is None else series
+        if series is not None:
             cut = _series_cut(measured, horizon, notes)
-        else:
-            measured = check
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
+    unmeasured = schedule.period is None and measured is check
     proven = _in_operations_of(check, schedule, size)
     achieved = _proven_achieved(result.achieved_throughput, proven, check, schedule, notes)
     bound = _checked_bound(result.throughput_bound, proven, notes)
@@ -544,8 +549,9 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
         achieved_throughput=achieved,
         period=schedule.period,
         makespan=makespan,
-        measured_throughput=None if cut else measured.measured_throughput,
-        completed=None if cut else measured.completed,
+        # a one-shot schedule whose series is not measured has no count either
+        measured_throughput=None if cut or unmeasured else measured.measured_throughput,
+        completed=None if cut or unmeasured else measured.completed,
         horizon=Fraction(horizon),
         feasible=check.feasible,
         violations=violations,
@@ -637,6 +643,13 @@ def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
     return True
 
 
+def _not_measured(check: Report, replayed: str) -> str:
+    """The note of a one-shot schedule whose pipelined series is not measured."""
+    return (f"not measured: {len(check.violations)} violation(s) in its {replayed}: the "
+            f"pipelined series of a one-shot schedule is measured only when the schedule "
+            f"is feasible (completed and the measured throughput are not given)")
+
+
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
               horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
     """Measure a plan that claims only an order of events (``replay="asap"``).
@@ -661,10 +674,14 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         makespan = check.makespan if isinstance(check.makespan, Fraction) else None
         if horizon is None:
             horizon = Fraction(makespan or check.end_time or 1) * DEFAULT_HORIZON_LENGTHS
-        measured = (replay_series(schedule, horizon, exact=exact)
-                    if schedule.events and check.feasible else check)
+        series = measure_series(schedule, check, horizon, exact=exact)
+        if series is None and schedule.events:
+            notes.append(_not_measured(check, "as-soon-as-possible replay"))
+        measured = check if series is None else series
         strict = replay(schedule, exact=exact)
     cut = measured is not check and _series_cut(measured, horizon, notes)
+    # a one-shot schedule whose series is not measured has no count either
+    unmeasured = schedule.period is None and measured is check
     notes.append(f"replayed as soon as possible under the real port model; a strict replay "
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(
@@ -678,8 +695,8 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         name, kind, model, status="ok", message=result.message,
         throughput_bound=result.throughput_bound, period=schedule.period, makespan=makespan,
         achieved_throughput=achieved,
-        measured_throughput=None if cut else measured.measured_throughput,
-        completed=None if cut else measured.completed,
+        measured_throughput=None if cut or unmeasured else measured.measured_throughput,
+        completed=None if cut or unmeasured else measured.completed,
         horizon=Fraction(horizon), feasible=not violations, violations=violations,
         notes=tuple(notes), replay="asap", replay_cut=cut, plan=result, validation=check)
 

@@ -76,7 +76,9 @@ __all__ = [
     "FLOAT_TICK_FRACTION",
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
+    "measure_series",
     "replay",
+    "replay_one_shot",
     "replay_series",
 ]
 
@@ -902,7 +904,12 @@ def replay(
         steady state (every event played at its lag) when the horizon stops
         short of it, so a clash of later periods is never hidden by a short
         horizon.  One-shot: completions after the horizon do not count, and
-        the measured throughput is ``completed / horizon``.
+        the measured throughput is ``completed / horizon``; every event is
+        still played and checked, and an instance is expected only once all
+        its events end within the horizon (as in a periodic replay), so a
+        short horizon never makes a feasible schedule incomplete.  (The
+        throughput of a one-shot schedule run again and again is that of its
+        pipelined series: :func:`replay_one_shot`.)
     port_model:
         Replace the platform-wide port model (per-node overrides are kept).
     record_starts:
@@ -1197,6 +1204,129 @@ def replay_series(
                   horizon=min(h, reach), port_model=port_model)
 
 
+def measure_series(
+    schedule: Schedule,
+    check: Report,
+    horizon: Fraction | int | str,
+    *,
+    exact: bool = True,
+    port_model: PortModel | str | None = None,
+) -> Report | None:
+    """The pipelined series of a one-shot schedule over ``horizon``, when it is measured.
+
+    ``check`` is the replay of the schedule itself, as written (``portsim
+    run``'s strict replay, or the as-soon-as-possible one of a plan that
+    claims only an order).  The series (:func:`replay_series`) is measured
+    only when ``check`` found no violation: a series replayed as soon as
+    possible would repair the stated times and measure a schedule that is
+    not the one written.  Nor is it measured when the schedule has no event
+    (the operation needs nothing and completes at time 0: no rate).  ``None``
+    then: the figures are "not measured", and ``completed`` with them.
+    This is the one rule of ``portsim run``, ``portsim validate --horizon``
+    and :func:`simulator.validate` for a one-shot schedule.
+
+    Raises
+    ------
+    ScheduleError
+        As :func:`replay_series` (a periodic schedule, a bad ``horizon``).
+
+    Examples
+    --------
+    >>> from portsim.simulator.platform import Platform
+    >>> from portsim.simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "A", "dst": "C", "item": "b", "start": 1}])
+    >>> measure_series(s, replay(s), 10).completed  # one broadcast every 2 time units
+    5
+    >>> both_at_once = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "A", "dst": "C", "item": "b", "start": 0}])
+    >>> print(measure_series(both_at_once, replay(both_at_once), 10))
+    None
+    """
+    if schedule.period is not None:
+        raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
+    h = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    if not schedule.events or not check.feasible:
+        return None
+    return replay_series(schedule, h, exact=exact, port_model=port_model)
+
+
+def replay_one_shot(
+    schedule: Schedule,
+    horizon: Fraction | int | str,
+    *,
+    mode: str = "strict",
+    exact: bool = True,
+    port_model: PortModel | str | None = None,
+) -> Report:
+    """Check a one-shot schedule as written, and measure its pipelined series over ``horizon``.
+
+    What ``portsim validate --horizon H`` and :func:`simulator.validate`
+    do with a one-shot schedule, the figures ``portsim run`` gives for it:
+    the schedule is replayed whole, with no horizon (:func:`replay`), so a
+    horizon shorter than its makespan never makes it infeasible or
+    incomplete; then, by :func:`measure_series`, the series of operations
+    reusing it is measured over ``horizon``.
+
+    Returns
+    -------
+    Report
+        The replay of the schedule (violations, ``makespan``, ``end_time``,
+        ``throughput``), with the series' figures when it was measured:
+        ``completed`` (instances of the series complete by the horizon,
+        which are also its ``instances``: the series expects no other),
+        ``horizon``, ``measured_throughput`` and ``completion_times``.
+        Should the series be cut (:func:`replay_series`), ``horizon`` is the
+        shorter span over which the count is exact.  When the series is not
+        measured (a violation, or no event), the replay of the schedule
+        alone, with no horizon and no measured throughput.
+
+    Raises
+    ------
+    ScheduleError
+        On a periodic schedule, a bad ``mode`` or ``horizon``.
+
+    Examples
+    --------
+    A relay ``A -> B -> C`` of makespan 2: over a horizon of 1 no operation
+    completes, and the schedule is still feasible and complete; over 10,
+    the series completes one operation per time unit once the pipe is full.
+
+    >>> from portsim.simulator.platform import Platform
+    >>> from portsim.simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule.from_dicts(p, op, [
+    ...     {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+    ...     {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    >>> short = replay_one_shot(s, 1)
+    >>> short.feasible, short.complete, short.completed, short.makespan
+    (True, True, 0, Fraction(2, 1))
+    >>> replay_one_shot(s, 10).completed
+    9
+    """
+    if schedule.period is not None:
+        raise ScheduleError("replay_one_shot replays a one-shot schedule")
+    h = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    check = replay(schedule, mode=mode, exact=exact, port_model=port_model)
+    series = measure_series(schedule, check, h, exact=exact, port_model=port_model)
+    if series is None:
+        return check
+    # The violations are the schedule's own: a series of a feasible schedule
+    # blocks nowhere, and its count would show it if it did.
+    return replace(check, completed=series.completed, instances=series.completed, incomplete=0,
+                   horizon=series.horizon, measured_throughput=series.measured_throughput,
+                   completion_times=series.completion_times)
+
+
 def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
                     window: int) -> tuple[int, Fraction] | None:
     """``(c, delta)`` such that the last ``window`` instances of a series start
@@ -1284,6 +1414,17 @@ def _conclude(
     unfinished = 0
     if schedule.period is None:
         expected = list(instance_numbers)
+        if horizon_t is not None:
+            # As in a periodic replay: an instance is expected only once all
+            # its events end within the horizon (at the stated times; in an
+            # as-soon-as-possible replay, as replayed too).  A short horizon
+            # counts fewer completions; it never makes a feasible schedule
+            # incomplete.
+            late = {play.instance for play in events
+                    if play.start + play.duration > horizon_t + run.tol}
+            expected = [t for t in expected if t not in late]
+            if isinstance(engine, _Asap):
+                expected = _ended_asap(run, engine, events, expected, horizon_t)
     else:
         expected = _fully_played(run, instance_numbers, horizon_t)
         if isinstance(engine, _Asap) and horizon_t is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -267,6 +268,39 @@ def test_an_infeasible_one_shot_schedule_is_not_measured_by_asymptotic(tmp_path:
     honest = [cell.strip() for cell in rows[5].strip("│").split("│")]
     assert honest[:6] == ["mine", "1000", "3000", "1000", "1000", "1.0000"]
 
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_infeasible_one_shot_schedule_has_no_measured_figures_in_run(
+        tmp_path: Path) -> None:
+    """Both sends at once from S: the row's measured_throughput was null but its
+    measured_throughput_exact "1/200" and completed 1 (the schedule's own
+    replay, over the horizon of 100 makespans): SPEC gives the exact figure
+    as the float's, null with completed.  In the JSON, the table and the
+    HTML report alike; the honest planner beside it is measured (S sends for
+    1 + 2 per scatter, scatter t completes at 3t + 3: 100 by 300)."""
+    report = tmp_path / "r.html"
+    code, out, _ = run(tmp_path, "{name: mine, mode: overlap}, mine", "--json", "-",
+                       "--report", str(report))
+    assert code == 1
+    bad, honest = json.loads(out)["results"]
+    assert (bad["feasible"], bad["makespan"], bad["horizon"]) == (False, "2", "200")
+    assert (bad["measured_throughput"], bad["measured_throughput_exact"],
+            bad["completed"]) == (None, None, None)
+    assert any(note.startswith("not measured: 1 violation(s) in its strict replay")
+               for note in bad["notes"])
+    assert (honest["completed"], honest["horizon"], honest["measured_throughput_exact"]) == (
+        100, "300", "1/3")
+    # the table: no measured throughput, no count
+    _, table, _ = run(tmp_path, "{name: mine, mode: overlap}, mine")
+    row = next(line for line in table.splitlines() if line.startswith("│ mine (mode"))
+    cells = [cell.strip() for cell in row.strip("│").split("│")]
+    assert (cells[4], cells[5], cells[6], cells[7]) == ("2", "-", "-", "200")
+    # the HTML report: the same dashes
+    page = report.read_text()
+    start = page.index("<td class=\"name\">mine (mode: overlap)</td>")
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", page[start:page.index("</tr>", start)])
+    assert cells[5:9] == ["2", "—", "—", "200"]
 
 STUDY = """\
 name: mine-vs-flat
