@@ -80,7 +80,8 @@ every root's columns entering (up to three per root a round), measured:
 ``fat_tree_platform(6)`` (54 roots) 40.6 s of CPU for step 2 and 88 rounds,
 3.9 s now; ``complete_platform(128)`` did not end within 300 s (about 5 s a
 round, 128 arborescences of 16,256 arcs), now about 50 rounds (the whole
-``lp`` call, exact 64/127, 56 s); ``fat_tree_platform(8)`` 85 s; random platforms
+``lp`` call, exact 64/127, 56 s); ``fat_tree_platform(8)`` 85 s (56 s with the
+hosts' results held through their edge switches); random platforms
 (costs 1..10, seeds 0-2) the same values at N = 12, 16, 24 (also complete)
 and 40, step 2 at N = 40 in 8-11 s instead of 29-41 s."""
 
