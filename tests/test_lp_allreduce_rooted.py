@@ -40,6 +40,7 @@ from portsim.planners.lp._tree_pricing import SharedTrees, TreeSpace, cheapest_t
 from portsim.scenarios.generators import fat_tree_platform, random_platform
 from portsim.scenarios.testing import assert_throughput_at_least
 from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.numbers import format_rational
 
 ALLREDUCE = OperationKind.ALLREDUCE
 
@@ -179,6 +180,26 @@ def test_a_step2_cut_by_its_budget_gives_a_schedule_and_the_interval(
     report = replay(result.schedule, horizon=horizon)
     assert report.violations == (), [str(v) for v in report.violations[:3]]
     assert report.completed <= lower * horizon
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+def test_an_interval_says_what_a_fixed_period_achieves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interval's lower end is what step 2's program carries; a fixed period (here
+    forced by ``max_events``) carries less, and the message gives that figure, the
+    replay's, not "the schedule achieves the lower end"."""
+    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=0)
+    op = Operation(ALLREDUCE).resolve(platform)
+    _budget_passing_at(monkeypatch, 4)
+    result = steady_state(platform, op, time_limit=600, max_events=400)
+    assert result.status == "ok", result.message
+    lower = Fraction(result.message.split("[")[1].split(",")[0])
+    achieved = Fraction(result.schedule.instances_per_period) / result.period
+    assert result.achieved_throughput == achieved < lower
+    assert result.message.endswith(f"the periodic schedule built achieves "
+                                   f"{format_rational(achieved)} (a fixed period, see the "
+                                   f"notes)")
+    report = replay(result.schedule, horizon=result.period * 10)
+    assert report.violations == ()
 
 
 def test_a_budget_passing_before_any_round_is_a_time_limit(

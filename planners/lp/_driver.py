@@ -297,6 +297,12 @@ def guarded(planner: str, platform: Platform, operation: Operation, options: LpO
                                          f"with the scenario")
 
 
+def _readable(value: Fraction) -> str:
+    """``value`` exactly, with its decimal value after it when the fraction is long."""
+    text = format_rational(value)
+    return text if len(text) <= 40 else f"{text} (~{float(value):.6g})"
+
+
 def finish(
     platform: Platform,
     operation: Operation,
@@ -346,10 +352,15 @@ def finish(
     else:
         width = exact.upper - exact.lower
         relative = f", {float(width / exact.lower):.2%} of the lower end" if exact.lower else ""
-        message = (f"certified interval [{format_rational(exact.lower)}, "
-                   f"{format_rational(exact.upper)}] of width {format_rational(width)} "
-                   f"(~{float(width):.3g}{relative}); throughput_bound is the upper end, the "
-                   f"schedule achieves the lower end")
+        # the periodic schedule carries the lower end, or less in a fixed period
+        carried = ("the schedule achieves the lower end" if plan.throughput >= exact.lower else
+                   f"the lower end is what the program's schedule carries, the periodic "
+                   f"schedule built achieves {_readable(plan.throughput)} (a fixed period, "
+                   f"see the notes)")
+        message = (f"certified interval [{_readable(exact.lower)}, "
+                   f"{_readable(exact.upper)}] of width {format_rational(width)} "
+                   f"(~{float(width):.3g}{relative}); throughput_bound is the upper end, "
+                   f"{carried}")
         all_notes.append(message)
     all_notes.extend(plan.notes)
     orchestration = (counted(plan.matchings, "matching") if plan.matchings else
