@@ -546,3 +546,30 @@ def test_comparison_hover_of_a_mean_with_a_long_exact_value(tmp_path: Path) -> N
     assert makespan["data"][0]["customdata"] == [[
         f"{float(mean):.4g} (exact rational of {len(exact)} characters, not written)",
         "1/97 (0.01031)", "1/3 (0.3333)", 23]]
+
+
+# -- a run whose lp failed: no bound planned in its place --------------------------------------
+
+
+def test_a_run_whose_lp_failed_draws_no_convergence_chart(tmp_path: Path) -> None:
+    """The study's lp row of the chosen run failed (here by its time limit): the report
+    says so in the convergence section and plans no lp of its own (a plain lp there
+    would draw a bound the study never had).  The scenario lists binomial then lp."""
+    store = ResultStore(tmp_path, {"grid.platform.generator.n": pa.int64()})
+    document = {**DOCUMENT, "planners": ["binomial", {"name": "lp", "time_limit": 0.001}]}
+    rows = []
+    for index, (name, options, status, message) in enumerate([
+            ("binomial", {}, "ok", ""),
+            ("lp", {"time_limit": 0.001}, "error", "time limit of 0.001 s reached")]):
+        row = stored_row(0, 0, 4, 0, makespan="4" if status == "ok" else None)
+        row.update(planner_index=index, planner=name, status=status, message=message,
+                   planner_options=json.dumps(options, sort_keys=True),
+                   scenario_document=json.dumps(document, sort_keys=True))
+        rows.append(row)
+    store.append(rows)
+    page = render_study_report(load_results(tmp_path))
+    section = page.split('<section id="convergence">', 1)[1].split("</section>", 1)[0]
+    assert ("its lp bound failed in the study (lp (time_limit: 0.001), error: time limit "
+            "of 0.001 s reached)") in section
+    assert not any(f["layout"]["title"]["text"].startswith("completed(K) / (TP·K)")
+                   for f in figures(page))

@@ -587,13 +587,33 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
     chosen = (f'<p class="hint" id="chosen-run">The charts below draw {html.escape(label)}'
               f"{', ' + html.escape(why) if why else ''}; <code>portsim report DIR --run I"
               "</code> draws run I.</p>")
-    sections = [("convergence", "Convergence to the bound",
-                 chosen + _convergence_html(scenario, labels, label, embed, colours, progress))]
+    failed = _failed_bound(rows)
+    convergence = (f'<p class="hint">No convergence chart for {html.escape(label)}: its lp '
+                   f"bound failed in the study ({html.escape(failed)}); the chart does not "
+                   "plan lp again with other options.</p>" if failed is not None else
+                   _convergence_html(scenario, labels, label, embed, colours, progress))
+    sections = [("convergence", "Convergence to the bound", chosen + convergence)]
     sections.append(_gantt_section(rows, scenario, planner, label, embed, progress,
                                    gantt_window))
     sections.append(("platform", f"Platform of {label}",
                      embed(platform_figure(scenario.platform, scenario.operation))))
     return sections
+
+
+def _failed_bound(rows: pd.DataFrame) -> str | None:
+    """The status and message of the run's ``lp`` row that would give the chart's bound
+    (the first not restricted to a tree or a DAG, as
+    :func:`~portsim.scenarios.asymptotic.bound_plan` picks), when it failed; else
+    ``None``.  The chart draws the run's planners that gave a result: without this,
+    the failed ``lp`` would be left out and a plain one planned in its place."""
+    for _, row in rows.iterrows():
+        options = json.loads(str(row["planner_options"]) or "{}")
+        if row["planner"] == "lp" and options.get("restrict", "graph") == "graph":
+            if row["status"] != "error":
+                return None
+            message = "" if pd.isna(row["message"]) else f": {row['message']}"
+            return f"{row[_LABEL]}, {row['status']}{message}"
+    return None
 
 
 def _convergence_html(scenario: Scenario, labels: Sequence[str], run: str,
