@@ -225,8 +225,8 @@ hosts' edge switches (``_Holding`` of :mod:`portsim.planners.lp._tree_pricing`),
 and after in one quiet run: fat_tree:8 79.0 -> 56.4 s (exact 64/127, the
 same 176 rounds and columns), fat_tree:6 4.6 -> 4.1 s.  The 32-host subset
 now stops its generation at 70% of the time left and gives a schedule with
-the interval [0.987, 1] in 213 s (``STEP2_SHARE`` of
-:mod:`portsim.planners.lp._allreduce`).
+the interval [0.987, 1] in 213 s (``GENERATION_SHARE`` of
+:mod:`portsim.planners.lp._incremental`).
 
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is

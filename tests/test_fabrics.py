@@ -10,6 +10,7 @@ import math
 import time
 from collections import Counter
 from fractions import Fraction
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -350,3 +351,46 @@ def test_dgx_a100_eight_servers_broadcast_reaches_the_nic_bound() -> None:
     assert any(f"throughput {result.achieved_throughput} instead of the exact period's 200"
                in note
                for note in result.notes)
+
+
+# -- a tree generation stopped by its budget -------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+@pytest.mark.parametrize("op", ["broadcast", "allgather"])
+def test_a_tree_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
+        monkeypatch: pytest.MonkeyPatch, op: str) -> None:
+    """The float rounds of the tree packing stop at their budget (here at the third
+    pricing, without a clock): the exact master over the trees found gives the
+    schedule and the certified interval, the notes say where it stopped.  One
+    ``dgx_a100`` server: a broadcast from P0 leaves P0 by 300 + 25 (its NVSwitch and
+    NIC links), so at most 325 a second, which the uncut packing reaches; the
+    allgather's bound is 325/7 (every other GPU's message enters each GPU by them).
+    """
+    import portsim.planners.lp._broadcast as broadcast_module
+    from portsim.simulator import replay
+
+    platform = dgx_a100_platform(1)
+    operation = (Operation(OperationKind.BROADCAST, source="P0") if op == "broadcast"
+                 else Operation(OperationKind.ALLGATHER)).resolve(platform)
+    optimum = Fraction(325) if op == "broadcast" else Fraction(325, 7)
+    plain = broadcast_module.improving_trees
+    calls = []
+
+    def counting(*args: object, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+    result = steady_state(platform, operation, time_limit=600)
+    assert result.status == "ok", result.message
+    assert any(note.startswith("the tree generation stopped after 70% of the time left")
+               for note in result.notes)
+    assert result.throughput_bound is not None
+    assert result.throughput_bound >= optimum
+    lower = Fraction(result.message.split("[")[1].split(",")[0])
+    assert 0 < lower < optimum
+    report = replay(result.schedule, horizon=result.period * 10)
+    assert report.violations == ()

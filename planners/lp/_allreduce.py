@@ -121,6 +121,7 @@ from portsim.planners.lp._exact import GOSSIP_BOUND, SINGLE_NODE_BOUND, ExactSol
 from portsim.planners.lp._extract import extract_trees
 from portsim.planners.lp._gossip import gossip_cap
 from portsim.planners.lp._incremental import (
+    GENERATION_SHARE,
     TOLERANCE,
     MasterFailed,
     MasterPoint,
@@ -266,16 +267,6 @@ PACKING_SECONDS = 120.0
 seconds and the result states the certified interval; with one, the search
 may use the whole call's time (measured: one pricing round takes 1.3 s and
 one exact branch-and-bound node 2 s at N = 8)."""
-
-STEP2_SHARE = 0.7
-"""From :data:`ROOTED_FROM` participants, step 2's column generation stops at
-this share of the call's time left (``time_limit``, 300 s by default), after a
-round: the rest is for its exact master over the columns in use, the bounds
-and the periodic schedule.  The result is then the certified interval from
-that schedule, its notes saying where the generation stopped; without the
-budget the call ended with an error and no schedule.  Measured: 32 hosts of
-``fat_tree_platform(8)`` (128 roots), whose generation climbs about 0.0025 a
-round (0.99 after 440 rounds, 225 s of CPU)."""
 
 _ONE = Fraction(1)
 _MINUS_ONE = Fraction(-1)
@@ -594,9 +585,9 @@ def _ssr_step(platform: Platform, operation: Operation, options: LpOptions,
 def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
                  deadline: Deadline) -> Step2 | PlanResult:
     """Step 2 by reduction-tree and arborescence columns (:mod:`._allreduce_rooted`), the
-    generation within :data:`STEP2_SHARE` of the time left."""
-    left = deadline.remaining()
-    budget = None if left is None else Deadline.after(STEP2_SHARE * left)
+    generation within :data:`~portsim.planners.lp._incremental.GENERATION_SHARE` of the
+    time left."""
+    budget = deadline.part(GENERATION_SHARE)
     try:
         space, columns = rooted_columns(platform, operation, deadline=deadline, budget=budget)
     except TimeLimitReached as stop:
@@ -617,7 +608,7 @@ def _rooted_step(platform: Platform, operation: Operation, options: LpOptions,
         for w, tasks, tree in _pair(mine, trees):
             structures.append((w, _instance_structure(operation, tasks, tree)))
             seeds.extend(_destination_trees(operation, tasks, tree))
-    cut = (f" (the generation stopped after {STEP2_SHARE:.0%} of the time left under the "
+    cut = (f" (the generation stopped after {GENERATION_SHARE:.0%} of the time left under the "
            f"time limit of {options.limit_text}, with improving columns left: the best "
            f"schedule over the columns found, not the best reduce-then-broadcast one)"
            if columns.cut else "")

@@ -44,6 +44,7 @@ from portsim.planners.lp._exact import ExactSolution, Repair
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
     EXACT_ROUNDS,
+    GENERATION_SHARE,
     TOLERANCE,
     IncrementalMaster,
     MasterFailed,
@@ -334,6 +335,10 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
 
     admit([(i, p.initial()) for i, p in enumerate(pricers)])
     turn = 0
+    # The float rounds stop at this budget; the exact phase then runs over the
+    # trees found (GENERATION_SHARE): a schedule and a certified interval.
+    budget = options.clock().part(GENERATION_SHARE)
+    cut = False
 
     def price(point: MasterPoint) -> bool:
         nonlocal turn
@@ -343,18 +348,23 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
             for (u, v), busy in master.busy.items()}
         new = improving_trees(pricers, price, point.duals[:n].tolist(), seen,  # type: ignore[arg-type]
-                              TOLERANCE, deadline=options.clock(),
+                              TOLERANCE, deadline=budget,
                               limit=TREES_PER_ROUND, start=turn)
         turn = (turn + TREES_PER_ROUND) % n
         admit(new)
         return bool(new)
 
     def float_generation() -> PlanResult | None:
+        nonlocal cut
+        if cut:
+            return None  # the budget has passed: no more float rounds
         try:
-            generate(master, price, deadline=options.clock(),
+            generate(master, price, deadline=budget,
                      phase="the column generation of the broadcast master")
         except TimeLimitReached as stop:
-            return time_limit_error(options, stop.phase)
+            if options.clock().expired:
+                return time_limit_error(options, stop.phase)
+            cut = True  # the budget, not the call's deadline: on with the trees found
         except MasterFailed as failure:
             return PlanResult.error(NAME, f"broadcast master program: {failure.status}")
         return None
@@ -402,6 +412,13 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         # caller then falls back to the flow program's bound.
         upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
         if (upper is not None and upper <= exact.lower) or not new:
+            break
+        if cut:
+            exact = replace(exact, notes=(*exact.notes, (
+                f"the tree generation stopped after {GENERATION_SHARE:.0%} of the time left "
+                f"under the time limit of {options.limit_text}, with improving trees left: "
+                f"the schedule is the best packing of the trees found, not the best tree "
+                f"packing")))
             break
         if exact_round == EXACT_ROUNDS:
             exact = replace(exact, notes=(*exact.notes, (

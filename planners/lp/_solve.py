@@ -149,6 +149,15 @@ class Deadline:
         """The deadline ``seconds`` from now (``None``: no deadline)."""
         return cls(None if seconds is None else time.perf_counter() + float(seconds))
 
+    def part(self, share: float) -> Deadline:
+        """The deadline ``share`` of the time left from now (``self`` without a deadline).
+
+        >>> Deadline.after(None).part(0.5).at is None
+        True
+        """
+        left = self.remaining()
+        return self if left is None else Deadline.after(share * left)
+
     def remaining(self) -> float | None:
         """Seconds left (at least 0), or ``None`` without a deadline."""
         if self.at is None:
