@@ -388,9 +388,31 @@ def test_a_tree_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
     assert result.status == "ok", result.message
     assert any(note.startswith("the tree generation stopped after 70% of the time left")
                for note in result.notes)
-    assert result.throughput_bound is not None
-    assert result.throughput_bound >= optimum
+    assert result.throughput_bound == optimum  # the flow program's, no tree bound priced
+    assert any("per-destination flow program's (section 2.2.1)" in note
+               for note in result.notes)
     lower = Fraction(result.message.split("[")[1].split(",")[0])
     assert 0 < lower < optimum
     report = replay(result.schedule, horizon=result.period * 10)
     assert report.violations == ()
+
+
+def test_the_ports_cap_of_a_broadcast_and_an_allgather() -> None:
+    """:func:`port_cap` by hand on one ``dgx_a100`` server (every node multiport: a
+    port per link): P0 sends at most 300 + 25 a second (NVSwitch and NIC links), and
+    each GPU receives as much, 7 messages an allgather; on a one-port star the centre
+    receives one message at a time over its cheapest link (cost 1/2: 2 a time unit, 2
+    messages an instance), the leaves send 2 and receive 4 a time unit."""
+    from portsim.planners.lp._broadcast import port_cap
+
+    dgx = dgx_a100_platform(1)
+    gpus = [f"P{i}" for i in range(8)]
+    assert port_cap(dgx, [("P0", gpus[1:])], Fraction(1)) == (Fraction(325), "what P0 sends")
+    cap, how = port_cap(dgx, [(g, [h for h in gpus if h != g]) for g in gpus], Fraction(1))
+    assert cap == Fraction(325, 7)
+    assert how.endswith("receives, 7 message(s) an instance")
+    quarter, half = Fraction(1, 4), Fraction(1, 2)
+    star = Platform.build(["C", "A", "B"], [("A", "C", half), ("B", "C", half),
+                                            ("C", "A", quarter), ("C", "B", quarter)])
+    assert port_cap(star, [("A", ["C", "B"]), ("B", ["C", "A"])], Fraction(1)) == (
+        Fraction(1), "what C receives, 2 message(s) an instance")

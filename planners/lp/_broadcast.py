@@ -54,8 +54,10 @@ from portsim.planners.lp._incremental import (
 )
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
+from portsim.planners.lp._ssr import port_rates
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -282,7 +284,8 @@ class _FloatTreeMaster:
 
 def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fraction,
                     options: LpOptions, *, port_sum: frozenset[NodeId] = frozenset(),
-                    targets: Sequence[Collection[NodeId]] | None = None
+                    targets: Sequence[Collection[NodeId]] | None = None,
+                    stats: dict[str, bool] | None = None
                     ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
                                ExactSolution] | PlanResult:
     """Column generation over arborescences of every source covering its ``targets``.
@@ -310,7 +313,10 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     source and round where the pricing finds one); then the master over
     every tree is solved exactly and priced exactly, and a tree priced below
     its source's exact dual joins for another exact round (at most
-    :data:`~portsim.planners.lp._incremental.EXACT_ROUNDS`).
+    :data:`~portsim.planners.lp._incremental.EXACT_ROUNDS`).  The float
+    rounds stop after :data:`~portsim.planners.lp._incremental.GENERATION_SHARE`
+    of the time left: the master over the trees found is then solved exactly,
+    not priced (no tree bound), a note says so and ``stats["cut"]`` is set.
 
     Returns
     -------
@@ -339,6 +345,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     # trees found (GENERATION_SHARE): a schedule and a certified interval.
     budget = options.clock().part(GENERATION_SHARE)
     cut = False
+    unproven: list[NodeId] = []  # sources whose exact pricing was a heuristic
 
     def price(point: MasterPoint) -> bool:
         nonlocal turn
@@ -390,6 +397,15 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         if isinstance(found, PlanResult):
             return found
         exact = found
+        if cut:  # no exact pricing either (128 sources' Steiner trees: minutes)
+            exact = replace(exact, notes=(*exact.notes, (
+                f"the tree generation stopped after {GENERATION_SHARE:.0%} of the time left "
+                f"under the time limit of {options.limit_text}: the schedule is the best "
+                f"packing of the trees found, not proven the best tree packing")))
+            upper = None
+            if stats is not None:
+                stats["cut"] = True
+            break
         out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
         exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
             (u, v): busy * (out_dual[u] + in_dual[v] + link_dual.get((u, v), 0))
@@ -412,13 +428,6 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         # caller then falls back to the flow program's bound.
         upper = pi if z_total >= 1 else (pi / z_total if z_total > 0 else None)
         if (upper is not None and upper <= exact.lower) or not new:
-            break
-        if cut:
-            exact = replace(exact, notes=(*exact.notes, (
-                f"the tree generation stopped after {GENERATION_SHARE:.0%} of the time left "
-                f"under the time limit of {options.limit_text}, with improving trees left: "
-                f"the schedule is the best packing of the trees found, not the best tree "
-                f"packing")))
             break
         if exact_round == EXACT_ROUNDS:
             exact = replace(exact, notes=(*exact.notes, (
@@ -478,6 +487,33 @@ def _flow_bound(platform: Platform, sources: list[tuple[NodeId, Sequence[NodeId]
                                            f"cut was still violated: the bound is the "
                                            f"relaxation's upper end"))
     return found.upper
+
+
+def port_cap(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
+             size: Fraction) -> tuple[Fraction, str]:
+    """A bound on every schedule's throughput from the ports alone, and what it is.
+
+    An instance sends each source's message out of it at least once, and
+    brings each message into each of its destinations at least once (as
+    distinct items: one per source).  So the throughput is at most every
+    source's send rate, and every destination's receive rate over the number
+    of sources it receives from (:func:`~portsim.planners.lp._ssr.port_rates`:
+    messages of ``size`` a node's ports carry per time unit).
+    """
+    send, receive = port_rates(platform, size)
+    counts: dict[NodeId, int] = defaultdict(int)
+    best, how = None, ""
+    for s, targets in sources:
+        if best is None or send[s] < best:
+            best, how = send[s], f"what {s} sends"
+        for t in targets:
+            if t != s:
+                counts[t] += 1
+    for t, k in counts.items():
+        if receive[t] / k < best:  # type: ignore[operator]
+            best, how = receive[t] / k, f"what {t} receives, {k} message(s) an instance"
+    assert best is not None, "sources are given"
+    return best, how
 
 
 def tree_depths(tree: Tree, root: NodeId) -> dict[NodeId, int]:
@@ -560,8 +596,9 @@ def plan_multicast(platform: Platform, operation: Operation,
     if not sources:
         return PlanResult.error(NAME, f"a {what} without destinations needs no "
                                       f"communication: the throughput is unbounded")
+    stats: dict[str, bool] = {}
     found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options,
-                            port_sum=port_sum, targets=[t for _, t, _ in sources])
+                            port_sum=port_sum, targets=[t for _, t, _ in sources], stats=stats)
     if isinstance(found, PlanResult):
         return found
     weighted, tree_upper, master = found
@@ -573,7 +610,21 @@ def plan_multicast(platform: Platform, operation: Operation,
              f"({STEINER_NOTE if steiner else 'minimum-arborescence pricing'})"]
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
-    if tree_upper is None or (steiner and tree_upper > lower):
+    if stats.get("cut"):
+        # The generation was cut: no tree bound.  The flow program within half the
+        # time left (a broadcast over 16 dgx_a100 servers: 1 s; their allgather:
+        # more than 10 minutes), else the ports' cap.
+        cap, how = port_cap(platform, [(s, t) for s, t, _ in sources], operation.size)
+        flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
+                           replace(options, deadline=options.clock().part(0.5)), what,
+                           port_sum, notes)
+        upper = cap if isinstance(flow, PlanResult) else min(flow, cap)
+        notes.append(f"the bound is the least of the ports' cap ({how}, "
+                     f"{format_rational(cap)}) and the per-destination flow program's "
+                     + (f"(section 2.2.1; not finished in half the time left: "
+                        f"{flow.message})" if isinstance(flow, PlanResult) else
+                        "(section 2.2.1)"))
+    elif tree_upper is None or (steiner and tree_upper > lower):
         flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
                            options, what, port_sum, notes)
         if isinstance(flow, PlanResult):
