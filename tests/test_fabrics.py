@@ -416,3 +416,33 @@ def test_the_ports_cap_of_a_broadcast_and_an_allgather() -> None:
                                             ("C", "A", quarter), ("C", "B", quarter)])
     assert port_cap(star, [("A", ["C", "B"]), ("B", ["C", "A"])], Fraction(1)) == (
         Fraction(1), "what C receives, 2 message(s) an instance")
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+def test_a_cut_generation_whose_flow_bound_does_not_finish_keeps_the_ports_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree generation cut by its budget and the flow program not finished in its
+    half of the time left (as for an allgather over 16 ``dgx_a100`` servers): the
+    bound is the ports' cap, 325/7 on one server (each GPU receives 7 messages an
+    allgather through 300 + 25 a second), and the notes say so."""
+    import portsim.planners.lp._broadcast as broadcast_module
+    from portsim.planners.base import PlanResult
+
+    platform = dgx_a100_platform(1)
+    operation = Operation(OperationKind.ALLGATHER).resolve(platform)
+    plain = broadcast_module.improving_trees
+    calls = []
+
+    def counting(*args: object, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:
+            object.__setattr__(kwargs["deadline"], "at", 0.0)
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+    monkeypatch.setattr(broadcast_module, "_flow_bound",
+                        lambda *_, **__: PlanResult.error("lp", "time limit reached"))
+    result = steady_state(platform, operation, time_limit=600)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == Fraction(325, 7)
+    assert any("not finished in half the time left" in note for note in result.notes)

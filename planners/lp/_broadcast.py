@@ -621,9 +621,8 @@ def plan_multicast(platform: Platform, operation: Operation,
         upper = cap if isinstance(flow, PlanResult) else min(flow, cap)
         notes.append(f"the bound is the least of the ports' cap ({how}, "
                      f"{format_rational(cap)}) and the per-destination flow program's "
-                     + (f"(section 2.2.1; not finished in half the time left: "
-                        f"{flow.message})" if isinstance(flow, PlanResult) else
-                        "(section 2.2.1)"))
+                     + ("(section 2.2.1; not finished in half the time left)"
+                        if isinstance(flow, PlanResult) else "(section 2.2.1)"))
     elif tree_upper is None or (steiner and tree_upper > lower):
         flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
                            options, what, port_sum, notes)
