@@ -226,7 +226,11 @@ and after in one quiet run: fat_tree:8 79.0 -> 56.4 s (exact 64/127, the
 same 176 rounds and columns), fat_tree:6 4.6 -> 4.1 s.  The 32-host subset
 now stops its generation at 70% of the time left and gives a schedule with
 the interval [0.987, 1] in 213 s (``GENERATION_SHARE`` of
-:mod:`portsim.planners.lp._incremental`).
+:mod:`portsim.planners.lp._incremental`).  The tree packings stop there too:
+``--cases dgx_a100:16 --ops allgather broadcast --time-limit 300`` (both
+stopped at the time limit before), broadcast bound <= 200, schedule 7260/49,
+214.7 s, 481 MiB; allgather bound <= 325/127 (the ports' cap: the flow
+program does not finish in the time left), schedule 1/5, 278.4 s, 1.2 GiB.
 
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
