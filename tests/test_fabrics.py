@@ -356,6 +356,23 @@ def test_dgx_a100_eight_servers_broadcast_reaches_the_nic_bound() -> None:
 # -- a tree generation stopped by its budget -------------------------------------------------
 
 
+def _budget_passing_at_pricing(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
+    """The tree packing's budget passes at its ``call``-th pricing round, without a clock
+    (the pricing checks it before each source)."""
+    import portsim.planners.lp._broadcast as broadcast_module
+
+    plain = broadcast_module.improving_trees
+    calls = []
+
+    def counting(*args: object, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == call:
+            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+
+
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
 @pytest.mark.parametrize("op", ["broadcast", "allgather"])
 def test_a_tree_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
@@ -367,23 +384,13 @@ def test_a_tree_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
     NIC links), so at most 325 a second, which the uncut packing reaches; the
     allgather's bound is 325/7 (every other GPU's message enters each GPU by them).
     """
-    import portsim.planners.lp._broadcast as broadcast_module
     from portsim.simulator import replay
 
     platform = dgx_a100_platform(1)
     operation = (Operation(OperationKind.BROADCAST, source="P0") if op == "broadcast"
                  else Operation(OperationKind.ALLGATHER)).resolve(platform)
     optimum = Fraction(325) if op == "broadcast" else Fraction(325, 7)
-    plain = broadcast_module.improving_trees
-    calls = []
-
-    def counting(*args: object, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 3:
-            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
-        return plain(*args, **kwargs)
-
-    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+    _budget_passing_at_pricing(monkeypatch, 3)
     result = steady_state(platform, operation, time_limit=600)
     assert result.status == "ok", result.message
     assert any(note.startswith("the tree generation stopped after 70% of the time left")
@@ -430,16 +437,7 @@ def test_a_cut_generation_whose_flow_bound_does_not_finish_keeps_the_ports_cap(
 
     platform = dgx_a100_platform(1)
     operation = Operation(OperationKind.ALLGATHER).resolve(platform)
-    plain = broadcast_module.improving_trees
-    calls = []
-
-    def counting(*args: object, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 3:
-            object.__setattr__(kwargs["deadline"], "at", 0.0)
-        return plain(*args, **kwargs)
-
-    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+    _budget_passing_at_pricing(monkeypatch, 3)
     monkeypatch.setattr(broadcast_module, "_flow_bound",
                         lambda *_, **__: PlanResult.error("lp", "time limit reached"))
     result = steady_state(platform, operation, time_limit=600)
