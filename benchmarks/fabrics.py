@@ -224,13 +224,17 @@ hosts' edge switches (``_Holding`` of :mod:`portsim.planners.lp._tree_pricing`),
 ``--cases fat_tree:6 fat_tree:8 --ops allreduce --time-limit 120``, before
 and after in one quiet run: fat_tree:8 79.0 -> 56.4 s (exact 64/127, the
 same 176 rounds and columns), fat_tree:6 4.6 -> 4.1 s.  The 32-host subset
-now stops its generation at 70% of the time left and gives a schedule with
-the interval [0.987, 1] in 213 s (``GENERATION_SHARE`` of
+now stops its generation at 85% of the time left and gives a schedule with
+the interval [0.9909, 1] in 258 s (``GENERATION_SHARE`` of
 :mod:`portsim.planners.lp._incremental`).  The tree packings stop there too:
 ``--cases dgx_a100:16 --ops allgather broadcast --time-limit 300`` (both
-stopped at the time limit before), broadcast bound <= 200, schedule 7260/49,
-214.7 s, 481 MiB; allgather bound <= 325/127 (the ports' cap: the flow
-program does not finish in the time left), schedule 1/5, 278.4 s, 1.2 GiB.
+stopped at the time limit before), at a share of 0.7: broadcast bound <= 200,
+schedule 7260/49, 214.7 s, 481 MiB; allgather bound <= 325/127 (the ports'
+cap: the flow program does not finish in the time left), schedule 1/5,
+278.4 s, 1.2 GiB.  At 0.85 (kept: at 0.7, dgx_a100:8's allgather with
+``--time-limit 60`` became an interval where it is exact, 25/7 in 49.5 s):
+broadcast schedule 1785/11, 260.7 s, 480 MiB; allgather schedule 1/4, 287.1 s,
+955 MiB.
 
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is

@@ -393,7 +393,7 @@ def test_a_tree_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
     _budget_passing_at_pricing(monkeypatch, 3)
     result = steady_state(platform, operation, time_limit=600)
     assert result.status == "ok", result.message
-    assert any(note.startswith("the tree generation stopped after 70% of the time left")
+    assert any(note.startswith("the tree generation stopped after 85% of the time left")
                for note in result.notes)
     assert result.throughput_bound == optimum  # the flow program's, no tree bound priced
     assert any("per-destination flow program's (section 2.2.1)" in note

@@ -172,7 +172,7 @@ def test_a_step2_cut_by_its_budget_gives_a_schedule_and_the_interval(
     result = steady_state(platform, op, time_limit=600)
     assert result.status == "ok", result.message
     assert result.throughput_bound == optimum
-    assert any("after 3 round(s) (the generation stopped after 70% of the time left" in note
+    assert any("after 3 round(s) (the generation stopped after 85% of the time left" in note
                for note in result.notes)
     lower = Fraction(result.message.split("[")[1].split(",")[0])
     assert 0 < lower < optimum
