@@ -10,10 +10,10 @@ import math
 import time
 from collections import Counter
 from fractions import Fraction
-from typing import Any
 
 import networkx as nx
 import pytest
+from budget_cases import budget_passing_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -357,20 +357,11 @@ def test_dgx_a100_eight_servers_broadcast_reaches_the_nic_bound() -> None:
 
 
 def _budget_passing_at_pricing(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
-    """The tree packing's budget passes at its ``call``-th pricing round, without a clock
-    (the pricing checks it before each source)."""
+    """The tree packing's budget passes at its ``call``-th pricing round (the pricing
+    checks it before each source)."""
     import portsim.planners.lp._broadcast as broadcast_module
 
-    plain = broadcast_module.improving_trees
-    calls = []
-
-    def counting(*args: object, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == call:
-            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
-        return plain(*args, **kwargs)
-
-    monkeypatch.setattr(broadcast_module, "improving_trees", counting)
+    budget_passing_at(monkeypatch, broadcast_module, "improving_trees", call)
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from budget_cases import budget_passing_at
 from random_cases import random_multiport_platform
 from scipy.optimize import linprog
 
@@ -143,18 +144,8 @@ def test_the_deadline_is_checked_between_arborescences(monkeypatch: pytest.Monke
 
 def _budget_passing_at(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
     """Step 2's budget passes at the ``call``-th dynamic program (the first prices the
-    first columns, the next ones each round): the generation's own stopping point,
-    without a clock."""
-    plain = rooted_module.SharedTrees
-    calls = []
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == call:
-            object.__setattr__(kwargs["deadline"], "at", 0.0)  # the budget, not the call's
-        return plain(*args, **kwargs)
-
-    monkeypatch.setattr(rooted_module, "SharedTrees", counting)
+    first columns, the next ones each round)."""
+    budget_passing_at(monkeypatch, rooted_module, "SharedTrees", call)
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
