@@ -363,8 +363,6 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
 
     def float_generation() -> PlanResult | None:
         nonlocal cut
-        if cut:
-            return None  # the budget has passed: no more float rounds
         try:
             generate(master, price, deadline=budget,
                      phase="the column generation of the broadcast master")
@@ -610,12 +608,13 @@ def plan_multicast(platform: Platform, operation: Operation,
              f"({STEINER_NOTE if steiner else 'minimum-arborescence pricing'})"]
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
+    pairs = [(s, t) for s, t, _ in sources]
     if stats.get("cut"):
         # The generation was cut: no tree bound.  The flow program within half the
         # time left (a broadcast over 16 dgx_a100 servers: 1 s; their allgather:
         # more than 10 minutes), else the ports' cap.
-        cap, how = port_cap(platform, [(s, t) for s, t, _ in sources], operation.size)
-        flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
+        cap, how = port_cap(platform, pairs, operation.size)
+        flow = _flow_bound(platform, pairs, operation.size,
                            replace(options, deadline=options.clock().part(0.5)), what,
                            port_sum, notes)
         upper = cap if isinstance(flow, PlanResult) else min(flow, cap)
@@ -624,8 +623,7 @@ def plan_multicast(platform: Platform, operation: Operation,
                      + ("(section 2.2.1; not finished in half the time left)"
                         if isinstance(flow, PlanResult) else "(section 2.2.1)"))
     elif tree_upper is None or (steiner and tree_upper > lower):
-        flow = _flow_bound(platform, [(s, t) for s, t, _ in sources], operation.size,
-                           options, what, port_sum, notes)
+        flow = _flow_bound(platform, pairs, operation.size, options, what, port_sum, notes)
         if isinstance(flow, PlanResult):
             return flow
         upper = flow if tree_upper is None else min(tree_upper, flow)
