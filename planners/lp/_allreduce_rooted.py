@@ -310,25 +310,27 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
         for chain in chain_trees(rooted):
             add("reduction", r, tuple(chain))
 
-    priced: list[list[int]] = []  # the columns in use at the last master priced
-    done = [0]
+    # The columns in use at the last master priced, and the rounds priced: where a
+    # cut generation stands (a HiGHS run the budget stopped has no solution to read).
+    in_use: list[int] | None = None
+    rounds = 0
 
     def pricing(point: MasterPoint) -> bool:
-        priced[:] = [master.used()]
-        done[0] += 1
+        nonlocal in_use, rounds
+        in_use, rounds = master.used(), rounds + 1
         return price(point.duals[offset:], point.duals)
 
     cut = False
     try:
         rounds = generate(master, pricing, deadline=stop, phase=phase)
-        priced[:] = [master.used()]
+        in_use = master.used()
     except TimeLimitReached:
-        if budget is None or deadline.expired or not priced:
+        if budget is None or deadline.expired or in_use is None:
             raise
-        rounds, cut = done[0], True
+        cut = True
     # The exact master takes the columns in use (positive or basic) only:
     # column 0 is TP, then the columns in the order they were added.
-    used = set(priced[0])
+    used = set(in_use)
     keep_red = [c for c, (kind, _) in enumerate(added) if kind == "reduction" and c + 1 in used]
     keep_bc = [c for c, (kind, _) in enumerate(added) if kind == "broadcast" and c + 1 in used]
     return space, RootedColumns(tuple(added[c][1] for c in keep_red),  # type: ignore[misc]
