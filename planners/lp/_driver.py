@@ -218,10 +218,14 @@ def time_limit_error(options: LpOptions, where: str) -> PlanResult:
 def _approx(value: Fraction) -> str:
     """``value`` exactly when short, else to 4 significant digits (``~1.000e-999``)."""
     text = format_rational(value)
-    if len(text) <= 24:
-        return text
-    ctx = Context(prec=4, Emax=10**9, Emin=-10**9)
-    return "~" + format(ctx.divide(value.numerator, value.denominator), ".3e")
+    return text if len(text) <= 24 else _decimal(value, 4, ".3e")
+
+
+def _decimal(value: Fraction, digits: int, spec: str) -> str:
+    """``~`` and ``value`` to ``digits`` significant digits, formatted by ``spec``; in
+    decimal arithmetic, so that no exponent over- or underflows (floats stop at 1e±308)."""
+    ctx = Context(prec=digits, Emax=10**9, Emin=-10**9)
+    return "~" + format(ctx.divide(value.numerator, value.denominator), spec)
 
 
 def _out_of_range(platform: Platform, operation: Operation) -> str | None:
@@ -300,7 +304,7 @@ def guarded(planner: str, platform: Platform, operation: Operation, options: LpO
 def _readable(value: Fraction) -> str:
     """``value`` exactly, with its decimal value after it when the fraction is long."""
     text = format_rational(value)
-    return text if len(text) <= 40 else f"{text} (~{float(value):.6g})"
+    return text if len(text) <= 40 else f"{text} ({_decimal(value, 6, '.6g')})"
 
 
 def finish(
