@@ -327,7 +327,7 @@ def test_run_report_has_the_convergence_chart() -> None:
 
 def test_convergence_hover_gives_the_exact_horizon_and_ratio() -> None:
     # Seen hovering in Chromium: "ratio=0.6667" for lp's 2 operations of TP·K = 3, and
-    # K written as plotly's float coordinate (2.4 for allgather-dgx-a100's period 12/5).
+    # K written as plotly's float coordinate (1.8 for allgather-dgx-a100's period 9/5).
     scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
     chart = figure_titled(render_run_report(run_scenario(scenario)),
                           "completed(K) / (TP·K) over horizon K")

@@ -429,3 +429,67 @@ def test_the_tree_master_repair_scales_float_weights_into_a_feasible_packing() -
     assert values is not None
     assert primal_feasible(model, values)
     assert exact.lower * F(99, 100) <= values[model.objective] <= exact.lower
+
+
+def _cost(tree: Sequence[Arc], price: dict[Arc, float]) -> float:
+    return sum(price[a] for a in tree)
+
+
+def _reaches(tree: Sequence[Arc], root: str, destinations: set[str]) -> bool:
+    g = nx.DiGraph(list(tree))
+    g.add_node(root)
+    return nx.is_arborescence(g) and destinations <= {root} | nx.descendants(g, root)
+
+
+def test_spread_prices_a_source_again_on_other_links() -> None:
+    """Three relays A, B, C from S to the one destination D, every link priced 1:
+    each tree S -> X -> D costs 2.  With a dual of 5, ``spread`` 3 gives the three
+    trees, one per relay (each pricing after the first sees the links just taken
+    dearer by 5/2); a fourth and fifth pricing only find them again, so
+    ``spread`` 5 gives the same three; a tree already in the master is not
+    returned; ``spread`` 1 is the plain round; under a dual of 2 nothing improves."""
+    from portsim.planners.lp._steiner import improving_trees
+
+    relays = ["A", "B", "C"]
+    arcs = [("S", x) for x in relays] + [(x, "D") for x in relays]
+    pricer = TreePricer(arcs, "S", {"S", "D", *relays}, {"D"})
+    price = dict.fromkeys(arcs, 1.0)
+    plain = improving_trees([pricer], price, [5.0], set(), 1e-9)
+    assert len(plain) == 1
+    three = improving_trees([pricer], price, [5.0], set(), 1e-9, spread=3)
+    assert three[0] == plain[0]
+    relay_of = [next(v for u, v in tree if u == "S") for _, tree in three]
+    assert sorted(relay_of) == relays
+    for i, tree in three:
+        assert i == 0 and _reaches(tree, "S", {"D"}) and _cost(tree, price) == 2.0
+    assert improving_trees([pricer], price, [5.0], set(), 1e-9, spread=5) == three
+    known = {three[1]}
+    assert improving_trees([pricer], price, [5.0], known, 1e-9, spread=3) == \
+        [three[0], three[2]]
+    assert improving_trees([pricer], price, [2.0], set(), 1e-9, spread=3) == []
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_spread_returns_only_new_improving_trees(seed: int) -> None:
+    """Random small relay platforms and prices: every tree ``spread`` returns is an
+    arborescence of its source reaching its destinations, priced (under the
+    round's own prices, summed here) below its source's dual, never one of
+    ``seen`` nor returned twice, and the round starts with the plain round's
+    trees."""
+    from portsim.planners.lp._steiner import improving_trees
+
+    rng = random.Random(seed)
+    arcs, root, terminals, reach = random_instance(rng)
+    while not terminals:
+        arcs, root, terminals, reach = random_instance(rng)
+    price = {a: float(rng.choice([0, 0, 1, 2, 3])) for a in arcs}
+    pricers = [TreePricer(arcs, root, reach, terminals)]
+    plain = improving_trees(pricers, price, [6.0], set(), 1e-9)
+    spread = improving_trees(pricers, price, [6.0], set(), 1e-9, spread=4)
+    assert spread[:len(plain)] == plain
+    assert len(set(spread)) == len(spread) <= 4
+    for _, tree in spread:
+        assert _reaches(tree, root, terminals) and _cost(tree, price) < 6.0
+    if spread:
+        again = improving_trees(pricers, price, [6.0], set(spread[:1]), 1e-9, spread=4)
+        assert spread[0] not in again

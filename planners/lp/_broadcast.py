@@ -55,7 +55,7 @@ from portsim.planners.lp._incremental import (
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
 from portsim.planners.lp._ssr import port_rates
-from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
+from portsim.planners.lp._steiner import SPREAD, TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
@@ -309,8 +309,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     master's optimum).
 
     Floats drive the generation in one warm-started HiGHS object
-    (:class:`_FloatTreeMaster`, new trees appended as columns, one per
-    source and round where the pricing finds one); then the master over
+    (:class:`_FloatTreeMaster`, new trees appended as columns, up to
+    :data:`~portsim.planners.lp._steiner.SPREAD` per source priced in a round
+    where the pricing finds one); then the master over
     every tree is solved exactly and priced exactly, and a tree priced below
     its source's exact dual joins for another exact round (at most
     :data:`~portsim.planners.lp._incremental.EXACT_ROUNDS`).  The float
@@ -356,7 +357,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             for (u, v), busy in master.busy.items()}
         new = improving_trees(pricers, price, point.duals[:n].tolist(), seen,  # type: ignore[arg-type]
                               TOLERANCE, deadline=budget,
-                              limit=TREES_PER_ROUND, start=turn)
+                              limit=TREES_PER_ROUND, start=turn, spread=SPREAD)
         turn = (turn + TREES_PER_ROUND) % n
         admit(new)
         return bool(new)
