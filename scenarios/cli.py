@@ -1003,7 +1003,7 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file (default DIRECTORY/report.html).")
+              help="The HTML file (default DIRECTORY/report.html); - for standard output.")
 @click.option("--run", "run_index", type=int,
               help="Run drawn in detail (default: among the runs where every planner ran, "
                    "the first where they differ most; the page says which).")
@@ -1018,10 +1018,21 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     choices named); failed rows are listed in the report.
     """
     from portsim.reports.studies import write_study_report
+    from portsim.scenarios.loader import STDIN
 
     window = _gantt_window(gantt_window)
     _check_destination(output)
     with _activity() as show:
+        if output is not None and str(output) == STDIN:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+                page = Path(folder) / "report.html"
+                _guarded(lambda: write_study_report(directory, page, run_index=run_index,
+                                                    planner=planner, progress=show,
+                                                    gantt_window=window))
+                _write_text(output, page.read_text(encoding="utf-8"))
+            return
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show,
                                                       gantt_window=window))
