@@ -465,8 +465,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--mode", None if mode == "strict" else mode)):
             if unused is not None:
-                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly "
-                      f"(got {str(unused)!r})")
+                got = "" if unused is True else f" (got {str(unused)!r})"  # a flag: no value
+                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly{got}")
         _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:

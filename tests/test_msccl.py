@@ -357,6 +357,14 @@ def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--mode", "asap"])
     assert r.exit_code == 2
     assert "--mode: does not apply" in r.stderr
+    # a flag is named alone: it once said "(got 'True')" of --float
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--float"])
+    assert r.exit_code == 2
+    assert r.stderr == ("portsim: error: --float: does not apply to an MSCCL .xml file, "
+                        "replayed strictly\n")
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--horizon", "5"])
+    assert r.stderr == ("portsim: error: --horizon: does not apply to an MSCCL .xml file, "
+                        "replayed strictly (got '5')\n")
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat)])
     assert r.exit_code == 0, r.output
     assert "correct: yes" in r.stdout
