@@ -105,6 +105,11 @@ def _check_destination(destination: Path | None) -> None:
         _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
 
 
+def _got(value: object) -> str:
+    """`` (got 'VALUE')`` for an option given a value; nothing for a flag (``True``)."""
+    return "" if value is True else f" (got {str(value)!r})"
+
+
 def _fail(message: str) -> None:
     click.echo(f"portsim: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -285,7 +290,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
                              ("--horizon", horizon), ("--float", float_time or None)):
             if unused is not None:
                 _fail(f"{name}: does not apply with --asymptotic, which prints its table "
-                      f"only (got {str(unused)!r})")
+                      f"only{_got(unused)}")
     if json_out is not None and str(json_out) == STDIN == str(report_out):
         _fail("--report: standard output (-) already carries the --json document "
               "(got '-')")
@@ -465,8 +470,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--mode", None if mode == "strict" else mode)):
             if unused is not None:
-                got = "" if unused is True else f" (got {str(unused)!r})"  # a flag: no value
-                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly{got}")
+                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed "
+                      f"strictly{_got(unused)}")
         _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:
