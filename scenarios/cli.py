@@ -105,6 +105,11 @@ def _check_destination(destination: Path | None) -> None:
         _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
 
 
+def _got(value: object) -> str:
+    """`` (got 'VALUE')`` for an option given a value; nothing for a flag (``True``)."""
+    return "" if value is True else f" (got {str(value)!r})"
+
+
 def _fail(message: str) -> None:
     click.echo(f"portsim: error: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
@@ -285,7 +290,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
                              ("--horizon", horizon), ("--float", float_time or None)):
             if unused is not None:
                 _fail(f"{name}: does not apply with --asymptotic, which prints its table "
-                      f"only (got {str(unused)!r})")
+                      f"only{_got(unused)}")
     if json_out is not None and str(json_out) == STDIN == str(report_out):
         _fail("--report: standard output (-) already carries the --json document "
               "(got '-')")
@@ -465,8 +470,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--mode", None if mode == "strict" else mode)):
             if unused is not None:
-                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed strictly "
-                      f"(got {str(unused)!r})")
+                _fail(f"{name}: does not apply to an MSCCL .xml file, replayed "
+                      f"strictly{_got(unused)}")
         _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:
@@ -1003,7 +1008,7 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file (default DIRECTORY/report.html).")
+              help="The HTML file (default DIRECTORY/report.html); - for standard output.")
 @click.option("--run", "run_index", type=int,
               help="Run drawn in detail (default: among the runs where every planner ran, "
                    "the first where they differ most; the page says which).")
@@ -1018,10 +1023,21 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     choices named); failed rows are listed in the report.
     """
     from portsim.reports.studies import write_study_report
+    from portsim.scenarios.loader import STDIN
 
     window = _gantt_window(gantt_window)
     _check_destination(output)
     with _activity() as show:
+        if output is not None and str(output) == STDIN:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
+                page = Path(folder) / "report.html"
+                _guarded(lambda: write_study_report(directory, page, run_index=run_index,
+                                                    planner=planner, progress=show,
+                                                    gantt_window=window))
+                _write_text(output, page.read_text(encoding="utf-8"))
+            return
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show,
                                                       gantt_window=window))

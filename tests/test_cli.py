@@ -138,6 +138,9 @@ def test_asymptotic_refuses_the_options_it_would_ignore(extra: list[str],
     assert stdout == ""
     assert stderr.startswith(f"portsim: error: {extra[0]}: does not apply with --asymptotic")
     assert stderr.count("\n") == 1
+    # the value given, if any: a flag has none (it once said "(got 'True')" of --float)
+    given = f" (got {args[1]!r})" if len(args) == 2 else ""
+    assert stderr.endswith(f"which prints its table only{given}\n")
     assert not out.exists()
 
 

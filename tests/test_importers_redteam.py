@@ -85,14 +85,17 @@ def _run(tmp_path: Path, xml: str) -> tuple[int, str, float]:
     return result.exit_code, result.output, time.process_time() - began
 
 
+# every <gpu> gives its buffers' sizes, as the runtime requires
+_SIZES = 'i_chunks="0" o_chunks="0" s_chunks="0"'
 _HUGE_LOOP = ('<algo coll="allgather" ngpus="2" nchunksperloop="2000000000">'
-              '<gpu id="0"/><gpu id="1"/></algo>')
+              f'<gpu id="0" {_SIZES}/><gpu id="1" {_SIZES}/></algo>')
 _HUGE_CNT = ('<algo coll="allreduce" ngpus="2" nchunksperloop="1">'
-             '<gpu id="0" i_chunks="1000000000" o_chunks="1000000000"><tb id="0" send="1" '
-             'recv="-1"><step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" '
-             'cnt="1000000000"/></tb></gpu><gpu id="1" i_chunks="1000000000" '
-             'o_chunks="1000000000"><tb id="0" send="-1" recv="0"><step s="0" type="r" '
-             'srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1000000000"/></tb></gpu></algo>')
+             '<gpu id="0" i_chunks="1000000000" o_chunks="1000000000" s_chunks="0"><tb id="0" '
+             'send="1" recv="-1" chan="0"><step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" '
+             'dstoff="0" cnt="1000000000" depid="-1" deps="-1" hasdep="0"/></tb></gpu><gpu '
+             'id="1" i_chunks="1000000000" o_chunks="1000000000" s_chunks="0"><tb id="0" '
+             'send="-1" recv="0" chan="0"><step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" '
+             'dstoff="0" cnt="1000000000" depid="-1" deps="-1" hasdep="0"/></tb></gpu></algo>')
 
 
 _HUGE = [
@@ -112,16 +115,17 @@ def test_the_cap_is_on_what_a_file_names_not_on_real_algorithms() -> None:
 _BILLION_LAUGHS = (
     '<!DOCTYPE lolz [<!ENTITY lol0 "lol">'
     + "".join(f'<!ENTITY lol{i + 1} "' + f"&lol{i};" * 10 + '">' for i in range(9))
-    + ']><algo name="&lol9;" coll="allgather" ngpus="1" nchunksperloop="1"><gpu id="0"/></algo>')
+    + ']><algo name="&lol9;" coll="allgather" ngpus="1" nchunksperloop="1">'
+    + f'<gpu id="0" {_SIZES}/></algo>')
 
 
 @pytest.mark.parametrize(("xml", "says"), [
     *_HUGE,
     (_BILLION_LAUGHS, "not well-formed XML: limit on input amplification factor"),
     ('<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><algo name="&x;" '
-     'coll="allgather" ngpus="1" nchunksperloop="1"><gpu id="0"/></algo>',
+     f'coll="allgather" ngpus="1" nchunksperloop="1"><gpu id="0" {_SIZES}/></algo>',
      "not well-formed XML: reference to external entity"),
-    ('<algo coll="allgather" ngpus="1" nchunksperloop="1">' + '<gpu id="0">' * 100_000
+    ('<algo coll="allgather" ngpus="1" nchunksperloop="1">' + f'<gpu id="0" {_SIZES}>' * 100_000
      + "</gpu>" * 100_000 + "</algo>", "unknown element inside <gpu> (expected <tb>)"),
 ])
 def test_huge_files_and_xml_bombs_are_refused_in_one_line(tmp_path: Path, xml: str,

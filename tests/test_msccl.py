@@ -120,6 +120,41 @@ def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, pattern: st
     assert result.stderr.strip() == f"portsim: error: {line}"
 
 
+_GPU3 = '<gpu id="3" i_chunks="0" o_chunks="8" s_chunks="0">'
+_TB3 = '<tb id="0" send="4" recv="2" chan="0">'
+_STEP3 = ('<step s="2" type="rcs" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" '
+          'depid="-1" deps="-1" hasdep="0"/>')
+
+
+def _without(element: str, key: str) -> str:
+    return _broken(AG_TEXT, element, re.sub(rf' {key}="[^"]*"', "", element))
+
+
+@pytest.mark.parametrize(("element", "key", "where"), [
+    *[(_GPU3, key, "gpu[3]") for key in ("i_chunks", "o_chunks", "s_chunks")],
+    *[(_TB3, key, "gpu[3].tb[0]") for key in ("send", "recv", "chan")],
+    *[(_STEP3, key, "gpu[3].tb[0].step[2]")
+      for key in ("type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps",
+                  "hasdep")],
+])
+def test_an_attribute_the_runtime_requires_is_not_guessed(
+        tmp_path: Path, element: str, key: str, where: str) -> None:
+    # The MSCCL runtime's parser refuses a <gpu>, <tb> or <step> missing any of these
+    # (NCCLCHECK on each attribute); portsim once read srcoff as 0, srcbuf as i, send
+    # and recv as -1..., and so judged a file the runtime never loads.
+    bad = tmp_path / "bad.xml"
+    bad.write_text(_without(element, key), encoding="utf-8")
+    with pytest.raises(ScheduleError) as err:
+        read_msccl(bad)
+    assert str(err.value) == f"{bad}: {where}.{key}: missing attribute"
+
+
+def test_hasdep_is_0_or_1() -> None:
+    with pytest.raises(ScheduleError) as err:
+        read_msccl(_broken(AG_TEXT, _STEP3, _STEP3.replace('hasdep="0"', 'hasdep="2"')))
+    assert str(err.value) == "<string>: gpu[3].tb[0].step[2].hasdep: must be <= 1 (got 2)"
+
+
 # -- the samples on one DGX A100 ---------------------------------------------------------
 
 
@@ -252,11 +287,14 @@ def test_a_chunk_never_sent_is_named(tmp_path: Path, dgx: Platform) -> None:
 TWO_RANK_ALLREDUCE = """<algo name="ar2" coll="allreduce" ngpus="2" nchunksperloop="1"
  inplace="1" proto="Simple" nchannels="1">
  <gpu id="0" i_chunks="1" o_chunks="0" s_chunks="0"><tb id="0" send="1" recv="1" chan="0">
-  <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
-  <step s="1" type="{last}" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
+  <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0"
+   cnt="1" depid="-1" deps="-1" hasdep="0"/>
+  <step s="1" type="{last}" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0"
+   cnt="1" depid="-1" deps="-1" hasdep="0"/>
  </tb></gpu>
  <gpu id="1" i_chunks="1" o_chunks="0" s_chunks="0"><tb id="0" send="0" recv="0" chan="0">
-  <step s="0" type="rrcs" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/>
+  <step s="0" type="rrcs" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0"
+   cnt="1" depid="-1" deps="-1" hasdep="0"/>
  </tb></gpu>
 </algo>"""
 
@@ -319,6 +357,14 @@ def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--mode", "asap"])
     assert r.exit_code == 2
     assert "--mode: does not apply" in r.stderr
+    # a flag is named alone: it once said "(got 'True')" of --float
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--float"])
+    assert r.exit_code == 2
+    assert r.stderr == ("portsim: error: --float: does not apply to an MSCCL .xml file, "
+                        "replayed strictly\n")
+    r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat), "--horizon", "5"])
+    assert r.stderr == ("portsim: error: --horizon: does not apply to an MSCCL .xml file, "
+                        "replayed strictly (got '5')\n")
     r = runner.invoke(main, ["validate", str(xml), "--platform", str(plat)])
     assert r.exit_code == 0, r.output
     assert "correct: yes" in r.stdout

@@ -37,9 +37,12 @@ def _installed_top_level() -> set[str]:
     tops = set()
     for file in files:
         parts = Path(str(file)).parts
-        if parts[0] == ".." or parts[0].endswith((".dist-info", ".pth")) or parts[0].startswith(
+        if parts[0] == ".." or parts[0].endswith((".dist-info", ".pth")) or parts[-1].startswith(
                 "__editable__"):
-            continue  # the console script, the metadata, an editable install's hook
+            # the console script, the metadata, an editable install's hook (and its
+            # bytecode, __pycache__/__editable___portsim_..._finder.cpython-311.pyc,
+            # that pip compiles and lists)
+            continue
         tops.add(parts[0].removesuffix(".py"))
     return tops
 

@@ -573,3 +573,18 @@ def test_a_run_whose_lp_failed_draws_no_convergence_chart(tmp_path: Path) -> Non
             "of 0.001 s reached)") in section
     assert not any(f["layout"]["title"]["text"].startswith("completed(K) / (TP·K)")
                    for f in figures(page))
+
+
+def test_report_to_standard_output(store: Path, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `-o -` is standard output (portsim --help: "A file name `-` is ... standard output
+    # (--json, --report, -o)"): it once wrote a file named "-" and printed
+    # "report written to -" on standard output.
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["report", str(store), "-o", "-", "--run", "5"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "-").exists()
+    assert result.stdout.startswith("<!DOCTYPE html>")
+    assert result.stdout.rstrip().endswith("</html>")
+    assert "report written" not in result.stdout
+    assert "run 5 (platform.generator.n=8, seed 1)" in result.stdout

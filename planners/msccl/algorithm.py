@@ -293,7 +293,7 @@ class _Attributes:
     source: str
 
     def integer(self, elem: ET.Element, key: str, where: str, *, default: int | None = None,
-                minimum: int | None = None) -> int:
+                minimum: int | None = None, maximum: int | None = None) -> int:
         raw = elem.get(key)
         if raw is None:
             if default is not None:
@@ -308,7 +308,16 @@ class _Attributes:
         if minimum is not None and value < minimum:
             raise ScheduleError(f"must be >= {minimum}", path=f"{where}.{key}", value=value,
                                 source=self.source)
+        if maximum is not None and value > maximum:
+            raise ScheduleError(f"must be <= {maximum}", path=f"{where}.{key}", value=value,
+                                source=self.source)
         return value
+
+    def string(self, elem: ET.Element, key: str, where: str) -> str:
+        raw = elem.get(key)
+        if raw is None:
+            raise ScheduleError("missing attribute", path=f"{where}.{key}", source=self.source)
+        return raw
 
 
 def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -> MscclGpu:
@@ -317,7 +326,7 @@ def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -
         raise ScheduleError(f"rank out of 0..{ngpus - 1}", path="gpu.id", value=rank,
                             source=attr.source)
     where = f"gpu[{rank}]"
-    sizes = [attr.integer(elem, f"{b}_chunks", where, default=0, minimum=0) for b in _BUFFERS]
+    sizes = [attr.integer(elem, f"{b}_chunks", where, minimum=0) for b in _BUFFERS]
     tbs: dict[int, MscclThreadblock] = {}
     for t_elem in elem:
         if t_elem.tag != "tb":
@@ -330,12 +339,12 @@ def _read_gpu(elem: ET.Element, attr: _Attributes, ngpus: int, nchannels: int) -
                                 source=attr.source)
         peers = []
         for key in ("send", "recv"):
-            peer = attr.integer(t_elem, key, tw, default=-1)
+            peer = attr.integer(t_elem, key, tw)
             if peer != -1 and (not 0 <= peer < ngpus or peer == rank):
                 raise ScheduleError(f"peer must be -1 or another rank in 0..{ngpus - 1}",
                                     path=f"{tw}.{key}", value=peer, source=attr.source)
             peers.append(peer)
-        chan = attr.integer(t_elem, "chan", tw, default=0, minimum=0)
+        chan = attr.integer(t_elem, "chan", tw, minimum=0)
         if chan >= nchannels:  # the runtime sets up nchannels channels, no more
             raise ScheduleError(f"chan must be a channel in 0..{nchannels - 1} (nchannels = "
                                 f"{nchannels})", path=f"{tw}.chan", value=chan,
@@ -356,25 +365,25 @@ def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> M
     if index != position:
         raise ScheduleError(f"steps must be numbered 0, 1, ... in order (expected {position})",
                             path=f"{sw}.s", value=index, source=attr.source)
-    kind = elem.get("type", "")
+    kind = attr.string(elem, "type", sw)
     if kind not in STEP_TYPES:
         raise ScheduleError("unknown step type (expected " + ", ".join(sorted(STEP_TYPES))
                             + ")", path=f"{sw}.type", value=kind, source=attr.source)
     bufs = []
     for key in ("srcbuf", "dstbuf"):
-        buf = elem.get(key, "i")
+        buf = attr.string(elem, key, sw)
         if buf not in _BUFFERS:
             raise ScheduleError("unknown buffer (expected i, o or s)", path=f"{sw}.{key}",
                                 value=buf, source=attr.source)
         bufs.append(buf)
     return MscclStep(
         index=index, type=kind, srcbuf=bufs[0],
-        srcoff=attr.integer(elem, "srcoff", sw, default=0, minimum=0),
-        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, default=0, minimum=0),
-        cnt=attr.integer(elem, "cnt", sw, default=1, minimum=0 if kind == "nop" else 1),
-        depid=attr.integer(elem, "depid", sw, default=-1, minimum=-1),
-        deps=attr.integer(elem, "deps", sw, default=-1, minimum=-1),
-        hasdep=attr.integer(elem, "hasdep", sw, default=0) == 1,
+        srcoff=attr.integer(elem, "srcoff", sw, minimum=0),
+        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, minimum=0),
+        cnt=attr.integer(elem, "cnt", sw, minimum=0 if kind == "nop" else 1),
+        depid=attr.integer(elem, "depid", sw, minimum=-1),
+        deps=attr.integer(elem, "deps", sw, minimum=-1),
+        hasdep=attr.integer(elem, "hasdep", sw, minimum=0, maximum=1) == 1,
     )
 
 
