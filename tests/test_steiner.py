@@ -418,7 +418,7 @@ def test_the_tree_master_repair_scales_float_weights_into_a_feasible_packing() -
     found = _broadcast.multicast_trees(platform, ["P0"], op.size, LpOptions(),
                                        targets=[op.targets])
     assert not isinstance(found, PlanResult)
-    weighted, _, exact = found
+    weighted, _, exact, _ = found
     columns = [(i, tree) for i, _, tree in weighted]
     model = _broadcast._master(platform, columns, 1, op.size)
     x = np.zeros(model.n_variables)
@@ -461,7 +461,9 @@ def test_spread_prices_a_source_again_on_other_links() -> None:
     relay_of = [next(v for u, v in tree if u == "S") for _, tree in three]
     assert sorted(relay_of) == relays
     for i, tree in three:
-        assert i == 0 and _reaches(tree, "S", {"D"}) and _cost(tree, price) == 2.0
+        assert i == 0
+        assert _reaches(tree, "S", {"D"})
+        assert _cost(tree, price) == 2.0
     assert improving_trees([pricer], price, [5.0], set(), 1e-9, spread=5) == three
     known = {three[1]}
     assert improving_trees([pricer], price, [5.0], known, 1e-9, spread=3) == \
@@ -489,7 +491,8 @@ def test_spread_returns_only_new_improving_trees(seed: int) -> None:
     assert spread[:len(plain)] == plain
     assert len(set(spread)) == len(spread) <= 4
     for _, tree in spread:
-        assert _reaches(tree, root, terminals) and _cost(tree, price) < 6.0
+        assert _reaches(tree, root, terminals)
+        assert _cost(tree, price) < 6.0
     if spread:
         again = improving_trees(pricers, price, [6.0], set(spread[:1]), 1e-9, spread=4)
         assert spread[0] not in again

@@ -40,7 +40,7 @@ import numpy as np
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
-from portsim.planners.lp._exact import ExactSolution, Repair
+from portsim.planners.lp._exact import PORTS_CAP, ExactSolution, Repair
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
     EXACT_ROUNDS,
@@ -54,7 +54,7 @@ from portsim.planners.lp._incremental import (
 )
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
-from portsim.planners.lp._ssr import port_rates
+from portsim.planners.lp._ssr import crossing_rate, islands, port_rates
 from portsim.planners.lp._steiner import SPREAD, TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational
@@ -287,7 +287,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                     targets: Sequence[Collection[NodeId]] | None = None,
                     stats: dict[str, bool] | None = None
                     ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
-                               ExactSolution] | PlanResult:
+                               ExactSolution, tuple[str, ...]] | PlanResult:
     """Column generation over arborescences of every source covering its ``targets``.
 
     Without ``targets`` (or when a source's targets are every node it reaches)
@@ -322,7 +322,8 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     Returns
     -------
     ((source index, weight, tree) list, certified upper bound over tree
-    packings or None, master solution), or a :class:`PlanResult` on failure.
+    packings or None, master solution, notes on that bound: which sources'
+    cheapest trees stayed heuristic), or a :class:`PlanResult` on failure.
     """
     link = {e: size * platform.cost(*e) for e in platform.graph.edges}
     pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
@@ -438,12 +439,11 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         failed = float_generation()
         if failed is not None:
             return failed
-    if unproven:
-        exact = replace(exact, notes=(*exact.notes, heuristic_note(unproven)))
     weighted = [(i, exact.values[model.index["tree", k]], tree)
                 for k, (i, tree) in enumerate(columns)]
     return ([c for c in weighted if c[1] > 0],
-            None if upper is None else max(upper, exact.lower), exact)
+            None if upper is None else max(upper, exact.lower), exact,
+            (heuristic_note(unproven),) if unproven else ())
 
 
 def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
@@ -498,6 +498,17 @@ def port_cap(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId
     source's send rate, and every destination's receive rate over the number
     of sources it receives from (:func:`~portsim.planners.lp._ssr.port_rates`:
     messages of ``size`` a node's ports carry per time unit).
+
+    The same holds for a group of nodes: each source outside the group with a
+    destination in it brings its message into the group at least once, and
+    each source in the group with a destination outside takes its message out
+    of it at least once (the parts of a split message that cross sum to at
+    least one message).  So the throughput is at most what the links into
+    (out of) the group carry per time unit
+    (:func:`~portsim.planners.lp._ssr.crossing_rate`) over that count.  The
+    groups tried are the islands of :func:`~portsim.planners.lp._ssr.islands`
+    (on a fabric: each server behind its NICs, which bounds a broadcast or
+    an allgather across servers).
     """
     send, receive = port_rates(platform, size)
     counts: dict[NodeId, int] = defaultdict(int)
@@ -512,6 +523,28 @@ def port_cap(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId
         if receive[t] / k < best:  # type: ignore[operator]
             best, how = receive[t] / k, f"what {t} receives, {k} message(s) an instance"
     assert best is not None, "sources are given"
+    capacity = PortCapacity.of(platform)
+    tried: set[frozenset[NodeId]] = set()
+    for cost, components in islands(platform):
+        for component in components:
+            group = frozenset(component)
+            if len(group) < 2 or group in tried:
+                continue
+            tried.add(group)
+            into = sum(1 for s, targets in sources
+                       if s not in group and any(t in group for t in targets))
+            out = sum(1 for s, targets in sources
+                      if s in group and any(t not in group for t in targets))
+            for count, side in ((into, "into"), (out, "out of")):
+                if not count:
+                    continue
+                cap = crossing_rate(platform, size, group, capacity, into=side == "into") / count
+                if cap < best:
+                    best, how = cap, (
+                        f"what the links {side} the island of "
+                        f"{next(v for v in platform.node_ids if v in group)} "
+                        f"({len(group)} nodes joined by links of cost below "
+                        f"{format_rational(cost)}) carry, {count} message(s) an instance")
     return best, how
 
 
@@ -600,7 +633,7 @@ def plan_multicast(platform: Platform, operation: Operation,
                             port_sum=port_sum, targets=[t for _, t, _ in sources], stats=stats)
     if isinstance(found, PlanResult):
         return found
-    weighted, tree_upper, master = found
+    weighted, tree_upper, master, tree_notes = found
     steiner = False
     for s, targets, _ in sources:
         reachable = {s} | nx.descendants(platform.graph, s)
@@ -609,6 +642,8 @@ def plan_multicast(platform: Platform, operation: Operation,
              f"({STEINER_NOTE if steiner else 'minimum-arborescence pricing'})"]
     lower = master.lower
     upper = tree_upper if tree_upper is not None else lower
+    method = "rounding"
+    bound_notes: tuple[str, ...] = ()  # the tree bound's, where it is part of the result
     pairs = [(s, t) for s, t, _ in sources]
     if stats.get("cut"):
         # The generation was cut: no tree bound.  The flow program within half the
@@ -624,14 +659,30 @@ def plan_multicast(platform: Platform, operation: Operation,
                      + ("(section 2.2.1; not finished in half the time left)"
                         if isinstance(flow, PlanResult) else "(section 2.2.1)"))
     elif tree_upper is None or (steiner and tree_upper > lower):
-        flow = _flow_bound(platform, pairs, operation.size, options, what, port_sum, notes)
-        if isinstance(flow, PlanResult):
-            return flow
-        upper = flow if tree_upper is None else min(tree_upper, flow)
-        notes.append("the bound is the least of the tree packing's certified bound and "
-                     "the per-destination flow program's (section 2.2.1)")
+        # The ports' cap first (no program): where the packing meets it, it is the
+        # certificate (on a fabric, often a server's NICs); else the flow program.
+        cap, how = port_cap(platform, pairs, operation.size)
+        if cap <= lower:
+            upper, method = cap, PORTS_CAP
+            notes.append(f"the bound is the ports' cap ({how}, {format_rational(cap)}), "
+                         f"which the tree packing meets")
+        else:
+            flow = _flow_bound(platform, pairs, operation.size, options, what, port_sum,
+                               notes)
+            if isinstance(flow, PlanResult):
+                return flow
+            upper = min(flow, cap) if tree_upper is None else min(tree_upper, flow, cap)
+            bound_notes = tree_notes
+            notes.append("the bound is the least of "
+                         + ("" if tree_upper is None else
+                            "the tree packing's certified bound, ")
+                         + f"the ports' cap ({how}, {format_rational(cap)}) and the "
+                           "per-destination flow program's (section 2.2.1)")
+    else:
+        bound_notes = tree_notes
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
-                          "rounding" if upper == lower else "interval", master.notes)
+                          method if upper == lower else "interval",
+                          (*master.notes, *bound_notes))
     groups = [[tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
               for i in range(len(sources))]
     return finish(platform, operation, exact, groups, options, notes=notes)

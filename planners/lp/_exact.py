@@ -53,8 +53,8 @@ import scipy.sparse.linalg as spla
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
-__all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "SINGLE_NODE_BOUND", "ExactSolution",
-           "basis_recover", "recover"]
+__all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "PORTS_CAP", "SINGLE_NODE_BOUND",
+           "ExactSolution", "basis_recover", "recover"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
@@ -67,7 +67,13 @@ GOSSIP_BOUND = "gossip bound"
 """:attr:`ExactSolution.method` of an allreduce optimum proven by the gossip bound
 (:mod:`portsim.planners.lp._gossip`: messages into groups of nodes)."""
 
-CAP_PROOFS = {SINGLE_NODE_BOUND: "the single-node bound", GOSSIP_BOUND: "the gossip bound"}
+PORTS_CAP = "ports' cap"
+""":attr:`ExactSolution.method` of a broadcast or all-gather optimum proven by the
+ports' cap (:func:`~portsim.planners.lp._broadcast.port_cap`: what a source, a
+destination or an island of nodes can send or receive)."""
+
+CAP_PROOFS = {SINGLE_NODE_BOUND: "the single-node bound", GOSSIP_BOUND: "the gossip bound",
+              PORTS_CAP: "the ports' cap"}
 """What certifies an optimum proven by a bound that costs no program, by method."""
 
 BASIS_CELLS = 1_000_000

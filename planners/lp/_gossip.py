@@ -34,7 +34,7 @@ adds one before).  So an instance makes at least ``2g - 2`` entries, each a
 message's worth over the in-links of a group; per time unit, ``(2g - 2) TP``
 at most what those links can carry into the groups (their rates under the
 ports and links, :func:`~portsim.planners.lp._ssr.port_rates`'s knapsack on
-the links entering the group, :func:`_crossing_rate`).  Without routers, a
+the links entering the group, :func:`~portsim.planners.lp._ssr.crossing_rate`).  Without routers, a
 link into a group is a send of a processor outside it, so the same count
 bounds what the processors send out of their groups.
 
@@ -58,11 +58,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-import networkx as nx
-
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._solve import LinearModel
-from portsim.planners.lp._ssr import side_rate
+from portsim.planners.lp._ssr import crossing_rate, islands
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -115,7 +113,6 @@ def gossip_partitions(platform: Platform, operation: Operation) -> list[GossipPa
     ``c``: routers in a component with no processor are in no group.
     Partitions met twice are kept once.
     """
-    g = platform.graph
     found: list[GossipPartition] = []
     seen: set[tuple[frozenset[NodeId], ...]] = set()
 
@@ -128,31 +125,10 @@ def gossip_partitions(platform: Platform, operation: Operation) -> list[GossipPa
 
     keep(_partition(platform, operation, ({p} for p in platform.processors),
                     "every processor alone"))
-    for cost in sorted({g.edges[e]["c"] for e in g.edges}):
-        fast = nx.Graph()
-        fast.add_nodes_from(g.nodes)
-        fast.add_edges_from(e for e in g.edges if g.edges[e]["c"] < cost)
-        keep(_partition(platform, operation, nx.connected_components(fast),
+    for cost, components in islands(platform):
+        keep(_partition(platform, operation, components,
                         f"the islands joined by links of cost below {cost}"))
     return found
-
-
-def _crossing_rate(platform: Platform, size: Fraction, group: frozenset[NodeId],
-                   capacity: PortCapacity, *, into: bool) -> Fraction:
-    """Messages of ``size`` the links into ``group`` (``into``), or out of it, carry per
-    time unit, at most: per node of the group,
-    :func:`~portsim.planners.lp._ssr.side_rate` of its links from (to) outside under
-    its receive (send) ports; the nodes' ports are disjoint, so the sum is the most."""
-    g = platform.graph
-    total = Fraction(0)
-    for v in group:
-        if into:
-            links = [(a, b) for a, b in g.in_edges(v) if a not in group]
-            total += side_rate(platform, size, links, capacity.receive[v])
-        else:
-            links = [(a, b) for a, b in g.out_edges(v) if b not in group]
-            total += side_rate(platform, size, links, capacity.send[v])
-    return total
 
 
 def gossip_cap(platform: Platform, operation: Operation,
@@ -172,7 +148,7 @@ def gossip_cap(platform: Platform, operation: Operation,
     best: tuple[Fraction, str] | None = None
     for part in parts:
         for side in ("into", "out of")[:2 if no_router else 1]:
-            carried = sum((_crossing_rate(platform, size, grp, capacity, into=side == "into")
+            carried = sum((crossing_rate(platform, size, grp, capacity, into=side == "into")
                            for grp in part.groups), Fraction(0))
             cap = carried / part.entries
             if best is None or cap < best[0]:

@@ -15,9 +15,11 @@ program, the reference the column generation of
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+
+import networkx as nx
 
 from portsim.planners.lp._capacity import PAPER_ROW_NAMES, PortCapacity
 from portsim.planners.lp._solve import (
@@ -34,6 +36,8 @@ __all__ = [
     "build_reduce_model",
     "conserve_send",
     "conserve_task",
+    "crossing_rate",
+    "islands",
     "port_rates",
     "receive_capacity",
     "reduce_cap",
@@ -98,6 +102,41 @@ def side_rate(platform: Platform, size: Fraction, links: Iterable[tuple[NodeId, 
     g = platform.graph
     rates = sorted((1 / (size * g.edges[e]["c"]) for e in links), reverse=True)
     return sum(rates[:int(ports)], Fraction(0))
+
+
+def crossing_rate(platform: Platform, size: Fraction, group: Collection[NodeId],
+                  capacity: PortCapacity, *, into: bool) -> Fraction:
+    """Messages of ``size`` the links into ``group`` (``into``), or out of it, carry per
+    time unit, at most: per node of the group, :func:`side_rate` of its links from
+    (to) outside under its receive (send) ports; the nodes' ports are disjoint, so
+    the sum is the most."""
+    g = platform.graph
+    total = Fraction(0)
+    for v in group:
+        if into:
+            links = [(a, b) for a, b in g.in_edges(v) if a not in group]
+            total += side_rate(platform, size, links, capacity.receive[v])
+        else:
+            links = [(a, b) for a, b in g.out_edges(v) if b not in group]
+            total += side_rate(platform, size, links, capacity.send[v])
+    return total
+
+
+def islands(platform: Platform) -> list[tuple[Fraction, list[set[NodeId]]]]:
+    """For each distinct link cost ``c``, increasing: ``(c, components)``, the
+    connected components (links taken both ways) of the links of cost below ``c``.
+
+    On a fabric these are its tiers: the GPUs of a server and their switch (links
+    of the fast cost), then the servers with their NICs, and so on.
+    """
+    g = platform.graph
+    out = []
+    for cost in sorted({g.edges[e]["c"] for e in g.edges}):
+        fast = nx.Graph()
+        fast.add_nodes_from(g.nodes)
+        fast.add_edges_from(e for e in g.edges if g.edges[e]["c"] < cost)
+        out.append((cost, [set(c) for c in nx.connected_components(fast)]))
+    return out
 
 
 def reduce_cap(platform: Platform, operation: Operation, *,
