@@ -455,8 +455,11 @@ def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
     """The index of the step whose end releases ``step``'s dependency.
 
     The MSCCL runtime's interpreter publishes a threadblock's flag only at
-    the end of a step with ``hasdep="1"`` (the flag is that step's index, and
-    grows along the threadblock); a step with ``depid=b deps=s`` spins until
+    the end of a step with ``hasdep="1"`` (the flag is its step counter, the
+    step's ``s`` index when every ``nop`` carries a dependency, as
+    msccl-tools writes them, and grows along the threadblock: consecutive
+    ``nop`` steps and the step after them are one transfer whose counter
+    skips over the ``nop`` steps); a step with ``depid=b deps=s`` spins until
     threadblock ``b``'s flag reaches ``s``.  So it is released by the first
     step of ``b`` from ``s`` on that has ``hasdep="1"``, not by step ``s``
     itself.  A ``nop`` is no transfer of the runtime: it publishes nothing,
