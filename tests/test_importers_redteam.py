@@ -32,9 +32,10 @@ PLATFORM_YAML = ("platform:\n  port_model: bidirectional\n"
                  "  generator: {type: complete, n: 4, c: 1, compute: 1}\n")
 
 
-def _step(s: int, kind: str, buf: str, off: int, dep: tuple[int, int] = (-1, -1)) -> str:
+def _step(s: int, kind: str, buf: str, off: int, dep: tuple[int, int] = (-1, -1),
+          hasdep: int = 0) -> str:
     return (f'<step s="{s}" type="{kind}" srcbuf="{buf}" srcoff="{off}" dstbuf="{buf}" '
-            f'dstoff="{off}" cnt="1" depid="{dep[0]}" deps="{dep[1]}" hasdep="0"/>')
+            f'dstoff="{off}" cnt="1" depid="{dep[0]}" deps="{dep[1]}" hasdep="{hasdep}"/>')
 
 
 def _tb(tb: int, send: int, recv: int, *steps: tuple) -> str:
@@ -52,10 +53,11 @@ def raced_allgather(dependency: bool) -> str:
     forward is ordered after the receive by nothing but the list schedule's
     timing (it first waits for rank 2's chunk, which arrives later)."""
     forward = ("s", "o", 0, (0, 1)) if dependency else ("s", "o", 0)
+    received = ("r", "o", 0, (-1, -1), 1 if dependency else 0)  # signals the forward
     return ('<algo name="race" coll="allgather" ngpus="3" nchunksperloop="3" inplace="1" '
             'proto="Simple" nchannels="1">'
             + _gpu(0, _tb(0, 1, 1, ("s", "o", 0), ("r", "o", 1)), _tb(1, -1, 2, ("r", "o", 2)))
-            + _gpu(1, _tb(0, 0, 0, ("s", "o", 1), ("r", "o", 0)),
+            + _gpu(1, _tb(0, 0, 0, ("s", "o", 1), received),
                    _tb(1, 2, 2, ("s", "o", 1), ("r", "o", 2), forward))
             + _gpu(2, _tb(0, 0, -1, ("s", "o", 2)),
                    _tb(1, 1, 1, ("s", "o", 2), ("r", "o", 1), ("r", "o", 0)))
@@ -137,10 +139,11 @@ def test_huge_files_and_xml_bombs_are_refused_in_one_line(tmp_path: Path, xml: s
     assert cpu < 5  # a guard against the hangs above (each takes well under 1 s), not a timing
 
 
-def _xstep(s: int, kind: str, src: str, dst: str, dep: tuple[int, int] = (-1, -1)) -> str:
+def _xstep(s: int, kind: str, src: str, dst: str, dep: tuple[int, int] = (-1, -1),
+           hasdep: int = 0) -> str:
     return (f'<step s="{s}" type="{kind}" srcbuf="{src[0]}" srcoff="{src[1:]}" '
             f'dstbuf="{dst[0]}" dstoff="{dst[1:]}" cnt="1" depid="{dep[0]}" deps="{dep[1]}" '
-            'hasdep="0"/>')
+            f'hasdep="{hasdep}"/>')
 
 
 def overwritten_allreduce(dependency: bool) -> str:
@@ -155,7 +158,7 @@ def overwritten_allreduce(dependency: bool) -> str:
             '<gpu id="0" i_chunks="1" o_chunks="1" s_chunks="0">'
             '<tb id="0" send="1" recv="1" chan="0">' + _xstep(0, "s", "i0", "o0")
             + reduce_step + '</tb><tb id="1" send="-1" recv="-1" chan="0">'
-            + _xstep(0, "cpy", "i0", "o0") + "</tb></gpu>"
+            + _xstep(0, "cpy", "i0", "o0", hasdep=1 if dependency else 0) + "</tb></gpu>"
             '<gpu id="1" i_chunks="1" o_chunks="1" s_chunks="0">'
             '<tb id="0" send="0" recv="0" chan="0">' + _xstep(0, "s", "i0", "o0")
             + _xstep(1, "rrc", "i0", "o0") + "</tb></gpu></algo>")

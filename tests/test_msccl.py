@@ -77,10 +77,13 @@ LAST_R = '<step s="7" type="r" srcbuf="o" srcoff="1"'
      r"gpu\[7\]\.tb\[0\]\.step\[6\]\.type: a send with no matching receive .*\(got 'rcs'\)"),
     (_broken(AG_TEXT, LAST_R, LAST_R.replace('"r"', '"xx"')),
      r"gpu\[0\]\.tb\[0\]\.step\[7\]\.type: unknown step type .*\(got 'xx'\)"),
-    (_broken(AG_TEXT, '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
-             'cnt="1" depid="-1" deps="-1"',
-             '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
-             'cnt="1" depid="0" deps="7"'),
+    # (step 7, the last of the threadblock, signals: hasdep="1")
+    (_broken(_broken(AG_TEXT, '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" '
+                     'dstoff="0" cnt="1" depid="-1" deps="-1"',
+                     '<step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" '
+                     'cnt="1" depid="0" deps="7"'),
+             LAST_R + ' dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"',
+             LAST_R + ' dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"'),
      r"gpu\[0\]\.tb\[0\]\.step\[0\]\.depid: a cycle of dependencies \(through "
      r"gpu\[0\]\.tb\[0\]\.step\[0\] -> .*\(got 0\)"),
     (_broken(AG_TEXT, 'depid="-1" deps="-1"', 'depid="3" deps="0"'),

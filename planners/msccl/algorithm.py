@@ -27,7 +27,10 @@ judge it like any planner's schedule.
   :class:`~portsim.planners.timing.PortClock` semantics under the
   platform's port model: a step starts when its predecessor in the
   threadblock, its dependency, its peer step and its data are ready, and
-  every port and link it needs is free.
+  every port and link it needs is free.  A dependency ``depid=b deps=s``
+  is ready, as in the MSCCL runtime, when threadblock ``b`` ends its first
+  step from ``s`` on with ``hasdep="1"`` (only those steps publish a flag);
+  a file where no such step exists is refused (the runtime would hang).
 
 Step semantics (``cnt`` chunks from ``srcbuf[srcoff]`` / to ``dstbuf[dstoff]``):
 ``s`` sends the source; ``r`` receives into the destination; ``rcs``
@@ -100,7 +103,9 @@ class MscclStep:
     """One ``<step>``: ``cnt`` chunks from ``srcbuf[srcoff]`` to ``dstbuf[dstoff]``.
 
     ``depid``/``deps`` name a threadblock and a step of the same GPU that
-    must finish first (``-1``: none).
+    must finish first (``-1``: none); ``hasdep`` says that the step, when it
+    ends, signals the steps that wait on it or on an earlier step of its
+    threadblock (the first such step from ``deps`` on releases the wait).
     """
 
     index: int
@@ -201,7 +206,9 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         the step and the value: not XML, a missing or non-integer attribute,
         an unknown step type or collective, a rank missing, ``cnt`` out of
         its buffer, a send with no matching receive (or the reverse), a
-        dependency on a missing step, a cycle of dependencies.
+        dependency on a missing step, a dependency that no step signals
+        (no step from ``deps`` on with ``hasdep="1"``), a cycle of
+        dependencies.
 
     Examples
     --------
@@ -440,6 +447,43 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
                     raise ScheduleError(
                         "dependency on a missing step", path=f"{where}.depid",
                         value=f"tb {step.depid} step {step.deps}", source=algo.source)
+                _signal(algo, gpu, tb, step)
+
+
+def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
+            step: MscclStep) -> int:
+    """The index of the step whose end releases ``step``'s dependency.
+
+    The MSCCL runtime's interpreter publishes a threadblock's flag only at
+    the end of a step with ``hasdep="1"`` (the flag is its step counter, the
+    step's ``s`` index when every ``nop`` carries a dependency, as
+    msccl-tools writes them, and grows along the threadblock: consecutive
+    ``nop`` steps and the step after them are one transfer whose counter
+    skips over the ``nop`` steps); a step with ``depid=b deps=s`` spins until
+    threadblock ``b``'s flag reaches ``s``.  So it is released by the first
+    step of ``b`` from ``s`` on that has ``hasdep="1"``, not by step ``s``
+    itself.  A ``nop`` is no transfer of the runtime: it publishes nothing,
+    whatever its ``hasdep`` (its dependency is waited for by the next step).
+
+    Raises
+    ------
+    ScheduleError
+        When no such step exists: the waiting step never starts, and the
+        runtime hangs.
+    """
+    dep_tb = gpu.threadblock(step.depid)
+    assert dep_tb is not None  # checked by _check_gpu
+    later = dep_tb.steps[step.deps:]
+    for candidate in later:
+        if candidate.hasdep and candidate.type != "nop":
+            return candidate.index
+    why = f'no step from {step.deps} on has hasdep="1"'
+    if any(candidate.hasdep for candidate in later):
+        why = f'only nops from {step.deps} on have hasdep="1", and a nop signals nothing'
+    raise ScheduleError(
+        f"waits on tb {step.depid} step {step.deps}, which never signals: {why} (the MSCCL "
+        "runtime would hang)", path=f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}]",
+        source=algo.source)
 
 
 # -- the step graph -----------------------------------------------------------------------
@@ -545,7 +589,8 @@ def _step_graph(algo: MscclAlgorithm) -> _StepGraph:
                 if previous is not None:
                     graph.add_edge(("end", previous), ("start", key))
                 if step.depid != -1:
-                    graph.add_edge(("end", (gpu.id, step.depid, step.deps)), ("start", key))
+                    signal = _signal(algo, gpu, tb, step)
+                    graph.add_edge(("end", (gpu.id, step.depid, signal)), ("start", key))
                 previous = key
     # A topological sort first: find_cycle alone restarts its search from every
     # node and took 26 s on a 64-rank ring allreduce (80,000 phases).

@@ -44,6 +44,24 @@ def _step(tb: ET.Element, kind: str, src: tuple[str, int], dst: tuple[str, int],
                   deps=str(deps), hasdep="0")
 
 
+def _finish(root: ET.Element) -> str:
+    """The XML text of ``root``, with ``hasdep="1"`` on each step another step depends on.
+
+    The MSCCL runtime releases a step waiting on ``depid=b deps=s`` only when
+    a step of threadblock ``b`` from ``s`` on with ``hasdep="1"`` ends (see
+    :func:`~portsim.planners.msccl.algorithm.read_msccl`): the step named is
+    marked, so it is the one that releases the wait.
+    """
+    for gpu in root:
+        named = {(int(step.get("depid", "-1")), int(step.get("deps", "-1")))
+                 for tb in gpu for step in tb}
+        for tb in gpu:
+            for step in tb:
+                step.set("hasdep", "1" if (int(tb.get("id", "-1")), int(step.get("s", "-1")))
+                         in named else "0")
+    return ET.tostring(root, encoding="unicode")
+
+
 def _need_ranks(n: int, least: int = 2) -> None:
     if n < least:
         raise ScheduleError(f"needs at least {least} ranks", value=n)
@@ -78,7 +96,7 @@ def ring_allgather_xml(n: int, *, chunks: int = 1, name: str = "ring_allgather")
                 off = ((r - s) % n) * chunks + j
                 kind = "s" if s == 0 else "r" if s == n - 1 else "rcs"
                 _step(tb, kind, ("o", off), ("o", off))
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
 
 
 # -- more generators ----------------------------------------------------
@@ -124,7 +142,7 @@ def allpairs_alltoall_xml(n: int, *, chunks: int = 1, ordered: bool = False,
             _step(recv, "r", ("i", r * c), ("o", frm * c), cnt=c)
         own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1", chan="0")
         _step(own, "cpy", ("i", r * c), ("o", r * c), cnt=c)
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
 
 
 def ring_allreduce_xml(n: int, *, name: str = "ring_allreduce") -> str:
@@ -158,7 +176,7 @@ def ring_allreduce_xml(n: int, *, name: str = "ring_allreduce") -> str:
         for t in range(1, n):
             k = (r + 1 - t) % n
             _step(tb, "rcs" if t < n - 1 else "r", ("i", k), ("i", k))
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
 
 
 def ring_reduce_scatter_xml(n: int, *, name: str = "ring_reduce_scatter") -> str:
@@ -188,7 +206,7 @@ def ring_reduce_scatter_xml(n: int, *, name: str = "ring_reduce_scatter") -> str
                 _step(tb, "rrc", ("i", k), ("o", 0))
             else:
                 _step(tb, "s" if s == 0 else "rrs", ("i", k), ("i", k))
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
 
 
 def _children(v: int, n: int) -> list[int]:
@@ -227,7 +245,7 @@ def tree_broadcast_xml(n: int, *, chunks: int = 1, name: str = "tree_broadcast")
                                chan="0")
             for j in range(chunks):
                 _step(tb, "s", (buf, j), (buf, j), dep=None if v == 0 else (0, j))
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
 
 
 def tree_reduce_xml(n: int, *, chunks: int = 1, name: str = "tree_reduce") -> str:
@@ -270,4 +288,4 @@ def tree_reduce_xml(n: int, *, chunks: int = 1, name: str = "tree_reduce") -> st
         for j in range(chunks):
             dep = (0, j) if len(kids) == 2 else None
             _step(b, "rrc" if v == 0 else "rrs", ("i", j), (last_dst, j), dep=dep)
-    return ET.tostring(root, encoding="unicode")
+    return _finish(root)
