@@ -451,6 +451,28 @@ def test_the_ports_cap_of_a_broadcast_and_an_allgather() -> None:
         Fraction(1), "what C receives, 2 message(s) an instance")
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_islands_are_the_components_below_each_cost(seed: int) -> None:
+    """:func:`islands` (union-find, only where the components change) against
+    networkx's connected components of the links cheaper than each distinct cost."""
+    from portsim.planners.lp._ssr import islands
+
+    platform = random_platform(9, 3, c=(1, 10), seed=seed)
+    g = platform.graph
+    expected, previous = [], None
+    for cost in sorted({g.edges[e]["c"] for e in g.edges}):
+        fast = nx.Graph()
+        fast.add_nodes_from(g.nodes)
+        fast.add_edges_from(e for e in g.edges if g.edges[e]["c"] < cost)
+        parts = sorted(sorted(c) for c in nx.connected_components(fast))
+        if parts != previous:
+            expected.append((cost, parts))
+            previous = parts
+    assert [(cost, sorted(sorted(c) for c in parts)) for cost, parts in islands(platform)] \
+        == expected
+    assert len(expected) > 2
+
+
 def test_the_ports_cap_of_an_island() -> None:
     """:func:`port_cap` over the islands, by hand.  Two ``dgx_a100`` servers, a
     broadcast from P0: P0's server (its 8 GPUs and NVSwitch, the island of links of

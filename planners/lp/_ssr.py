@@ -19,8 +19,6 @@ from collections.abc import Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-import networkx as nx
-
 from portsim.planners.lp._capacity import PAPER_ROW_NAMES, PortCapacity
 from portsim.planners.lp._solve import (
     LinearModel,
@@ -123,19 +121,42 @@ def crossing_rate(platform: Platform, size: Fraction, group: Collection[NodeId],
 
 
 def islands(platform: Platform) -> list[tuple[Fraction, list[set[NodeId]]]]:
-    """For each distinct link cost ``c``, increasing: ``(c, components)``, the
-    connected components (links taken both ways) of the links of cost below ``c``.
+    """For each distinct link cost ``c``, increasing, at which they change:
+    ``(c, components)``, the connected components (links taken both ways) of the
+    links of cost below ``c``.
 
     On a fabric these are its tiers: the GPUs of a server and their switch (links
-    of the fast cost), then the servers with their NICs, and so on.
+    of the fast cost), then the servers with their NICs, and so on.  The links
+    are joined in order of cost (union-find), so the components change at most
+    ``n - 1`` times however many distinct costs there are (a random platform
+    has about as many as links).
     """
     g = platform.graph
-    out = []
-    for cost in sorted({g.edges[e]["c"] for e in g.edges}):
-        fast = nx.Graph()
-        fast.add_nodes_from(g.nodes)
-        fast.add_edges_from(e for e in g.edges if g.edges[e]["c"] < cost)
-        out.append((cost, [set(c) for c in nx.connected_components(fast)]))
+    parent = {v: v for v in g.nodes}
+
+    def find(v: NodeId) -> NodeId:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    by_cost: dict[Fraction, list[tuple[NodeId, NodeId]]] = defaultdict(list)
+    for e in g.edges:
+        by_cost[g.edges[e]["c"]].append(e)
+    out: list[tuple[Fraction, list[set[NodeId]]]] = []
+    changed = True  # the first cost: every node alone
+    for cost in sorted(by_cost):
+        if changed:
+            groups: dict[NodeId, set[NodeId]] = {}
+            for v in g.nodes:
+                groups.setdefault(find(v), set()).add(v)
+            out.append((cost, list(groups.values())))
+        changed = False
+        for u, v in by_cost[cost]:
+            a, b = find(u), find(v)
+            if a != b:
+                parent[a] = b
+                changed = True
     return out
 
 

@@ -73,10 +73,15 @@ SPREAD = 4
 (``spread`` of :func:`improving_trees`).  One tree a round climbed about
 0.27 a round to a broadcast's bound 200 on ``dgx_a100`` 8 servers (718
 rounds, 14.7 s of CPU); with 4: 37 rounds, 1.6 s.  All-gather on 8 servers
-50.8 -> 10.7 s, on 16 servers exact 5/3 in 86 s (it took 1,371 s); the
-broadcast on 16 servers exact 200 in 11 s (it stopped at 300 s on the
+50.8 -> 10.7 s (its final dual then leaves the heuristic Steiner pricing
+uncertified: the islands' cap of :func:`~portsim.planners.lp._broadcast.port_cap`
+certifies it), on 16 servers exact 5/3 in 86-100 s (it took 1,371 s); the
+broadcast on 16 servers exact 200 in 11-15 s (it stopped at 300 s on the
 interval [162, 200]).  ``mi250`` 2 servers, all-gather: 4.5 -> 5.1 s (1,365
-more trees).  The same bounds everywhere."""
+more trees).  The same bounds everywhere.  The matchings generation
+(:mod:`portsim.planners.lp._matchings`, unidirectional nodes) keeps one: no
+gain measured there (``dgx_a100`` 1-2 and ``mi250`` 1 servers, unidirectional,
+all under a second either way)."""
 
 W = TypeVar("W", float, Fraction)
 Link = tuple[NodeId, NodeId]
