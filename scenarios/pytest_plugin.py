@@ -6,7 +6,8 @@ pytest loads it by itself (disable with ``-p no:portsim``).  It offers:
 - the fixture ``portsim_validate``: a :class:`PortsimValidator`, callable like
   :func:`simulator.validate`, with the assertion helpers as methods; when a
   test fails, the violations of every schedule it validated are added to the
-  failure report as a section "portsim violations";
+  failure report as a section "portsim violations", but for those the
+  failure's own message already lists (the table appears once);
 - the assertion helpers :func:`assert_feasible` and
   :func:`assert_throughput_at_least` (from :mod:`portsim.scenarios.testing`, which
   needs no pytest), whose failure message is a readable table of violations
@@ -130,11 +131,17 @@ class PortsimValidator:
                 self.checked.append((schedule, err.report))
             raise
 
-    def summary(self) -> str:
-        """The violations of every infeasible schedule checked, as tables."""
+    def summary(self, shown: Report | None = None) -> str:
+        """The violations of every infeasible schedule checked, as tables.
+
+        A schedule whose replay is ``shown`` (the report of the assertion
+        that failed the test, whose message lists its violations) is left
+        out; the others keep their numbers.
+        """
         parts = []
         for number, (schedule, report) in enumerate(self.checked, start=1):
-            if report.violations:
+            if report.violations and not (shown is not None
+                                          and (report is shown or report == shown)):
                 parts.append(f"schedule {number} ({len(schedule.events)} events, "
                              f"{report.port_model}):\n{violation_table(report, schedule)}")
         return "\n\n".join(parts)
@@ -150,7 +157,10 @@ def portsim_validate() -> PortsimValidator:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, object, None]:
-    """Add the violations seen by ``portsim_validate`` to a failing test's report."""
+    """Add the violations seen by ``portsim_validate`` to a failing test's report,
+    but for those the failure's message already lists: a test failed by an
+    assertion helper shows its table there, in any runner (and at the line
+    that failed), so the section holds only what the message does not."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.when != "call" or not report.failed:
@@ -158,6 +168,8 @@ def pytest_runtest_makereport(
     funcargs = getattr(item, "funcargs", {})
     validator = funcargs.get("portsim_validate")
     if isinstance(validator, PortsimValidator):
-        text = validator.summary()
+        error = call.excinfo.value if call.excinfo is not None else None
+        text = validator.summary(error.report if isinstance(error, ScheduleAssertionError)
+                                 else None)
         if text:
             report.sections.append(("portsim violations", text))

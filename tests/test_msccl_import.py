@@ -571,6 +571,36 @@ def test_study_runs_an_msccl_entry_relative_to_the_study_file(files: Path,
     assert load_study(study_file).runs[0].key != key
 
 
+def test_study_labels_an_msccl_entry_as_run_does(files: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new user's trial: ``run`` labelled the row ``msccl (file: algos/ring3.xml)``,
+    the study ``msccl (file: /tmp/.../algos/ring3.xml)``.  Both label the file as
+    written (the one :func:`~portsim.scenarios.runner.planner_label`), the
+    study's document still holds the absolute path that opens it."""
+    from portsim.reports.studies.report import row_labels
+    from portsim.scenarios.study.store import load_results
+
+    scenario = _scenario(files, [{"name": "msccl", "file": "algos/ring3.xml"}, "ring"])
+    document = yaml.safe_load(scenario.read_text(encoding="utf-8"))
+    (files / "study.yaml").write_text(yaml.safe_dump({"name": "msccl-label", "base": document}),
+                                      encoding="utf-8")
+    monkeypatch.chdir(files.parent)  # relative to the files' folder, not the cwd
+    ran = CliRunner().invoke(main, ["run", str(scenario), "--json", "-"])
+    assert ran.exit_code == 0, ran.output
+    out = files / "out"
+    studied = CliRunner().invoke(main, ["study", str(files / "study.yaml"), "--out", str(out),
+                                        "--workers", "1"])
+    assert studied.exit_code == 0, studied.output
+    frame = load_results(out).sort_values("planner_index")
+    expected = ["msccl (file: algos/ring3.xml)", "ring"]
+    assert [r["label"] for r in json.loads(ran.stdout)["results"]] == expected
+    assert list(frame["label"]) == expected
+    assert list(row_labels(frame)) == expected  # the report's, from planner_options
+    assert list(frame["status"]) == ["ok", "ok"]
+    stored = json.loads(frame["scenario_document"].iloc[0])["planners"][0]
+    assert stored == {"name": "msccl", "file": str(files / "algos" / "ring3.xml")}
+
+
 @pytest.mark.parametrize(("options", "expected"), [
     (["--size", "abc"], "--size: expected a number"),
     (["--size", "0"], "--size: must be > 0 (got '0')"),

@@ -381,6 +381,59 @@ def test_a_users_test_file_under_pytest(pytester: pytest.Pytester) -> None:
     assert "port_conflict" in lines[section + 3]
 
 
+FAILING_ASSERTIONS = '''
+from portsim.simulator import Operation, OperationKind, Platform, Schedule
+from portsim.scenarios.pytest_plugin import assert_feasible
+
+P = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)])
+OP = Operation(OperationKind.SCATTER, source="A").resolve(P)
+
+def schedule(second_start, item="m[C]"):
+    return Schedule.from_dicts(P, OP, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "m[B]", "start": 0},
+        {"kind": "send", "src": "A", "dst": "C", "item": item, "start": second_start}])
+
+def test_fixture_method(portsim_validate):
+    portsim_validate.assert_feasible(schedule("1/2"))
+
+def test_helper_after_the_fixture(portsim_validate):
+    portsim_validate(schedule("1/2"))
+    assert_feasible(schedule("1/2"))
+
+def test_two_schedules(portsim_validate):
+    portsim_validate(schedule(1, item="m[B]"))  # validated, not asserted: the section
+    portsim_validate.assert_feasible(schedule("1/2"))  # the message
+'''
+
+
+@pytest.mark.parametrize(("test", "tables"), [
+    ("test_fixture_method", 1), ("test_helper_after_the_fixture", 1),
+    ("test_two_schedules", 2)])
+def test_a_failed_assertion_shows_its_table_once(pytester: pytest.Pytester, test: str,
+                                                 tables: int) -> None:
+    """A new user's trial: a test failed by ``portsim_validate.assert_feasible``
+    printed the violation table twice, in the assertion message and again in the
+    "portsim violations" section.  The message keeps it (the line that failed,
+    any runner); the section lists only the schedules the message does not."""
+    pytester.makepyfile(test_user=FAILING_ASSERTIONS)
+    result = pytester.runpytest("-p", "no:cacheprovider", *_plugin_args(),
+                                f"test_user.py::{test}")
+    result.assert_outcomes(failed=1)
+    lines = result.stdout.str().splitlines()
+    headers = [line for line in lines if line.lstrip("E ").split() == [
+        "time", "node", "resource", "kind", "events", "detail"]]
+    assert len(headers) == tables, "\n".join(lines)
+    assert ("E       portsim.scenarios.testing.ScheduleAssertionError: schedule is not feasible "
+            "(strict replay, bidirectional): 1 violation(s)") in lines
+    sections = [line for line in lines if "portsim violations" in line]
+    if tables == 1:
+        assert sections == []
+    else:  # the first schedule, never asserted on, with its own number
+        assert len(sections) == 1
+        assert lines[lines.index(sections[0]) + 1] == "schedule 1 (2 events, bidirectional):"
+        assert "schedule 2" not in "\n".join(lines)
+
+
 # -- the runnable examples ----------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from portsim.scenarios.loader import PlannerSpec, scenario_from_dict
+from portsim.scenarios.loader import PlannerSpec
 from portsim.scenarios.runner import planner_label, run_planner
 from portsim.scenarios.study.model import model_results
 from portsim.scenarios.study.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
@@ -117,16 +117,17 @@ class StudyOutcome:
         return self.computed / self.elapsed if self.elapsed > 0 else 0.0
 
 
-def _planner_names(document: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Best-effort planner list of a document that may not load."""
-    entries = document.get("planners")
+def _planner_names(run: StudyRun) -> list[tuple[str, dict[str, Any]]]:
+    """Best-effort planner list of a run whose document may not load (options as
+    :meth:`StudyRun.planner_options` gives them)."""
+    entries = run.scenario.get("planners")
     named: list[tuple[str, dict[str, Any]]] = []
-    for entry in entries if isinstance(entries, list) else []:
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
         if isinstance(entry, str):
             named.append((entry, {}))
         elif isinstance(entry, dict):
             options = {k: v for k, v in entry.items() if k != "name"}
-            named.append((str(entry.get("name", "")), options))
+            named.append((str(entry.get("name", "")), run.planner_options(index, options)))
     return named or [("", {})]
 
 
@@ -175,11 +176,11 @@ def execute_run(run: StudyRun, study: str) -> list[dict[str, Any]]:
         return _model_rows(base, run, study)
     started = time.perf_counter()
     try:
-        scenario = scenario_from_dict(dict(run.scenario), source=f"{study}[run {run.index}]")
+        scenario = run.load_scenario(f"{study}[run {run.index}]")
     except Exception as err:  # a run that fails is a row, never the end of the study
         elapsed = time.perf_counter() - started
         return [_error_row(base, i, name, options, err, elapsed)
-                for i, (name, options) in enumerate(_planner_names(run.scenario))]
+                for i, (name, options) in enumerate(_planner_names(run))]
     rows: list[dict[str, Any]] = []
     for index, spec in enumerate(scenario.planners):
         started = time.perf_counter()
@@ -235,9 +236,9 @@ def _model_rows(base: Mapping[str, Any], run: StudyRun, study: str) -> list[dict
     except Exception as err:  # a run that fails is a row
         elapsed = time.perf_counter() - started
         return [_error_row(base, i, name, options, err, elapsed)
-                for i, (name, options) in enumerate(_planner_names(run.scenario))]
+                for i, (name, options) in enumerate(_planner_names(run))]
     elapsed = (time.perf_counter() - started) / max(len(results), 1)
-    options = _planner_names(run.scenario)
+    options = _planner_names(run)
     return [_result_row(base, index, PlannerSpec(*options[index]), result, elapsed)
             for index, result in enumerate(results)]
 
@@ -494,7 +495,7 @@ def _failed_rows(run: StudyRun, study: str, err: BaseException) -> list[dict[str
     """The rows of a run whose worker failed: an error row per planner."""
     base = _base_row(run, study)
     return [_error_row(base, i, name, options, err, 0.0)
-            for i, (name, options) in enumerate(_planner_names(run.scenario))]
+            for i, (name, options) in enumerate(_planner_names(run))]
 
 
 def _worker_setup() -> None:

@@ -37,14 +37,21 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from portsim.planners.base import check_options
-from portsim.scenarios.loader import read_yaml, scenario_from_dict, validate_document
+from portsim.scenarios.loader import (
+    PlannerSpec,
+    Scenario,
+    read_yaml,
+    scenario_from_dict,
+    validate_document,
+)
 from portsim.scenarios.study.model import check_model_scenario
 from portsim.simulator.errors import PortsimError, ScenarioError, short_repr
 
@@ -114,6 +121,11 @@ class StudyRun:
     evaluation:
         ``"replay"`` (plan and replay in the engine) or ``"model"`` (tree
         lengths on the homogeneous model, :mod:`portsim.scenarios.study.model`).
+    written_files:
+        The ``file`` of each ``{name: msccl, file: ALGO.xml}`` planner entry
+        as the study file writes it, by the entry's index: the document holds
+        it as an absolute path (to open it from any directory), the row label
+        shows it as written, as ``portsim run`` does (:meth:`planner_options`).
     """
 
     index: int
@@ -122,6 +134,46 @@ class StudyRun:
     seed: int
     scenario: Mapping[str, Any]
     evaluation: str = "replay"
+    written_files: Mapping[int, str] = field(default_factory=dict)
+
+    def planner_options(self, index: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options of planner entry ``index``, its ``msccl`` file as the study file
+        writes it (an :class:`~portsim.planners.msccl.planner.MscclFile` of the
+        written text naming the absolute path): what the row's label and
+        ``planner_options`` show.
+
+        Examples
+        --------
+        >>> run = StudyRun(0, "k", {}, 0, {}, written_files={0: "ag.xml"})
+        >>> options = run.planner_options(0, {"file": "/data/ag.xml"})
+        >>> str(options["file"]), str(options["file"].path)
+        ('ag.xml', '/data/ag.xml')
+        >>> run.planner_options(1, {"split": False})
+        {'split': False}
+        """
+        written = self.written_files.get(index)
+        if written is None or not isinstance(options.get("file"), str):
+            return dict(options)
+        from portsim.planners.msccl.planner import MscclFile
+
+        file = options["file"]
+        return {**options, "file": MscclFile(written, getattr(file, "path", file))}
+
+    def load_scenario(self, source: str) -> Scenario:
+        """The run's scenario (:func:`~portsim.scenarios.loader.scenario_from_dict` of its
+        document), each planner's options as :meth:`planner_options` gives them.
+
+        Raises
+        ------
+        ScenarioError
+            As :func:`~portsim.scenarios.loader.scenario_from_dict`.
+        """
+        scenario = scenario_from_dict(dict(self.scenario), source=source)
+        if not self.written_files:
+            return scenario
+        return replace(scenario, planners=tuple(
+            PlannerSpec(spec.name, MappingProxyType(self.planner_options(i, spec.options)))
+            for i, spec in enumerate(scenario.planners)))
 
 
 @dataclass(frozen=True)
@@ -167,8 +219,13 @@ def _msccl_planner_entries(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
     planners = scenario.get("planners")
     if not isinstance(planners, list):
         return []
-    return [p for p in planners if isinstance(p, dict) and p.get("name") == "msccl"
-            and isinstance(p.get("file"), str) and p["file"]]
+    return [p for p in planners if _is_msccl_entry(p)]
+
+
+def _is_msccl_entry(entry: object) -> bool:
+    """Whether a planner entry is ``{name: msccl, file: ...}`` with a file named."""
+    return (isinstance(entry, dict) and entry.get("name") == "msccl"
+            and isinstance(entry.get("file"), str) and bool(entry["file"]))
 
 
 def _msccl_contents(scenario: Mapping[str, Any]) -> list[bytes]:
@@ -305,13 +362,13 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
             document.setdefault("name", spec.name)
             document["seed"] = seed
             _anchor_simgrid_file(document, Path(base_dir) if base_dir is not None else Path())
-            for entry in _msccl_planner_entries(document):  # relative to the study file
-                entry["file"] = str(((Path(base_dir) if base_dir is not None else Path())
-                                     / entry["file"]).absolute())
+            written = _anchor_msccl_files(document, Path(base_dir) if base_dir is not None
+                                          else Path())
             # A model evaluation computes other fields than a replay: another key.
             key = (run_key(document) if spec.evaluation == "replay"
                    else run_key({"evaluation": spec.evaluation, "scenario": document}))
-            runs.append(StudyRun(len(runs), key, grid, seed, document, spec.evaluation))
+            runs.append(StudyRun(len(runs), key, grid, seed, document, spec.evaluation,
+                                 written))
     if spec.evaluation == "model":
         for run in runs:  # the model is a static property of each document: check them all
             check_model_scenario(run.scenario, source=source)
@@ -406,7 +463,7 @@ def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
     where = f"{source}: grid point {point} ({grid_point_label(run.grid)})" if run.grid \
         else source
     try:
-        scenario = scenario_from_dict(dict(run.scenario), source=where)
+        scenario = run.load_scenario(where)
         for index, spec in enumerate(scenario.planners):
             try:
                 planner = get_planner(spec.name)
@@ -432,6 +489,18 @@ def _anchor_simgrid_file(document: dict[str, Any], base_dir: Path) -> None:
     holder, key = (platform, "simgrid") if isinstance(simgrid, str) else (simgrid, "file")
     if isinstance(holder, dict) and isinstance(holder.get(key), str) and holder[key]:
         holder[key] = str((base_dir / holder[key]).absolute())
+
+
+def _anchor_msccl_files(document: dict[str, Any], base_dir: Path) -> dict[int, str]:
+    """Make the ``file`` of each ``msccl`` planner entry absolute (relative to
+    ``base_dir``); the files as written, by planner index."""
+    planners = document.get("planners")
+    written: dict[int, str] = {}
+    for index, entry in enumerate(planners if isinstance(planners, list) else []):
+        if _is_msccl_entry(entry):
+            written[index] = entry["file"]
+            entry["file"] = str((base_dir / entry["file"]).absolute())
+    return written
 
 
 def _assign(document: dict[str, Any], dotted: str, value: Any, source: str) -> None:
