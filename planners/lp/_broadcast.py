@@ -662,7 +662,10 @@ def plan_multicast(platform: Platform, operation: Operation,
         # The ports' cap first (no program): where the packing meets it, it is the
         # certificate (on a fabric, often a server's NICs); else the flow program.
         cap, how = port_cap(platform, pairs, operation.size)
-        if cap <= lower:
+        if cap < lower:  # a bound below a packing that replays: a bug, never a result
+            raise AssertionError(f"the ports' cap {cap} ({how}) is below the tree "
+                                 f"packing's {lower}")
+        if cap == lower:
             upper, method = cap, PORTS_CAP
             notes.append(f"the bound is the ports' cap ({how}, {format_rational(cap)}), "
                          f"which the tree packing meets")
