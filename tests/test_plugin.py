@@ -416,7 +416,9 @@ def test_a_failed_assertion_shows_its_table_once(pytester: pytest.Pytester, test
     "portsim violations" section.  The message keeps it (the line that failed,
     any runner); the section lists only the schedules the message does not."""
     pytester.makepyfile(test_user=FAILING_ASSERTIONS)
-    result = pytester.runpytest("-p", "no:cacheprovider", *_plugin_args(),
+    # -rN: no short test summary, which pytest prints untruncated under CI (the
+    # message, table and all, once more: pytest's, not the plugin's)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rN", *_plugin_args(),
                                 f"test_user.py::{test}")
     result.assert_outcomes(failed=1)
     lines = result.stdout.str().splitlines()
