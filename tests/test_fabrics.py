@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from portsim.planners.lp import steady_state
 from portsim.scenarios.generators import (
     MI250_XGMI,
+    complete_platform,
     dgx1_platform,
     dgx_a100_platform,
     fat_tree_platform,
@@ -537,6 +538,26 @@ def test_an_islands_cap_is_never_below_the_allgather_optimum(seed: int, n: int,
     cap, how, optimum = _allgather_cap_and_optimum(seed, n, model)
     assert "island" in how
     assert cap >= optimum
+
+
+@pytest.mark.parametrize("n", [16, 24])
+def test_a_complete_one_port_allgather_is_exact(n: int) -> None:
+    """A first-hour case: an allgather on a complete one-port platform of unit links.
+    Every node receives the other ``n - 1`` messages through its one receive port,
+    one time unit each, so at most ``1/(n-1)``, which the spanning-tree packing
+    carries.  Its exact rounds ran out (20) on these sizes and the result was the
+    interval [1/15, 1] (1,400% wide) at 16 nodes, [1/23, 1] at 24; the ports' cap
+    now certifies the packing."""
+    from portsim.simulator import replay
+
+    platform = complete_platform(n)
+    result = steady_state(platform, Operation(OperationKind.ALLGATHER).resolve(platform))
+    assert result.status == "ok", result.message
+    assert (result.throughput_bound, result.message) == (Fraction(1, n - 1), "")
+    assert result.achieved_throughput == Fraction(1, n - 1)
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).feasible
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes

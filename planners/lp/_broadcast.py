@@ -323,7 +323,8 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     -------
     ((source index, weight, tree) list, certified upper bound over tree
     packings or None, master solution, notes on that bound: which sources'
-    cheapest trees stayed heuristic), or a :class:`PlanResult` on failure.
+    cheapest trees stayed heuristic, exact rounds run out), or a
+    :class:`PlanResult` on failure.
     """
     link = {e: size * platform.cost(*e) for e in platform.graph.edges}
     pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
@@ -348,6 +349,7 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     budget = options.clock().part(GENERATION_SHARE)
     cut = False
     unproven: list[NodeId] = []  # sources whose exact pricing was a heuristic
+    bound_notes: list[str] = []  # on the tree packing's bound (the caller may not use it)
 
     def price(point: MasterPoint) -> bool:
         nonlocal turn
@@ -430,10 +432,10 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         if (upper is not None and upper <= exact.lower) or not new:
             break
         if exact_round == EXACT_ROUNDS:
-            exact = replace(exact, notes=(*exact.notes, (
+            bound_notes.append(
                 f"after {EXACT_ROUNDS} exact rounds of the tree master some tree "
-                f"was still priced below its source's dual: the bound is the certified "
-                f"interval of the last one")))
+                f"was still priced below its source's dual: the tree packing's bound is "
+                f"the last one's certificate")
             break
         admit(new)
         failed = float_generation()
@@ -441,9 +443,10 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
             return failed
     weighted = [(i, exact.values[model.index["tree", k]], tree)
                 for k, (i, tree) in enumerate(columns)]
+    if unproven:
+        bound_notes.append(heuristic_note(unproven))
     return ([c for c in weighted if c[1] > 0],
-            None if upper is None else max(upper, exact.lower), exact,
-            (heuristic_note(unproven),) if unproven else ())
+            None if upper is None else max(upper, exact.lower), exact, tuple(bound_notes))
 
 
 def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
@@ -658,9 +661,10 @@ def plan_multicast(platform: Platform, operation: Operation,
                      f"{format_rational(cap)}) and the per-destination flow program's "
                      + ("(section 2.2.1; not finished in half the time left)"
                         if isinstance(flow, PlanResult) else "(section 2.2.1)"))
-    elif tree_upper is None or (steiner and tree_upper > lower):
+    elif tree_upper is None or tree_upper > lower:
         # The ports' cap first (no program): where the packing meets it, it is the
-        # certificate (on a fabric, often a server's NICs); else the flow program.
+        # certificate (on a fabric, often a server's NICs; on a complete one-port
+        # platform, a node's receive port); else, with Steiner trees, the flow program.
         cap, how = port_cap(platform, pairs, operation.size)
         if cap < lower:  # a bound below a packing that replays: a bug, never a result
             raise AssertionError(f"the ports' cap {cap} ({how}) is below the tree "
@@ -669,6 +673,12 @@ def plan_multicast(platform: Platform, operation: Operation,
             upper, method = cap, PORTS_CAP
             notes.append(f"the bound is the ports' cap ({how}, {format_rational(cap)}), "
                          f"which the tree packing meets")
+        elif tree_upper is not None and not steiner:
+            # Spanning trees, priced exactly: only their exact rounds ran out.
+            upper, bound_notes = min(tree_upper, cap), tree_notes
+            if cap < tree_upper:
+                notes.append(f"the bound is the least of the tree packing's certified bound "
+                             f"and the ports' cap ({how}, {format_rational(cap)})")
         else:
             flow = _flow_bound(platform, pairs, operation.size, options, what, port_sum,
                                notes)
