@@ -560,6 +560,35 @@ def test_a_complete_one_port_allgather_is_exact(n: int) -> None:
     assert replay(result.schedule, horizon=result.period * 3).feasible
 
 
+def test_fanned_trees_by_hand() -> None:
+    """:meth:`TreePricer.fanned` on a small platform: S feeds A and B; from A a
+    breadth-first tree reaches B and C without S; from B only C is reached, so
+    B's fan misses A and is left out."""
+    from portsim.planners.lp._steiner import TreePricer
+
+    arcs = [("S", "A"), ("S", "B"), ("A", "B"), ("A", "C"), ("B", "C"), ("C", "S")]
+    pricer = TreePricer(arcs, "S", {"S", "A", "B", "C"})
+    assert pricer.fanned() == [(("A", "B"), ("A", "C"), ("S", "A"))]
+
+
+def test_a_complete_multiport_broadcast_is_exact_at_once() -> None:
+    """A broadcast on a complete ``multiport`` platform of 30 unit links: at most 29
+    (P0's 29 links; networkx's maximum flow to each node is 29), and the 29 trees
+    fanned out of P0's links (P0 -> k, then k -> every other node) carry exactly
+    that.  The tree generation ended at the 300 s default on an interval before
+    they were its first columns."""
+    platform = complete_platform(30, port_model="multiport")
+    flows = nx.DiGraph()
+    for link in platform.links:
+        flows.add_edge(link.src, link.dst, capacity=link.bandwidth)
+    assert min(nx.maximum_flow_value(flows, "P0", v) for v in platform.node_ids
+               if v != "P0") == 29
+    result = steady_state(platform, Operation(OperationKind.BROADCAST, source="P0"))
+    assert result.status == "ok", result.message
+    assert (result.throughput_bound, result.message) == (29, "")
+    assert result.achieved_throughput == 29
+
+
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
 def test_a_packing_the_ports_cap_meets_needs_no_flow_program(
         monkeypatch: pytest.MonkeyPatch) -> None:

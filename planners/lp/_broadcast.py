@@ -343,6 +343,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
         seen.update(new)
 
     admit([(i, p.initial()) for i, p in enumerate(pricers)])
+    if n == 1:  # one source: its trees fanned out of each link (few; see TreePricer.fanned)
+        admit(list(dict.fromkeys(t for t in ((0, tree) for tree in pricers[0].fanned())
+                                 if t not in seen)))
     turn = 0
     # The float rounds stop at this budget; the exact phase then runs over the
     # trees found (GENERATION_SHARE): a schedule and a certified interval.

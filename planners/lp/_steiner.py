@@ -186,6 +186,28 @@ class TreePricer:
         position = {e: j for j, e in enumerate(self.arcs)}
         return self._edges(self._prune([position[e] for e in nx.bfs_tree(g, self.root).edges]))
 
+    def fanned(self) -> list[Tree]:
+        """First columns fanned out of the root: for each node ``k`` the root feeds,
+        the arc to ``k`` then a breadth-first tree from ``k`` not through the root,
+        its non-destination leaves pruned (those that reach every destination).
+
+        On a complete ``multiport`` platform these are the optimal packing: each
+        of the root's links carries one tree.
+        """
+        g = nx.DiGraph()
+        g.add_nodes_from(sorted(self.order))
+        g.add_edges_from(self.arcs)
+        position = {e: j for j, e in enumerate(self.arcs)}
+        rest = g.copy()
+        rest.remove_node(self.root)
+        wanted = {self.order[t] for t in self.terminals}
+        out = []
+        for k in sorted(g.successors(self.root), key=str):
+            arcs = [(self.root, k), *nx.bfs_tree(rest, k).edges]
+            if wanted <= {v for _, v in arcs}:
+                out.append(self._edges(self._prune([position[e] for e in arcs])))
+        return out
+
     def best(self, price: Mapping[Link, W], zero: W, *, exact: bool = True
              ) -> PricedTree[W] | None:
         """The cheapest tree under ``price`` (``zero`` starts the sums), or ``None``.
