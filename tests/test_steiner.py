@@ -418,7 +418,7 @@ def test_the_tree_master_repair_scales_float_weights_into_a_feasible_packing() -
     found = _broadcast.multicast_trees(platform, ["P0"], op.size, LpOptions(),
                                        targets=[op.targets])
     assert not isinstance(found, PlanResult)
-    weighted, _, exact, _ = found
+    weighted, exact = found.weighted, found.master
     columns = [(i, tree) for i, _, tree in weighted]
     model = _broadcast._master(platform, columns, 1, op.size)
     x = np.zeros(model.n_variables)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Collection, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import networkx as nx
@@ -61,8 +61,8 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["broadcast_flow_model", "multicast_flow_model", "plan_allgather", "plan_broadcast",
-           "tree_depths", "tree_unit"]
+__all__ = ["TreePacking", "broadcast_flow_model", "multicast_flow_model", "plan_allgather",
+           "plan_broadcast", "tree_depths", "tree_unit"]
 
 STEINER_NOTE = ("Steiner-arborescence pricing: the trees reach every destination and "
                 "may skip the other nodes, which relay")
@@ -77,6 +77,34 @@ trees in 10 s of CPU; with 8 a round, 172 rounds, 1,368 trees, 4.6 s; on 8
 servers 143 s -> 51 s; ``mi250`` 2 servers 5.6 -> 4.0 s; same bounds."""
 
 Tree = tuple[tuple[NodeId, NodeId], ...]
+
+
+@dataclass(frozen=True)
+class TreePacking:
+    """What :func:`multicast_trees` found.
+
+    Attributes
+    ----------
+    weighted:
+        ``(source index, weight, tree)`` of the trees of positive weight.
+    upper:
+        The certified upper bound over tree packings, or ``None`` (no
+        certificate: the generation was cut, or the duals priced every tree at 0).
+    master:
+        The exact master's solution over the trees found.
+    notes:
+        Notes on ``upper`` (which sources' cheapest trees stayed heuristic, the
+        exact rounds run out): for the caller to give where it uses that bound.
+    cut:
+        The float generation stopped at its budget (``GENERATION_SHARE`` of the
+        time left): the trees are those found, not priced exactly.
+    """
+
+    weighted: list[tuple[int, Fraction, Tree]]
+    upper: Fraction | None
+    master: ExactSolution
+    notes: tuple[str, ...] = ()
+    cut: bool = False
 
 
 def broadcast_flow_model(platform: Platform, operation: Operation) -> LinearModel:
@@ -284,10 +312,8 @@ class _FloatTreeMaster:
 
 def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fraction,
                     options: LpOptions, *, port_sum: frozenset[NodeId] = frozenset(),
-                    targets: Sequence[Collection[NodeId]] | None = None,
-                    stats: dict[str, bool] | None = None
-                    ) -> tuple[list[tuple[int, Fraction, Tree]], Fraction | None,
-                               ExactSolution, tuple[str, ...]] | PlanResult:
+                    targets: Sequence[Collection[NodeId]] | None = None
+                    ) -> TreePacking | PlanResult:
     """Column generation over arborescences of every source covering its ``targets``.
 
     Without ``targets`` (or when a source's targets are every node it reaches)
@@ -317,14 +343,12 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     :data:`~portsim.planners.lp._incremental.EXACT_ROUNDS`).  The float
     rounds stop after :data:`~portsim.planners.lp._incremental.GENERATION_SHARE`
     of the time left: the master over the trees found is then solved exactly,
-    not priced (no tree bound), a note says so and ``stats["cut"]`` is set.
+    not priced (no tree bound), a note says so and :attr:`TreePacking.cut` is set.
 
     Returns
     -------
-    ((source index, weight, tree) list, certified upper bound over tree
-    packings or None, master solution, notes on that bound: which sources'
-    cheapest trees stayed heuristic, exact rounds run out), or a
-    :class:`PlanResult` on failure.
+    TreePacking or PlanResult
+        The trees, their bound and master, or a :class:`PlanResult` on failure.
     """
     link = {e: size * platform.cost(*e) for e in platform.graph.edges}
     pricers = [TreePricer(platform.graph.edges, s, {s} | nx.descendants(platform.graph, s),
@@ -408,8 +432,6 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 f"under the time limit of {options.limit_text}: the schedule is the best "
                 f"packing of the trees found, not proven the best tree packing")))
             upper = None
-            if stats is not None:
-                stats["cut"] = True
             break
         out_dual, in_dual, link_dual = _port_duals(platform, exact.y_ub, port_sum)
         exact_price: dict[tuple[NodeId, NodeId], Fraction | float] = {
@@ -448,8 +470,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
                 for k, (i, tree) in enumerate(columns)]
     if unproven:
         bound_notes.append(heuristic_note(unproven))
-    return ([c for c in weighted if c[1] > 0],
-            None if upper is None else max(upper, exact.lower), exact, tuple(bound_notes))
+    return TreePacking([c for c in weighted if c[1] > 0],
+                       None if upper is None else max(upper, exact.lower), exact,
+                       tuple(bound_notes), cut)
 
 
 def _port_duals(platform: Platform, y_ub: list[Fraction] | list[float],
@@ -634,12 +657,11 @@ def plan_multicast(platform: Platform, operation: Operation,
     if not sources:
         return PlanResult.error(NAME, f"a {what} without destinations needs no "
                                       f"communication: the throughput is unbounded")
-    stats: dict[str, bool] = {}
     found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options,
-                            port_sum=port_sum, targets=[t for _, t, _ in sources], stats=stats)
+                            port_sum=port_sum, targets=[t for _, t, _ in sources])
     if isinstance(found, PlanResult):
         return found
-    weighted, tree_upper, master, tree_notes = found
+    weighted, tree_upper, master = found.weighted, found.upper, found.master
     steiner = False
     for s, targets, _ in sources:
         reachable = {s} | nx.descendants(platform.graph, s)
@@ -651,7 +673,7 @@ def plan_multicast(platform: Platform, operation: Operation,
     method = "rounding"
     bound_notes: tuple[str, ...] = ()  # the tree bound's, where it is part of the result
     pairs = [(s, t) for s, t, _ in sources]
-    if stats.get("cut"):
+    if found.cut:
         # The generation was cut: no tree bound.  The flow program within half the
         # time left (a broadcast over 16 dgx_a100 servers: 1 s; their allgather:
         # more than 10 minutes), else the ports' cap.
@@ -678,7 +700,7 @@ def plan_multicast(platform: Platform, operation: Operation,
                          f"which the tree packing meets")
         elif tree_upper is not None and not steiner:
             # Spanning trees, priced exactly: only their exact rounds ran out.
-            upper, bound_notes = min(tree_upper, cap), tree_notes
+            upper, bound_notes = min(tree_upper, cap), found.notes
             if cap < tree_upper:
                 notes.append(f"the bound is the least of the tree packing's certified bound "
                              f"and the ports' cap ({how}, {format_rational(cap)})")
@@ -688,14 +710,14 @@ def plan_multicast(platform: Platform, operation: Operation,
             if isinstance(flow, PlanResult):
                 return flow
             upper = min(flow, cap) if tree_upper is None else min(tree_upper, flow, cap)
-            bound_notes = tree_notes
+            bound_notes = found.notes
             notes.append("the bound is the least of "
                          + ("" if tree_upper is None else
                             "the tree packing's certified bound, ")
                          + f"the ports' cap ({how}, {format_rational(cap)}) and the "
                            "per-destination flow program's (section 2.2.1)")
     else:
-        bound_notes = tree_notes
+        bound_notes = found.notes
     exact = ExactSolution(master.values, lower, max(upper, lower), master.y_ub, master.y_eq,
                           method if upper == lower else "interval",
                           (*master.notes, *bound_notes))
