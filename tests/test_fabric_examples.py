@@ -102,7 +102,7 @@ def test_mi250_broadcast_figures() -> None:
 @pytest.mark.filterwarnings("ignore:the exact period")
 @pytest.mark.parametrize(("example", "bound", "achieved"), [
     ("allgather-dgx-a100", F(65, 3), F(65, 3)),
-    ("broadcast-mi250", F(332), F(988, 3)),
+    ("broadcast-mi250", F(332), F(32150, 97)),  # 1286 instances in 97/25
 ])
 def test_lp_on_the_fabric_examples(example: str, bound: F, achieved: F) -> None:
     """lp's bound is the max-flow/cut figure, met exactly by its Steiner trees

@@ -242,11 +242,11 @@ def test_period_cap_falls_back_to_a_fixed_period() -> None:
 
 
 def test_a_fixed_period_holding_no_instance_is_lengthened() -> None:
-    """A cap so low that floor(w·T) = 0 for every path: not an empty schedule claiming
-    one instance per period (the validator now refuses that), but a longer period."""
+    """A period so short that floor(w·T) = 0 for every path: not an empty schedule
+    claiming one instance per period (the validator now refuses that), but a longer
+    period."""
     scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
-    with pytest.warns(UserWarning, match="period:"):
-        result = steady_state(scenario.platform, scenario.operation, max_events=3)
+    result = steady_state(scenario.platform, scenario.operation, period=Fraction(1, 10))
     assert result.status == "ok"
     assert any("holds no whole instance" in n for n in result.notes)
     assert result.schedule is not None
@@ -255,6 +255,23 @@ def test_a_fixed_period_holding_no_instance_is_lengthened() -> None:
     assert report.violations == ()
     assert report.throughput is not None
     assert 0 < report.throughput <= Fraction(1, 2)  # never above TP = 1/2 (Fig. 2)
+
+
+def test_a_cap_below_one_instance_gives_the_integer_rounding_of_one_instance() -> None:
+    """A cap so low (3 operations) that one instance (4 transfers) is over it: the
+    integer rounding's period holds one instance, said over the cap, and that
+    period is 2, where the scatter toy's two paths carry TP = 1/2 (Fig. 2)."""
+    scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
+    with pytest.warns(UserWarning, match="period:"):
+        result = steady_state(scenario.platform, scenario.operation, max_events=3)
+    assert result.status == "ok"
+    assert result.period == 2
+    assert result.achieved_throughput == Fraction(1, 2)
+    assert any("4 operations, over the cap of 3 operations per period (one instance alone"
+               in n for n in result.notes)
+    assert result.schedule is not None
+    assert result.schedule.instances_per_period == 1
+    assert replay(result.schedule, horizon=result.period * 10).violations == ()
 
 
 # -- options, support ----------------------------------------------------------------------
@@ -1127,7 +1144,9 @@ def test_a_fixed_period_far_below_the_bound_names_the_max_events_that_would_do()
         warnings.simplefilter("ignore")
         tight = steady_state(p, op, max_events=10)
         assert tight.throughput_bound == F(4, 39)
-        assert tight.achieved_throughput == F(20, 241)
+        # One instance in the period 12 (the integer rounding; the greedy's
+        # 20 instances in 241 carried less, 20/241 < 1/12).
+        assert tight.achieved_throughput == F(1, 12)
         hint = [n for n in tight.notes if n.startswith("with max_events:")]
         assert hint == ["with max_events: 39 (an lp option), a fixed period would carry at "
                         "least 5/52 (period 52), 0.938 of the exact period's"]

@@ -49,6 +49,7 @@ from fractions import Fraction
 
 from portsim.planners.lp._bmatching import peel_matchings, peel_platform
 from portsim.planners.lp._capacity import PortCapacity
+from portsim.planners.lp._integer_rounding import NODE_LIMIT, IntegerRounding, shortest_period
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import common_denominator, counted, format_rational
@@ -384,6 +385,46 @@ class _Rounding:
                 counts[g][i] += 1
             used, events, n = defaultdict(int, trial), events + more, n + 1
 
+    def integer(self, throughput: Fraction, max_events: int, start: Fraction,
+                clock: Deadline) -> IntegerRounding | None:
+        """The integer program's rounding (:func:`._integer_rounding.shortest_period`),
+        when it carries more instances per time unit than :meth:`counts` in ``start``.
+
+        Tried for the most instances a period holds within the cap at the
+        units' weights (their operations per instance) and for fewer, down to
+        :data:`INTEGER_TRIES` counts; the one of most instances per time unit
+        is kept (more instances a period usually lose less to the rounding: an
+        allgather over 4 DGX A100 servers, 15 instances reach the bound 25/3,
+        14 carry 0.977 of it).
+        """
+        if not self.active or not self.groups:
+            return None
+        _, n, _ = self.counts(start, max_events)
+        if Fraction(n) / start >= throughput:
+            return None
+        per_instance = _per_time(self.groups, self.ops) / throughput
+        if per_instance <= 0:
+            return None
+        top = math.floor(max_events / per_instance)
+        cap = max_events
+        if top < 1:  # one instance alone is over the cap: its fewest operations
+            top, cap = 1, max(max_events, sum(min(row, default=0) for row in self.ops))
+        best: IntegerRounding | None = None
+        best_n, best_period = n, start  # the rate to beat, n / period
+        for instances in range(top, max(top - INTEGER_TRIES, 0), -1):
+            clock.check(_PHASE)
+            found = shortest_period(self.loads, self.ports, self.scale, self.ops, instances,
+                                    cap, time_limit=clock.remaining())
+            if found is not None and found.instances * best_period > best_n * found.period:
+                best, best_n, best_period = found, found.instances, found.period
+                if Fraction(best_n) / best_period >= throughput:
+                    break
+        return best
+
+
+INTEGER_TRIES = 3
+"""Most instance counts :meth:`_Rounding.integer` tries (one integer program each)."""
+
 
 DENSER_GRID = 60
 """A fixed period chosen by :func:`_denser_period` is a multiple of ``1 / DENSER_GRID``."""
@@ -581,7 +622,7 @@ def build_periodic(
     clock = deadline if deadline is not None else Deadline()
     size = operation.size
     chosen = _choose_period(platform, groups, throughput, size, fixed_period, max_events,
-                            round_up=matchings is None)
+                            round_up=matchings is None, clock=clock)
     notes = list(chosen.notes)
     period, n = chosen.period, chosen.instances
     units = [u for group in groups for u in group]
@@ -619,20 +660,23 @@ def build_periodic(
 
 def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], throughput: Fraction,
                    size: Fraction, fixed_period: Fraction | None, max_events: int, *,
-                   round_up: bool = False) -> _Period:
+                   round_up: bool = False, clock: Deadline | None = None) -> _Period:
     """The exact (lcm) period, or a fixed one (given, or when the exact one is over the cap).
 
     Warns when the cap sends the exact period to a fixed one.  With
     ``round_up`` (port sums: the builder peels the period's loads itself), a
     fixed period carries the instances of Proposition 4's floors and more
     where the ports allow (:class:`_Rounding`), and the one the cap forces
-    may be a shorter, denser one (:func:`_denser_period`).
+    may be a shorter, denser one (:func:`_denser_period`), or the one an
+    integer program's counts fill (:meth:`_Rounding.integer`) when they carry
+    more.
     """
     notes: list[str] = []
     given = fixed_period is not None
     exact = not given
     period = Fraction(1)
     rounding: _Rounding | None = None
+    integer: IntegerRounding | None = None
     if exact:
         denominators = []
         for group in groups:
@@ -652,10 +696,19 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
             if round_up:
                 rounding = _Rounding(platform, groups, size)
                 fixed_period = _denser_period(rounding, throughput, max_events, by_floors)
-            denser = ("" if fixed_period == by_floors else
-                      f", where the rounded-up paths and trees carry more per time unit "
-                      f"than in the period {format_rational(by_floors)} Proposition 4's "
-                      f"floors pick")
+                integer = rounding.integer(throughput, max_events, fixed_period,
+                                           clock if clock is not None else Deadline())
+            if integer is not None:
+                fixed_period = integer.period
+                denser = (f", with counts of the paths and trees chosen by an integer "
+                          f"program, which carry more per time unit than Proposition 4's "
+                          f"floors in the period {format_rational(by_floors)}")
+            elif fixed_period == by_floors:
+                denser = ""
+            else:
+                denser = (f", where the rounded-up paths and trees carry more per time unit "
+                          f"than in the period {format_rational(by_floors)} Proposition 4's "
+                          f"floors pick")
             text = (f"the exact period {format_rational(period)} would hold "
                     f"{format_rational(per_time * period)} operations per period "
                     f"(cap {max_events}); using the fixed period "
@@ -670,10 +723,13 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         period = Fraction(fixed_period)
     counts, n = _counts(groups, period)
     floors = n
-    if rounding is None and round_up and not exact:
-        rounding = _Rounding(platform, groups, size)
-    if rounding is not None:
-        counts, n, _ = rounding.counts(period, max_events)
+    if integer is not None:
+        counts, n = [list(row) for row in integer.counts], integer.instances
+    else:
+        if rounding is None and round_up and not exact:
+            rounding = _Rounding(platform, groups, size)
+        if rounding is not None:
+            counts, n, _ = rounding.counts(period, max_events)
     if not exact and n == 0 and groups and all(groups):
         # A fixed period too short for any unit to carry one whole instance
         # would be a schedule of nothing: lengthen it to the shortest period
@@ -692,6 +748,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         events = _operations(counts, _unit_operations(groups))
         if events > max_events:
             why = ("the period given" if given else
+                   "one instance alone is over the cap" if integer is not None else
                    "no integer period within the cap holds an instance")
             text = (f"the fixed period {format_rational(period)} holds {events} operations, "
                     f"over the cap of {max_events} operations per period ({why})")
@@ -699,13 +756,24 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
             notes.append(text)
         achieved = Fraction(n) / period
         n_units = sum(len(g) for g in groups)
-        notes.append(f"fixed period {format_rational(period)}: throughput "
-                     f"{format_rational(achieved)} instead of the exact period's "
-                     f"{format_rational(throughput)} (loss "
-                     f"{format_rational(throughput - achieved)} <= "
-                     f"{format_rational(n_units / period)}, {counted(n_units, 'unit')} over "
-                     f"the period, Proposition 4)")
-        if n > floors:
+        if achieved == throughput:
+            notes.append(f"fixed period {format_rational(period)}: throughput "
+                         f"{format_rational(achieved)}, the exact period's (Proposition 4 "
+                         f"allows a loss up to {format_rational(n_units / period)}, "
+                         f"{counted(n_units, 'unit')} over the period)")
+        else:
+            notes.append(f"fixed period {format_rational(period)}: throughput "
+                         f"{format_rational(achieved)} instead of the exact period's "
+                         f"{format_rational(throughput)} (loss "
+                         f"{format_rational(throughput - achieved)} <= "
+                         f"{format_rational(n_units / period)}, {counted(n_units, 'unit')} over "
+                         f"the period, Proposition 4)")
+        if integer is not None:
+            notes.append(f"fixed period {format_rational(period)}: {counted(n, 'instance')}, "
+                         f"the paths' and trees' counts chosen by an integer program (HiGHS, at "
+                         f"most {NODE_LIMIT} branch-and-bound nodes) with every port, link "
+                         f"and CPU within the period; Proposition 4's floors give {floors}")
+        elif n > floors:
             notes.append(f"fixed period {format_rational(period)}: {n} instances, where "
                          f"Proposition 4's floors give {floors}: units rounded up while every "
                          f"port, link and CPU stays within the period")
