@@ -76,6 +76,7 @@ __all__ = [
     "FLOAT_TICK_FRACTION",
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
+    "check_schedule",
     "measure_series",
     "replay",
     "replay_one_shot",
@@ -875,6 +876,19 @@ class _Asap:
 # ---------------------------------------------------------------------------
 
 
+def check_schedule(schedule: object) -> None:
+    """Raise :class:`ScheduleError` unless ``schedule`` is a :class:`Schedule`.
+
+    The replays' first step: a list of events or a planner's ``PlanResult``
+    given in its place is named, not an ``AttributeError`` from the engine.
+    """
+    if not isinstance(schedule, Schedule):
+        hint = (" (a PlanResult: pass its .schedule)"
+                if hasattr(schedule, "schedule") and hasattr(schedule, "status") else "")
+        raise ScheduleError(f"expected a Schedule{hint}", path="schedule",
+                            value=type(schedule).__name__)
+
+
 def replay(
     schedule: Schedule,
     *,
@@ -949,6 +963,7 @@ def replay(
     >>> replay(s, mode="asap").makespan
     Fraction(2, 1)
     """
+    check_schedule(schedule)
     if mode not in ("strict", "asap"):
         raise ScheduleError("mode must be strict or asap", path="mode", value=mode)
     h = None if horizon is None else parse_rational(horizon, path="horizon", error=ScheduleError)
@@ -1101,6 +1116,7 @@ def replay_series(
     >>> replay_series(s, 10**12).completed  # counted from the repeating pattern
     999999999999
     """
+    check_schedule(schedule)
     per_run = schedule.instances()[-1] + 1  # instances of one copy: 0..per_run-1
     if schedule.period is not None or schedule.instances() != list(range(per_run)):
         raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
@@ -1311,6 +1327,7 @@ def replay_one_shot(
     >>> replay_one_shot(s, 10).completed
     9
     """
+    check_schedule(schedule)
     if schedule.period is not None:
         raise ScheduleError("replay_one_shot replays a one-shot schedule")
     h = parse_rational(horizon, path="horizon", error=ScheduleError)

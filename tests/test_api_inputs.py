@@ -1,0 +1,213 @@
+"""The public API given plain Python values: read exactly, or one error of portsim's family.
+
+A user builds platforms and schedules by hand (``import portsim``): a cost
+from NumPy, a start written ``0.1`` or ``"1/2"``, an item written as its
+name, a ``PlanResult`` passed where its schedule belongs.  Each is either read
+as :meth:`Schedule.from_dicts` and :meth:`Platform.build` read their input
+(the figures below are computed by hand) or refused by a
+:class:`~portsim.simulator.errors.PortsimError` naming the value, never an
+``AttributeError`` or ``TypeError`` from deep inside the engine.
+"""
+
+# These tests give the API the values a user writes, not the declared types.
+# mypy: disable-error-code="arg-type, list-item, union-attr"
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import portsim
+from portsim import (
+    Compute,
+    Link,
+    Node,
+    Operation,
+    OperationKind,
+    Platform,
+    Schedule,
+    Send,
+    get_planner,
+    parse_rational,
+    replay,
+    validate,
+)
+from portsim.simulator.errors import PlannerError, PlatformError, ScenarioError, ScheduleError
+from portsim.simulator.items import parse_item
+
+EXAMPLES = Path(portsim.__file__).parent / "scenarios" / "examples"
+
+
+@pytest.fixture
+def scatter() -> tuple[Platform, Operation]:
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", "2/3")])
+    return platform, Operation(OperationKind.SCATTER, source="S").resolve(platform)
+
+
+# -- schedules built from Send and Compute ----------------------------------------------
+
+
+def test_hand_built_sends_with_float_and_text_starts_replay_exactly(scatter) -> None:
+    platform, operation = scatter
+    # S -> A from 1/10 to 11/10, S -> B (c = 2/3) from 11/10 to 11/10 + 2/3 = 53/30
+    schedule = Schedule(platform, operation, (
+        Send("S", "A", parse_item("m[A]"), 0.1),
+        Send("S", "B", parse_item("m[B]"), "11/10")))
+    assert [e.start for e in schedule.events] == [Fraction(1, 10), Fraction(11, 10)]
+    assert all(type(e.start) is Fraction for e in schedule.events)
+    report = validate(schedule)
+    assert report.feasible
+    assert report.makespan == Fraction(53, 30)
+    assert replay(schedule, exact=False).makespan == pytest.approx(53 / 30)
+
+
+def test_hand_built_events_take_item_names_and_lists(scatter) -> None:
+    platform = Platform.build(["A", "B", "C"], [("B", "A", 1), ("C", "A", 1)])
+    operation = Operation(OperationKind.REDUCE, participants=["A", "B", "C"], target="A")
+    # B -> A [0, 1], C -> A [1, 2], v[1,2] on A [2, 3], v[0,2] on A [3, 4]
+    schedule = Schedule(platform, operation, [
+        Send("B", "A", "v[1,1]", 0), Send("C", "A", "v[2,2]", 1),
+        Compute("A", ["v[1,1]", "v[2,2]"], "v[1,2]", 2),
+        Compute("A", ("v[0,0]", "v[1,2]"), "v[0,2]", 3)])
+    assert isinstance(schedule.events, tuple)
+    assert schedule.events[2].inputs == (parse_item("v[1,1]"), parse_item("v[2,2]"))
+    report = validate(schedule)
+    assert report.feasible
+    assert report.makespan == 4
+    swapped = Schedule(platform, operation, [
+        Send("B", "A", "v[1,1]", 0), Send("C", "A", "v[2,2]", 1),
+        Compute("A", ["v[2,2]", "v[1,1]"], "v[1,2]", 2),
+        Compute("A", ("v[0,0]", "v[1,2]"), "v[0,2]", 3)])
+    assert [v.kind for v in validate(swapped).violations] == ["reduction_order"]
+
+
+def test_periodic_schedule_takes_a_text_period(scatter) -> None:
+    platform, operation = scatter
+    schedule = Schedule(platform, operation, (
+        Send("S", "A", parse_item("m[A]"), 0), Send("S", "B", parse_item("m[B]"), 1)),
+        period="5/3")
+    assert schedule.period == Fraction(5, 3)
+    assert validate(schedule).throughput == Fraction(3, 5)
+
+
+@pytest.mark.parametrize(("event", "where"), [
+    (Send("S", "A", parse_item("m[A]"), float("nan")), "events[0].start"),
+    (Send("S", "A", parse_item("m[A]"), float("inf")), "events[0].start"),
+    (Send("S", "A", parse_item("m[A]"), "soon"), "events[0].start"),
+    (Send("S", "A", parse_item("m[A]"), 0, part="half"), "events[0].part"),
+    (Send("S", "A", parse_item("m[A]"), 0, duration=float("nan")), "events[0].duration"),
+    (Send("S", "A", "q", 0), "events[0].item"),
+    (Compute("S", "bb", parse_item("b"), 0), "events[0].inputs"),
+])
+def test_hand_built_event_with_a_bad_value_is_a_schedule_error(scatter, event, where) -> None:
+    platform, operation = scatter
+    with pytest.raises(ScheduleError) as err:
+        Schedule(platform, operation, (event,))
+    assert err.value.path == where
+
+
+@pytest.mark.parametrize(("kwargs", "where"), [
+    ({"period": float("nan")}, "period"),
+    ({"period": "x"}, "period"),
+    ({"period": 2, "instances_per_period": "2"}, "instances_per_period"),
+])
+def test_schedule_with_a_bad_period_is_a_schedule_error(scatter, kwargs, where) -> None:
+    platform, operation = scatter
+    with pytest.raises(ScheduleError) as err:
+        Schedule(platform, operation, (Send("S", "A", parse_item("m[A]"), 0),), **kwargs)
+    assert err.value.path == where
+
+
+def test_wrong_types_are_named(scatter) -> None:
+    platform, operation = scatter
+    plan = get_planner("flat").plan(platform, operation)
+    with pytest.raises(ScheduleError, match=r"expected a Schedule \(a PlanResult: pass its"):
+        validate(plan)
+    from portsim.simulator.engine import replay_one_shot, replay_series
+
+    for call in (lambda: replay([]), lambda: replay_series([], 10),
+                 lambda: replay_one_shot([], 10)):
+        with pytest.raises(ScheduleError, match="expected a Schedule"):
+            call()
+    with pytest.raises(ScheduleError, match="platform must be a Platform"):
+        Schedule.from_dicts("P", operation, [])
+    with pytest.raises(ScheduleError, match="operation must be an Operation"):
+        Schedule(platform, "scatter", ())
+    for name in ("flat", "lp"):
+        with pytest.raises(PlannerError, match="platform must be a Platform"):
+            get_planner(name).plan("P", operation)
+        with pytest.raises(PlannerError, match="operation must be an Operation"):
+            get_planner(name).plan(platform, "scatter")
+
+
+# -- numbers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "exact"), [
+    (np.float64(0.1), Fraction(1, 10)),
+    (np.float32(0.1), Fraction(1, 10)),
+    (np.int64(3), Fraction(3)),
+    (np.uint8(7), Fraction(7)),
+    (Decimal("0.1"), Fraction(1, 10)),
+])
+def test_numpy_and_decimal_numbers_are_read_exactly(value, exact) -> None:
+    assert parse_rational(value) == exact
+    assert Platform.build(["A", "B"], [("A", "B", value)]).cost("A", "B") == exact
+
+
+@pytest.mark.parametrize("value", [np.float64("nan"), np.float32("inf"), Decimal("NaN"),
+                                   Decimal("1e400")])
+def test_numpy_and_decimal_non_numbers_are_refused(value) -> None:
+    with pytest.raises(PlatformError, match=r"links\.A->B"):
+        Platform.build(["A", "B"], [("A", "B", value)])
+
+
+# -- platforms ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: Platform(["A", "B"], [Link("A", "B", 1)]),
+     r"platform\.nodes\[0\]: expected a Node"),
+    (lambda: Platform([Node("A"), Node("B")], [("A", "B", 1)]),
+     r"platform\.links\[0\]: expected a Link"),
+    (lambda: Platform.build(["A", "B"], [("A", "B")]), r"links\[0\]: a link is a \(src, dst"),
+    (lambda: Platform.build(["A", "B", "A"], [("A", "B", 1)]), "nodes: duplicate node id"),
+    (lambda: Platform.build("AB", [("A", "B", 1)]), "nodes must be a list"),
+    (lambda: Platform.build(["A", "B"], [("A", "B", 1)], routers=["C"]),
+     "routers: unknown node"),
+    (lambda: Platform.build(["A", "B"], [("A", "B", 1)], node_port_models={"C": "multiport"}),
+     "node_port_models: unknown node"),
+])
+def test_malformed_platform_is_a_platform_error(build, message) -> None:
+    with pytest.raises(PlatformError, match=message):
+        build()
+
+
+def test_reachability_of_an_unknown_node_is_a_platform_error(scatter) -> None:
+    platform, _ = scatter
+    assert platform.is_reachable("S", "B")
+    assert not platform.is_reachable("A", "S")
+    with pytest.raises(PlatformError, match="unknown node"):
+        platform.is_reachable("S", "Z")
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+
+def test_run_scenario_reads_a_horizon_as_the_command_line_does() -> None:
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    flat = [spec for spec in scenario.planners if spec.name == "flat"]
+    exact = portsim.run_scenario(scenario, horizon=Fraction(100), planners=flat)
+    text = portsim.run_scenario(scenario, horizon="100", planners=flat)
+    # flat's scatter of makespan 10/3, pipelined (S sends 2 time units an operation)
+    assert exact.results[0].completed == text.results[0].completed == 49
+    for bad in (float("nan"), "soon"):
+        with pytest.raises(ScenarioError, match=r"scatter-toy\.yaml: horizon"):
+            portsim.run_scenario(scenario, horizon=bad, planners=flat)
+    with pytest.raises(ScenarioError, match="expected a Scenario"):
+        portsim.run_scenario(str(EXAMPLES / "scatter-toy.yaml"))
+
