@@ -36,7 +36,13 @@ from portsim import (
     replay,
     validate,
 )
-from portsim.simulator.errors import PlannerError, PlatformError, ScenarioError, ScheduleError
+from portsim.simulator.errors import (
+    OperationError,
+    PlannerError,
+    PlatformError,
+    ScenarioError,
+    ScheduleError,
+)
 from portsim.simulator.items import parse_item
 
 EXAMPLES = Path(portsim.__file__).parent / "scenarios" / "examples"
@@ -142,6 +148,53 @@ def test_wrong_types_are_named(scatter) -> None:
             get_planner(name).plan("P", operation)
         with pytest.raises(PlannerError, match="operation must be an Operation"):
             get_planner(name).plan(platform, "scatter")
+
+
+# -- operations ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("operation", "message"), [
+    # a broadcast to "participants" would reach every node, not the two named
+    (Operation(OperationKind.BROADCAST, source="S", participants=["A", "B"]),
+     r"operation\.participants: participants does not apply to a broadcast \(it takes "
+     r"source, targets and size\) \(got \['A', 'B'\]\)"),
+    (Operation(OperationKind.SCATTER, source="S", target="A"),
+     "operation.target: target does not apply to a scatter"),
+    (Operation(OperationKind.GATHER, participants=["A", "S"], target="S", commutative=True),
+     "operation.commutative: commutative does not apply to a gather"),
+    (Operation(OperationKind.ALLGATHER, source="S"), "source does not apply to an allgather"),
+])
+def test_operation_field_of_another_kind_is_an_error(operation, message) -> None:
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1), ("A", "S", 1),
+                                                ("B", "S", 1)])
+    with pytest.raises(OperationError, match=message):
+        operation.resolve(platform)
+
+
+def test_operation_fields_are_checked_as_in_a_scenario_file(tmp_path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nplatform: {nodes: [{id: S}, {id: A}, {id: B}], links: "
+                    "[{src: S, dst: A, c: 1}, {src: S, dst: B, c: 1}]}\n"
+                    "operation: {type: broadcast, source: S, participants: [A, B]}\n"
+                    "planners: [flat]\n")
+    with pytest.raises(ScenarioError) as from_file:
+        portsim.load_scenario(path)
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    with pytest.raises(OperationError) as from_python:
+        Operation(OperationKind.BROADCAST, source="S", participants=["A", "B"]).resolve(platform)
+    assert from_file.value.message == from_python.value.message
+    assert from_file.value.path == from_python.value.path == "operation.participants"
+
+
+@pytest.mark.parametrize(("fields", "where"), [
+    ({"targets": "AB"}, "operation.targets"),  # read as the nodes A and B before
+    ({"targets": 3}, "operation.targets"),
+    ({"commutative": "yes"}, "operation.commutative"),
+])
+def test_operation_with_a_bad_field_type_is_an_error(fields, where) -> None:
+    with pytest.raises(OperationError) as err:
+        Operation(OperationKind.SCATTER, source="S", **fields)
+    assert err.value.path == where
 
 
 # -- numbers ------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ def test_series_counts_the_link_load() -> None:
     """Three transfers of one instance on one link between multiport nodes: the
     link, not the ports, limits the series to one instance per 3 time units."""
     p = Platform.build(["A", "B"], [("A", "B", 1)], "multiport")
-    op = Operation(OperationKind.SCATTER, source="A", participants=("A", "B")).resolve(p)
+    op = Operation(OperationKind.SCATTER, source="A").resolve(p)
     s = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", 0)])
     series = replay_series(s, 30)
     assert series.completed == 30  # one link, one unit message per time unit
