@@ -560,6 +560,10 @@ class _Strict:
         self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
         self.counted_until: Any = None
+        # item_not_held violations that said "never received": (violation
+        # number, key, text before the reason), told again once the replay
+        # is over if a later event delivered the item after all
+        self.unreceived: list[tuple[int, int, str]] = []
 
     @property
     def played(self) -> set[int]:
@@ -614,6 +618,19 @@ class _Strict:
         # through which it would keep this replay's every play alive until the
         # garbage collector looked for cycles (a full walk of the heap).
         del fire
+        self.tell_late_arrivals()
+
+    def tell_late_arrivals(self) -> None:
+        """An item used before any event delivering it had started may still
+        arrive later: say when, as for an item still on its way, not "never"."""
+        violations = self.run.violations
+        for number, key, said in self.unreceived:
+            arrival = self.held.get(key)
+            if arrival is not None:
+                time, order, violation = violations[number]
+                violations[number] = (time, order, replace(
+                    violation, detail=f"{said} it arrives only at "
+                                      f"t={_fmt(self.run.out_time(arrival))}"))
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -660,9 +677,11 @@ class _Strict:
             else:
                 why = "it never received it"
             action = "sends" if ev.kind == _SEND else "computes with"
+            said = f"{node} {action} {name} at t={_fmt(run.out_time(t))} but"
+            if arrival is None and key not in self.parts:
+                self.unreceived.append((len(run.violations), key, said))
             run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
-                        f"{node} {action} {name} at t={_fmt(run.out_time(t))} but {why}",
-                        (ev.index,), resource=name)
+                        f"{said} {why}", (ev.index,), resource=name)
 
     def play(self, ev: _Play, t: Any) -> bool:
         """Play one event at ``t``; return True if it made an item available at ``t``."""
