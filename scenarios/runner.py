@@ -417,7 +417,7 @@ def run_planner(
     scenario: Scenario,
     spec: PlannerSpec,
     *,
-    horizon: Fraction | None = None,
+    horizon: Fraction | int | str | None = None,
     exact: bool = True,
     horizon_key: str | None = None,
 ) -> PlannerRun:
@@ -711,7 +711,7 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
 def run_scenario(
     scenario: Scenario,
     *,
-    horizon: Fraction | None = None,
+    horizon: Fraction | int | str | None = None,
     exact: bool = True,
     planners: Iterable[PlannerSpec] | None = None,
     progress: Callable[[PlannerSpec], None] | None = None,

@@ -264,3 +264,10 @@ def test_run_scenario_reads_a_horizon_as_the_command_line_does() -> None:
     with pytest.raises(ScenarioError, match="expected a Scenario"):
         portsim.run_scenario(str(EXAMPLES / "scatter-toy.yaml"))
 
+
+
+def test_validate_msccl_names_a_platform_given_as_a_file_name() -> None:
+    from portsim.scenarios.msccl import ring_allgather_xml
+
+    with pytest.raises(ScheduleError, match="platform must be a Platform"):
+        portsim.validate_msccl(ring_allgather_xml(3), "dgx.yaml")
