@@ -193,7 +193,7 @@ class Schedule:
                       and event.src in nodes and event.dst in nodes  # type: ignore[union-attr]
                       and (part is _ONE or (type(part) is Fraction
                                             and 0 < part.numerator <= part.denominator))
-                      and (item.kind, item.args) in checked and item.instance < count)
+                      and (item.kind, item.args) in checked and 0 <= item.instance < count)
             elif kind is Compute:
                 inputs = event.inputs  # type: ignore[union-attr]
                 ok = (type(inputs) is tuple and event.node in nodes  # type: ignore[union-attr]
@@ -201,12 +201,12 @@ class Schedule:
                 if ok:  # the inputs first, as the full check
                     for x in inputs:
                         if (type(x) is not Item or (x.kind, x.args) not in checked
-                                or x.instance >= count):
+                                or not 0 <= x.instance < count):
                             ok = False
                             break
                     output = event.output  # type: ignore[union-attr]
                     ok = ok and type(output) is Item and (
-                        (output.kind, output.args) in checked and output.instance < count)
+                        (output.kind, output.args) in checked and 0 <= output.instance < count)
             else:
                 ok = False
             if ok:
@@ -350,9 +350,17 @@ class Schedule:
     def _check_item(self, item: Item, path: str,
                     checked: set[tuple[str, tuple[Any, ...]]]) -> None:
         """An item must name nodes of the platform and participants of the operation."""
+        if type(item.instance) is not int or item.instance < 0:
+            raise ScheduleError("an item's instance must be an integer >= 0", path=path,
+                                value=str(item))
         name = (item.kind, item.args)
         if name in checked:
             return
+        # An Item built in Python (Item.interval(2, 1)) is held to the grammar of
+        # an item name in a file: printed, it must read back as itself.
+        if parse_item(str(item), path=path) != item:
+            raise ScheduleError("not a valid item (it prints as an item name that reads "
+                                "back as another)", path=path, value=str(item))
         checked.add(name)
         if item.kind == "m":
             for node in item.args:

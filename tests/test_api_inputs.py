@@ -24,6 +24,7 @@ import pytest
 import portsim
 from portsim import (
     Compute,
+    Item,
     Link,
     Node,
     Operation,
@@ -114,6 +115,22 @@ def test_hand_built_event_with_a_bad_value_is_a_schedule_error(scatter, event, w
     with pytest.raises(ScheduleError) as err:
         Schedule(platform, operation, (event,))
     assert err.value.path == where
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    # each is refused in a schedule file; built in Python it was replayed
+    (Item.interval(2, 1), r"an interval v\[k,m\] needs k <= m \(got 'v\[2,1\]'\)"),
+    (Item.interval(-1, 1), r"not an item name .* \(got 'v\[-1,1\]'\)"),
+    (Item.subset([]), r"not an item name .* \(got 'v\{\}'\)"),
+    (Item.interval(1, 1, instance=-2), r"instance must be an integer >= 0 \(got 'v\[1,1\]#-2'\)"),
+])
+def test_hand_built_item_outside_the_item_grammar_is_a_schedule_error(item, message) -> None:
+    platform = Platform.build(["T", "A", "B"], [("A", "T", 1), ("B", "T", 1)])
+    operation = Operation(OperationKind.REDUCE, participants=["T", "A", "B"], target="T",
+                          commutative=item.kind == "v" and not item.ordered)
+    with pytest.raises(ScheduleError, match=message) as err:
+        Schedule(platform, operation, (Send("A", "T", item, 0),))
+    assert err.value.path == "events[0].item"
 
 
 @pytest.mark.parametrize(("kwargs", "where"), [
