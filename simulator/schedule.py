@@ -119,9 +119,13 @@ class Schedule:
         resolved against ``platform`` here, so that, say, a scatter has its
         default targets.
     events:
-        Sends and computes.  Equal start times are allowed in any order.
+        Sends and computes.  Equal start times are allowed in any order.  A
+        number given as an ``int``, a ``float`` or a string (``"2/3"``) and
+        an item given by its name (``"v[0,1]"``) are read exactly, as
+        :meth:`from_dicts` reads them.
     period:
-        ``None`` for a one-shot schedule; else the period ``T`` of a periodic one.
+        ``None`` for a one-shot schedule; else the period ``T`` of a periodic
+        one (a number, read likewise).
     instances_per_period:
         Instances started every period (periodic form only).
 
@@ -129,8 +133,11 @@ class Schedule:
     ------
     ScheduleError
         On an event or item naming an unknown node (an item ``v[k,m]``: an
-        unknown participant index), a start outside ``[0, T)`` in a
-        periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
+        unknown participant index), an item that is no item name
+        (``Item.interval(2, 1)``), a start outside ``[0, T)`` in a periodic
+        schedule, a part outside ``(0, 1]``, a negative lag or start, a
+        number that is not finite, or another type than a platform, an
+        operation or events.
     OperationError
         When an unresolved operation does not fit the platform.
 
