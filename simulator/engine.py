@@ -193,6 +193,15 @@ class _Run:
         # directed link of capacity 1 (a link carries one transfer at a time).
         self.send_port: list[int] = []
         self.recv_port: list[int] = []
+        # Ports that only repeat their links: `multiport` without k, one port
+        # per link.  Such a port is full only when all its links are busy,
+        # this transfer's included, so its conflict is the link's: a link
+        # resource is made for its links (below) and the strict replay reports
+        # that alone (a second transfer on the one link of such a node was two
+        # port_conflicts, send and receive, and one link_conflict on a node of
+        # two links).  The port stays a resource: the as-soon-as-possible
+        # replay keeps the order of the events on it.
+        self.by_links: set[int] = set()
         self.capacity: list[int] = []
         self.resource_names: list[str] = []
         self.resource_node: list[str] = []
@@ -208,6 +217,8 @@ class _Run:
                 self.resource_node.append(nid)
             else:
                 self.capacity.extend([model.ports(out_links), model.ports(in_links)])
+                if model.kind is PortKind.MULTIPORT and model.k is None:
+                    self.by_links.update((port, port + 1))
                 self.recv_port.append(port + 1)
                 self.resource_names.extend([f"send port of {nid}", f"receive port of {nid}"])
                 self.resource_node.extend([nid, nid])
@@ -220,10 +231,14 @@ class _Run:
         # keeps the link to one transfer (and reports the conflict as its own).
         self.link_resource: dict[tuple[int, int], int] = {}
         self.link_resources: set[int] = set()
-        several = any(c > 1 for c in self.capacity)  # else no link needs one
+        # else no link needs one
+        several = bool(self.by_links) or any(c > 1 for c in self.capacity)
+        capacity, by_links = self.capacity, self.by_links
         for link in platform.links if several else ():
             src, dst = self.node_index[link.src], self.node_index[link.dst]
-            if self.capacity[self.send_port[src]] > 1 and self.capacity[self.recv_port[dst]] > 1:
+            out, into = self.send_port[src], self.recv_port[dst]
+            if ((capacity[out] > 1 or out in by_links)
+                    and (capacity[into] > 1 or into in by_links)):
                 r = len(self.capacity)
                 self.link_resource[src, dst] = r
                 self.link_resources.add(r)
@@ -717,13 +732,15 @@ class _Strict:
         """Take a free slot of every resource of ``ev``, or report those with none."""
         slots = self.slots
         chosen = []
+        by_links = self.run.by_links
         for r in ev.res:
             for s, busy in enumerate(slots[r]):
                 if busy <= limit:
                     chosen.append((r, s))
                     break
             else:
-                self.report_conflict(ev, r, t)
+                if r not in by_links:  # else its link's conflict (see _Run) is reported
+                    self.report_conflict(ev, r, t)
         if len(chosen) == len(ev.res):
             holders = self.holders
             for r, s in chosen:
