@@ -528,6 +528,12 @@ class FunctionPlanner:
             On an unknown option or a bad option value, or when the function
             does not return a :class:`PlanResult`.
         """
+        for name, value, kind in (("platform", platform, Platform),
+                                  ("operation", operation, Operation)):
+            if not isinstance(value, kind):
+                article = "an" if kind.__name__[0] in "AEIOU" else "a"
+                raise PlannerError(f"{name} must be {article} {kind.__name__}", path=name,
+                                   value=type(value).__name__)
         check_options(self.name, options, self.options)
         if self.check_options is not None:
             try:

@@ -53,7 +53,11 @@ from portsim.simulator.errors import (
     ScenarioError,
     short_repr,
 )
-from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.operations import (
+    OPERATION_FIELDS,
+    Operation,
+    misplaced_field,
+)
 from portsim.simulator.platform import Link, Node, Platform
 
 __all__ = [
@@ -75,20 +79,6 @@ DEFAULT_SEED = 0
 file twice always yields the same platform."""
 
 _Model = TypeVar("_Model", bound=BaseModel)
-
-# Which operation fields mean something for which kind (SPEC.md, "Scenario file").
-_OPERATION_FIELDS: dict[OperationKind, frozenset[str]] = {
-    OperationKind.SCATTER: frozenset({"source", "targets"}),
-    OperationKind.BROADCAST: frozenset({"source", "targets"}),
-    OperationKind.GATHER: frozenset({"participants", "target"}),
-    OperationKind.REDUCE: frozenset({"participants", "target", "commutative"}),
-    OperationKind.ALLREDUCE: frozenset({"participants", "commutative"}),
-    OperationKind.ALLGATHER: frozenset({"participants"}),
-    OperationKind.ALLTOALL: frozenset({"sources", "targets"}),
-}
-
-_FIELD_ORDER = ("source", "sources", "targets", "participants", "target", "commutative")
-"""The operation fields in the order an error message lists those that apply."""
 
 
 @dataclass(frozen=True)
@@ -555,14 +545,10 @@ def build_operation(spec: OperationSpec, platform: Platform) -> Operation:
         twice, a target unreachable from its source.
     """
     kind = spec.kind
-    misplaced = sorted(spec.model_fields_set - {"type", "size"} - _OPERATION_FIELDS[kind])
+    misplaced = sorted(spec.model_fields_set - {"type", "size"} - OPERATION_FIELDS[kind])
     if misplaced:
         key = misplaced[0]
-        article = "an" if str(kind)[0] in "aeiou" else "a"
-        takes = [f for f in _FIELD_ORDER if f in _OPERATION_FIELDS[kind]]
-        raise OperationError(f"{key} does not apply to {article} {kind} (it takes "
-                             f"{', '.join(takes)} and size)", path=f"operation.{key}",
-                             value=getattr(spec, key))
+        raise misplaced_field(kind, key, getattr(spec, key))
     operation = Operation(
         kind=kind,
         source=spec.source,

@@ -47,6 +47,7 @@ from portsim.planners.msccl.planner import (
     msccl_file_option,
     msccl_plan,
 )
+from portsim.simulator.errors import ScheduleError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortModel
@@ -232,6 +233,9 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         if progress is not None:
             progress(text)
 
+    if not isinstance(platform, Platform):
+        raise ScheduleError("platform must be a Platform (load_platform_file reads a YAML "
+                            "file's)", path="platform", value=type(platform).__name__)
     phase("reading and timing the algorithm")
     algo = path_or_text if isinstance(path_or_text, MscclAlgorithm) else read_msccl(
         path_or_text)

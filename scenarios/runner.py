@@ -35,7 +35,7 @@ from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import measure_series, replay
 from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 from portsim.simulator.report import Report, Violation
@@ -417,7 +417,7 @@ def run_planner(
     scenario: Scenario,
     spec: PlannerSpec,
     *,
-    horizon: Fraction | None = None,
+    horizon: Fraction | int | str | None = None,
     exact: bool = True,
     horizon_key: str | None = None,
 ) -> PlannerRun:
@@ -443,6 +443,13 @@ def run_planner(
         engine allows (checked before replaying), naming the scenario file,
         ``horizon_key`` and the value.
     """
+    if horizon is not None and type(horizon) is not Fraction:
+        # 100, "2/3" or 2.5 from Python; a NaN or a word is named before planning
+        try:
+            horizon = parse_rational(horizon, path=horizon_key or "horizon",
+                                     error=ScenarioError)
+        except ScenarioError as err:
+            raise (err if scenario.source is None else err.with_source(scenario.source)) from None
     planner = get_planner(spec.name)
     platform, operation = scenario.platform, scenario.operation
     name, kind, model = spec.name, operation.kind.value, str(platform.port_model)
@@ -704,7 +711,7 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
 def run_scenario(
     scenario: Scenario,
     *,
-    horizon: Fraction | None = None,
+    horizon: Fraction | int | str | None = None,
     exact: bool = True,
     planners: Iterable[PlannerSpec] | None = None,
     progress: Callable[[PlannerSpec], None] | None = None,
@@ -746,6 +753,9 @@ def run_scenario(
         When there is no planner to run, or when a given horizon needs more
         replayed events than the engine allows (see :func:`run_planner`).
     """
+    if not isinstance(scenario, Scenario):
+        raise ScenarioError("expected a Scenario: load the file with load_scenario(path)",
+                            path="scenario", value=type(scenario).__name__)
     specs = list(planners if planners is not None else scenario.planners)
     if not specs:
         raise ScenarioError("no planner to run: list at least one", source=scenario.source,

@@ -76,6 +76,7 @@ __all__ = [
     "FLOAT_TICK_FRACTION",
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
+    "check_schedule",
     "measure_series",
     "replay",
     "replay_one_shot",
@@ -192,6 +193,15 @@ class _Run:
         # directed link of capacity 1 (a link carries one transfer at a time).
         self.send_port: list[int] = []
         self.recv_port: list[int] = []
+        # Ports that only repeat their links: `multiport` without k, one port
+        # per link.  Such a port is full only when all its links are busy,
+        # this transfer's included, so its conflict is the link's: a link
+        # resource is made for its links (below) and the strict replay reports
+        # that alone (a second transfer on the one link of such a node was two
+        # port_conflicts, send and receive, and one link_conflict on a node of
+        # two links).  The port stays a resource: the as-soon-as-possible
+        # replay keeps the order of the events on it.
+        self.by_links: set[int] = set()
         self.capacity: list[int] = []
         self.resource_names: list[str] = []
         self.resource_node: list[str] = []
@@ -207,6 +217,8 @@ class _Run:
                 self.resource_node.append(nid)
             else:
                 self.capacity.extend([model.ports(out_links), model.ports(in_links)])
+                if model.kind is PortKind.MULTIPORT and model.k is None:
+                    self.by_links.update((port, port + 1))
                 self.recv_port.append(port + 1)
                 self.resource_names.extend([f"send port of {nid}", f"receive port of {nid}"])
                 self.resource_node.extend([nid, nid])
@@ -219,10 +231,14 @@ class _Run:
         # keeps the link to one transfer (and reports the conflict as its own).
         self.link_resource: dict[tuple[int, int], int] = {}
         self.link_resources: set[int] = set()
-        several = any(c > 1 for c in self.capacity)  # else no link needs one
+        # else no link needs one
+        several = bool(self.by_links) or any(c > 1 for c in self.capacity)
+        capacity, by_links = self.capacity, self.by_links
         for link in platform.links if several else ():
             src, dst = self.node_index[link.src], self.node_index[link.dst]
-            if self.capacity[self.send_port[src]] > 1 and self.capacity[self.recv_port[dst]] > 1:
+            out, into = self.send_port[src], self.recv_port[dst]
+            if ((capacity[out] > 1 or out in by_links)
+                    and (capacity[into] > 1 or into in by_links)):
                 r = len(self.capacity)
                 self.link_resource[src, dst] = r
                 self.link_resources.add(r)
@@ -559,6 +575,10 @@ class _Strict:
         self.holders: list[list[int]] = [[-1] * w for w in width]
         self.end_time: Any = 0
         self.counted_until: Any = None
+        # item_not_held violations that said "never received": (violation
+        # number, key, text before the reason), told again once the replay
+        # is over if a later event delivered the item after all
+        self.unreceived: list[tuple[int, int, str]] = []
 
     @property
     def played(self) -> set[int]:
@@ -613,6 +633,19 @@ class _Strict:
         # through which it would keep this replay's every play alive until the
         # garbage collector looked for cycles (a full walk of the heap).
         del fire
+        self.tell_late_arrivals()
+
+    def tell_late_arrivals(self) -> None:
+        """An item used before any event delivering it had started may still
+        arrive later: say when, as for an item still on its way, not "never"."""
+        violations = self.run.violations
+        for number, key, said in self.unreceived:
+            arrival = self.held.get(key)
+            if arrival is not None:
+                time, order, violation = violations[number]
+                violations[number] = (time, order, replace(
+                    violation, detail=f"{said} it arrives only at "
+                                      f"t={_fmt(self.run.out_time(arrival))}"))
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -659,9 +692,11 @@ class _Strict:
             else:
                 why = "it never received it"
             action = "sends" if ev.kind == _SEND else "computes with"
+            said = f"{node} {action} {name} at t={_fmt(run.out_time(t))} but"
+            if arrival is None and key not in self.parts:
+                self.unreceived.append((len(run.violations), key, said))
             run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
-                        f"{node} {action} {name} at t={_fmt(run.out_time(t))} but {why}",
-                        (ev.index,), resource=name)
+                        f"{said} {why}", (ev.index,), resource=name)
 
     def play(self, ev: _Play, t: Any) -> bool:
         """Play one event at ``t``; return True if it made an item available at ``t``."""
@@ -697,13 +732,15 @@ class _Strict:
         """Take a free slot of every resource of ``ev``, or report those with none."""
         slots = self.slots
         chosen = []
+        by_links = self.run.by_links
         for r in ev.res:
             for s, busy in enumerate(slots[r]):
                 if busy <= limit:
                     chosen.append((r, s))
                     break
             else:
-                self.report_conflict(ev, r, t)
+                if r not in by_links:  # else its link's conflict (see _Run) is reported
+                    self.report_conflict(ev, r, t)
         if len(chosen) == len(ev.res):
             holders = self.holders
             for r, s in chosen:
@@ -875,6 +912,19 @@ class _Asap:
 # ---------------------------------------------------------------------------
 
 
+def check_schedule(schedule: object) -> None:
+    """Raise :class:`ScheduleError` unless ``schedule`` is a :class:`Schedule`.
+
+    The replays' first step: a list of events or a planner's ``PlanResult``
+    given in its place is named, not an ``AttributeError`` from the engine.
+    """
+    if not isinstance(schedule, Schedule):
+        hint = (" (a PlanResult: pass its .schedule)"
+                if hasattr(schedule, "schedule") and hasattr(schedule, "status") else "")
+        raise ScheduleError(f"expected a Schedule{hint}", path="schedule",
+                            value=type(schedule).__name__)
+
+
 def replay(
     schedule: Schedule,
     *,
@@ -949,6 +999,7 @@ def replay(
     >>> replay(s, mode="asap").makespan
     Fraction(2, 1)
     """
+    check_schedule(schedule)
     if mode not in ("strict", "asap"):
         raise ScheduleError("mode must be strict or asap", path="mode", value=mode)
     h = None if horizon is None else parse_rational(horizon, path="horizon", error=ScheduleError)
@@ -1101,6 +1152,7 @@ def replay_series(
     >>> replay_series(s, 10**12).completed  # counted from the repeating pattern
     999999999999
     """
+    check_schedule(schedule)
     per_run = schedule.instances()[-1] + 1  # instances of one copy: 0..per_run-1
     if schedule.period is not None or schedule.instances() != list(range(per_run)):
         raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
@@ -1311,6 +1363,7 @@ def replay_one_shot(
     >>> replay_one_shot(s, 10).completed
     9
     """
+    check_schedule(schedule)
     if schedule.period is not None:
         raise ScheduleError("replay_one_shot replays a one-shot schedule")
     h = parse_rational(horizon, path="horizon", error=ScheduleError)

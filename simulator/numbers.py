@@ -8,8 +8,10 @@ printed as ``"2/9"`` or ``"12"``, never as rounded floats.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from fractions import Fraction
 from typing import TypeAlias
 
@@ -45,7 +47,8 @@ def parse_rational(
     ----------
     value:
         An ``int``, a ``Fraction``, a finite ``float`` (read as the decimal it
-        prints as, so ``0.1`` is ``1/10``), or a string holding an integer, a
+        prints as, so ``0.1`` is ``1/10``), a ``Decimal`` (exactly), a
+        NumPy integer or float (as an ``int`` or a ``float``), or a string holding an integer, a
         decimal (``"0.25"``) or a fraction (``"2/3"``), in ASCII digits
         (no ``_`` separator, no other script's digits).
     path:
@@ -81,7 +84,22 @@ def parse_rational(
     if isinstance(value, float):
         if not math.isfinite(value):
             raise error("expected a finite number", path=path, value=value)
-        return _bounded(Fraction(repr(value)), value, path, error)
+        # float.__repr__: numpy's float64 (a float) prints itself as
+        # "np.float64(0.5)", which is no number
+        return _bounded(Fraction(float.__repr__(value)), value, path, error)
+    if isinstance(value, numbers.Integral):  # numpy's integers
+        return _bounded(Fraction(int(value)), value, path, error)
+    if isinstance(value, numbers.Rational):
+        return _bounded(Fraction(int(value.numerator), int(value.denominator)), value, path,
+                        error)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise error("expected a finite number", path=path, value=value)
+        return _bounded(Fraction(value), value, path, error)
+    if isinstance(value, numbers.Real):  # numpy's float32, float16: the decimal they print
+        if not math.isfinite(value):
+            raise error("expected a finite number", path=path, value=value)
+        return parse_rational(str(value), path=path, error=error)
     if isinstance(value, str):
         text = value.strip()
         if len(text) > 200:

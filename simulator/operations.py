@@ -29,7 +29,8 @@ from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["Operation", "OperationKind"]
+__all__ = ["OPERATION_FIELDS", "OPERATION_FIELD_ORDER", "Operation", "OperationKind",
+           "misplaced_field"]
 
 
 class OperationKind(StrEnum):
@@ -52,6 +53,38 @@ _WITH_PARTICIPANTS = {
     OperationKind.ALLGATHER,
 }
 _REDUCTIONS = {OperationKind.REDUCE, OperationKind.ALLREDUCE}
+
+
+OPERATION_FIELDS: dict[OperationKind, frozenset[str]] = {
+    OperationKind.SCATTER: frozenset({"source", "targets"}),
+    OperationKind.BROADCAST: frozenset({"source", "targets"}),
+    OperationKind.GATHER: frozenset({"participants", "target"}),
+    OperationKind.REDUCE: frozenset({"participants", "target", "commutative"}),
+    OperationKind.ALLREDUCE: frozenset({"participants", "commutative"}),
+    OperationKind.ALLGATHER: frozenset({"participants"}),
+    OperationKind.ALLTOALL: frozenset({"sources", "targets"}),
+}
+"""The fields each kind of operation takes besides ``size`` (SPEC.md: a field
+another type takes is an error naming it)."""
+
+OPERATION_FIELD_ORDER = ("source", "sources", "targets", "participants", "target",
+                         "commutative")
+"""The operation fields in the order an error message lists those that apply."""
+
+
+def misplaced_field(kind: OperationKind, key: str, value: object) -> OperationError:
+    """The error for a field ``key`` that a ``kind`` of operation does not take.
+
+    Examples
+    --------
+    >>> print(misplaced_field(OperationKind.BROADCAST, "participants", ["A"]))
+    operation.participants: participants does not apply to a broadcast (it takes source, \
+targets and size) (got ['A'])
+    """
+    article = "an" if str(kind)[0] in "aeiou" else "a"
+    takes = [f for f in OPERATION_FIELD_ORDER if f in OPERATION_FIELDS[kind]]
+    return OperationError(f"{key} does not apply to {article} {kind} (it takes "
+                          f"{', '.join(takes)} and size)", path=f"operation.{key}", value=value)
 
 
 @dataclass(frozen=True)
@@ -120,7 +153,14 @@ class Operation:
         for name in ("targets", "participants", "sources"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
+                if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                    # "AB" would be read as the nodes A and B
+                    raise OperationError(f"{name} must be a list of node ids",
+                                         path=f"operation.{name}", value=value)
                 object.__setattr__(self, name, tuple(value))
+        if not isinstance(self.commutative, bool):
+            raise OperationError("commutative must be True or False",
+                                 path="operation.commutative", value=self.commutative)
 
     # -- checking --------------------------------------------------------------
 
@@ -131,12 +171,19 @@ class Operation:
         ------
         OperationError
             Naming the key path (``operation.targets[1]``) and the bad value:
+            a field this kind does not take (a broadcast's ``participants``),
             unknown node, router used as an endpoint, node listed twice,
             target unreachable from its source, missing source.
         """
         kind = OperationKind(self.kind)
         if self.size <= 0:
             raise OperationError("size must be > 0", path="operation.size", value=str(self.size))
+        for key in OPERATION_FIELD_ORDER:
+            value = getattr(self, key)
+            if key not in OPERATION_FIELDS[kind] and value not in (None, (), False):
+                # a broadcast's participants would be ignored, not its targets
+                raise misplaced_field(kind, key, list(value) if isinstance(value, tuple)
+                                      else value)
         processors = platform.processors
         op = replace(self, kind=kind)
         if kind in _ROOTED_OUT:

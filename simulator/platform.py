@@ -13,7 +13,7 @@ overlaps communication fully.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
@@ -295,6 +295,20 @@ class Platform:
         if not isinstance(self.port_model, PortModel):
             object.__setattr__(self, "port_model",
                                PortModel.parse(self.port_model, path="platform.port_model"))
+        for key, kind in (("nodes", Node), ("links", Link)):
+            given = getattr(self, key)
+            if isinstance(given, str | bytes | Mapping) or not isinstance(given, Iterable):
+                raise PlatformError(f"{key} must be a sequence of {kind.__name__}s",
+                                    path=f"platform.{key}", value=given)
+            given = tuple(given)
+            for i, one in enumerate(given):
+                if not isinstance(one, kind):
+                    hint = ("Node('A')" if kind is Node else "Link('A', 'B', c)")
+                    raise PlatformError(
+                        f"expected a {kind.__name__} such as {hint} (Platform.build takes "
+                        f"plain ids and (src, dst, c) triples)", path=f"platform.{key}[{i}]",
+                        value=one)
+            object.__setattr__(self, key, given)
         nodes = []
         for i, node in enumerate(self.nodes):
             where = f"platform.nodes[{i}]"
@@ -361,9 +375,30 @@ class Platform:
         >>> p.duration("sw", "B", 2)
         Fraction(1, 1)
         """
-        compute = dict(nodes) if isinstance(nodes, Mapping) else dict.fromkeys(nodes, 1)
+        if isinstance(nodes, str | bytes):
+            raise PlatformError("nodes must be a list of node ids or a mapping of ids to "
+                                "compute times", path="nodes", value=nodes)
+        if isinstance(nodes, Mapping):
+            compute = dict(nodes)
+        else:
+            ids = list(nodes)
+            compute = dict.fromkeys(ids, 1)
+            if len(compute) < len(ids):
+                twice = next(n for i, n in enumerate(ids) if n in ids[:i])
+                raise PlatformError("duplicate node id", path="nodes", value=twice)
         routers = set(routers)
-        overrides = {k: PortModel.parse(v) for k, v in (node_port_models or {}).items()}
+        overrides = {k: PortModel.parse(v, path=f"node_port_models.{k}")
+                     for k, v in (node_port_models or {}).items()}
+        for key, named in (("routers", routers), ("node_port_models", overrides)):
+            unknown = sorted(str(n) for n in named if n not in compute)
+            if unknown:
+                raise PlatformError("unknown node", path=key, value=unknown[0])
+        triples: list[tuple[NodeId, NodeId, object]] = []
+        for i, link in enumerate(links):
+            if isinstance(link, str | bytes) or not isinstance(link, Sequence) or len(link) != 3:
+                raise PlatformError("a link is a (src, dst, c) triple", path=f"links[{i}]",
+                                    value=link)
+            triples.append((link[0], link[1], link[2]))
         node_objs = tuple(
             Node(
                 id=nid,
@@ -375,7 +410,7 @@ class Platform:
         )
         link_objs = tuple(
             Link(s, d, parse_rational(c, path=f"links.{s}->{d}", error=PlatformError))
-            for s, d, c in links
+            for s, d, c in triples
         )
         return cls(node_objs, link_objs, PortModel.parse(port_model))
 
@@ -480,4 +515,6 @@ class Platform:
         """True when a directed path leads from ``src`` to ``dst``."""
         import networkx as nx
 
+        for node in (src, dst):
+            self.node(node)  # an unknown id: a PlatformError, not networkx's NodeNotFound
         return src == dst or nx.has_path(self.graph, src, dst)

@@ -10,7 +10,7 @@ acts on instance ``(p - d) * n + j``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, TypeAlias
@@ -119,9 +119,13 @@ class Schedule:
         resolved against ``platform`` here, so that, say, a scatter has its
         default targets.
     events:
-        Sends and computes.  Equal start times are allowed in any order.
+        Sends and computes.  Equal start times are allowed in any order.  A
+        number given as an ``int``, a ``float`` or a string (``"2/3"``) and
+        an item given by its name (``"v[0,1]"``) are read exactly, as
+        :meth:`from_dicts` reads them.
     period:
-        ``None`` for a one-shot schedule; else the period ``T`` of a periodic one.
+        ``None`` for a one-shot schedule; else the period ``T`` of a periodic
+        one (a number, read likewise).
     instances_per_period:
         Instances started every period (periodic form only).
 
@@ -129,8 +133,11 @@ class Schedule:
     ------
     ScheduleError
         On an event or item naming an unknown node (an item ``v[k,m]``: an
-        unknown participant index), a start outside ``[0, T)`` in a
-        periodic schedule, a part outside ``(0, 1]``, a negative lag or start.
+        unknown participant index), an item that is no item name
+        (``Item.interval(2, 1)``), a start outside ``[0, T)`` in a periodic
+        schedule, a part outside ``(0, 1]``, a negative lag or start, a
+        number that is not finite, or another type than a platform, an
+        operation or events.
     OperationError
         When an unresolved operation does not fit the platform.
 
@@ -153,6 +160,7 @@ class Schedule:
     instances_per_period: int = 1
 
     def __post_init__(self) -> None:
+        self._normalise_fields()
         if not self.operation.resolved:
             # Unresolved, a scatter has no targets: its source would hold no message
             # and every send would be reported as sending an item never received.
@@ -180,6 +188,7 @@ class Schedule:
         # (a few thousand distinct starts in a 20,000-event period), all alive
         # in self.events meanwhile, so an id stays theirs.
         good_starts: set[int] = set()
+        replaced: dict[int, Event] = {}  # events given with inexact numbers, made exact
         for i, event in enumerate(self.events):
             kind = type(event)
             if not fast:
@@ -187,20 +196,24 @@ class Schedule:
             elif kind is Send:
                 item = event.item  # type: ignore[union-attr]
                 part = event.part  # type: ignore[union-attr]
-                ok = (event.src in nodes and event.dst in nodes  # type: ignore[union-attr]
+                ok = (type(item) is Item  # an item name given by hand: the full check
+                      and event.src in nodes and event.dst in nodes  # type: ignore[union-attr]
                       and (part is _ONE or (type(part) is Fraction
                                             and 0 < part.numerator <= part.denominator))
-                      and (item.kind, item.args) in checked and item.instance < count)
+                      and (item.kind, item.args) in checked and 0 <= item.instance < count)
             elif kind is Compute:
                 inputs = event.inputs  # type: ignore[union-attr]
-                ok = event.node in nodes and len(inputs) >= 2  # type: ignore[union-attr]
+                ok = (type(inputs) is tuple and event.node in nodes  # type: ignore[union-attr]
+                      and len(inputs) >= 2)
                 if ok:  # the inputs first, as the full check
                     for x in inputs:
-                        if (x.kind, x.args) not in checked or x.instance >= count:
+                        if (type(x) is not Item or (x.kind, x.args) not in checked
+                                or not 0 <= x.instance < count):
                             ok = False
                             break
                     output = event.output  # type: ignore[union-attr]
-                    ok = ok and (output.kind, output.args) in checked and output.instance < count
+                    ok = ok and type(output) is Item and (
+                        (output.kind, output.args) in checked and 0 <= output.instance < count)
             else:
                 ok = False
             if ok:
@@ -214,11 +227,84 @@ class Schedule:
                         ok = False
                 ok = ok and type(lag) is int and 0 <= lag <= most_lag and event.duration is None
             if not ok:
-                self._check_event(i, event, checked)
+                exact = self._check_event(i, event, checked)
+                if exact is not event:
+                    replaced[i] = exact
+        if replaced:
+            events = list(self.events)
+            for i, exact in replaced.items():
+                events[i] = exact
+            object.__setattr__(self, "events", tuple(events))
+
+    def _normalise_fields(self) -> None:
+        """Take the events as a tuple, the period as an exact rational, or raise.
+
+        A schedule built in Python may give ``period=2`` or ``"5/3"``, a list
+        or a generator of events: they become what the engine computes with,
+        as :meth:`from_dicts` makes them; what is no number is a
+        :class:`ScheduleError`, not a ``TypeError`` deep in the engine.
+        """
+        if not isinstance(self.platform, Platform):
+            raise ScheduleError("platform must be a Platform", path="platform",
+                                value=type(self.platform).__name__)
+        if not isinstance(self.operation, Operation):
+            raise ScheduleError("operation must be an Operation", path="operation",
+                                value=type(self.operation).__name__)
+        if type(self.events) is not tuple:
+            if isinstance(self.events, str | bytes | Mapping) or not isinstance(
+                    self.events, Iterable):
+                raise ScheduleError("events must be a sequence of Send and Compute events",
+                                    path="events", value=type(self.events).__name__)
+            object.__setattr__(self, "events", tuple(self.events))
+        if self.period is not None and type(self.period) is not Fraction:
+            object.__setattr__(self, "period", parse_rational(
+                self.period, path="period", error=ScheduleError))
+        count = self.instances_per_period
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise ScheduleError("instances_per_period must be an integer",
+                                path="instances_per_period", value=count)
+
+    @staticmethod
+    def _exact_event(where: str, event: Event) -> Event:
+        """``event`` with exact numbers and parsed items (itself when it has them).
+
+        A :class:`Send` or :class:`Compute` built by hand may carry ``0.5``,
+        ``"1/2"`` or an item name: they are read as :meth:`from_dicts` reads
+        them (:func:`parse_rational`, :func:`parse_item`).
+        """
+        changes: dict[str, Any] = {}
+        for key in ("start", "duration", "part"):
+            value = getattr(event, key, None)
+            if value is None and key != "start":
+                continue
+            if type(value) is not Fraction:
+                changes[key] = parse_rational(value, path=f"{where}.{key}", error=ScheduleError)
+        lag = event.lag
+        if isinstance(lag, bool) or not isinstance(lag, int):
+            raise ScheduleError("lag must be an integer", path=f"{where}.lag", value=lag)
+        if isinstance(event, Send):
+            if not isinstance(event.item, Item):
+                changes["item"] = parse_item(event.item, path=f"{where}.item")
+        else:
+            inputs = event.inputs
+            if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Iterable):
+                raise ScheduleError("inputs must be a sequence of items",
+                                    path=f"{where}.inputs", value=inputs)
+            parsed = tuple(parse_item(x, path=f"{where}.inputs[{j}]")
+                           for j, x in enumerate(inputs))
+            if type(inputs) is not tuple or any(
+                    x is not y for x, y in zip(parsed, inputs, strict=True)):
+                changes["inputs"] = parsed
+            if not isinstance(event.output, Item):
+                changes["output"] = parse_item(event.output, path=f"{where}.output")
+        return replace(event, **changes) if changes else event
 
     def _check_event(self, i: int, event: Event,
-                     checked: set[tuple[str, tuple[Any, ...]]]) -> None:
+                     checked: set[tuple[str, tuple[Any, ...]]]) -> Event:
+        """Check one event the fast pass did not pass; return it with exact numbers."""
         where = f"events[{i}]"
+        if isinstance(event, Send | Compute):
+            event = self._exact_event(where, event)
         if isinstance(event, Send):
             for key in ("src", "dst"):
                 node = getattr(event, key)
@@ -266,13 +352,22 @@ class Schedule:
         elif event.lag:
             raise ScheduleError("lag is only meaningful in a periodic schedule",
                                 path=f"{where}.lag", value=event.lag)
+        return event
 
     def _check_item(self, item: Item, path: str,
                     checked: set[tuple[str, tuple[Any, ...]]]) -> None:
         """An item must name nodes of the platform and participants of the operation."""
+        if type(item.instance) is not int or item.instance < 0:
+            raise ScheduleError("an item's instance must be an integer >= 0", path=path,
+                                value=str(item))
         name = (item.kind, item.args)
         if name in checked:
             return
+        # An Item built in Python (Item.interval(2, 1)) is held to the grammar of
+        # an item name in a file: printed, it must read back as itself.
+        if parse_item(str(item), path=path) != item:
+            raise ScheduleError("not a valid item (it prints as an item name that reads "
+                                "back as another)", path=path, value=str(item))
         checked.add(name)
         if item.kind == "m":
             for node in item.args:

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from portsim.simulator.engine import replay, replay_one_shot
+from portsim.simulator.engine import check_schedule, replay, replay_one_shot
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.platform import PortModel
 from portsim.simulator.report import Report, Violation
@@ -125,6 +125,7 @@ def validate(
     >>> validate(s, horizon=9).completed
     3
     """
+    check_schedule(schedule)
     if schedule.period is None and horizon is not None:
         return replay_one_shot(schedule, horizon, mode="strict", exact=True,
                                port_model=port_model)

@@ -193,6 +193,17 @@ def test_sending_an_item_never_received(chain: Platform) -> None:
     assert "never received" in report.violations_of(ViolationKind.ITEM_NOT_HELD)[0].detail
 
 
+@pytest.mark.parametrize("exact", [True, False])
+def test_an_item_sent_later_arrives_later_not_never(chain: Platform, exact: bool) -> None:
+    # B forwards b at 0, before A's send of it even starts (at 1): b reaches B
+    # at 2 (chain: A -> B costs 1).  It was "never received".
+    events = [send("B", "C", "b", 0), send("A", "B", "b", 1)]
+    report = replay(Schedule.from_dicts(chain, broadcast(chain), events), exact=exact)
+    [v] = report.violations_of(ViolationKind.ITEM_NOT_HELD)
+    assert (v.node, v.time, v.events) == ("B", 0, (0,))
+    assert v.detail == "B sends b at t=0 but it arrives only at t=2"
+
+
 def test_parts_sum_to_one(chain: Platform) -> None:
     events = [send("A", "B", "b", 0, part="1/4"), send("A", "B", "b", "1/4", part="3/4"),
               send("B", "C", "b", 1)]

@@ -93,6 +93,25 @@ def test_a_switch_forwarding_to_three_gpus_under_multiport_2_conflicts() -> None
     assert report.violations[0].resource == "send port of nvswitch"
 
 
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("links", [[("A", "B", 1)],
+                                   [("A", "B", 1), ("A", "C", 1), ("C", "B", 1)]])
+def test_multiport_reports_a_busy_link_once_whatever_the_degree(links, exact: bool) -> None:
+    """Under `multiport` (one port per link) a second transfer on a busy link is
+    one link_conflict.  Where A and B had one link each, it was two
+    port_conflicts (the send port of A, the receive port of B) for one clash."""
+    p = Platform.build(["A", "B", "C"], links, "multiport")
+    events = [send("A", "B", "b#0", 0), send("A", "B", "b#1", F(1, 2))]
+    s = Schedule.from_dicts(p, Operation(OperationKind.BROADCAST, source="A",
+                                         targets=["B"]).resolve(p), events)
+    report = replay(s, exact=exact)
+    assert [(v.kind, v.resource, v.node, v.time, v.events) for v in report.violations] == [
+        (ViolationKind.LINK_CONFLICT, "link A -> B", "A", F(1, 2), (1, 0))]
+    # The ports still keep their order in the as-soon-as-possible replay.
+    asap = replay(s, mode="asap", record_starts=True)
+    assert asap.event_starts == (0, 1)
+
+
 @pytest.mark.parametrize("model", ["bidirectional", "unidirectional"])
 def test_one_port_models_report_the_port_not_the_link(model: str) -> None:
     """Where a port of capacity 1 already forbids the overlap, the port is named
@@ -156,7 +175,7 @@ def test_series_counts_the_link_load() -> None:
     """Three transfers of one instance on one link between multiport nodes: the
     link, not the ports, limits the series to one instance per 3 time units."""
     p = Platform.build(["A", "B"], [("A", "B", 1)], "multiport")
-    op = Operation(OperationKind.SCATTER, source="A", participants=("A", "B")).resolve(p)
+    op = Operation(OperationKind.SCATTER, source="A").resolve(p)
     s = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", 0)])
     series = replay_series(s, 30)
     assert series.completed == 30  # one link, one unit message per time unit

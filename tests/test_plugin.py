@@ -191,6 +191,26 @@ def test_incomplete_but_feasible_is_reported_when_asked() -> None:
         assert_feasible(s)
 
 
+def test_complete_false_accepts_a_partial_schedule_that_breaks_no_rule() -> None:
+    # A -> B only, over [0, 1]: C never receives b, and nothing else is wrong.
+    partial = relay_broadcast([send("A", "B", "b", 0)])
+    with pytest.raises(ScheduleAssertionError, match="C never holds b"):
+        assert_feasible(partial)
+    report = assert_feasible(partial, complete=False)
+    assert (report.completed, report.end_time) == (0, F(1))
+    # A rule broken beside the missing part still fails, its table without the part:
+    # B forwards what it never received (and B itself never holds b).
+    bogus = relay_broadcast([send("B", "C", "b", 0)])
+    assert sorted(v.kind for v in validate(bogus).violations) == ["incomplete",
+                                                                  "item_not_held"]
+    with pytest.raises(ScheduleAssertionError) as err:
+        assert_feasible(bogus, complete=False)
+    lines = str(err.value).splitlines()
+    assert lines[0] == "schedule is not feasible (strict replay, bidirectional): 1 violation(s)"
+    assert "item_not_held" in lines[-1]
+    assert len(lines) == 4  # the verdict, the header, its rule, one violation
+
+
 # -- throughput -------------------------------------------------------------------------
 
 
