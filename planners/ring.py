@@ -109,7 +109,9 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
             _allgather(clock, op.participants)
         elif op.kind is OperationKind.BROADCAST:
             assert op.source is not None
-            _chain(clock, [op.source, *op.targets], Item.broadcast())
+            # a target may be the source itself, which holds the message already
+            _chain(clock, [op.source, *(t for t in op.targets if t != op.source)],
+                   Item.broadcast())
         elif op.kind is OperationKind.REDUCE:
             assert op.target is not None
             _reduce(clock, op, op.target)

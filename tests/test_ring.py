@@ -13,6 +13,7 @@ from portsim.planners.lp import steady_state
 from portsim.planners.registry import available_planners
 from portsim.planners.ring import ring_collective
 from portsim.scenarios.generators import (
+    complete_platform,
     dgx1_platform,
     dgx_a100_platform,
     fat_tree_platform,
@@ -72,6 +73,20 @@ def test_broadcast_is_a_chain_in_target_order() -> None:
     plain = ring_collective(p, op_of("broadcast", p))
     assert plain.makespan == 3
     assert replay_series(plain.schedule, 100).completed == 98
+
+
+def test_broadcast_source_among_its_targets_is_not_sent_to() -> None:
+    """targets [P1, P0, P2] on a complete unit platform: the source holds the
+    message, so the chain is P0 -> P1 -> P2 and, pipelined, one broadcast per
+    time unit (each port busy 1 per operation), as for targets [P1, P2]; the
+    chain sent P1 -> P0 too, halving the series (100 in 200, not 199)."""
+    p = complete_platform(3, c=1)
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="P0",
+                                     targets=("P1", "P0", "P2")))
+    hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
+    assert hops == [("P0", "P1"), ("P1", "P2")]
+    assert r.makespan == 2
+    assert replay_series(r.schedule, 200).completed == 199  # the first at 2, then one per unit
 
 
 def test_non_commutative_reduce_runs_in_participant_order() -> None:

@@ -480,6 +480,23 @@ def test_fnf_approximation_ratios(targets: list[Fraction], source: Fraction) -> 
         assert 2 * fnf <= 3 * optimum
 
 
+@pytest.mark.parametrize("targets", [["S", "A", "B"], ["A", "S", "B"], ["S"]])
+def test_fnf_source_among_its_targets(targets: list[str]) -> None:
+    """A broadcast listing its source as a target: the source already holds the
+    message, so FNF serves the others (it sent S -> S: `no link` error)."""
+    times = {"S": F(1), "A": F(1), "B": F(2)}
+    platform = sender_times_platform(times)
+    op = Operation(OperationKind.BROADCAST, source="S", targets=targets).resolve(platform)
+    result = available_planners()["fnf"].plan(platform, op)
+    assert result.status == "ok", result.message
+    others = [times[t] for t in targets if t != "S"]
+    assert result.makespan == (brute_force_broadcast(times["S"], others) if others else 0)
+    assert result.schedule is not None
+    report = replay(result.schedule)
+    assert report.violations == ()
+    assert report.complete
+
+
 def test_message_size_scales_every_time() -> None:
     times = fig8_times(F(3, 2))
     platform = sender_times_platform(times)

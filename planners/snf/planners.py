@@ -453,11 +453,13 @@ def fastest_node_first_broadcast(
         return PlanResult.unsupported(FNF, reason)
     op = operation.resolve(platform)
     assert op.source is not None
-    nodes = [op.source, *op.targets]
+    # A target may be the source itself: it holds the message from the start.
+    targets = [t for t in op.targets if t != op.source]
+    nodes = [op.source, *targets]
     times = sender_times(platform, nodes, size=op.size, zero_compute=False)
     if isinstance(times, str):
         return PlanResult.unsupported(FNF, f"{FNF} needs the sender-time model: {times}")
-    tree = fastest_node_first(op.source, list(op.targets), times)
+    tree = fastest_node_first(op.source, targets, times)
     clock = PortClock(platform, size=op.size)
     clock.hold(op.source, Item.broadcast())
     broadcast_schedule(clock, tree, Item.broadcast())
