@@ -434,6 +434,26 @@ def test_optimal_bad_methods() -> None:
         available_planners()["optimal"].plan(platform, op, depth=3)
 
 
+def test_optimal_two_class_on_another_cluster_is_an_unsupported_row() -> None:
+    """``method: two-class`` is a valid option; a cluster whose senders have
+    three classes is an instance it does not handle: an ``unsupported`` row,
+    the other entries still run (it was exit status 2, no table at all)."""
+    from portsim.scenarios.loader import scenario_from_dict
+    from portsim.scenarios.runner import run_scenario
+
+    times = {"A": 1, "B": 2, "C": 3, "D": 4}
+    scenario = scenario_from_dict({
+        "name": "three-classes",
+        "platform": {"generator": {"type": "sender_times", "times": times}},
+        "operation": {"type": "reduce", "target": "A", "commutative": True},
+        "planners": [{"name": "optimal", "method": "two-class"}, "optimal"]})
+    forced, auto = run_scenario(scenario).results
+    assert forced.status == "unsupported"
+    assert "two-class" in forced.message and "3" in forced.message
+    assert auto.status == "ok"
+    assert auto.makespan == brute_force_schedules(F(1), [F(2), F(3), F(4)])
+
+
 # -- FNF and all-reduce -------------------------------------------------------------
 
 

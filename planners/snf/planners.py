@@ -408,6 +408,14 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     op, times = problem
     assert op.target is not None
     method = str(options.get("method", "auto"))
+    senders = [p for p in op.participants if p != op.target]
+    k = len(_classes(times, senders)[0])
+    if method == "two-class" and senders and k != 2:
+        # a valid option this instance does not fit: an outcome, not misuse
+        return PlanResult.unsupported(
+            OPTIMAL, f"method two-class needs two classes of sender times among the "
+                     f"participants other than the target, here {k}: use method auto, "
+                     f"k-class or branch-and-bound")
     try:
         tree, notes = optimal_reduction_tree(times, op.target, list(op.participants),
                                              method=method)
