@@ -83,6 +83,7 @@ def test_broadcast_source_among_its_targets_is_not_sent_to() -> None:
     p = complete_platform(3, c=1)
     r = ring_collective(p, Operation(OperationKind.BROADCAST, source="P0",
                                      targets=("P1", "P0", "P2")))
+    assert r.schedule is not None
     hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
     assert hops == [("P0", "P1"), ("P1", "P2")]
     assert r.makespan == 2

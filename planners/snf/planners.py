@@ -71,6 +71,21 @@ class InstanceTooLarge(PlannerError):
     """No exact method fits the instance within the limits (an outcome, not misuse)."""
 
 
+def _processors(platform: Platform, operation: Operation) -> list[NodeId]:
+    """The processors taking part: the only nodes these planners use (direct links)."""
+    op = operation.resolve(platform)
+    return list(dict.fromkeys([*op.initial_items(), *op.required_items()]))
+
+
+def _unsupported(name: str, operations: frozenset[OperationKind], platform: Platform,
+                 operation: Operation) -> str | None:
+    """:func:`unsupported_reason`, the port models checked on the processors taking part."""
+    nodes = (_processors(platform, operation)
+             if OperationKind(operation.kind) in operations else None)
+    return unsupported_reason(name, operations, SENDER_TIME_PORT_MODELS, platform, operation,
+                              nodes=nodes)
+
+
 def _reduction_problem(
     name: str, platform: Platform, operation: Operation
 ) -> tuple[Operation, dict[NodeId, Fraction]] | PlanResult:
@@ -324,8 +339,7 @@ def slowest_node_first_plan(
     Fraction(3, 1)
     """
     check_options(SNF, options, ())
-    reason = unsupported_reason(SNF, _SNF_OPERATIONS, SENDER_TIME_PORT_MODELS, platform,
-                                operation)
+    reason = _unsupported(SNF, _SNF_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(SNF, reason)
     problem = _reduction_problem(SNF, platform, operation)
@@ -398,8 +412,7 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     """
     check_options(OPTIMAL, options, ("method",))
     _check_optimal_options(options)
-    reason = unsupported_reason(OPTIMAL, {OperationKind.REDUCE}, SENDER_TIME_PORT_MODELS,
-                                platform, operation)
+    reason = _unsupported(OPTIMAL, _OPTIMAL_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(OPTIMAL, reason)
     problem = _reduction_problem(OPTIMAL, platform, operation)
@@ -455,8 +468,7 @@ def fastest_node_first_broadcast(
     Fraction(2, 1)
     """
     check_options(FNF, options, ())
-    reason = unsupported_reason(FNF, {OperationKind.BROADCAST}, SENDER_TIME_PORT_MODELS,
-                                platform, operation)
+    reason = _unsupported(FNF, _FNF_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(FNF, reason)
     op = operation.resolve(platform)
@@ -486,6 +498,8 @@ SNF = "snf"
 OPTIMAL = "optimal"
 FNF = "fnf"
 _SNF_OPERATIONS = frozenset({OperationKind.REDUCE, OperationKind.ALLREDUCE})
+_OPTIMAL_OPERATIONS = frozenset({OperationKind.REDUCE})
+_FNF_OPERATIONS = frozenset({OperationKind.BROADCAST})
 
 SNF_PLANNER = FunctionPlanner(
     name=SNF,
@@ -494,26 +508,29 @@ SNF_PLANNER = FunctionPlanner(
     port_models=SENDER_TIME_PORT_MODELS,
     description=("slowest node first + EP (Liu–Kuo–Wang), sender-time model, commutative "
                  "reduce (2-approximation) and all-reduce (SNF then FNF, 3.5-approximation)"),
+    port_nodes=_processors,
 )
 """Slowest node first as a :class:`~portsim.planners.base.Planner`."""
 
 OPTIMAL_PLANNER = FunctionPlanner(
     name=OPTIMAL,
     function=optimal_reduction,
-    operations=frozenset({OperationKind.REDUCE}),
+    operations=_OPTIMAL_OPERATIONS,
     port_models=SENDER_TIME_PORT_MODELS,
     description=("exact one-shot commutative reduce in the sender-time model: two-class DP, "
                  "k-class DP or branch and bound (Liu–Kuo–Wang), the fastest per instance"),
     options=frozenset({"method"}),
     check_options=_check_optimal_options,
+    port_nodes=_processors,
 )
 """The exact reduction as a :class:`~portsim.planners.base.Planner`."""
 
 FNF_PLANNER = FunctionPlanner(
     name=FNF,
     function=fastest_node_first_broadcast,
-    operations=frozenset({OperationKind.BROADCAST}),
+    operations=_FNF_OPERATIONS,
     port_models=SENDER_TIME_PORT_MODELS,
     description="fastest node first broadcast in the sender-time model (one-shot)",
+    port_nodes=_processors,
 )
 """Fastest node first as a :class:`~portsim.planners.base.Planner`."""
