@@ -111,6 +111,22 @@ def test_commutative_reduce_ends_on_the_target() -> None:
     assert hops == [("P2", "P3"), ("P3", "P0"), ("P0", "P1")]
 
 
+def test_commutative_reduce_onto_a_target_outside_the_ring() -> None:
+    """Participants P0..P3, target P4 (no operand), unit links, compute 1: the
+    ring runs P0 -> P1 -> P2 -> P3, each hop 1 and each combine 1, then
+    P3 -> P4: 7 (it failed: ``ValueError: 'P4' is not in list``)."""
+    p = complete_platform(5, c=1, compute=1)
+    op = Operation(OperationKind.REDUCE, target="P4", participants=("P0", "P1", "P2", "P3"),
+                   commutative=True)
+    r = ring_collective(p, op)
+    assert r.status == "ok", r.message
+    assert r.makespan == 7
+    assert r.schedule is not None
+    report = replay(r.schedule)
+    assert report.feasible
+    assert report.makespan == 7
+
+
 def test_allreduce_reduces_then_broadcasts() -> None:
     """Reduce P0 .. P3 (ends at 6), then v[0,3] around P3 -> P0 -> P1 -> P2: 9."""
     p = ring_platform(4)

@@ -590,6 +590,27 @@ def test_a_node_outside_the_cluster_does_not_matter() -> None:
     assert "multiport port model of node A" in planners["snf"].plan(inside, reduce_op).message
 
 
+def test_a_target_outside_the_participants() -> None:
+    """A reduce onto a node that holds no operand (``target: D``, participants
+    A, B, C): D is the destination processor of the model, receiving only;
+    snf and optimal failed with ``KeyError: 'D'``."""
+    platform = sender_times_platform({"A": 1, "B": 2, "C": 3, "D": 1})
+    op = Operation(OperationKind.REDUCE, target="D", participants=("A", "B", "C"),
+                   commutative=True).resolve(platform)
+    optimum = brute_force_schedules(F(1), [F(1), F(2), F(3)])
+    planners = available_planners()
+    for name in ("snf", "optimal"):
+        result = planners[name].plan(platform, op)
+        assert result.status == "ok", result.message
+        assert result.schedule is not None
+        report = replay(result.schedule)
+        assert report.violations == ()
+        assert report.complete
+        assert report.makespan == result.makespan
+        assert optimum <= result.makespan <= 2 * optimum
+    assert planners["optimal"].plan(platform, op).makespan == optimum
+
+
 # -- every planner's schedule replays, one-shot and pipelined --------------------------
 
 

@@ -95,7 +95,9 @@ def _reduction_problem(
         return PlanResult.unsupported(
             name, f"{name} reorders operands (slowest node first, any tree shape): the "
                   "reduction must be declared commutative: true")
-    times = sender_times(platform, op.participants, size=op.size)
+    # the processors: the participants, then a target that holds no operand
+    # (the destination of the model all the same, receiving only)
+    times = sender_times(platform, _processors(platform, op), size=op.size)
     if isinstance(times, str):
         return PlanResult.unsupported(name, f"{name} needs the sender-time model: {times}")
     return op, times
@@ -346,7 +348,7 @@ def slowest_node_first_plan(
     if isinstance(problem, PlanResult):
         return problem
     op, times = problem
-    participants = list(op.participants)
+    participants = list(times)
     if op.kind is OperationKind.REDUCE:
         assert op.target is not None
         tree = slowest_node_first(times, op.target, participants)
@@ -421,7 +423,7 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     op, times = problem
     assert op.target is not None
     method = str(options.get("method", "auto"))
-    senders = [p for p in op.participants if p != op.target]
+    senders = [p for p in times if p != op.target]
     k = len(_classes(times, senders)[0])
     if method == "two-class" and senders and k != 2:
         # a valid option this instance does not fit: an outcome, not misuse
@@ -430,11 +432,11 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
                      f"participants other than the target, here {k}: use method auto, "
                      f"k-class or branch-and-bound")
     try:
-        tree, notes = optimal_reduction_tree(times, op.target, list(op.participants),
+        tree, notes = optimal_reduction_tree(times, op.target, list(times),
                                              method=method)
     except InstanceTooLarge as err:
         return PlanResult.error(OPTIMAL, str(err))
-    snf = slowest_node_first(times, op.target, list(op.participants)).makespan
+    snf = slowest_node_first(times, op.target, list(times)).makespan
     notes.append(f"slowest node first would take {format_rational(snf)}")
     return _finish(OPTIMAL, platform, op, [tree], notes)
 
