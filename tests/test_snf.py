@@ -422,6 +422,28 @@ def test_optimal_too_large_is_an_error_result() -> None:
         optimal_reduction_tree(times, "F0", list(times))
 
 
+def test_optimal_search_budget_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """60 processors of 8 classes: the branch and bound's budget was the k-class
+    DP's estimated work / 4, 1.4 * 10^12 nodes (at about 10^5 nodes a second, a
+    run that never ended), though that DP is itself too large to be the
+    fallback.  The budget now stays within about a minute of search, after
+    which the instance is too large for every exact method."""
+    import portsim.planners.snf.planners as snf_planners
+
+    limits: list[int | None] = []
+
+    def stub(times: object, counts: object, *, node_limit: int | None = None) -> object:
+        limits.append(node_limit)
+        return branch_and_bound(times, counts, node_limit=1000)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snf_planners, "branch_and_bound", stub)
+    times = {f"P{i}": F(i % 8 + 1) for i in range(60)}
+    with pytest.raises(InstanceTooLarge):
+        optimal_reduction_tree(times, "P0", list(times))
+    assert limits[0] is not None
+    assert limits[0] <= 6_000_000
+
+
 def test_optimal_bad_methods() -> None:
     nodes = cluster([F(1), F(2), F(3), F(4)])
     with pytest.raises(PlannerError, match="unknown method"):
@@ -606,6 +628,7 @@ def test_a_target_outside_the_participants() -> None:
         report = replay(result.schedule)
         assert report.violations == ()
         assert report.complete
+        assert result.makespan is not None
         assert report.makespan == result.makespan
         assert optimum <= result.makespan <= 2 * optimum
     assert planners["optimal"].plan(platform, op).makespan == optimum

@@ -66,6 +66,10 @@ _DP_WORK_LIMIT = 50_000_000
 _TABLE_CELL_LIMIT = 4_000_000
 """Largest two-class table ``(f + 1) (s + 1)`` ``optimal`` fills."""
 
+_SEARCH_NODE_LIMIT = 2_000_000
+"""Most search-tree nodes ``optimal`` lets the branch and bound examine under
+``method: auto`` (about 10^5 a second: some 20 s)."""
+
 
 class InstanceTooLarge(PlannerError):
     """No exact method fits the instance within the limits (an outcome, not misuse)."""
@@ -228,7 +232,7 @@ def optimal_reduction_tree(
         c = counts
         work = math.prod((x + 1) * (x + 2) // 2 for x in c[:-1]) * (c[-1] + 1) * (
             c[-1].bit_length() + 1) if c else 0
-        budget = max(20_000, work // 4)
+        budget = min(max(20_000, work // 4), _SEARCH_NODE_LIMIT)
         order = sorted(range(k), key=lambda j: -classes[j])
         result = branch_and_bound(classes, counts, node_limit=None if forced else budget)
         if result.complete:
@@ -246,8 +250,11 @@ def optimal_reduction_tree(
         method = "k-class"
     work = math.prod(x + 1 for x in counts)
     if work * max(1, math.prod(x + 1 for x in counts[:-1])) > _DP_WORK_LIMIT:
+        searched = (f"branch and bound stopped at its budget of {budget} nodes, "
+                    if notes else "")
         raise InstanceTooLarge(
-            f"no exact method fits this instance ({k} classes, counts {counts}); "
+            f"no exact method fits this instance ({k} classes, counts {counts}: "
+            f"{searched}the k-class DP would examine more than {_DP_WORK_LIMIT} pairs); "
             "use snf (a 2-approximation, Theorem 2)", value=counts)
     multi = multi_class_table(classes, counts)
     root = multi.tree()
