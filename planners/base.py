@@ -387,6 +387,8 @@ def unsupported_reason(
     port_models: Iterable[PortKind],
     platform: Platform,
     operation: Operation,
+    *,
+    nodes: Iterable[NodeId] | None = None,
 ) -> str | None:
     """Why a planner cannot handle ``operation`` on ``platform``, or ``None`` if it can.
 
@@ -398,6 +400,10 @@ def unsupported_reason(
         What the planner supports.
     platform, operation:
         The problem.
+    nodes:
+        The nodes whose port models must be supported (default: every node
+        of the platform); a planner that never uses the other nodes names
+        only those it uses.
 
     Returns
     -------
@@ -419,7 +425,7 @@ def unsupported_reason(
         handled = ", ".join(sorted(str(k) for k in ops)) or "nothing"
         return f"{name} does not handle {kind} (it handles: {handled})"
     models = frozenset(port_models)
-    for node in platform.node_ids:
+    for node in platform.node_ids if nodes is None else nodes:
         model = platform.port_model_of(node)
         if model.kind not in models:
             handled = ", ".join(sorted(str(k) for k in models)) or "nothing"
@@ -491,6 +497,10 @@ class FunctionPlanner:
         ``planners.NAME``; ``"k"``: ``planners.NAME.k``), the key path by
         which ``portsim run`` and ``plan`` tell a bad option (exit status 2)
         from a planner's failure (an ``error`` row).
+    port_nodes:
+        Optional ``f(platform, operation)`` giving the nodes whose port
+        models must be in :attr:`port_models` (default: every node), for a
+        planner that uses only some nodes (the processors taking part).
 
     Examples
     --------
@@ -513,6 +523,8 @@ class FunctionPlanner:
     description: str
     options: frozenset[str] = frozenset()
     check_options: Callable[[Mapping[str, Any]], None] | None = field(default=None, repr=False)
+    port_nodes: Callable[[Platform, Operation], Iterable[NodeId]] | None = field(
+        default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operations", frozenset(OperationKind(k) for k in self.operations))
@@ -548,8 +560,11 @@ class FunctionPlanner:
                 elif not err.path.startswith("planners."):
                     err.path = f"{prefix}.{err.path}"
                 raise
+        nodes = (self.port_nodes(platform, operation)
+                 if self.port_nodes is not None
+                 and OperationKind(operation.kind) in self.operations else None)
         reason = unsupported_reason(self.name, self.operations, self.port_models,
-                                    platform, operation)
+                                    platform, operation, nodes=nodes)
         if reason is not None:
             return PlanResult.unsupported(self.name, reason)
         result = self.function(platform, operation, **options)

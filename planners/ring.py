@@ -19,9 +19,9 @@ the ``lp`` bound.
   participant adds its own value: ``p_0`` sends ``v[0,0]``, ``p_i`` computes
   ``v[0,i-1] ⊕ v[i,i] -> v[0,i]`` and sends it on.  With a commutative
   operator the ring starts right after the target, so that it ends on the
-  target (sets ``v{...}``); otherwise (the order demands it) it runs
-  ``p_0 .. p_{N-1}`` and ``v[0,N-1]`` then goes from ``p_{N-1}`` to the
-  target along a cheapest path;
+  target (sets ``v{...}``); otherwise (the order demands it, or the target
+  is not a participant) it runs ``p_0 .. p_{N-1}`` and the result then goes
+  from ``p_{N-1}`` to the target along a cheapest path;
 - **allreduce**: a reduce onto ``p_{N-1}`` (``p_0 .. p_{N-1}``, no operand
   reordered), then a broadcast of ``v[0,N-1]`` along the ring
   ``p_{N-1} -> p_0 -> ... -> p_{N-2}``.
@@ -109,7 +109,9 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
             _allgather(clock, op.participants)
         elif op.kind is OperationKind.BROADCAST:
             assert op.source is not None
-            _chain(clock, [op.source, *op.targets], Item.broadcast())
+            # a target may be the source itself, which holds the message already
+            _chain(clock, [op.source, *(t for t in op.targets if t != op.source)],
+                   Item.broadcast())
         elif op.kind is OperationKind.REDUCE:
             assert op.target is not None
             _reduce(clock, op, op.target)
@@ -129,6 +131,10 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
         notes.append(f"non-commutative reduce: the ring runs in operand order "
                      f"{op.participants[0]} .. {op.participants[-1]}, then v[0,"
                      f"{len(op.participants) - 1}] goes to the target {op.target}")
+    elif op.kind is OperationKind.REDUCE and op.target not in op.participants:
+        notes.append(f"the target {op.target} is not a participant: the ring runs "
+                     f"{op.participants[0]} .. {op.participants[-1]}, then the result "
+                     f"goes to {op.target}")
     schedule = Schedule(platform, op, clock.events)
     return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op), notes=notes)
 
@@ -166,10 +172,10 @@ def _reduce(clock: PortClock, op: Operation, target: NodeId) -> None:
     """Accumulate along the ring and leave the full reduction on ``target``."""
     ring = list(op.participants)
     n = len(ring)
-    if op.commutative:  # start right after the target, end on it
+    if op.commutative and target in ring:  # start right after the target, end on it
         t = ring.index(target)
         order = [(t + 1 + j) % n for j in range(n)]
-    else:  # the order of the operands is the ring's
+    else:  # the operands' order (or a target outside the ring): the ring's
         order = list(range(n))
     acc = op.partial(order[0])
     covered = [order[0]]

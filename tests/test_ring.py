@@ -13,6 +13,7 @@ from portsim.planners.lp import steady_state
 from portsim.planners.registry import available_planners
 from portsim.planners.ring import ring_collective
 from portsim.scenarios.generators import (
+    complete_platform,
     dgx1_platform,
     dgx_a100_platform,
     fat_tree_platform,
@@ -74,6 +75,21 @@ def test_broadcast_is_a_chain_in_target_order() -> None:
     assert replay_series(plain.schedule, 100).completed == 98
 
 
+def test_broadcast_source_among_its_targets_is_not_sent_to() -> None:
+    """targets [P1, P0, P2] on a complete unit platform: the source holds the
+    message, so the chain is P0 -> P1 -> P2 and, pipelined, one broadcast per
+    time unit (each port busy 1 per operation), as for targets [P1, P2]; the
+    chain sent P1 -> P0 too, halving the series (100 in 200, not 199)."""
+    p = complete_platform(3, c=1)
+    r = ring_collective(p, Operation(OperationKind.BROADCAST, source="P0",
+                                     targets=("P1", "P0", "P2")))
+    assert r.schedule is not None
+    hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
+    assert hops == [("P0", "P1"), ("P1", "P2")]
+    assert r.makespan == 2
+    assert replay_series(r.schedule, 200).completed == 199  # the first at 2, then one per unit
+
+
 def test_non_commutative_reduce_runs_in_participant_order() -> None:
     """Unit links, compute 1: v[0,0] reaches P1 at 1, P1 computes until 2,
     P2 receives at 3 and computes until 4, P3 at 5..6, then v[0,3] goes back
@@ -93,6 +109,22 @@ def test_commutative_reduce_ends_on_the_target() -> None:
     assert r.makespan == 6
     hops = [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)]
     assert hops == [("P2", "P3"), ("P3", "P0"), ("P0", "P1")]
+
+
+def test_commutative_reduce_onto_a_target_outside_the_ring() -> None:
+    """Participants P0..P3, target P4 (no operand), unit links, compute 1: the
+    ring runs P0 -> P1 -> P2 -> P3, each hop 1 and each combine 1, then
+    P3 -> P4: 7 (it failed: ``ValueError: 'P4' is not in list``)."""
+    p = complete_platform(5, c=1, compute=1)
+    op = Operation(OperationKind.REDUCE, target="P4", participants=("P0", "P1", "P2", "P3"),
+                   commutative=True)
+    r = ring_collective(p, op)
+    assert r.status == "ok", r.message
+    assert r.makespan == 7
+    assert r.schedule is not None
+    report = replay(r.schedule)
+    assert report.feasible
+    assert report.makespan == 7
 
 
 def test_allreduce_reduces_then_broadcasts() -> None:

@@ -422,6 +422,28 @@ def test_optimal_too_large_is_an_error_result() -> None:
         optimal_reduction_tree(times, "F0", list(times))
 
 
+def test_optimal_search_budget_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """60 processors of 8 classes: the branch and bound's budget was the k-class
+    DP's estimated work / 4, 1.4 * 10^12 nodes (at about 10^5 nodes a second, a
+    run that never ended), though that DP is itself too large to be the
+    fallback.  The budget now stays within about a minute of search, after
+    which the instance is too large for every exact method."""
+    import portsim.planners.snf.planners as snf_planners
+
+    limits: list[int | None] = []
+
+    def stub(times: object, counts: object, *, node_limit: int | None = None) -> object:
+        limits.append(node_limit)
+        return branch_and_bound(times, counts, node_limit=1000)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snf_planners, "branch_and_bound", stub)
+    times = {f"P{i}": F(i % 8 + 1) for i in range(60)}
+    with pytest.raises(InstanceTooLarge):
+        optimal_reduction_tree(times, "P0", list(times))
+    assert limits[0] is not None
+    assert limits[0] <= 6_000_000
+
+
 def test_optimal_bad_methods() -> None:
     nodes = cluster([F(1), F(2), F(3), F(4)])
     with pytest.raises(PlannerError, match="unknown method"):
@@ -432,6 +454,27 @@ def test_optimal_bad_methods() -> None:
     op = Operation(OperationKind.REDUCE, target="A", commutative=True)
     with pytest.raises(PlannerError, match="unknown option"):
         available_planners()["optimal"].plan(platform, op, depth=3)
+
+
+def test_optimal_two_class_on_another_cluster_is_an_unsupported_row() -> None:
+    """``method: two-class`` is a valid option; a cluster whose senders have
+    three classes is an instance it does not handle: an ``unsupported`` row,
+    the other entries still run (it was exit status 2, no table at all)."""
+    from portsim.scenarios.loader import scenario_from_dict
+    from portsim.scenarios.runner import run_scenario
+
+    times = {"A": 1, "B": 2, "C": 3, "D": 4}
+    scenario = scenario_from_dict({
+        "name": "three-classes",
+        "platform": {"generator": {"type": "sender_times", "times": times}},
+        "operation": {"type": "reduce", "target": "A", "commutative": True},
+        "planners": [{"name": "optimal", "method": "two-class"}, "optimal"]})
+    forced, auto = run_scenario(scenario).results
+    assert forced.status == "unsupported"
+    assert "two-class" in forced.message
+    assert "here 3" in forced.message
+    assert auto.status == "ok"
+    assert auto.makespan == brute_force_schedules(F(1), [F(2), F(3), F(4)])
 
 
 # -- FNF and all-reduce -------------------------------------------------------------
@@ -480,6 +523,23 @@ def test_fnf_approximation_ratios(targets: list[Fraction], source: Fraction) -> 
         assert 2 * fnf <= 3 * optimum
 
 
+@pytest.mark.parametrize("targets", [["S", "A", "B"], ["A", "S", "B"], ["S"]])
+def test_fnf_source_among_its_targets(targets: list[str]) -> None:
+    """A broadcast listing its source as a target: the source already holds the
+    message, so FNF serves the others (it sent S -> S: `no link` error)."""
+    times = {"S": F(1), "A": F(1), "B": F(2)}
+    platform = sender_times_platform(times)
+    op = Operation(OperationKind.BROADCAST, source="S", targets=tuple(targets)).resolve(platform)
+    result = available_planners()["fnf"].plan(platform, op)
+    assert result.status == "ok", result.message
+    others = [times[t] for t in targets if t != "S"]
+    assert result.makespan == (brute_force_broadcast(times["S"], others) if others else 0)
+    assert result.schedule is not None
+    report = replay(result.schedule)
+    assert report.violations == ()
+    assert report.complete
+
+
 def test_message_size_scales_every_time() -> None:
     times = fig8_times(F(3, 2))
     platform = sender_times_platform(times)
@@ -523,6 +583,55 @@ def test_unsupported_answers_say_why() -> None:
     assert planners["fnf"].plan(sender, op.__class__(OperationKind.SCATTER, source="A")
                                 ).status == "unsupported"
     assert isinstance(sender_times(complete_platform(2, c=1, compute=0), ["P0", "P1"]), dict)
+
+
+def test_a_node_outside_the_cluster_does_not_matter() -> None:
+    """Only the processors taking part must be one-port: a multi-port node
+    Z outside the operation (no link at all) made snf, optimal and fnf
+    ``unsupported`` ("does not handle the multiport port model of node Z")."""
+    times = {"A": F(1), "B": F(2), "C": F(3)}
+    platform = Platform.build({"A": 0, "B": 0, "C": 0, "Z": 0},
+                              [(p, q, t) for p, t in times.items() for q in times if q != p],
+                              "unidirectional", node_port_models={"Z": "multiport"})
+    planners = available_planners()
+    reduce_op = Operation(OperationKind.REDUCE, target="A", commutative=True,
+                          participants=("A", "B", "C"))
+    optimum = brute_force_schedules(F(1), [F(2), F(3)])
+    for name in ("snf", "optimal"):
+        result = planners[name].plan(platform, reduce_op)
+        assert result.status == "ok", result.message
+        assert result.makespan == optimum
+        assert result.schedule is not None
+        assert replay(result.schedule).feasible
+    broadcast = Operation(OperationKind.BROADCAST, source="A", targets=("B", "C"))
+    result = planners["fnf"].plan(platform, broadcast)
+    assert result.status == "ok", result.message
+    assert result.makespan == brute_force_broadcast(F(1), [F(2), F(3)])
+    # a participant's port model still counts
+    inside = platform.with_port_model("multiport")
+    assert "multiport port model of node A" in planners["snf"].plan(inside, reduce_op).message
+
+
+def test_a_target_outside_the_participants() -> None:
+    """A reduce onto a node that holds no operand (``target: D``, participants
+    A, B, C): D is the destination processor of the model, receiving only;
+    snf and optimal failed with ``KeyError: 'D'``."""
+    platform = sender_times_platform({"A": 1, "B": 2, "C": 3, "D": 1})
+    op = Operation(OperationKind.REDUCE, target="D", participants=("A", "B", "C"),
+                   commutative=True).resolve(platform)
+    optimum = brute_force_schedules(F(1), [F(1), F(2), F(3)])
+    planners = available_planners()
+    for name in ("snf", "optimal"):
+        result = planners[name].plan(platform, op)
+        assert result.status == "ok", result.message
+        assert result.schedule is not None
+        report = replay(result.schedule)
+        assert report.violations == ()
+        assert report.complete
+        assert result.makespan is not None
+        assert report.makespan == result.makespan
+        assert optimum <= result.makespan <= 2 * optimum
+    assert planners["optimal"].plan(platform, op).makespan == optimum
 
 
 # -- every planner's schedule replays, one-shot and pipelined --------------------------

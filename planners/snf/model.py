@@ -357,7 +357,8 @@ def reduction_schedule(
     tree:
         Every participant but the root sends once, to its receiver in the
         tree, the union of the sets it holds; each receiver combines what it
-        gets with what it holds on arrival (compute time 0).
+        gets with what it holds on arrival (compute time 0).  A root that is
+        not a participant holds what it receives first.
     clock:
         A clock to continue (default: a fresh one holding the initial items).
 
@@ -386,6 +387,9 @@ def reduction_schedule(
             raise PlannerError(
                 f"reduction tree bug: {x.sender} -> {x.receiver} planned at {x.start}, "
                 f"placed at {send.start}", value=str(x))
+        if x.receiver not in acc:  # a target without an operand: its first receive
+            acc[x.receiver] = item
+            continue
         merged = Item.subset(sorted(acc[x.receiver].covers() | item.covers()))
         clock.compute(x.receiver, (acc[x.receiver], item), merged)
         acc[x.receiver] = merged

@@ -66,9 +66,28 @@ _DP_WORK_LIMIT = 50_000_000
 _TABLE_CELL_LIMIT = 4_000_000
 """Largest two-class table ``(f + 1) (s + 1)`` ``optimal`` fills."""
 
+_SEARCH_NODE_LIMIT = 2_000_000
+"""Most search-tree nodes ``optimal`` lets the branch and bound examine under
+``method: auto`` (about 10^5 a second: some 20 s)."""
+
 
 class InstanceTooLarge(PlannerError):
     """No exact method fits the instance within the limits (an outcome, not misuse)."""
+
+
+def _processors(platform: Platform, operation: Operation) -> list[NodeId]:
+    """The processors taking part: the only nodes these planners use (direct links)."""
+    op = operation.resolve(platform)
+    return list(dict.fromkeys([*op.initial_items(), *op.required_items()]))
+
+
+def _unsupported(name: str, operations: frozenset[OperationKind], platform: Platform,
+                 operation: Operation) -> str | None:
+    """:func:`unsupported_reason`, the port models checked on the processors taking part."""
+    nodes = (_processors(platform, operation)
+             if OperationKind(operation.kind) in operations else None)
+    return unsupported_reason(name, operations, SENDER_TIME_PORT_MODELS, platform, operation,
+                              nodes=nodes)
 
 
 def _reduction_problem(
@@ -80,7 +99,9 @@ def _reduction_problem(
         return PlanResult.unsupported(
             name, f"{name} reorders operands (slowest node first, any tree shape): the "
                   "reduction must be declared commutative: true")
-    times = sender_times(platform, op.participants, size=op.size)
+    # the processors: the participants, then a target that holds no operand
+    # (the destination of the model all the same, receiving only)
+    times = sender_times(platform, _processors(platform, op), size=op.size)
     if isinstance(times, str):
         return PlanResult.unsupported(name, f"{name} needs the sender-time model: {times}")
     return op, times
@@ -211,7 +232,7 @@ def optimal_reduction_tree(
         c = counts
         work = math.prod((x + 1) * (x + 2) // 2 for x in c[:-1]) * (c[-1] + 1) * (
             c[-1].bit_length() + 1) if c else 0
-        budget = max(20_000, work // 4)
+        budget = min(max(20_000, work // 4), _SEARCH_NODE_LIMIT)
         order = sorted(range(k), key=lambda j: -classes[j])
         result = branch_and_bound(classes, counts, node_limit=None if forced else budget)
         if result.complete:
@@ -229,8 +250,11 @@ def optimal_reduction_tree(
         method = "k-class"
     work = math.prod(x + 1 for x in counts)
     if work * max(1, math.prod(x + 1 for x in counts[:-1])) > _DP_WORK_LIMIT:
+        searched = (f"branch and bound stopped at its budget of {budget} nodes, "
+                    if notes else "")
         raise InstanceTooLarge(
-            f"no exact method fits this instance ({k} classes, counts {counts}); "
+            f"no exact method fits this instance ({k} classes, counts {counts}: "
+            f"{searched}the k-class DP would examine more than {_DP_WORK_LIMIT} pairs); "
             "use snf (a 2-approximation, Theorem 2)", value=counts)
     multi = multi_class_table(classes, counts)
     root = multi.tree()
@@ -324,15 +348,14 @@ def slowest_node_first_plan(
     Fraction(3, 1)
     """
     check_options(SNF, options, ())
-    reason = unsupported_reason(SNF, _SNF_OPERATIONS, SENDER_TIME_PORT_MODELS, platform,
-                                operation)
+    reason = _unsupported(SNF, _SNF_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(SNF, reason)
     problem = _reduction_problem(SNF, platform, operation)
     if isinstance(problem, PlanResult):
         return problem
     op, times = problem
-    participants = list(op.participants)
+    participants = list(times)
     if op.kind is OperationKind.REDUCE:
         assert op.target is not None
         tree = slowest_node_first(times, op.target, participants)
@@ -398,8 +421,7 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     """
     check_options(OPTIMAL, options, ("method",))
     _check_optimal_options(options)
-    reason = unsupported_reason(OPTIMAL, {OperationKind.REDUCE}, SENDER_TIME_PORT_MODELS,
-                                platform, operation)
+    reason = _unsupported(OPTIMAL, _OPTIMAL_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(OPTIMAL, reason)
     problem = _reduction_problem(OPTIMAL, platform, operation)
@@ -408,12 +430,20 @@ def optimal_reduction(platform: Platform, operation: Operation, **options: Any) 
     op, times = problem
     assert op.target is not None
     method = str(options.get("method", "auto"))
+    senders = [p for p in times if p != op.target]
+    k = len(_classes(times, senders)[0])
+    if method == "two-class" and senders and k != 2:
+        # a valid option this instance does not fit: an outcome, not misuse
+        return PlanResult.unsupported(
+            OPTIMAL, f"method two-class needs two classes of sender times among the "
+                     f"participants other than the target, here {k}: use method auto, "
+                     f"k-class or branch-and-bound")
     try:
-        tree, notes = optimal_reduction_tree(times, op.target, list(op.participants),
+        tree, notes = optimal_reduction_tree(times, op.target, list(times),
                                              method=method)
     except InstanceTooLarge as err:
         return PlanResult.error(OPTIMAL, str(err))
-    snf = slowest_node_first(times, op.target, list(op.participants)).makespan
+    snf = slowest_node_first(times, op.target, list(times)).makespan
     notes.append(f"slowest node first would take {format_rational(snf)}")
     return _finish(OPTIMAL, platform, op, [tree], notes)
 
@@ -447,17 +477,18 @@ def fastest_node_first_broadcast(
     Fraction(2, 1)
     """
     check_options(FNF, options, ())
-    reason = unsupported_reason(FNF, {OperationKind.BROADCAST}, SENDER_TIME_PORT_MODELS,
-                                platform, operation)
+    reason = _unsupported(FNF, _FNF_OPERATIONS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(FNF, reason)
     op = operation.resolve(platform)
     assert op.source is not None
-    nodes = [op.source, *op.targets]
+    # A target may be the source itself: it holds the message from the start.
+    targets = [t for t in op.targets if t != op.source]
+    nodes = [op.source, *targets]
     times = sender_times(platform, nodes, size=op.size, zero_compute=False)
     if isinstance(times, str):
         return PlanResult.unsupported(FNF, f"{FNF} needs the sender-time model: {times}")
-    tree = fastest_node_first(op.source, list(op.targets), times)
+    tree = fastest_node_first(op.source, targets, times)
     clock = PortClock(platform, size=op.size)
     clock.hold(op.source, Item.broadcast())
     broadcast_schedule(clock, tree, Item.broadcast())
@@ -476,6 +507,8 @@ SNF = "snf"
 OPTIMAL = "optimal"
 FNF = "fnf"
 _SNF_OPERATIONS = frozenset({OperationKind.REDUCE, OperationKind.ALLREDUCE})
+_OPTIMAL_OPERATIONS = frozenset({OperationKind.REDUCE})
+_FNF_OPERATIONS = frozenset({OperationKind.BROADCAST})
 
 SNF_PLANNER = FunctionPlanner(
     name=SNF,
@@ -484,26 +517,29 @@ SNF_PLANNER = FunctionPlanner(
     port_models=SENDER_TIME_PORT_MODELS,
     description=("slowest node first + EP (Liu–Kuo–Wang), sender-time model, commutative "
                  "reduce (2-approximation) and all-reduce (SNF then FNF, 3.5-approximation)"),
+    port_nodes=_processors,
 )
 """Slowest node first as a :class:`~portsim.planners.base.Planner`."""
 
 OPTIMAL_PLANNER = FunctionPlanner(
     name=OPTIMAL,
     function=optimal_reduction,
-    operations=frozenset({OperationKind.REDUCE}),
+    operations=_OPTIMAL_OPERATIONS,
     port_models=SENDER_TIME_PORT_MODELS,
     description=("exact one-shot commutative reduce in the sender-time model: two-class DP, "
                  "k-class DP or branch and bound (Liu–Kuo–Wang), the fastest per instance"),
     options=frozenset({"method"}),
     check_options=_check_optimal_options,
+    port_nodes=_processors,
 )
 """The exact reduction as a :class:`~portsim.planners.base.Planner`."""
 
 FNF_PLANNER = FunctionPlanner(
     name=FNF,
     function=fastest_node_first_broadcast,
-    operations=frozenset({OperationKind.BROADCAST}),
+    operations=_FNF_OPERATIONS,
     port_models=SENDER_TIME_PORT_MODELS,
     description="fastest node first broadcast in the sender-time model (one-shot)",
+    port_nodes=_processors,
 )
 """Fastest node first as a :class:`~portsim.planners.base.Planner`."""
