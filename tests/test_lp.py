@@ -1276,3 +1276,32 @@ def test_a_fabric_allgather_at_max_events_runs_a_fractional_denser_period() -> N
     report = replay(r.schedule, horizon=r.period * 100, mode="strict")
     assert report.feasible
     assert report.completed >= F(9, 10) * r.throughput_bound * r.period * 100
+
+
+_NOTHING_MOVES = [
+    (OperationKind.SCATTER, {"source": "A", "targets": ("A",)}),
+    (OperationKind.GATHER, {"target": "A", "participants": ("A",)}),
+    (OperationKind.BROADCAST, {"source": "A", "targets": ("A",)}),
+    (OperationKind.ALLGATHER, {"participants": ("A",)}),
+    (OperationKind.ALLTOALL, {"sources": ("A",), "targets": ("A",)}),
+    (OperationKind.REDUCE, {"target": "A", "participants": ("A",)}),
+    (OperationKind.ALLREDUCE, {"participants": ("A",)}),  # lp-naive plans no allreduce
+]
+
+
+@pytest.mark.parametrize(("planner", "kind", "fields"), [
+    (planner, kind, fields) for planner in ("lp", "lp-naive") for kind, fields in _NOTHING_MOVES
+    if (planner, kind) != ("lp-naive", OperationKind.ALLREDUCE)])
+def test_an_operation_that_moves_nothing_is_unsupported(planner: str, kind: OperationKind,
+                                                        fields: dict[str, object]) -> None:
+    """One participant, or a source that is its only destination: no transfer, so
+    the steady-state throughput is unbounded; an ``unsupported`` row naming the
+    operation with its article (``an allgather``), never an ``error`` (exit 3) nor
+    a schedule."""
+    platform = Platform.build(["A", "B"], [("A", "B", 1), ("B", "A", 1)])
+    operation = Operation(kind, **fields)  # type: ignore[arg-type]
+    result = get_planner(planner).plan(platform, operation)
+    assert result.status == "unsupported"
+    article = "an" if str(kind)[0] in "aeiou" else "a"
+    assert result.message.startswith(f"{article} {kind} that moves nothing")
+    assert result.schedule is None

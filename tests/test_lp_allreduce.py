@@ -344,11 +344,14 @@ def test_commutative_allreduce_is_unsupported() -> None:
     assert "commutative" in result.message
 
 
-def test_one_participant_is_an_error() -> None:
+def test_one_participant_is_unsupported() -> None:
+    """Nothing moves: an unbounded throughput, an ``unsupported`` row (not a failure)."""
     platform = _complete(["A", "B"], 1)
     result = steady_state(platform, Operation(ALLREDUCE, participants=("A",)))
-    assert result.status == "error"
-    assert "unbounded" in result.message
+    assert result.status == "unsupported"
+    assert result.message == ("an allreduce that moves nothing (no destination but its "
+                              "source, or one participant) has an unbounded steady-state "
+                              "throughput")
 
 
 def test_time_limit_is_a_status() -> None:

@@ -39,7 +39,14 @@ import numpy as np
 
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._capacity import PortCapacity
-from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._driver import (
+    NAME,
+    LpOptions,
+    finish,
+    no_communication,
+    solve_exactly,
+    time_limit_error,
+)
 from portsim.planners.lp._exact import PORTS_CAP, ExactSolution, Repair
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
@@ -655,8 +662,7 @@ def plan_multicast(platform: Platform, operation: Operation,
     sources = [(s, targets, item) for s, targets, item in sources
                if [t for t in targets if t != s]]
     if not sources:
-        return PlanResult.error(NAME, f"a {what} without destinations needs no "
-                                      f"communication: the throughput is unbounded")
+        return no_communication(operation)
     found = multicast_trees(platform, [s for s, _, _ in sources], operation.size, options,
                             port_sum=port_sum, targets=[t for _, t, _ in sources])
     if isinstance(found, PlanResult):

@@ -22,8 +22,19 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Schedule, Send
 
-__all__ = ["DEFAULT_TIME_LIMIT", "MAX_SCALE_BITS", "NAME", "OPTIONS", "LpOptions", "finish",
-           "guarded", "parse_options", "solve_exactly", "time_limit_error"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "MAX_SCALE_BITS",
+    "NAME",
+    "OPTIONS",
+    "LpOptions",
+    "finish",
+    "guarded",
+    "no_communication",
+    "parse_options",
+    "solve_exactly",
+    "time_limit_error",
+]
 
 NAME = "lp"
 
@@ -207,6 +218,18 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
     return exact
+
+
+def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
+    """The row of an operation that moves nothing (one participant, or a source that
+    is its only destination): ``unsupported``, its steady-state throughput being
+    unbounded; the one-shot planners give it a makespan of 0."""
+    kind = str(operation.kind)
+    article = "an" if kind[0] in "aeiou" else "a"
+    return PlanResult.unsupported(planner, f"{article} {kind} that moves nothing (no "
+                                           f"destination but its source, or one "
+                                           f"participant) has an unbounded steady-state "
+                                           f"throughput")
 
 
 def time_limit_error(options: LpOptions, where: str) -> PlanResult:

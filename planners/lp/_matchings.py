@@ -82,7 +82,14 @@ import numpy as np
 from portsim.planners.base import PlanResult
 from portsim.planners.lp._arborescence import min_arborescence
 from portsim.planners.lp._broadcast import STEINER_NOTE, multicast_flow_model, tree_unit
-from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._driver import (
+    NAME,
+    LpOptions,
+    finish,
+    no_communication,
+    solve_exactly,
+    time_limit_error,
+)
 from portsim.planners.lp._exact import ExactSolution, dual_bound
 from portsim.planners.lp._extract import extract_trees, top_down_unit
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
@@ -548,8 +555,7 @@ def _copies_link(key: Hashable) -> Link | None:
 def _plan_flows(platform: Platform, operation: Operation, options: LpOptions) -> PlanResult:
     commodities = commodities_of(operation)
     if not commodities:
-        return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
-                                      f"the throughput is unbounded")
+        return no_communication(operation)
     flow_model = build_flow_model(platform, commodities, operation.size)
     base = strip_ports(flow_model.model, platform, operation.size, _flow_link)
     found = solve_with_matchings(platform, base, options, what=str(operation.kind),
@@ -608,8 +614,7 @@ def _plan_multicast(platform: Platform, operation: Operation, options: LpOptions
     sources = [(s, t, item) for s, t, item in sources if [x for x in t if x != s]]
     what = str(operation.kind)
     if not sources:
-        return PlanResult.error(NAME, f"a {what} without destinations needs no "
-                                      f"communication: the throughput is unbounded")
+        return no_communication(operation)
     base_model = LinearModel()
     tp = base_model.variable("TP", upper=Fraction(10**9))
     base_model.objective = tp

@@ -34,6 +34,7 @@ from portsim.planners.lp._driver import (
     LpOptions,
     finish,
     guarded,
+    no_communication,
     parse_options,
     solve_exactly,
 )
@@ -151,8 +152,7 @@ def _plan_paths(platform: Platform, operation: Operation, options: LpOptions,
                 port_sum: frozenset[NodeId]) -> PlanResult:
     commodities = commodities_of(operation)
     if not commodities:
-        return PlanResult.error(LP_NAIVE_NAME, f"nothing to transfer in this "
-                                               f"{operation.kind}: the throughput is unbounded")
+        return no_communication(operation, LP_NAIVE_NAME)
     flow_model = build_flow_model(platform, commodities, operation.size, port_sum=port_sum)
     # No float repair: it scales by separate send and receive loads, which a
     # summed row does not honour; the exact recovery alone is used.

@@ -50,7 +50,14 @@ from fractions import Fraction
 import numpy as np
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly, time_limit_error
+from portsim.planners.lp._driver import (
+    NAME,
+    LpOptions,
+    finish,
+    no_communication,
+    solve_exactly,
+    time_limit_error,
+)
 from portsim.planners.lp._extract import extract_trees, repair_ssr, top_down_unit
 from portsim.planners.lp._reduce_columns import (
     reduction_trees,
@@ -83,9 +90,7 @@ def refuse_reduction(operation: Operation) -> PlanResult | None:
             NAME, f"lp models non-commutative {what} only (SSR(G) combines intervals "
                   "v[k,l] and v[l+1,m]); a commutative operator could beat that bound")
     if len(operation.participants) < 2:
-        what = "an allreduce" if allreduce else "a reduce"
-        return PlanResult.error(NAME, f"{what} of one participant needs no communication: "
-                                      "the throughput is unbounded")
+        return no_communication(operation)
     return None
 
 

@@ -8,7 +8,7 @@ periodically (section 3.3).
 from __future__ import annotations
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._driver import NAME, LpOptions, finish, solve_exactly
+from portsim.planners.lp._driver import LpOptions, finish, no_communication, solve_exactly
 from portsim.planners.lp._flows import Commodity, build_flow_model, commodities_of, decompose_paths
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -31,8 +31,7 @@ def plan_flows(platform: Platform, operation: Operation, commodities: list[Commo
                options: LpOptions, what: str) -> PlanResult:
     """Solve a multi-commodity model, decompose it into paths, schedule it."""
     if not commodities:
-        return PlanResult.error(NAME, f"nothing to transfer in this {operation.kind}: "
-                                      f"the throughput is unbounded")
+        return no_communication(operation)
     flow_model = build_flow_model(platform, commodities, operation.size)
     exact = solve_exactly(flow_model.model, options, what=what, repair=flow_model.repair)
     if isinstance(exact, PlanResult):
