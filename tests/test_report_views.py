@@ -459,6 +459,24 @@ def test_grid_points_without_a_number_are_drawn_in_the_grid_order(store: Path) -
     assert figure["layout"]["xaxis"]["categoryarray"] == order
 
 
+def test_series_named_by_a_json_grid_value_show_its_quotes(store: Path) -> None:
+    # Seen in Chromium on a study over n and `operation: [{type: reduce, target: P0},
+    # {type: allreduce}]`: the legend read `greedy [operation={&quot;target&quot;: ...}]`
+    # (plotly writes no `&quot;`), and the page's contents `operation={"target": "p0"...`
+    # (the whole title lower-cased).
+    frame = load_results(store)
+    operation = {4: '{"target": "P0", "type": "reduce"}', 8: '{"type": "<all>reduce"}'}
+    frame["grid.operation"] = frame["grid.platform.generator.n"].map(operation).astype("string")
+    page = render_study_report(frame, run_index=0, planner="greedy")
+    names = {trace["name"] for trace in figure_titled(page, "Makespan of one operation")["data"]}
+    assert 'binomial [operation={"target": "P0", "type": "reduce"}]' in names
+    assert 'binomial [operation={"type": "&lt;all&gt;reduce"}]' in names
+    nav = page.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    assert "platform of run 0 (platform.generator.n=4, operation={&quot;target&quot;: " \
+           "&quot;P0&quot;" in nav
+    assert ">summary<" in nav
+
+
 def test_default_run_is_the_first_where_the_planners_differ_the_most(store: Path) -> None:
     # The default used to be run 0 (canon-antoniu-fig2: n = 2, every tree alike).
     # By hand from MAKESPANS: longest over shortest makespan per seed is 5/4, 5/4,
