@@ -16,7 +16,7 @@ from portsim.planners.base import (
     check_options,
     unsupported_reason,
 )
-from portsim.planners.timing import PortClock, cheapest_path
+from portsim.planners.timing import PortClock, cheapest_path, cheapest_paths_from
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortKind
@@ -142,14 +142,13 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
             clock.hold(node, item)
 
     forwarded: list[str] = []
-    if op.kind is OperationKind.SCATTER:
+    if op.kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
         assert op.source is not None
+        paths = cheapest_paths_from(platform, op.source)  # one search, not one per target
         for k in op.targets:
-            _deliver(clock, op.source, k, Item.message(k), root=op.source, forwarded=forwarded)
-    elif op.kind is OperationKind.BROADCAST:
-        assert op.source is not None
-        for k in op.targets:
-            _deliver(clock, op.source, k, Item.broadcast(), root=op.source, forwarded=forwarded)
+            item = Item.message(k) if op.kind is OperationKind.SCATTER else Item.broadcast()
+            _deliver(clock, op.source, k, item, root=op.source, forwarded=forwarded,
+                     path=paths.get(k))
     elif op.kind is OperationKind.GATHER:
         assert op.target is not None
         for p in op.participants:
@@ -182,14 +181,17 @@ def _deliver(
     *,
     root: NodeId,
     forwarded: list[str],
+    path: list[NodeId] | None = None,
 ) -> None:
-    """Bring ``item`` from ``src`` to ``dst`` along the cheapest path.
+    """Bring ``item`` from ``src`` to ``dst`` along the cheapest path (``path``, if found
+    already).
 
     Hops touching ``root`` occupy the root's lane, so that the root's
     communications happen one at a time.  The path starts at its last node
     that already holds ``item`` (only a broadcast copy can be held on the way).
     """
-    path = cheapest_path(clock.platform, src, dst)
+    if path is None:  # not found already, or no path: cheapest_path says so
+        path = cheapest_path(clock.platform, src, dst)
     start = max(i for i, node in enumerate(path) if clock.holds(node, item))
     path = path[start:]
     if len(path) > 2:

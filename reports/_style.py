@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import html
 import textwrap
+from decimal import Context
+from fractions import Fraction
 from typing import Final
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from portsim.simulator.numbers import format_rational
+
 __all__ = [
+    "EXACT_TEXT_CHARS",
     "MODEBAR_SPACE",
     "TEMPLATE",
     "TIME_UNIT",
     "escape_label",
     "palette",
+    "readable_rational",
     "set_title",
 ]
 
@@ -51,6 +57,34 @@ def escape_label(text: object) -> str:
     'a&lt;b&gt; &amp; c'
     """
     return html.escape(str(text), quote=False)
+
+
+EXACT_TEXT_CHARS: Final = 40
+"""Longest exact rational a chart's title or note writes: a longer one (an ``lp``
+bound of 70 digits over 70 digits) is one unbreakable word that runs past the chart's
+right edge, and is written as a decimal instead."""
+
+
+def readable_rational(value: Fraction | int) -> str:
+    """``value`` as an exact rational when at most :data:`EXACT_TEXT_CHARS` long, else
+    to 6 significant digits, with the length of the exact text it stands for.
+
+    Computed in decimal arithmetic: no float overflows, however large the terms.
+
+    Examples
+    --------
+    >>> readable_rational(Fraction(2, 9))
+    '2/9'
+    >>> readable_rational(Fraction(10**50 + 1, 3 * 10**50))
+    '~0.333333 (exact: a rational of 103 characters)'
+    """
+    text = format_rational(value)
+    if len(text) <= EXACT_TEXT_CHARS:
+        return text
+    number = Fraction(value)
+    approx = Context(prec=6, Emax=10**9, Emin=-10**9).divide(number.numerator,
+                                                              number.denominator)
+    return f"~{approx:g} (exact: a rational of {len(text)} characters)"
 
 
 def palette(count: int) -> list[str]:

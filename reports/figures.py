@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 import networkx as nx
 import plotly.graph_objects as go
 
-from portsim.reports._style import MODEBAR_SPACE, TIME_UNIT, set_title
+from portsim.reports._style import MODEBAR_SPACE, TIME_UNIT, readable_rational, set_title
 from portsim.reports._style import TEMPLATE as _TEMPLATE
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
@@ -616,8 +616,8 @@ def convergence_figure(study: AsymptoticStudy, labels: Sequence[str] = (), *,
         template=_TEMPLATE, height=480, legend_title="planner",
         xaxis={"title": f"horizon K ({TIME_UNIT}, log scale)", "type": "log"},
         yaxis_title="completed(K) / (TP·K)", margin={"l": 70, "r": 20, "b": 60})
-    title = (f"completed(K) / (TP·K) over horizon K, TP = {format_rational(study.bound)}, "
-             f"lp period {format_rational(study.period)}")
+    title = (f"completed(K) / (TP·K) over horizon K, TP = {readable_rational(study.bound)}, "
+             f"lp period {readable_rational(study.period)}")
     set_title(figure, title + (f"<br><sup>{_esc(subtitle)}</sup>" if subtitle else ""))
     keep_series_visible(figure, {_esc(k): v for k, v in (colours or {}).items()},
                         notes=[*missing, *(_esc(n) for n in notes)])

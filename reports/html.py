@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import plotly.graph_objects as go
 
+from portsim.reports._style import EXACT_TEXT_CHARS
 from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
     THROUGHPUT_UNIT,
@@ -255,10 +256,18 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     if len(periods) < len(CONVERGENCE_PERIODS):
         left = [k for k in CONVERGENCE_PERIODS if k not in periods]
         note = (f"horizons of {', '.join(map(str, left))} lp periods left out: one period "
-                f"holds {format_rational(per_period)} (about {float(per_period):,.0f}) "
+                f"holds {_operations_text(per_period)} "
                 f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
                 "portsim run --asymptotic replays longer horizons")
     return asymptotic_study(scenario, periods=periods, plans=plans, progress=progress), note
+
+
+def _operations_text(count: Fraction) -> str:
+    """``"1100/3 (about 367)"``, or only ``"about 110"`` where the exact count is longer
+    than a chart's note writes (:data:`~portsim.reports._style.EXACT_TEXT_CHARS`)."""
+    about = f"about {float(count):,.0f}"
+    text = format_rational(count)
+    return f"{text} ({about})" if len(text) <= EXACT_TEXT_CHARS else about
 
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],

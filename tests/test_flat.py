@@ -425,3 +425,47 @@ def test_port_clock_misuse() -> None:
         clock.compute("R", (Item.interval(0, 0), Item.interval(1, 1)), Item.interval(0, 1))
     with pytest.raises(PlannerError, match="size must be > 0"):
         PortClock(router_out(), size=0)
+
+
+# -- one shortest-path search per source (a 2,000-node broadcast took 37 s) ---------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cheapest_paths_from_gives_cheapest_path_to_every_node(seed: int) -> None:
+    from portsim.planners.timing import cheapest_paths_from
+    from portsim.scenarios.generators import random_platform
+
+    # costs from a small range: many ties, which both must break alike
+    platform = random_platform(40, 2, c=(1, 3), seed=seed)
+    for src in ("P0", "P7"):
+        paths = cheapest_paths_from(platform, src)
+        assert set(paths) == set(platform.node_ids)
+        for dst in platform.node_ids:
+            assert paths[dst] == cheapest_path(platform, src, dst), (src, dst)
+
+
+@pytest.mark.parametrize("kind", [SCATTER, BROADCAST])
+def test_flat_from_one_source_searches_its_paths_once(kind: OperationKind,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import portsim.planners.flat as flat_module
+    from portsim.scenarios.generators import random_platform
+
+    platform = random_platform(60, 2, c=(1, 3), seed=1)
+    op = Operation(kind, source="P0")
+    expected = flat_tree(platform, op)
+    # the same schedule as one search per target, the planner's way until 0.3.0
+    searched: list[tuple[str, str]] = []
+
+    def per_target(p: Platform, src: str, dst: str) -> list[str]:
+        searched.append((src, dst))
+        return cheapest_path(p, src, dst)
+
+    monkeypatch.setattr(flat_module, "cheapest_path", per_target)
+    monkeypatch.setattr(flat_module, "cheapest_paths_from",
+                        lambda p, src: {d: cheapest_path(p, src, d) for d in p.node_ids})
+    reference = flat_tree(platform, op)
+    assert reference.schedule is not None
+    assert expected.schedule is not None
+    assert reference.schedule.events == expected.schedule.events
+    assert reference.makespan == expected.makespan
+    assert searched == []  # no search per target

@@ -342,6 +342,33 @@ def test_convergence_hover_gives_the_exact_horizon_and_ratio() -> None:
     assert "%{x}" not in lp["hovertemplate"]
 
 
+# The lp bound of a study's run (a non-commutative reduce on 64 random nodes, seed 2),
+# certified exact: 73 digits over 73, which the chart's title wrote whole, past its edge.
+LONG_BOUND = F(911956065728085665306825962421809249269047379526582201132824072045823653,
+               9601350121094864070457453579642542580874549804392243531647788522515922230)
+
+
+def test_convergence_title_writes_a_long_bound_as_a_decimal() -> None:
+    from portsim.reports.figures import convergence_figure
+    from portsim.reports.html import _operations_text
+    from portsim.scenarios.asymptotic import AsymptoticRow, AsymptoticStudy
+
+    period = F(69781, 60)
+    rows = tuple(AsymptoticRow("lp", k, period * k, 10 * k, LONG_BOUND * period * k,
+                               F(1, 2), None) for k in (1, 2))
+    figure = convergence_figure(AsymptoticStudy(LONG_BOUND, period, rows, ()), ["lp"])
+    assert figure is not None
+    title = figure.layout.title.text
+    flat = title.replace("<br>", " ")
+    assert f"TP = ~{float(LONG_BOUND):.6g} (exact: a rational of 146 characters)" in flat
+    assert "lp period 69781/60" in flat
+    assert max(len(line) for line in title.split("<br>")) <= 90
+    # the note under the chart: one period holds TP times the period, about 110 operations
+    per_period = LONG_BOUND * period
+    assert _operations_text(per_period) == f"about {float(per_period):,.0f}" == "about 110"
+    assert _operations_text(F(1100, 3)) == "1100/3 (about 367)"
+
+
 def test_run_report_tells_its_long_steps_before_they_start() -> None:
     # a run without lp: the report computes the bound itself, then replays each planner
     scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
@@ -457,6 +484,24 @@ def test_grid_points_without_a_number_are_drawn_in_the_grid_order(store: Path) -
     assert by_trace["binomial"] == (order, [4.5, 4.5])
     assert by_trace["greedy (reducers: 2)"] == (order, [5.5, 5.5])
     assert figure["layout"]["xaxis"]["categoryarray"] == order
+
+
+def test_series_named_by_a_json_grid_value_show_its_quotes(store: Path) -> None:
+    # Seen in Chromium on a study over n and `operation: [{type: reduce, target: P0},
+    # {type: allreduce}]`: the legend read `greedy [operation={&quot;target&quot;: ...}]`
+    # (plotly writes no `&quot;`), and the page's contents `operation={"target": "p0"...`
+    # (the whole title lower-cased).
+    frame = load_results(store)
+    operation = {4: '{"target": "P0", "type": "reduce"}', 8: '{"type": "<all>reduce"}'}
+    frame["grid.operation"] = frame["grid.platform.generator.n"].map(operation).astype("string")
+    page = render_study_report(frame, run_index=0, planner="greedy")
+    names = {trace["name"] for trace in figure_titled(page, "Makespan of one operation")["data"]}
+    assert 'binomial [operation={"target": "P0", "type": "reduce"}]' in names
+    assert 'binomial [operation={"type": "&lt;all&gt;reduce"}]' in names
+    nav = page.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    assert "platform of run 0 (platform.generator.n=4, operation={&quot;target&quot;: " \
+           "&quot;P0&quot;" in nav
+    assert ">summary<" in nav
 
 
 def test_default_run_is_the_first_where_the_planners_differ_the_most(store: Path) -> None:

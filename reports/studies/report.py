@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from portsim.reports._style import escape_label
 from portsim.reports.figures import (
     CONVERGENCE_PERIODS,
     TIME_UNIT,
@@ -198,7 +199,10 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
     if chosen is not None:
         sections.extend(_run_sections(frame, chosen, planner, embed, colours, progress, why,
                                       gantt_window))
-    nav = " · ".join(f'<a href="#{a}">{html.escape(t.lower())}</a>' for a, t, _ in sections)
+    # lower-case the first letter only: a title may name a planner (`lp (split: False)`)
+    # or a grid value (`target: "P0"`), which keep their case
+    nav = " · ".join(f'<a href="#{a}">{html.escape(t[:1].lower() + t[1:])}</a>'
+                     for a, t, _ in sections)
     body = "".join(f'<section id="{a}"><h2>{html.escape(t)}</h2>{b}</section>'
                    for a, t, b in sections)
     runs = frame["run_key"].nunique()
@@ -325,7 +329,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         # whiskers from the smallest to the largest value: a ratio >= 1 stays >= 1
         above = np.maximum(stats["max"].to_numpy(dtype=float) - mean, 0.0)
         below = np.maximum(mean - stats["min"].to_numpy(dtype=float), 0.0)
-        escaped = html.escape(str(name))
+        escaped = escape_label(name)
         trace_colours[escaped] = colours.get(str(label), "#444")
         exact = group.groupby("x", sort=True)["exact"].agg(list).reindex(stats.index)
         figure.add_trace(go.Scatter(
@@ -337,7 +341,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
             # the float beside (plotly would only write the floats)
             customdata=[[*_stats_texts(values, row), int(row["count"])]
                         for values, (_, row) in zip(exact, stats.iterrows(), strict=True)],
-            hovertemplate=(f"{escaped}<br>{html.escape(x_title)}=%{{x}}"
+            hovertemplate=(f"{escaped}<br>{escape_label(x_title)}=%{{x}}"
                            "<br>mean=%{customdata[0]}<br>min=%{customdata[1]}, "
                            "max=%{customdata[2]}<br>%{customdata[3]} run(s)<extra></extra>")))
     figure.update_layout(template=_TEMPLATE, xaxis_title=x_title,
@@ -372,7 +376,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
                       "smallest to the largest value</sup>")
     never = [str(label) for label in dict.fromkeys(frame[_LABEL])
              if not valid[frame[_LABEL] == label].any()]
-    notes = ([f"not drawn, no valid row: {html.escape(', '.join(never))} (see Failed runs)"]
+    notes = ([f"not drawn, no valid row: {escape_label(', '.join(never))} (see Failed runs)"]
              if never else [])
     # Valid rows without the figure (a periodic schedule has no makespan; no
     # bound, no efficiency): say so rather than leave the planner out silently.
@@ -380,7 +384,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     blank = [str(label) for label in dict.fromkeys(frame[_LABEL])
              if str(label) not in drawn and str(label) not in never]
     if blank and measure != "efficiency":  # the efficiency chart's caption counts those
-        notes.append(f"not drawn, no makespan: {html.escape(', '.join(blank))}")
+        notes.append(f"not drawn, no makespan: {escape_label(', '.join(blank))}")
     keep_series_visible(figure, trace_colours, notes=notes)
     return figure
 
