@@ -11,6 +11,7 @@ import random
 from fractions import Fraction
 
 import pytest
+from random_cases import operation_for, random_multiport_platform
 
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._integer_rounding import shortest_period
@@ -103,3 +104,36 @@ def test_an_allgather_over_four_dgx_a100_servers_reaches_its_bound_in_a_fixed_pe
     assert result.schedule.instances_per_period == 15
     assert len(result.schedule.events) <= 20_000
     assert replay(result.schedule).feasible
+
+
+_KINDS = (OperationKind.SCATTER, OperationKind.BROADCAST, OperationKind.ALLGATHER,
+          OperationKind.REDUCE, OperationKind.ALLTOALL)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.filterwarnings("ignore:the fixed period")
+@pytest.mark.parametrize("seed", range(24))
+def test_cap_forced_fixed_periods_replay_feasible_and_never_beat_the_bound(seed: int) -> None:
+    """Random platforms (bidirectional, ``multiport:2``, ``multiport``), five
+    operations, a ``max_events`` low enough to force a fixed period: whichever
+    rounding is chosen (the integer program's or the greedy's), the schedule
+    replays without a violation, carries ``instances / period`` and never more
+    than the exact throughput.  The integer program is chosen in some of them."""
+    rng = random.Random(seed)
+    kind = _KINDS[seed % len(_KINDS)]
+    model = random_multiport_platform(rng.randint(4, 6), seed, compute=(0, 3))
+    operation = operation_for(kind, model, seed)
+    exact = steady_state(model, operation)
+    assert exact.is_ok, exact.message
+    assert exact.schedule is not None
+    cap = max(2, len(exact.schedule.events) // rng.randint(3, 12))
+    result = steady_state(model, operation, max_events=cap)
+    assert result.is_ok, result.message
+    assert result.throughput_bound == exact.throughput_bound
+    assert result.schedule is not None
+    assert result.period is not None
+    n = result.schedule.instances_per_period
+    assert result.achieved_throughput == Fraction(n) / result.period
+    assert result.achieved_throughput <= exact.throughput_bound
+    report = replay(result.schedule, horizon=result.period * 6)
+    assert report.violations == ()
