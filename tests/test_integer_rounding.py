@@ -137,3 +137,33 @@ def test_cap_forced_fixed_periods_replay_feasible_and_never_beat_the_bound(seed:
     assert result.achieved_throughput <= exact.throughput_bound
     report = replay(result.schedule, horizon=result.period * 6)
     assert report.violations == ()
+
+
+def test_the_integer_rounding_never_ends_the_call_at_the_deadline() -> None:
+    """Two targets served by two paths each (direct, or through the other target),
+    half of the instances each, 3 operations an instance, a cap of 10: the most
+    instances a period holds is 3.  Without a deadline the integer program sends
+    them all direct in the period 3 (each direct link busy 3 x 1: 1 a time unit,
+    the weights' own throughput), where the greedy carried 4 in the period 5;
+    with a deadline already past it is skipped, and nothing is raised."""
+    from portsim.planners.lp._periodic import SendTask, Unit, _Rounding
+    from portsim.planners.lp._solve import Deadline
+    from portsim.simulator import Platform
+    from portsim.simulator.items import Item
+
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1), ("A", "B", 1),
+                                                ("B", "A", 1)], port_model="multiport")
+    a, b = Item.message("A"), Item.message("B")
+    half = Fraction(1, 2)
+    groups = [[Unit(half, (SendTask("S", "A", a, 0),)),
+               Unit(half, (SendTask("S", "B", a, 0), SendTask("B", "A", a, 1)))],
+              [Unit(half, (SendTask("S", "B", b, 0),)),
+               Unit(half, (SendTask("S", "A", b, 0), SendTask("A", "B", b, 1)))]]
+    rounding = _Rounding(platform, groups, Fraction(1))
+    start = Fraction(5)
+    assert rounding.counts(start, 10)[1] == 4  # the greedy's, to beat: 4 instances in 5
+    found = rounding.integer(Fraction(1), 10, start, Deadline.after(None))
+    assert found is not None
+    assert (found.period, found.instances, found.events) == (Fraction(3), 3, 6)
+    assert found.counts == ((3, 0), (3, 0))
+    assert rounding.integer(Fraction(1), 10, start, Deadline.after(0)) is None

@@ -42,12 +42,14 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 __all__ = ["MAX_NONZEROS", "NODE_LIMIT", "IntegerRounding", "shortest_period"]
 
-NODE_LIMIT = 10
+NODE_LIMIT = 1
 """Branch-and-bound nodes HiGHS may spend on one program (the best solution found
-within them is kept).  Its root's heuristics do most of the work: on the
-allgathers over 4 and 8 DGX A100 servers and the broadcast over an MI250 node,
-1, 10, 50 and 200 nodes give the same roundings but one (0.2% better at 200
-nodes, five times the time)."""
+within them is kept): the root alone.  Its heuristics do the work: on the
+allgathers over 4, 8 and 16 DGX A100 servers, the broadcasts over 8 and 16
+and the broadcast over an MI250 node, 1 and 10 nodes give the same roundings,
+10 taking twice the time (12 s against 5.4 s for the broadcast over 16
+servers, its three programs of 113 trees and 121-123 instances), 200 nodes
+one rounding 0.2% better at five times the time."""
 
 MAX_NONZEROS = 400_000
 """Programs with more unit-resource loads than this are not built (the greedy's
