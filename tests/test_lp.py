@@ -36,7 +36,7 @@ from portsim.planners.lp._flows import Commodity, build_flow_model
 from portsim.planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.planners.registry import available_planners, get_planner
-from portsim.scenarios.generators import random_platform
+from portsim.scenarios.generators import random_platform, torus_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
@@ -297,6 +297,28 @@ def test_bad_options(options: dict, match: str) -> None:  # type: ignore[type-ar
     p = Platform.build(["S", "A"], [("S", "A", 1)])
     with pytest.raises(PlannerError, match=match):
         LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"), **options)
+
+
+def test_floors_over_the_cap_are_said_to_be_over_it() -> None:
+    """A reduce on a 2 x 3 torus with ``max_events: 20``: the integer program
+    fills period 3 with 1 instance, and the note said "Proposition 4's
+    floors give 3" as if the floors did better: their 3 instances are 34
+    operations, over the cap.  The count is checked against the schedule
+    of the floors themselves (``period: 3``: 3 instances, 34 events)."""
+    p = torus_platform(2, 3)
+    op = Operation(OperationKind.REDUCE, participants=tuple(p.processors), target="P0")
+    floors = LP_PLANNER.plan(p, op, period=3)
+    assert floors.schedule is not None
+    assert floors.schedule.instances_per_period == 3
+    operations = len(floors.schedule.events)  # one event per operation: no matchings
+    assert operations > 20
+    with pytest.warns(UserWarning, match="cap 20"):
+        capped = LP_PLANNER.plan(p, op, max_events=20)
+    assert capped.schedule is not None
+    assert len(capped.schedule.events) <= 20
+    (note,) = [n for n in capped.notes if "floors give" in n]
+    assert note.endswith(f"Proposition 4's floors give 3 ({operations} operations, over the "
+                         f"cap of 20)")
 
 
 @pytest.mark.parametrize("limit", ["1e3", "10", "1/2", 10])

@@ -723,6 +723,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         period = Fraction(fixed_period)
     counts, n = _counts(groups, period)
     floors = n
+    # the floors' operations, when over the cap: they are no schedule the cap allows
+    floors_over = _operations(counts, _unit_operations(groups)) if integer is not None else 0
     if integer is not None:
         counts, n = [list(row) for row in integer.counts], integer.instances
     else:
@@ -772,7 +774,9 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
             notes.append(f"fixed period {format_rational(period)}: {counted(n, 'instance')}, "
                          f"the paths' and trees' counts chosen by an integer program (HiGHS, at "
                          f"most {NODE_LIMIT} branch-and-bound nodes) with every port, link "
-                         f"and CPU within the period; Proposition 4's floors give {floors}")
+                         f"and CPU within the period; Proposition 4's floors give {floors}"
+                         + (f" ({floors_over} operations, over the cap of {max_events})"
+                            if floors_over > max_events else ""))
         elif n > floors:
             notes.append(f"fixed period {format_rational(period)}: {n} instances, where "
                          f"Proposition 4's floors give {floors}: units rounded up while every "
