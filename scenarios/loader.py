@@ -718,12 +718,19 @@ def _yaml_error(
                  source=source)
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeys(yaml.constructor.SafeConstructor):
     """Mixin of the safe YAML loaders: a key given twice in one mapping is an error."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                # ``<<: *anchor``: the base class merges it (flatten_mapping), the
+                # mapping's own keys overriding the merged ones, as YAML says.
+                continue
             key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
             try:
                 duplicate = key in seen

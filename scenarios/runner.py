@@ -473,10 +473,16 @@ def run_planner(
         if given is not None and err.path == "horizon":
             raise ScenarioError(err.message, source=scenario.source, path=key,
                                 value=format_rational(given)) from None
+        # Nothing was replayed, so nothing is proven: the announced figure is
+        # a note, not achieved_throughput (nor bound_reached) of the row.
+        notes = list(result.notes)
+        if result.achieved_throughput is not None:
+            notes.append(f"the planner announced achieved throughput "
+                         f"{format_rational(result.achieved_throughput)}, which no strict "
+                         f"replay proves (the schedule cannot be replayed): not shown")
         return PlannerRun(name, kind, model, status="error",
                           message=_one_line(f"the schedule cannot be replayed: {err}"),
-                          throughput_bound=result.throughput_bound, notes=result.notes,
-                          achieved_throughput=result.achieved_throughput,
+                          throughput_bound=result.throughput_bound, notes=tuple(notes),
                           options=options, plan=result)
 
 

@@ -993,3 +993,25 @@ planners: [{name: msccl, file: nope.xml}]
     assert stderr.count("\n") == 1, stderr
     assert stderr.startswith(f"portsim: error: {scenario}: planners[0].file: "
                              f"{tmp_path / 'nope.xml'}: cannot read the file")
+
+
+def test_a_schedule_that_cannot_be_replayed_claims_no_achieved_throughput(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lp`` with ``period: 1000000`` on the scatter toy (2,000,000 events a
+    period) was an `error` row, "the schedule cannot be replayed", whose JSON
+    still said ``achieved_throughput: "1/2"`` and ``bound_reached: true``:
+    nothing was replayed, so nothing is proven (SPEC: only as far as the
+    strict replay proves it).  The cap is lowered here to get there fast."""
+    import portsim.simulator.engine
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_REPLAY_EVENTS", 5)
+    scenario = write(tmp_path, SCATTER.replace("[flat]", "[lp]"))
+    code, stdout, _ = invoke("run", str(scenario), "--json", "-")
+    assert code == 3
+    (row,) = json.loads(stdout)["results"]
+    assert row["status"] == "error"
+    assert row["message"].startswith("the schedule cannot be replayed")
+    assert row["throughput_bound"] == "3/5"  # S sends 1 + 2/3 per scatter
+    assert row["achieved_throughput"] is None
+    assert row["bound_reached"] is None
+    assert any("announced achieved throughput 3/5, which no strict replay proves" in note
+               for note in row["notes"])

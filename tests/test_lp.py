@@ -23,6 +23,7 @@ from scipy.optimize import linprog
 
 from portsim.planners.base import PlanResult as PlanResultType
 from portsim.planners.lp import LP_PLANNER, steady_state
+from portsim.planners.lp._driver import parse_options
 from portsim.planners.lp._exact import (
     _refine,
     _solve_exact,
@@ -35,13 +36,13 @@ from portsim.planners.lp._flows import Commodity, build_flow_model
 from portsim.planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.planners.registry import available_planners, get_planner
-from portsim.scenarios.generators import random_platform
+from portsim.scenarios.generators import random_platform, torus_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, parse_rational
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -284,6 +285,9 @@ def test_registered() -> None:
 @pytest.mark.parametrize(("options", "match"), [
     ({"method": "simplex"}, "method must be one of"),
     ({"time_limit": -1}, "time_limit must be a positive"),
+    ({"time_limit": float("nan")}, "expected a finite number"),  # never expired before
+    ({"time_limit": float("inf")}, "expected a finite number"),
+    ({"time_limit": "1e300"}, "out of range"),
     ({"split": "no"}, "split must be true or false"),
     ({"period": 0}, "period must be > 0"),
     ({"max_events": 0}, "max_events must be a positive integer"),
@@ -293,6 +297,40 @@ def test_bad_options(options: dict, match: str) -> None:  # type: ignore[type-ar
     p = Platform.build(["S", "A"], [("S", "A", 1)])
     with pytest.raises(PlannerError, match=match):
         LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"), **options)
+
+
+def test_floors_over_the_cap_are_said_to_be_over_it() -> None:
+    """A reduce on a 2 x 3 torus with ``max_events: 20``: the integer program
+    fills period 3 with 1 instance, and the note said "Proposition 4's
+    floors give 3" as if the floors did better: their 3 instances are 34
+    operations, over the cap.  The count is checked against the schedule
+    of the floors themselves (``period: 3``: 3 instances, 34 events)."""
+    p = torus_platform(2, 3)
+    op = Operation(OperationKind.REDUCE, participants=tuple(p.processors), target="P0")
+    floors = LP_PLANNER.plan(p, op, period=3)
+    assert floors.schedule is not None
+    assert floors.schedule.instances_per_period == 3
+    operations = len(floors.schedule.events)  # one event per operation: no matchings
+    assert operations > 20
+    with pytest.warns(UserWarning, match="cap 20"):
+        capped = LP_PLANNER.plan(p, op, max_events=20)
+    assert capped.schedule is not None
+    assert len(capped.schedule.events) <= 20
+    (note,) = [n for n in capped.notes if "floors give" in n]
+    assert note.endswith(f"Proposition 4's floors give 3 ({operations} operations, over the "
+                         f"cap of 20)")
+
+
+@pytest.mark.parametrize("limit", ["1e3", "10", "1/2", 10])
+def test_time_limit_in_any_number_form(limit: object) -> None:
+    """YAML reads ``time_limit: 1e3`` as the string '1e3': it was refused as
+    not "a positive number of seconds"; every number form of the file is one."""
+    options = parse_options({"time_limit": limit})
+    assert options.time_limit == float(parse_rational(limit))
+    p = Platform.build(["S", "A"], [("S", "A", 1)])
+    result = LP_PLANNER.plan(p, Operation(OperationKind.SCATTER, source="S"), time_limit=limit)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == 1
 
 
 @pytest.mark.parametrize(("model", "bound"), [

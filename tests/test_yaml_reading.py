@@ -171,3 +171,31 @@ def test_nesting_deeper_than_the_limit_is_bad_input(tmp_path: Path, anchor: str)
         else:
             with pytest.raises(ScenarioError, match="invalid YAML: nested too deeply"):
                 read_yaml(path, error=ScenarioError)
+
+
+MERGED = """\
+name: merged
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links:
+    - &link {src: S, dst: A, c: "1/2"}
+    - {<<: *link, dst: B}
+operation: {type: scatter, source: S}
+planners: [flat]
+"""
+
+
+def test_merge_keys_read_as_yaml_reads_them(tmp_path: Path) -> None:
+    """``<<: *anchor`` was an error (`could not determine a constructor for
+    the tag 'tag:yaml.org,2002:merge'`): the duplicate-key check built the
+    merge key itself.  It now merges, the mapping's own keys first, exactly
+    as PyYAML's safe loader does; a key given twice beside it is still refused."""
+    path = tmp_path / "merged.yaml"
+    path.write_text(MERGED)
+    assert read_yaml(path, error=ScenarioError) == yaml.load(MERGED, Loader=yaml.SafeLoader)
+    platform = load_scenario(path).platform
+    assert platform.cost("S", "B") == Fraction(1, 2)
+    assert platform.cost("S", "A") == Fraction(1, 2)
+    path.write_text(MERGED.replace("{<<: *link, dst: B}", "{<<: *link, dst: B, dst: A}"))
+    with pytest.raises(ScenarioError, match="duplicate key 'dst'"):
+        read_yaml(path, error=ScenarioError)

@@ -158,11 +158,19 @@ def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
         raise PlannerError("method must be one of " + ", ".join(_METHODS),
                            path=f"planners.{name}.method", value=method)
     time_limit = options.get("time_limit")
-    if time_limit is not None and (isinstance(time_limit, bool)
-                                   or not isinstance(time_limit, int | float)
-                                   or time_limit <= 0):
-        raise PlannerError("time_limit must be a positive number of seconds",
-                           path=f"planners.{name}.time_limit", value=time_limit)
+    limit: float | None = None
+    if time_limit is not None:
+        # A number in any form a file may write it ("1e3", "1/2", 10): never
+        # .nan or .inf, which would make a deadline that never expires.
+        if isinstance(time_limit, bool):
+            raise PlannerError("time_limit must be a positive number of seconds",
+                               path=f"planners.{name}.time_limit", value=time_limit)
+        seconds = parse_rational(time_limit, path=f"planners.{name}.time_limit",
+                                 error=PlannerError)
+        if seconds <= 0:
+            raise PlannerError("time_limit must be a positive number of seconds",
+                               path=f"planners.{name}.time_limit", value=time_limit)
+        limit = float(seconds)
     split = options.get("split", True)
     if not isinstance(split, bool):
         raise PlannerError("split must be true or false", path=f"planners.{name}.split",
@@ -182,8 +190,7 @@ def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
     if restrict not in RESTRICTIONS:
         raise PlannerError("restrict must be one of " + ", ".join(RESTRICTIONS),
                            path=f"planners.{name}.restrict", value=restrict)
-    return LpOptions(str(method), None if time_limit is None else float(time_limit),
-                     split, fixed, cap, str(restrict))
+    return LpOptions(str(method), limit, split, fixed, cap, str(restrict))
 
 
 def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,

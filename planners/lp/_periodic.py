@@ -727,6 +727,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         period = Fraction(fixed_period)
     counts, n = _counts(groups, period)
     floors = n
+    # the floors' operations, when over the cap: they are no schedule the cap allows
+    floors_over = _operations(counts, _unit_operations(groups)) if integer is not None else 0
     if integer is not None:
         counts, n = [list(row) for row in integer.counts], integer.instances
     else:
@@ -777,7 +779,9 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                          f"the paths' and trees' counts chosen by an integer program (HiGHS, "
                          f"{counted(NODE_LIMIT, 'branch-and-bound node')} at most) with every "
                          f"port, link and CPU within the period; Proposition 4's floors give "
-                         f"{floors}")
+                         f"{floors}"
+                         + (f" ({floors_over} operations, over the cap of {max_events})"
+                            if floors_over > max_events else ""))
         elif n > floors:
             notes.append(f"fixed period {format_rational(period)}: {n} instances, where "
                          f"Proposition 4's floors give {floors}: units rounded up while every "
