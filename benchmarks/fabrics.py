@@ -252,6 +252,33 @@ exact but dgx_a100:16 allgather, a certified interval up to 5/3 at 60 s (the
 cut generation's packing under the islands' cap; before, up to 325/127),
 its fixed-period schedule carrying 1/2.
 
+Nineteenth session, 27 November 2026: the fixed period's counts of the trees
+by an integer program (:mod:`portsim.planners.lp._integer_rounding`, kept
+where it carries more than the greedy rounding).  ``--cases dgx_a100:4
+dgx_a100:8 mi250:1 mi250:2 dgx_a100:16 --ops allgather broadcast
+--time-limit 120``, main at 93672c2 (before) and at 642e91c (after), one
+after the other on the shared machine (two helpers' jobs beside them); the
+schedule's throughput, its share of the bound, and the schedule's seconds::
+
+    case         op         bound   before             after              sched_s
+    dgx_a100:4   allgather  25/3    300/37     0.973   25/3       1.000   0.23 -> 0.19
+    dgx_a100:4   broadcast  200     2185/11    0.993   2185/11    0.993   0.28 -> 0.43
+    dgx_a100:8   allgather  25/7    90/29      0.869   75/22      0.955   0.47 -> 1.58
+    dgx_a100:8   broadcast  200     580/3      0.967   6075/31    0.980   0.36 -> 1.85
+    mi250:1      allgather  166/7   680/29     0.989   1580/67    0.994   0.17 -> 0.95
+    mi250:1      broadcast  332     988/3      0.992   32150/97   0.998   0.17 -> 0.96
+    mi250:2      allgather  166/15  1140/109   0.945   272/25     0.983   0.50 -> 2.69
+    mi250:2      broadcast  256     3005/12    0.978   31150/123  0.989   0.46 -> 2.36
+    dgx_a100:16  allgather  5/3     1/2        0.300   25/17      0.882   0.99 -> 1.64
+    dgx_a100:16  broadcast  200     1830/11    0.832   1525/8     0.953   0.99 -> 6.50
+
+(dgx_a100:16 allgather: the bound is cut at 120 s under that load, the
+interval up to 5/3; quiet, it is exact in 101 s.)  The items' targets still
+hold: mi250:2 allgather 8.4 s in all (target 10 s), dgx_a100:8 14.5 s (60 s).
+Each program is the root node of HiGHS's branch and bound (1 and 10 nodes
+gave the same roundings, 10 taking twice the time); up to three instance
+counts are tried, the most the cap holds first.
+
 The schedule time is measured by wrapping the periodic-schedule builder the
 ``lp`` driver calls (instrumentation only: the planner's code path is
 unchanged).
