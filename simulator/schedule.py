@@ -101,6 +101,7 @@ class Compute:
 
 
 Event: TypeAlias = Send | Compute
+"""A schedule's event, a :class:`Send` or a :class:`Compute`."""
 
 _SEND_KEYS = {"kind", "src", "dst", "item", "start", "part", "lag", "duration"}
 _COMPUTE_KEYS = {"kind", "node", "inputs", "output", "start", "lag", "duration"}

@@ -14,7 +14,9 @@ drift; ``docs/_generated/`` is not committed.
 
 from __future__ import annotations
 
+import importlib
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +27,62 @@ from sphinx.config import Config
 GENERATED = "_generated"
 
 
+def _public(module_name: str) -> bool:
+    return not any(part.startswith("_") for part in module_name.split("."))
+
+
+def _home(package: str, name: str) -> str:
+    """The public module documenting ``package.name`` (the one defining it).
+
+    A class or a function knows its module; a type alias (``Event = Send |
+    Compute``) does not, and is found as the deepest public module of
+    ``package`` binding ``name`` to the same object.
+    """
+    obj = getattr(importlib.import_module(package), name)
+    module = getattr(obj, "__module__", None)
+    if isinstance(module, str) and module.startswith(f"{package}.") and _public(module):
+        return module
+    holders = [
+        module_name for module_name, module_object in list(sys.modules.items())
+        if module_name.startswith(f"{package}.") and _public(module_name)
+        and vars(module_object).get(name) is obj
+    ]
+    if not holders:
+        raise ValueError(f"{package}.{name}: no public module of {package} defines it")
+    return max(holders, key=lambda module_name: module_name.count("."))
+
+
+def _public_names(package: str) -> str:
+    """A table of ``package.__all__``, each name linked to where it is documented."""
+    names = getattr(importlib.import_module(package), "__all__", None)
+    if not names:
+        return ""
+    rows = "\n".join(f"   ~{_home(package, name)}.{name}" for name in names)
+    return f"""
+The public names of ``import {package}``
+-----------------------------------------
+
+``from {package} import NAME`` gives each of them; each is documented on the
+page of the module that defines it.
+
+.. autosummary::
+
+{rows}
+"""
+
+
 def _api_page(packages: list[str]) -> str:
     modules = "\n".join(f"   {name}" for name in packages)
+    tables = "".join(_public_names(name) for name in packages)
     return f"""API reference
 =============
 
 Generated from the docstrings of the public modules (a name starting with an
 underscore is private). The command line is described in the
 :doc:`tutorial <../tutorial>` and in ``docs/SPEC.md``.
+{tables}
+The modules
+-----------
 
 .. autosummary::
    :toctree: api
