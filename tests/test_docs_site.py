@@ -44,9 +44,20 @@ def _rendered_docstrings() -> Iterator[tuple[str, Literal["attribute", "property
         for (owner, attribute), lines in ModuleAnalyzer.for_module(name).find_attr_docs().items():
             if _public(f"{owner}.{attribute}" if owner else attribute):
                 yield f"{name}.{owner + '.' if owner else ''}{attribute}", "attribute", list(lines)
-        for class_name, cls in vars(module).items():
-            if not inspect.isclass(cls) or cls.__module__ != name or not _public(class_name):
-                continue
+        # The classes on the module's page: its own, and those its __all__
+        # exports from a private module (docs/_ext/portsim_docs.py shows them).
+        classes = [cls for class_name, cls in vars(module).items()
+                   if inspect.isclass(cls) and cls.__module__ == name and _public(class_name)]
+        classes += [getattr(module, exported) for exported in getattr(module, "__all__", ())
+                    if inspect.isclass(getattr(module, exported))
+                    and not _public(getattr(module, exported).__module__)]
+        for cls in classes:
+            class_name = cls.__qualname__
+            if cls.__module__ != name:
+                private_docs = ModuleAnalyzer.for_module(cls.__module__).find_attr_docs()
+                for (owner, attribute), lines in private_docs.items():
+                    if owner == class_name and _public(attribute):
+                        yield f"{name}.{class_name}.{attribute}", "attribute", list(lines)
             for attribute, value in vars(cls).items():
                 if isinstance(value, property) and value.__doc__ and _public(attribute):
                     yield (f"{name}.{class_name}.{attribute}", "property",
@@ -86,3 +97,49 @@ def test_api_page_tables_every_public_name() -> None:
         obj = getattr(portsim, name)
         defined_here = getattr(obj, "__module__", None) == module_name and bool(obj.__doc__)
         assert documented or defined_here, entry
+
+
+def test_site_links_reexported_names_and_shows_private_exports(tmp_path: Path) -> None:
+    """A small build with the site's extension: a reference to a name where it is
+    imported links to where it is documented, and a package exporting functions
+    from its private modules shows them."""
+    from sphinx.application import Sphinx
+
+    source = tmp_path / "docs"
+    (source / "_ext").mkdir(parents=True)
+    (source / "_ext" / "portsim_docs.py").write_text(
+        (DOCS_EXT / "portsim_docs.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (source / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(source / '_ext')!r})\n"
+        "extensions = ['sphinx.ext.autodoc', 'sphinx.ext.autosummary', 'portsim_docs']\n"
+        "autosummary_generate = True\n"
+        "autodoc_default_options = {'members': True, 'ignore-module-all': True}\n"
+        "portsim_packages = ['portsim.planners.trees']\n", encoding="utf-8")
+    (source / "index.rst").write_text(
+        "Index\n=====\n\n.. toctree::\n\n   _generated/api\n\n"
+        ".. autoclass:: portsim.simulator.platform.Platform\n   :members: duration\n\n"
+        ".. autofunction:: portsim.simulator.validation.validate\n\n"
+        ".. py:currentmodule:: portsim.scenarios.testing\n\n"
+        "As :func:`simulator.validate` says.\n\n"
+        ".. py:currentmodule:: portsim.planners.snf.model\n\n"
+        "On a :class:`Platform`, :meth:`Platform.duration`.\n", encoding="utf-8")
+    out = tmp_path / "html"
+    warnings = tmp_path / "warnings.txt"
+    with warnings.open("w", encoding="utf-8") as stream:
+        app = Sphinx(str(source), str(source), str(out), str(tmp_path / "doctrees"), "html",
+                     status=None, warning=stream, freshenv=True, confoverrides={"nitpicky": True})
+        app.build()
+    text = warnings.read_text(encoding="utf-8")
+    for target in ("simulator.validate", "Platform", "Platform.duration"):
+        assert f"reference target not found: {target} " not in text
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="#portsim.simulator.validation.validate"' in index
+    assert 'href="#portsim.simulator.platform.Platform"' in index
+    assert 'href="#portsim.simulator.platform.Platform.duration"' in index
+    # greedy_tree lives in portsim.planners.trees._model, which has no page.
+    trees = (out / "_generated" / "api" / "portsim.planners.trees.html").read_text(encoding="utf-8")
+    for name in ("greedy_tree", "tree_length", "ReductionTree", "tree_schedule"):
+        signature = ('portsim.planners.trees.</span></span>'
+                     f'<span class="sig-name descname"><span class="pre">{name}<')
+        assert signature in trees, name
