@@ -1,11 +1,12 @@
 """portsim: simulate and validate collective communications on heterogeneous platforms.
 
-This is the curated public API.  Every name below is imported on first use
-(PEP 562), so ``import portsim`` is cheap and ``portsim --help`` does not load
-the solvers.  The four layers stay importable as subpackages, in the order of
-the one data flow: :mod:`portsim.simulator` (platforms, operations, schedules,
-the SimPy engine) <- :mod:`portsim.planners` <- :mod:`portsim.scenarios`
-(files, generators, runs, the command line) <- :mod:`portsim.reports`.
+This is the curated public API, ``portsim.__all__`` (tabled in the API
+reference).  Every one of its names is imported on first use (PEP 562), so
+``import portsim`` is cheap and ``portsim --help`` does not load the solvers.
+The four layers stay importable as subpackages, in the order of the one data
+flow: :mod:`portsim.simulator` (platforms, operations, schedules, the SimPy
+engine) <- :mod:`portsim.planners` <- :mod:`portsim.scenarios` (files,
+generators, runs, the command line) <- :mod:`portsim.reports`.
 
 Examples
 --------

@@ -39,14 +39,16 @@ __all__ = [
 ]
 
 PlanStatus: TypeAlias = Literal["ok", "unsupported", "infeasible", "error"]
-"""Outcome of a planner: ``ok``, ``unsupported``, ``infeasible`` or ``error``."""
+"""Outcome of a planner, ``ok``, ``unsupported``, ``infeasible`` or ``error``."""
 
 _STATUSES: frozenset[str] = frozenset(get_args(PlanStatus))
 
 ReplayMode: TypeAlias = Literal["strict", "asap"]
-"""How the runner replays a plan's schedule: ``strict`` (the validator: the
-planned times are claimed feasible) or ``asap`` (only the per-port order is
-kept and the engine measures what it achieves, e.g. ``lp-naive``)."""
+"""How the runner replays a plan's schedule.
+
+``strict`` (the validator: the planned times are claimed feasible) or
+``asap`` (only the per-port order is kept and the engine measures what it
+achieves, e.g. ``lp-naive``)."""
 
 _REPLAY_MODES: frozenset[str] = frozenset(get_args(ReplayMode))
 

@@ -35,7 +35,7 @@ FLAT_OPERATIONS: frozenset[OperationKind] = frozenset({
 """Operations the flat tree handles."""
 
 FLAT_PORT_MODELS: frozenset[PortKind] = frozenset(PortKind)
-"""Port models the flat tree handles: all of them."""
+"""Port models the flat tree handles (all of them)."""
 
 _DESCRIPTION = (
     "naive flat tree: the root or source deals with every other participant "

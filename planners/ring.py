@@ -55,7 +55,7 @@ RING_OPERATIONS: frozenset[OperationKind] = frozenset({
 """Operations the ring planner handles."""
 
 RING_PORT_MODELS: frozenset[PortKind] = frozenset(PortKind)
-"""Port models the ring planner handles: all of them, per node."""
+"""Port models the ring planner handles (all of them, per node)."""
 
 _DESCRIPTION = ("ring collectives (NCCL/MPI style): allgather, broadcast and reduce along "
                 "the participant ring, allreduce as reduce then broadcast; each hop on a "

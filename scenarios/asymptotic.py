@@ -44,7 +44,7 @@ class AsymptoticRow:
     """
 
     planner: str
-    """The row label: the planner's name with its options (``greedy (reducers: 2)``)."""
+    """The row label, the planner's name with its options (``greedy (reducers: 2)``)."""
     periods: int
     horizon: Fraction
     completed: int | None

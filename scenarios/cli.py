@@ -890,7 +890,7 @@ def _study_columns(meter: _RateMeter) -> tuple[Any, ...]:
 
 
 EXIT_SIGNAL_BASE = 128
-"""A study stopped by a signal exits 128 + the signal number: 130 SIGINT, 143 SIGTERM."""
+"""A study stopped by a signal exits 128 + the signal number (130 SIGINT, 143 SIGTERM)."""
 
 
 @main.command()

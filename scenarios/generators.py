@@ -452,8 +452,9 @@ def _three(values: object, name: str, item: Callable[[object, str], _T]) -> list
 # so that a transfer of size s lasts s / bandwidth.
 
 MULTIPORT = PortModel.parse("multiport")
-"""The default port model of the fabric generators: one port per link
-(the broadcast report's Fig. 8), links sequential."""
+"""The default port model of the fabric generators.
+
+One port per link (the broadcast report's Fig. 8), links sequential."""
 
 DGX1_NVLINKS: tuple[tuple[int, int, int], ...] = (
     (0, 1, 1), (0, 2, 1), (0, 3, 2), (0, 4, 2),

@@ -88,8 +88,9 @@ class PlannerRun:
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
     instances_per_operation: Fraction = field(default=Fraction(1), repr=False)
-    """How many of the schedule's instances make one operation (``msccl``: its
-    ``c`` chunks of size ``size / c``); ``completed`` counts instances."""
+    """How many of the schedule's instances make one operation.
+
+    ``msccl``: its ``c`` chunks of size ``size / c``; ``completed`` counts instances."""
 
     @property
     def label(self) -> str:
@@ -104,9 +105,10 @@ class PlannerRun:
 
     @property
     def measured_throughput_exact(self) -> Fraction | None:
-        """``completed / horizon`` exactly, in operations per time unit: the
-        throughput the replay measured (``measured_throughput`` is the same as
-        a float); ``None`` without a count.  A schedule that moves the message
+        """``completed / horizon`` exactly, in operations per time unit.
+
+        The throughput the replay measured (``measured_throughput`` is the
+        same as a float); ``None`` without a count.  A schedule that moves the message
         in pieces completes :attr:`instances_per_operation` instances per
         operation.
 

@@ -80,7 +80,7 @@ def _non_negative_rational(value: object) -> Fraction:
 
 
 Rational = Annotated[Fraction, PlainValidator(_rational)]
-"""Any exact number: ``3``, ``0.25``, ``"2/3"``."""
+"""Any exact number, such as ``3``, ``0.25`` or ``"2/3"``."""
 
 PositiveRational = Annotated[Fraction, PlainValidator(_positive_rational)]
 """An exact number > 0 (link costs, sizes, horizons)."""

@@ -72,10 +72,10 @@ from portsim.simulator.platform import (
 __all__ = ["DEFAULT_MESSAGE_SIZE", "DEFAULT_TASK_FLOPS", "simgrid_platform"]
 
 DEFAULT_MESSAGE_SIZE = 10**6
-"""Bytes of one message when not given: one megabyte."""
+"""Bytes of one message when not given (one megabyte)."""
 
 DEFAULT_TASK_FLOPS = 10**9
-"""Flops of one reduction task when not given: one gigaflop."""
+"""Flops of one reduction task when not given (one gigaflop)."""
 
 _SI = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
        "E": 10**18}

@@ -1153,8 +1153,11 @@ def replay_series(
     999999999999
     """
     check_schedule(schedule)
-    per_run = schedule.instances()[-1] + 1  # instances of one copy: 0..per_run-1
-    if schedule.period is not None or schedule.instances() != list(range(per_run)):
+    numbers = schedule.instances()
+    per_run = len(numbers)  # instances of one copy: 0..per_run-1
+    # Distinct and sorted, they are 0..per_run-1 when the last is per_run-1
+    # (listing range(numbers[-1] + 1) took all memory for one instance #10^17).
+    if schedule.period is not None or numbers[-1] != per_run - 1:
         raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
     if not schedule.events:
         raise ScheduleError("an empty schedule has no series to measure: the operation "

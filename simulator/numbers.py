@@ -21,8 +21,9 @@ __all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "common_denominator
            "digits", "format_rational", "parse_rational", "rounded_up", "simplest_between"]
 
 MAX_EXPONENT = 1000
-"""Largest decimal exponent accepted in a number string (``"1e1000"``): Python
-would otherwise build ``10**99999999`` for ``"1e99999999"`` and hang."""
+"""Largest decimal exponent accepted in a number string (``"1e1000"``).
+
+Python would otherwise build ``10**99999999`` for ``"1e99999999"`` and hang."""
 
 MAX_TERM = 10**18
 """Largest numerator (in absolute value) and denominator of a number read from
@@ -182,10 +183,12 @@ def format_rational(value: Fraction | int) -> str:
 
 
 SHORT_BITS = 64
-"""Relative precision of :func:`rounded_up`: a rational whose numerator and
-denominator together hold more than twice this many bits (about 39 digits) is
-replaced by the simplest rational at most ``2**-SHORT_BITS`` (about 5e-20)
-above it, relatively: some 40 digits where the original may hold thousands."""
+"""Relative precision of :func:`rounded_up`.
+
+A rational whose numerator and denominator together hold more than twice
+this many bits (about 39 digits) is replaced by the simplest rational at most
+``2**-SHORT_BITS`` (about 5e-20) above it, relatively: some 40 digits where the
+original may hold thousands."""
 
 
 def digits(value: Fraction | int) -> int:

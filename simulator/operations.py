@@ -64,8 +64,9 @@ OPERATION_FIELDS: dict[OperationKind, frozenset[str]] = {
     OperationKind.ALLGATHER: frozenset({"participants"}),
     OperationKind.ALLTOALL: frozenset({"sources", "targets"}),
 }
-"""The fields each kind of operation takes besides ``size`` (SPEC.md: a field
-another type takes is an error naming it)."""
+"""The fields each kind of operation takes besides ``size``.
+
+A field another type takes is an error naming it (SPEC.md)."""
 
 OPERATION_FIELD_ORDER = ("source", "sources", "targets", "participants", "target",
                          "commutative")

@@ -204,7 +204,7 @@ class Link:
 
     @property
     def bandwidth(self) -> Fraction:
-        """Size units per time unit: ``1 / (c - latency)``."""
+        """Size units per time unit, ``1 / (c - latency)``."""
         return 1 / (self.c - self.latency)
 
     def duration(self, size: Fraction | int = 1, part: Fraction | int = 1) -> Fraction:
@@ -458,7 +458,7 @@ class Platform:
 
     @property
     def routers(self) -> tuple[NodeId, ...]:
-        """Ids of the routers (switches, NICs: they forward, never compute), in order."""
+        """Ids of the routers (switches and NICs, which forward and never compute), in order."""
         return tuple(n.id for n in self.nodes if n.router)
 
     def __contains__(self, node_id: object) -> bool:

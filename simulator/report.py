@@ -38,7 +38,7 @@ class ViolationKind:
     INCOMPLETE = "incomplete"
     """An operation instance left incomplete at the end."""
     BLOCKED = "blocked"
-    """As-soon-as-possible replay: an event that could never start."""
+    """An event that could never start (as-soon-as-possible replay)."""
 
     ALL = (
         PORT_CONFLICT, LINK_CONFLICT, CPU_CONFLICT, ITEM_NOT_HELD, REDUCTION_ORDER, WRONG_OUTPUT,

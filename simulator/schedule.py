@@ -101,6 +101,7 @@ class Compute:
 
 
 Event: TypeAlias = Send | Compute
+"""A schedule's event, a :class:`Send` or a :class:`Compute`."""
 
 _SEND_KEYS = {"kind", "src", "dst", "item", "start", "part", "lag", "duration"}
 _COMPUTE_KEYS = {"kind", "node", "inputs", "output", "start", "lag", "duration"}
@@ -377,10 +378,12 @@ class Schedule:
                                         path=path, value=str(item))
         elif item.kind == "v":
             count = len(self.operation.participants)
-            beyond = [i for i in item.covers() if i >= count]
+            # The indexes as written (an interval's ends, a set's members): the
+            # interval itself may be v[0,99999999999], far too long to list.
+            beyond = [i for i in item.args if i >= count]
             if beyond:
                 raise ScheduleError(
-                    f"item {item} names participant {beyond[0]}, but the operation has "
+                    f"item {item} names participant {max(beyond)}, but the operation has "
                     f"{count} participant{'' if count == 1 else 's'} (indexes 0..{count - 1})"
                     if count else f"item {item} is a partial reduction, but the operation "
                     f"has no participants", path=path, value=str(item))

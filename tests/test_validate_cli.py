@@ -249,7 +249,12 @@ def test_one_send_does_not_serve_a_thousand_slots(tmp_path: Path,
 
 @pytest.mark.parametrize(("item", "where"), [
     ('"m[PZ]"', "events[0].item: item m[PZ] names an unknown node 'PZ'"),
-    ('"v[0,3]"', "events[0].item: item v[0,3] names participant 2, but the operation has 2"),
+    # The index written, not the first one the interval covers beyond the list (2).
+    ('"v[0,3]"', "events[0].item: item v[0,3] names participant 3, but the operation has 2"),
+    # Its check listed every index of the interval: 10^11 of them never ended.
+    ('"v[0,99999999999]"',
+     "events[0].item: item v[0,99999999999] names participant 99999999999, but the operation "
+     "has 2"),
 ])
 def test_item_naming_an_unknown_node_or_participant(tmp_path: Path, item: str,
                                                     where: str) -> None:
@@ -446,3 +451,17 @@ def test_the_help_gives_the_exit_status_of_feasible_but_incomplete(tmp_path: Pat
     result = CliRunner().invoke(main, ["validate", "--help"])
     assert "1 violations (or, --mode asap, feasible but incomplete" in " ".join(
         result.output.split())
+
+
+def test_series_of_a_one_shot_schedule_of_a_large_instance_number(tmp_path: Path) -> None:
+    # A one-shot broadcast of instance #999999999999999999 only: `--horizon`
+    # listed the instances 0..10^18 - 1 to compare them with the schedule's
+    # and stopped on a MemoryError traceback; such a schedule has no series.
+    text = TWO_NODES.replace("period: 1\n", "") + (
+        "events:\n  - {kind: send, src: A, dst: B, item: 'b#999999999999999999', start: 0}\n")
+    assert validate(tmp_path, text)[0] == 0  # checked whole, it is feasible and complete
+    code, out, err = validate(tmp_path, text, "--horizon", "100")
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        f"portsim: error: {tmp_path / 'schedule.yaml'}: a series repeats a one-shot schedule "
+        "of instances 0..c-1 only"]

@@ -115,7 +115,7 @@ class LpOptions:
 
     @property
     def seconds(self) -> float:
-        """The time limit in force: ``time_limit``, else :data:`DEFAULT_TIME_LIMIT`."""
+        """The time limit in force, ``time_limit`` or else :data:`DEFAULT_TIME_LIMIT`."""
         return self.time_limit if self.time_limit is not None else DEFAULT_TIME_LIMIT
 
     @property

@@ -77,10 +77,11 @@ MSCCL_COLLECTIVES: frozenset[str] = frozenset({"allgather", "allreduce", "alltoa
 """The ``coll`` values portsim gives a meaning to."""
 
 MAX_MSCCL_CHUNKS = 1_000_000
-"""Cap on the chunks an algorithm names: ``2 * ngpus * nchunksperloop`` (the
-buffer slots given a meaning) plus every step's ``cnt``.  Each is an item or
-an event of the list schedule, so a file past it (``cnt="1000000000"``) is
-refused as bad input, saying so, instead of running for hours."""
+"""Cap on the chunks an algorithm names.
+
+``2 * ngpus * nchunksperloop`` (the buffer slots given a meaning) plus every
+step's ``cnt``.  Each is an item or an event of the list schedule, so a file
+past it (``cnt="1000000000"``) is refused as bad input, saying so, instead of running for hours."""
 
 _INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
 """An integer attribute: ASCII digits, at most 18 (numbers stay below 10^18)."""
