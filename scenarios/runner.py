@@ -405,8 +405,19 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     if skipped <= 0:
         return replay(schedule, horizon=horizon, exact=exact)
     short = horizon - skipped * period
-    last = replay(schedule, horizon=short, exact=exact)
-    before = replay(schedule, horizon=short - period, exact=exact)
+    try:
+        last = replay(schedule, horizon=short, exact=exact)
+        before = replay(schedule, horizon=short - period, exact=exact)
+    except ScheduleError as err:
+        if err.path != "horizon":
+            raise
+        # ``short`` is the least horizon that checks the steady state, whatever
+        # the horizon asked: a shorter one is no advice (the period is too full).
+        raise ScheduleError(
+            f"{err.message.removesuffix(': give a shorter horizon')}, and those are the "
+            f"fewest periods that check its steady state: a schedule of fewer events a "
+            f"period can be checked (lp: the option max_events or period)",
+            path="events", value=len(schedule.events)) from None
     gain = last.completed - before.completed
     completed = last.completed + skipped * gain
     whole: Fraction | float = horizon if exact else float(horizon)

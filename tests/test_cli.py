@@ -692,17 +692,22 @@ def test_a_huge_horizon_is_exact_and_fast(tmp_path: Path) -> None:
     assert flat["replay_cut"] is False
 
 
-def test_over_budget_horizon_is_one_line_naming_file_and_option(
+def test_a_period_too_full_to_check_is_not_blamed_on_the_horizon(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long periodic horizon is measured from two short replays (the steady
+    state's check), whatever its length: when those are over the engine's cap,
+    the period holds too many events, and "give a shorter horizon" (with exit
+    status 2, bad input) was wrong advice.  Now the row's error says so."""
     import portsim.simulator.engine
     monkeypatch.setattr(portsim.simulator.engine, "MAX_REPLAY_EVENTS", 5)
     scenario = write(tmp_path, SCATTER.replace("[flat]", "[lp]"))
-    code, stdout, stderr = invoke("run", str(scenario), "--horizon", "1000000")
-    assert code == 2
-    assert stdout == ""
-    (line,) = stderr.splitlines()
-    assert line.startswith(f"portsim: error: {scenario}: --horizon: replaying ")
-    assert line.endswith("(got '1000000')")
+    code, stdout, _ = invoke("run", str(scenario), "--horizon", "1000000", "--json", "-")
+    assert code == 3
+    (row,) = json.loads(stdout)["results"]
+    assert row["status"] == "error"
+    assert "give a shorter horizon" not in row["message"]
+    assert ("replaying 2 periods of 6 events exceeds the cap of 5 events, and those are "
+            "the fewest periods that check its steady state") in row["message"]
 
 
 def test_asymptotic_rows_are_labelled_and_exact(tmp_path: Path) -> None:
@@ -1010,6 +1015,11 @@ def test_a_schedule_that_cannot_be_replayed_claims_no_achieved_throughput(
     (row,) = json.loads(stdout)["results"]
     assert row["status"] == "error"
     assert row["message"].startswith("the schedule cannot be replayed")
+    # No horizon was given, and a shorter one would not help: the steady state's
+    # check replays 2 periods of the 6 transfers of a period.
+    assert "give a shorter horizon" not in row["message"]
+    assert ("replaying 2 periods of 6 events exceeds the cap of 5 events, and those are "
+            "the fewest periods that check its steady state") in row["message"]
     assert row["throughput_bound"] == "3/5"  # S sends 1 + 2/3 per scatter
     assert row["achieved_throughput"] is None
     assert row["bound_reached"] is None
