@@ -377,11 +377,17 @@ def _platform_summary(platform: Platform) -> str:
     """``36 nodes (20 routers), multiport``: routers (switches, NICs) counted apart, and
     every port model a node follows (``mixed: ...``), not only the platform's default."""
     routers = len(platform.routers)
-    models = sorted({str(platform.port_model_of(n)) for n in platform.node_ids})
     nodes = f"{len(platform.nodes)} nodes"
     if routers:
         nodes += f" ({routers} router{'s' if routers != 1 else ''})"
-    return f"{nodes}, {models[0] if len(models) == 1 else 'mixed: ' + ', '.join(models)}"
+    return f"{nodes}, {_port_models(platform)}"
+
+
+def _port_models(platform: Platform) -> str:
+    """``unidirectional``, or ``mixed: bidirectional, unidirectional`` when the
+    nodes follow several port models."""
+    models = sorted({str(platform.port_model_of(n)) for n in platform.node_ids})
+    return models[0] if len(models) == 1 else "mixed: " + ", ".join(models)
 
 
 def _print_results(console: Console, outcome: ScenarioResult) -> None:
@@ -542,7 +548,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                                **extra}, indent=2))
     else:
         console = _console(soft_wrap=True)
-        _print_validation(console, schedule, report,
+        replayed_on = (loaded.platform if port_model is None
+                       else loaded.platform.with_port_model(port_model))
+        _print_validation(console, schedule, report, _port_models(replayed_on),
                           series=loaded.period is None and report.horizon is not None)
         if series_note:
             console.print(series_note)
@@ -687,16 +695,17 @@ def _load_schedule(path: Path) -> Schedule:
     return schedule_from_dict(data, source=source, base_dir=base_dir)
 
 
-def _print_validation(console: Console, path: Path, report: Report, *,
+def _print_validation(console: Console, path: Path, report: Report, models: str, *,
                       series: bool = False) -> None:
-    """``series``: the figures over the horizon are those of a one-shot schedule's
+    """``models``: the port models the nodes followed (see :func:`_port_models`);
+    ``series``: the figures over the horizon are those of a one-shot schedule's
     pipelined series."""
     from rich.table import Table
 
     verdict = "feasible and complete" if report.feasible and report.complete else (
         "feasible but incomplete" if report.feasible else
         f"{len(report.violations)} violation(s)")
-    console.print(f"{path}: {verdict} ({report.mode} replay, {report.port_model})")
+    console.print(f"{path}: {verdict} ({report.mode} replay, {models})")
     if report.makespan is not None:
         console.print(f"makespan: {_text(report.makespan)}")
     if report.horizon is not None:

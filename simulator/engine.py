@@ -573,6 +573,9 @@ class _Strict:
             width = [min(c, u) for c, u in zip(run.capacity, uses, strict=True)]
         self.slots: list[list[Any]] = [[-math.inf] * w for w in width]
         self.holders: list[list[int]] = [[-1] * w for w in width]
+        # Per resource: the events overbooking it (busy until when, which
+        # event) that its slots no longer hold (see overbook)
+        self.extra: dict[int, list[tuple[Any, int]]] = {}
         self.end_time: Any = 0
         self.counted_until: Any = None
         # item_not_held violations that said "never received": (violation
@@ -729,28 +732,70 @@ class _Strict:
         return duration == 0
 
     def claim(self, ev: _Play, t: Any, end: Any, limit: Any) -> None:
-        """Take a free slot of every resource of ``ev``, or report those with none."""
+        """Take a free slot of every resource of ``ev``, and report those with none.
+
+        The event runs as written, so it holds every resource it uses, the full
+        ones too (overbooked, see :meth:`overbook`): a later event that
+        overlaps it on any of them is a conflict as well.
+        """
         slots = self.slots
-        chosen = []
+        holders = self.holders
         by_links = self.run.by_links
+        extra = self.extra
         for r in ev.res:
-            for s, busy in enumerate(slots[r]):
-                if busy <= limit:
-                    chosen.append((r, s))
-                    break
-            else:
+            s = self.free_slot(r, limit) if r in extra else next(
+                (s for s, busy in enumerate(slots[r]) if busy <= limit), None)
+            if s is None:
                 if r not in by_links:  # else its link's conflict (see _Run) is reported
                     self.report_conflict(ev, r, t)
-        if len(chosen) == len(ev.res):
-            holders = self.holders
-            for r, s in chosen:
+                self.overbook(r, ev.index, end)
+            else:
                 slots[r][s] = end
                 holders[r][s] = ev.index
+                if r in extra:
+                    self.latest_first(r)
+
+    def free_slot(self, r: int, limit: Any) -> int | None:
+        """A free slot of resource ``r``, which has overbooked events: one only
+        while fewer events than its slots are running."""
+        slots = self.slots[r]
+        running = [(busy, h) for busy, h in self.extra[r] if busy > limit]
+        if running:
+            self.extra[r] = running
+        else:
+            del self.extra[r]
+        if sum(busy > limit for busy in slots) + len(running) >= len(slots):
+            return None
+        return next(s for s, busy in enumerate(slots) if busy <= limit)
+
+    def overbook(self, r: int, index: int, end: Any) -> None:
+        """Event ``index`` runs until ``end`` on the full resource ``r``.
+
+        The slots keep the events ending last, the others are kept aside
+        (:attr:`extra`) until they end; slot 0 holds the latest end, so the
+        quick test of :meth:`play` (slot 0 free) still means a free resource.
+        """
+        slots, holders = self.slots[r], self.holders[r]
+        s = min(range(len(slots)), key=slots.__getitem__)
+        aside = self.extra.setdefault(r, [])
+        if slots[s] < end:
+            aside.append((slots[s], holders[s]))
+            slots[s], holders[s] = end, index
+        else:
+            aside.append((end, index))
+        self.latest_first(r)
+
+    def latest_first(self, r: int) -> None:
+        """Move the slot of resource ``r`` busy the longest to position 0."""
+        slots, holders = self.slots[r], self.holders[r]
+        s = max(range(len(slots)), key=slots.__getitem__)
+        slots[0], slots[s] = slots[s], slots[0]
+        holders[0], holders[s] = holders[s], holders[0]
 
     def report_conflict(self, ev: _Play, r: int, t: Any) -> None:
         run = self.run
-        others = sorted({h for h, busy in zip(self.holders[r], self.slots[r], strict=True)
-                         if busy > t + run.tol and h >= 0})
+        running = [*zip(self.slots[r], self.holders[r], strict=True), *self.extra.get(r, ())]
+        others = sorted({h for busy, h in running if busy > t + run.tol and h >= 0})
         node, name = run.key_name(ev.give)
         if ev.kind == _SEND:
             what = f"send of {name} to {node} (event {ev.index})"

@@ -5,6 +5,7 @@ Every expected value here is computed by hand from the platform costs.
 
 from __future__ import annotations
 
+import itertools
 import random
 from fractions import Fraction
 
@@ -122,6 +123,67 @@ def test_two_receives_at_once(model: str) -> None:
     assert kinds(report) == [ViolationKind.PORT_CONFLICT]
     assert report.violations[0].node == "C"
     assert report.violations[0].time == F(1, 2)
+
+
+def test_a_conflicting_send_still_holds_its_other_ports() -> None:
+    # B (unidirectional) receives from A during [0, 1) and sends to C during
+    # [1/2, 5/2): a conflict at B.  That send still runs as written, so A's
+    # send to C during [2, 4) also overlaps it on C's one receive port: two
+    # violations (the second was missed, the first send never holding C's port).
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 2), ("A", "C", 2)],
+                       node_port_models={"B": "unidirectional"})
+    events = [send("A", "B", "b", 0), send("B", "C", "b", "1/2"), send("A", "C", "b", 2)]
+    report = replay(Schedule.from_dicts(p, broadcast(p), events))
+    assert [(v.kind, v.resource, v.time, set(v.events)) for v in report.violations] == [
+        (ViolationKind.ITEM_NOT_HELD, "b", F(1, 2), {1}),
+        (ViolationKind.PORT_CONFLICT, "port of B", F(1, 2), {0, 1}),
+        (ViolationKind.PORT_CONFLICT, "receive port of C", 2, {1, 2}),
+    ]
+
+
+def _overlapping_pairs(platform_models: dict[str, str], costs: dict[tuple[str, str], int],
+                       events: list[tuple[str, str, Fraction]]) -> set[tuple[str, frozenset[int]]]:
+    """Every pair of transfers sharing a one-at-a-time port while they overlap:
+    an independent count of the port conflicts a strict replay must report."""
+    spans = [(start, start + costs[src, dst]) for src, dst, start in events]
+    pairs = set()
+    for i, (a_src, a_dst, _) in enumerate(events):
+        for j in range(i + 1, len(events)):
+            b_src, b_dst, _ = events[j]
+            if not (spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]):
+                continue
+            for node, model in platform_models.items():
+                if model == "unidirectional":
+                    if node in (a_src, a_dst) and node in (b_src, b_dst):
+                        pairs.add((f"port of {node}", frozenset((i, j))))
+                    continue
+                if a_src == node == b_src:
+                    pairs.add((f"send port of {node}", frozenset((i, j))))
+                if a_dst == node == b_dst:
+                    pairs.add((f"receive port of {node}", frozenset((i, j))))
+    return pairs
+
+
+def test_every_overlap_on_a_port_is_reported_brute_force() -> None:
+    # Every schedule of three transfers on a platform mixing the unidirectional
+    # and bidirectional models, starts in {0, 1/2, 1, 3/2}: the port conflicts
+    # the replay reports are exactly the overlapping pairs on a port.
+    models = {"A": "unidirectional", "B": "bidirectional", "C": "unidirectional"}
+    costs = {("A", "B"): 1, ("B", "A"): 1, ("B", "C"): 1, ("A", "C"): 2, ("C", "B"): 1}
+    p = Platform.build(["A", "B", "C"], [(s, d, c) for (s, d), c in costs.items()],
+                       node_port_models=models)
+    op = broadcast(p)
+    starts = [F(k, 2) for k in range(4)]
+    transfers = [(s, d, t) for (s, d) in costs for t in starts]
+    checked = 0
+    for events in itertools.combinations(transfers, 3):
+        report = replay(Schedule.from_dicts(p, op, [send(s, d, "b", t) for s, d, t in events]))
+        got = {(v.resource, frozenset((v.events[0], other)))
+               for v in report.violations if v.kind == ViolationKind.PORT_CONFLICT
+               for other in v.events[1:]}
+        assert got == _overlapping_pairs(models, costs, list(events)), events
+        checked += 1
+    assert checked == 1140
 
 
 def test_multiport_allows_k_transfers() -> None:

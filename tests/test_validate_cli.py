@@ -465,3 +465,32 @@ def test_series_of_a_one_shot_schedule_of_a_large_instance_number(tmp_path: Path
     assert err.strip().splitlines() == [
         f"portsim: error: {tmp_path / 'schedule.yaml'}: a series repeats a one-shot schedule "
         "of instances 0..c-1 only"]
+
+
+MIXED_RELAY = """
+platform:
+  port_model: bidirectional
+  nodes: [{id: A}, {id: B, port_model: unidirectional}, {id: C}]
+  links: [{src: A, dst: B, c: 1}, {src: B, dst: C, c: 1}]
+operation: {type: broadcast, source: A, targets: [B, C]}
+events:
+- {kind: send, src: A, dst: B, item: 'b#0', start: "0"}
+- {kind: send, src: A, dst: B, item: 'b#1', start: "1"}
+- {kind: send, src: B, dst: C, item: 'b#0', start: "1"}
+- {kind: send, src: B, dst: C, item: 'b#1', start: "2"}
+"""
+
+
+@pytest.mark.parametrize(("args", "models"), [
+    ((), "mixed: bidirectional, unidirectional"),
+    (("--port-model", "multiport:2"), "mixed: multiport:2, unidirectional"),
+])
+def test_the_header_names_every_port_model_a_node_follows(
+        tmp_path: Path, args: tuple[str, ...], models: str) -> None:
+    # B relays under the unidirectional model of its own: receiving b#1 while
+    # it forwards b#0 is its port conflict, which a platform said to be
+    # "bidirectional" (the header's word before) would not have.
+    code, out, _ = validate(tmp_path, MIXED_RELAY, "--no-lp-bound", *args)
+    assert code == 1
+    assert out.splitlines()[0].endswith(f": 1 violation(s) (strict replay, {models})")
+    assert "needs the port of B, busy with event 1" in out
