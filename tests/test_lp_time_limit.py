@@ -143,7 +143,9 @@ def test_extract_trees_checks_the_deadline() -> None:
 def test_the_steiner_pricing_checks_the_deadline_between_sources(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A slow Steiner search (here 0.4 s a tree) stops at the deadline, not at the end
-    of a round over every source (an allgather of 6 sources: 2.4 s a round)."""
+    of a round over every source (an allgather of 6 sources: 2.4 s a round).  The
+    limit (1 s) leaves the set-up before the first pricing, some 0.05 s, room on a
+    loaded machine: with 0.3 s it could pass before the pricing started."""
     import portsim.planners.lp._steiner as steiner
 
     slow = steiner.TreePricer.best
@@ -159,8 +161,8 @@ def test_the_steiner_pricing_checks_the_deadline_between_sources(
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = steady_state(platform, Operation(OperationKind.ALLGATHER), time_limit=0.3)
+        result = steady_state(platform, Operation(OperationKind.ALLGATHER), time_limit=1)
     seconds = time.perf_counter() - started
     assert result.status == "error", result.message
     assert "Steiner" in result.message
-    assert seconds < 2.0
+    assert seconds < 2.0  # at most one tree (0.4 s) past the limit, not the round
