@@ -387,15 +387,28 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
         Cell(label, "name"),
         Cell(run.status, "good" if run.status == "ok" else "warn"),
         Cell(run.message, "message"),
-        Cell(_exact(run.throughput_bound), "num"),
+        _bound_cell(run),
         Cell(_exact(run.period), "num"),
         Cell(_exact(run.makespan), "num"),
         Cell(_exact(run.measured_throughput_exact), "num"),
-        Cell("—" if run.completed is None else str(run.completed), "num"),
+        # as ``portsim run`` prints them: ``cut`` for a series the replay cap cut,
+        # no count of violations for a row nothing was replayed for
+        Cell("cut" if run.replay_cut else "—" if run.completed is None
+             else str(run.completed), "num"),
         Cell(_exact(run.horizon), "num"),
         feasible[run.feasible],
-        Cell(str(len(run.violations)), "num bad" if run.violations else "num"),
+        Cell("—" if run.feasible is None and not run.violations else str(len(run.violations)),
+             "num bad" if run.violations else "num"),
     ]
+
+
+def _bound_cell(run: PlannerRun) -> Cell:
+    """The bound, followed by what the schedule reaches when it falls short of it
+    (``1/2 (not reached: 2/5)``, as ``portsim run`` prints it)."""
+    if run.bound_reached is False:
+        return Cell(f"{_exact(run.throughput_bound)} (not reached: "
+                    f"{_exact(run.achieved_throughput)})", "num warn")
+    return Cell(_exact(run.throughput_bound), "num")
 
 
 def _results_table(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:

@@ -1,0 +1,73 @@
+"""The single-run HTML report gives the figures of ``portsim run``'s table and JSON.
+
+Found by a new user's trial: ``scenarios/examples/broadcast-mi250.yaml``,
+whose ``lp`` schedule carries 32150/97 of the bound 332 in its fixed period,
+printed ``332 (not reached: 32150/97)`` in the terminal but only ``332`` in
+the report's results table, as if the schedule reached the bound.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import portsim
+from portsim.reports import render_run_report
+
+EXAMPLES = Path(portsim.__file__).resolve().parent / "scenarios" / "examples"
+
+
+def test_a_bound_not_reached_says_so_in_the_results_table(tmp_path: Path) -> None:
+    # lp on the scatter toy with the period forced to 5: at the optimum 1/2 a period
+    # of 5 would hold 5/2 scatters; Proposition 4's floor keeps 2, i.e. 2/5.
+    text = (EXAMPLES / "scatter-toy.yaml").read_text().replace(
+        "  - lp\n", "  - {name: lp, period: 5}\n")
+    path = tmp_path / "p5.yaml"
+    path.write_text(text)
+    outcome = portsim.run_scenario(portsim.load_scenario(path))
+    flat, lp = outcome.results
+    assert (lp.throughput_bound, lp.period) == (Fraction(1, 2), 5)
+    assert lp.achieved_throughput == Fraction(5 * Fraction(1, 2) // 1, 5) == Fraction(2, 5)
+    page = render_run_report(outcome)
+    cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', page)
+    assert "1/2 (not reached: 2/5)" in cells  # was "1/2"
+    # a row that reaches its bound, or has none, shows the bound alone
+    assert flat.throughput_bound is None
+    assert not any("not reached" in c for c in cells if not c.startswith("1/2 ("))
+
+
+def test_a_row_without_a_replay_counts_no_violations(tmp_path: Path) -> None:
+    """An ``unsupported`` or ``error`` row was replayed by nobody: its feasible cell
+    is ``—``, and so is its violations cell (it said 0, as for a clean replay)."""
+    text = (EXAMPLES / "scatter-toy.yaml").read_text().replace(
+        "  - lp\n", "  - lp\n  - fnf\n")
+    path = tmp_path / "fnf.yaml"
+    path.write_text(text)
+    outcome = portsim.run_scenario(portsim.load_scenario(path))
+    statuses = [r.status for r in outcome.results]
+    assert statuses == ["ok", "ok", "unsupported"]
+    page = render_run_report(outcome)
+    table = page[page.index('<table class="results">'):]
+    rows = re.findall(r"<tr>(.*?)</tr>", table[:table.index("</table>")])[1:]
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in rows]
+    assert [row[-2:] for row in cells] == [["yes", "0"], ["yes", "0"], ["—", "—"]]
+
+
+def test_a_cut_series_reads_cut_as_in_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A series the replay cap cut has no count: ``portsim run`` prints ``cut``
+    in its completed column, the report printed ``—`` as for a row never measured."""
+    import portsim.simulator.engine
+
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 1)
+    outcome = portsim.run_scenario(portsim.load_scenario(EXAMPLES / "reduce-toy.yaml"))
+    labels = [r.label for r in outcome.results]
+    assert [r.replay_cut for r in outcome.results] == [label == "flat" for label in labels]
+    page = render_run_report(outcome)
+    table = page[page.index('<table class="results">'):]
+    rows = re.findall(r"<tr>(.*?)</tr>", table[:table.index("</table>")])[1:]
+    completed = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[7] for row in rows]
+    assert completed == ["cut" if label == "flat" else str(r.completed)
+                         for label, r in zip(labels, outcome.results, strict=True)]
