@@ -263,11 +263,15 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
 
 
 def _operations_text(count: Fraction) -> str:
-    """``"1100/3 (about 367)"``, or only ``"about 110"`` where the exact count is longer
-    than a chart's note writes (:data:`~portsim.reports._style.EXACT_TEXT_CHARS`)."""
+    """``"1100/3 (about 367)"``, ``"1470"`` for a whole count, or only ``"about 110"``
+    where the exact count is longer than a chart's note writes
+    (:data:`~portsim.reports._style.EXACT_TEXT_CHARS`)."""
     about = f"about {float(count):,.0f}"
     text = format_rational(count)
-    return f"{text} ({about})" if len(text) <= EXACT_TEXT_CHARS else about
+    if len(text) > EXACT_TEXT_CHARS:
+        return about
+    # a whole count is its own value: "1470", not "1470 (about 1,470)"
+    return text if count.denominator == 1 else f"{text} ({about})"
 
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
