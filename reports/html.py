@@ -217,8 +217,9 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
     :func:`portsim.scenarios.asymptotic.asymptotic_study` over the horizons of
-    :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
-    ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
+    :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) holding
+    at most :data:`CONVERGENCE_OPERATIONS` operations of the ``lp`` schedule
+    (``TP · K`` where it reaches the bound TP; always the first).
     ``plans``, aligned with ``scenario.planners``, are results already
     computed (a run's): they are replayed, not planned again.  ``progress``
     is told each step before it starts: the ``lp`` bound, then the replays
@@ -227,8 +228,9 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     Returns
     -------
     tuple of (AsymptoticStudy, str)
-        The study, and a note saying which horizons were left out (empty
-        when none was).
+        The study, and a note saying which horizons were left out and
+        where the ``lp`` line tends when its schedule falls short of the
+        bound (empty when neither).
     """
     from dataclasses import replace
 
@@ -249,17 +251,25 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     else:
         known[index] = lp
     plans = known
-    per_period = lp.throughput_bound * lp.period
+    # What one period of the lp schedule holds: less than TP · T where a fixed period
+    # falls short of the bound (Proposition 4), whose line then tends to achieved / TP.
+    carried = lp.throughput_bound if lp.achieved_throughput is None else lp.achieved_throughput
+    per_period = carried * lp.period
     periods = [k for k in CONVERGENCE_PERIODS if per_period * k <= CONVERGENCE_OPERATIONS]
     periods = periods or [CONVERGENCE_PERIODS[0]]
-    note = ""
+    notes = []
     if len(periods) < len(CONVERGENCE_PERIODS):
         left = [k for k in CONVERGENCE_PERIODS if k not in periods]
-        note = (f"horizons of {', '.join(map(str, left))} lp periods left out: one period "
-                f"holds {_operations_text(per_period)} "
-                f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
-                "portsim run --asymptotic replays longer horizons")
-    return asymptotic_study(scenario, periods=periods, plans=plans, progress=progress), note
+        notes.append(f"horizons of {', '.join(map(str, left))} lp periods left out: one "
+                     f"period holds {_operations_text(per_period)} operations and the chart "
+                     f"replays at most {CONVERGENCE_OPERATIONS:,}; "
+                     "portsim run --asymptotic replays longer horizons")
+    if lp.bound_reached is False and lp.achieved_throughput is not None:
+        notes.append(f"the lp schedule carries {format_rational(lp.achieved_throughput)} "
+                     f"of the bound TP: its line tends to "
+                     f"{format_rational(lp.achieved_throughput / lp.throughput_bound)}, not 1")
+    study = asymptotic_study(scenario, periods=periods, plans=plans, progress=progress)
+    return study, "; ".join(notes)
 
 
 def _operations_text(count: Fraction) -> str:
@@ -312,7 +322,8 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
              f"TP · K (TP: the lp bound, in {_esc(THROUGHPUT_UNIT)}), for K = "
              f"{', '.join(str(r) for r in dict.fromkeys(r.periods for r in study.rows))} "
              "periods of the lp schedule. No schedule goes above 1 (Lemma 1 of Legrand, "
-             "Marchal and Robert); the lp schedule tends to 1.</p>")
+             "Marchal and Robert); the lp schedule tends to 1, or to its own throughput "
+             "over TP where its period falls short of the bound.</p>")
     tail = (f'<p class="hint">Left out: {_esc(", ".join(left_out))}.</p>'
             if left_out else "")
     return intro + embed(figure) + tail

@@ -71,3 +71,35 @@ def test_a_cut_series_reads_cut_as_in_the_terminal(monkeypatch: pytest.MonkeyPat
     completed = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[7] for row in rows]
     assert completed == ["cut" if label == "flat" else str(r.completed)
                          for label, r in zip(labels, outcome.results, strict=True)]
+
+
+def test_the_convergence_note_counts_what_a_fixed_period_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lp on the scatter toy with period 5 carries 2/5 of the bound 1/2: one period
+    holds 2 scatters (not TP · T = 5/2) and its line tends to (2/5) / (1/2) = 4/5,
+    not 1 (``broadcast-mi250``: the note said 32204/25 operations a period, where
+    the schedule holds 1286, and the page said the lp line tends to 1)."""
+    import portsim.reports.html as report_html
+
+    text = (EXAMPLES / "scatter-toy.yaml").read_text().replace(
+        "  - lp\n", "  - {name: lp, period: 5}\n")
+    path = tmp_path / "p5.yaml"
+    path.write_text(text)
+    scenario = portsim.load_scenario(path)
+    outcome = portsim.run_scenario(scenario)
+    lp = outcome.results[1]
+    assert lp.plan is not None
+    assert lp.plan.schedule is not None
+    assert lp.plan.schedule.instances_per_period == 2
+    # a cap of 20 operations: the horizons of 1, 2, 5 and 10 periods hold 2, 4, 10, 20
+    monkeypatch.setattr(report_html, "CONVERGENCE_OPERATIONS", 20)
+    study, note = report_html.convergence_study(scenario, [r.plan for r in outcome.results])
+    assert sorted({row.periods for row in study.rows}) == [1, 2, 5, 10]  # was [1, 2, 5]
+    assert "one period holds 2 operations" in note  # was 5/2 (about 2)
+    assert "its line tends to 4/5, not 1" in note
+    # the replay agrees: completed(K) <= (2/5) K, so the lp ratio never passes 4/5
+    ratios = [row.ratio for row in study.rows if row.planner.startswith("lp")]
+    assert ratios
+    assert all(r is not None and r <= Fraction(4, 5) for r in ratios)
+    assert ratios[-1] is not None
+    assert ratios[-1] >= Fraction(7, 10)
