@@ -9,13 +9,16 @@ the report's results table, as if the schedule reached the bound.
 from __future__ import annotations
 
 import re
+import subprocess
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, FLAGS, needs_chromium
 
 import portsim
 from portsim.reports import render_run_report
+from portsim.reports.gantt import GanttWindow
 
 EXAMPLES = Path(portsim.__file__).resolve().parent / "scenarios" / "examples"
 
@@ -103,3 +106,26 @@ def test_the_convergence_note_counts_what_a_fixed_period_holds(
     assert all(r is not None and r <= Fraction(4, 5) for r in ratios)
     assert ratios[-1] is not None
     assert ratios[-1] >= Fraction(7, 10)
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_an_empty_window_draws_no_numbered_rows(tmp_path: Path) -> None:
+    """A Gantt chart with no event in its window has no port row: the browser drew
+    plotly's numeric ticks 0, 2, 4 on its row axis, as if rows 0 to 4 existed."""
+    outcome = portsim.run_scenario(portsim.load_scenario(EXAMPLES / "scatter-toy.yaml"))
+    # flat's events run from 0 to 10/3: none in [5, 13/2); lp's period holds 2 there
+    page = render_run_report(outcome, gantt_window=GanttWindow(Fraction(5), Fraction(13, 2)))
+    path = tmp_path / "w.html"
+    path.write_text(page)
+    assert CHROMIUM is not None
+    dom = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", path.as_uri()], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    charts = dom.split("plotly-graph-div")[1:]
+    gantt = {label: next(c for c in charts if f">{label}: " in c and "port / CPU" in c)
+             for label in ("flat", "lp")}
+    rows = {label: re.findall(r'class="ytick"><text[^>]*data-unformatted="([^"]*)"', chart)
+            for label, chart in gantt.items()}
+    assert rows["flat"] == []  # was ['0', '2', '4']
+    assert rows["lp"]  # the two events of lp's period that run in the window have rows
+    assert all(name.endswith("port") for name in rows["lp"])
