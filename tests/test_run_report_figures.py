@@ -129,3 +129,23 @@ def test_an_empty_window_draws_no_numbered_rows(tmp_path: Path) -> None:
     assert rows["flat"] == []  # was ['0', '2', '4']
     assert rows["lp"]  # the two events of lp's period that run in the window have rows
     assert all(name.endswith("port") for name in rows["lp"])
+
+
+def test_an_order_only_schedule_outlines_the_conflicts_of_its_planned_times() -> None:
+    """``lp-naive`` on a unidirectional platform claims only an order: the Gantt chart
+    draws its planned times, where P2's port carries two sends at once, yet showed
+    them as a clean schedule (its row is feasible in the as-soon-as-possible replay)."""
+    outcome = portsim.run_scenario(portsim.load_scenario(EXAMPLES / "broadcast-unidir.yaml"))
+    lp, naive = outcome.results
+    assert (lp.replay, naive.replay, naive.feasible) == ("strict", "asap", True)
+    assert naive.plan is not None
+    assert naive.plan.schedule is not None
+    strict = portsim.replay(naive.plan.schedule)
+    involved = {i for v in strict.violations for i in v.events}
+    assert len(strict.violations) == 2  # the 2 conflicts the run's note counts
+    assert {v.kind for v in strict.violations} == {"port_conflict"}
+    page = render_run_report(outcome).replace("<br>", " ")
+    found = re.findall(r"infeasible: (\d+) violation\(s\); the (\d+) event\(s\) drawn", page)
+    assert found == [(str(len(strict.violations)), str(len(involved)))]  # was []
+    assert ("lp-naive claims only an order of events: the chart draws its planned times, "
+            "in which a strict replay finds 2 violation(s)") in page
