@@ -499,7 +499,10 @@ def _nav(sections: Sequence[_Section]) -> str:
 
 
 def _listing(values: object) -> str:
-    """An operation field as text: lists joined (and cut after a few dozen)."""
+    """An operation field as text: lists joined (and cut after a few dozen), a flag
+    spelled as in the scenario file (``false``, not Python's ``False``)."""
+    if isinstance(values, bool):
+        return "true" if values else "false"
     if not isinstance(values, list | tuple):
         return str(values)
     shown = ", ".join(str(v) for v in values[:_MAX_LISTED_NODES])

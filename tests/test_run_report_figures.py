@@ -149,3 +149,17 @@ def test_an_order_only_schedule_outlines_the_conflicts_of_its_planned_times() ->
     assert found == [(str(len(strict.violations)), str(len(involved)))]  # was []
     assert ("lp-naive claims only an order of events: the chart draws its planned times, "
             "in which a strict replay finds 2 violation(s)") in page
+
+
+@pytest.mark.parametrize(("text", "shown"), [("commutative: false", "false"),
+                                             ("commutative: true", "true")])
+def test_the_header_spells_a_flag_as_the_scenario_does(tmp_path: Path, text: str,
+                                                       shown: str) -> None:
+    """The report's header showed ``commutative: false`` as Python's ``False``."""
+    path = tmp_path / "reduce.yaml"
+    path.write_text((EXAMPLES / "reduce-toy.yaml").read_text()
+                    .replace("commutative: false", text).replace("  - lp\n", ""))
+    outcome = portsim.run_scenario(portsim.load_scenario(path))
+    assert outcome.scenario.operation.commutative is (shown == "true")
+    page = render_run_report(outcome)
+    assert re.findall(r"<dt>commutative</dt><dd>([^<]*)</dd>", page) == [shown]
