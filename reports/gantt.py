@@ -679,6 +679,9 @@ def gantt_figure(
     fig.update_layout(height=max(fig.layout.height, fig.layout.margin.t + _GANTT_BOTTOM + legend))
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed",
                      title_text="port / CPU")
+    if not names:
+        # no row (a window outside the events): plotly would number an empty axis
+        fig.update_yaxes(showticklabels=False, showgrid=False)
     fig.update_xaxes(title_text=f"time ({TIME_UNIT})", rangemode="tozero", zeroline=True)
     if axis is not None:
         fig.update_xaxes(range=[float(axis[0]), float(axis[1])])

@@ -40,6 +40,7 @@ from portsim.reports.figures import (
     throughput_figure,
 )
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
+from portsim.simulator.engine import replay
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -217,8 +218,9 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
     :func:`portsim.scenarios.asymptotic.asymptotic_study` over the horizons of
-    :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) whose
-    ``TP · K`` is at most :data:`CONVERGENCE_OPERATIONS` (always the first).
+    :data:`~portsim.reports.figures.CONVERGENCE_PERIODS` (in ``lp`` periods) holding
+    at most :data:`CONVERGENCE_OPERATIONS` operations of the ``lp`` schedule
+    (``TP · K`` where it reaches the bound TP; always the first).
     ``plans``, aligned with ``scenario.planners``, are results already
     computed (a run's): they are replayed, not planned again.  ``progress``
     is told each step before it starts: the ``lp`` bound, then the replays
@@ -227,8 +229,9 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     Returns
     -------
     tuple of (AsymptoticStudy, str)
-        The study, and a note saying which horizons were left out (empty
-        when none was).
+        The study, and a note saying which horizons were left out and
+        where the ``lp`` line tends when its schedule falls short of the
+        bound (empty when neither).
     """
     from dataclasses import replace
 
@@ -249,25 +252,37 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     else:
         known[index] = lp
     plans = known
-    per_period = lp.throughput_bound * lp.period
+    # What one period of the lp schedule holds: less than TP · T where a fixed period
+    # falls short of the bound (Proposition 4), whose line then tends to achieved / TP.
+    carried = lp.throughput_bound if lp.achieved_throughput is None else lp.achieved_throughput
+    per_period = carried * lp.period
     periods = [k for k in CONVERGENCE_PERIODS if per_period * k <= CONVERGENCE_OPERATIONS]
     periods = periods or [CONVERGENCE_PERIODS[0]]
-    note = ""
+    notes = []
     if len(periods) < len(CONVERGENCE_PERIODS):
         left = [k for k in CONVERGENCE_PERIODS if k not in periods]
-        note = (f"horizons of {', '.join(map(str, left))} lp periods left out: one period "
-                f"holds {_operations_text(per_period)} "
-                f"operations and the chart replays at most {CONVERGENCE_OPERATIONS:,} (TP·K); "
-                "portsim run --asymptotic replays longer horizons")
-    return asymptotic_study(scenario, periods=periods, plans=plans, progress=progress), note
+        notes.append(f"horizons of {', '.join(map(str, left))} lp periods left out: one "
+                     f"period holds {_operations_text(per_period)} operations and the chart "
+                     f"replays at most {CONVERGENCE_OPERATIONS:,}; "
+                     "portsim run --asymptotic replays longer horizons")
+    if lp.bound_reached is False and lp.achieved_throughput is not None:
+        notes.append(f"the lp schedule carries {format_rational(lp.achieved_throughput)} "
+                     f"of the bound TP: its line tends to "
+                     f"{format_rational(lp.achieved_throughput / lp.throughput_bound)}, not 1")
+    study = asymptotic_study(scenario, periods=periods, plans=plans, progress=progress)
+    return study, "; ".join(notes)
 
 
 def _operations_text(count: Fraction) -> str:
-    """``"1100/3 (about 367)"``, or only ``"about 110"`` where the exact count is longer
-    than a chart's note writes (:data:`~portsim.reports._style.EXACT_TEXT_CHARS`)."""
+    """``"1100/3 (about 367)"``, ``"1470"`` for a whole count, or only ``"about 110"``
+    where the exact count is longer than a chart's note writes
+    (:data:`~portsim.reports._style.EXACT_TEXT_CHARS`)."""
     about = f"about {float(count):,.0f}"
     text = format_rational(count)
-    return f"{text} ({about})" if len(text) <= EXACT_TEXT_CHARS else about
+    if len(text) > EXACT_TEXT_CHARS:
+        return about
+    # a whole count is its own value: "1470", not "1470 (about 1,470)"
+    return text if count.denominator == 1 else f"{text} ({about})"
 
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
@@ -308,7 +323,8 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
              f"TP · K (TP: the lp bound, in {_esc(THROUGHPUT_UNIT)}), for K = "
              f"{', '.join(str(r) for r in dict.fromkeys(r.periods for r in study.rows))} "
              "periods of the lp schedule. No schedule goes above 1 (Lemma 1 of Legrand, "
-             "Marchal and Robert); the lp schedule tends to 1.</p>")
+             "Marchal and Robert); the lp schedule tends to 1, or to its own throughput "
+             "over TP where its period falls short of the bound.</p>")
     tail = (f'<p class="hint">Left out: {_esc(", ".join(left_out))}.</p>'
             if left_out else "")
     return intro + embed(figure) + tail
@@ -324,8 +340,17 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
             continue
         found = gantt_note(schedule, window)
         note = "" if found is None else f'<p class="{found[0]}">{_esc(found[1])}</p>'
+        violations = run.violations
+        if run.replay == "asap":
+            # The chart draws the planned times, which claim only an order of events
+            # (lp-naive): outline the events a strict replay of those times rejects.
+            violations = replay(schedule).violations
+            note += (f'<p class="hint">{_esc(label)} claims only an order of events: the '
+                     f"chart draws its planned times, in which a strict replay finds "
+                     f"{len(violations)} violation(s) (outlined in red); its figures come "
+                     "from the as-soon-as-possible replay under the real port model.</p>")
         parts.append(f"<h3>{_esc(label)}</h3>{note}"
-                     + embed(gantt_figure(schedule, title=label, violations=run.violations,
+                     + embed(gantt_figure(schedule, title=label, violations=violations,
                                           window=window)))
     if not parts:
         return "<p>No planner produced a schedule.</p>"
@@ -387,15 +412,28 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
         Cell(label, "name"),
         Cell(run.status, "good" if run.status == "ok" else "warn"),
         Cell(run.message, "message"),
-        Cell(_exact(run.throughput_bound), "num"),
+        _bound_cell(run),
         Cell(_exact(run.period), "num"),
         Cell(_exact(run.makespan), "num"),
         Cell(_exact(run.measured_throughput_exact), "num"),
-        Cell("—" if run.completed is None else str(run.completed), "num"),
+        # as ``portsim run`` prints them: ``cut`` for a series the replay cap cut,
+        # no count of violations for a row nothing was replayed for
+        Cell("cut" if run.replay_cut else "—" if run.completed is None
+             else str(run.completed), "num"),
         Cell(_exact(run.horizon), "num"),
         feasible[run.feasible],
-        Cell(str(len(run.violations)), "num bad" if run.violations else "num"),
+        Cell("—" if run.feasible is None and not run.violations else str(len(run.violations)),
+             "num bad" if run.violations else "num"),
     ]
+
+
+def _bound_cell(run: PlannerRun) -> Cell:
+    """The bound, followed by what the schedule reaches when it falls short of it
+    (``1/2 (not reached: 2/5)``, as ``portsim run`` prints it)."""
+    if run.bound_reached is False:
+        return Cell(f"{_exact(run.throughput_bound)} (not reached: "
+                    f"{_exact(run.achieved_throughput)})", "num warn")
+    return Cell(_exact(run.throughput_bound), "num")
 
 
 def _results_table(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
@@ -461,7 +499,10 @@ def _nav(sections: Sequence[_Section]) -> str:
 
 
 def _listing(values: object) -> str:
-    """An operation field as text: lists joined (and cut after a few dozen)."""
+    """An operation field as text: lists joined (and cut after a few dozen), a flag
+    spelled as in the scenario file (``false``, not Python's ``False``)."""
+    if isinstance(values, bool):
+        return "true" if values else "false"
     if not isinstance(values, list | tuple):
         return str(values)
     shown = ", ".join(str(v) for v in values[:_MAX_LISTED_NODES])

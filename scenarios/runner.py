@@ -35,7 +35,7 @@ from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import measure_series, replay
 from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import format_rational, parse_rational, per_time
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 from portsim.simulator.report import Report, Violation
@@ -423,7 +423,7 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     whole: Fraction | float = horizon if exact else float(horizon)
     return replace(last, completed=completed,
                    instances=last.instances + skipped * (last.instances - before.instances),
-                   horizon=whole, measured_throughput=completed / float(horizon))
+                   horizon=whole, measured_throughput=per_time(completed, whole))
 
 
 def run_planner(

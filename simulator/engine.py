@@ -65,7 +65,12 @@ import simpy
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlatformError, ScheduleError
 from portsim.simulator.items import Item, combine
-from portsim.simulator.numbers import common_denominator, format_rational, parse_rational
+from portsim.simulator.numbers import (
+    common_denominator,
+    format_rational,
+    parse_rational,
+    per_time,
+)
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import PortKind, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
@@ -1280,7 +1285,7 @@ def replay_series(
             out_h: Fraction | float = h if exact else float(h)
             return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
                           violations=(), completed=done, instances=done, horizon=out_h,
-                          measured_throughput=done / float(h))
+                          measured_throughput=per_time(done, h))
         if count >= cap:
             last = full
             break
@@ -1299,7 +1304,7 @@ def replay_series(
         out_end: Fraction | float = end if exact else float(end)
         return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
                       violations=(), completed=done, instances=done, horizon=out_end,
-                      measured_throughput=done / float(end))
+                      measured_throughput=per_time(done, end))
     return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
                   horizon=min(h, reach), port_model=port_model)
 
@@ -1550,7 +1555,7 @@ def _conclude(
     horizon_out = None if horizon_t is None else run.out_time(horizon_t)
     throughput = None
     if horizon_out is not None and horizon_out > 0:
-        throughput = completed / float(horizon_out)
+        throughput = per_time(completed, horizon_out)
     proven = None
     if mode == "strict" and not run.violations and not incomplete and unserved is None:
         proven = _proven_throughput(run, expected, makespan, run.out_time(engine.end_time))

@@ -18,7 +18,8 @@ from typing import TypeAlias
 from portsim.simulator.errors import PortsimError
 
 __all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "common_denominator", "counted",
-           "digits", "format_rational", "parse_rational", "rounded_up", "simplest_between"]
+           "digits", "format_rational", "parse_rational", "per_time", "rounded_up",
+           "simplest_between"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -291,6 +292,22 @@ def counted(count: int, noun: str) -> str:
     ('1 unit', '3 instances', '0 matchings')
     """
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def per_time(count: int, span: Fraction | float) -> float:
+    """``count / span`` as a float, correctly rounded when ``span`` is exact.
+
+    ``count / float(span)`` rounds ``span`` first: 166 operations over 1000/3
+    gave ``0.49800000000000005``, not the float of the exact ``249/500``.
+
+    Examples
+    --------
+    >>> per_time(166, Fraction(1000, 3)), per_time(3, 1.5)
+    (0.498, 2.0)
+    """
+    if isinstance(span, Fraction):
+        return float(Fraction(count) / span)
+    return count / span
 
 
 def common_denominator(values: Iterable[Fraction]) -> int:

@@ -197,3 +197,20 @@ def test_the_throughput_assertion_names_the_schedules_own_instances() -> None:
         {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
     with pytest.raises(ScheduleAssertionError, match=r"^throughput 1/2 \(1 instance\(s\) in 2,"):
         assert_throughput_at_least(s, "9/10", bound=1, horizon=100)
+
+
+def test_the_float_throughput_is_the_exact_ones_float(flat_file: Path, tmp_path: Path) -> None:
+    """``measured_throughput`` is ``float(measured_throughput_exact)`` in run's and
+    validate's JSON: 166 / float(1000/3) gave 0.49800000000000005 next to "249/500"."""
+    out = tmp_path / "run.json"
+    invoke("run", str(EXAMPLE), "--json", str(out))
+    for row in json.loads(out.read_text())["results"]:
+        exact = Fraction(row["measured_throughput_exact"])
+        assert row["measured_throughput"] == float(exact), row["label"]
+    assert float(Fraction(249, 500)) == 0.498
+    for mode in ("strict", "asap"):
+        _, text = invoke("validate", str(flat_file), "--horizon", "1000/3", "--format",
+                         "json", "--no-lp-bound", "--mode", mode)
+        found = json.loads(text)
+        assert (found["measured_throughput_exact"], found["measured_throughput"]) == (
+            "249/500", 0.498), mode

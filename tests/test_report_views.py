@@ -367,6 +367,8 @@ def test_convergence_title_writes_a_long_bound_as_a_decimal() -> None:
     per_period = LONG_BOUND * period
     assert _operations_text(per_period) == f"about {float(per_period):,.0f}" == "about 110"
     assert _operations_text(F(1100, 3)) == "1100/3 (about 367)"
+    # a whole count once (mix.yaml of a new user's trial: "1470 (about 1,470)")
+    assert _operations_text(F(21, 94) * 6580) == "1470"
 
 
 def test_run_report_tells_its_long_steps_before_they_start() -> None:
