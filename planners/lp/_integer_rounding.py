@@ -16,8 +16,9 @@ both lose much (there 90/29 of the bound 25/7, 0.87).  The best rounding for
 whose resources are the rows a period's b-matchings need (every node's sends
 and receives within its ports, every link and CPU busy at most ``T``).  Its
 linear relaxation is met by ``k_u = n · weight_u / throughput`` at ``T = n /
-throughput``, so no rounding beats the steady state, and HiGHS closes most of
-the gap in a few branch-and-bound nodes (the allgather above: 75/22, 0.95).
+throughput``, so no rounding beats the steady state, and HiGHS's heuristics at
+the root of its branch and bound close most of the gap (the allgather above:
+75/22, 0.95).
 
 Why a program of our own and not a library's rounding: none packs weighted
 trees into integer counts under port rows; the program is four rows' kinds
