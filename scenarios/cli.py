@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import counted, format_rational, parse_rational
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -534,6 +534,24 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 bound_note = f"lp bound not proven optimal, the lp says: {found.caveat}"
         else:
             bound_note = f"no lp bound available ({found.reason})"
+    else:
+        # Why there is no throughput as written to compare (the JSON's null
+        # throughput and lp_bound said nothing).
+        if not report.feasible:
+            why = counted(len(report.violations), "violation")
+        elif not report.complete:
+            why = "an instance does not complete"
+        elif mode != "strict":
+            why = ("the as-soon-as-possible replay times the events anew; the strict "
+                   "replay measures the schedule as written")
+        elif not loaded.events:
+            why = "the operation needs no communication or computation"
+        elif loaded.period is not None and h is not None:
+            why = (f"the horizon {_text(h)} is too short to see every instance slot "
+                   f"complete past the start-up (a longer one, or none, does)")
+        else:
+            why = "the strict replay did not see every instance complete"
+        bound_note = f"no throughput as written, so no comparison with the lp bound: {why}"
     if fmt == "json":
         extra = {
             "throughput": None if throughput is None else format_rational(throughput),
@@ -576,6 +594,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                               + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
             if bound_note:
                 console.print(bound_note)
+        elif ok:  # feasible and complete, and yet no figure: say why
+            console.print(bound_note)
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 
 

@@ -494,3 +494,28 @@ def test_the_header_names_every_port_model_a_node_follows(
     assert code == 1
     assert out.splitlines()[0].endswith(f": 1 violation(s) (strict replay, {models})")
     assert "needs the port of B, busy with event 1" in out
+
+
+@pytest.mark.parametrize(("args", "text", "why"), [
+    # period 2 (S busy 1 + 1/2): the first instance completes at 3/2, so a
+    # horizon of 1 sees no slot complete; the strict replay is feasible
+    (("--horizon", "1"), PERIODIC, "the horizon 1 is too short to see every instance slot "
+                                   "complete past the start-up (a longer one, or none, does)"),
+    (("--mode", "asap"), PERIODIC, "the as-soon-as-possible replay times the events anew; "
+                                   "the strict replay measures the schedule as written"),
+    # S sends m[B] at 1/2 while its send to A (0 to 1) is running: S's send port
+    ((), ONE_SHOT.replace('start: 1}', 'start: "1/2"}'), "1 violation"),
+])
+def test_no_throughput_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                args: tuple[str, ...], text: str, why: str) -> None:
+    """A null ``throughput`` (and so a null ``lp_bound``) came with an empty
+    ``lp_note``: a feasible schedule over a short horizon, an as-soon-as-possible
+    replay or a schedule with violations all looked alike.  The lp is never asked."""
+    lp = FakeLp(Fraction(2, 3))
+    with_lp(monkeypatch, lp)
+    _, stdout, _ = validate(tmp_path, text, *args, "--format", "json")
+    document = json.loads(stdout)
+    assert (document["throughput"], document["lp_bound"]) == (None, None)
+    assert document["lp_note"] == ("no throughput as written, so no comparison with the lp "
+                                   f"bound: {why}")
+    assert lp.models == []
