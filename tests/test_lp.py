@@ -88,6 +88,11 @@ def test_scatter_toy_paper_solution_gives_period_12_and_48() -> None:
     assert (split.period, split.instances_per_period, split.matchings) == (12, 6, 4)
     whole = build_periodic(scenario.platform, scenario.operation, groups, F(1, 2), split=False)
     assert (whole.period, whole.instances_per_period) == (48, 24)
+    # the lengthening is said (it was silent): 12 -> 48, 4 times
+    assert ("messages sent whole (split: false): the period 12 is 4 times longer, 48, with "
+            "4 times its instances (the matchings' numbers of messages are whole only then)"
+            in whole.notes)
+    assert not any("messages sent whole" in note for note in split.notes)
     assert all(e.part == 1 for e in whole.schedule.events)
     for plan in (split, whole):
         report = replay(plan.schedule, horizon=plan.period * 30)

@@ -905,8 +905,8 @@ WHOLE_MESSAGES_NOTE = "keeping messages whole needs"
 def _whole_messages(jobs: _Jobs, duration: dict[_Link, Fraction],
                     steps: Sequence[tuple[Fraction, Sequence[_Link]]],
                     period: Fraction, max_events: int) -> tuple[int, str]:
-    """How many times longer the period must be for every message to be sent whole
-    (1, with a note and a warning, when that is over the cap)."""
+    """How many times longer the period must be for every message to be sent whole,
+    with a note saying so (1, with a note and a warning, when that is over the cap)."""
     denoms = [(d / duration[e]).denominator for d, links in steps for e in links]
     scale = _lcm(denoms)
     if jobs.total * scale > max_events:
@@ -915,6 +915,11 @@ def _whole_messages(jobs: _Jobs, duration: dict[_Link, Fraction],
                 f"over the cap of {max_events} (max_events): messages are split instead")
         warnings.warn(text, stacklevel=4)
         return 1, text
+    if scale > 1:
+        return scale, (f"messages sent whole (split: false): the period "
+                       f"{format_rational(period)} is {scale} times longer, "
+                       f"{format_rational(period * scale)}, with {scale} times its instances "
+                       f"(the matchings' numbers of messages are whole only then)")
     return scale, ""
 
 
