@@ -145,7 +145,8 @@ def test_the_integer_rounding_never_ends_the_call_at_the_deadline() -> None:
     instances a period holds is 3.  Without a deadline the integer program sends
     them all direct in the period 3 (each direct link busy 3 x 1: 1 a time unit,
     the weights' own throughput), where the greedy carried 4 in the period 5;
-    with a deadline already past it is skipped, and nothing is raised."""
+    with a deadline already past, or less than 5 s away, it is skipped, and
+    nothing is raised."""
     from portsim.planners.lp._periodic import SendTask, Unit, _Rounding
     from portsim.planners.lp._solve import Deadline
     from portsim.simulator import Platform
@@ -167,3 +168,6 @@ def test_the_integer_rounding_never_ends_the_call_at_the_deadline() -> None:
     assert (found.period, found.instances, found.events) == (Fraction(3), 3, 6)
     assert found.counts == ((3, 0), (3, 0))
     assert rounding.integer(Fraction(1), 10, start, Deadline.after(0)) is None
+    # nor with less than INTEGER_MIN_SECONDS left (the schedule's build must fit)
+    assert rounding.integer(Fraction(1), 10, start, Deadline.after(2)) is None
+    assert rounding.integer(Fraction(1), 10, start, Deadline.after(600)) == found
