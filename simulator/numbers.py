@@ -19,7 +19,7 @@ from portsim.simulator.errors import PortsimError
 
 __all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "common_denominator", "counted",
            "digits", "format_rational", "parse_rational", "per_time", "rounded_up",
-           "simplest_between"]
+           "simplest_between", "with_article"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -292,6 +292,18 @@ def counted(count: int, noun: str) -> str:
     ('1 unit', '3 instances', '0 matchings')
     """
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def with_article(noun: str) -> str:
+    """``noun`` after its indefinite article, by its first letter (the collectives'
+    names: ``an allgather``, ``a broadcast``).
+
+    Examples
+    --------
+    >>> with_article("allgather"), with_article("broadcast")
+    ('an allgather', 'a broadcast')
+    """
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def per_time(count: int, span: Fraction | float) -> float:

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from portsim.simulator.errors import OperationError
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import format_rational, parse_rational, with_article
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["OPERATION_FIELDS", "OPERATION_FIELD_ORDER", "Operation", "OperationKind",
@@ -82,9 +82,8 @@ def misplaced_field(kind: OperationKind, key: str, value: object) -> OperationEr
     operation.participants: participants does not apply to a broadcast (it takes source, \
 targets and size) (got ['A'])
     """
-    article = "an" if str(kind)[0] in "aeiou" else "a"
     takes = [f for f in OPERATION_FIELD_ORDER if f in OPERATION_FIELDS[kind]]
-    return OperationError(f"{key} does not apply to {article} {kind} (it takes "
+    return OperationError(f"{key} does not apply to {with_article(str(kind))} (it takes "
                           f"{', '.join(takes)} and size)", path=f"operation.{key}", value=value)
 
 

@@ -17,7 +17,13 @@ from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_period
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlannerError, PortsimError
-from portsim.simulator.numbers import common_denominator, counted, format_rational, parse_rational
+from portsim.simulator.numbers import (
+    common_denominator,
+    counted,
+    format_rational,
+    parse_rational,
+    with_article,
+)
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Schedule, Send
@@ -231,12 +237,10 @@ def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
     """The row of an operation that moves nothing (one participant, or a source that
     is its only destination): ``unsupported``, its steady-state throughput being
     unbounded; the one-shot planners give it a makespan of 0."""
-    kind = str(operation.kind)
-    article = "an" if kind[0] in "aeiou" else "a"
-    return PlanResult.unsupported(planner, f"{article} {kind} that moves nothing (no "
-                                           f"destination but its source, or one "
-                                           f"participant) has an unbounded steady-state "
-                                           f"throughput")
+    return PlanResult.unsupported(planner, f"{with_article(str(operation.kind))} that "
+                                           f"moves nothing (no destination but its source, "
+                                           f"or one participant) has an unbounded "
+                                           f"steady-state throughput")
 
 
 def time_limit_error(options: LpOptions, where: str) -> PlanResult:

@@ -60,7 +60,7 @@ import networkx as nx
 from portsim.planners.timing import PortClock, cheapest_path
 from portsim.simulator.errors import PortsimError, ScheduleError
 from portsim.simulator.items import Item, combine
-from portsim.simulator.numbers import parse_rational
+from portsim.simulator.numbers import parse_rational, with_article
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 from portsim.simulator.schedule import Schedule
@@ -242,8 +242,7 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
         why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
     if coll in _BLOCKED and nchunks % ngpus:
-        article = "an" if coll[0] in "aeiou" else "a"
-        raise ScheduleError(f"{article} {coll} needs nchunksperloop to be a multiple of ngpus "
+        raise ScheduleError(f"{with_article(coll)} needs nchunksperloop to be a multiple of ngpus "
                             f"({ngpus})", path="algo.nchunksperloop", value=nchunks,
                             source=source)
     inplace_flag = attr.integer(root, "inplace", "algo", default=0)
