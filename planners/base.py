@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from portsim.simulator.errors import PlannerError
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, with_article
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.schedule import Schedule
@@ -545,8 +545,7 @@ class FunctionPlanner:
         for name, value, kind in (("platform", platform, Platform),
                                   ("operation", operation, Operation)):
             if not isinstance(value, kind):
-                article = "an" if kind.__name__[0] in "AEIOU" else "a"
-                raise PlannerError(f"{name} must be {article} {kind.__name__}", path=name,
+                raise PlannerError(f"{name} must be {with_article(kind.__name__)}", path=name,
                                    value=type(value).__name__)
         check_options(self.name, options, self.options)
         if self.check_options is not None:

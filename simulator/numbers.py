@@ -295,15 +295,16 @@ def counted(count: int, noun: str) -> str:
 
 
 def with_article(noun: str) -> str:
-    """``noun`` after its indefinite article, by its first letter (the collectives'
-    names: ``an allgather``, ``a broadcast``).
+    """``noun`` after its indefinite article, by its first letter, either case (the
+    collectives' names, ``an allgather``, ``a broadcast``; class names, ``an
+    Operation``).
 
     Examples
     --------
-    >>> with_article("allgather"), with_article("broadcast")
-    ('an allgather', 'a broadcast')
+    >>> with_article("allgather"), with_article("broadcast"), with_article("Operation")
+    ('an allgather', 'a broadcast', 'an Operation')
     """
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def per_time(count: int, span: Fraction | float) -> float:
