@@ -168,12 +168,9 @@ def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
     if time_limit is not None:
         # A number in any form a file may write it ("1e3", "1/2", 10): never
         # .nan or .inf, which would make a deadline that never expires.
-        if isinstance(time_limit, bool):
-            raise PlannerError("time_limit must be a positive number of seconds",
-                               path=f"planners.{name}.time_limit", value=time_limit)
-        seconds = parse_rational(time_limit, path=f"planners.{name}.time_limit",
-                                 error=PlannerError)
-        if seconds <= 0:
+        seconds = None if isinstance(time_limit, bool) else parse_rational(
+            time_limit, path=f"planners.{name}.time_limit", error=PlannerError)
+        if seconds is None or seconds <= 0:
             raise PlannerError("time_limit must be a positive number of seconds",
                                path=f"planners.{name}.time_limit", value=time_limit)
         limit = float(seconds)
