@@ -119,6 +119,9 @@ def random_state(seed: int | random.Random | None = None) -> random.Random:
     if isinstance(seed, random.Random):
         return seed
     if isinstance(seed, int) and not isinstance(seed, bool):
+        if seed < 0:
+            # random.Random seeds with abs(seed): -1 would silently repeat 1.
+            raise PlatformError("a seed must be a non-negative integer", path="seed", value=seed)
         return random.Random(seed)
     raise PlatformError("a seed must be an integer or a random.Random", path="seed", value=seed)
 

@@ -479,7 +479,7 @@ class ScenarioSpec(_Strict):
 
     name: str = Field(pattern=r"^[a-z0-9_-]+$")
     description: str = ""
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0)
     platform: PlatformSpec
     operation: OperationSpec
     planners: list[PlannerEntry] = Field(default_factory=list)
@@ -503,7 +503,7 @@ class ScheduleFileSpec(_Strict):
     platform: PlatformSpec | None = None
     platform_file: str | None = None
     port_model: PortModelField | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0)
     operation: OperationSpec
     period: Rational | None = None
     instances_per_period: int = 1

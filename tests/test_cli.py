@@ -341,6 +341,8 @@ BAD_SCENARIOS = {
                         ["planners[1]", "quantum", "valid planners: ", "flat"]),
     "bad planner option": (SCATTER.replace("planners: [flat]", "planners: [{name: flat, k: 3}]"),
                            ["planners[0]", "k"]),
+    # random.Random(-1) is random.Random(1): a negative seed would repeat another run.
+    "negative seed": ("seed: -1\n" + SCATTER, ["seed", "-1"]),
 }
 
 

@@ -40,6 +40,10 @@ def test_random_state_normalises_seeds() -> None:
         random_state("11")  # type: ignore[arg-type]
     with pytest.raises(PlatformError, match="seed"):
         random_state(True)  # type: ignore[arg-type]
+    # random.Random seeds with abs(seed), so -1 would silently be the run of seed 1.
+    assert random.Random(-1).random() == random.Random(1).random()
+    with pytest.raises(PlatformError, match="non-negative"):
+        random_state(-1)
 
 
 def test_draw_rational_stays_on_its_grid() -> None:
