@@ -221,6 +221,13 @@ def test_failing_run_is_a_row_and_the_study_goes_on(tmp_path: Path) -> None:
     # ... by its label, which tells apart a planner listed twice (and the row has it)
     assert ": greedy (reducers: 0): PlannerError: " in outcome.failures[0]
     assert good.loc["greedy", "label"] == "greedy (reducers: 0)"
+    # A plain pandas.read_parquet of the store (as its docstring shows) keeps the
+    # nullable dtypes: the error rows' empty counts do not turn the column to float64.
+    raw = pd.read_parquet(tmp_path / "results.parquet")
+    assert raw["completed"].isna().sum() == 2
+    assert raw["completed"].dtype == pd.Int64Dtype()
+    assert raw["feasible"].dtype == pd.BooleanDtype()
+    assert raw["grid.platform.generator.n"].dtype == pd.Int64Dtype()
 
 
 def test_execute_run_never_raises() -> None:

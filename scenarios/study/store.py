@@ -135,6 +135,15 @@ def grid_column_type(values: Sequence[Any]) -> pa.DataType:
 _EXACT_DOUBLE_INT = 2**53
 
 
+#: The pandas dtype of each Arrow column type (nullable ones).
+_PANDAS_TYPES: dict[pa.DataType, Any] = {
+    pa.string(): pd.StringDtype(),
+    pa.int64(): pd.Int64Dtype(),
+    pa.bool_(): pd.BooleanDtype(),
+    pa.float64(): pd.Float64Dtype(),
+}
+
+
 class ResultStore:
     """Append-only rows of one study under ``directory/results.parquet/``.
 
@@ -149,7 +158,13 @@ class ResultStore:
     def __init__(self, directory: str | os.PathLike[str],
                  grid_types: Mapping[str, pa.DataType]) -> None:
         self.path = Path(directory) / RESULTS_NAME
-        self.schema = pa.schema([*RESULT_COLUMNS, *grid_types.items()])
+        schema = pa.schema([*RESULT_COLUMNS, *grid_types.items()])
+        # pandas metadata naming the nullable dtypes, so that a plain
+        # ``pandas.read_parquet`` gives Int64 (not float64) where a column has nulls.
+        empty = pd.DataFrame({f.name: pd.Series([], dtype=_PANDAS_TYPES[f.type])
+                              for f in schema})
+        self.schema = schema.with_metadata(
+            pa.Schema.from_pandas(empty, preserve_index=False).metadata)
 
     def parts(self) -> list[Path]:
         """The complete part files, oldest first."""
@@ -271,14 +286,6 @@ def _as_text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, default=str)
-
-
-_PANDAS_TYPES: dict[pa.DataType, Any] = {
-    pa.string(): pd.StringDtype(),
-    pa.int64(): pd.Int64Dtype(),
-    pa.bool_(): pd.BooleanDtype(),
-    pa.float64(): pd.Float64Dtype(),
-}
 
 
 def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
