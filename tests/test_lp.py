@@ -38,7 +38,7 @@ from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.planners.registry import available_planners, get_planner
 from portsim.scenarios.generators import random_platform, torus_platform
 from portsim.scenarios.loader import load_scenario
-from portsim.scenarios.runner import run_scenario
+from portsim.scenarios.runner import guarded_plan, run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
@@ -278,6 +278,26 @@ def test_a_cap_below_one_instance_gives_the_integer_rounding_of_one_instance() -
     assert result.schedule is not None
     assert result.schedule.instances_per_period == 1
     assert replay(result.schedule, horizon=result.period * 10).violations == ()
+
+
+def test_a_build_cut_by_the_time_limit_drops_its_fixed_period_note(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap forces the fixed period 2 (the test above), whose note is warned
+    as the build chooses it; the deadline then passes in the build: the error row
+    says so and does not name the fixed period of a schedule never made."""
+    from portsim.planners.lp import _periodic
+    from portsim.planners.lp._solve import TimeLimitReached
+
+    def expired(*args: object, **kwargs: object) -> None:
+        raise TimeLimitReached("periodic schedule")
+
+    scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
+    monkeypatch.setattr(_periodic, "_jobs", expired)
+    result = guarded_plan(LP_PLANNER, scenario.platform, scenario.operation,
+                          {"max_events": 3, "time_limit": 60})
+    assert result.status == "error"
+    assert "time limit of 60.0 s reached during periodic schedule" in result.message
+    assert result.notes == ()
 
 
 # -- options, support ----------------------------------------------------------------------

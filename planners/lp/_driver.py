@@ -6,6 +6,7 @@ does the rest the same way for all of them.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Context
@@ -363,13 +364,18 @@ def finish(
         # collector would walk them (and the heap) for nothing (see that module).
         # Paused here, not by a wrapper of build_periodic: its warnings name
         # the caller a fixed number of frames up.
-        with paused_collection():
+        with paused_collection(), warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
             plan = build_periodic(platform, operation, groups, tp, split=options.split,
                                   free_links=options.free_links,
                                   fixed_period=options.period, max_events=options.max_events,
                                   matchings=matchings, deadline=deadline)
     except TimeLimitReached as stop:
+        # the build's warnings (a fixed period and its operations) describe a
+        # schedule that was never finished: the error row does not carry them
         return time_limit_error(options, stop.phase)
+    for w in said:  # the build's warnings, for the caller, as they were
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scale = _time_scale(plan.schedule)
     if scale.bit_length() > MAX_SCALE_BITS:
         return PlanResult.error(NAME, f"the schedule's times need a common denominator of "
