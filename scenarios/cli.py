@@ -70,15 +70,65 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 @contextlib.contextmanager
 def _activity() -> Iterator[Callable[[str], None]]:
-    """A function showing what runs now: a spinner on a terminal's stderr, else nothing."""
+    """A function showing what runs now: a spinner on a terminal's stderr; elsewhere
+    (a CI log, a pipe) a line for a step still running after
+    :data:`QUIET_SECONDS`, then every :data:`STILL_SECONDS` (:func:`_heartbeat`)."""
     console = _console(stderr=True)
     if not console.is_terminal:
-        yield lambda _text: None
+        with _heartbeat() as show:
+            yield show
         return
     from rich.text import Text
 
     with console.status("starting...") as status:
         yield lambda text: status.update(Text(f"{text}...", style="dim"))
+
+
+QUIET_SECONDS = 10.0
+"""Off a terminal, a step that ends sooner prints nothing (quick runs keep clean logs)."""
+
+STILL_SECONDS = 60.0
+"""Off a terminal, a step still running repeats its line this often."""
+
+
+@contextlib.contextmanager
+def _heartbeat(quiet: float | None = None, still: float | None = None
+               ) -> Iterator[Callable[[str], None]]:
+    """A function naming the current step; a thread prints ``portsim: STEP: 12 s so
+    far`` on standard error once the step has run ``quiet`` seconds (default
+    :data:`QUIET_SECONDS`), then every ``still`` seconds (:data:`STILL_SECONDS`),
+    so that a long ``lp`` in a CI log is not silence."""
+    import threading
+    import time
+
+    first = QUIET_SECONDS if quiet is None else quiet
+    every = STILL_SECONDS if still is None else still
+
+    lock = threading.Lock()
+    step: list[Any] = ["starting", time.monotonic(), first]  # text, start, next line's age
+    done = threading.Event()
+
+    def show(text: str) -> None:
+        with lock:
+            step[:] = [text, time.monotonic(), first]
+
+    def beat() -> None:
+        while not done.wait(0.5):
+            with lock:
+                text, since, due = step
+                age = time.monotonic() - since
+                if age < due:
+                    continue
+                step[2] = due + every
+            click.echo(f"portsim: {text}: {age:.0f} s so far", err=True)
+
+    thread = threading.Thread(target=beat, name="portsim-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield show
+    finally:
+        done.set()
+        thread.join()
 
 
 def _write_text(destination: Path, text: str) -> None:

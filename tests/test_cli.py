@@ -1027,3 +1027,24 @@ def test_a_schedule_that_cannot_be_replayed_claims_no_achieved_throughput(
     assert row["bound_reached"] is None
     assert any("announced achieved throughput 3/5, which no strict replay proves" in note
                for note in row["notes"])
+
+
+def test_a_long_step_off_a_terminal_prints_a_line_that_it_still_runs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Off a terminal there is no spinner: a step running past ``quiet`` seconds gets
+    one line on standard error (a CI log is not silence for minutes of lp), a step
+    ending sooner none, and standard output nothing."""
+    import re
+    import time
+
+    from portsim.scenarios.cli import _heartbeat
+
+    with _heartbeat(quiet=1.0, still=60.0) as show:
+        show("lp: planning and replaying")
+        time.sleep(2.2)
+        show("replaying 10 events (exact)")
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert re.fullmatch(r"portsim: lp: planning and replaying: [12] s so far", lines[0])
