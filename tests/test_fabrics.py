@@ -657,4 +657,42 @@ def test_a_cut_generation_whose_flow_bound_does_not_finish_keeps_the_ports_cap(
     result = steady_state(platform, operation, time_limit=600)
     assert result.status == "ok", result.message
     assert result.throughput_bound == Fraction(325, 7)
-    assert any("not finished in half the time left" in note for note in result.notes)
+    assert any("not finished in the time left after the schedule" in note
+               for note in result.notes)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+def test_a_cut_generation_builds_its_schedule_before_the_flow_program(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flow program that uses up all the time left (an allgather over 16
+    ``dgx_a100`` servers at ``time_limit: 60`` on a loaded machine: its cut generation
+    left 5 s, the flow program took them, and the row was an error with no schedule)
+    no longer costs the schedule: it runs once the schedule is built, and the bound
+    is the ports' cap, 325/7 on one server."""
+    import portsim.planners.lp._broadcast as broadcast_module
+    from portsim.planners.base import PlanResult
+    from portsim.simulator import replay
+
+    platform = dgx_a100_platform(1)
+    operation = Operation(OperationKind.ALLGATHER).resolve(platform)
+    _budget_passing_at_pricing(monkeypatch, 3)
+    order = []
+    built = broadcast_module.finish
+
+    def finish(*args, **kwargs):  # type: ignore[no-untyped-def]
+        order.append("schedule")
+        return built(*args, **kwargs)
+
+    def flow_taking_all_the_time(platform, pairs, size, options, *_):  # type: ignore[no-untyped-def]
+        order.append("flow")
+        object.__setattr__(options.clock(), "at", 0.0)  # the call's deadline: passed
+        return PlanResult.error("lp", "time limit reached")
+
+    monkeypatch.setattr(broadcast_module, "finish", finish)
+    monkeypatch.setattr(broadcast_module, "_flow_bound", flow_taking_all_the_time)
+    result = steady_state(platform, operation, time_limit=600)
+    assert order == ["schedule", "flow"]
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == Fraction(325, 7)
+    assert result.schedule is not None
+    assert replay(result.schedule, horizon=result.period * 4).violations == ()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -679,19 +679,26 @@ def plan_multicast(platform: Platform, operation: Operation,
     method = "rounding"
     bound_notes: tuple[str, ...] = ()  # the tree bound's, where it is part of the result
     pairs = [(s, t) for s, t, _ in sources]
+    refine: Callable[[ExactSolution], tuple[ExactSolution, list[str]]] | None = None
     if found.cut:
-        # The generation was cut: no tree bound.  The flow program within half the
-        # time left (a broadcast over 16 dgx_a100 servers: 1 s; their allgather:
-        # more than 10 minutes), else the ports' cap.
+        # The generation was cut: no tree bound.  The ports' cap, then, once the
+        # schedule is built, the flow program in the time left (a broadcast over
+        # 16 dgx_a100 servers: 1 s; their allgather: more than 10 minutes).
         cap, how = port_cap(platform, pairs, operation.size)
-        flow = _flow_bound(platform, pairs, operation.size,
-                           replace(options, deadline=options.clock().part(0.5)), what,
-                           port_sum, notes)
-        upper = cap if isinstance(flow, PlanResult) else min(flow, cap)
-        notes.append(f"the bound is the least of the ports' cap ({how}, "
-                     f"{format_rational(cap)}) and the per-destination flow program's "
-                     + ("(section 2.2.1; not finished in half the time left)"
-                        if isinstance(flow, PlanResult) else "(section 2.2.1)"))
+        upper = cap
+
+        def refine(exact: ExactSolution) -> tuple[ExactSolution, list[str]]:
+            said: list[str] = []
+            flow = _flow_bound(platform, pairs, operation.size, options, what, port_sum,
+                               said)
+            least = cap if isinstance(flow, PlanResult) else min(flow, cap)
+            said.append(f"the bound is the least of the ports' cap ({how}, "
+                        f"{format_rational(cap)}) and the per-destination flow program's "
+                        + ("(section 2.2.1; not finished in the time left after the "
+                           "schedule)" if isinstance(flow, PlanResult) else "(section 2.2.1)"))
+            least = max(least, exact.lower)
+            return replace(exact, upper=least,
+                           method="rounding" if least == exact.lower else "interval"), said
     elif tree_upper is None or tree_upper > lower:
         # The ports' cap first (no program): where the packing meets it, it is the
         # certificate (on a fabric, often a server's NICs; on a complete one-port
@@ -729,4 +736,4 @@ def plan_multicast(platform: Platform, operation: Operation,
                           (*master.notes, *bound_notes))
     groups = [[tree_unit(w, t, sources[i][0], sources[i][2]) for j, w, t in weighted if j == i]
               for i in range(len(sources))]
-    return finish(platform, operation, exact, groups, options, notes=notes)
+    return finish(platform, operation, exact, groups, options, notes=notes, refine=refine)

@@ -349,11 +349,16 @@ def finish(
     tree_edges: Callable[[Unit], tuple[tuple[str, str], ...]] | None = None,
     notes: Sequence[str] = (),
     matchings: Sequence[tuple[Fraction, Sequence[tuple[str, str]]]] | None = None,
+    refine: Callable[[ExactSolution], tuple[ExactSolution, Sequence[str]]] | None = None,
 ) -> PlanResult:
     """Build the periodic schedule and the :class:`PlanResult`.
 
     ``matchings`` (weighted link sets per time unit) orchestrate the period
     instead of the bipartite peeling (unidirectional and mixed platforms).
+    ``refine``, called once the schedule is built (with the time left), may
+    lower ``exact``'s upper end; its notes follow ``notes``.  So a bound that
+    may not finish in time (a cut generation's flow program) never takes the
+    schedule's time.
     """
     tp = exact.lower
     deadline = options.clock()
@@ -384,6 +389,9 @@ def finish(
                                       f"within {MAX_SCALE_BITS} bits (try the option "
                                       f"'period:' with a round value)")
     all_notes = list(notes)
+    if refine is not None:
+        exact, said_by_refine = refine(exact)
+        all_notes.extend(said_by_refine)
     all_notes.extend(exact.notes)
     message = ""
     if exact.exact:

@@ -62,7 +62,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     generate,
 )
-from portsim.planners.lp._solve import LinearModel, TimeLimitReached
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
 from portsim.simulator.platform import NodeId, Platform
 
 __all__ = ["FlowBound", "multicast_flow_bound", "source_cap"]
@@ -111,8 +111,10 @@ def source_cap(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[Node
 
 
 def _master(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
-            size: Fraction, capacity: PortCapacity, cuts: Sequence[Cut]) -> LinearModel:
-    """The copies, the port and link rows, and the given cut rows."""
+            size: Fraction, capacity: PortCapacity, cuts: Sequence[Cut],
+            deadline: Deadline, phase: str) -> LinearModel:
+    """The copies, the port and link rows, and the given cut rows (``deadline``
+    checked every :data:`_CHECK_EVERY` cuts: 16,384 of them at 128 sources)."""
     g = platform.graph
     model = LinearModel()
     tp = model.variable("TP", upper=source_cap(platform, sources, size))
@@ -121,22 +123,30 @@ def _master(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]
     in_port: dict[NodeId, dict[int, Fraction]] = {v: {} for v in platform.node_ids}
     link_port: dict[tuple[NodeId, NodeId], dict[int, Fraction]] = {
         e: {} for e in capacity.links}
+    busy_of = {(u, v): size * c for u, v, c in g.edges(data="c")}
+    most = {e: 1 / busy for e, busy in busy_of.items()}
     for i, (source, _) in enumerate(sources):
-        for u, v, c in g.edges(data="c"):
+        deadline.check(phase)
+        for (u, v), busy in busy_of.items():
             if v == source:
                 continue
-            busy = size * c
-            j = model.variable(("n", i, u, v), upper=1 / busy)
+            j = model.variable(("n", i, u, v), upper=most[u, v])
             out_port[u][j] = busy
             in_port[v][j] = busy
             if (u, v) in link_port:
                 link_port[u, v][j] = busy
     capacity.add_node_rows(model, out_port, in_port, nodes=platform.node_ids, skip_empty=True)
     capacity.add_link_rows(model, link_port)
-    for cut in cuts:
+    for k, cut in enumerate(cuts):
+        if k % _CHECK_EVERY == 0:
+            deadline.check(phase)
         model.add(_cut_row(platform, model, sources, cut), "<=", Fraction(0),
                   f"cut of {sources[cut[0]][0]}: {len(cut[1])} node(s) inside")
     return model
+
+
+_CHECK_EVERY = 256
+"""How many cut rows are built between two looks at the deadline."""
 
 
 def _cut_row(platform: Platform, model: LinearModel, sources: Sequence[tuple[NodeId, object]],
@@ -144,10 +154,16 @@ def _cut_row(platform: Platform, model: LinearModel, sources: Sequence[tuple[Nod
     """``TP - Σ_{e ∈ δ⁺(S)} n_s(e)`` (the cut row, ``<= 0``)."""
     i, side = cut
     source = sources[i][0]
+    g = platform.graph
+    if 2 * len(side) <= g.number_of_nodes():  # the links out of the side's nodes
+        crossing = [(u, v) for u in side for v in g.successors(u) if v not in side]
+    else:  # the links into the other nodes (the cut of all nodes but one target)
+        crossing = [(u, v) for v in g.nodes if v not in side for u in g.predecessors(v)
+                    if u in side]
+    # in the variables' order (the links' order), as the row always was
+    columns = sorted(model.index["n", i, u, v] for u, v in crossing if v != source)
     row = {model.objective: Fraction(1)}
-    for u, v in platform.graph.edges:
-        if u in side and v not in side and v != source:
-            row[model.index["n", i, u, v]] = Fraction(-1)
+    row.update((j, Fraction(-1)) for j in columns)
     return row
 
 
@@ -162,14 +178,17 @@ def _initial_cuts(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[N
 
 
 def _float_cuts(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
-                model: LinearModel, x: np.ndarray) -> list[Cut]:
-    """Cuts the float point violates (one maximum flow per source and destination)."""
+                model: LinearModel, x: np.ndarray, deadline: Deadline, phase: str
+                ) -> list[Cut]:
+    """Cuts the float point violates (one maximum flow per source and destination;
+    ``deadline`` checked before each source: 16,256 flows at 128 sources)."""
     nodes = list(platform.node_ids)
     index = {v: k for k, v in enumerate(nodes)}
     n = len(nodes)
     tp = float(x[model.objective])
     out: list[Cut] = []
     for i, (source, targets) in enumerate(sources):
+        deadline.check(phase)
         arcs = [(u, v, float(x[model.index["n", i, u, v]]))
                 for u, v in platform.graph.edges if v != source]
         top = max([tp, *(w for _, _, w in arcs)])
@@ -201,11 +220,13 @@ def _float_cuts(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[Nod
 
 
 def _exact_cuts(platform: Platform, sources: Sequence[tuple[NodeId, Sequence[NodeId]]],
-                model: LinearModel, values: Sequence[Fraction]) -> list[Cut]:
+                model: LinearModel, values: Sequence[Fraction], deadline: Deadline,
+                phase: str) -> list[Cut]:
     """Cuts the exact point violates (exact maximum flows on integer-scaled copies)."""
     tp = values[model.objective]
     out: list[Cut] = []
     for i, (source, targets) in enumerate(sources):
+        deadline.check(phase)
         arcs = [(u, v, values[model.index["n", i, u, v]])
                 for u, v in platform.graph.edges if v != source]
         scale = math.lcm(tp.denominator, *(w.denominator for _, _, w in arcs))
@@ -240,12 +261,18 @@ def multicast_flow_bound(platform: Platform,
     deadline = options.clock()
     cuts = _initial_cuts(platform, sources)
     known = set(cuts)
-    model = _master(platform, sources, size, capacity, cuts)
+    phase = f"the cut generation of the {what} flow bound"
+    try:
+        model = _master(platform, sources, size, capacity, cuts, deadline, phase)
+    except TimeLimitReached as stop:
+        return time_limit_error(options, stop.phase)
     # The master's rows grow: columns first (no rows), then every row as a cut.
     master = IncrementalMaster([], [], {"solver": "simplex", "simplex_strategy": 1})
     for j in range(model.n_variables):
         master.add_column(1.0 if j == model.objective else 0.0, [], [])
-    for row in model.rows:
+    for k, row in enumerate(model.rows):
+        if k % _CHECK_EVERY == 0 and deadline.expired:
+            return time_limit_error(options, phase)
         _add_row(master, row.coeffs, row.rhs)
     rounds = exact_rounds = 0
     outcome: list[FlowBound | PlanResult] = []
@@ -255,17 +282,19 @@ def multicast_flow_bound(platform: Platform,
         nonlocal rounds, exact_rounds, model
         rounds += 1
         new = [] if rounds > MAX_ROUNDS else [
-            c for c in _float_cuts(platform, sources, model, master.values()) if c not in known]
+            c for c in _float_cuts(platform, sources, model, master.values(), deadline, phase)
+            if c not in known]
         if not new:
             # The same vertex in exact rationals (its basis solved exactly).
             exact_rounds += 1
-            model = _master(platform, sources, size, capacity, cuts)
+            model = _master(platform, sources, size, capacity, cuts, deadline, phase)
             found = recover(model, master.solution(), deadline=deadline)
             if found is None:
                 outcome.append(PlanResult.error(NAME, f"no exactly feasible solution of the "
                                                       f"{what} flow bound's cut master"))
                 return False
-            new = [c for c in _exact_cuts(platform, sources, model, found.values)
+            new = [c for c in _exact_cuts(platform, sources, model, found.values, deadline,
+                                          phase)
                    if c not in known]
             if not new or exact_rounds >= EXACT_ROUNDS:
                 outcome.append(FlowBound(found, not new, rounds, len(cuts)))
@@ -278,7 +307,7 @@ def multicast_flow_bound(platform: Platform,
 
     try:
         generate(master, separate, deadline=deadline, max_rounds=MAX_ROUNDS + EXACT_ROUNDS,
-                 phase=f"the cut generation of the {what} flow bound")
+                 phase=phase)
     except TimeLimitReached as stop:
         return time_limit_error(options, stop.phase)
     except MasterFailed as failure:
