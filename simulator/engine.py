@@ -411,6 +411,13 @@ class _Run:
                     tuple(base(x) * nn + shift for x in e.inputs), base(e.output) * nn + shift,
                     1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
+        self.exact_end: Fraction | None = None
+        if not exact and schedule.period is None:
+            # The exact end of the last event, for the throughput a float
+            # replay proves (its own end time is a float): start + duration.
+            self.exact_end = max((e.start + Fraction(*d) for e, d in zip(
+                events, (distinct[j] for j in event_duration), strict=True)
+                if d is not None), default=None)
         if not exact:
             # The largest start and duration, found among the floats (their
             # exact values are the ones the tolerance needs: their floats
@@ -1746,10 +1753,16 @@ def _proven_throughput(run: _Run, expected: list[int],
         if len({t % n for t in expected}) < n:
             return None
         return Fraction(n) / schedule.period
-    if not isinstance(makespan, Fraction) or makespan <= 0:
+    if makespan is None or makespan <= 0:
         return None
-    span = max(makespan, end_time) if isinstance(end_time, Fraction) else makespan
-    return Fraction(len(expected)) / span
+    if not isinstance(end_time, Fraction):
+        # float time: the exact end of the last event, the makespan or later
+        # (an instance completes as an event ends), known from the schedule
+        end_time = run.exact_end
+        if end_time is None or end_time <= 0:
+            return None
+        return Fraction(len(expected)) / end_time
+    return Fraction(len(expected)) / max(makespan, end_time)
 
 
 def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:
