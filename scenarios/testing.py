@@ -156,7 +156,8 @@ def assert_throughput_at_least(
     ScheduleAssertionError
         When the schedule is infeasible or too slow.
     PlannerError
-        When no bound is given and the ``lp`` planner gives none.
+        When no bound is given and the ``lp`` planner gives none, or
+        ``fraction_of_bound`` is not a number >= 0.
 
     Examples
     --------
@@ -175,7 +176,10 @@ def assert_throughput_at_least(
     throughput 1/4 (1 instance(s) per period 4) is 1/2 = 0.5 of the bound 1/2
     """
     __tracebackhide__ = True
-    required = parse_rational(fraction_of_bound, path="fraction_of_bound")
+    required = parse_rational(fraction_of_bound, path="fraction_of_bound", error=PlannerError)
+    if required < 0:
+        # a negative fraction passes every schedule: an assertion that cannot fail
+        raise PlannerError("must be >= 0", path="fraction_of_bound", value=fraction_of_bound)
     report = assert_feasible(schedule, port_model=port_model, horizon=horizon,
                              tolerance=tolerance)
     throughput = schedule_throughput(schedule, report)

@@ -531,3 +531,15 @@ def test_a_tolerance_is_for_exact_time() -> None:
 
     with pytest.raises(ScheduleError, match=r"^tolerance: applies to exact time only"):
         replay(_float_chain(), exact=False, tolerance=1e-9)
+
+
+@pytest.mark.parametrize("fraction", [-1, "-1/2", "ninety percent"])
+def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction: object) -> None:
+    """``assert_throughput_at_least(s, -1)`` passed every schedule, even the
+    slowest: an assertion that cannot fail.  Refused, as a ``PlannerError``
+    like every other bad argument of the helpers."""
+    s = relay_broadcast([{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+                         {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    assert assert_throughput_at_least(s, 0, bound=1) == F(2, 3)   # 1 broadcast in 3/2
+    with pytest.raises(PlannerError, match=r"^fraction_of_bound: "):
+        assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]
