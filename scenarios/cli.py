@@ -490,6 +490,9 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
               show_default=True, help="strict checks stated times; asap keeps per-port "
                                       "order and computes achieved times.")
 @click.option("--float", "float_time", is_flag=True, help="Replay in float time.")
+@click.option("--tolerance", help="An event may start this long before the port, link, "
+                                  "CPU or item it needs is free (exact time; e.g. 1e-9 for "
+                                  "start times computed in floats).  [default: 0]")
 @click.option("--port-model", help="Replace the platform-wide port model.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
@@ -502,8 +505,9 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 @click.option("--no-lp-bound", "no_bound", is_flag=True,
               help="Do not compute the lp bound (on large reductions it can take minutes).")
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
-             port_model: str | None, fmt: str, platform_file: Path | None,
-             size: str | None, ranks: str | None, no_bound: bool) -> None:
+             tolerance: str | None, port_model: str | None, fmt: str,
+             platform_file: Path | None, size: str | None, ranks: str | None,
+             no_bound: bool) -> None:
     """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
     Exit status: 0 feasible and complete, 1 violations (or, --mode asap,
@@ -518,12 +522,13 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     """
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.scenarios.runner import series_cut
-    from portsim.simulator.engine import replay, replay_one_shot
+    from portsim.simulator.engine import parse_tolerance, replay, replay_one_shot
     from portsim.simulator.validation import schedule_throughput
 
     port_model = _port_model_option(port_model)
     if schedule.suffix.lower() == ".xml":
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
+                             ("--tolerance", tolerance),
                              ("--mode", None if mode == "strict" else mode)):
             if unused is not None:
                 _fail(f"{name}: does not apply to an MSCCL .xml file, replayed "
@@ -533,6 +538,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         if given is not None:
             _fail(f"{name}: applies to MSCCL .xml files only (got {str(given)!r})")
     h = _positive(horizon, "--horizon")
+    slack = _guarded(lambda: parse_tolerance(tolerance, exact=not float_time,
+                                                    path="--tolerance"))
     loaded = _guarded(lambda: _load_schedule(schedule))
 
     def replayed() -> Report:
@@ -541,9 +548,9 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 # the schedule checked whole, its pipelined series measured over
                 # the horizon: the figures `run` gives for a one-shot planner
                 return replay_one_shot(loaded, h, mode=mode, exact=not float_time,
-                                       port_model=port_model)
+                                       port_model=port_model, tolerance=slack)
             return replay(loaded, mode=mode, exact=not float_time, horizon=h,
-                          port_model=port_model)
+                          port_model=port_model, tolerance=slack)
         except PortsimError as err:  # a horizon or lag too large: name the file
             raise (err if err.source else err.with_source(str(schedule))) from None
 

@@ -86,9 +86,10 @@ class PortsimValidator:
         *,
         port_model: PortModel | str | None = None,
         horizon: Fraction | int | str | None = None,
+        tolerance: Fraction | int | float | str | None = None,
     ) -> Report:
         """Validate ``schedule`` (strict replay) and return the report."""
-        report = validate(schedule, port_model=port_model, horizon=horizon)
+        report = validate(schedule, port_model=port_model, horizon=horizon, tolerance=tolerance)
         self.checked.append((schedule, report))
         return report
 
@@ -99,12 +100,13 @@ class PortsimValidator:
         port_model: PortModel | str | None = None,
         horizon: Fraction | int | str | None = None,
         complete: bool = True,
+        tolerance: Fraction | int | float | str | None = None,
     ) -> Report:
         """:func:`portsim.scenarios.testing.assert_feasible`, remembered for the failure report."""
         __tracebackhide__ = True
         try:
             report = assert_feasible(schedule, port_model=port_model, horizon=horizon,
-                                     complete=complete)
+                                     complete=complete, tolerance=tolerance)
         except ScheduleAssertionError as err:
             if err.report is not None:
                 self.checked.append((schedule, err.report))
@@ -120,12 +122,14 @@ class PortsimValidator:
         bound: Fraction | int | str | None = None,
         horizon: Fraction | int | str | None = None,
         port_model: PortModel | str | None = None,
+        tolerance: Fraction | int | float | str | None = None,
     ) -> Fraction:
         """:func:`portsim.scenarios.testing.assert_throughput_at_least`, remembered likewise."""
         __tracebackhide__ = True
         try:
             return assert_throughput_at_least(schedule, fraction_of_bound, bound=bound,
-                                              horizon=horizon, port_model=port_model)
+                                              horizon=horizon, port_model=port_model,
+                                              tolerance=tolerance)
         except ScheduleAssertionError as err:
             if err.report is not None:
                 self.checked.append((schedule, err.report))

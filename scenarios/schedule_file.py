@@ -72,6 +72,10 @@ __all__ = [
 JSONL_SUFFIX = ".jsonl"
 """File names ending so hold a schedule in the JSON Lines form."""
 
+JSON_SUFFIX = ".json"
+""":func:`dump_schedule` writes a path ending so as one JSON document (YAML
+reads it back, as :func:`load_schedule` does)."""
+
 
 # -- reading ---------------------------------------------------------------------
 
@@ -379,8 +383,9 @@ def dump_schedule(
     schedule:
         The schedule to write.
     destination:
-        A file path (ending in ``.jsonl``: the JSON Lines form), or an open
-        text stream.
+        A file path (ending in ``.jsonl``: the JSON Lines form; in ``.json``:
+        one JSON document, for ``jq`` and ``json.load``; else YAML), or an
+        open text stream (YAML unless ``jsonl``).
     description:
         Optional free text written as ``description:`` (the planner, its
         bound...); ignored when reading.
@@ -392,6 +397,12 @@ def dump_schedule(
                  and os.fspath(destination).endswith(JSONL_SUFFIX))
     if jsonl:
         _dump_jsonl(schedule, destination, description)
+        return
+    if (isinstance(destination, str | os.PathLike)
+            and os.fspath(destination).endswith(JSON_SUFFIX)):
+        # a file named .json is read by jq and json.load, which take no YAML
+        document = schedule_to_dict(schedule, description=description)
+        Path(destination).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
         return
     text = yaml.dump(
         schedule_to_dict(schedule, description=description),

@@ -66,6 +66,7 @@ def assert_feasible(
     horizon: Fraction | int | str | None = None,
     complete: bool = True,
     limit: int | None = 50,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report:
     """Assert that ``schedule`` replays strictly with no violation.
 
@@ -73,8 +74,9 @@ def assert_feasible(
     ----------
     schedule:
         The schedule to check.
-    port_model, horizon:
-        As in :func:`simulator.validate`.
+    port_model, horizon, tolerance:
+        As in :func:`simulator.validate` (``tolerance=1e-9`` for start times
+        computed in floats).
     complete:
         Also require every expected operation instance to complete (the
         default).  With ``False``, a schedule that breaks no rule but leaves
@@ -95,7 +97,7 @@ def assert_feasible(
         An :class:`AssertionError` whose message is a table of the violations.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
-    report = validate(schedule, port_model=port_model, horizon=horizon)
+    report = validate(schedule, port_model=port_model, horizon=horizon, tolerance=tolerance)
     # The strict replay reports an incomplete instance as a violation: only
     # complete=False tells a partial schedule that breaks no rule from one that does.
     counted = (report.violations if complete else
@@ -119,6 +121,7 @@ def assert_throughput_at_least(
     bound: Fraction | int | str | None = None,
     horizon: Fraction | int | str | None = None,
     port_model: PortModel | str | None = None,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Fraction:
     """Assert that a feasible ``schedule`` reaches a fraction of the optimal throughput.
 
@@ -140,7 +143,7 @@ def assert_throughput_at_least(
         The optimal throughput to compare with.  Default: the bound of the
         registered ``lp`` planner for the schedule's platform and operation
         (looked up at run time through :mod:`portsim.planners.registry`).
-    horizon, port_model:
+    horizon, port_model, tolerance:
         As in :func:`simulator.validate`.
 
     Returns
@@ -153,7 +156,8 @@ def assert_throughput_at_least(
     ScheduleAssertionError
         When the schedule is infeasible or too slow.
     PlannerError
-        When no bound is given and the ``lp`` planner gives none.
+        When no bound is given and the ``lp`` planner gives none, or
+        ``fraction_of_bound`` is not a number >= 0.
 
     Examples
     --------
@@ -172,8 +176,12 @@ def assert_throughput_at_least(
     throughput 1/4 (1 instance(s) per period 4) is 1/2 = 0.5 of the bound 1/2
     """
     __tracebackhide__ = True
-    required = parse_rational(fraction_of_bound, path="fraction_of_bound")
-    report = assert_feasible(schedule, port_model=port_model, horizon=horizon)
+    required = parse_rational(fraction_of_bound, path="fraction_of_bound", error=PlannerError)
+    if required < 0:
+        # a negative fraction passes every schedule: an assertion that cannot fail
+        raise PlannerError("must be >= 0", path="fraction_of_bound", value=fraction_of_bound)
+    report = assert_feasible(schedule, port_model=port_model, horizon=horizon,
+                             tolerance=tolerance)
     throughput = schedule_throughput(schedule, report)
     if throughput is None:
         if schedule.period is not None:

@@ -83,6 +83,7 @@ __all__ = [
     "MAX_SERIES_EVENTS",
     "check_schedule",
     "measure_series",
+    "parse_tolerance",
     "replay",
     "replay_one_shot",
     "replay_series",
@@ -178,8 +179,10 @@ class _Run:
         schedule: Schedule,
         port_model: PortModel | None,
         exact: bool,
+        tolerance: Fraction = Fraction(0),
     ) -> None:
         self.schedule = schedule
+        self.tolerance = tolerance
         self.operation = schedule.operation
         self.platform = (
             schedule.platform if port_model is None
@@ -353,7 +356,8 @@ class _Run:
 
         if self.exact:
             self.scale = scale
-            self.tol: int | float = 0
+            # in time units: what the caller's tolerance spans, whole ticks
+            self.tol: int | float = math.floor(self.tolerance * scale)
             self.part_tol: float = 0
             self.one: Fraction | float = Fraction(1)
 
@@ -411,6 +415,13 @@ class _Run:
                     tuple(base(x) * nn + shift for x in e.inputs), base(e.output) * nn + shift,
                     1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
+        self.exact_end: Fraction | None = None
+        if not exact and schedule.period is None:
+            # The exact end of the last event, for the throughput a float
+            # replay proves (its own end time is a float): start + duration.
+            self.exact_end = max((e.start + Fraction(*d) for e, d in zip(
+                events, (distinct[j] for j in event_duration), strict=True)
+                if d is not None), default=None)
         if not exact:
             # The largest start and duration, found among the floats (their
             # exact values are the ones the tolerance needs: their floats
@@ -983,6 +994,7 @@ def replay(
     horizon: Fraction | int | str | None = None,
     port_model: PortModel | str | None = None,
     record_starts: bool = False,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report:
     """Replay ``schedule`` and report every violation and the measured figures.
 
@@ -1015,6 +1027,12 @@ def replay(
     record_starts:
         ASAP mode, one-shot schedules: return the achieved start of every
         event in :attr:`Report.event_starts`.
+    tolerance:
+        Exact time only: an event may start up to this long before the port,
+        link, CPU or item it needs is free or has arrived, with no
+        violation (default 0).  For start times computed in floats, which
+        land a rounding error (``0.7999999999999999`` for ``0.1 + 0.7``)
+        before the exact time the platform gives: ``tolerance=1e-9``.
 
     Returns
     -------
@@ -1056,11 +1074,33 @@ def replay(
     if h is not None and h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     model = None if port_model is None else PortModel.parse(port_model)
+    slack = parse_tolerance(tolerance, exact=exact)
     # The collector paused (see that module) until the replay's records are
     # freed: _play's result is a temporary, gone before the block exits.
     with paused_collection():
         return _conclude(*_play(schedule, mode, exact, h, model,
-                                explicit_horizon=horizon is not None), mode, record_starts)
+                                explicit_horizon=horizon is not None, tolerance=slack),
+                         mode, record_starts)
+
+
+def parse_tolerance(tolerance: object, *, exact: bool = True,
+                    path: str = "tolerance") -> Fraction:
+    """The ``tolerance`` of a replay, checked: a number >= 0, in exact time only.
+
+    Examples
+    --------
+    >>> parse_tolerance(1e-9)
+    Fraction(1, 1000000000)
+    """
+    if tolerance is None:
+        return Fraction(0)
+    value = parse_rational(tolerance, path=path, error=ScheduleError)
+    if value < 0:
+        raise ScheduleError("must be >= 0", path=path, value=tolerance)
+    if value and not exact:
+        raise ScheduleError("applies to exact time only (float time has its own, a "
+                            "quarter of one tick)", path=path, value=tolerance)
+    return value
 
 
 def _play(
@@ -1071,10 +1111,11 @@ def _play(
     model: PortModel | None,
     *,
     explicit_horizon: bool,
+    tolerance: Fraction = Fraction(0),
 ) -> tuple[_Run, _Strict | _Asap, list[_Play], list[int], list[int],
            _Unserved | None, Any]:
     """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two."""
-    run = _Run(schedule, model, exact)
+    run = _Run(schedule, model, exact, tolerance)
     periodic = schedule.period is not None
     if periodic and h is None:
         assert schedule.period is not None
@@ -1369,6 +1410,7 @@ def replay_one_shot(
     mode: str = "strict",
     exact: bool = True,
     port_model: PortModel | str | None = None,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report:
     """Check a one-shot schedule as written, and measure its pipelined series over ``horizon``.
 
@@ -1377,7 +1419,8 @@ def replay_one_shot(
     the schedule is replayed whole, with no horizon (:func:`replay`), so a
     horizon shorter than its makespan never makes it infeasible or
     incomplete; then, by :func:`measure_series`, the series of operations
-    reusing it is measured over ``horizon``.
+    reusing it is measured over ``horizon``.  ``tolerance`` is the check's
+    (:func:`replay`); the series keeps only the order of the events.
 
     Returns
     -------
@@ -1422,7 +1465,8 @@ def replay_one_shot(
     h = parse_rational(horizon, path="horizon", error=ScheduleError)
     if h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
-    check = replay(schedule, mode=mode, exact=exact, port_model=port_model)
+    check = replay(schedule, mode=mode, exact=exact, port_model=port_model,
+                   tolerance=tolerance)
     series = measure_series(schedule, check, h, exact=exact, port_model=port_model)
     if series is None:
         return check
@@ -1746,10 +1790,16 @@ def _proven_throughput(run: _Run, expected: list[int],
         if len({t % n for t in expected}) < n:
             return None
         return Fraction(n) / schedule.period
-    if not isinstance(makespan, Fraction) or makespan <= 0:
+    if makespan is None or makespan <= 0:
         return None
-    span = max(makespan, end_time) if isinstance(end_time, Fraction) else makespan
-    return Fraction(len(expected)) / span
+    if not isinstance(end_time, Fraction):
+        # float time: the exact end of the last event, the makespan or later
+        # (an instance completes as an event ends), known from the schedule
+        end_time = run.exact_end
+        if end_time is None or end_time <= 0:
+            return None
+        return Fraction(len(expected)) / end_time
+    return Fraction(len(expected)) / max(makespan, end_time)
 
 
 def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:

@@ -61,6 +61,7 @@ def validate(
     *,
     port_model: PortModel | str | None = None,
     horizon: Fraction | int | str | None = None,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report:
     """Check ``schedule`` as written: a strict, exact replay.
 
@@ -85,6 +86,12 @@ def validate(
         makespan never makes it infeasible; ``completed`` and
         ``measured_throughput`` are the series', and a schedule with a
         violation is not measured (no horizon in the report).
+    tolerance:
+        How long before its port, link, CPU or input is free an event may
+        start with no violation (default 0, as written).  Start times
+        computed in floats land a rounding error before the exact times
+        the platform gives (``0.1 + 0.7`` is ``0.7999999999999999``, a
+        transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.
 
     Returns
     -------
@@ -128,8 +135,9 @@ def validate(
     check_schedule(schedule)
     if schedule.period is None and horizon is not None:
         return replay_one_shot(schedule, horizon, mode="strict", exact=True,
-                               port_model=port_model)
-    return replay(schedule, mode="strict", exact=True, horizon=horizon, port_model=port_model)
+                               port_model=port_model, tolerance=tolerance)
+    return replay(schedule, mode="strict", exact=True, horizon=horizon, port_model=port_model,
+                  tolerance=tolerance)
 
 
 def schedule_throughput(schedule: Schedule, report: Report) -> Fraction | None:

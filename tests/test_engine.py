@@ -686,12 +686,31 @@ def test_exact_and_float_agree(seed: int, nodes: int, jitter: bool, model: str,
     assert [(v.kind, v.node, v.events) for v in exact.violations] == \
         [(v.kind, v.node, v.events) for v in floating.violations]
     assert exact.completed == floating.completed
+    # the throughput proven is exact in both (float time once gave None)
+    assert exact.throughput == floating.throughput
     if exact.makespan is None:
         assert floating.makespan is None
     else:
         assert float(exact.makespan) == pytest.approx(floating.makespan, rel=1e-9)
     if not jitter and model == "bidirectional":
         assert exact.feasible  # the list schedule respects the bidirectional model
+
+
+def test_float_mode_proves_the_exact_throughput_of_a_one_shot_schedule() -> None:
+    """``validate --float`` said "feasible and complete" then "the strict replay
+    did not see every instance complete": a float replay proved no throughput."""
+    p = Platform.build(["A", "B", "C"], [("A", "B", F(1, 3)), ("B", "C", F(1, 4)),
+                                         ("C", "A", F(1, 7))])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    b = Item.broadcast()
+    # done at 7/12; C then sends b back to A, ending at 7/12 + 1/7 = 61/84
+    s = Schedule(p, op, (Send("A", "B", b, F(0)), Send("B", "C", b, F(1, 3)),
+                         Send("C", "A", b, F(7, 12))))
+    floating = replay(s, exact=False)
+    assert floating.feasible
+    assert floating.complete
+    assert floating.throughput == replay(s).throughput == F(84, 61)
+    assert replay(Schedule(p, op, s.events[:2]), exact=False).throughput == F(12, 7)
 
 
 @settings(max_examples=30, deadline=None)

@@ -37,6 +37,7 @@ from portsim.simulator import (
     PlannerError,
     Platform,
     Schedule,
+    ScheduleError,
     Send,
     validate,
     violation_table,
@@ -474,3 +475,71 @@ def test_the_readme_example_passes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_readme_example=code)
     result = pytester.runpytest("-p", "no:cacheprovider", *_plugin_args())
     result.assert_outcomes(passed=1)
+
+
+# -- start times computed in floats ---------------------------------------------------
+
+
+def _float_chain(third: float | None = None) -> Schedule:
+    """A broadcast A -> B -> C -> D whose starts are float sums of the link
+    costs 0.1, 0.7 and 0.2, as a user's generator computes them: 0.1 + 0.7
+    is 0.7999999999999999, 10^-16 before B's transfer to C ends at 4/5."""
+    p = Platform.build(["A", "B", "C", "D"], [("A", "B", 0.1), ("B", "C", 0.7),
+                                              ("C", "D", 0.2)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    starts = [0.0, 0.1, 0.1 + 0.7 if third is None else third]
+    hops = [("A", "B"), ("B", "C"), ("C", "D")]
+    return Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": a, "dst": b, "item": "b", "start": t}
+        for (a, b), t in zip(hops, starts, strict=True)])
+
+
+def test_a_tolerance_accepts_start_times_computed_in_floats(
+        portsim_validate: PortsimValidator) -> None:
+    s = _float_chain()
+    gap = Fraction(4, 5) - s.events[2].start
+    assert gap == Fraction(1, 10**16)
+    [v] = validate(s).violations
+    assert (v.kind, v.time, v.events) == ("item_not_held", Fraction(4, 5) - gap, (2,))
+    # the gap and no less: every time is a multiple of 10^-16
+    assert validate(s, tolerance=gap).feasible
+    assert not validate(s, tolerance=gap / 2).feasible
+    report = assert_feasible(s, tolerance=1e-9)
+    assert report.makespan == Fraction(4, 5) - gap + Fraction(1, 5)
+    assert portsim_validate.assert_feasible(s, tolerance="1/1000000000").feasible
+    assert portsim_validate(s, tolerance=1e-9).feasible
+    # the throughput as written: one instance over the end of the last event
+    assert assert_throughput_at_least(s, 1, bound=1, tolerance=1e-9) == 1 / report.makespan
+
+
+def test_a_tolerance_still_catches_a_real_early_start() -> None:
+    s = _float_chain(third=0.7)   # a tenth before the message reaches C
+    [v] = validate(s, tolerance=1e-9).violations
+    assert (v.kind, v.time, v.node) == ("item_not_held", Fraction(7, 10), "C")
+    with pytest.raises(ScheduleAssertionError):
+        assert_feasible(s, tolerance=1e-9)
+
+
+@pytest.mark.parametrize("tolerance", [-1e-9, "abc", float("nan")])
+def test_a_bad_tolerance_is_refused(tolerance: object) -> None:
+    with pytest.raises(ScheduleError, match=r"^tolerance: "):
+        validate(_float_chain(), tolerance=tolerance)  # type: ignore[arg-type]
+
+
+def test_a_tolerance_is_for_exact_time() -> None:
+    from portsim.simulator import replay
+
+    with pytest.raises(ScheduleError, match=r"^tolerance: applies to exact time only"):
+        replay(_float_chain(), exact=False, tolerance=1e-9)
+
+
+@pytest.mark.parametrize("fraction", [-1, "-1/2", "ninety percent"])
+def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction: object) -> None:
+    """``assert_throughput_at_least(s, -1)`` passed every schedule, even the
+    slowest: an assertion that cannot fail.  Refused, as a ``PlannerError``
+    like every other bad argument of the helpers."""
+    s = relay_broadcast([{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+                         {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    assert assert_throughput_at_least(s, 0, bound=1) == F(2, 3)   # 1 broadcast in 3/2
+    with pytest.raises(PlannerError, match=r"^fraction_of_bound: "):
+        assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]

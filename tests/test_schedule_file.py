@@ -407,3 +407,32 @@ def test_plan_writes_the_jsonl_form_that_validate_reads(tmp_path: Path) -> None:
     report = json.loads(result.stdout[result.stdout.index("{"):])
     assert report["feasible"] is True
     assert len(load_schedule(out).events) == len(lines) - 1
+
+
+
+def test_a_json_file_name_gets_json_that_reads_back(tmp_path: Path,
+                                                    reduce_platform: Platform) -> None:
+    """``dump_schedule(s, "x.json")`` and ``plan -o x.json`` wrote YAML, which
+    ``json.load`` and ``jq`` refuse; the document is the YAML one, as JSON."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios.cli import main
+
+    schedule = _periodic_reduce(reduce_platform)
+    path = tmp_path / "periodic.json"
+    dump_schedule(schedule, path, description="hand-made")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    dump_schedule(schedule, tmp_path / "periodic.yaml", description="hand-made")
+    assert document == yaml.safe_load((tmp_path / "periodic.yaml").read_text(encoding="utf-8"))
+    assert load_schedule(path) == schedule
+    scenario = Path(__file__).resolve().parent.parent / "scenarios/examples/scatter-toy.yaml"
+    runner = CliRunner()
+    for name in ("flat.json", "flat.yaml"):
+        result = runner.invoke(main, ["plan", str(scenario), "--planner", "flat",
+                                      "-o", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "flat.json").read_text(encoding="utf-8"))
+    # the flat scatter: four sends from the source Ps, every message once
+    assert sorted(e["item"] for e in written["events"]) == [
+        "m[P0]", "m[P0]", "m[P1]", "m[P1]"]
+    assert load_schedule(tmp_path / "flat.json") == load_schedule(tmp_path / "flat.yaml")

@@ -519,3 +519,37 @@ def test_no_throughput_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert document["lp_note"] == ("no throughput as written, so no comparison with the lp "
                                    f"bound: {why}")
     assert lp.models == []
+
+
+FLOAT_SUMS = """\
+platform:
+  nodes: [{id: A}, {id: B}, {id: C}, {id: D}]
+  links: [{src: A, dst: B, c: 0.1}, {src: B, dst: C, c: 0.7}, {src: C, dst: D, c: 0.2}]
+operation: {type: broadcast, source: A}
+events:
+  - {kind: send, src: A, dst: B, item: b, start: 0.0}
+  - {kind: send, src: B, dst: C, item: b, start: 0.1}
+  - {kind: send, src: C, dst: D, item: b, start: 0.7999999999999999}
+"""
+
+
+def test_tolerance_accepts_float_sums_and_names_itself(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.1 + 0.7 is 0.7999999999999999 in floats: C forwards 10^-16 before the
+    message arrives at 4/5, a violation unless ``--tolerance`` covers it."""
+    with_lp(monkeypatch, FakeLp(Fraction(10, 7)))
+    code, out, _ = validate(tmp_path, FLOAT_SUMS, "--format", "json")
+    assert code == 1
+    assert [v["time"] for v in json.loads(out)["violations"]] == [
+        "7999999999999999/10000000000000000"]
+    code, out, _ = validate(tmp_path, FLOAT_SUMS, "--format", "json", "--tolerance", "1e-9")
+    report = json.loads(out)
+    assert code == 0
+    # one broadcast over the end of the last send, 0.7999999999999999 + 0.2
+    assert report["throughput"] == "10000000000000000/9999999999999999"
+    for args, message in ((["--tolerance", "-1"], "--tolerance: must be >= 0 (got '-1')"),
+                          (["--tolerance", "1e-9", "--float"],
+                           "--tolerance: applies to exact time only")):
+        code, _, err = validate(tmp_path, FLOAT_SUMS, *args)
+        assert code == 2
+        assert err.startswith(f"portsim: error: {message}")
