@@ -70,6 +70,7 @@ from portsim.simulator.numbers import (
     format_rational,
     parse_rational,
     per_time,
+    with_article,
 )
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import PortKind, PortModel
@@ -265,6 +266,7 @@ class _Run:
             for items in table.values():
                 for item in items:
                     self._base(item)
+        self.own_bases = len(self.base_list)  # the operation's own items: the first ids
 
     def _base(self, item: Item) -> int:
         """The base id of ``item`` (its canonical form of instance 0)."""
@@ -510,6 +512,18 @@ class _Run:
             return Fraction(int(t), self.scale)
         return float(t)
 
+    def foreign(self, key: int) -> str:
+        """Why the item of a held-item key can never be held (it is no item of the
+        operation: ``m[A]`` in a broadcast, whose message is ``b``), or ``""``."""
+        base = self.base_list[key % self.stride // self.nn]
+        if (self.bases[base] < self.own_bases
+                or (self.operation.is_reduction and base.kind == "v")):
+            return ""
+        own = [str(b) for b in self.base_list[:self.own_bases]]
+        listed = ", ".join(own[:4]) + (", ..." if len(own) > 4 else "")
+        whose = f"whose item is {listed}" if len(own) == 1 else f"whose items are {listed}"
+        return f" ({base} is no item of {with_article(str(self.operation.kind))}, {whose})"
+
     def key_name(self, key: int) -> tuple[str, str]:
         """(node id, item name) of a held-item key."""
         instance, rest = divmod(key, self.stride)
@@ -709,7 +723,7 @@ class _Strict:
                 got = sum((p for a, p in self.parts[key] if a <= limit), 0 * run.one)
                 why = f"it holds only {_fmt(got)} of it"
             else:
-                why = "it never received it"
+                why = "it never received it" + run.foreign(key)
             action = "sends" if ev.kind == _SEND else "computes with"
             said = f"{node} {action} {name} at t={_fmt(run.out_time(t))} but"
             if arrival is None and key not in self.parts:

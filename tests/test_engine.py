@@ -255,6 +255,26 @@ def test_sending_an_item_never_received(chain: Platform) -> None:
     assert "never received" in report.violations_of(ViolationKind.ITEM_NOT_HELD)[0].detail
 
 
+def test_an_item_of_another_operation_is_named_so(chain: Platform,
+                                                  triangle: Platform) -> None:
+    """``m[A]`` (an allgather's or gather's name) in a broadcast can never be held:
+    the detail says the broadcast's item is ``b``.  A reduce's intermediate interval
+    never produced gets no such hint: it is an item of the reduce."""
+    report = replay(Schedule.from_dicts(chain, broadcast(chain), [send("A", "B", "m[A]", 0)]))
+    [v] = report.violations_of(ViolationKind.ITEM_NOT_HELD)
+    assert v.detail == ("A sends m[A] at t=0 but it never received it "
+                        "(m[A] is no item of a broadcast, whose item is b)")
+    gather = Operation(OperationKind.GATHER, participants=("A", "B"), target="C"
+                       ).resolve(chain)
+    report = replay(Schedule.from_dicts(chain, gather, [send("A", "B", "b", 0)]))
+    [v] = report.violations_of(ViolationKind.ITEM_NOT_HELD)
+    assert v.detail.endswith("(b is no item of a gather, whose items are m[A], m[B])")
+    events = [send("P1", "P0", "v[1,2]", 0)]
+    report = replay(Schedule.from_dicts(triangle, reduce_op(triangle), events))
+    [v] = report.violations_of(ViolationKind.ITEM_NOT_HELD)
+    assert v.detail == "P1 sends v[1,2] at t=0 but it never received it"
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_an_item_sent_later_arrives_later_not_never(chain: Platform, exact: bool) -> None:
     # B forwards b at 0, before A's send of it even starts (at 1): b reaches B
