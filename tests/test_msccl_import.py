@@ -177,6 +177,31 @@ def test_ring_allreduce_closed_form(n: int) -> None:
     assert v.makespan == (n - 1) * (c * x + w) + (n - 1) * c * x
 
 
+def switched(n: int, c: F, compute: F = F(1)) -> Platform:
+    """n GPUs cabled to one switch (a router), link cost c each way, multiport."""
+    gpus = [f"P{i}" for i in range(n)]
+    links = [(g, "sw", c) for g in gpus] + [("sw", g, c) for g in gpus]
+    return Platform.build({**dict.fromkeys(gpus, compute), "sw": 0}, links, "multiport",
+                          routers=["sw"])
+
+
+@pytest.mark.parametrize("n", [3, 4, 8])
+def test_ring_through_a_switch_closed_form(n: int) -> None:
+    """Each ring step crosses GPU -> switch -> GPU, 2 c x store and forward:
+    the allgather takes (n - 1) 2 c x, the allreduce (n - 1) (2 c x + w) +
+    (n - 1) 2 c x.  A rank forwards the copy it received: the switch, which
+    holds the chunk from the previous step's transfer, does not forward it
+    ahead of the rank (it did: (n - 1) c x + c x for the allgather)."""
+    c, w, size = F(3, 2), F(2), F(n)
+    x = size / n
+    gather = validate_msccl(ring_allgather_xml(n), switched(n, c), size=size, lp=False)
+    assert gather.correct, gather.problems
+    assert gather.makespan == (n - 1) * 2 * c * x
+    reduce = validate_msccl(ring_allreduce_xml(n), switched(n, c, w), size=size, lp=False)
+    assert reduce.correct, reduce.problems
+    assert reduce.makespan == (n - 1) * (2 * c * x + w) + (n - 1) * 2 * c * x
+
+
 @pytest.mark.parametrize("n", [2, 3, 4, 7, 16])
 def test_allpairs_on_a_complete_multiport_platform_is_one_hop(n: int) -> None:
     v = validate_msccl(allpairs_alltoall_xml(n), complete_platform(n, 2, port_model="multiport"),

@@ -870,9 +870,14 @@ class _ListScheduler:
         for item in values:
             if item is None:
                 continue
+            # Each hop waits for the previous one: a router on the path may hold
+            # this item already (from another rank's transfer), but an MSCCL
+            # connection carries the sender's own data, it forwards no copy.
+            arrived = ready
             for u, v in itertools.pairwise(path):
-                event = self.clock.send(u, v, item, not_before=ready)
-                end = max(end, event.start + self.platform.duration(u, v, self.op.size))
+                event = self.clock.send(u, v, item, not_before=arrived)
+                arrived = event.start + self.platform.duration(u, v, self.op.size)
+            end = max(end, arrived)
         self.received[rcv] = list(values)
         return end
 
