@@ -104,7 +104,7 @@ LAST_R = '<step s="7" type="r" srcbuf="o" srcoff="1"'
      r"\(9\) \(got 8\)"),
     (_broken(AG_TEXT, 'coll="allgather"', 'coll="allscatter"'),
      r"algo\.coll: unknown collective \(expected allgather, allreduce, alltoall, broadcast, "
-     r"reduce, reduce_scatter\) \(got 'allscatter'\)"),
+     r"reduce, reduce_scatter, reducescatter\) \(got 'allscatter'\)"),
 ])
 def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, pattern: str) -> None:
     bad = tmp_path / "bad.xml"

@@ -667,3 +667,69 @@ def test_planner_entry_refuses_a_non_commutative_reduction(tmp_path: Path) -> No
     assert foreign_schedule(result.schedule, ring, commutative) is None
     assert foreign_schedule(result.schedule, ring, ordered) == (
         "its reduction is commutative, the scenario's operator is not")
+
+
+# -- files as msccl-tools and the MSCCL runtime write them ----------------------------------
+
+
+def _direct_allgather_with_nop(nop_dep: bool = True) -> str:
+    """3 ranks, in place: tb 0 and tb 1 each send the rank's block to one peer
+    and receive the other peer's; tb 2 copies the whole output to scratch
+    once both receives are done: one dependency on its step, the other on a
+    ``nop`` before it, written as msccl-tools' ``ir_to_xml`` writes a nop
+    (``srcoff="-1"``, ``dstoff="-1"``, ``cnt="0"``)."""
+    dep = 'depid="0" deps="1"' if nop_dep else 'depid="-1" deps="-1"'
+    gpus = []
+    for r in range(3):
+        a, b = (r + 1) % 3, (r + 2) % 3
+        step = ('<step s="{s}" type="{t}" srcbuf="o" srcoff="{o}" dstbuf="o" dstoff="{o}" '
+                'cnt="1" depid="-1" deps="-1" hasdep="{h}"/>')
+        gpus.append(
+            f'<gpu id="{r}" i_chunks="0" o_chunks="3" s_chunks="3">'
+            f'<tb id="0" send="{a}" recv="{b}" chan="0">{step.format(s=0, t="s", o=r, h=0)}'
+            f'{step.format(s=1, t="r", o=b, h=1)}</tb>'
+            f'<tb id="1" send="{b}" recv="{a}" chan="0">{step.format(s=0, t="s", o=r, h=0)}'
+            f'{step.format(s=1, t="r", o=a, h=1)}</tb>'
+            '<tb id="2" send="-1" recv="-1" chan="0">'
+            f'<step s="0" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" cnt="0" '
+            f'{dep} hasdep="0"/>'
+            '<step s="1" type="cpy" srcbuf="o" srcoff="0" dstbuf="s" dstoff="0" cnt="3" '
+            'depid="1" deps="1" hasdep="0"/></tb></gpu>')
+    return ('<algo name="ag3" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" '
+            'coll="allgather" inplace="1">' + "".join(gpus) + "</algo>")
+
+
+def test_a_nop_as_msccl_tools_writes_it_is_read() -> None:
+    """A nop's unused offsets are -1 in msccl-tools' files (the runtime takes
+    offsets from -1 up); the file was refused (`srcoff: must be >= 0`).
+    Complete platform, c = 1, chunk 1/3: every block one hop at once."""
+    v = validate_msccl(_direct_allgather_with_nop(), complete_platform(3, 1,
+                       port_model="multiport"), size=1, lp=False)
+    assert v.correct, v.problems
+    assert v.makespan == F(1, 3)
+    # the nop's dependency still orders the copy after tb 0's receive
+    raced = validate_msccl(_direct_allgather_with_nop(nop_dep=False),
+                           complete_platform(3, 1, port_model="multiport"), size=1, lp=False)
+    assert len(raced.problems) == 3
+    assert all("a race" in p for p in raced.problems)
+
+
+def test_an_offset_of_minus_one_that_a_step_uses_is_refused() -> None:
+    text = _direct_allgather_with_nop().replace(
+        'type="s" srcbuf="o" srcoff="0"', 'type="s" srcbuf="o" srcoff="-1"', 1)
+    with pytest.raises(ScheduleError, match=r"gpu\[0\]\.tb\[0\]\.step\[0\]\.srcoff: must be >= "
+                       r"0: a 's' step reads it .* \(got -1\)"):
+        validate_msccl(text, complete_platform(3, 1, port_model="multiport"), size=1)
+
+
+def test_reducescatter_the_runtime_spelling_is_read() -> None:
+    """The MSCCL runtime knows coll="reducescatter" only (msccl-tools writes it
+    since 2023); it was "unknown collective".  Both spellings give the same
+    verdict: 2 steps of hop 1 and reduction 1 on the directed ring (c = 1)."""
+    text = ring_reduce_scatter_xml(3)
+    assert 'coll="reducescatter"' in text
+    for spelling in (text, text.replace('coll="reducescatter"', 'coll="reduce_scatter"')):
+        v = validate_msccl(spelling, directed_ring(3), size=3)
+        assert v.timing.algorithm.collective == "reduce_scatter"
+        assert v.correct, v.problems
+        assert v.makespan == 4

@@ -86,6 +86,9 @@ past it (``cnt="1000000000"``) is refused as bad input, saying so, instead of ru
 _INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
 """An integer attribute: ASCII digits, at most 18 (numbers stay below 10^18)."""
 
+_COLL_ALIASES = {"reducescatter": "reduce_scatter"}
+"""``coll`` spellings read as another: the runtime's name of the reduce-scatter."""
+
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
@@ -238,8 +241,12 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     ngpus = attr.integer(root, "ngpus", "algo", minimum=1)
     nchunks = attr.integer(root, "nchunksperloop", "algo", minimum=1)
     coll = root.get("coll", "")
+    # The MSCCL runtime and msccl-tools since 2023 spell it "reducescatter";
+    # earlier msccl-tools wrote "reduce_scatter", portsim's name for it.
+    coll = _COLL_ALIASES.get(coll, coll)
     if coll not in MSCCL_COLLECTIVES:
-        why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
+        why = ("unknown collective (expected "
+               + ", ".join(sorted(MSCCL_COLLECTIVES | set(_COLL_ALIASES))) + ")")
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
     if coll in _BLOCKED and nchunks % ngpus:
         raise ScheduleError(f"{with_article(coll)} needs nchunksperloop to be a multiple of ngpus "
@@ -385,8 +392,10 @@ def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> M
         bufs.append(buf)
     return MscclStep(
         index=index, type=kind, srcbuf=bufs[0],
-        srcoff=attr.integer(elem, "srcoff", sw, minimum=0),
-        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, minimum=0),
+        # -1: an offset the step does not use (msccl-tools writes a nop's so, and
+        # the runtime takes it); one the step reads or writes is checked below.
+        srcoff=attr.integer(elem, "srcoff", sw, minimum=-1),
+        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, minimum=-1),
         cnt=attr.integer(elem, "cnt", sw, minimum=0 if kind == "nop" else 1),
         depid=attr.integer(elem, "depid", sw, minimum=-1),
         deps=attr.integer(elem, "deps", sw, minimum=-1),
@@ -435,6 +444,12 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
             if step.type in _WRITES_DST:
                 operands.append(("dst", step.dstbuf, step.dstoff))
             for key, buf, off in operands:
+                if off < 0:
+                    raise ScheduleError(
+                        f"must be >= 0: a '{step.type}' step "
+                        f"{'reads' if key == 'src' else 'writes'} it (-1 is for an offset "
+                        "a step does not use, as a nop's)", path=f"{where}.{key}off",
+                        value=off, source=algo.source)
                 cap = _capacity(algo, gpu, buf)
                 if off + step.cnt > cap:
                     raise ScheduleError(
