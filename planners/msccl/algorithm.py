@@ -428,6 +428,7 @@ def _check_size(algo: MscclAlgorithm) -> None:
 
 def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
     for tb in gpu.threadblocks:
+        _check_chains(algo, gpu, tb)
         for step in tb.steps:
             where = f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}]"
             if step.type in _SENDS and tb.send < 0:
@@ -465,20 +466,58 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
                 _signal(algo, gpu, tb, step)
 
 
+def _counters(tb: MscclThreadblock) -> dict[int, int]:
+    """The runtime's step counter at the end of each step of ``tb`` but its ``nop`` steps.
+
+    The MSCCL runtime's parser turns a threadblock into transfers: a ``nop``
+    with a dependency (``depid`` >= 0) lends it to the next transfer, a ``nop``
+    without one is dropped; the interpreter's counter then advances by one
+    per transfer plus one per dependency a transfer takes beyond the first.
+    So the counter of a step is its ``s`` index when every ``nop`` carries a
+    dependency and the step after it has its own, as msccl-tools writes
+    them, and falls behind by one for each ``nop`` without a dependency
+    before it.
+    """
+    counter, pending, values = 0, 0, {}
+    for step in tb.steps:
+        if step.type == "nop":
+            pending += step.depid >= 0
+            continue
+        counter += max(pending + (step.depid >= 0) - 1, 0)
+        values[step.index] = counter
+        counter += 1
+        pending = 0
+    return values
+
+
+def _check_chains(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock) -> None:
+    """Refuse a ``nop`` dependency handed to a step without one, as the runtime does."""
+    pending = False
+    for step in tb.steps:
+        if step.type == "nop":
+            pending = pending or step.depid >= 0
+            continue
+        if pending and step.depid < 0:
+            raise ScheduleError(
+                "a nop before this step has a dependency (depid/deps) and this step none: "
+                "the MSCCL runtime refuses the file (a chain of nop dependencies ends with "
+                "the step's own)", path=f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}].depid",
+                value=step.depid, source=algo.source)
+        pending = False
+
+
 def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
             step: MscclStep) -> int:
     """The index of the step whose end releases ``step``'s dependency.
 
-    The MSCCL runtime's interpreter publishes a threadblock's flag only at
-    the end of a step with ``hasdep="1"`` (the flag is its step counter, the
-    step's ``s`` index when every ``nop`` carries a dependency, as
-    msccl-tools writes them, and grows along the threadblock: consecutive
-    ``nop`` steps and the step after them are one transfer whose counter
-    skips over the ``nop`` steps); a step with ``depid=b deps=s`` spins until
-    threadblock ``b``'s flag reaches ``s``.  So it is released by the first
-    step of ``b`` from ``s`` on that has ``hasdep="1"``, not by step ``s``
-    itself.  A ``nop`` is no transfer of the runtime: it publishes nothing,
-    whatever its ``hasdep`` (its dependency is waited for by the next step).
+    The MSCCL runtime's interpreter publishes a threadblock's flag, its step
+    counter (:func:`_counters`), only at the end of a step with
+    ``hasdep="1"``; a step with ``depid=b deps=s`` spins until threadblock
+    ``b``'s flag reaches ``s``.  So it is released by the first step of
+    ``b`` with ``hasdep="1"`` whose counter reaches ``s`` (from ``s`` on when
+    the counters are the ``s`` indexes), not by step ``s`` itself.  A ``nop``
+    is no transfer of the runtime: it publishes nothing, whatever its
+    ``hasdep`` (its dependency is waited for by the next step).
 
     Raises
     ------
@@ -488,12 +527,18 @@ def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
     """
     dep_tb = gpu.threadblock(step.depid)
     assert dep_tb is not None  # checked by _check_gpu
-    later = dep_tb.steps[step.deps:]
-    for candidate in later:
-        if candidate.hasdep and candidate.type != "nop":
+    counters = _counters(dep_tb)
+    for candidate in dep_tb.steps:
+        if candidate.hasdep and counters.get(candidate.index, -1) >= step.deps:
             return candidate.index
+    later = dep_tb.steps[step.deps:]
     why = f'no step from {step.deps} on has hasdep="1"'
-    if any(candidate.hasdep for candidate in later):
+    if any(c.hasdep and c.type != "nop" for c in later):
+        last = max(c.index for c in later if c.hasdep and c.type != "nop")
+        why = (f"the runtime does not count a nop without a dependency, so tb {step.depid}'s "
+               f'last step with hasdep="1", {last}, signals {counters[last]}, short of '
+               f"{step.deps}")
+    elif any(candidate.hasdep for candidate in later):
         why = f'only nops from {step.deps} on have hasdep="1", and a nop signals nothing'
     raise ScheduleError(
         f"waits on tb {step.depid} step {step.deps}, which never signals: {why} (the MSCCL "
