@@ -220,3 +220,74 @@ def test_samples_keep_their_figures(tmp_path: Path, name: str, makespan: F,
     assert (out["feasible"], out["correct"], out["problems"], out["violations"]) == (
         True, True, [], [])
     assert (F(out["makespan"]), F(out["throughput"])) == (makespan, throughput)
+
+
+# -- the runtime's step counter: nops ---------------------------------------------------------
+
+
+def test_a_nop_without_a_dependency_is_not_counted() -> None:
+    """The runtime drops a nop without a dependency: rank 1's threadblock 0,
+    ``nop, r, r`` (both receives with hasdep="1"), publishes flags 0 and 1,
+    not 1 and 2.  Its step 2 was taken to release a wait on step 2 (judged
+    correct); that wait never ends on hardware."""
+    nop = ('<step s="0" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" cnt="0" '
+           'depid="-1" deps="-1" hasdep="0"/>')
+    xml = chain_broadcast(1, 1).replace(
+        '<tb id="0" send="-1" recv="0" chan="0">' + _step(0, "r", "o", 0, hasdep=1)
+        + _step(1, "r", "o", 1, hasdep=1),
+        '<tb id="0" send="-1" recv="0" chan="0">' + nop + _step(1, "r", "o", 0, hasdep=1)
+        + _step(2, "r", "o", 1, hasdep=1), 1).replace(
+        _step(0, "s", "o", 0, dep=(0, 0)) + _step(1, "s", "o", 1, dep=(0, 1)),
+        _step(0, "s", "o", 0, dep=(0, 1)) + _step(1, "s", "o", 1, dep=(0, 2)), 1)
+    assert xml.count('type="nop"') == 1
+    assert 'deps="2"' in xml
+    with pytest.raises(ScheduleError) as err:
+        read_msccl(xml)
+    assert str(err.value) == (
+        "<string>: gpu[1].tb[1].step[1]: waits on tb 0 step 2, which never signals: the "
+        "runtime does not count a nop without a dependency, so tb 0's last step with "
+        'hasdep="1", 2, signals 1, short of 2 (the MSCCL runtime would hang)')
+    # The forward of chunk 0 (waiting for a flag >= 1) waits for the second receive.
+    one = xml.replace(_step(1, "s", "o", 1, dep=(0, 2)), _step(1, "s", "o", 1, dep=(0, 1)))
+    starts, makespan, correct = _forwards(one)
+    assert starts == [2, 3]
+    assert (makespan, correct) == (4, True)
+
+
+def test_a_nop_dependency_handed_to_a_step_without_one_is_refused() -> None:
+    """The runtime refuses a file where nops with dependencies precede a step
+    with none ("the last reduction must be a part of the first immediate
+    instruction"): rank 1's copy waits on both receives through two nops.
+    It was judged correct."""
+    def nop(s: int, tb: int) -> str:
+        return (f'<step s="{s}" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" '
+                f'cnt="0" depid="{tb}" deps="0" hasdep="0"/>')
+    gpu = '<gpu id="{}" i_chunks="1" o_chunks="2" s_chunks="{}">'
+    send = '<step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{}" cnt="1" ' \
+           'depid="-1" deps="-1" hasdep="0"/>'
+    recv = '<step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{}" cnt="1" ' \
+           'depid="-1" deps="-1" hasdep="1"/>'
+    # allgather of 2 ranks, out of place: each copies its own block and receives the other's
+    def rank(r: int, last: str) -> str:
+        other = 1 - r
+        return (gpu.format(r, 2) + f'<tb id="0" send="{other}" recv="-1" chan="0">'
+                + send.format(r) + f'</tb><tb id="1" send="-1" recv="{other}" chan="0">'
+                + recv.format(other) + '</tb><tb id="2" send="-1" recv="-1" chan="0">'
+                + '<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" '
+                f'dstoff="{r}" cnt="1" depid="-1" deps="-1" hasdep="1"/></tb>'
+                + '<tb id="3" send="-1" recv="-1" chan="0">' + nop(0, 1) + nop(1, 2)
+                + '<step s="2" type="cpy" srcbuf="o" srcoff="0" dstbuf="s" dstoff="0" '
+                f'cnt="2" {last} hasdep="0"/></tb></gpu>')
+    algo = ('<algo name="ag2" coll="allgather" ngpus="2" nchunksperloop="2" inplace="0" '
+            'proto="Simple" nchannels="1">{}{}</algo>')
+    good = algo.format(rank(0, 'depid="2" deps="0"'), rank(1, 'depid="2" deps="0"'))
+    v = validate_msccl(good, complete_platform(2, 1, 1), size=2, lp=False)
+    assert v.correct, v.problems
+    assert v.makespan == 1
+    bad = algo.format(rank(0, 'depid="-1" deps="-1"'), rank(1, 'depid="2" deps="0"'))
+    with pytest.raises(ScheduleError) as err:
+        read_msccl(bad)
+    assert str(err.value) == (
+        "<string>: gpu[0].tb[3].step[2].depid: a nop before this step has a dependency "
+        "(depid/deps) and this step none: the MSCCL runtime refuses the file (a chain of "
+        "nop dependencies ends with the step's own) (got -1)")

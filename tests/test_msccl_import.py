@@ -177,6 +177,31 @@ def test_ring_allreduce_closed_form(n: int) -> None:
     assert v.makespan == (n - 1) * (c * x + w) + (n - 1) * c * x
 
 
+def switched(n: int, c: F, compute: F = F(1)) -> Platform:
+    """n GPUs cabled to one switch (a router), link cost c each way, multiport."""
+    gpus = [f"P{i}" for i in range(n)]
+    links = [(g, "sw", c) for g in gpus] + [("sw", g, c) for g in gpus]
+    return Platform.build({**dict.fromkeys(gpus, compute), "sw": 0}, links, "multiport",
+                          routers=["sw"])
+
+
+@pytest.mark.parametrize("n", [3, 4, 8])
+def test_ring_through_a_switch_closed_form(n: int) -> None:
+    """Each ring step crosses GPU -> switch -> GPU, 2 c x store and forward:
+    the allgather takes (n - 1) 2 c x, the allreduce (n - 1) (2 c x + w) +
+    (n - 1) 2 c x.  A rank forwards the copy it received: the switch, which
+    holds the chunk from the previous step's transfer, does not forward it
+    ahead of the rank (it did: (n - 1) c x + c x for the allgather)."""
+    c, w, size = F(3, 2), F(2), F(n)
+    x = size / n
+    gather = validate_msccl(ring_allgather_xml(n), switched(n, c), size=size, lp=False)
+    assert gather.correct, gather.problems
+    assert gather.makespan == (n - 1) * 2 * c * x
+    reduce = validate_msccl(ring_allreduce_xml(n), switched(n, c, w), size=size, lp=False)
+    assert reduce.correct, reduce.problems
+    assert reduce.makespan == (n - 1) * (2 * c * x + w) + (n - 1) * 2 * c * x
+
+
 @pytest.mark.parametrize("n", [2, 3, 4, 7, 16])
 def test_allpairs_on_a_complete_multiport_platform_is_one_hop(n: int) -> None:
     v = validate_msccl(allpairs_alltoall_xml(n), complete_platform(n, 2, port_model="multiport"),
@@ -642,3 +667,69 @@ def test_planner_entry_refuses_a_non_commutative_reduction(tmp_path: Path) -> No
     assert foreign_schedule(result.schedule, ring, commutative) is None
     assert foreign_schedule(result.schedule, ring, ordered) == (
         "its reduction is commutative, the scenario's operator is not")
+
+
+# -- files as msccl-tools and the MSCCL runtime write them ----------------------------------
+
+
+def _direct_allgather_with_nop(nop_dep: bool = True) -> str:
+    """3 ranks, in place: tb 0 and tb 1 each send the rank's block to one peer
+    and receive the other peer's; tb 2 copies the whole output to scratch
+    once both receives are done: one dependency on its step, the other on a
+    ``nop`` before it, written as msccl-tools' ``ir_to_xml`` writes a nop
+    (``srcoff="-1"``, ``dstoff="-1"``, ``cnt="0"``)."""
+    dep = 'depid="0" deps="1"' if nop_dep else 'depid="-1" deps="-1"'
+    gpus = []
+    for r in range(3):
+        a, b = (r + 1) % 3, (r + 2) % 3
+        step = ('<step s="{s}" type="{t}" srcbuf="o" srcoff="{o}" dstbuf="o" dstoff="{o}" '
+                'cnt="1" depid="-1" deps="-1" hasdep="{h}"/>')
+        gpus.append(
+            f'<gpu id="{r}" i_chunks="0" o_chunks="3" s_chunks="3">'
+            f'<tb id="0" send="{a}" recv="{b}" chan="0">{step.format(s=0, t="s", o=r, h=0)}'
+            f'{step.format(s=1, t="r", o=b, h=1)}</tb>'
+            f'<tb id="1" send="{b}" recv="{a}" chan="0">{step.format(s=0, t="s", o=r, h=0)}'
+            f'{step.format(s=1, t="r", o=a, h=1)}</tb>'
+            '<tb id="2" send="-1" recv="-1" chan="0">'
+            f'<step s="0" type="nop" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="-1" cnt="0" '
+            f'{dep} hasdep="0"/>'
+            '<step s="1" type="cpy" srcbuf="o" srcoff="0" dstbuf="s" dstoff="0" cnt="3" '
+            'depid="1" deps="1" hasdep="0"/></tb></gpu>')
+    return ('<algo name="ag3" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" '
+            'coll="allgather" inplace="1">' + "".join(gpus) + "</algo>")
+
+
+def test_a_nop_as_msccl_tools_writes_it_is_read() -> None:
+    """A nop's unused offsets are -1 in msccl-tools' files (the runtime takes
+    offsets from -1 up); the file was refused (`srcoff: must be >= 0`).
+    Complete platform, c = 1, chunk 1/3: every block one hop at once."""
+    v = validate_msccl(_direct_allgather_with_nop(), complete_platform(3, 1,
+                       port_model="multiport"), size=1, lp=False)
+    assert v.correct, v.problems
+    assert v.makespan == F(1, 3)
+    # the nop's dependency still orders the copy after tb 0's receive
+    raced = validate_msccl(_direct_allgather_with_nop(nop_dep=False),
+                           complete_platform(3, 1, port_model="multiport"), size=1, lp=False)
+    assert len(raced.problems) == 3
+    assert all("a race" in p for p in raced.problems)
+
+
+def test_an_offset_of_minus_one_that_a_step_uses_is_refused() -> None:
+    text = _direct_allgather_with_nop().replace(
+        'type="s" srcbuf="o" srcoff="0"', 'type="s" srcbuf="o" srcoff="-1"', 1)
+    with pytest.raises(ScheduleError, match=r"gpu\[0\]\.tb\[0\]\.step\[0\]\.srcoff: must be >= "
+                       r"0: a 's' step reads it .* \(got -1\)"):
+        validate_msccl(text, complete_platform(3, 1, port_model="multiport"), size=1)
+
+
+def test_reducescatter_the_runtime_spelling_is_read() -> None:
+    """The MSCCL runtime knows coll="reducescatter" only (msccl-tools writes it
+    since 2023); it was "unknown collective".  Both spellings give the same
+    verdict: 2 steps of hop 1 and reduction 1 on the directed ring (c = 1)."""
+    text = ring_reduce_scatter_xml(3)
+    assert 'coll="reducescatter"' in text
+    for spelling in (text, text.replace('coll="reducescatter"', 'coll="reduce_scatter"')):
+        v = validate_msccl(spelling, directed_ring(3), size=3)
+        assert v.timing.algorithm.collective == "reduce_scatter"
+        assert v.correct, v.problems
+        assert v.makespan == 4

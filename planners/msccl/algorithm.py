@@ -86,6 +86,9 @@ past it (``cnt="1000000000"``) is refused as bad input, saying so, instead of ru
 _INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
 """An integer attribute: ASCII digits, at most 18 (numbers stay below 10^18)."""
 
+_COLL_ALIASES = {"reducescatter": "reduce_scatter"}
+"""``coll`` spellings read as another: the runtime's name of the reduce-scatter."""
+
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
@@ -238,8 +241,12 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     ngpus = attr.integer(root, "ngpus", "algo", minimum=1)
     nchunks = attr.integer(root, "nchunksperloop", "algo", minimum=1)
     coll = root.get("coll", "")
+    # The MSCCL runtime and msccl-tools since 2023 spell it "reducescatter";
+    # earlier msccl-tools wrote "reduce_scatter", portsim's name for it.
+    coll = _COLL_ALIASES.get(coll, coll)
     if coll not in MSCCL_COLLECTIVES:
-        why = "unknown collective (expected " + ", ".join(sorted(MSCCL_COLLECTIVES)) + ")"
+        why = ("unknown collective (expected "
+               + ", ".join(sorted(MSCCL_COLLECTIVES | set(_COLL_ALIASES))) + ")")
         raise ScheduleError(why, path="algo.coll", value=coll, source=source)
     if coll in _BLOCKED and nchunks % ngpus:
         raise ScheduleError(f"{with_article(coll)} needs nchunksperloop to be a multiple of ngpus "
@@ -385,8 +392,10 @@ def _read_step(elem: ET.Element, attr: _Attributes, tw: str, position: int) -> M
         bufs.append(buf)
     return MscclStep(
         index=index, type=kind, srcbuf=bufs[0],
-        srcoff=attr.integer(elem, "srcoff", sw, minimum=0),
-        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, minimum=0),
+        # -1: an offset the step does not use (msccl-tools writes a nop's so, and
+        # the runtime takes it); one the step reads or writes is checked below.
+        srcoff=attr.integer(elem, "srcoff", sw, minimum=-1),
+        dstbuf=bufs[1], dstoff=attr.integer(elem, "dstoff", sw, minimum=-1),
         cnt=attr.integer(elem, "cnt", sw, minimum=0 if kind == "nop" else 1),
         depid=attr.integer(elem, "depid", sw, minimum=-1),
         deps=attr.integer(elem, "deps", sw, minimum=-1),
@@ -419,6 +428,7 @@ def _check_size(algo: MscclAlgorithm) -> None:
 
 def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
     for tb in gpu.threadblocks:
+        _check_chains(algo, gpu, tb)
         for step in tb.steps:
             where = f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}]"
             if step.type in _SENDS and tb.send < 0:
@@ -435,6 +445,12 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
             if step.type in _WRITES_DST:
                 operands.append(("dst", step.dstbuf, step.dstoff))
             for key, buf, off in operands:
+                if off < 0:
+                    raise ScheduleError(
+                        f"must be >= 0: a '{step.type}' step "
+                        f"{'reads' if key == 'src' else 'writes'} it (-1 is for an offset "
+                        "a step does not use, as a nop's)", path=f"{where}.{key}off",
+                        value=off, source=algo.source)
                 cap = _capacity(algo, gpu, buf)
                 if off + step.cnt > cap:
                     raise ScheduleError(
@@ -450,20 +466,58 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
                 _signal(algo, gpu, tb, step)
 
 
+def _counters(tb: MscclThreadblock) -> dict[int, int]:
+    """The runtime's step counter at the end of each step of ``tb`` but its ``nop`` steps.
+
+    The MSCCL runtime's parser turns a threadblock into transfers: a ``nop``
+    with a dependency (``depid`` >= 0) lends it to the next transfer, a ``nop``
+    without one is dropped; the interpreter's counter then advances by one
+    per transfer plus one per dependency a transfer takes beyond the first.
+    So the counter of a step is its ``s`` index when every ``nop`` carries a
+    dependency and the step after it has its own, as msccl-tools writes
+    them, and falls behind by one for each ``nop`` without a dependency
+    before it.
+    """
+    counter, pending, values = 0, 0, {}
+    for step in tb.steps:
+        if step.type == "nop":
+            pending += step.depid >= 0
+            continue
+        counter += max(pending + (step.depid >= 0) - 1, 0)
+        values[step.index] = counter
+        counter += 1
+        pending = 0
+    return values
+
+
+def _check_chains(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock) -> None:
+    """Refuse a ``nop`` dependency handed to a step without one, as the runtime does."""
+    pending = False
+    for step in tb.steps:
+        if step.type == "nop":
+            pending = pending or step.depid >= 0
+            continue
+        if pending and step.depid < 0:
+            raise ScheduleError(
+                "a nop before this step has a dependency (depid/deps) and this step none: "
+                "the MSCCL runtime refuses the file (a chain of nop dependencies ends with "
+                "the step's own)", path=f"gpu[{gpu.id}].tb[{tb.id}].step[{step.index}].depid",
+                value=step.depid, source=algo.source)
+        pending = False
+
+
 def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
             step: MscclStep) -> int:
     """The index of the step whose end releases ``step``'s dependency.
 
-    The MSCCL runtime's interpreter publishes a threadblock's flag only at
-    the end of a step with ``hasdep="1"`` (the flag is its step counter, the
-    step's ``s`` index when every ``nop`` carries a dependency, as
-    msccl-tools writes them, and grows along the threadblock: consecutive
-    ``nop`` steps and the step after them are one transfer whose counter
-    skips over the ``nop`` steps); a step with ``depid=b deps=s`` spins until
-    threadblock ``b``'s flag reaches ``s``.  So it is released by the first
-    step of ``b`` from ``s`` on that has ``hasdep="1"``, not by step ``s``
-    itself.  A ``nop`` is no transfer of the runtime: it publishes nothing,
-    whatever its ``hasdep`` (its dependency is waited for by the next step).
+    The MSCCL runtime's interpreter publishes a threadblock's flag, its step
+    counter (:func:`_counters`), only at the end of a step with
+    ``hasdep="1"``; a step with ``depid=b deps=s`` spins until threadblock
+    ``b``'s flag reaches ``s``.  So it is released by the first step of
+    ``b`` with ``hasdep="1"`` whose counter reaches ``s`` (from ``s`` on when
+    the counters are the ``s`` indexes), not by step ``s`` itself.  A ``nop``
+    is no transfer of the runtime: it publishes nothing, whatever its
+    ``hasdep`` (its dependency is waited for by the next step).
 
     Raises
     ------
@@ -473,12 +527,18 @@ def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
     """
     dep_tb = gpu.threadblock(step.depid)
     assert dep_tb is not None  # checked by _check_gpu
-    later = dep_tb.steps[step.deps:]
-    for candidate in later:
-        if candidate.hasdep and candidate.type != "nop":
+    counters = _counters(dep_tb)
+    for candidate in dep_tb.steps:
+        if candidate.hasdep and counters.get(candidate.index, -1) >= step.deps:
             return candidate.index
+    later = dep_tb.steps[step.deps:]
     why = f'no step from {step.deps} on has hasdep="1"'
-    if any(candidate.hasdep for candidate in later):
+    if any(c.hasdep and c.type != "nop" for c in later):
+        last = max(c.index for c in later if c.hasdep and c.type != "nop")
+        why = (f"the runtime does not count a nop without a dependency, so tb {step.depid}'s "
+               f'last step with hasdep="1", {last}, signals {counters[last]}, short of '
+               f"{step.deps}")
+    elif any(candidate.hasdep for candidate in later):
         why = f'only nops from {step.deps} on have hasdep="1", and a nop signals nothing'
     raise ScheduleError(
         f"waits on tb {step.depid} step {step.deps}, which never signals: {why} (the MSCCL "
@@ -870,9 +930,14 @@ class _ListScheduler:
         for item in values:
             if item is None:
                 continue
+            # Each hop waits for the previous one: a router on the path may hold
+            # this item already (from another rank's transfer), but an MSCCL
+            # connection carries the sender's own data, it forwards no copy.
+            arrived = ready
             for u, v in itertools.pairwise(path):
-                event = self.clock.send(u, v, item, not_before=ready)
-                end = max(end, event.start + self.platform.duration(u, v, self.op.size))
+                event = self.clock.send(u, v, item, not_before=arrived)
+                arrived = event.start + self.platform.duration(u, v, self.op.size)
+            end = max(end, arrived)
         self.received[rcv] = list(values)
         return end
 

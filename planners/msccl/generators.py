@@ -194,7 +194,7 @@ def ring_reduce_scatter_xml(n: int, *, name: str = "ring_reduce_scatter") -> str
     ['s', 'rrs', 'rrs', 'rrc']
     """
     _need_ranks(n)
-    root = _algo_element(name, "reduce_scatter", n, n)
+    root = _algo_element(name, "reducescatter", n, n)  # the runtime's name
     for r in range(n):
         gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n), o_chunks="1",
                             s_chunks="0")
