@@ -755,16 +755,26 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
 
 
 def _load_schedule(path: Path) -> Schedule:
-    """Read a schedule file (``-``: standard input, YAML; ``.jsonl``: JSON Lines).
+    """Read a schedule file (``.jsonl``: JSON Lines; ``-``: standard input, YAML or
+    JSON Lines, told apart by :func:`~portsim.scenarios.schedule_file.is_jsonl`).
 
     A scenario file is pointed to ``run``.
     """
-    from portsim.scenarios.loader import read_document
-    from portsim.scenarios.schedule_file import JSONL_SUFFIX, load_schedule, schedule_from_dict
+    from portsim.scenarios.loader import STDIN, read_document
+    from portsim.scenarios.schedule_file import (
+        JSONL_SUFFIX,
+        is_jsonl,
+        load_schedule,
+        load_schedule_text,
+        schedule_from_dict,
+    )
 
     if str(path).endswith(JSONL_SUFFIX):  # the JSON Lines form, read line by line
         return load_schedule(path)
-    data, source, base_dir = read_document(path, error=ScheduleError)
+    text = sys.stdin.read() if str(path) == STDIN else None
+    if text is not None and is_jsonl(text):
+        return load_schedule_text(text, source="<stdin>", base_dir=Path.cwd())
+    data, source, base_dir = read_document(path, error=ScheduleError, text=text)
     if isinstance(data, dict) and "events" not in data and "planners" in data:
         raise ScheduleError("this is a scenario file (it has planners and no events): run "
                             "it with `portsim run`, or write a planner's schedule with "

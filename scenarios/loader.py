@@ -131,8 +131,9 @@ STDIN = "-"
 
 
 def read_document(path: str | os.PathLike[str], *,
-                  error: type[PortsimError]) -> tuple[Any, str, Path]:
-    """Read one YAML document from ``path``, or from standard input for ``"-"``.
+                  error: type[PortsimError], text: str | None = None) -> tuple[Any, str, Path]:
+    """Read one YAML document from ``path``, or from standard input for ``"-"``
+    (``text``: what the caller already read from it).
 
     Returns
     -------
@@ -150,7 +151,8 @@ def read_document(path: str | os.PathLike[str], *,
         return read_yaml(path, error=error), os.fspath(path), Path(path).parent
     import tempfile
 
-    text = sys.stdin.read()
+    if text is None:
+        text = sys.stdin.read()
     with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
         copy = Path(folder) / "stdin.yaml"
         copy.write_text(text, encoding="utf-8")

@@ -35,6 +35,7 @@ is one line naming the file, the key path and the bad value.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -61,7 +62,9 @@ from portsim.simulator.schedule import Event, EventReader, Schedule, event_to_di
 __all__ = [
     "JSONL_SUFFIX",
     "dump_schedule",
+    "is_jsonl",
     "load_schedule",
+    "load_schedule_text",
     "platform_to_dict",
     "read_platform_file",
     "schedule_from_dict",
@@ -123,28 +126,65 @@ def _load_jsonl(path: str | os.PathLike[str]) -> Schedule:
     except OSError as err:
         raise ScheduleError(f"cannot read file: {err.strerror or err}", source=source) from None
     with stream:
-        lines = enumerate(stream, start=1)
-        try:
-            header = _first_json_object(lines, source)
-            if "events" in header:
-                raise ScheduleError("in a .jsonl schedule the events follow the first line, "
-                                    "one per line", path="events", value="[...]",
-                                    source=source)
-            spec = validate_document(ScheduleFileSpec, {**header, "events": []},
-                                     source=source, error=ScheduleError)
-            platform, operation = _platform_and_operation(spec, source, Path(path).parent)
-            reader = EventReader()
-            events: list[Event] = []
-            for lineno, line in lines:
-                if not line.strip():
-                    continue
-                data = _json_line(line, lineno, source)
-                try:
-                    events.append(reader.read(data, f"events[{len(events)}]"))
-                except PortsimError as err:
-                    raise _as_schedule_error(err, source) from None
-        except UnicodeDecodeError as err:
-            raise ScheduleError(f"cannot read file: {err.reason}", source=source) from None
+        return _read_jsonl(stream, source, Path(path).parent)
+
+
+def is_jsonl(text: str) -> bool:
+    r"""True when ``text`` is in the JSON Lines form: its first non-blank line is a
+    JSON object and another non-blank line follows (one YAML or JSON document
+    never is).
+
+    Examples
+    --------
+    >>> is_jsonl('{"operation": {"type": "broadcast"}}\n{"kind": "send"}\n')
+    True
+    >>> is_jsonl('{"operation": {"type": "broadcast"}, "events": []}\n')
+    False
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2 or not lines[0].lstrip().startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(lines[0]), dict)
+    except ValueError:
+        return False
+
+
+def load_schedule_text(text: str, *, source: str = "<stdin>",
+                       base_dir: str | os.PathLike[str] = ".") -> Schedule:
+    """A schedule in the JSON Lines form given as text (``portsim validate -``).
+
+    ``source`` names it in errors; a ``platform_file`` is relative to
+    ``base_dir``.  A schedule in one YAML document is read by
+    :func:`load_schedule` from a file.
+    """
+    return _read_jsonl(io.StringIO(text), source, Path(base_dir))
+
+
+def _read_jsonl(stream: Iterable[str], source: str, base_dir: Path) -> Schedule:
+    """The JSON Lines form from ``stream``'s lines (see :func:`_load_jsonl`)."""
+    lines = enumerate(stream, start=1)
+    try:
+        header = _first_json_object(lines, source)
+        if "events" in header:
+            raise ScheduleError("in a .jsonl schedule the events follow the first line, "
+                                "one per line", path="events", value="[...]",
+                                source=source)
+        spec = validate_document(ScheduleFileSpec, {**header, "events": []},
+                                 source=source, error=ScheduleError)
+        platform, operation = _platform_and_operation(spec, source, base_dir)
+        reader = EventReader()
+        events: list[Event] = []
+        for lineno, line in lines:
+            if not line.strip():
+                continue
+            data = _json_line(line, lineno, source)
+            try:
+                events.append(reader.read(data, f"events[{len(events)}]"))
+            except PortsimError as err:
+                raise _as_schedule_error(err, source) from None
+    except UnicodeDecodeError as err:
+        raise ScheduleError(f"cannot read file: {err.reason}", source=source) from None
     try:
         return Schedule(platform, operation, tuple(events), spec.period,
                         spec.instances_per_period)

@@ -625,6 +625,26 @@ def test_plan_to_stdout_then_validate_from_stdin() -> None:
     assert "port_conflict" in {v["kind"] for v in report["violations"]}
 
 
+def test_a_json_lines_schedule_validates_from_stdin(tmp_path: Path) -> None:
+    """The JSON Lines form (``plan -o s.jsonl``) piped into ``validate -``: read as
+    such, not as YAML (it was ``invalid YAML: expected '<document start>'``); the
+    flat scatter of the toy has makespan 10/3 (Ps -> Pb -> P1: 1 + 1 + 4/3)."""
+    schedule = tmp_path / "s.jsonl"
+    assert invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat", "-o",
+                  str(schedule))[0] == 0
+    text = schedule.read_text()
+    checked = portsim("validate", "-", "--format", "json", "--no-lp-bound", stdin=text)
+    assert checked.returncode == 0, checked.stderr
+    report = json.loads(checked.stdout)
+    assert (report["ok"], report["makespan"]) == (True, "10/3")
+    header, first, *rest = text.splitlines(keepends=True)
+    bad = header + first.replace('"dst":"Pa"', '"dst":"Q"') + "".join(rest)
+    refused = portsim("validate", "-", stdin=bad)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "portsim: error: <stdin>: events[0].dst: unknown node id (got 'Q')"]
+
+
 def test_validate_json_to_stdout_parses_with_lp(tmp_path: Path) -> None:
     # Passes once the lp planner silences the HiGHS banner: a feasible schedule
     # is compared with the lp bound.
