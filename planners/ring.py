@@ -152,7 +152,7 @@ RING_PLANNER = FunctionPlanner(
 def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item) -> None:
     """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst``."""
     if src != dst:
-        clock.route(cheapest_path(clock.platform, src, dst), item)
+        clock.route(cheapest_path(clock.platform, src, dst, clock.size), item)
 
 
 def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:

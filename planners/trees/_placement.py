@@ -229,7 +229,7 @@ def route(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[NodeId]],
     if key not in paths:
         platform = clock.platform
         direct = platform.has_link(src, dst)
-        paths[key] = [src, dst] if direct else cheapest_path(platform, src, dst)
+        paths[key] = [src, dst] if direct else cheapest_path(platform, src, dst, clock.size)
     path = paths[key]
     for u, v in itertools.pairwise(path):
         clock.send(u, v, item, lanes=lanes)
