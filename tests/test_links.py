@@ -343,8 +343,11 @@ def test_lp_allgather_on_a_multiport_fabric_with_a_latency_keeps_its_period() ->
 
 def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() -> None:
     """Under multiport:2 the links bind, whole messages need a period 22 times longer:
-    the message gives the operations it would hold, and the build's warning that
-    messages are split (they are not: no schedule) is not passed on."""
+    the message gives the operations it would hold and the bound, still valid, and
+    the build's warning that messages are split (they are not: no schedule) is not
+    passed on.  The bound by hand: the switch sends each GPU the three others'
+    messages, 3 (11/1000 + 1/100 + 1/50 + 1/200) = 69/500 an allgather, on two
+    send ports: 1000/69 (the GPUs' own links allow more, G3's slowest at 25)."""
     import warnings
 
     from portsim.planners.lp import steady_state
@@ -355,6 +358,7 @@ def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() 
         r = steady_state(p, Operation(OperationKind.ALLGATHER))
     assert r.status == "unsupported"
     assert "22 times longer (1518) of 352,000 operations" in r.message
+    assert "links with latency: the throughput bound is 1000/69, but " in r.message
     assert "raise max_events" in r.message
     assert not [w for w in caught if "split instead" in str(w.message)]
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._driver import LpOptions
+from portsim.planners.lp._driver import LpOptions, _readable
 from portsim.planners.lp._periodic import WHOLE_MESSAGES_NOTE
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Link, Platform
@@ -40,8 +40,9 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
     When whole messages would need too long a period (over ``max_events``),
     the lp gives no schedule: splitting would pay the latency per part; the
     message says how many operations the period of whole messages holds
-    (the ``max_events`` that would do), and the build's warning that
-    messages are split, which does not happen, is dropped.
+    (the ``max_events`` that would do) and the throughput bound, still
+    valid, and the build's warning that messages are split, which does not
+    happen, is dropped.
     """
     size = operation.size
     linear = Platform(platform.nodes,
@@ -56,9 +57,11 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
         needs = next((n.split(": messages are split")[0] for n in result.notes
                       if n.startswith(WHOLE_MESSAGES_NOTE)), "")
         needs = needs or f"{WHOLE_MESSAGES_NOTE} a period over max_events operations"
+        bound = result.throughput_bound
+        found = "" if bound is None else f"the throughput bound is {_readable(bound)}, but "
         return PlanResult.unsupported(
-            planner, f"links with latency: {needs}; a message split in parts would pay the "
-                     f"latency once per part: raise max_events (an lp option) to that")
+            planner, f"links with latency: {found}{needs}; a message split in parts would "
+                     f"pay the latency once per part: raise max_events (an lp option) to that")
     for w in caught:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if schedule is None:
