@@ -699,3 +699,22 @@ def test_one_c_but_different_latencies_is_not_the_exact_model() -> None:
     result = get_planner("greedy").plan(p, op)
     assert result.is_ok
     assert any(note.startswith("heterogeneous costs") for note in result.notes)
+
+
+@pytest.mark.parametrize("commutative", [False, True])
+@pytest.mark.parametrize("name", ["greedy", "fibonacci", "binomial"])
+def test_allreduce_result_goes_back_once_to_each_node(name: str, commutative: bool) -> None:
+    """Links one way, B -> A, C -> A, A -> B, B -> C (c = 1), compute 0 on A and 1
+    elsewhere: the sink is A.  C's operand can only leave by C -> A and the result
+    only reach C by B -> C, B's only by A -> B, so each of the four links carries
+    exactly one message, and the optimum is 4 (A holds both operands at 2, then
+    A -> B, B -> C).  Going back to C along A -> B -> C after serving B sent the
+    result to B a second time (the commutative greedy tree)."""
+    platform = Platform.build({"A": F(0), "B": F(1), "C": F(1)},
+                              [("B", "A", 1), ("C", "A", 1), ("A", "B", 1), ("B", "C", 1)])
+    result = get_planner(name).plan(platform, Operation(OperationKind.ALLREDUCE,
+                                                        commutative=commutative))
+    assert result.schedule is not None
+    sends = sorted((e.src, e.dst) for e in result.schedule.events if isinstance(e, Send))
+    assert sends == [("A", "B"), ("B", "A"), ("B", "C"), ("C", "A")]
+    assert result.makespan == replay(result.schedule).makespan == 4
