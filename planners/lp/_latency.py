@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._driver import LpOptions, _readable
+from portsim.planners.lp._driver import LpOptions, readable
 from portsim.planners.lp._periodic import WHOLE_MESSAGES_NOTE
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Link, Platform
@@ -58,7 +58,7 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
                       if n.startswith(WHOLE_MESSAGES_NOTE)), "")
         needs = needs or f"{WHOLE_MESSAGES_NOTE} a period over max_events operations"
         bound = result.throughput_bound
-        found = "" if bound is None else f"the throughput bound is {_readable(bound)}, but "
+        found = "" if bound is None else f"the throughput bound is {readable(bound)}, but "
         return PlanResult.unsupported(
             planner, f"links with latency: {found}{needs}; a message split in parts would "
                      f"pay the latency once per part: raise max_events (an lp option) to that")
