@@ -90,9 +90,12 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
       ``v{i}``.  Computes take the target's compute time, run one at a time
       and overlap the receives of later operands.
 
-    A send over ``(u, v)`` lasts ``size * c(u, v)``.  A participant without a
-    direct link to the root is reached along the cheapest path (sum of
-    ``c``), hop by hop, store and forward; routers may be intermediate hops.
+    A send over ``(u, v)`` lasts ``size * c(u, v)`` (``latency + size /
+    bandwidth`` on a link with latency: :meth:`Platform.duration`).  A
+    participant without a direct link to the root is reached along the
+    cheapest path for the message size (sum of ``c``, or of the durations
+    where links have latency), hop by hop, store and forward; routers may be
+    intermediate hops.
     A broadcast copy leaves from the last node of its path that already
     holds ``b`` rather than re-sending ``b`` to it.
 
@@ -103,8 +106,8 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
     back-filling.  The root's communications never overlap one another, even
     on a multi-port root: it deals with one participant at a time.
 
-    On a star whose root ``r`` is directly linked to every other participant,
-    with message size ``s``, the makespan is
+    On a star whose root ``r`` is directly linked to every other participant
+    (no latency), with message size ``s``, the makespan is
 
     - scatter and broadcast: ``s * sum_k c(r, k)`` (back-to-back sends);
     - gather: ``s * sum_k c(k, r)`` (back-to-back receives);
@@ -144,7 +147,7 @@ def flat_tree(platform: Platform, operation: Operation, **options: Any) -> PlanR
     forwarded: list[str] = []
     if op.kind in (OperationKind.SCATTER, OperationKind.BROADCAST):
         assert op.source is not None
-        paths = cheapest_paths_from(platform, op.source)  # one search, not one per target
+        paths = cheapest_paths_from(platform, op.source, op.size)  # one search, not one per target
         for k in op.targets:
             item = Item.message(k) if op.kind is OperationKind.SCATTER else Item.broadcast()
             _deliver(clock, op.source, k, item, root=op.source, forwarded=forwarded,
@@ -191,7 +194,7 @@ def _deliver(
     that already holds ``item`` (only a broadcast copy can be held on the way).
     """
     if path is None:  # not found already, or no path: cheapest_path says so
-        path = cheapest_path(clock.platform, src, dst)
+        path = cheapest_path(clock.platform, src, dst, clock.size)
     start = max(i for i, node in enumerate(path) if clock.holds(node, item))
     path = path[start:]
     if len(path) > 2:

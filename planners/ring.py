@@ -150,9 +150,17 @@ RING_PLANNER = FunctionPlanner(
 
 
 def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item) -> None:
-    """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst``."""
+    """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst``.
+
+    The path starts at its last node that already holds ``item``: a node the
+    path relays through may hold it already (the source of a broadcast, or a
+    node an earlier hop relayed through), and ``dst`` itself may; nothing is
+    sent to a node that holds the item."""
     if src != dst:
-        clock.route(cheapest_path(clock.platform, src, dst), item)
+        path = cheapest_path(clock.platform, src, dst, clock.size)
+        start = max((i for i, node in enumerate(path) if clock.holds(node, item)), default=0)
+        if start < len(path) - 1:
+            clock.route(path[start:], item)
 
 
 def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:

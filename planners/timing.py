@@ -26,7 +26,7 @@ deals with one participant at a time, whatever its number of ports).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from fractions import Fraction
 
 import networkx as nx
@@ -42,11 +42,25 @@ __all__ = ["PortClock", "cheapest_path", "cheapest_paths_from"]
 _ZERO = Fraction(0)
 
 
-def cheapest_path(platform: Platform, src: NodeId, dst: NodeId) -> list[NodeId]:
-    """The cheapest directed path from ``src`` to ``dst`` (sum of link costs ``c``).
+def _path_weight(platform: Platform, size: Fraction | int) -> str | Callable[..., Fraction]:
+    """Dijkstra's weight: the link cost ``c``, or each link's duration for ``size``
+    where a latency makes durations not proportional to ``c``."""
+    if size == 1 or not platform.has_latency:
+        return "c"    # every path's time is size * (its sum of c): the same order
+    return lambda u, v, _data: platform.duration(u, v, size)
 
-    Routers and other processors may be intermediate hops.  Ties are broken
-    by networkx's Dijkstra, deterministically for a given platform.
+
+def cheapest_path(platform: Platform, src: NodeId, dst: NodeId,
+                  size: Fraction | int = 1) -> list[NodeId]:
+    """The cheapest directed path from ``src`` to ``dst`` for a message of ``size``.
+
+    The sum of the links' durations for ``size`` (:meth:`Platform.duration`):
+    the link costs ``c`` where no link has a latency; with latencies the
+    cheapest path depends on the size (a direct link of latency 10 and
+    bandwidth 100 beats two hops of bandwidth 1 for a message of size 100,
+    not for one of size 1).  Routers and other processors may be
+    intermediate hops.  Ties are broken by networkx's Dijkstra,
+    deterministically for a given platform.
 
     Parameters
     ----------
@@ -54,6 +68,8 @@ def cheapest_path(platform: Platform, src: NodeId, dst: NodeId) -> list[NodeId]:
         The platform.
     src, dst:
         End points; ``[src]`` when they are equal.
+    size:
+        The message size (default 1).
 
     Returns
     -------
@@ -75,13 +91,15 @@ def cheapest_path(platform: Platform, src: NodeId, dst: NodeId) -> list[NodeId]:
     if src == dst:
         return [src]
     try:
-        path: list[NodeId] = nx.dijkstra_path(platform.graph, src, dst, weight="c")
+        path: list[NodeId] = nx.dijkstra_path(platform.graph, src, dst,
+                                              weight=_path_weight(platform, size))
     except (nx.NetworkXNoPath, nx.NodeNotFound) as err:
         raise PlannerError(f"no path from {src} to {dst}", value=f"{src} -> {dst}") from err
     return path
 
 
-def cheapest_paths_from(platform: Platform, src: NodeId) -> dict[NodeId, list[NodeId]]:
+def cheapest_paths_from(platform: Platform, src: NodeId,
+                        size: Fraction | int = 1) -> dict[NodeId, list[NodeId]]:
     """The path :func:`cheapest_path` gives from ``src`` to every node it reaches, in one search.
 
     One Dijkstra from ``src`` instead of one per destination: a flat scatter or
@@ -97,8 +115,8 @@ def cheapest_paths_from(platform: Platform, src: NodeId) -> dict[NodeId, list[No
     >>> cheapest_paths_from(p, "A")
     {'A': ['A'], 'R': ['A', 'R'], 'B': ['A', 'R', 'B']}
     """
-    paths: dict[NodeId, list[NodeId]] = nx.single_source_dijkstra_path(platform.graph, src,
-                                                                       weight="c")
+    paths: dict[NodeId, list[NodeId]] = nx.single_source_dijkstra_path(
+        platform.graph, src, weight=_path_weight(platform, size))
     return paths
 
 
@@ -170,6 +188,11 @@ class PortClock:
     def platform(self) -> Platform:
         """The platform the clock schedules on."""
         return self._platform
+
+    @property
+    def size(self) -> Fraction:
+        """The message size every send carries."""
+        return self._size
 
     @property
     def events(self) -> tuple[Event, ...]:

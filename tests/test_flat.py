@@ -456,13 +456,13 @@ def test_flat_from_one_source_searches_its_paths_once(kind: OperationKind,
     # the same schedule as one search per target, the planner's way until 0.3.0
     searched: list[tuple[str, str]] = []
 
-    def per_target(p: Platform, src: str, dst: str) -> list[str]:
+    def per_target(p: Platform, src: str, dst: str, size: object = 1) -> list[str]:
         searched.append((src, dst))
         return cheapest_path(p, src, dst)
 
     monkeypatch.setattr(flat_module, "cheapest_path", per_target)
     monkeypatch.setattr(flat_module, "cheapest_paths_from",
-                        lambda p, src: {d: cheapest_path(p, src, d) for d in p.node_ids})
+                        lambda p, src, size=1: {d: cheapest_path(p, src, d) for d in p.node_ids})
     reference = flat_tree(platform, op)
     assert reference.schedule is not None
     assert expected.schedule is not None

@@ -15,6 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from portsim.planners.flat import flat_tree
+from portsim.planners.registry import get_planner
+from portsim.planners.ring import ring_collective
 from portsim.planners.timing import PortClock
 from portsim.simulator import (
     Item,
@@ -28,7 +31,7 @@ from portsim.simulator import (
     replay,
 )
 from portsim.simulator.engine import replay_series
-from portsim.simulator.platform import Link, PortKind, PortModel
+from portsim.simulator.platform import Link, Node, PortKind, PortModel
 
 F = Fraction
 
@@ -340,8 +343,11 @@ def test_lp_allgather_on_a_multiport_fabric_with_a_latency_keeps_its_period() ->
 
 def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() -> None:
     """Under multiport:2 the links bind, whole messages need a period 22 times longer:
-    the message gives the operations it would hold, and the build's warning that
-    messages are split (they are not: no schedule) is not passed on."""
+    the message gives the operations it would hold and the bound, still valid, and
+    the build's warning that messages are split (they are not: no schedule) is not
+    passed on.  The bound by hand: the switch sends each GPU the three others'
+    messages, 3 (11/1000 + 1/100 + 1/50 + 1/200) = 69/500 an allgather, on two
+    send ports: 1000/69 (the GPUs' own links allow more, G3's slowest at 25)."""
     import warnings
 
     from portsim.planners.lp import steady_state
@@ -352,5 +358,45 @@ def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() 
         r = steady_state(p, Operation(OperationKind.ALLGATHER))
     assert r.status == "unsupported"
     assert "22 times longer (1518) of 352,000 operations" in r.message
+    assert "links with latency: the throughput bound is 1000/69, but " in r.message
     assert "raise max_events" in r.message
     assert not [w for w in caught if "split instead" in str(w.message)]
+
+
+def _two_routes() -> Platform:
+    """A -> B direct (latency 10, bandwidth 100) and A -> R -> B (bandwidth 1 each, R a
+    router); B -> R -> A likewise slow, and B -> Q -> A through a second router with
+    latency 5 and bandwidth 100 on both hops (no direct link B -> A)."""
+    nodes = [Node("A"), Node("B"), Node("R", compute=0, router=True),
+             Node("Q", compute=0, router=True)]
+    links = [Link.of_bandwidth("A", "B", 100, latency=10),
+             Link.of_bandwidth("A", "R", 1), Link.of_bandwidth("R", "B", 1),
+             Link.of_bandwidth("B", "R", 1), Link.of_bandwidth("R", "A", 1),
+             Link.of_bandwidth("B", "Q", 100, latency=5),
+             Link.of_bandwidth("Q", "A", 100, latency=5)]
+    return Platform(nodes, links, "bidirectional")
+
+
+@pytest.mark.parametrize(("size", "direct", "routed"), [(1, F(1001, 100), 2), (100, 11, 200)])
+def test_one_shot_planners_route_by_the_duration_of_the_message_size(
+        size: int, direct: Fraction, routed: Fraction) -> None:
+    """The cheapest path depends on the message size where links have latency: A -> B
+    takes 10 + s/100 directly and 2s through R, so the best broadcast takes
+    min(10 + s/100, 2s) (the only two paths): 2 for s = 1, 11 for s = 100 (ring and
+    flat took 200 through R, ranking paths by their unit cost c).  The reduce onto A
+    (compute 1) of B's value: B -> R -> A takes 2s, B -> Q -> A 10 + s/50, so the
+    best is min of those plus 1 (greedy, whose tree sends B's value along the
+    cheapest path); the ring sends v0 to B first and B's result back."""
+    platform = _two_routes()
+    best = min(direct, routed)
+    bcast = Operation(OperationKind.BROADCAST, source="A", size=size)
+    for plan in (ring_collective, flat_tree):
+        result = plan(platform, bcast)
+        assert result.makespan == best
+        assert replay(result.schedule).makespan == best
+    reduce = Operation(OperationKind.REDUCE, participants=["A", "B"], target="A", size=size)
+    back = min(2 * size, 10 + F(size, 50))   # B to A: through R or through Q
+    for name in ("greedy", "flat"):
+        assert get_planner(name).plan(platform, reduce).makespan == back + 1, name
+    # The ring runs in operand order: A sends v0 to B, B reduces, v[0,1] goes back to A.
+    assert get_planner("ring").plan(platform, reduce).makespan == best + 1 + back

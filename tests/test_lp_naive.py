@@ -36,6 +36,7 @@ from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.errors import PlannerError
+from portsim.simulator.platform import Link, Node
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -326,3 +327,26 @@ def test_naive_reduce_never_beats_the_true_optimum(seed: int) -> None:
     report = replay(naive.schedule, mode="asap", horizon=horizon)
     assert report.violations == ()
     assert 0 < report.completed <= exact.throughput_bound * horizon
+
+
+def test_fig2_with_latency_keeps_the_paper_figures() -> None:
+    """Fig. 2 in bandwidth and latency for messages of size 2: 1->2 and 1->3 of
+    latency 1/2 and bandwidth 4, 2->3 of latency 1/4 and bandwidth 8, so whole
+    messages take 1, 1 and 1/2, the paper's costs.  The naive bound is the paper's
+    3/4 and lp's 2/3 (lp-naive priced a link at size x its unit cost, latency + 1 /
+    bandwidth, paying the latency twice: 1/2); bidirectional, both are 1."""
+    links = [Link.of_bandwidth("P1", "P2", 4, latency=F(1, 2)),
+             Link.of_bandwidth("P1", "P3", 4, latency=F(1, 2)),
+             Link.of_bandwidth("P2", "P3", 8, latency=F(1, 4))]
+    nodes = [Node(v) for v in ("P1", "P2", "P3")]
+    op = Operation(OperationKind.BROADCAST, source="P1", size=2)
+    for model, naive, exact in (("unidirectional", F(3, 4), F(2, 3)),
+                                ("bidirectional", F(1), F(1))):
+        platform = Platform(nodes, links, model)
+        result = naive_steady_state(platform, op)
+        assert result.status == "ok", result.message
+        assert result.throughput_bound == naive
+        assert steady_state(platform, op).throughput_bound == exact
+        # every transfer of its schedule carries a whole message
+        assert result.schedule is not None
+        assert all(e.part == 1 for e in result.schedule.events if hasattr(e, "part"))

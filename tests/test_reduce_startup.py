@@ -329,3 +329,20 @@ def test_fat_tree_k8_reduce_reaches_nine_tenths_of_the_bound_in_100_periods() ->
     report = replay(result.schedule, horizon=horizon, mode="strict")
     assert report.feasible
     assert F(report.completed) >= F(9, 10) * result.throughput_bound * horizon
+
+
+def test_participant_with_no_in_link_roots_no_subtree() -> None:
+    """Links one way only (B -> A, C -> A, C -> B; c = 1, compute 1), reduce onto A:
+    C has no in-link, so the start-up's aligned trees cannot root a subtree on it
+    (this was ``KeyError: 2``, an ``error`` row).  By hand the bound is 1: A
+    receives one message an instance, and the tree C -> B -> A (B reduces v[1,2],
+    A the last step) carries 1 with every link and CPU busy at most 1."""
+    platform = Platform.build(["A", "B", "C"], [("B", "A", 1), ("C", "A", 1), ("C", "B", 1)])
+    op = Operation(OperationKind.REDUCE, participants=["A", "B", "C"],
+                   target="A").resolve(platform)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == result.achieved_throughput == 1
+    assert replay(result.schedule, horizon=result.period * 10, mode="strict").feasible

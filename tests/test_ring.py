@@ -232,3 +232,21 @@ def test_operation_reads_plain_values() -> None:
         Operation("allgatherr")  # type: ignore[arg-type]
     with pytest.raises(OperationError, match=r"operation\.size: expected a number"):
         Operation(OperationKind.ALLGATHER, size="x")  # type: ignore[arg-type]
+
+
+def test_broadcast_chain_sends_nothing_to_a_node_that_holds_the_message() -> None:
+    """Links one way, B -> C -> A -> B (c = 1), broadcast from B to A then C: the
+    chain's hop B -> A goes through C, so C holds b before its own hop A -> C,
+    whose path A -> B -> C re-sent b to the source B and to C (4 sends, and a
+    series of 1/2 a time unit).  By hand: 2 sends, makespan 2, and instance k of
+    the series sends B -> C during [k, k+1] and C -> A during [k+1, k+2], so 199
+    complete within 200 (lp's bound is 1)."""
+    platform = Platform.build(["A", "B", "C"], [("B", "C", 1), ("C", "A", 1), ("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="B")
+    result = ring_collective(platform, op)
+    assert result.schedule is not None
+    assert [(e.src, e.dst) for e in result.schedule.events if isinstance(e, Send)] == [
+        ("B", "C"), ("C", "A")]
+    assert result.makespan == 2
+    assert replay_series(result.schedule, F(200)).completed == 199
+    assert steady_state(platform, op).throughput_bound == 1

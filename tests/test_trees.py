@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from dataclasses import replace
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from portsim.simulator.engine import replay, replay_series
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Compute, Schedule, Send
 
 REDUCE = OperationKind.REDUCE
@@ -648,12 +650,16 @@ def test_pipelined_series_never_beats_the_steady_state_bound(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["greedy", "binomial"])
 def test_allreduce_broadcast_back_skips_a_machine_that_relayed_the_result(name: str) -> None:
-    # allreduce-gap.yaml: the result goes back from P0 to P2 along the cheapest
-    # path P0 -> P3 -> P2, so P3 holds it before its own turn comes; sending it
-    # P2 -> P3 again (c = 5) only kept the link busy until 21 after the
-    # operation had completed at 19.
+    # allreduce-gap.yaml with P1's compute time 1 (as P0's, so the sink is P0,
+    # the first participant of least compute time): the result goes back from
+    # P0 to P2 along the cheapest path P0 -> P3 -> P2, so P3 holds it before its
+    # own turn comes; sending it P2 -> P3 again (c = 5) only kept the link busy
+    # until 21 after the operation had completed at 19.
     scenario = load_scenario(Path(__file__).parents[1] / "scenarios/examples/allreduce-gap.yaml")
-    result = get_planner(name).plan(scenario.platform, scenario.operation)
+    platform = Platform(tuple(replace(x, compute=F(1)) if x.id == "P1" else x
+                              for x in scenario.platform.nodes),
+                        scenario.platform.links, scenario.platform.port_model)
+    result = get_planner(name).plan(platform, scenario.operation)
     assert result.schedule is not None
     sends = [(e.dst, e.item) for e in result.schedule.events if isinstance(e, Send)]
     assert len(sends) == len(set(sends))  # no machine receives the same item twice
@@ -661,6 +667,24 @@ def test_allreduce_broadcast_back_skips_a_machine_that_relayed_the_result(name: 
     assert report.feasible
     assert report.makespan == result.makespan == 19
     assert report.end_time == 19
+
+
+@pytest.mark.parametrize("commutative", [False, True])
+@pytest.mark.parametrize("name", ["greedy", "fibonacci", "binomial"])
+def test_allreduce_reduces_on_the_fastest_cpu(name: str, commutative: bool) -> None:
+    """Complete platform of A, B, C (c = 1, bidirectional), compute 10, 10 and 1.
+    By hand the optimum is 5: a reduction on A or B alone takes 10; else C makes
+    both, receiving the two other operands on its one receive port (the second
+    by 2), reducing last by 3 and sending the result to A and B one at a time.
+    The trees reduced on A, the first participant: 23 (15 commutative)."""
+    platform = complete_platform(3, c=1, compute=1)
+    nodes = tuple(replace(x, compute=F(10) if x.id != "P2" else F(1))
+                  for x in platform.nodes)
+    platform = Platform(nodes, platform.links, platform.port_model)
+    op = Operation(OperationKind.ALLREDUCE, commutative=commutative)
+    result = get_planner(name).plan(platform, op)
+    assert result.schedule is not None
+    assert result.makespan == replay(result.schedule).makespan == 5
 
 
 def test_one_c_but_different_latencies_is_not_the_exact_model() -> None:
@@ -675,3 +699,22 @@ def test_one_c_but_different_latencies_is_not_the_exact_model() -> None:
     result = get_planner("greedy").plan(p, op)
     assert result.is_ok
     assert any(note.startswith("heterogeneous costs") for note in result.notes)
+
+
+@pytest.mark.parametrize("commutative", [False, True])
+@pytest.mark.parametrize("name", ["greedy", "fibonacci", "binomial"])
+def test_allreduce_result_goes_back_once_to_each_node(name: str, commutative: bool) -> None:
+    """Links one way, B -> A, C -> A, A -> B, B -> C (c = 1), compute 0 on A and 1
+    elsewhere: the sink is A.  C's operand can only leave by C -> A and the result
+    only reach C by B -> C, B's only by A -> B, so each of the four links carries
+    exactly one message, and the optimum is 4 (A holds both operands at 2, then
+    A -> B, B -> C).  Going back to C along A -> B -> C after serving B sent the
+    result to B a second time (the commutative greedy tree)."""
+    platform = Platform.build({"A": F(0), "B": F(1), "C": F(1)},
+                              [("B", "A", 1), ("C", "A", 1), ("A", "B", 1), ("B", "C", 1)])
+    result = get_planner(name).plan(platform, Operation(OperationKind.ALLREDUCE,
+                                                        commutative=commutative))
+    assert result.schedule is not None
+    sends = sorted((e.src, e.dst) for e in result.schedule.events if isinstance(e, Send))
+    assert sends == [("A", "B"), ("B", "A"), ("B", "C"), ("C", "A")]
+    assert result.makespan == replay(result.schedule).makespan == 4

@@ -28,7 +28,6 @@ INRIA RR-4872 (2003), sections 3 and 4.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -39,16 +38,15 @@ from portsim.planners.lp._alltoall import plan_alltoall
 from portsim.planners.lp._broadcast import plan_allgather, plan_broadcast
 from portsim.planners.lp._driver import NAME, OPTIONS, LpOptions, guarded, parse_options
 from portsim.planners.lp._gather import plan_gather
+from portsim.planners.lp._latency import whole_messages
 from portsim.planners.lp._matchings import plan_matchings
 from portsim.planners.lp._naive import LP_NAIVE_PLANNER, naive_steady_state
-from portsim.planners.lp._periodic import WHOLE_MESSAGES_NOTE
 from portsim.planners.lp._reduce import plan_reduce
 from portsim.planners.lp._reduce_startup import periodic_share_ceiling, reduce_makespan_bound
 from portsim.planners.lp._restrict import plan_restricted
 from portsim.planners.lp._scatter import plan_scatter
 from portsim.simulator.operations import Operation, OperationKind
-from portsim.simulator.platform import Link, Platform, PortKind
-from portsim.simulator.schedule import Send
+from portsim.simulator.platform import Platform, PortKind
 
 __all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
            "naive_steady_state", "periodic_share_ceiling", "reduce_makespan_bound",
@@ -148,7 +146,7 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
         return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
     if platform.has_latency:
-        return _with_latency(platform, op, parsed)
+        return whole_messages(platform, op, parsed, _steady_state, NAME)
     if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,
@@ -170,42 +168,3 @@ LP_PLANNER = FunctionPlanner(
 """The ``lp`` planner."""
 
 
-def _with_latency(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:
-    """The lp on links with latency: whole messages only.
-
-    A transfer of a whole message of size ``s`` lasts ``d_e = latency +
-    s / bandwidth``, and a part ``p`` of it ``latency + p·s / bandwidth >=
-    p·d_e``: per unit of message carried a link is busy at least ``d_e``.
-    So the programs on the platform whose link ``e`` costs ``d_e / s`` (no
-    latency) bound every schedule, and a periodic schedule that keeps every
-    message whole (``split: false``) has exactly the durations they assume.
-    When whole messages would need too long a period (over ``max_events``),
-    the lp gives no schedule: splitting would pay the latency per part; the
-    message says how many operations the period of whole messages holds
-    (the ``max_events`` that would do), and the build's warning that
-    messages are split, which does not happen, is dropped.
-    """
-    size = operation.size
-    linear = Platform(platform.nodes,
-                      tuple(Link(x.src, x.dst, x.duration(size) / size) for x in platform.links),
-                      platform.port_model)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = _steady_state(linear, operation, replace(parsed, split=False, free_links=True))
-    schedule = result.schedule
-    if schedule is not None and any(isinstance(e, Send) and e.part != 1
-                                    for e in schedule.events):
-        needs = next((n.split(": messages are split")[0] for n in result.notes
-                      if n.startswith(WHOLE_MESSAGES_NOTE)), "")
-        needs = needs or f"{WHOLE_MESSAGES_NOTE} a period over max_events operations"
-        return PlanResult.unsupported(
-            NAME, f"links with latency: {needs}; a message split in parts would pay the "
-                  f"latency once per part: raise max_events (an lp option) to that")
-    for w in caught:  # the build's warnings, for the caller, as they were
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if schedule is None:
-        return result
-    whole = replace(schedule, platform=platform)
-    return replace(result, schedule=whole, notes=(
-        *result.notes, "links with latency: every message is sent whole (split: false), each "
-                       "transfer lasting latency + size / bandwidth"))

@@ -39,6 +39,7 @@ __all__ = [
     "guarded",
     "no_communication",
     "parse_options",
+    "readable",
     "solve_exactly",
     "time_limit_error",
 ]
@@ -333,7 +334,7 @@ def guarded(planner: str, platform: Platform, operation: Operation, options: LpO
                                          f"with the scenario")
 
 
-def _readable(value: Fraction) -> str:
+def readable(value: Fraction) -> str:
     """``value`` exactly, with its decimal value after it when the fraction is long."""
     text = format_rational(value)
     return text if len(text) <= 40 else f"{text} ({_decimal(value, 6, '.6g')})"
@@ -404,10 +405,10 @@ def finish(
         # the periodic schedule carries the lower end, or less in a fixed period
         carried = ("the schedule achieves the lower end" if plan.throughput >= exact.lower else
                    f"the lower end is what the program's schedule carries, the periodic "
-                   f"schedule built achieves {_readable(plan.throughput)} (a fixed period, "
+                   f"schedule built achieves {readable(plan.throughput)} (a fixed period, "
                    f"see the notes)")
-        message = (f"certified interval [{_readable(exact.lower)}, "
-                   f"{_readable(exact.upper)}] of width {format_rational(width)} "
+        message = (f"certified interval [{readable(exact.lower)}, "
+                   f"{readable(exact.upper)}] of width {format_rational(width)} "
                    f"(~{float(width):.3g}{relative}); throughput_bound is the upper end, "
                    f"{carried}")
         all_notes.append(message)

@@ -39,6 +39,7 @@ from portsim.planners.lp._driver import (
     solve_exactly,
 )
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
+from portsim.planners.lp._latency import whole_messages
 from portsim.planners.lp._reduce import plan_reduce
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational
@@ -124,13 +125,18 @@ def naive_steady_state(platform: Platform, operation: Operation, **options: Any)
     port_sum = frozenset(node for node in platform.node_ids
                          if platform.port_model_of(node).kind is PortKind.UNIDIRECTIONAL)
 
-    def plan() -> PlanResult:
+    def naive(on: Platform, op: Operation, parsed: LpOptions) -> PlanResult:
         if op.kind is OperationKind.REDUCE:
             # SSR(G) with each unidirectional node's send and receive rows merged.
-            return plan_reduce(platform, op, parsed, port_sum=port_sum)
+            return plan_reduce(on, op, parsed, port_sum=port_sum)
         if op.kind in (OperationKind.BROADCAST, OperationKind.ALLGATHER):
-            return _plan_trees(platform, op, parsed, port_sum)
-        return _plan_paths(platform, op, parsed, port_sum)
+            return _plan_trees(on, op, parsed, port_sum)
+        return _plan_paths(on, op, parsed, port_sum)
+
+    def plan() -> PlanResult:
+        if platform.has_latency:   # as lp does: whole messages, linear link costs
+            return whole_messages(platform, op, parsed, naive, LP_NAIVE_NAME)
+        return naive(platform, op, parsed)
 
     return _relabel(guarded(LP_NAIVE_NAME, platform, op, parsed, plan), port_sum)
 

@@ -755,7 +755,9 @@ def _plan(layout: _Layout, q: int, caps: list[int]) -> Planner:
                 at = finish + layout.time(host_of[r], parent)
                 if found is None or (at, abs(r - middle)) < (found[0], abs(found[1] - middle)):
                     found = (at, r, pieces, fold)
-        return found
+        # A result that never reaches ``parent`` (no path: a participant with no
+        # in-link, links one way only) is no tree.
+        return found if found is not None and math.isfinite(found[0]) else None
 
     return plan
 

@@ -115,7 +115,9 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
                      "and the model figures below are only indicative")
     if (strategy == "greedy" and model is None and op.commutative
             and concurrent_transfers is None):
-        sink = target if target in parts else min(parts, key=cost_to_target)
+        # An allreduce's sink is free: the fastest CPU, which Algorithm 1 makes reduce most.
+        sink = target if target in parts else min(
+            parts, key=lambda p: (cost_to_target(p), platform.compute_time(p)))
         placed = place_greedy(platform, op, sink, reducers)
         d, c = mean_costs(platform, op)
         notes.append(f"{_ALGORITHM[strategy]} with the real link and compute costs"
@@ -127,7 +129,8 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
                                reducers=reducers)
         else:
             tree = strategy_tree(strategy, n)
-        sink_position, moved = _sink_position(tree, op, target, cost_to_target)
+        sink_position, moved = _sink_position(tree, op, target, cost_to_target,
+                                              platform.compute_time)
         placed = place_by_labels(tree, op, 0 if op.commutative else sink_position)
         if op.commutative and sink_position:  # sets: any machine may hold any index
             other = placed.positions.index(sink_position)
@@ -172,13 +175,18 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
 
 
 def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
-                   cost_to_target: Callable[[NodeId], Fraction]) -> tuple[int, str]:
-    """The participant index of the sink, and a note when it is not the target's."""
+                   cost_to_target: Callable[[NodeId], Fraction],
+                   compute_time: Callable[[NodeId], Fraction]) -> tuple[int, str]:
+    """The participant index of the sink, and a note when it is not the target's.
+
+    An allreduce has no target: its sink is the participant of least compute
+    time (the first of them) among those the tree's labelling allows."""
     parts = op.participants
-    if target is None:
-        return 0, ""
-    wanted = parts.index(target) if target in parts else None
     reach = (1 << tree.n) - 1 if op.commutative else sink_positions(tree)
+    if target is None:
+        return min((q for q in range(tree.n) if (reach >> q) & 1),
+                   key=lambda q: (compute_time(parts[q]), q)), ""
+    wanted = parts.index(target) if target in parts else None
     if wanted is not None and (reach >> wanted) & 1:
         return wanted, ""
     candidates = [q for q in range(tree.n) if (reach >> q) & 1]
@@ -263,8 +271,10 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
     sizes of the subtrees it receives (section 4.1 assumes the sink is free);
     otherwise, and when the target is not a participant, the sink is the
     participant closest to the target among those possible, and it forwards
-    the result (a note says so).  An allreduce reduces on the first
-    participant, then broadcasts the result back along the reversed tree.
+    the result (a note says so).  An allreduce reduces on the participant of
+    least compute time (the first of them; with a non-commutative operator,
+    the first of them the labelling allows), then broadcasts the result back
+    along the reversed tree.
 
     Examples
     --------
