@@ -317,6 +317,29 @@ def test_a_chunk_reduced_twice_is_named() -> None:
         "overlap on participants [0] (a chunk reduced twice)")
 
 
+@pytest.mark.parametrize(("size", "makespan"), [(2, 2), (200, 12)])
+def test_transfers_route_by_the_chunk_s_duration(size: int, makespan: int) -> None:
+    """Links with latency: A -> B direct (latency 10, bandwidth 100) or through the
+    router R (bandwidth 1 a hop); B -> A through R or through Q (latency 5,
+    bandwidth 100 a hop).  A 2-rank ring allgather of chunks of size/2: chunk 1
+    goes through R both ways, 2; chunk 100 goes direct (11) and through Q (2 (5 +
+    1) = 12), where the paths chosen for a message of size 1 sent it through R both
+    ways (200)."""
+    from portsim.simulator.platform import Link, Node
+
+    nodes = [Node("A"), Node("B"), Node("R", compute=0, router=True),
+             Node("Q", compute=0, router=True)]
+    links = [Link.of_bandwidth("A", "B", 100, latency=10),
+             Link.of_bandwidth("A", "R", 1), Link.of_bandwidth("R", "B", 1),
+             Link.of_bandwidth("B", "R", 1), Link.of_bandwidth("R", "A", 1),
+             Link.of_bandwidth("B", "Q", 100, latency=5),
+             Link.of_bandwidth("Q", "A", 100, latency=5)]
+    v = validate_msccl(ring_allgather_xml(2), Platform(nodes, links, "multiport"),
+                       size=size, lp=False, ranks=["A", "B"])
+    assert (v.correct, v.feasible) == (True, True)
+    assert v.makespan == makespan
+
+
 def test_ranks_map_onto_named_nodes() -> None:
     p = ring_platform(3, 1)
     xml = ring_allgather_xml(3)

@@ -926,7 +926,7 @@ class _ListScheduler:
         end = ready
         path = self.paths.get((src, dst))
         if path is None:
-            path = self.paths[src, dst] = cheapest_path(self.platform, src, dst)
+            path = self.paths[src, dst] = cheapest_path(self.platform, src, dst, self.op.size)
         for item in values:
             if item is None:
                 continue
