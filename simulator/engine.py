@@ -1806,14 +1806,14 @@ def _proven_throughput(run: _Run, expected: list[int],
         return Fraction(n) / schedule.period
     if makespan is None or makespan <= 0:
         return None
-    if not isinstance(end_time, Fraction):
-        # float time: the exact end of the last event, the makespan or later
-        # (an instance completes as an event ends), known from the schedule
-        end_time = run.exact_end
-        if end_time is None or end_time <= 0:
-            return None
-        return Fraction(len(expected)) / end_time
-    return Fraction(len(expected)) / max(makespan, end_time)
+    if isinstance(end_time, Fraction) and isinstance(makespan, Fraction):
+        return Fraction(len(expected)) / max(makespan, end_time)
+    # float time: the exact end of the last event, the makespan or later (an
+    # instance completes as an event ends), known from the schedule
+    end = run.exact_end
+    if end is None or end <= 0:
+        return None
+    return Fraction(len(expected)) / end
 
 
 def _ranges(slots: list[int], more: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:
