@@ -341,7 +341,8 @@ class PortClock:
     ) -> Compute:
         """Place one reduction task on ``node``: ``inputs`` (in order) into ``output``.
 
-        It lasts the node's compute time and needs the node's CPU, not its ports.
+        It lasts the node's compute time (``k - 1`` times it for ``k`` inputs:
+        ``k - 1`` tasks) and needs the node's CPU, not its ports.
 
         Raises
         ------
@@ -358,7 +359,7 @@ class PortClock:
             *(self._ready(node, x) for x in inputs),
             *(self._lanes.get(lane, _ZERO) for lane in lane_list),
         )
-        end = start + self._platform.compute_time(node)
+        end = start + self._platform.compute_time(node) * (len(inputs) - 1)  # Compute.tasks
         self._cpu[node] = end
         for lane in lane_list:
             self._lanes[lane] = end

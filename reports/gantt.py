@@ -196,7 +196,7 @@ def _event_duration(schedule: Schedule, event: Event) -> Fraction:
     if isinstance(event, Send):
         found = _send_duration(schedule, event)
         return found if found is not None else (event.duration or Fraction(0))
-    return schedule.platform.compute_time(event.node)
+    return schedule.platform.compute_time(event.node) * event.tasks
 
 
 def gantt_event_indexes(schedule: Schedule, window: GanttWindow | None = None) -> list[int]:

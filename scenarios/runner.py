@@ -399,7 +399,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
         # that leaves out the latency of a part and puts ``settle`` too early.
         duration = (platform.duration(e.src, e.dst, size, e.part) if isinstance(e, Send)
                     and platform.has_link(e.src, e.dst) else
-                    platform.compute_time(e.node) if isinstance(e, Compute) else Fraction(0))
+                    platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
+                    else Fraction(0))
         settle = max(settle, e.lag * period + e.start + duration)
     skipped = math.floor((horizon - settle) / period) - 1
     if skipped <= 0:

@@ -322,7 +322,9 @@ class _Run:
                 b = known.get((item.kind, item.args, item.ordered))  # _base, inlined
                 event_base.append(base(item) if b is None else b)
             else:
-                key = e.node  # type: ignore[union-attr]
+                # one duration per node and number of reduction tasks (2 inputs: one)
+                key = (e.node if len(e.inputs) == 2  # type: ignore[union-attr]
+                       else (e.node, len(e.inputs)))  # type: ignore[union-attr]
                 part = _WHOLE
                 event_base.append(-1)
             j = duration_ids.get(key)
@@ -338,7 +340,8 @@ class _Run:
                     sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
                                   else (send_port[src], recv_port[dst], link)))
                 else:
-                    duration = platform.compute_time(e.node)  # type: ignore[union-attr]
+                    duration = (platform.compute_time(e.node)  # type: ignore[union-attr]
+                                * e.tasks)  # type: ignore[union-attr]
                     sends.append((-1, -1, ()))
                 if duration is None:
                     distinct.append(None)
@@ -1291,7 +1294,7 @@ def replay_series(
                 load[node, "port" if shared else direction] += d / ports
                 window = max(window, ports)
         else:
-            d = platform.compute_time(e.node)
+            d = platform.compute_time(e.node) * e.tasks
             load[e.node, "cpu"] += d
         span = max(span, e.start + d)
     heaviest = max(load.values(), default=Fraction(0))

@@ -63,7 +63,11 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Compute:
-    """One reduction task on ``node``: combine ``inputs`` (in order) into ``output``."""
+    """Reduction on ``node``: combine ``inputs`` (in order) into ``output``.
+
+    Two inputs make one reduction task, lasting the node's compute time; ``k``
+    inputs make ``k - 1`` of them (:attr:`tasks`), lasting ``k - 1`` times it.
+    """
 
     node: NodeId
     inputs: tuple[Item, ...]
@@ -85,6 +89,15 @@ class Compute:
     @property
     def nodes(self) -> tuple[NodeId, ...]:
         return (self.node,)
+
+    @property
+    def tasks(self) -> int:
+        """Reduction tasks this compute performs, one fewer than its inputs.
+
+        It lasts that many times the node's compute time (the time of one
+        task), so three operands at once take as long as two computes of two.
+        """
+        return len(self.inputs) - 1
 
 
 # The slots' setters, which the __init__ of Send and Compute use: frozen, they

@@ -797,3 +797,43 @@ def test_an_asap_replay_running_ahead_does_not_make_up_for_an_incomplete_slot() 
     assert report.incomplete == 10
     assert not report.complete
     assert report.to_dict()["complete"] is False
+
+
+# -- a compute of k inputs is k - 1 reduction tasks (red team) -----------------------------
+
+
+def _three_operands(period: object = None) -> Schedule:
+    """A (compute 1) reduces v[0,0], v[1,1] and v[2,2] in one compute event;
+    B and C (compute 100) only send, over links of cost 1/10."""
+    platform = Platform.build({"A": 1, "B": 100, "C": 100},
+                              [("B", "A", "1/10"), ("C", "A", "1/10")])
+    op = Operation(OperationKind.REDUCE, target="A", participants=("A", "B", "C"))
+    return Schedule.from_dicts(platform, op, [
+        send("B", "A", "v[1,1]", 0), send("C", "A", "v[2,2]", "1/10"),
+        compute("A", ["v[0,0]", "v[1,1]", "v[2,2]"], "v[0,2]", "1/5")], period=period)
+
+
+def test_a_compute_of_three_inputs_lasts_two_tasks() -> None:
+    """Three operands are two reduction tasks, 2 time units on A (compute 1):
+    makespan 1/5 + 2.  It lasted one task: a period of 1 replayed with no
+    violation, throughput 1, twice the lp bound 1/2 (A alone computes, two
+    tasks an instance: the others' compute time 100 gives them nothing)."""
+    from portsim.planners.registry import get_planner
+
+    one_shot = _three_operands()
+    assert replay(one_shot).makespan == F(11, 5)
+    assert replay(one_shot, mode="asap").makespan == F(11, 5)
+    bound = get_planner("lp").plan(one_shot.platform, one_shot.operation).throughput_bound
+    assert bound == F(1, 2)
+    too_fast = replay(_three_operands(period=1))
+    assert [v.kind for v in too_fast.violations] == [ViolationKind.CPU_CONFLICT]
+    at_bound = replay(_three_operands(period=2))
+    assert at_bound.feasible
+    assert at_bound.throughput == bound
+    stated = Schedule.from_dicts(one_shot.platform, one_shot.operation, [
+        *one_shot.to_dicts()[:2],
+        compute("A", ["v[0,0]", "v[1,1]", "v[2,2]"], "v[0,2]", "1/5", duration=1)])
+    assert [v.kind for v in replay(stated).violations] == [ViolationKind.WRONG_DURATION]
+    series = replay_series(one_shot, 200)
+    assert series.completed is not None
+    assert series.completed <= bound * 200
