@@ -589,6 +589,12 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             comparison = compare_to_bound(throughput, found.bound)
             if found.caveat:
                 bound_note = f"lp bound not proven optimal, the lp says: {found.caveat}"
+            if comparison.ratio > 1 and slack:
+                # no schedule passes the bound: the tolerance let its events start early
+                bound_note = "; ".join(filter(None, (bound_note, (
+                    f"above the lp bound, which no schedule passes: only --tolerance "
+                    f"{_text(slack)} (events may start that much early) lets "
+                    f"it replay without violation"))))
         else:
             bound_note = f"no lp bound available ({found.reason})"
     else:

@@ -553,3 +553,37 @@ def test_tolerance_accepts_float_sums_and_names_itself(tmp_path: Path,
         code, _, err = validate(tmp_path, FLOAT_SUMS, *args)
         assert code == 2
         assert err.startswith(f"portsim: error: {message}")
+
+
+_EARLY = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: 1}]
+operation: {type: scatter, source: S}
+period: "3/2"
+events:
+  - {kind: send, src: S, dst: A, item: "m[A]", start: 0}
+  - {kind: send, src: S, dst: B, item: "m[B]", start: "3/4"}
+"""
+
+
+def test_a_tolerance_that_beats_the_lp_bound_is_named(tmp_path: Path) -> None:
+    """S sends two messages of time 1 an instance: at most 1/2 instance per
+    time unit.  The period 3/2 (throughput 2/3) overlaps its sends by 1/4,
+    which --tolerance 0.25 lets pass: ratio 4/3 to the bound, printed with no
+    word that the tolerance made it."""
+    path = tmp_path / "early.yaml"
+    path.write_text(_EARLY)
+    exact = CliRunner().invoke(main, ["validate", str(path), "--format", "json"])
+    assert exact.exit_code == 1
+    loose = CliRunner().invoke(main, ["validate", str(path), "--tolerance", "0.25",
+                                      "--format", "json"])
+    assert loose.exit_code == 0
+    data = json.loads(loose.stdout)
+    assert (data["throughput"], data["lp_bound"], data["ratio_to_lp_bound"]) == ("2/3", "1/2",
+                                                                                 "4/3")
+    assert "above the lp bound" in data["lp_note"]
+    assert "--tolerance 1/4" in data["lp_note"]
+    fine = CliRunner().invoke(main, ["validate", str(path), "--tolerance", "0.25", "--no-lp-bound",
+                                     "--format", "json"])
+    assert "above the lp bound" not in json.loads(fine.stdout)["lp_note"]
