@@ -350,3 +350,23 @@ def test_fig2_with_latency_keeps_the_paper_figures() -> None:
         # every transfer of its schedule carries a whole message
         assert result.schedule is not None
         assert all(e.part == 1 for e in result.schedule.events if hasattr(e, "part"))
+
+
+# -- links with latency (red team) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("size", "bound"), [(2, F(2, 5)), (F(1, 2), F(1))])
+def test_latency_link_costs_its_duration_as_in_lp(size: Fraction, bound: Fraction) -> None:
+    """One link S -> A of bandwidth 1 and latency 1/2: a message of size ``s``
+    lasts ``1/2 + s`` (Link.duration), so one scatter per ``1/2 + s``: 2/5 for
+    s = 2, 1 for s = 1/2, as ``lp`` says.  ``lp-naive`` took ``c·s`` with
+    ``c = 3/2`` (1/3 and 4/3) and said of it "the exact lp optimum"."""
+    platform = Platform((Node("S"), Node("A")), (Link.of_bandwidth("S", "A", 1, "1/2"),))
+    op = Operation(OperationKind.SCATTER, source="S", size=size)
+    assert steady_state(platform, op).throughput_bound == bound
+    naive = naive_steady_state(platform, op)
+    assert naive.throughput_bound == bound
+    assert naive.schedule is not None
+    assert all(e.part == 1 for e in naive.schedule.events)  # whole messages, as lp
+    measured = replay(naive.schedule, mode="asap", horizon=naive.schedule.period * 20)
+    assert measured.completed == bound * naive.schedule.period * 20

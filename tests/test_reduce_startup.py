@@ -346,3 +346,22 @@ def test_participant_with_no_in_link_roots_no_subtree() -> None:
     assert result.status == "ok", result.message
     assert result.throughput_bound == result.achieved_throughput == 1
     assert replay(result.schedule, horizon=result.period * 10, mode="strict").feasible
+
+
+@pytest.mark.parametrize(("model", "bound"), [("bidirectional", F(1)), ("multiport", F(1)),
+                                              ("unidirectional", F(1, 2))])
+def test_a_participant_without_in_links(model: str, bound: F) -> None:
+    """Links A -> B and C -> A only (C has no in-link), reduce of (A, C, B)
+    onto B: the one tree sends v[1,1] C -> A, A makes v[0,1] and sends it to
+    B, which makes v[0,2].  Each link and CPU is busy 1 an instance: bound 1
+    (1/2 unidirectional, where A's one port receives then sends).  The
+    start-up trees looked up C's in-link gap: an internal error (KeyError)."""
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("C", "A", 1)], model)
+    result = steady_state(platform, Operation(OperationKind.REDUCE, target="B",
+                                              participants=("A", "C", "B")))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == bound
+    assert result.schedule is not None
+    check = replay(result.schedule)
+    assert check.feasible
+    assert check.throughput == bound
