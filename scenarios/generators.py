@@ -225,7 +225,7 @@ def complete_platform(
     ids = _names(n)
     nodes = tuple(Node(i, time) for i in ids)
     links = tuple(Link(s, d, cost) for s in ids for d in ids if s != d)
-    return Platform(nodes, links, PortModel.parse(port_model))
+    return Platform(nodes, links, PortModel.parse(port_model, path="port_model"))
 
 
 def sender_times_platform(
@@ -268,7 +268,7 @@ def sender_times_platform(
     }
     nodes = tuple(Node(node, Fraction(0)) for node in sender)
     links = tuple(Link(s, d, sender[s]) for s in sender for d in sender if s != d)
-    return Platform(nodes, links, PortModel.parse(port_model))
+    return Platform(nodes, links, PortModel.parse(port_model, path="port_model"))
 
 
 def random_platform(
@@ -340,7 +340,7 @@ def random_platform(
         for i in range(n)
         for j in sorted(successors[i])
     )
-    return Platform(nodes, links, PortModel.parse(port_model))
+    return Platform(nodes, links, PortModel.parse(port_model, path="port_model"))
 
 
 THREE_CLASS_TIME_RANGE = (1, 10)
@@ -522,7 +522,8 @@ class _Fabric:
 
     def platform(self, port_model: PortModel | str) -> Platform:
         # Each generator checks its size before building (_check_size).
-        return Platform(tuple(self.nodes), tuple(self.links), PortModel.parse(port_model))
+        return Platform(tuple(self.nodes), tuple(self.links),
+                        PortModel.parse(port_model, path="port_model"))
 
 
 def dgx_a100_platform(

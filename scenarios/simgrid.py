@@ -236,7 +236,7 @@ def simgrid_platform(
         return Platform(tuple(nodes.values()),
                         tuple(Link.of_bandwidth(s, d, rate / size, lat)
                               for (s, d), (lat, rate) in costs.items()),
-                        PortModel.parse(port_model))
+                        PortModel.parse(port_model, path="port_model"))
     except Exception as err:
         raise ScenarioError(f"not a valid platform: {err}", source=source) from None
 

@@ -149,4 +149,5 @@ def tiers_platform(
                     host_nodes.append(Node(host, draw_rational(rng, *ranges["compute"])))
                     connect(lan_router, host, "c_lan")
     links = tuple(Link(s, d, c) for (s, d), c in costs.items())
-    return Platform(tuple(host_nodes + routers), links, PortModel.parse(port_model))
+    return Platform(tuple(host_nodes + routers), links,
+                    PortModel.parse(port_model, path="port_model"))

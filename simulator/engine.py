@@ -1090,7 +1090,7 @@ def replay(
     h = None if horizon is None else parse_rational(horizon, path="horizon", error=ScheduleError)
     if h is not None and h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
-    model = None if port_model is None else PortModel.parse(port_model)
+    model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
     # The collector paused (see that module) until the replay's records are
     # freed: _play's result is a temporary, gone before the block exits.
@@ -1312,7 +1312,7 @@ def replay_series(
     # earlier ones (they follow them on every port), so the prefix replayed
     # is exactly the start of every longer one and the count does not depend
     # on the length tried.
-    forced = None if port_model is None else PortModel.parse(port_model)
+    forced = None if port_model is None else PortModel.parse(port_model, path="port_model")
     count = min(cap, 64, max(8, 2 * (window + 1)))
     last: Report | None = None  # the replay of ``count`` copies when the cap cuts the series
     while True:

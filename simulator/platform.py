@@ -412,7 +412,7 @@ class Platform:
             Link(s, d, parse_rational(c, path=f"links.{s}->{d}", error=PlatformError))
             for s, d, c in triples
         )
-        return cls(node_objs, link_objs, PortModel.parse(port_model))
+        return cls(node_objs, link_objs, PortModel.parse(port_model, path="port_model"))
 
     # -- views -----------------------------------------------------------------
 
@@ -509,7 +509,7 @@ class Platform:
 
     def with_port_model(self, port_model: PortModel | str) -> Platform:
         """The same platform under another platform-wide port model (overrides kept)."""
-        return Platform(self.nodes, self.links, PortModel.parse(port_model))
+        return Platform(self.nodes, self.links, PortModel.parse(port_model, path="port_model"))
 
     def is_reachable(self, src: NodeId, dst: NodeId) -> bool:
         """True when a directed path leads from ``src`` to ``dst``."""

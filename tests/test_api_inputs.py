@@ -257,6 +257,19 @@ def test_malformed_platform_is_a_platform_error(build, message) -> None:
         build()
 
 
+def test_a_bad_port_model_argument_names_its_key(scatter) -> None:
+    """``port_model="oneport"`` given to a replay or a builder is named as the
+    argument (it was an error with no key path from Python)."""
+    platform, operation = scatter
+    schedule = portsim.Schedule(platform, operation, ())
+    message = r"^port_model: expected bidirectional, unidirectional, multiport"
+    for call in (lambda: portsim.validate(schedule, port_model="oneport"),
+                 lambda: portsim.replay(schedule, port_model="oneport"),
+                 lambda: Platform.build(["A", "B"], [("A", "B", 1)], "oneport")):
+        with pytest.raises(PlatformError, match=message):
+            call()
+
+
 def test_reachability_of_an_unknown_node_is_a_platform_error(scatter) -> None:
     platform, _ = scatter
     assert platform.is_reachable("S", "B")
