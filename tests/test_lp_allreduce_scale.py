@@ -20,6 +20,7 @@ import pytest
 import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_columns import _Operations
+from portsim.planners.lp._driver import DEFAULT_TIME_LIMIT
 from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.planners.msccl.generators import ring_allreduce_xml
 from portsim.planners.ring import ring_collective
@@ -167,3 +168,37 @@ def test_the_bound_others_read_says_it_is_an_interval(monkeypatch: pytest.Monkey
     broadcast = Operation(OperationKind.BROADCAST, source="P0").resolve(complete)
     assert lp_bound(complete, broadcast).caveat == ""
     assert lp_bound(complete, broadcast).bound == Fraction(1)  # one message into each node
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize("seconds", [0.0, 0.5])
+def test_a_relaxation_out_of_its_own_time_names_that_time(
+        monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Without a ``time_limit`` the relaxation has RELAXATION_SECONDS (60 s) of wall
+    clock; stopped there, its note said it stopped "at the time limit of 300.0 s (the
+    default time_limit)", a limit the call never reached (a loaded machine: 64 s for
+    the whole call on random_platform(10, 3, seed 2)).  It now names that time; the
+    result stays the interval [step 2, the caps]."""
+    platform = random_platform(6, 5, c=(1, 10), compute=(0, 3), seed=4)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_SECONDS", seconds)
+    real = allreduce_module.allreduce_bound
+
+    def slow(*args: Any, deadline: Any, **kwargs: Any) -> Any:
+        while not deadline.expired:  # the relaxation outlasts its budget
+            pass
+        return real(*args, deadline=deadline, **kwargs)
+
+    monkeypatch.setattr(allreduce_module, "allreduce_bound", slow)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound is not None
+    assert result.achieved_throughput is not None
+    assert result.throughput_bound > result.achieved_throughput  # the caps' interval
+    [note] = [n for n in result.notes if n.startswith("relaxation (")]
+    assert note.endswith(f"not finished: stopped after the {seconds:g} s it gets without "
+                         f"a time_limit (set time_limit to allow longer)")
+    assert f"{DEFAULT_TIME_LIMIT} s" not in note

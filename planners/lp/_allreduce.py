@@ -912,6 +912,15 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                 if bound.upper < upper:
                     upper, how, method = bound.upper, "the relaxation", bound.method
                     notes.extend(bound.notes)
+            elif budget is not deadline and budget.expired:
+                # stopped by its own share of the time, not by the call's time
+                # limit, which bound.message names (300 s, the default, say)
+                share = (f"the {RELAXATION_SECONDS:g} s it gets without a time_limit (set "
+                         f"time_limit to allow longer)" if options.time_limit is None else
+                         f"its share of the time_limit, {RELAXATION_SHARE:.0%} of the time "
+                         f"left (raise time_limit)")
+                notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} "
+                             f"variables) not finished: stopped after {share}")
             else:
                 notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} "
                              f"variables) not finished: {bound.message}")
