@@ -26,7 +26,7 @@ from portsim.planners.lp._allreduce_bound import (
     tp_cap,
 )
 from portsim.planners.lp._allreduce_restricted import _CopyRates, restricted_bound
-from portsim.planners.lp._driver import LpOptions, solve_exactly
+from portsim.planners.lp._driver import LpOptions, percent, solve_exactly
 from portsim.planners.lp._exact import ExactSolution, primal_feasible
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.scenarios.generators import random_platform
@@ -296,3 +296,16 @@ def test_copy_rates_match_a_copy_built_as_a_program(name: str, make) -> None:  #
         assert copies.rate(d, found.values) == pytest.approx(expected, rel=1e-7, abs=1e-12)
     # the whole copy in the program fits at the program's rate
     assert copies.rate(parts[0], found.values) >= float(found.lower) * (1 - 1e-9)
+
+
+def test_a_narrow_interval_is_not_said_to_be_zero_percent_wide() -> None:
+    """random_platform(10, 3, c=(1, 10), compute=(1, 5), seed=2), the allreduce:
+    certified interval [641876483/8676035939, 13081256893/176808839449], of width
+    4018902123699660/1533999845392404957611, 0.003541...% of the lower end, which
+    the message printed as ``0.00% of the lower end``."""
+    lower = Fraction(641876483, 8676035939)
+    width = Fraction(13081256893, 176808839449) - lower
+    assert width == Fraction(4018902123699660, 1533999845392404957611)
+    assert round(float(width / lower) * 100, 6) == 0.003541
+    assert percent(width / lower) == "0.0035%"
+    assert percent(Fraction(35, 10000)) == f"{0.0035:.2%}" == "0.35%"  # as before

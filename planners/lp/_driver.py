@@ -39,6 +39,7 @@ __all__ = [
     "guarded",
     "no_communication",
     "parse_options",
+    "percent",
     "readable",
     "solve_exactly",
     "time_limit_error",
@@ -334,6 +335,20 @@ def guarded(planner: str, platform: Platform, operation: Operation, options: LpO
                                          f"with the scenario")
 
 
+def percent(share: Fraction) -> str:
+    """``share`` as a percentage, two decimals, or two significant digits below
+    0.01 % (an interval narrower than that is not ``0.00%`` wide).
+
+    Examples
+    --------
+    >>> percent(Fraction(35, 10000)), percent(Fraction(35, 1000000)), percent(Fraction(0))
+    ('0.35%', '0.0035%', '0%')
+    """
+    if share == 0 or share >= Fraction(1, 10000):
+        return f"{float(share):.2%}" if share else "0%"
+    return f"{float(share) * 100:.2g}%"
+
+
 def readable(value: Fraction) -> str:
     """``value`` exactly, with its decimal value after it when the fraction is long."""
     text = format_rational(value)
@@ -401,7 +416,7 @@ def finish(
                          f"({exact.method}), certified by {proof}")
     else:
         width = exact.upper - exact.lower
-        relative = f", {float(width / exact.lower):.2%} of the lower end" if exact.lower else ""
+        relative = f", {percent(width / exact.lower)} of the lower end" if exact.lower else ""
         # the periodic schedule carries the lower end, or less in a fixed period
         carried = ("the schedule achieves the lower end" if plan.throughput >= exact.lower else
                    f"the lower end is what the program's schedule carries, the periodic "
