@@ -29,6 +29,7 @@ from portsim.scenarios.generators import complete_platform, dgx_a100_platform, r
 from portsim.scenarios.msccl import validate_msccl
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.engine import replay_series
+from portsim.simulator.numbers import format_rational
 
 ALLREDUCE = OperationKind.ALLREDUCE
 
@@ -202,3 +203,45 @@ def test_a_relaxation_out_of_its_own_time_names_that_time(
     assert note.endswith(f"not finished: stopped after the {seconds:g} s it gets without "
                          f"a time_limit (set time_limit to allow longer)")
     assert f"{DEFAULT_TIME_LIMIT} s" not in note
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_past_the_time_limit_no_bound_starts_and_the_error_keeps_the_interval(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From 9 participants with a ``time_limit``, step 2's dual check and the
+    relaxation started after the deadline had passed (random_platform(12, 3, c=(1,
+    10), compute=(1, 5), seed=1), time_limit 3: the relaxation's model took 1 s to
+    build, the call 4.6 s), and the error said nothing of the bounds found.  Here the
+    cheap bounds end past the deadline: neither runs, and the error still certifies
+    what was found."""
+    platform = random_platform(6, 5, c=(1, 10), compute=(0, 3), seed=4)
+    op = Operation(ALLREDUCE).resolve(platform)
+    monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)  # big: with a limit
+    monkeypatch.setattr(allreduce_module, "RESTRICTED_MAX_VARIABLES", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS", 0)
+    monkeypatch.setattr(allreduce_module, "SPLIT_MAX_CELLS_WITH_TIME_LIMIT", 0)
+    real = allreduce_module._cheap_upper
+    found: list[Any] = []
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        found.append((args[2].lower, result[0]))  # step 2's value, the least upper bound
+        while not args[5].expired:  # the call's deadline passes meanwhile
+            pass
+        return result
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("started after the deadline")
+
+    monkeypatch.setattr(allreduce_module, "_cheap_upper", slow)
+    monkeypatch.setattr(allreduce_module, "_dual_check", refused)
+    monkeypatch.setattr(allreduce_module, "allreduce_bound", refused)
+    result = steady_state(platform, op, time_limit=1)
+    assert result.status == "error"
+    [(lower, upper)] = found
+    assert lower < upper
+    assert result.message.startswith("time limit of 1.0 s reached during the allreduce bound, "
+                                     "before the periodic schedule (certified all the same: "
+                                     f"no schedule beats {format_rational(upper)} (")
+    assert f"reduce-then-broadcast carries {format_rational(lower)})" in result.message

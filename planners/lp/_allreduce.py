@@ -873,7 +873,11 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                          "relaxation's")
         elif found.stop != "met":
             notes.append(f"restricted relaxation stopped: {found.stop}")
-    if upper > master.lower and not fits and big and relax:  # with a time_limit
+    out_of_time = ("not attempted: the time_limit was reached (the interval below "
+                   "stands; raise time_limit)")
+    if upper > master.lower and not fits and big and relax and deadline.expired:
+        notes.append(f"step 2's exact dual over every fractional structure: {out_of_time}")
+    elif upper > master.lower and not fits and big and relax:  # with a time_limit
         left = deadline.remaining()
         budget = deadline if left is None else Deadline.after(RELAXATION_SHARE * left)
         checked = _dual_check(platform, operation, master, options, budget)
@@ -900,6 +904,9 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
                          f"not attempted: above {RELAXATION_MAX_VARIABLES} variables without "
                          f"a time_limit (with one, it runs in that time: complete platform "
                          f"N = 12, 174,329 variables, about 300 s of CPU)")
+        elif deadline.expired:  # its model alone takes seconds to build
+            notes.append(f"relaxation ({n} per-destination SSR(G) copies, {size} variables) "
+                         f"{out_of_time}")
         else:
             budget = _budget(options, deadline, RELAXATION_SECONDS)
             left = deadline.remaining()
@@ -932,7 +939,13 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
     exact = ExactSolution(master.values, master.lower, upper, master.y_ub, master.y_eq,
                           method if upper == master.lower else "interval", master.notes)
     if deadline.expired:
-        return time_limit_error(options, "the allreduce bound, before the periodic schedule")
+        # No schedule, but the bounds found still hold (as when step 2 stops).
+        certified = (f"no schedule beats {format_rational(upper)} ({how})" if upper > master.lower
+                     else f"the optimum is {format_rational(upper)} ({how})")
+        return time_limit_error(options, f"the allreduce bound, before the periodic schedule "
+                                         f"(certified all the same: {certified}; "
+                                         f"reduce-then-broadcast carries "
+                                         f"{format_rational(master.lower)})")
     units = [structure_unit(w, s) for w, s in structures]
     return finish(platform, operation, exact, [units], options, notes=notes)
 
