@@ -96,9 +96,11 @@ def _reduction_problem(
     """Resolve a commutative reduction on a sender-time platform, or say why not."""
     op = operation.resolve(platform)
     if not op.commutative:
+        how = ("slowest node first, any tree shape" if name == SNF else
+               "its trees combine the participants' values in any order")
         return PlanResult.unsupported(
-            name, f"{name} reorders operands (slowest node first, any tree shape): the "
-                  "reduction must be declared commutative: true")
+            name, f"{name} reorders operands ({how}): the reduction must be declared "
+                  "commutative: true")
     # the processors: the participants, then a target that holds no operand
     # (the destination of the model all the same, receiving only)
     times = sender_times(platform, _processors(platform, op), size=op.size)
