@@ -415,10 +415,12 @@ class _Run:
                 node = index[e.node]
                 instance = e.output.instance
                 shift = instance * stride + node
+                # each input of its own instance: one of another instance than the
+                # output (a reduction_order violation) is looked for as written
                 patterns.append(_Pattern(
                     start_t, times[j], _COMPUTE, (cpu[node],),
-                    tuple(base(x) * nn + shift for x in e.inputs), base(e.output) * nn + shift,
-                    1, i, instance, e.lag, True))
+                    tuple(base(x) * nn + x.instance * stride + node for x in e.inputs),
+                    base(e.output) * nn + shift, 1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
         self.exact_end: Fraction | None = None
         if not exact and schedule.period is None:

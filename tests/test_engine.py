@@ -275,6 +275,23 @@ def test_an_item_of_another_operation_is_named_so(chain: Platform,
     assert v.detail == "P1 sends v[1,2] at t=0 but it never received it"
 
 
+@pytest.mark.parametrize("mode", ["strict", "asap"])
+def test_a_compute_of_mixed_instances_looks_for_its_inputs_as_written(
+        triangle: Platform, mode: str) -> None:
+    """P0 reduces v[0,0]#1 with v[1,1] (instance 0, held from t=1) at t=1: one
+    reduction_order violation.  The replay looked for v[1,1]#1 instead (the
+    output's instance), which arrives at t=2, and added `P0 computes with
+    v[1,1]#1 at t=1 but it arrives only at t=2`, an item the event does not use."""
+    op = Operation(OperationKind.REDUCE, participants=("P0", "P1"), target="P0"
+                   ).resolve(triangle)
+    events = [send("P1", "P0", "v[1,1]", 0), send("P1", "P0", "v[1,1]#1", 1),
+              compute("P0", ["v[0,0]#1", "v[1,1]"], "v[0,1]#1", 1),
+              compute("P0", ["v[0,0]", "v[1,1]#1"], "v[0,1]", 2)]
+    report = replay(Schedule.from_dicts(triangle, op, events), mode=mode)
+    assert kinds(report) == [ViolationKind.REDUCTION_ORDER] * 2
+    assert [v.events for v in report.violations] == [(2,), (3,)]
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_an_item_sent_later_arrives_later_not_never(chain: Platform, exact: bool) -> None:
     # B forwards b at 0, before A's send of it even starts (at 1): b reaches B
