@@ -40,7 +40,8 @@ class LpBound:
         Empty when ``bound`` is the proven optimum.  Otherwise what the
         planner said of it: its message (e.g. the certified interval whose
         upper end ``bound`` is) and its notes naming a bound it did not
-        attempt (e.g. on large allreduces), joined by ``"; "``.
+        attempt or finish (e.g. on large allreduces, or a relaxation out of
+        its time on a loaded machine), joined by ``"; "``.
     """
 
     bound: Fraction | None
@@ -100,7 +101,8 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
     caveat = ""
     if result.message:  # an ok result with a message: the bound is not proven optimal
         caveat = "; ".join([result.message,
-                            *(note for note in result.notes if "not attempted" in note)])
+                            *(note for note in result.notes
+                              if "not attempted" in note or "not finished" in note)])
     return LpBound(Fraction(result.throughput_bound), caveat=caveat)
 
 
