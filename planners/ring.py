@@ -149,18 +149,13 @@ RING_PLANNER = FunctionPlanner(
 """The ring planner as a :class:`~portsim.planners.base.Planner`."""
 
 
-def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item) -> None:
-    """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst``.
-
-    The path starts at its last node that already holds ``item``: a node the
-    path relays through may hold it already (the source of a broadcast, or a
-    node an earlier hop relayed through), and ``dst`` itself may; nothing is
-    sent to a node that holds the item."""
+def _hop(clock: PortClock, src: NodeId, dst: NodeId, item: Item, *,
+         skip_held: bool = False) -> None:
+    """Bring ``item`` from ring node ``src`` to its ring neighbour ``dst`` on the
+    cheapest path for the message's size (``skip_held``: see :meth:`PortClock.route`)."""
     if src != dst:
-        path = cheapest_path(clock.platform, src, dst, clock.size)
-        start = max((i for i, node in enumerate(path) if clock.holds(node, item)), default=0)
-        if start < len(path) - 1:
-            clock.route(path[start:], item)
+        clock.route(cheapest_path(clock.platform, src, dst, clock.size), item,
+                    skip_held=skip_held)
 
 
 def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:
@@ -171,9 +166,14 @@ def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:
 
 
 def _chain(clock: PortClock, order: list[NodeId], item: Item) -> None:
-    """Forward ``item`` along ``order``, each node to the next."""
+    """Forward ``item`` along ``order``, each node to the next.
+
+    A processor that already holds ``item`` (it relayed it on the cheapest path
+    to an earlier node of the chain, or it is the source) is not sent it again,
+    and forwards its own copy: on the line A - B - C, the allreduce's result
+    goes C -> B -> A, and A does not send it back to B."""
     for src, dst in itertools.pairwise(order):
-        _hop(clock, src, dst, item)
+        _hop(clock, src, dst, item, skip_held=True)
 
 
 def _reduce(clock: PortClock, op: Operation, target: NodeId) -> None:

@@ -241,6 +241,22 @@ class PortClock:
         """True when ``node`` holds ``item`` at some instant of the schedule so far."""
         return (node, item) in self._held
 
+    def delivers(self, src: NodeId, dst: NodeId, item: Item, *,
+                 lanes: Iterable[Hashable] = ()) -> bool:
+        """Whether :meth:`send` of ``item`` over ``src -> dst`` would give ``dst`` anything.
+
+        False when ``dst``, a processor, already holds ``item`` from the
+        instant that send would end or before: it would only occupy ports
+        and a link, and ``dst`` can forward its own copy.  A router keeps no
+        copy to forward on a later transfer (as a switch), so a hop into a
+        router always delivers.
+        """
+        at = self._held.get((dst, item))
+        if at is None or self._platform.node(dst).router:
+            return True
+        start = self._earliest_start(src, dst, item, list(lanes), _ZERO)
+        return at > start + self.transfer_time(src, dst)
+
     # -- placing events --------------------------------------------------------
 
     def send(
@@ -276,18 +292,10 @@ class PortClock:
             When the link does not exist or ``src`` never holds ``item``.
         """
         duration = self.transfer_time(src, dst)
-        ready = self._ready(src, item)
         lane_list = list(lanes)
         send_ports = self._send_ports[src]
         recv_ports = self._recv_ports[dst]
-        start = max(
-            ready,
-            Fraction(not_before),
-            min(send_ports),
-            min(recv_ports),
-            self._links.get((src, dst), _ZERO),
-            *(self._lanes.get(lane, _ZERO) for lane in lane_list),
-        )
+        start = self._earliest_start(src, dst, item, lane_list, Fraction(not_before))
         end = start + duration
         _occupy(send_ports, start, end)
         _occupy(recv_ports, start, end)
@@ -305,6 +313,7 @@ class PortClock:
         item: Item,
         *,
         lanes_of: dict[NodeId, tuple[Hashable, ...]] | None = None,
+        skip_held: bool = False,
     ) -> list[Send]:
         """Forward ``item`` hop by hop along ``path`` (store and forward).
 
@@ -317,16 +326,22 @@ class PortClock:
         lanes_of:
             Lanes a hop occupies when it touches a given node (as sender or
             receiver), e.g. ``{root: ("root",)}``.
+        skip_held:
+            Leave out every hop that :meth:`delivers` nothing (its end
+            already holds ``item`` as early): the item goes on from that
+            node's own copy.
 
         Returns
         -------
         list of Send
-            One send per hop, in path order.
+            One send per hop placed, in path order.
         """
         lanes_of = lanes_of or {}
         hops: list[Send] = []
         for u, v in itertools.pairwise(path):
             lanes = lanes_of.get(u, ()) + lanes_of.get(v, ())
+            if skip_held and not self.delivers(u, v, item, lanes=lanes):
+                continue
             hops.append(self.send(u, v, item, lanes=lanes))
         return hops
 
@@ -373,6 +388,18 @@ class PortClock:
     def _check_node(self, node: NodeId) -> None:
         if node not in self._cpu:
             raise PlannerError("unknown node", value=node)
+
+    def _earliest_start(self, src: NodeId, dst: NodeId, item: Item, lanes: list[Hashable],
+                        not_before: Fraction) -> Fraction:
+        """When :meth:`send` would start a send of ``item`` over ``src -> dst``."""
+        return max(
+            self._ready(src, item),
+            not_before,
+            min(self._send_ports[src]),
+            min(self._recv_ports[dst]),
+            self._links.get((src, dst), _ZERO),
+            *(self._lanes.get(lane, _ZERO) for lane in lanes),
+        )
 
     def _ready(self, node: NodeId, item: Item) -> Fraction:
         at = self._held.get((node, item))

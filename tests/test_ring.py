@@ -8,6 +8,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from schedule_checks import sends_that_deliver_nothing
 
 from portsim.planners.lp import steady_state
 from portsim.planners.registry import available_planners
@@ -250,3 +251,35 @@ def test_broadcast_chain_sends_nothing_to_a_node_that_holds_the_message() -> Non
     assert result.makespan == 2
     assert replay_series(result.schedule, F(200)).completed == 199
     assert steady_state(platform, op).throughput_bound == 1
+
+
+def test_allreduce_never_sends_the_result_back_to_a_relay() -> None:
+    """On the line A - B - C the result goes C -> B -> A: B relayed it, so A does
+    not send it back to B (it did, at t = 6, after the makespan 6: the series
+    of operations then ran one every 7, not every 6)."""
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "A", 1),
+                                         ("B", "C", 1), ("C", "B", 1)])
+    r = ring_collective(p, Operation(OperationKind.ALLREDUCE))
+    assert r.makespan == 6
+    assert r.schedule is not None
+    assert sends_that_deliver_nothing(r.schedule) == []
+    assert [(e.src, e.dst) for e in r.schedule.events if isinstance(e, Send)] == [
+        ("A", "B"), ("B", "C"), ("C", "B"), ("B", "A")]
+    report = replay(r.schedule)
+    assert report.feasible
+    assert report.throughput == F(1, 6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("commutative", [False, True])
+def test_allreduce_and_broadcast_chains_send_nothing_in_vain(seed: int,
+                                                             commutative: bool) -> None:
+    p = random_platform(8, 3, c=(1, 10), compute=(1, 5), seed=seed)
+    for op in (Operation(OperationKind.ALLREDUCE, commutative=commutative),
+               Operation(OperationKind.BROADCAST, source="P3")):
+        r = ring_collective(p, op)
+        assert r.schedule is not None
+        assert sends_that_deliver_nothing(r.schedule) == []
+        report = replay(r.schedule)
+        assert report.feasible
+        assert report.makespan == r.makespan

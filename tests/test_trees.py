@@ -18,6 +18,7 @@ from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
+from schedule_checks import sends_that_deliver_nothing
 
 from portsim.planners import PlanResult, get_planner
 from portsim.planners.trees import (
@@ -718,3 +719,51 @@ def test_allreduce_result_goes_back_once_to_each_node(name: str, commutative: bo
     sends = sorted((e.src, e.dst) for e in result.schedule.events if isinstance(e, Send))
     assert sends == [("A", "B"), ("B", "A"), ("B", "C"), ("C", "A")]
     assert result.makespan == replay(result.schedule).makespan == 4
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("commutative", [False, True])
+@pytest.mark.parametrize("planner", ["greedy", "fibonacci", "binomial"])
+def test_allreduce_broadcast_back_sends_nothing_in_vain(planner: str, seed: int,
+                                                        commutative: bool) -> None:
+    """The result goes back along the reversed tree, each hop on a cheapest path:
+    a processor on that path that already holds it (it relayed it to another
+    machine) is not sent it again.  On random_platform(8, 3, seed 3) the greedy
+    tree sent it four times in vain (P0 -> P6 and P6 -> P4 again, ...), and
+    its last send ended at 53, after the makespan 47."""
+    p = random_platform(8, 3, c=(1, 10), compute=(1, 5), seed=seed)
+    r = get_planner(planner).plan(p, Operation(ALLREDUCE, commutative=commutative))
+    assert r.schedule is not None
+    assert sends_that_deliver_nothing(r.schedule) == []
+    report = replay(r.schedule)
+    assert report.feasible
+    assert report.makespan == r.makespan
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("kind", [REDUCE, ALLREDUCE])
+@pytest.mark.parametrize(("planner", "options"), [
+    ("greedy", {}), ("greedy", {"reducers": 2}), ("fibonacci", {}), ("binomial", {})])
+def test_a_commutative_operator_never_makes_a_tree_planner_slower(
+        seed: int, kind: OperationKind, planner: str, options: dict[str, int]) -> None:
+    """Every schedule of a non-commutative reduction is one of the commutative one,
+    so declaring the operator commutative must not make the planner slower.  On
+    random_platform(8, 3, seed 3) the commutative greedy allreduce took 53 (the
+    real-cost Algorithm 1) against 47 for the non-commutative one (the tree of the
+    mean costs), 53 against 39 with reducers: 2; 30 of 120 such cases were slower
+    (found by a trial).  The commutative planner now times every placement the
+    non-commutative one has, and more, and keeps the fastest."""
+    p = random_platform(8, 3, c=(1, 10), compute=(1, 5), seed=seed)
+    target = "P2" if kind is REDUCE else None
+    plan = get_planner(planner).plan
+    ordered = plan(p, Operation(kind, target=target), **options)
+    free = plan(p, Operation(kind, target=target, commutative=True), **options)
+    assert ordered.makespan is not None
+    assert free.makespan is not None
+    assert free.makespan <= ordered.makespan
+    for result in (ordered, free):
+        assert result.schedule is not None
+        assert sends_that_deliver_nothing(result.schedule) == []
+        report = replay(result.schedule)
+        assert report.feasible
+        assert report.makespan == result.makespan

@@ -223,20 +223,20 @@ def emit_tree(platform: Platform, op: Operation, placed: Placement,
 
 
 def route(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[NodeId]],
-          src: NodeId, dst: NodeId, item: Item, lanes: tuple[Hashable, ...] = ()) -> None:
-    """Send ``item`` over the direct link, or hop by hop along the cheapest path.
-
-    The path starts at its last node that already holds ``item`` (a relay an
-    earlier route went through, as the result broadcast back to an allreduce's
-    participants does), so nothing is sent to a node that holds it."""
+          src: NodeId, dst: NodeId, item: Item, lanes: tuple[Hashable, ...] = (),
+          skip_held: bool = False) -> None:
+    """Send ``item`` over the direct link, or hop by hop along the cheapest path for
+    the message's size (``skip_held``: leave out the hops that deliver nothing, as
+    :meth:`PortClock.route` does)."""
     key = (src, dst)
     if key not in paths:
         platform = clock.platform
         direct = platform.has_link(src, dst)
         paths[key] = [src, dst] if direct else cheapest_path(platform, src, dst, clock.size)
     path = paths[key]
-    start = max((i for i, node in enumerate(path) if clock.holds(node, item)), default=0)
-    for u, v in itertools.pairwise(path[start:]):
+    for u, v in itertools.pairwise(path):
+        if skip_held and not clock.delivers(u, v, item, lanes=lanes):
+            continue
         clock.send(u, v, item, lanes=lanes)
 
 

@@ -96,12 +96,7 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
             name, f"{name} needs a path between every two participants; there is no path "
                   f"from {gap[0]} to {gap[1]}")
     target = op.target if op.kind is OperationKind.REDUCE else None
-    clock = PortClock(platform, size=op.size)
-    for node, items in op.initial_items().items():
-        for item in items:
-            clock.hold(node, item)
     cache: dict[NodeId, dict[NodeId, Fraction]] = {}
-    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
 
     def cost_to_target(node: NodeId) -> Fraction:
         if target is None or node == target:
@@ -113,41 +108,72 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
     if model is None:
         notes.append("heterogeneous costs among the participants: the tree is a heuristic "
                      "and the model figures below are only indicative")
+    d, c = model if model is not None else mean_costs(platform, op)
+    if strategy == "greedy":
+        tree = greedy_tree(n, d, c, concurrent_transfers=concurrent_transfers,
+                           reducers=reducers)
+    else:
+        tree = strategy_tree(strategy, n)
+    label = _ALGORITHM[strategy]
+    if concurrent_transfers is not None:
+        label = f"Algorithm 2 (at most {concurrent_transfers} concurrent transfers)"
+    elif reducers is not None:
+        label = f"Algorithm 3 (at most {reducers} reducers)"
+    # Algorithms 1-3 announce their length; a strategy's tree is timed with (d, c).
+    length = tree.length if strategy == "greedy" else tree_length(tree, d, c)
+    said = (f"{label} on n = {n}, d = {d}, c = {c}: model length "
+            f"{length} (Proposition 3 transfer times), "
+            f"max in-degree {tree.max_in_degree()}, depth {tree.depth()}")
+    # The tree placed by the labelling of section 4.1, as a non-commutative
+    # operator needs it; with sets, also with the sink moved to the target.
+    # Every schedule of a non-commutative reduction is one of the commutative
+    # one, so the faster placement is kept: telling the planner that operands
+    # commute never makes its schedule slower.
+    sink_position, moved = _sink_position(tree, op, target, cost_to_target,
+                                          commutative=False)
+    candidates = [(place_by_labels(tree, op, sink_position), [said, moved] if moved else [said])]
+    if op.commutative and target is not None:
+        wanted, moved = _sink_position(tree, op, target, cost_to_target, commutative=True)
+        candidates.insert(0, (_placed_with_sink(tree, op, wanted),
+                              [said, moved] if moved else [said]))
+    # An allreduce's sink is free: also the participant of least compute time,
+    # which reduces most (compute times 10, 10 and 1: 5 where the first takes 23).
+    # A commutative operator keeps every placement a non-commutative one has, so
+    # that telling the planner operands commute never makes it slower.
+    fastest = None
+    if target is None:
+        labelled = _fastest_sink(tree, op, platform, any_index=False)
+        fastest = _fastest_sink(tree, op, platform, any_index=op.commutative)
+        fast_note = (f"the sink is {parts[fastest]}, the participant of least compute "
+                     f"time")
+        if labelled != sink_position:
+            candidates.append((place_by_labels(tree, op, labelled),
+                               [said, f"the sink is {parts[labelled]}, the participant of "
+                                      f"least compute time the labelling allows"]))
+        if fastest not in (sink_position, labelled):
+            candidates.append((_placed_with_sink(tree, op, fastest), [said, fast_note]))
+    # the first of equally fast candidates: the one planned before the others existed
+    timed = [(_timed(platform, op, placed, target), said_of) for placed, said_of in candidates]
+    (clock, makespan), model_notes = min(timed, key=lambda entry: entry[0][1])
     if (strategy == "greedy" and model is None and op.commutative
             and concurrent_transfers is None):
-        # An allreduce's sink is free: the fastest CPU, which Algorithm 1 makes reduce most.
-        sink = target if target in parts else min(
-            parts, key=lambda p: (cost_to_target(p), platform.compute_time(p)))
-        placed = place_greedy(platform, op, sink, reducers)
-        d, c = mean_costs(platform, op)
-        notes.append(f"{_ALGORITHM[strategy]} with the real link and compute costs"
-                     + (f", {reducers} reducers (Algorithm 3)" if reducers else ""))
-    else:
-        d, c = model if model is not None else mean_costs(platform, op)
-        if strategy == "greedy":
-            tree = greedy_tree(n, d, c, concurrent_transfers=concurrent_transfers,
-                               reducers=reducers)
+        # Algorithm 1 (or 3) on the real costs, unless a tree of the mean costs
+        # above is faster; an allreduce's sink also at the least compute time.
+        sinks = [target if target in parts else min(parts, key=cost_to_target)]
+        if fastest is not None and parts[fastest] != sinks[0]:
+            sinks.append(parts[fastest])
+        real_clock, real_makespan = min(
+            (_timed(platform, op, place_greedy(platform, op, sink, reducers), target)
+             for sink in sinks), key=lambda entry: entry[1])
+        real = (f"{_ALGORITHM[strategy]} with the real link and compute costs"
+                + (f", {reducers} reducers (Algorithm 3)" if reducers else ""))
+        if real_makespan <= makespan:
+            clock, makespan = real_clock, real_makespan
+            model_notes = [real]
         else:
-            tree = strategy_tree(strategy, n)
-        sink_position, moved = _sink_position(tree, op, target, cost_to_target,
-                                              platform.compute_time)
-        placed = place_by_labels(tree, op, 0 if op.commutative else sink_position)
-        if op.commutative and sink_position:  # sets: any machine may hold any index
-            other = placed.positions.index(sink_position)
-            placed.positions[0], placed.positions[other] = sink_position, 0
-            placed.nodes[0], placed.nodes[other] = parts[sink_position], parts[0]
-        label = _ALGORITHM[strategy]
-        if concurrent_transfers is not None:
-            label = f"Algorithm 2 (at most {concurrent_transfers} concurrent transfers)"
-        elif reducers is not None:
-            label = f"Algorithm 3 (at most {reducers} reducers)"
-        # Algorithms 1-3 announce their length; a strategy's tree is timed with (d, c).
-        length = tree.length if strategy == "greedy" else tree_length(tree, d, c)
-        notes.append(f"{label} on n = {n}, d = {d}, c = {c}: model length "
-                     f"{length} (Proposition 3 transfer times), "
-                     f"max in-degree {tree.max_in_degree()}, depth {tree.depth()}")
-        if moved:
-            notes.append(moved)
+            model_notes = [f"{real} takes {real_makespan}: the tree of the mean costs, "
+                           f"{makespan}, is kept", *model_notes]
+    notes += model_notes
     bounds = canon_antoniu_bounds(n, d, c, concurrent_transfers=concurrent_transfers,
                                   reducers=reducers).notes()
     if model is None:
@@ -157,7 +183,45 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
         bounds = [f"for the homogeneous model of the mean costs d = {d}, c = {c} only, "
                   f"not a bound on this platform: {line}" for line in bounds]
     notes += bounds
+    if target is None:
+        notes.append("allreduce: the reduction, then a broadcast of the result back along "
+                     "the reversed tree")
+    schedule = Schedule(platform, op, clock.events)
+    return PlanResult.ok(name, schedule, makespan=makespan, notes=notes)
 
+
+def _fastest_sink(tree: ReductionTree, op: Operation, platform: Platform, *,
+                  any_index: bool) -> int:
+    """The participant index of least compute time (the first of them) that may be
+    the sink: any (``any_index``: sets), else one the labelling of section 4.1 allows."""
+    reach = (1 << tree.n) - 1 if any_index else sink_positions(tree)
+    return min((q for q in range(tree.n) if (reach >> q) & 1),
+               key=lambda q: (platform.compute_time(op.participants[q]), q))
+
+
+def _placed_with_sink(tree: ReductionTree, op: Operation, position: int) -> Placement:
+    """The tree placed with participant ``position`` at its sink: by the labelling
+    of section 4.1, or (sets: any machine may hold any index) by the labelling
+    with the sink's machine swapped for that participant's."""
+    if not op.commutative:
+        return place_by_labels(tree, op, position)
+    placed = place_by_labels(tree, op, 0)  # then the swap
+    if position:
+        other = placed.positions.index(position)
+        placed.positions[0], placed.positions[other] = position, 0
+        placed.nodes[0], placed.nodes[other] = op.participants[position], op.participants[0]
+    return placed
+
+
+def _timed(platform: Platform, op: Operation, placed: Placement,
+           target: NodeId | None) -> tuple[PortClock, Fraction]:
+    """Time a placed tree: the reduction, then the result to the target (reduce) or
+    back along the reversed tree (allreduce); the clock and the makespan."""
+    clock = PortClock(platform, size=op.size)
+    for node, items in op.initial_items().items():
+        for item in items:
+            clock.hold(node, item)
+    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
     result = emit_tree(platform, op, placed, clock)
     holder = placed.nodes[0]
     if target is not None:
@@ -166,27 +230,22 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
         makespan = clock.available(target, result)
     else:
         _broadcast_back(clock, paths, placed, result)
-        notes.append("allreduce: the reduction, then a broadcast of the result back along "
-                     "the reversed tree")
-        makespan = max(clock.available(p, result) or _ZERO for p in parts)
+        makespan = max(clock.available(p, result) or _ZERO for p in op.participants)
     assert makespan is not None
-    schedule = Schedule(platform, op, clock.events)
-    return PlanResult.ok(name, schedule, makespan=makespan, notes=notes)
+    return clock, makespan
 
 
 def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
-                   cost_to_target: Callable[[NodeId], Fraction],
-                   compute_time: Callable[[NodeId], Fraction]) -> tuple[int, str]:
-    """The participant index of the sink, and a note when it is not the target's.
-
-    An allreduce has no target: its sink is the participant of least compute
-    time (the first of them) among those the tree's labelling allows."""
+                   cost_to_target: Callable[[NodeId], Fraction], *,
+                   commutative: bool) -> tuple[int, str]:
+    """The participant index of the sink, and a note when it is not the target's
+    (``commutative``: any index may be the sink's, else only those the labelling
+    of section 4.1 gives it)."""
     parts = op.participants
-    reach = (1 << tree.n) - 1 if op.commutative else sink_positions(tree)
     if target is None:
-        return min((q for q in range(tree.n) if (reach >> q) & 1),
-                   key=lambda q: (compute_time(parts[q]), q)), ""
+        return 0, ""
     wanted = parts.index(target) if target in parts else None
+    reach = (1 << tree.n) - 1 if commutative else sink_positions(tree)
     if wanted is not None and (reach >> wanted) & 1:
         return wanted, ""
     candidates = [q for q in range(tree.n) if (reach >> q) & 1]
@@ -194,6 +253,9 @@ def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
                                           abs(q - (wanted or 0)), q))
     if wanted is None:
         why = f"the target {target} is not a participant"
+    elif op.commutative:  # this placement was the faster one all the same
+        why = (f"the labelling of this tree (section 4.1) does not give the sink the "
+               f"target's index {wanted}")
     else:
         why = (f"non-commutative reduce: no labelling of this tree (section 4.1) gives the "
                f"sink the target's index {wanted}")
@@ -206,13 +268,14 @@ def _broadcast_back(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[No
     each machine serves first the predecessor it received from last.
 
     A machine that already holds the result (it relayed it on a cheapest path
-    to another one) is not sent it again: that send would only occupy a link
-    and ports after the operation completed."""
+    to another one) is not sent it again, nor is any processor on the path
+    that holds it already (the hop from there goes on from its copy): such a
+    send would only occupy a link and ports after the operation completed."""
     queue = [0]
     for m in queue:
         for p in reversed(placed.receptions[m]):
             if not clock.holds(placed.nodes[p], result):
-                route(clock, paths, placed.nodes[m], placed.nodes[p], result)
+                route(clock, paths, placed.nodes[m], placed.nodes[p], result, skip_held=True)
             queue.append(p)
 
 
@@ -261,7 +324,9 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
     *Heterogeneous platform*: it is then a heuristic.  With a commutative
     operator and no ``concurrent_transfers``, the greedy choice of Algorithm 1
     uses the real costs (``s_M + c_M + d(i, M)``, cheapest-path transfer
-    costs; machines inserted by increasing compute time).  Otherwise the tree
+    costs; machines inserted by increasing compute time), unless the tree of
+    the mean costs below, the one a non-commutative operator gets, is faster
+    (a note then gives both makespans).  Otherwise the tree
     is Algorithm 1/2/3 on the mean link and compute costs, placed by the
     section 4.1 labelling.  Participants without a direct link are joined
     along the cheapest path, store and forward.
@@ -271,10 +336,11 @@ def greedy_reduction(platform: Platform, operation: Operation, **options: Any) -
     sizes of the subtrees it receives (section 4.1 assumes the sink is free);
     otherwise, and when the target is not a participant, the sink is the
     participant closest to the target among those possible, and it forwards
-    the result (a note says so).  An allreduce reduces on the participant of
-    least compute time (the first of them; with a non-commutative operator,
-    the first of them the labelling allows), then broadcasts the result back
-    along the reversed tree.
+    the result (a note says so).  An allreduce reduces on the first
+    participant or, where it is faster, on the participant of least compute
+    time (the first of them the labelling allows), then broadcasts the result
+    back along the reversed tree; a processor already holding it is not sent
+    it again.
 
     Examples
     --------
