@@ -245,14 +245,13 @@ class PortClock:
                  lanes: Iterable[Hashable] = ()) -> bool:
         """Whether :meth:`send` of ``item`` over ``src -> dst`` would give ``dst`` anything.
 
-        False when ``dst``, a processor, already holds ``item`` from the
-        instant that send would end or before: it would only occupy ports
-        and a link, and ``dst`` can forward its own copy.  A router keeps no
-        copy to forward on a later transfer (as a switch), so a hop into a
-        router always delivers.
+        False when ``dst`` already holds ``item`` from the instant that send
+        would end or before: it would only occupy ports and a link, and
+        ``dst`` can forward its own copy (routers too: they store and
+        forward, as the engine replays them).
         """
         at = self._held.get((dst, item))
-        if at is None or self._platform.node(dst).router:
+        if at is None:
             return True
         start = self._earliest_start(src, dst, item, list(lanes), _ZERO)
         return at > start + self.transfer_time(src, dst)

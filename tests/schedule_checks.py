@@ -12,8 +12,9 @@ from portsim.simulator.items import Item
 
 
 def sends_that_deliver_nothing(schedule: Schedule) -> list[Send]:
-    """Sends into a processor that holds the item, from another event or from the
-    start, by the time the send ends: they only occupy ports and a link."""
+    """Sends into a node (a router too: it stores and forwards) that holds the item,
+    from another event or from the start, by the time the send ends: they only
+    occupy ports and a link."""
     platform, op = schedule.platform, schedule.operation
     arrivals: dict[tuple[str, Item], list[tuple[Fraction, int]]] = {}
     for node, items in op.initial_items().items():
@@ -29,5 +30,5 @@ def sends_that_deliver_nothing(schedule: Schedule) -> list[Send]:
             arrivals.setdefault((e.node, e.output), []).append((end, i))
         ends.append(end)
     return [e for i, e in enumerate(schedule.events)
-            if isinstance(e, Send) and not platform.node(e.dst).router
+            if isinstance(e, Send)
             and any(t <= ends[i] and j != i for t, j in arrivals[(e.dst, e.item)])]
