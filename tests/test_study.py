@@ -652,3 +652,30 @@ def test_run_key_covers_the_simgrid_file_content(tmp_path: Path) -> None:
     plain = {"platform": {"generator": {"type": "complete", "n": 3}}, "seed": 0}
     text = json.dumps(plain, sort_keys=True, separators=(",", ":"))
     assert run_key(plain) == hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def test_a_bound_of_more_than_18_digits_is_stored_and_reported(tmp_path: Path) -> None:
+    """portsim's own exact figures are not inputs: the 10^18 cap on numbers
+    read from files does not apply to them.  A scatter over links of costs
+    1/p (three primes near 10^9) has the bound 1 / (1/p1 + 1/p2 + 1/p3), 27
+    digits over 19; it made every row of the run an error (``number is out
+    of range``), and a report of such a store failed the same way."""
+    primes = (999999937, 999999929, 999999893)
+    study = study_from_dict({
+        "name": "big-bound",
+        "base": {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}, {"id": "C"}],
+                              "links": [{"src": "S", "dst": t, "c": f"1/{p}"}
+                                        for t, p in zip("ABC", primes, strict=True)]},
+                 "operation": {"type": "scatter", "source": "S"},
+                 "planners": ["lp", "flat"]},
+        "replicates": 1,
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    bound = 1 / sum((Fraction(1, p) for p in primes), Fraction(0))
+    assert bound.numerator > 10**18
+    assert list(frame["status"]) == ["ok", "ok"]
+    assert list(frame["reference_bound"]) == [str(bound), str(bound)]
+    # flat serves the three targets back to back: one scatter every 1/p1 + 1/p2 + 1/p3
+    assert Fraction(frame["measured_throughput_exact"].iloc[1]) <= bound
+    assert "Convergence to the bound" in write_study_report(tmp_path).read_text()

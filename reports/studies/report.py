@@ -61,7 +61,7 @@ from portsim.scenarios.runner import PlannerRun, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
 from portsim.scenarios.study.store import exact_makespan_ratios, load_results, valid_rows
 from portsim.simulator.errors import PortsimError, ScenarioError
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import format_rational
 
 __all__ = ["CONVERGENCE_PERIODS", "MAX_FAILED_ROWS", "render_study_report", "row_labels",
            "write_study_report"]
@@ -281,7 +281,7 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
     data = frame[valid].copy()
     data["exact"] = _exact_values(frame, data, measure)
     if measure == "makespan":
-        data["value"] = [float(parse_rational(v)) if isinstance(v, str) else None
+        data["value"] = [float(Fraction(v)) if isinstance(v, str) else None
                          for v in data["makespan"]]
         title, axis = "Makespan of one operation", f"makespan ({TIME_UNIT})"
     elif measure == "makespan_ratio":
@@ -408,7 +408,8 @@ def _exact_values(frame: pd.DataFrame, data: pd.DataFrame, measure: str
     def parsed(column: str) -> list[Fraction | None]:
         if column not in data:
             return [None] * len(data)
-        return [parse_rational(v) if isinstance(v, str) and v else None for v in data[column]]
+        # the store's exact strings, written by portsim: not capped at 10^18 as inputs are
+        return [Fraction(v) if isinstance(v, str) and v else None for v in data[column]]
 
     if measure == "makespan":
         return parsed("makespan")
@@ -496,7 +497,7 @@ def _spread(rows: pd.DataFrame) -> tuple[Fraction, str] | None:
                           "measured throughput, highest over lowest")):
         if column not in valid:
             continue
-        values = [parse_rational(v) for v in valid[column] if isinstance(v, str) and v]
+        values = [Fraction(v) for v in valid[column] if isinstance(v, str) and v]
         if len(values) >= 2 and min(values) > 0:
             return max(values) / min(values), what
     return None

@@ -37,7 +37,7 @@ from portsim.scenarios.study.model import model_results
 from portsim.scenarios.study.spec import GRID_PREFIX, Study, StudyRun, grid_point_label
 from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
 from portsim.simulator.errors import ScenarioError
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import format_rational
 
 __all__ = ["BATCH_SECONDS", "MAX_BATCH_RUNS", "Executor", "StudyOutcome", "execute_run",
            "execute_runs", "run_study"]
@@ -258,7 +258,9 @@ def _add_efficiency(rows: list[dict[str, Any]]) -> None:
     """Set ``reference_bound`` (lp's bound, else the largest) and ``efficiency``."""
     # An lp entry restricted to a tree or a DAG (option restrict) bounds only
     # that sub-platform: never a reference for the others.
-    bounds = [(r["planner"], parse_rational(r["throughput_bound"])) for r in rows
+    # portsim's own exact strings: no input's 10^18 cap (an lp bound on 50
+    # random nodes holds 48 digits, and the cap made every row of the run an error)
+    bounds = [(r["planner"], Fraction(r["throughput_bound"])) for r in rows
               if r.get("throughput_bound") and json.loads(r.get("planner_options") or "{}")
               .get("restrict", "graph") == "graph"]
     lp = [b for name, b in bounds if name == "lp"]
