@@ -183,6 +183,31 @@ def test_a_cut_counts_the_last_try_without_replaying_it_again(
     assert (report.completed, report.horizon) == (299, 600)  # copy t ends at 3 + 2t
 
 
+def test_a_series_that_may_not_settle_is_not_tried_at_half_its_length(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the chain S -> A (c = 1) -> B (c = 2) over 200 time units, at most
+    200 / 2 + 2 = 102 copies may complete (A -> B takes 2 a copy): the
+    prefixes tried for a pattern stop below half of that (8, 16, 32), then the
+    102 copies are replayed once; a try of 64 copies paid for a replay that
+    never settles (copy t ends at 3 + 2t: 99 complete by 200)."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 2)])
+    op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
+    chain2 = Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1}])
+    copies: list[int] = []
+    original = Schedule.repeat
+
+    def counted(self: Schedule, count: int, spacing: Fraction) -> Schedule:
+        copies.append(count)
+        return original(self, count, spacing)
+
+    monkeypatch.setattr(Schedule, "repeat", counted)
+    report = replay_series(chain2, 200)
+    assert copies == [8, 16, 32, 102]
+    assert report.completed == 99 == brute_series(chain2, Fraction(200))
+
+
 def test_run_marks_a_cut_series(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from portsim.scenarios.runner import run_scenario
 
