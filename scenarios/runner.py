@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_HORIZON_LENGTHS",
     "PlannerRun",
     "ScenarioResult",
+    "default_periods",
     "foreign_schedule",
     "guarded_plan",
     "planner_label",
@@ -57,7 +58,22 @@ __all__ = [
 T = TypeVar("T")
 
 DEFAULT_HORIZON_LENGTHS = 100
-"""Without a horizon, replay this many periods (periodic) or makespans (one-shot)."""
+"""Without a horizon, replay this many periods (periodic) or makespans (one-shot);
+a periodic schedule of a longer start-up, twice its start-up (:func:`default_periods`)."""
+
+
+def default_periods(schedule: Schedule) -> int:
+    """The periods a periodic ``schedule`` is replayed over without a horizon.
+
+    :data:`DEFAULT_HORIZON_LENGTHS`, or twice the start-up (the largest lag
+    plus the period of the instance's own events) when that is longer: an
+    instance started in period 0 completes by the end of period ``max lag``,
+    so over 100 periods an ``lp`` broadcast along a ring of 250 nodes (lags
+    up to 248) completed nothing and measured a throughput of 0 beside the
+    bound 2; it now measures 498 periods, half of them in the steady state.
+    """
+    max_lag = max((e.lag for e in schedule.events), default=0)
+    return max(DEFAULT_HORIZON_LENGTHS, 2 * (max_lag + 1))
 
 
 @dataclass(frozen=True)
@@ -441,7 +457,7 @@ def run_planner(
     ----------
     horizon:
         The replay's time span (default: the scenario's ``horizon``, else
-        :data:`DEFAULT_HORIZON_LENGTHS` periods or makespans).
+        :data:`DEFAULT_HORIZON_LENGTHS` makespans, or periods (:func:`default_periods`)).
     horizon_key:
         How the caller names ``horizon`` in an error (``"--horizon"``);
         default ``horizon``, the scenario key.
@@ -532,7 +548,7 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     cut = False
     if schedule.period is not None:
         if horizon is None:
-            horizon = schedule.period * DEFAULT_HORIZON_LENGTHS
+            horizon = schedule.period * default_periods(schedule)
         check = replay_periodic(schedule, horizon, exact=exact)
         measured = check
         makespan = None
@@ -754,7 +770,7 @@ def run_scenario(
         A loaded scenario (:func:`~portsim.scenarios.loader.load_scenario`).
     horizon:
         The replays' time span (default: the scenario's ``horizon``, else
-        :data:`DEFAULT_HORIZON_LENGTHS` periods or makespans).
+        :data:`DEFAULT_HORIZON_LENGTHS` makespans, or periods (:func:`default_periods`)).
     exact:
         Replay in exact rationals (default) or in floats (``--float``).
     planners:

@@ -299,3 +299,31 @@ def test_a_switch_of_many_links_is_no_window_of_as_many_copies(
     assert span is not None
     brute = replay(ring.repeat(copies, Fraction(span)), mode="asap", horizon=horizon)
     assert got.completed == brute.completed == 300
+
+
+def test_default_horizon_covers_a_long_start_up() -> None:
+    """``lp``'s broadcast along a ring of 110 nodes pipelines each instance
+    over more than 100 periods (its largest lag), so over the default 100
+    periods no instance completed: measured throughput 0 beside the bound 2,
+    and ``feasible``.  Without a horizon a periodic schedule is now replayed
+    over twice its start-up when that is longer than 100 periods, and the
+    count is the engine's full replay of that horizon."""
+    from portsim.scenarios.generators import ring_platform
+    from portsim.scenarios.loader import PlannerSpec, Scenario
+    from portsim.scenarios.runner import run_planner
+    platform = ring_platform(110)
+    op = Operation(OperationKind.BROADCAST, source="P0").resolve(platform)
+    scenario = Scenario(name="ring", description="", seed=None, platform=platform,
+                        operation=op, planners=(PlannerSpec("lp"),), horizon=None,
+                        source="<test>")
+    run = run_planner(scenario, PlannerSpec("lp"))
+    assert run.plan is not None
+    schedule = run.plan.schedule
+    assert schedule is not None
+    assert schedule.period is not None
+    max_lag = max(e.lag for e in schedule.events)
+    assert max_lag >= 100
+    assert run.throughput_bound == 2
+    assert run.horizon == schedule.period * 2 * (max_lag + 1)
+    whole = replay(schedule, horizon=run.horizon)
+    assert run.completed == whole.completed > 0
