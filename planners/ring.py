@@ -163,7 +163,8 @@ def _allgather(clock: PortClock, ring: tuple[NodeId, ...]) -> None:
     # One cheapest path per ring neighbour, searched once, not once a step:
     # n (n - 1) Dijkstras took 60 s of the plan at 200 random nodes, over 5
     # minutes at 500.
-    paths = [cheapest_path(clock.platform, ring[i], ring[(i + 1) % n]) for i in range(n)]
+    paths = [cheapest_path(clock.platform, ring[i], ring[(i + 1) % n], clock.size)
+             for i in range(n)]
     for step in range(n - 1):
         for i in range(n):
             if len(paths[i]) > 1:

@@ -296,9 +296,9 @@ def test_allgather_searches_each_neighbour_path_once(monkeypatch: pytest.MonkeyP
     op = Operation(OperationKind.ALLGATHER).resolve(platform)
     calls: list[tuple[str, str]] = []
 
-    def counted(p: Platform, src: str, dst: str) -> list[str]:
+    def counted(p: Platform, src: str, dst: str, size: Fraction | int = 1) -> list[str]:
         calls.append((src, dst))
-        return cheapest_path(p, src, dst)
+        return cheapest_path(p, src, dst, size)
 
     monkeypatch.setattr(ring_module, "cheapest_path", counted)
     result = ring_collective(platform, op)
