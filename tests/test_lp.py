@@ -300,6 +300,30 @@ def test_a_build_cut_by_the_time_limit_drops_its_fixed_period_note(
     assert result.notes == ()
 
 
+def test_a_fixed_period_shorter_than_one_time_unit_on_fast_links() -> None:
+    """Links of cost 1/p for primes p near 10^9: a billion broadcasts a time unit.
+    The chain S -> A -> B -> C sends b once per port, the longest busy time being
+    S's 1/999999937 (its cheapest link), and S sends every b at least once: the
+    bound is 999999937, by hand.  The exact period (~10^18) is over the cap, and
+    the fixed period was a whole time unit, 3 x 10^9 operations: the build ran out
+    of memory.  It is now a fraction of a time unit, and carries the bound."""
+    c = {("S", "A"): 999999937, ("S", "B"): 999999929, ("S", "C"): 999999893,
+         ("A", "B"): 1000000007, ("B", "C"): 1000000009}
+    platform = Platform.build(["S", "A", "B", "C"],
+                              [(u, v, Fraction(1, p)) for (u, v), p in c.items()])
+    with pytest.warns(UserWarning, match="using the fixed period"):
+        result = steady_state(platform, Operation(OperationKind.BROADCAST, source="S"))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == 999999937
+    assert result.period is not None and result.period < 1
+    assert result.achieved_throughput == 999999937
+    assert result.schedule is not None
+    assert len(result.schedule.events) <= 20000
+    report = replay(result.schedule, horizon=result.period * 6)
+    assert report.violations == ()
+    assert report.throughput == 999999937
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:

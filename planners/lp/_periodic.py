@@ -194,9 +194,10 @@ def _per_time(groups: Sequence[Sequence[Unit]], ops: Sequence[Sequence[int]]) ->
 
 
 def _jump_periods(groups: Sequence[Sequence[Unit]], longest: int, *,
-                  last: int | None = None) -> set[int]:
+                  last: int | None = None, unit: Fraction = Fraction(1)) -> set[int]:
     """The periods ``ceil(j / weight)`` at which some unit gains an instance, for ``j`` up
-    to ``floor(weight × longest)`` (only the ``last`` + 1 highest ``j`` when given)."""
+    to ``floor(weight × longest)`` (only the ``last`` + 1 highest ``j`` when given),
+    counted in time units of ``unit`` (the weights are per unit of time)."""
     jumps: set[int] = set()
     for group in groups:
         for u in group:
@@ -204,7 +205,8 @@ def _jump_periods(groups: Sequence[Sequence[Unit]], longest: int, *,
                 continue
             # floor(weight × longest) and ceil(j / weight) in integers: a
             # Fraction division per candidate was a tenth of a build at the cap.
-            wn, wd = u.weight.numerator, u.weight.denominator
+            weight = u.weight * unit
+            wn, wd = weight.numerator, weight.denominator
             top = wn * longest // wd
             first = 1 if last is None else max(1, top - last)
             jumps.update(-(-j * wd // wn) for j in range(first, top + 1))
@@ -212,7 +214,7 @@ def _jump_periods(groups: Sequence[Sequence[Unit]], longest: int, *,
 
 
 def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
-                       max_events: int) -> Fraction:
+                       max_events: int, unit: Fraction = Fraction(1)) -> Fraction:
     """The fixed period carrying the most instances per time unit within ``max_events``.
 
     ``T0 = floor(max_events / per_time)`` always fits the cap, but Proposition
@@ -228,20 +230,24 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     shortest on ties).  The loss stays within Proposition 4's ``units / T``
     for the period chosen.  When no period fits the cap (one instance alone
     is over it), ``T0`` (the caller says so in its notes).
+
+    Periods are whole numbers of ``unit`` (1 unless :func:`_choose_period`
+    finds that whole time units hold far too many instances).
     """
-    base = max(1, math.floor(max_events / per_time))
     ops = _unit_operations(groups)
-    longest = math.floor((max_events + sum(map(sum, ops))) / per_time)
-    jumps = {base, *_jump_periods(groups, longest, last=FIXED_PERIOD_CANDIDATES)}
+    per_unit = per_time * unit
+    base = max(1, math.floor(max_events / per_unit))
+    longest = math.floor((max_events + sum(map(sum, ops))) / per_unit)
+    jumps = {base, *_jump_periods(groups, longest, last=FIXED_PERIOD_CANDIDATES, unit=unit)}
     candidates = sorted((t for t in jumps if 1 <= t <= longest), reverse=True)
     # The best rate best_n / best_period so far, compared by cross-multiplying.
     best_n, best_period, best = -1, 1, base
     for period in sorted({base, *candidates[:FIXED_PERIOD_CANDIDATES]}):
-        counts, n = _counts(groups, Fraction(period))
+        counts, n = _counts(groups, unit * period)
         events = _operations(counts, ops)
         if events <= max_events and n * best_period > best_n * period:
             best_n, best_period, best = n, period, period
-    return Fraction(best)
+    return unit * best
 
 
 FIXED_SHARE_HINT = Fraction(9, 10)
@@ -669,20 +675,53 @@ def build_periodic(
     return PeriodicPlan(schedule, period, n, chosen.throughput, len(steps), tuple(notes))
 
 
+def _whole_if_longer(period: Fraction) -> Fraction:
+    """``period`` rounded up to whole time units when it is longer than one, else itself."""
+    return Fraction(math.ceil(period)) if period >= 1 else period
+
+
 def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], throughput: Fraction,
                    size: Fraction, fixed_period: Fraction | None, max_events: int, *,
                    round_up: bool = False, clock: Deadline | None = None) -> _Period:
     """The exact (lcm) period, or a fixed one (given, or when the exact one is over the cap).
 
-    Warns when the cap sends the exact period to a fixed one.  With
-    ``round_up`` (port sums: the builder peels the period's loads itself), a
-    fixed period carries the instances of Proposition 4's floors and more
-    where the ports allow (:class:`_Rounding`), and the one the cap forces
+    A fixed period the cap forces is a whole number of time units; where
+    even the best of those holds ten instances or more and still too many
+    operations (links of cost ``1/999999937``: a billion instances a time
+    unit, the period 1 three billion operations, and the build ran out of
+    memory), of tenths of that unit, and so on (:func:`_period_in_units`).
+    """
+    unit = Fraction(1)
+    while True:
+        chosen, warned, finer = _period_in_units(platform, groups, throughput, size,
+                                                 fixed_period, max_events, unit,
+                                                 round_up=round_up, clock=clock)
+        if not finer:
+            break
+        unit /= 10
+    for text in warned:
+        warnings.warn(text, stacklevel=4)
+    return chosen
+
+
+def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
+                     throughput: Fraction, size: Fraction, fixed_period: Fraction | None,
+                     max_events: int, unit: Fraction, *, round_up: bool,
+                     clock: Deadline | None) -> tuple[_Period, list[str], bool]:
+    """:func:`_choose_period`, a forced fixed period being a multiple of ``unit``: the
+    period, the warnings to give, and whether a finer unit should be tried.
+
+    Its warnings (the cap sends the exact period to a fixed one) are returned,
+    for the caller to give once the unit is settled.  With ``round_up`` (port
+    sums: the builder peels the period's loads itself), a fixed period
+    carries the instances of Proposition 4's floors and more where the ports
+    allow (:class:`_Rounding`), and the one the cap forces
     may be a shorter, denser one (:func:`_denser_period`), or the one an
     integer program's counts fill (:meth:`_Rounding.integer`) when they carry
     more.
     """
     notes: list[str] = []
+    warned: list[str] = []
     given = fixed_period is not None
     exact = not given
     period = Fraction(1)
@@ -703,7 +742,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         per_time = _per_time(groups, _unit_operations(groups))
         if per_time * period > max_events:
             n_units = sum(len(g) for g in groups)
-            fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events)
+            fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events, unit)
             if round_up:
                 rounding = _Rounding(platform, groups, size)
                 fixed_period = _denser_period(rounding, throughput, max_events, by_floors)
@@ -727,7 +766,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                     f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
                     f"{counted(n_units, 'unit')} over the period); choose "
                     f"another with the option 'period:'")
-            warnings.warn(text, stacklevel=4)
+            warned.append(text)
             notes.append(text)
             exact = False
     if fixed_period is not None:
@@ -747,7 +786,8 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
         # A fixed period too short for any unit to carry one whole instance
         # would be a schedule of nothing: lengthen it to the shortest period
         # in which every group carries one (the unit of largest weight).
-        shortest = max(min(math.ceil(1 / u.weight) for u in group if u.weight > 0)
+        # (whole time units, unless an instance takes less than one: then exact)
+        shortest = max(min(_whole_if_longer(1 / u.weight) for u in group if u.weight > 0)
                        for group in groups)
         notes.append(f"the fixed period {format_rational(period)} holds no whole instance; "
                      f"lengthened to {shortest}, the shortest period in which some unit "
@@ -760,12 +800,14 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
     if not exact:
         events = _operations(counts, _unit_operations(groups))
         if events > max_events:
+            if not given and integer is None and n >= 10:
+                return _Period(period, exact, (), n, throughput, ()), [], True
             why = ("the period given" if given else
                    "one instance alone is over the cap" if integer is not None else
                    "no integer period within the cap holds an instance")
             text = (f"the fixed period {format_rational(period)} holds {events} operations, "
                     f"over the cap of {max_events} operations per period ({why})")
-            warnings.warn(text, stacklevel=4)
+            warned.append(text)
             notes.append(text)
         achieved = Fraction(n) / period
         n_units = sum(len(g) for g in groups)
@@ -802,7 +844,7 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                              f"{float(rate / throughput):.3f} of the exact period's")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
-                   tuple(notes))
+                   tuple(notes)), warned, False
 
 
 def _jobs(groups: Sequence[Sequence[Unit]], counts: Sequence[Sequence[int]], scale: int,
