@@ -40,7 +40,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -55,7 +54,7 @@ from portsim.scenarios.loader import (
 )
 from portsim.scenarios.schema import PlatformSpec, ScheduleFileSpec
 from portsim.simulator.errors import PortsimError, ScheduleError
-from portsim.simulator.numbers import MAX_TERM, format_rational
+from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 from portsim.simulator.schedule import Event, EventReader, Schedule, event_to_dict
@@ -70,7 +69,6 @@ __all__ = [
     "read_platform_file",
     "schedule_from_dict",
     "schedule_to_dict",
-    "unreadable_number",
 ]
 
 
@@ -409,36 +407,6 @@ def schedule_to_dict(schedule: Schedule, *, description: str | None = None) -> d
         document["instances_per_period"] = schedule.instances_per_period
     document["events"] = schedule.to_dicts()
     return document
-
-
-def unreadable_number(schedule: Schedule) -> str | None:
-    """The first time of ``schedule`` a schedule file could not hold, or ``None``.
-
-    A number read from a file has a numerator and a denominator of at most
-    :data:`~portsim.simulator.numbers.MAX_TERM` (SPEC, bounds); a planner may
-    compute a longer exact period or start (``lp`` on link costs ``1/p`` for
-    large primes ``p``): its file would be refused when read back.
-
-    Examples
-    --------
-    >>> from portsim.simulator.operations import Operation, OperationKind
-    >>> from portsim.simulator.platform import Platform
-    >>> p = Platform.build(["S", "A"], [("S", "A", 1)])
-    >>> op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
-    >>> unreadable_number(Schedule(p, op, (), period=Fraction(10**19, 3))) is None
-    False
-    """
-    def too_long(value: Fraction) -> bool:
-        return abs(value.numerator) > MAX_TERM or value.denominator > MAX_TERM
-
-    if schedule.period is not None and too_long(schedule.period):
-        return f"the period {format_rational(schedule.period)}"
-    for i, event in enumerate(schedule.events):
-        for name in ("start", "part", "duration"):
-            value = getattr(event, name, None)
-            if isinstance(value, Fraction) and too_long(value):
-                return f"events[{i}].{name} {format_rational(value)}"
-    return None
 
 
 def dump_schedule(

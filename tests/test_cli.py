@@ -1068,3 +1068,35 @@ def test_a_long_step_off_a_terminal_prints_a_line_that_it_still_runs(
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert re.fullmatch(r"portsim: lp: planning and replaying: [12] s so far", lines[0])
+
+
+def test_plan_warns_of_a_number_validate_cannot_read_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schedule whose period has more than 18 digits on one side (an lp period on
+    links of cost 1/p for large primes p) is written, with a warning that validate
+    refuses such a number (SPEC, bounds), which it does."""
+    from dataclasses import replace
+
+    import portsim.scenarios.runner as runner
+
+    period = Fraction(10**19, 3)
+    plain = runner.guarded_plan
+
+    def periodic(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = plain(*args, **kwargs)
+        return replace(result, schedule=replace(result.schedule, period=period))
+
+    monkeypatch.setattr(runner, "guarded_plan", periodic)
+    out = tmp_path / "s.yaml"
+    code, _, stderr = invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
+                             "-o", str(out))
+    assert code == 0
+    assert (f"portsim: warning: `portsim validate` cannot read {out} back: {out}: period: "
+            f"number is out of range (beyond +-10^18)") in stderr
+    monkeypatch.undo()
+    code, _, stderr = invoke("validate", str(out))
+    assert code == 2
+    assert "period: number is out of range" in stderr
+    code, _, stderr = invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
+                             "-o", str(out))
+    assert (code, stderr.count("warning")) == (0, 0)
