@@ -43,6 +43,7 @@ from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.platform import Link, Node
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 F = Fraction
@@ -315,13 +316,38 @@ def test_a_fixed_period_shorter_than_one_time_unit_on_fast_links() -> None:
         result = steady_state(platform, Operation(OperationKind.BROADCAST, source="S"))
     assert result.status == "ok", result.message
     assert result.throughput_bound == 999999937
-    assert result.period is not None and result.period < 1
+    assert result.period is not None
+    assert result.period < 1
     assert result.achieved_throughput == 999999937
     assert result.schedule is not None
     assert len(result.schedule.events) <= 20000
     report = replay(result.schedule, horizon=result.period * 6)
     assert report.violations == ()
     assert report.throughput == 999999937
+
+
+@pytest.mark.parametrize("kind", [OperationKind.GATHER, OperationKind.SCATTER])
+def test_links_of_tiny_busy_times_are_not_dropped(kind: OperationKind) -> None:
+    """Bandwidths of 10^9 to 2.5 x 10^10 and messages of size 1: busy times of
+    10^-10, below the 10^-9 under which HiGHS drops a coefficient, so the ports'
+    rows lost them and the program was `unbounded` (an error row).  The bound is
+    the one for messages of size 10^6 (well scaled) times 10^6, as time scales."""
+    links = [("S", "A", "1.25e9"), ("S", "B", "1e9"), ("S", "C", "12.5e9"),
+             ("A", "B", "25e9"), ("B", "C", "1e10"), ("A", "C", "1e9"),
+             ("C", "S", "1e9")]
+    platform = Platform([Node(v) for v in "SABC"],
+                        [Link.of_bandwidth(u, v, bw) for u, v, bw in links], "bidirectional")
+    ends = {"target": "C"} if kind is OperationKind.GATHER else {"source": "S"}
+    small = steady_state(platform, Operation(kind, size=1, **ends))
+    large = steady_state(platform, Operation(kind, size=10**6, **ends))
+    assert small.status == "ok", small.message
+    assert large.status == "ok", large.message
+    assert large.throughput_bound is not None
+    assert small.throughput_bound == large.throughput_bound * 10**6
+    assert small.achieved_throughput == small.throughput_bound
+    assert small.schedule is not None
+    report = replay(small.schedule, horizon=small.period * 4)
+    assert report.violations == ()
 
 
 # -- options, support ----------------------------------------------------------------------

@@ -330,8 +330,14 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
 
     a_ub, b_ub, a_eq, b_eq = model.matrices()
     n = model.n_variables
-    a = sp.vstack([a_ub, a_eq]).tocsc()
+    a = sp.vstack([a_ub, a_eq]).tocsr()
+    b = np.concatenate([b_ub, b_eq])
     n_ub = a_ub.shape[0]
+    scales = _row_scales(a)
+    if scales is not None:  # rows multiplied by powers of two: duals divided back below
+        a = sp.diags(scales) @ a
+        b = b * scales
+    a = a.tocsc()
     h = new_highs()
     h.setOptionValue("presolve", "on")
     if method == "highs-ipm":
@@ -345,8 +351,7 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     cost = np.zeros(n)
     cost[model.objective] = -1.0
     lp = highs_lp(a, cost, np.full(n, highspy.kHighsInf),
-                  np.concatenate([np.full(n_ub, -highspy.kHighsInf), b_eq]),
-                  np.concatenate([b_ub, b_eq]))
+                  np.concatenate([np.full(n_ub, -highspy.kHighsInf), b[n_ub:]]), b)
     started = time.perf_counter()
     h.passModel(lp)
     h.run()
@@ -365,6 +370,8 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     sol = h.getSolution()
     x = np.asarray(sol.col_value, dtype=float)
     row_dual = -np.asarray(sol.row_dual, dtype=float)
+    if scales is not None:
+        row_dual = row_dual * scales
     basis = None
     hb = h.getBasis()
     if hb.valid:
@@ -378,6 +385,33 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
         basis = (cols, sorted(order[i] for i in rows))
     return FloatSolution("optimal", x, row_dual[:n_ub], row_dual[n_ub:], "optimal", method,
                          seconds, basis)
+
+
+SMALL_COEFFICIENT = 1e-6
+"""A model with a coefficient below this (in absolute value) or above its inverse has
+its rows scaled (:func:`_row_scales`): HiGHS drops entries below 1e-9 (its
+``small_matrix_value``), so a link of bandwidth 10^10 carrying a message of
+size 1, a busy time of 10^-10 per message, vanished from its port's row and the
+program was unbounded."""
+
+
+def _row_scales(a: sp.csr_matrix) -> np.ndarray | None:
+    """Per row, the power of two that brings its largest coefficient into [1/2, 1],
+    where some coefficient of ``a`` is outside [:data:`SMALL_COEFFICIENT`, its
+    inverse]; ``None`` otherwise (the model is solved as it is).
+
+    Scaling a row by a positive factor changes neither the feasible set nor the
+    optimum; its dual is divided by the factor (the caller multiplies back).
+    Powers of two keep the scaled coefficients exact in floating point.
+    """
+    values = np.abs(a.data)
+    if not values.size or (values.min() >= SMALL_COEFFICIENT
+                           and values.max() <= 1 / SMALL_COEFFICIENT):
+        return None
+    largest = np.zeros(a.shape[0])
+    np.maximum.at(largest, np.repeat(np.arange(a.shape[0]), np.diff(a.indptr)), values)
+    exponents = np.where(largest > 0, -np.ceil(np.log2(np.where(largest > 0, largest, 1))), 0)
+    return np.ldexp(1.0, exponents.astype(int))
 
 
 def solve_float(model: LinearModel, *, method: str = "auto",
