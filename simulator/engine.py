@@ -1292,7 +1292,15 @@ def replay_series(
                 links = platform.degree(node)[0 if direction == "send" else 1]
                 ports = model.ports(links)
                 load[node, "port" if shared else direction] += d / ports
-                window = max(window, ports)
+                if ports < links:
+                    # A port of k < links slots remembers the last k instances.
+                    # One of `links` slots or more (`multiport` without k: one
+                    # per link) is full only when the transfer's own link is
+                    # busy: its state is its links', one instance deep.  Taking
+                    # the degree here (64 links into an InfiniBand switch of 16
+                    # dgx_a100 servers) asked for 65 repeating copies, past the
+                    # cap, and cut the series of a 128-rank MSCCL ring.
+                    window = max(window, ports)
         else:
             d = platform.compute_time(e.node) * e.tasks
             load[e.node, "cpu"] += d
