@@ -872,7 +872,9 @@ class _ListScheduler:
         self.writer: dict[tuple[int, _Slot], _StepKey] = {}  # the step that last wrote a slot
         self.readers: dict[tuple[int, _Slot], list[_StepKey]] = {}  # read since that write
         self.graph = graph
-        self.ancestors: dict[_StepKey, set[Hashable]] = {}
+        # The place of each phase in the order they are placed, a topological
+        # order of the step graph: a phase's ancestors all come before it.
+        self.position: dict[Hashable, int] = {}
         self.clock = PortClock(self.platform, size=self.op.size)
         for (rank, _), item in start.items():
             self.clock.hold(self.ranks[rank], item)
@@ -888,6 +890,7 @@ class _ListScheduler:
         heapq.heapify(heap)
         while heap:
             ready, _, node = heapq.heappop(heap)
+            self.position[node] = len(self.position)
             done[node] = self._place(node, ready)
             for succ in graph.successors(node):
                 waiting[succ] -= 1
@@ -1031,11 +1034,28 @@ class _ListScheduler:
         self.writer[slot] = key
 
     def _after(self, writer: _StepKey, reader: _StepKey) -> bool:
-        """True when the step graph orders ``reader``'s start after ``writer``'s end."""
-        found = self.ancestors.get(reader)
-        if found is None:
-            found = self.ancestors[reader] = nx.ancestors(self.graph, ("start", reader))
-        return ("end", writer) in found
+        """True when the step graph orders ``reader``'s start after ``writer``'s end.
+
+        A search back from ``reader``'s start through the phases placed after
+        ``writer``'s end only: a path between the two holds no other (all the
+        ancestors of a 128-rank hierarchical allreduce's steps took 36 of its 42 s).
+        """
+        source, target = ("end", writer), ("start", reader)
+        position = self.position
+        low = position.get(source)
+        if low is None or low > position[target]:  # not placed yet, or placed after
+            return False
+        predecessors = self.graph.pred
+        seen = {target}
+        stack = [target]
+        while stack:
+            for before in predecessors[stack.pop()]:
+                if before == source:
+                    return True
+                if before not in seen and position[before] > low:
+                    seen.add(before)
+                    stack.append(before)
+        return False
 
 
 def _sort_key(node: tuple[Any, ...]) -> tuple[Any, ...]:
