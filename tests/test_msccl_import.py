@@ -28,8 +28,8 @@ from portsim.scenarios.msccl import (
     ring_allgather_xml,
     ring_allreduce_xml,
     ring_reduce_scatter_xml,
-    tree_broadcast_xml,
     time_msccl,
+    tree_broadcast_xml,
     tree_reduce_xml,
     validate_msccl,
 )
