@@ -402,6 +402,31 @@ def test_cli_json_fields(tmp_path: Path) -> None:
     assert out["violations"] == []
 
 
+def test_cli_text_shows_the_first_20_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    """A binary-tree reduce of 15 ranks and 4 chunks whose dependencies are all
+    dropped races 28 times; the text printed every race (13,000 lines for a
+    64-rank hierarchical allreduce), it now prints 20 and counts the rest, as
+    `run` does with a row's violations; JSON lists all 28."""
+    from portsim.scenarios.msccl import tree_reduce_xml
+
+    xml = tmp_path / "racy.xml"
+    xml.write_text(re.sub(r'depid="\d+" deps="\d+"', 'depid="-1" deps="-1"',
+                          tree_reduce_xml(15, chunks=4)), encoding="utf-8")
+    plat = tmp_path / "p.yaml"
+    plat.write_text("platform:\n  port_model: multiport\n"
+                    "  generator: {type: complete, n: 15, c: 1}\n", encoding="utf-8")
+    args = ["validate", str(xml), "--platform", str(plat), "--no-lp-bound"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 1, text.output
+    lines = [x for x in text.stdout.splitlines() if x.startswith("incorrect: ")]
+    assert len(lines) == 21
+    assert lines[-1] == ("incorrect: ... 8 more problems (--format json lists them all)")
+    assert all("a race" in x for x in lines[:20])
+    full = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    assert len(full["problems"]) == 28
+    assert [f"incorrect: {p}" for p in full["problems"][:20]] == lines[:20]
+
+
 def test_cli_options_of_the_two_kinds_do_not_mix(tmp_path: Path) -> None:
     plat = tmp_path / "p.yaml"
     plat.write_text("platform:\n  generator: {type: complete, n: 3}\n", encoding="utf-8")
