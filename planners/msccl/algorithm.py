@@ -885,18 +885,22 @@ class _ListScheduler:
         done: dict[Hashable, Fraction] = {}
         waiting = {node: graph.in_degree(node) for node in graph.nodes}
         order = {node: i for i, node in enumerate(sorted(graph.nodes, key=_sort_key))}
-        heap: list[tuple[Fraction, int, Hashable]] = [
-            (Fraction(0), order[node], node) for node, d in waiting.items() if d == 0]
+        # Keyed by the float of the ready time first: floats compare in C, and
+        # rounding is monotone, so only equal floats fall back to the exact
+        # time (the order is the exact one; Fractions compared in the heap
+        # took a fifth of the timing of a 64-rank ring allreduce).
+        heap: list[tuple[float, Fraction, int, Hashable]] = [
+            (0.0, Fraction(0), order[node], node) for node, d in waiting.items() if d == 0]
         heapq.heapify(heap)
         while heap:
-            ready, _, node = heapq.heappop(heap)
+            _, ready, _, node = heapq.heappop(heap)
             self.position[node] = len(self.position)
             done[node] = self._place(node, ready)
             for succ in graph.successors(node):
                 waiting[succ] -= 1
                 if waiting[succ] == 0:
                     at = max(done[p] for p in graph.predecessors(succ))
-                    heapq.heappush(heap, (at, order[succ], succ))
+                    heapq.heappush(heap, (float(at), at, order[succ], succ))
         for (rank, slot), want in sorted(final.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             got = self.buffers.get((rank, slot))
             name = f"rank {rank} ({self.ranks[rank]}) buffer {slot[0]}[{slot[1]}]"
