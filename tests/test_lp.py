@@ -1386,7 +1386,7 @@ def test_time_scale_is_the_common_denominator_of_every_time(example: str) -> Non
     assert result.schedule is not None
     assert result.schedule.period is not None
     s, p = result.schedule, scenario.platform
-    times = [e.start for e in s.events] + [s.period]
+    times = [e.start for e in s.events] + [result.schedule.period]
     times += [s.operation.size * p.cost(e.src, e.dst) * e.part if isinstance(e, Send)
               else p.compute_time(e.node) for e in s.events]
     assert _time_scale(s) == common_denominator(times)
