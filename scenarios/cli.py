@@ -662,6 +662,10 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     sys.exit(EXIT_OK if ok else EXIT_INVALID)
 
 
+_SHOWN = 20
+"""Problems and violations of an MSCCL verdict printed as text (JSON has them all)."""
+
+
 def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | None,
                     ranks: str | None, port_model: str | None, fmt: str, lp: bool) -> None:
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
@@ -688,10 +692,18 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text(verdict.makespan)}")
-        for problem in verdict.problems:
+        # The first 20 of each, as `run` shows a row's violations: a 64-rank
+        # file without its dependencies printed 13,000 lines of races.
+        for problem in verdict.problems[:_SHOWN]:
             console.print(f"incorrect: {problem}", style="red")
-        for v in verdict.violations[:20]:
+        if len(verdict.problems) > _SHOWN:
+            console.print(f"incorrect: ... {len(verdict.problems) - _SHOWN} more problems "
+                          "(--format json lists them all)", style="red")
+        for v in verdict.violations[:_SHOWN]:
             console.print(str(v), style="red")
+        if len(verdict.violations) > _SHOWN:
+            console.print(f"... {len(verdict.violations) - _SHOWN} more violations "
+                          "(--format json lists them all)", style="red")
         console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
         if not lp:  # the words of a schedule file's validate
             console.print("lp bound not asked (--no-lp-bound)")

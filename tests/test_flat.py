@@ -405,6 +405,46 @@ def test_port_clock_multiport_best_fit() -> None:
     assert clock.end_time == 4
 
 
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("model", ["multiport", "multiport:3", BI])
+def test_port_clock_without_port_slots_places_every_send_alike(seed: int, model: str) -> None:
+    """A side with as many port slots as links keeps no slots: its sends start
+    where a clock scanning one slot per link, best fit (written here), starts
+    them, in any order of placement and with any ``not_before``."""
+    import random
+
+    rng = random.Random(seed)
+    names = [f"N{i}" for i in range(5)]
+    links = [(a, b, rng.randint(1, 4)) for a in names for b in names
+             if a != b and rng.random() < 0.6]
+    if not links:
+        return
+    p = Platform.build(names, links, model)
+    clock = PortClock(p)
+    sends_of = {n: [F(0)] * p.port_model_of(n).ports(p.degree(n)[0]) for n in names}
+    recvs_of = {n: [F(0)] * p.port_model_of(n).ports(p.degree(n)[1]) for n in names}
+    link_free: dict[tuple[str, str], F] = {}
+
+    def take(slots: list[F], start: F, end: F) -> None:
+        free = [i for i, t in enumerate(slots) if t <= start]
+        assert free  # some slot is free by then
+        slots[max(free, key=lambda i: slots[i])] = end
+
+    item = Item.message("N0")
+    for n in names:
+        clock.hold(n, item)
+    for _ in range(60):
+        src, dst, cost = rng.choice(links)
+        not_before = F(rng.randint(0, 40), rng.choice([1, 2, 3]))
+        start = max(not_before, min(sends_of[src]), min(recvs_of[dst]),
+                    link_free.get((src, dst), F(0)))
+        end = start + cost
+        take(sends_of[src], start, end)
+        take(recvs_of[dst], start, end)
+        link_free[src, dst] = end
+        assert clock.send(src, dst, item, not_before=not_before).start == start
+
+
 def test_port_clock_lane_serialises() -> None:
     p = star_out("multiport:3")
     clock = PortClock(p)

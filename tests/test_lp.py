@@ -1418,3 +1418,25 @@ def test_an_operation_that_moves_nothing_is_unsupported(planner: str, kind: Oper
     article = "an" if str(kind)[0] in "aeiou" else "a"
     assert result.message.startswith(f"{article} {kind} that moves nothing")
     assert result.schedule is None
+
+
+@pytest.mark.parametrize("example", ["scatter-toy", "reduce-toy", "broadcast-unidir",
+                                     "allreduce-toy", "gather-complete"])
+def test_time_scale_is_the_common_denominator_of_every_time(example: str) -> None:
+    """The scale an exact replay needs: every start, every event's duration and
+    the period over one denominator (each duration is now taken once per
+    distinct link and part, not once per event)."""
+    from portsim.planners.lp._driver import _time_scale
+    from portsim.simulator.numbers import common_denominator
+    from portsim.simulator.schedule import Send
+
+    scenario = load_scenario(Path(__file__).resolve().parent.parent / "scenarios" / "examples"
+                             / f"{example}.yaml")
+    result = steady_state(scenario.platform, scenario.operation)
+    assert result.schedule is not None
+    assert result.schedule.period is not None
+    s, p = result.schedule, scenario.platform
+    times = [e.start for e in s.events] + [result.schedule.period]
+    times += [s.operation.size * p.cost(e.src, e.dst) * e.part if isinstance(e, Send)
+              else p.compute_time(e.node) for e in s.events]
+    assert _time_scale(s) == common_denominator(times)

@@ -44,6 +44,7 @@ order on each (channel, sender, receiver).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import os
@@ -57,7 +58,8 @@ from typing import Any
 
 import networkx as nx
 
-from portsim.planners.timing import PortClock, cheapest_path
+from portsim.planners.timing import PortClock, cheapest_path, cheapest_paths_from
+from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PortsimError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import parse_rational, with_article
@@ -178,6 +180,9 @@ class MscclAlgorithm:
     gpus: tuple[MscclGpu, ...]
     root: int = 0
     source: str = "<string>"
+    _steps: _StepGraph | None = field(default=None, init=False, repr=False, compare=False)
+    """The step graph :func:`read_msccl` checked, for :func:`time_msccl` (built once:
+    about a quarter of the timing of a 128-rank ring)."""
 
     @property
     def chunks_per_rank(self) -> int:
@@ -190,6 +195,9 @@ class MscclAlgorithm:
 # -- reading ------------------------------------------------------------------------------
 
 
+# The step graph of a 128-rank file holds 500,000 phases; the cyclic collector
+# walked them again and again as they were made (12 s of a 13 s read, 3 s without).
+@paused_collection()
 def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     """Read and check an MSCCL XML algorithm.
 
@@ -285,7 +293,8 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
     _check_size(algo)
     for gpu in algo.gpus:
         _check_gpu(algo, gpu)
-    _step_graph(algo)  # pairing, dependencies and cycles
+    # pairing, dependencies and cycles; kept for time_msccl
+    object.__setattr__(algo, "_steps", _step_graph(algo))
     return algo
 
 
@@ -427,6 +436,7 @@ def _check_size(algo: MscclAlgorithm) -> None:
 
 
 def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
+    signals: _Signals = {}
     for tb in gpu.threadblocks:
         _check_chains(algo, gpu, tb)
         for step in tb.steps:
@@ -463,7 +473,7 @@ def _check_gpu(algo: MscclAlgorithm, gpu: MscclGpu) -> None:
                     raise ScheduleError(
                         "dependency on a missing step", path=f"{where}.depid",
                         value=f"tb {step.depid} step {step.deps}", source=algo.source)
-                _signal(algo, gpu, tb, step)
+                _signal(algo, gpu, tb, step, signals)
 
 
 def _counters(tb: MscclThreadblock) -> dict[int, int]:
@@ -506,8 +516,14 @@ def _check_chains(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock) -> 
         pending = False
 
 
+_Signals = dict[int, tuple[list[int], list[int]]]
+"""Per threadblock id of one GPU: the runtime counters of its steps that signal
+(``hasdep="1"``, not a ``nop``), in step order (so in increasing order), and
+their indexes."""
+
+
 def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
-            step: MscclStep) -> int:
+            step: MscclStep, signals: _Signals | None = None) -> int:
     """The index of the step whose end releases ``step``'s dependency.
 
     The MSCCL runtime's interpreter publishes a threadblock's flag, its step
@@ -525,12 +541,25 @@ def _signal(algo: MscclAlgorithm, gpu: MscclGpu, tb: MscclThreadblock,
         When no such step exists: the waiting step never starts, and the
         runtime hangs.
     """
+    table = None if signals is None else signals.get(step.depid)
+    if table is None:
+        # Once per threadblock with ``signals`` (a GPU's table, filled here):
+        # counting its steps again for every step waiting on it took 2 of the
+        # 5 s of reading a 64-rank tree broadcast of 256 chunks.
+        waited = gpu.threadblock(step.depid)
+        assert waited is not None  # checked by _check_gpu
+        counted = _counters(waited)
+        signalling = [c.index for c in waited.steps if c.hasdep and c.index in counted]
+        table = ([counted[i] for i in signalling], signalling)
+        if signals is not None:
+            signals[step.depid] = table
+    # the first step that signals with a counter from deps on
+    first = bisect.bisect_left(table[0], step.deps)
+    if first < len(table[1]):
+        return table[1][first]
     dep_tb = gpu.threadblock(step.depid)
-    assert dep_tb is not None  # checked by _check_gpu
+    assert dep_tb is not None
     counters = _counters(dep_tb)
-    for candidate in dep_tb.steps:
-        if candidate.hasdep and counters.get(candidate.index, -1) >= step.deps:
-            return candidate.index
     later = dep_tb.steps[step.deps:]
     why = f'no step from {step.deps} on has hasdep="1"'
     if any(c.hasdep and c.type != "nop" for c in later):
@@ -632,6 +661,7 @@ def _step_graph(algo: MscclAlgorithm) -> _StepGraph:
             sender[xfer] = snd
             receiver[xfer] = rcv
     for gpu in algo.gpus:
+        signals: _Signals = {}
         for tb in gpu.threadblocks:
             previous: _StepKey | None = None
             for step in tb.steps:
@@ -649,7 +679,7 @@ def _step_graph(algo: MscclAlgorithm) -> _StepGraph:
                 if previous is not None:
                     graph.add_edge(("end", previous), ("start", key))
                 if step.depid != -1:
-                    signal = _signal(algo, gpu, tb, step)
+                    signal = _signal(algo, gpu, tb, step, signals)
                     graph.add_edge(("end", (gpu.id, step.depid, signal)), ("start", key))
                 previous = key
     # A topological sort first: find_cycle alone restarts its search from every
@@ -781,6 +811,7 @@ def _layout(algo: MscclAlgorithm, ranks: tuple[NodeId, ...]
     return start, final
 
 
+@paused_collection()  # as read_msccl
 def time_msccl(algo: MscclAlgorithm, platform: Platform, *, size: Fraction | int | str = 1,
                ranks: Sequence[NodeId] | None = None) -> MscclTiming:
     """Give ``algo`` its meaning on ``platform`` and list-schedule it.
@@ -847,13 +878,14 @@ class _ListScheduler:
     ranks: tuple[NodeId, ...]
     op: Operation
     problems: list[str] = field(default_factory=list)
-    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = field(default_factory=dict)
-    """The cheapest path of each rank pair, found once: a Dijkstra per transfer took
-    6 of the 9 s of timing a 32-rank ring allreduce on a complete platform."""
+    paths: dict[NodeId, dict[NodeId, list[NodeId]]] = field(default_factory=dict)
+    """The cheapest paths from each sending rank, found once in one search: a Dijkstra
+    per transfer took 6 of the 9 s of timing a 32-rank ring allreduce on a complete
+    platform, and one per rank pair 25 of the 26 s of a 128-rank all-to-all."""
 
     def run(self) -> MscclTiming:
         algo = self.algo
-        steps = _step_graph(algo)
+        steps = algo._steps if algo._steps is not None else _step_graph(algo)
         graph = steps.graph
         self.step_of = {(g.id, t.id, s.index): s for g in algo.gpus for t in g.threadblocks
                         for s in t.steps}
@@ -862,7 +894,9 @@ class _ListScheduler:
         self.writer: dict[tuple[int, _Slot], _StepKey] = {}  # the step that last wrote a slot
         self.readers: dict[tuple[int, _Slot], list[_StepKey]] = {}  # read since that write
         self.graph = graph
-        self.ancestors: dict[_StepKey, set[Hashable]] = {}
+        # The place of each phase in the order they are placed, a topological
+        # order of the step graph: a phase's ancestors all come before it.
+        self.position: dict[Hashable, int] = {}
         self.clock = PortClock(self.platform, size=self.op.size)
         for (rank, _), item in start.items():
             self.clock.hold(self.ranks[rank], item)
@@ -873,17 +907,22 @@ class _ListScheduler:
         done: dict[Hashable, Fraction] = {}
         waiting = {node: graph.in_degree(node) for node in graph.nodes}
         order = {node: i for i, node in enumerate(sorted(graph.nodes, key=_sort_key))}
-        heap: list[tuple[Fraction, int, Hashable]] = [
-            (Fraction(0), order[node], node) for node, d in waiting.items() if d == 0]
+        # Keyed by the float of the ready time first: floats compare in C, and
+        # rounding is monotone, so only equal floats fall back to the exact
+        # time (the order is the exact one; Fractions compared in the heap
+        # took a fifth of the timing of a 64-rank ring allreduce).
+        heap: list[tuple[float, Fraction, int, Hashable]] = [
+            (0.0, Fraction(0), order[node], node) for node, d in waiting.items() if d == 0]
         heapq.heapify(heap)
         while heap:
-            ready, _, node = heapq.heappop(heap)
+            _, ready, _, node = heapq.heappop(heap)
+            self.position[node] = len(self.position)
             done[node] = self._place(node, ready)
             for succ in graph.successors(node):
                 waiting[succ] -= 1
                 if waiting[succ] == 0:
                     at = max(done[p] for p in graph.predecessors(succ))
-                    heapq.heappush(heap, (at, order[succ], succ))
+                    heapq.heappush(heap, (float(at), at, order[succ], succ))
         for (rank, slot), want in sorted(final.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             got = self.buffers.get((rank, slot))
             name = f"rank {rank} ({self.ranks[rank]}) buffer {slot[0]}[{slot[1]}]"
@@ -924,9 +963,11 @@ class _ListScheduler:
         values = self.outgoing.get(snd, [])
         src, dst = self.ranks[snd[0]], self.ranks[rcv[0]]
         end = ready
-        path = self.paths.get((src, dst))
-        if path is None:
-            path = self.paths[src, dst] = cheapest_path(self.platform, src, dst, self.op.size)
+        from_src = self.paths.get(src)
+        if from_src is None:
+            from_src = self.paths[src] = cheapest_paths_from(self.platform, src, self.op.size)
+        # cheapest_path raises the error of a rank out of reach
+        path = from_src.get(dst) or cheapest_path(self.platform, src, dst, self.op.size)
         for item in values:
             if item is None:
                 continue
@@ -936,7 +977,7 @@ class _ListScheduler:
             arrived = ready
             for u, v in itertools.pairwise(path):
                 event = self.clock.send(u, v, item, not_before=arrived)
-                arrived = event.start + self.platform.duration(u, v, self.op.size)
+                arrived = event.start + self.clock.transfer_time(u, v)
             end = max(end, arrived)
         self.received[rcv] = list(values)
         return end
@@ -1019,11 +1060,28 @@ class _ListScheduler:
         self.writer[slot] = key
 
     def _after(self, writer: _StepKey, reader: _StepKey) -> bool:
-        """True when the step graph orders ``reader``'s start after ``writer``'s end."""
-        found = self.ancestors.get(reader)
-        if found is None:
-            found = self.ancestors[reader] = nx.ancestors(self.graph, ("start", reader))
-        return ("end", writer) in found
+        """True when the step graph orders ``reader``'s start after ``writer``'s end.
+
+        A search back from ``reader``'s start through the phases placed after
+        ``writer``'s end only: a path between the two holds no other (all the
+        ancestors of a 128-rank hierarchical allreduce's steps took 36 of its 42 s).
+        """
+        source, target = ("end", writer), ("start", reader)
+        position = self.position
+        low = position.get(source)
+        if low is None or low > position[target]:  # not placed yet, or placed after
+            return False
+        predecessors = self.graph.pred
+        seen = {target}
+        stack = [target]
+        while stack:
+            for before in predecessors[stack.pop()]:
+                if before == source:
+                    return True
+                if before not in seen and position[before] > low:
+                    seen.add(before)
+                    stack.append(before)
+        return False
 
 
 def _sort_key(node: tuple[Any, ...]) -> tuple[Any, ...]:
