@@ -14,6 +14,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from route_platforms import two_routes
 
 from portsim.planners.flat import flat_tree
 from portsim.planners.registry import get_planner
@@ -31,7 +32,7 @@ from portsim.simulator import (
     replay,
 )
 from portsim.simulator.engine import replay_series
-from portsim.simulator.platform import Link, Node, PortKind, PortModel
+from portsim.simulator.platform import Link, PortKind, PortModel
 
 F = Fraction
 
@@ -363,20 +364,6 @@ def test_lp_with_latency_over_max_events_says_how_many_and_does_not_say_split() 
     assert not [w for w in caught if "split instead" in str(w.message)]
 
 
-def _two_routes() -> Platform:
-    """A -> B direct (latency 10, bandwidth 100) and A -> R -> B (bandwidth 1 each, R a
-    router); B -> R -> A likewise slow, and B -> Q -> A through a second router with
-    latency 5 and bandwidth 100 on both hops (no direct link B -> A)."""
-    nodes = [Node("A"), Node("B"), Node("R", compute=0, router=True),
-             Node("Q", compute=0, router=True)]
-    links = [Link.of_bandwidth("A", "B", 100, latency=10),
-             Link.of_bandwidth("A", "R", 1), Link.of_bandwidth("R", "B", 1),
-             Link.of_bandwidth("B", "R", 1), Link.of_bandwidth("R", "A", 1),
-             Link.of_bandwidth("B", "Q", 100, latency=5),
-             Link.of_bandwidth("Q", "A", 100, latency=5)]
-    return Platform(nodes, links, "bidirectional")
-
-
 @pytest.mark.parametrize(("size", "direct", "routed"), [(1, F(1001, 100), 2), (100, 11, 200)])
 def test_one_shot_planners_route_by_the_duration_of_the_message_size(
         size: int, direct: Fraction, routed: Fraction) -> None:
@@ -387,7 +374,7 @@ def test_one_shot_planners_route_by_the_duration_of_the_message_size(
     (compute 1) of B's value: B -> R -> A takes 2s, B -> Q -> A 10 + s/50, so the
     best is min of those plus 1 (greedy, whose tree sends B's value along the
     cheapest path); the ring sends v0 to B first and B's result back."""
-    platform = _two_routes()
+    platform = two_routes()
     best = min(direct, routed)
     bcast = Operation(OperationKind.BROADCAST, source="A", size=size)
     for plan in (ring_collective, flat_tree):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from route_platforms import two_routes
 
 from portsim.scenarios.cli import main
 from portsim.scenarios.generators import dgx_a100_platform
@@ -325,16 +326,7 @@ def test_transfers_route_by_the_chunk_s_duration(size: int, makespan: int) -> No
     goes through R both ways, 2; chunk 100 goes direct (11) and through Q (2 (5 +
     1) = 12), where the paths chosen for a message of size 1 sent it through R both
     ways (200)."""
-    from portsim.simulator.platform import Link, Node
-
-    nodes = [Node("A"), Node("B"), Node("R", compute=0, router=True),
-             Node("Q", compute=0, router=True)]
-    links = [Link.of_bandwidth("A", "B", 100, latency=10),
-             Link.of_bandwidth("A", "R", 1), Link.of_bandwidth("R", "B", 1),
-             Link.of_bandwidth("B", "R", 1), Link.of_bandwidth("R", "A", 1),
-             Link.of_bandwidth("B", "Q", 100, latency=5),
-             Link.of_bandwidth("Q", "A", 100, latency=5)]
-    v = validate_msccl(ring_allgather_xml(2), Platform(nodes, links, "multiport"),
+    v = validate_msccl(ring_allgather_xml(2), two_routes("multiport"),
                        size=size, lp=False, ranks=["A", "B"])
     assert (v.correct, v.feasible) == (True, True)
     assert v.makespan == makespan
