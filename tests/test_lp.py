@@ -326,7 +326,9 @@ def test_a_fixed_period_shorter_than_one_time_unit_on_fast_links() -> None:
     assert report.throughput == 999999937
 
 
-@pytest.mark.parametrize("kind", [OperationKind.GATHER, OperationKind.SCATTER])
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("kind", [OperationKind.GATHER, OperationKind.SCATTER,
+                                  OperationKind.BROADCAST])
 def test_links_of_tiny_busy_times_are_not_dropped(kind: OperationKind) -> None:
     """Bandwidths of 10^9 to 2.5 x 10^10 and messages of size 1: busy times of
     10^-10, below the 10^-9 under which HiGHS drops a coefficient, so the ports'

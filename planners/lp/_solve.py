@@ -112,6 +112,11 @@ def new_highs() -> highspy.Highs:
     with _stdout_silenced():
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
+    # HiGHS drops matrix entries below 1e-9 by default: a busy time of 1e-10 a
+    # message (bandwidth 10^10, size 1) left a port's row empty; keep them down
+    # to its least allowed value (programs solved whole also scale their rows,
+    # :func:`_row_scales`)
+    h.setOptionValue("small_matrix_value", SMALLEST_KEPT)
     return h
 
 
@@ -386,6 +391,10 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     return FloatSolution("optimal", x, row_dual[:n_ub], row_dual[n_ub:], "optimal", method,
                          seconds, basis)
 
+
+SMALLEST_KEPT = 1e-12
+"""HiGHS's ``small_matrix_value`` for every program (its least allowed value; its
+default, 1e-9, dropped the busy times of fast links carrying small messages)."""
 
 SMALL_COEFFICIENT = 1e-6
 """A model with a coefficient below this (in absolute value) or above its inverse has
