@@ -692,6 +692,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text(verdict.makespan)}")
+        for note in verdict.timing.algorithm.runtime_limits():
+            console.print(f"note: {note}", style="yellow")
         # The first 20 of each, as `run` shows a row's violations: a 64-rank
         # file without its dependencies printed 13,000 lines of races.
         for problem in verdict.problems[:_SHOWN]:

@@ -176,6 +176,7 @@ class MscclValidation:
             "ratio_to_lp_bound": text(self.ratio_to_lp_bound),
             "violations": [v.to_dict() for v in self.violations],
             "port_model": self.report.port_model,
+            "runtime_notes": list(algo.runtime_limits()),
         }
 
 

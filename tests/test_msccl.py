@@ -392,6 +392,45 @@ def test_cli_json_fields(tmp_path: Path) -> None:
     assert out["lp_bound"] == "1/4"
     assert out["ratio_to_lp_bound"] == "1"
     assert out["violations"] == []
+    assert out["runtime_notes"] == []
+
+
+def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
+    """microsoft/msccl's msccl.h loads at most 256 steps a threadblock
+    (MSCCL_MAX_NUM_STEPS) and 32 threadblocks a channel
+    (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL); a file past either was "correct:
+    yes" with no word (found by a trial at 128 ranks).  The counts here come from
+    the XML itself, read with ElementTree."""
+    import xml.etree.ElementTree as ET
+
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    ring = ring_allgather_xml(258)
+    steps = max(len(tb.findall("step")) for tb in ET.fromstring(ring).iter("tb"))
+    assert steps > 256
+    assert read_msccl(ring).runtime_limits() == (
+        f"gpu[0].tb[0] has {steps} steps: the MSCCL runtime loads at most 256 a "
+        f"threadblock (MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)",)
+    for n, over in ((16, False), (17, True)):
+        xml = allpairs_alltoall_xml(n)
+        gpu0 = next(ET.fromstring(xml).iter("gpu"))
+        on_0 = sum(1 for tb in gpu0.iter("tb") if tb.get("chan") == "0")
+        assert (on_0 > 32) is over
+        notes = read_msccl(xml).runtime_limits()
+        assert notes == ((f"gpu[0] has {on_0} threadblocks on channel 0: the MSCCL "
+                          f"runtime loads at most 32 a channel "
+                          f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)",)
+                         if over else ())
+    path = tmp_path / "a2a.xml"
+    path.write_text(allpairs_alltoall_xml(17), encoding="utf-8")
+    plat = tmp_path / "complete.yaml"
+    plat.write_text("platform:\n  generator: {type: complete, n: 17}\n"
+                    "operation: {type: alltoall}\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(path), "--platform", str(plat),
+                                       "--no-lp-bound"])
+    assert result.exit_code == 0, result.output
+    assert "correct: yes" in result.stdout
+    assert f"note: gpu[0] has {on_0} threadblocks on channel 0" in result.stdout
 
 
 def test_cli_text_shows_the_first_20_problems_and_counts_the_rest(tmp_path: Path) -> None:

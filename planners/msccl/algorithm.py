@@ -67,7 +67,8 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 from portsim.simulator.schedule import Schedule
 
-__all__ = ["MAX_MSCCL_CHUNKS", "MSCCL_COLLECTIVES", "STEP_TYPES", "MscclAlgorithm",
+__all__ = ["MAX_MSCCL_CHUNKS", "MSCCL_COLLECTIVES", "RUNTIME_MAX_STEPS",
+           "RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL", "STEP_TYPES", "MscclAlgorithm",
            "MscclGpu", "MscclStep", "MscclThreadblock", "MscclTiming", "read_msccl", "time_msccl"]
 
 STEP_TYPES: frozenset[str] = frozenset({"s", "r", "rcs", "rrs", "rrc", "rrcs", "re", "cpy",
@@ -90,6 +91,13 @@ _INTEGER_RE = re.compile(r"[+-]?[0-9]{1,18}")
 
 _COLL_ALIASES = {"reducescatter": "reduce_scatter"}
 """``coll`` spellings read as another: the runtime's name of the reduce-scatter."""
+
+RUNTIME_MAX_STEPS = 256
+"""Steps of one threadblock the MSCCL runtime loads (``MSCCL_MAX_NUM_STEPS``)."""
+
+RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL = 32
+"""Threadblocks of one channel the MSCCL runtime loads
+(``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL``)."""
 
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
@@ -190,6 +198,39 @@ class MscclAlgorithm:
         if self.collective in _BLOCKED:
             return self.nchunksperloop // self.ngpus
         return self.nchunksperloop
+
+    def runtime_limits(self) -> tuple[str, ...]:
+        """What the MSCCL runtime would refuse to load, one sentence each (first rank
+        and threadblock over each limit): :data:`RUNTIME_MAX_STEPS` steps a
+        threadblock and :data:`RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL` threadblocks a
+        channel, ``msccl.h`` of microsoft/msccl (other builds set other limits,
+        so these are notes: the algorithm's meaning does not depend on them).
+
+        Examples
+        --------
+        >>> from portsim.planners.msccl.generators import ring_allgather_xml
+        >>> read_msccl(ring_allgather_xml(4)).runtime_limits()
+        ()
+        """
+        notes: list[str] = []
+        longest = max(((len(tb.steps), -gpu.id, -tb.id) for gpu in self.gpus
+                       for tb in gpu.threadblocks), default=(0, 0, 0))
+        if longest[0] > RUNTIME_MAX_STEPS:
+            notes.append(f"gpu[{-longest[1]}].tb[{-longest[2]}] has {longest[0]} steps: the "
+                         f"MSCCL runtime loads at most {RUNTIME_MAX_STEPS} a threadblock "
+                         f"(MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)")
+        for gpu in self.gpus:
+            per_channel: dict[int, int] = {}
+            for tb in gpu.threadblocks:
+                per_channel[tb.chan] = per_channel.get(tb.chan, 0) + 1
+            crowded = max(per_channel.items(), key=lambda c: (c[1], -c[0]), default=(0, 0))
+            if crowded[1] > RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL:
+                notes.append(f"gpu[{gpu.id}] has {crowded[1]} threadblocks on channel "
+                             f"{crowded[0]}: the MSCCL runtime loads at most "
+                             f"{RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL} a channel "
+                             f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)")
+                break
+        return tuple(notes)
 
 
 # -- reading ------------------------------------------------------------------------------
