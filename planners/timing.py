@@ -331,6 +331,7 @@ class PortClock:
         item: Item,
         *,
         lanes_of: dict[NodeId, tuple[Hashable, ...]] | None = None,
+        lanes: tuple[Hashable, ...] = (),
         skip_held: bool = False,
     ) -> list[Send]:
         """Forward ``item`` hop by hop along ``path`` (store and forward).
@@ -344,6 +345,8 @@ class PortClock:
         lanes_of:
             Lanes a hop occupies when it touches a given node (as sender or
             receiver), e.g. ``{root: ("root",)}``.
+        lanes:
+            Lanes every hop occupies.
         skip_held:
             Leave out every hop that :meth:`delivers` nothing (its end
             already holds ``item`` as early): the item goes on from that
@@ -357,10 +360,10 @@ class PortClock:
         lanes_of = lanes_of or {}
         hops: list[Send] = []
         for u, v in itertools.pairwise(path):
-            lanes = lanes_of.get(u, ()) + lanes_of.get(v, ())
-            if skip_held and not self.delivers(u, v, item, lanes=lanes):
+            hop_lanes = lanes + lanes_of.get(u, ()) + lanes_of.get(v, ())
+            if skip_held and not self.delivers(u, v, item, lanes=hop_lanes):
                 continue
-            hops.append(self.send(u, v, item, lanes=lanes))
+            hops.append(self.send(u, v, item, lanes=hop_lanes))
         return hops
 
     def compute(

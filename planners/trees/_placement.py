@@ -11,7 +11,6 @@ platform's ports, the CPUs and the inputs allow.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -226,18 +225,14 @@ def route(clock: PortClock, paths: dict[tuple[NodeId, NodeId], list[NodeId]],
           src: NodeId, dst: NodeId, item: Item, lanes: tuple[Hashable, ...] = (),
           skip_held: bool = False) -> None:
     """Send ``item`` over the direct link, or hop by hop along the cheapest path for
-    the message's size (``skip_held``: leave out the hops that deliver nothing, as
-    :meth:`PortClock.route` does)."""
+    the message's size (:meth:`PortClock.route`; ``skip_held``: leave out the hops
+    that deliver nothing)."""
     key = (src, dst)
     if key not in paths:
         platform = clock.platform
         direct = platform.has_link(src, dst)
         paths[key] = [src, dst] if direct else cheapest_path(platform, src, dst, clock.size)
-    path = paths[key]
-    for u, v in itertools.pairwise(path):
-        if skip_held and not clock.delivers(u, v, item, lanes=lanes):
-            continue
-        clock.send(u, v, item, lanes=lanes)
+    clock.route(paths[key], item, lanes=lanes, skip_held=skip_held)
 
 
 def tree_schedule(platform: Platform, operation: Operation,

@@ -190,12 +190,18 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
     return PlanResult.ok(name, schedule, makespan=makespan, notes=notes)
 
 
+def _sink_candidates(tree: ReductionTree, any_index: bool) -> list[int]:
+    """The participant indexes that may be the sink: any (``any_index``: sets), else
+    those the labelling of section 4.1 gives it (:func:`sink_positions`)."""
+    reach = (1 << tree.n) - 1 if any_index else sink_positions(tree)
+    return [q for q in range(tree.n) if (reach >> q) & 1]
+
+
 def _fastest_sink(tree: ReductionTree, op: Operation, platform: Platform, *,
                   any_index: bool) -> int:
     """The participant index of least compute time (the first of them) that may be
-    the sink: any (``any_index``: sets), else one the labelling of section 4.1 allows."""
-    reach = (1 << tree.n) - 1 if any_index else sink_positions(tree)
-    return min((q for q in range(tree.n) if (reach >> q) & 1),
+    the sink (:func:`_sink_candidates`)."""
+    return min(_sink_candidates(tree, any_index),
                key=lambda q: (platform.compute_time(op.participants[q]), q))
 
 
@@ -245,10 +251,9 @@ def _sink_position(tree: ReductionTree, op: Operation, target: NodeId | None,
     if target is None:
         return 0, ""
     wanted = parts.index(target) if target in parts else None
-    reach = (1 << tree.n) - 1 if commutative else sink_positions(tree)
-    if wanted is not None and (reach >> wanted) & 1:
+    candidates = _sink_candidates(tree, commutative)
+    if wanted in candidates:
         return wanted, ""
-    candidates = [q for q in range(tree.n) if (reach >> q) & 1]
     best = min(candidates, key=lambda q: (cost_to_target(parts[q]),
                                           abs(q - (wanted or 0)), q))
     if wanted is None:
