@@ -16,6 +16,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from bound_checks import assert_no_planner_beats
+from budget_cases import budget_passing_at
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from random_cases import operation_for
@@ -1442,3 +1443,33 @@ def test_time_scale_is_the_common_denominator_of_every_time(example: str) -> Non
     times += [s.operation.size * p.cost(e.src, e.dst) * e.part if isinstance(e, Send)
               else p.compute_time(e.node) for e in s.events]
     assert _time_scale(s) == common_denominator(times)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+@pytest.mark.parametrize("call", [2, 4])
+def test_a_reduce_generation_cut_by_its_budget_gives_a_schedule_and_the_interval(
+        monkeypatch: pytest.MonkeyPatch, call: int) -> None:
+    """The reduce's float rounds stop at their budget (here at the ``call``-th pricing,
+    without a clock): the exact master over the trees found gives the schedule, the
+    exact pricing of the best dual probed a certified upper end, and the notes say
+    where it stopped (before, the row was an ``error`` naming the phase).  The
+    interval holds the whole SSR(G) program's optimum, solved independently, and the
+    schedule replays within it."""
+    import portsim.planners.lp._reduce_columns as reduce_columns
+
+    platform = random_platform(12, 3, c=(1, 10), compute=(1, 5), seed=12)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    optimum = _whole_reduce_optimum(platform, op)
+    budget_passing_at(monkeypatch, reduce_columns, "cheapest_trees", call)
+    result = steady_state(platform, op, time_limit=600)
+    assert result.status == "ok", result.message
+    assert any(note.startswith("the tree generation stopped after 85% of the time left "
+                               "under the time limit of 600")
+               for note in result.notes)
+    lower = F(result.message.split("[")[1].split(",")[0].split(" ")[0])
+    assert result.throughput_bound is not None and result.achieved_throughput is not None
+    assert 0 < lower < optimum <= result.throughput_bound
+    assert result.achieved_throughput <= lower
+    assert result.schedule is not None and result.period is not None
+    report = replay(result.schedule, horizon=result.period * 10)
+    assert report.violations == ()

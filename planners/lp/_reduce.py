@@ -103,9 +103,12 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
     certified by an exact pricing), which gives the weighted trees of
     EXTRACT_TREES directly.  ``time_limit`` covers the column generation,
     the exact recovery and the certificate (the periodic schedule is built
-    only if time remains); ``method`` is HiGHS's method for the exact solve
-    of the master.  Should the column generation fail (HiGHS error on the
-    master), the whole SSR(G) program is solved instead.
+    only if time remains); the generation stops after
+    :data:`~portsim.planners.lp._incremental.GENERATION_SHARE` of it, and the
+    answer is then the certified interval over the trees found; ``method``
+    is HiGHS's method for the exact solve of the master.  Should the column
+    generation fail (HiGHS error on the master), the whole SSR(G) program is
+    solved instead.
 
     Notes
     -----
@@ -117,7 +120,8 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
         return refused
     deadline = options.clock()
     try:
-        found = reduction_trees(platform, operation, deadline=deadline, method=options.method,
+        found = reduction_trees(platform, operation, deadline=deadline,
+                                limit_text=options.limit_text, method=options.method,
                                 port_sum=port_sum)
     except TimeLimitReached as stop:
         return time_limit_error(options, f"{stop.phase} of the reduce (SSR) trees")

@@ -23,6 +23,7 @@ import numpy as np
 
 from portsim.planners.lp._exact import SINGLE_NODE_BOUND, ExactSolution, recover
 from portsim.planners.lp._incremental import (
+    GENERATION_SHARE,
     TOLERANCE,
     IncrementalMaster,
     MasterFailed,
@@ -59,9 +60,9 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
-__all__ = ["ALIGNED_ARITIES", "COLUMNS_PER_ROUND", "EXACT_ROUNDS", "SEED_ARITIES",
-           "SINGLE_PRECISION_FROM", "SINGLE_PRECISION_SLACK", "SMOOTHING", "STAR_SEEDS",
-           "reduction_trees"]
+__all__ = ["ALIGNED_ARITIES", "COLUMNS_PER_ROUND", "EXACT_ROUNDS", "PROBE_DENOMINATOR",
+           "SEED_ARITIES", "SINGLE_PRECISION_FROM", "SINGLE_PRECISION_SLACK", "SMOOTHING",
+           "STAR_SEEDS", "reduction_trees"]
 
 
 EXACT_ROUNDS = 50
@@ -251,8 +252,33 @@ def _shallowest(space: TreeSpace, columns: list[list[Task]],
     return mix
 
 
+PROBE_DENOMINATOR = 2 ** 40
+"""A probed float dual is rounded down to multiples of ``1 / PROBE_DENOMINATOR``
+before its exact pricing (:func:`_probe_bound`): any ``y >= 0`` certifies a
+bound, and a common denominator keeps the exact dynamic program's integers
+small."""
+
+
+def _probe_bound(space: TreeSpace, probe: np.ndarray, clock: Deadline) -> Fraction | None:
+    """The bound ``Σ rhs·y / W`` of a float dual ``y`` made exact (``W`` its least tree price).
+
+    ``y`` is rounded down to multiples of :data:`PROBE_DENOMINATOR` (negative
+    entries to 0): weak duality holds for every ``y >= 0`` (see
+    :func:`reduction_trees`), so the bound is certified whatever the floats.
+    ``None`` when the least price is 0.
+    """
+    y = [Fraction(max(0, math.floor(float(v) * PROBE_DENOMINATOR)), PROBE_DENOMINATOR)
+         for v in probe]
+    link, cpu, q = space.prices(y, exact=True)
+    price, tasks = cheapest_tree(space, link, cpu, deadline=clock)
+    if tasks is None or price <= 0:
+        return None
+    return space.dual_value(y) / Fraction(int(price), q)
+
+
 def reduction_trees(platform: Platform, operation: Operation, *,
-                    deadline: Deadline | None = None, method: str = "auto",
+                    deadline: Deadline | None = None, limit_text: str = "the call",
+                    method: str = "auto",
                     stats: dict[str, float] | None = None,
                     port_sum: frozenset[NodeId] = frozenset()
                     ) -> tuple[ExactSolution, list[tuple[Fraction, list[Task]]], int] | str:
@@ -271,6 +297,14 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     deadline:
         Checked between rounds and during the exact recovery
         (:class:`~portsim.planners.lp._solve.TimeLimitReached` names the phase).
+        The float rounds stop after
+        :data:`~portsim.planners.lp._incremental.GENERATION_SHARE` of the
+        time left: the master over the trees in use is then solved exactly,
+        the dual of the least bound the rounds probed is priced exactly
+        (:func:`_probe_bound`; the master's own dual where none was probed),
+        and the answer is the certified interval (a note says so).
+    limit_text:
+        The time limit as the note on such a cut names it.
     method:
         HiGHS method for the exact solve of the master (``auto``: dual simplex).
     stats:
@@ -353,6 +387,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     rhs_float = np.array([float(b) for b in space.rhs])
     link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
     price, first = cheapest_tree(space, link, cpu, deadline=clock)
+    # The float rounds stop at this budget; the exact phase then runs over the
+    # trees found (GENERATION_SHARE): a schedule and a certified interval.
+    budget = clock.part(GENERATION_SHARE)
+    best: list[tuple[float, np.ndarray]] = []  # the dual of the least bound probed
+    priced = 0  # the rounds priced
     if first is None:
         return "no reduction tree reaches the target"
     cap = reduce_cap(platform, operation)
@@ -364,15 +403,17 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     failed: list[str] = []
 
     def pricing(point: MasterPoint, probe: np.ndarray) -> Probe | None:
+        nonlocal priced
+        priced += 1
         if cap is not None and point.value >= float(cap) * (1 - TOLERANCE):
             return None  # at a proven bound: optimal
-        clock.check("column generation (pricing)")
+        budget.check("column generation (pricing)")
         link, cpu, _ = space.prices(probe, exact=False)
         single = len(space.owners) >= SINGLE_PRECISION_FROM
         entered = False
         for dtype in ((np.float32, np.float64) if single else (np.float64,)):
             found = cheapest_trees(space, link.astype(dtype), cpu.astype(dtype),
-                                   COLUMNS_PER_ROUND, deadline=clock)
+                                   COLUMNS_PER_ROUND, deadline=budget)
             if not found:
                 failed.append("no reduction tree reaches the target")
                 return None
@@ -384,6 +425,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 rows, loads = space.float_loads(found[0][1])
                 subgradient = rhs_float.copy()
                 subgradient[rows] -= bound * loads
+                if not best or bound < best[0][0]:
+                    best[:] = [(bound, probe.copy())]
             improving = [t for _, t in found
                          if float_price(space, t, point.duals) < 1 - TOLERANCE]
             entered = sum(add(t) for t in improving) > 0
@@ -391,9 +434,14 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 break
         return Probe(bound, entered, subgradient)
 
+    cut = False
     try:
-        rounds = generate(master, pricing, deadline=clock,
+        rounds = generate(master, pricing, deadline=budget,
                           phase="column generation (master program)", smoothing=SMOOTHING)
+    except TimeLimitReached:
+        if clock.expired:
+            raise
+        cut, rounds = True, priced  # the budget, not the call's: on with the trees found
     except MasterFailed as failure:
         return f"HiGHS failed on the reduce tree master program: {failure.status}"
     if failed:
@@ -419,6 +467,10 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             upper = cap  # reduce_cap bounds every schedule: no pricing needed
             capped = True
             break
+        if cut and best:  # no time for more exact rounds: the least bound probed
+            upper = _probe_bound(space, best[0][1], clock)
+            if upper is not None:
+                break
         clock.check("exact pricing (certificate)")
         y_rows = exact.y_ub
         link, cpu, q = space.prices(y_rows, exact=True)
@@ -433,6 +485,8 @@ def reduction_trees(platform: Platform, operation: Operation, *,
             upper = dual_value / cheapest
         else:
             upper = None
+        if cut:
+            break
         if (upper is not None and upper <= exact.lower) or exact_round >= EXACT_ROUNDS \
                 or tasks in active:
             break
@@ -449,6 +503,11 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     upper = max(upper, exact.lower)
     method_name = exact.method if upper == exact.lower else "interval"
     notes = exact.notes
+    if cut and not capped:
+        notes = (*notes, f"the tree generation stopped after {GENERATION_SHARE:.0%} of the "
+                         f"time left under the time limit of {limit_text}: the schedule is "
+                         f"the best packing of the trees in use, the upper end a certified "
+                         f"bound (the exact pricing of the best dual probed)")
     if capped:
         method_name = SINGLE_NODE_BOUND
         notes = (*notes, f"the trees reach {format_rational(upper)}, the single-node bound "
