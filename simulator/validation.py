@@ -51,7 +51,8 @@ from portsim.simulator.platform import PortModel
 from portsim.simulator.report import Report, Violation
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["describe_event", "schedule_throughput", "validate", "violation_table"]
+__all__ = ["describe_event", "describe_violation_events", "schedule_throughput", "validate",
+           "violation_table"]
 
 _COLUMNS = ("time", "node", "resource", "kind", "events", "detail")
 
@@ -191,6 +192,27 @@ def describe_event(index: int, event: Event) -> str:
     return f"{text} @{format_rational(event.start)}{lag}"
 
 
+def describe_violation_events(violation: Violation, schedule: Schedule | None) -> list[str]:
+    """The events a violation involves, each described by :func:`describe_event`.
+
+    The one description of the events both tables use (:func:`violation_table`,
+    ``portsim validate``'s) and ``described`` in ``validate --format json``.
+    An index ``schedule`` does not hold (or no ``schedule``) is written ``#i``.
+
+    Examples
+    --------
+    >>> from portsim.simulator import Item, Operation, OperationKind, Platform, Violation
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule(p, op, (Send("A", "B", Item.broadcast(), Fraction(0)),))
+    >>> describe_violation_events(Violation("port_conflict", Fraction(0), "A", "", (0, 3)), s)
+    ['#0 send b A->B @0', '#3']
+    """
+    events = () if schedule is None else schedule.events
+    return [describe_event(i, events[i]) if 0 <= i < len(events) else f"#{i}"
+            for i in violation.events]
+
+
 def _time_text(value: Fraction | float) -> str:
     if isinstance(value, Fraction):
         return format_rational(value)
@@ -240,7 +262,7 @@ def violation_table(
     rows = []
     for v in shown:
         if schedule is not None and all(0 <= i < len(schedule.events) for i in v.events):
-            events = "; ".join(describe_event(i, schedule.events[i]) for i in v.events)
+            events = "; ".join(describe_violation_events(v, schedule))
         else:
             events = ", ".join(str(i) for i in v.events)
         rows.append((_time_text(v.time), v.node, v.resource, v.kind, events,

@@ -587,3 +587,34 @@ def test_a_tolerance_that_beats_the_lp_bound_is_named(tmp_path: Path) -> None:
     fine = CliRunner().invoke(main, ["validate", str(path), "--tolerance", "0.25", "--no-lp-bound",
                                      "--format", "json"])
     assert "above the lp bound" not in json.loads(fine.stdout)["lp_note"]
+
+
+_OVERLAP = """\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: S, dst: B, c: 1}]
+operation: {type: scatter, source: S}
+events:
+  - {kind: send, src: S, dst: A, item: "m[A]", start: 0}
+  - {kind: send, src: S, dst: B, item: "m[B]", start: "1/2"}
+"""
+
+
+def test_the_violation_table_describes_each_event(tmp_path: Path) -> None:
+    """The text table of `validate` showed `1, 0` in its events column where the
+    Python table (`violation_table(report, schedule)`) shows each event described:
+    the same table now, and the JSON gives the descriptions beside the indexes."""
+    from portsim.scenarios import load_schedule
+    from portsim.simulator import validate as validate_schedule
+    from portsim.simulator import violation_table
+
+    code, out, _ = validate(tmp_path, _OVERLAP)
+    assert code == 1
+    schedule = load_schedule(tmp_path / "schedule.yaml")
+    table = violation_table(validate_schedule(schedule), schedule)
+    assert "#1 send m[B] S->B @1/2; #0 send m[A] S->A @0" in table
+    assert table in out
+    code, out, _ = validate(tmp_path, _OVERLAP, "--format", "json")
+    (violation,) = json.loads(out)["violations"]
+    assert violation["events"] == [1, 0]
+    assert violation["described"] == ["#1 send m[B] S->B @1/2", "#0 send m[A] S->A @0"]
