@@ -92,7 +92,10 @@ def validate(
         start with no violation (default 0, as written).  Start times
         computed in floats land a rounding error before the exact times
         the platform gives (``0.1 + 0.7`` is ``0.7999999999999999``, a
-        transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.
+        transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.  It
+        covers parts computed in floats too: parts that sum to just under 1
+        make the item when the fraction missing would take at most
+        ``tolerance`` to send on every link carrying parts.
 
     Returns
     -------
