@@ -97,6 +97,11 @@ starts, durations, period and horizon).  Two distinct exact times differ by
 at least one tick, so an overlap of one tick is never hidden; a schedule
 whose tick float arithmetic cannot resolve is refused (replay it exactly)."""
 
+_NAMED_BUSY = 8
+"""A conflict names at most this many of the events busy on its resource and
+counts the rest: n sends started at once on one port made the i-th name the
+i - 1 before it, a report (and its text) growing as n^2."""
+
 _FLOAT_NOISE = 16 * 2.0 ** -52
 """Bound on the relative rounding error of a float time (a few operations,
 each within half an ulp), with room to spare."""
@@ -851,10 +856,13 @@ class _Strict:
         else:
             what = f"compute of {name} (event {ev.index})"
             kind = ViolationKind.CPU_CONFLICT
-        busy_with = ", ".join(f"event {h}" for h in others)
+        named = others[:_NAMED_BUSY]
+        busy_with = ", ".join(f"event {h}" for h in named)
+        if len(others) > len(named):
+            busy_with += f" and {len(others) - len(named)} more events"
         run.violate(run.out_time(t), kind, run.resource_node[r],
                     f"{what} needs the {run.resource_names[r]}, busy with {busy_with}",
-                    (ev.index, *others), resource=run.resource_names[r])
+                    (ev.index, *named), resource=run.resource_names[r])
 
     def deliver_part(self, key: int, arrival: Any, part: Any) -> None:
         """A part of an item arrives.
