@@ -67,6 +67,7 @@ from portsim.simulator.errors import PlatformError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import (
     common_denominator,
+    counted,
     format_rational,
     parse_rational,
     per_time,
@@ -1734,18 +1735,20 @@ def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:
     ordered = [v for _, _, v in sorted(run.violations, key=lambda x: (x[0], x[1]))]
     if not periodic:
         return tuple(ordered)
-    first: dict[tuple[str, tuple[int, ...]], int] = {}
+    # one row per resource: a send overlapping another on both its ports
+    # is two violations a period, not one repeated in twice the periods
+    first: dict[tuple[str, tuple[int, ...], str], int] = {}
     repeats: dict[int, int] = defaultdict(int)
     kept: list[Violation] = []
     for v in ordered:
-        key = (v.kind, v.events)
+        key = (v.kind, v.events, v.resource.partition("#")[0])  # an item of any period
         if v.events and key in first:
             repeats[first[key]] += 1
             continue
         first[key] = len(kept)
         kept.append(v)
     return tuple(
-        replace(v, detail=f"{v.detail} (repeated in {repeats[i]} later periods)")
+        replace(v, detail=f"{v.detail} (repeated in {counted(repeats[i], 'later period')})")
         if repeats.get(i) else v
         for i, v in enumerate(kept)
     )
