@@ -46,7 +46,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from portsim.simulator.engine import check_schedule, replay, replay_one_shot
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.errors import ScheduleError
+from portsim.simulator.numbers import counted, format_rational
 from portsim.simulator.platform import PortModel
 from portsim.simulator.report import Report, Violation
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
@@ -242,12 +243,17 @@ def violation_table(
         The schedule replayed, to describe the events involved.
     limit:
         Show at most this many rows, then a line counting the rest
-        (``None``: all of them).
+        (``None``: all of them; 0: only the count).
 
     Returns
     -------
     str
         ``"no violations"`` when there are none.
+
+    Raises
+    ------
+    ScheduleError
+        On a negative ``limit``.
 
     Examples
     --------
@@ -258,9 +264,13 @@ def violation_table(
     ----  ----  --------------  -------------  ------  ---------
     1     A     send port of A  port_conflict  1, 0    two sends
     """
+    if limit is not None and limit < 0:
+        raise ScheduleError("must be >= 0 or None", path="limit", value=limit)
     violations = list(report.violations if isinstance(report, Report) else report)
     if not violations:
         return "no violations"
+    if limit == 0:
+        return f"{counted(len(violations), 'violation')} (none shown: limit 0)"
     shown = violations if limit is None else violations[:limit]
     rows = []
     for v in shown:
@@ -276,5 +286,5 @@ def violation_table(
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     if len(shown) < len(violations):
-        lines.append(f"... and {len(violations) - len(shown)} more violations")
+        lines.append(f"... and {counted(len(violations) - len(shown), 'more violation')}")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from portsim.scenarios.pytest_plugin import PortsimValidator
 from portsim.scenarios.testing import (
     ScheduleAssertionError,
     assert_feasible,
+    assert_msccl_correct,
     assert_throughput_at_least,
 )
 from portsim.simulator import (
@@ -615,3 +616,41 @@ def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction:
     assert assert_throughput_at_least(s, 0, bound=1) == F(2, 3)   # 1 broadcast in 3/2
     with pytest.raises(PlannerError, match=r"^fraction_of_bound: "):
         assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]
+
+
+def _two_overlapping_sends() -> Schedule:
+    """A -> B twice, overlapping by 1/2: A's send port and B's receive port."""
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    return Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": "1/2"}])
+
+
+def test_the_violation_table_limit_is_checked() -> None:
+    """``limit=0`` raised ``TypeError: 'int' object is not iterable`` (from
+    ``violation_table`` and ``assert_feasible(limit=0)``); ``limit=-1``
+    showed all rows but the last.  0 shows none and counts them; a negative
+    limit is refused, naming ``limit``."""
+    s = _two_overlapping_sends()
+    report = validate(s)
+    assert len(report.violations) == 2
+    assert violation_table(report, s, limit=0) == "2 violations (none shown: limit 0)"
+    table = violation_table(report, s, limit=1).splitlines()
+    assert len(table) == 2 + 1 + 1
+    assert table[-1] == "... and 1 more violation"
+    with pytest.raises(ScheduleError, match=r"^limit: must be >= 0 or None \(got -1\)"):
+        violation_table(report, s, limit=-1)
+    with pytest.raises(ScheduleAssertionError, match=r"none shown: limit 0"):
+        assert_feasible(s, limit=0)
+
+
+def test_a_negative_min_ratio_is_refused() -> None:
+    """``assert_msccl_correct(..., min_ratio=-1)`` passed every correct
+    algorithm, however slow: an assertion that cannot fail, which
+    ``assert_throughput_at_least`` already refuses for its fraction."""
+    from portsim.scenarios.msccl import ring_allgather_xml
+
+    p = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P2", 1), ("P2", "P0", 1)])
+    with pytest.raises(PlannerError, match=r"^min_ratio: must be >= 0"):
+        assert_msccl_correct(ring_allgather_xml(3), p, size=3, min_ratio=-1)
