@@ -494,7 +494,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                                   "CPU or item it needs is free (exact time; e.g. 1e-9 for "
                                   "start times computed in floats), and parts summing to "
                                   "just under 1 make the item when the fraction missing "
-                                  "takes at most this long to send.  [default: 0]")
+                                  "takes at most this long to send; a stated duration may "
+                                  "differ this much.  [default: 0]")
 @click.option("--port-model", help="Replace the platform-wide port model.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)

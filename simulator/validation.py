@@ -96,7 +96,9 @@ def validate(
         transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.  It
         covers parts computed in floats too: parts that sum to just under 1
         make the item when the fraction missing would take at most
-        ``tolerance`` to send on every link carrying parts.
+        ``tolerance`` to send on every link carrying parts; and a stated
+        ``duration`` within ``tolerance`` of the platform's is no
+        ``wrong_duration``.
 
     Returns
     -------

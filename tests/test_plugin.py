@@ -582,6 +582,28 @@ def test_the_series_of_float_parts_counts_as_that_of_exact_ones() -> None:
     assert exact.completed == 19
 
 
+def test_a_tolerance_covers_durations_computed_in_floats() -> None:
+    """A script stating `duration: 0.1 * 3` (0.30000000000000004) for a link of
+    cost 0.3 got `wrong_duration` under any tolerance: the stated duration is
+    now the platform's when it lies within the tolerance of it."""
+    p = Platform.build(["A", "B"], [("A", "B", 0.3)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+
+    def stated(duration: float) -> Schedule:
+        return Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B", "item": "b",
+                                            "start": 0, "duration": duration}])
+
+    s = stated(0.1 * 3)
+    gap = s.events[0].duration - Fraction(3, 10)  # type: ignore[operator]
+    assert gap == Fraction(1, 25 * 10**15)
+    assert [v.kind for v in validate(s).violations] == ["wrong_duration"]
+    assert validate(s, tolerance=1e-9).feasible
+    assert validate(s, tolerance=gap).feasible
+    assert not validate(s, tolerance=gap / 2).feasible
+    assert [v.kind for v in validate(stated(0.31), tolerance=1e-9).violations] == [
+        "wrong_duration"]
+
+
 def test_a_tolerance_still_catches_a_missing_part() -> None:
     """Two thirds of a message are not the message, whatever the tolerance
     for float rounding: 1/3 of it takes 1/3 to send."""
