@@ -492,7 +492,10 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 @click.option("--float", "float_time", is_flag=True, help="Replay in float time.")
 @click.option("--tolerance", help="An event may start this long before the port, link, "
                                   "CPU or item it needs is free (exact time; e.g. 1e-9 for "
-                                  "start times computed in floats).  [default: 0]")
+                                  "start times computed in floats), and parts summing to "
+                                  "just under 1 make the item when the fraction missing "
+                                  "takes at most this long to send; a stated duration may "
+                                  "differ this much.  [default: 0]")
 @click.option("--port-model", help="Replace the platform-wide port model.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
@@ -523,7 +526,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.scenarios.runner import series_cut
     from portsim.simulator.engine import parse_tolerance, replay, replay_one_shot
-    from portsim.simulator.validation import schedule_throughput
+    from portsim.simulator.validation import describe_violation_events, schedule_throughput
 
     port_model = _port_model_option(port_model)
     if schedule.suffix.lower() == ".xml":
@@ -625,13 +628,15 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             "replay_cut": cut,
             "series_note": series_note,
         }
-        click.echo(json.dumps({"schedule": str(schedule), "ok": ok, **report.to_dict(),
-                               **extra}, indent=2))
+        document = {"schedule": str(schedule), "ok": ok, **report.to_dict(), **extra}
+        for record, v in zip(document["violations"], report.violations, strict=True):
+            record["described"] = describe_violation_events(v, loaded)  # as the text table
+        click.echo(json.dumps(document, indent=2))
     else:
         console = _console(soft_wrap=True)
         replayed_on = (loaded.platform if port_model is None
                        else loaded.platform.with_port_model(port_model))
-        _print_validation(console, schedule, report, _port_models(replayed_on),
+        _print_validation(console, schedule, report, loaded, _port_models(replayed_on),
                           series=loaded.period is None and report.horizon is not None)
         if series_note:
             console.print(series_note)
@@ -802,12 +807,13 @@ def _load_schedule(path: Path) -> Schedule:
     return schedule_from_dict(data, source=source, base_dir=base_dir)
 
 
-def _print_validation(console: Console, path: Path, report: Report, models: str, *,
-                      series: bool = False) -> None:
-    """``models``: the port models the nodes followed (see :func:`_port_models`);
+def _print_validation(console: Console, path: Path, report: Report, schedule: Schedule,
+                      models: str, *, series: bool = False) -> None:
+    """``schedule``: the one replayed, whose events the violations name;
+    ``models``: the port models the nodes followed (see :func:`_port_models`);
     ``series``: the figures over the horizon are those of a one-shot schedule's
     pipelined series."""
-    from rich.table import Table
+    from portsim.simulator.validation import violation_table
 
     verdict = "feasible and complete" if report.feasible and report.complete else (
         "feasible but incomplete" if report.feasible else
@@ -832,13 +838,10 @@ def _print_validation(console: Console, path: Path, report: Report, models: str,
         console.print(f"incomplete: {report.incomplete} of the {report.instances} expected "
                       f"instance(s) never complete")
     if report.violations:
-        table = Table(title="violations")
-        for column in ("time", "node", "kind", "events", "detail"):
-            table.add_column(column)
-        for v in report.violations:
-            table.add_row(_text(v.time), v.node, v.kind, ", ".join(map(str, v.events)),
-                          v.detail)
-        console.print(table, soft_wrap=False)  # a table keeps its layout
+        # the table a failing test shows (violation_table), every event described
+        console.print("violations:")
+        console.print(violation_table(report, schedule, limit=None), markup=False,
+                      highlight=False)
 
 
 # -- plan -------------------------------------------------------------------------------

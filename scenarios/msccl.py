@@ -52,6 +52,7 @@ from portsim.simulator.numbers import format_rational
 from portsim.simulator.operations import OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
+from portsim.simulator.validation import describe_violation_events
 
 __all__ = [
     "MSCCL_COLLECTIVES",
@@ -174,7 +175,10 @@ class MscclValidation:
             "throughput": text(self.throughput), "throughput_note": self.throughput_note,
             "lp_bound": text(self.lp_bound), "lp_note": self.lp_note,
             "ratio_to_lp_bound": text(self.ratio_to_lp_bound),
-            "violations": [v.to_dict() for v in self.violations],
+            # as `portsim validate` gives them: each event involved described too
+            "violations": [{**v.to_dict(),
+                            "described": describe_violation_events(v, self.timing.schedule)}
+                           for v in self.violations],
             "port_model": self.report.port_model,
             "runtime_notes": list(algo.runtime_limits()),
         }

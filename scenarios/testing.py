@@ -282,6 +282,8 @@ def assert_msccl_correct(
         an infeasible replay, or the ratio reached.  A malformed file raises
         :class:`~portsim.simulator.errors.ScheduleError` (one line naming the
         GPU, threadblock and step).
+    PlannerError
+        When ``min_ratio`` is not a number >= 0.
 
     Examples
     --------
@@ -297,6 +299,9 @@ def assert_msccl_correct(
 
     need = None if min_ratio is None else parse_rational(
         min_ratio, path="min_ratio", error=PlannerError)
+    if need is not None and need < 0:
+        # a negative ratio passes every algorithm: an assertion that cannot fail
+        raise PlannerError("must be >= 0", path="min_ratio", value=min_ratio)
     verdict = validate_msccl(algorithm, platform, size=size, ranks=ranks,
                              port_model=port_model, lp=need is not None)
     name = verdict.timing.algorithm.source

@@ -67,6 +67,7 @@ from portsim.simulator.errors import PlatformError, ScheduleError
 from portsim.simulator.items import Item, combine
 from portsim.simulator.numbers import (
     common_denominator,
+    counted,
     format_rational,
     parse_rational,
     per_time,
@@ -96,6 +97,11 @@ exact schedule (``D``: the least common multiple of every denominator of its
 starts, durations, period and horizon).  Two distinct exact times differ by
 at least one tick, so an overlap of one tick is never hidden; a schedule
 whose tick float arithmetic cannot resolve is refused (replay it exactly)."""
+
+_NAMED_BUSY = 8
+"""A conflict names at most this many of the events busy on its resource and
+counts the rest: n sends started at once on one port made the i-th name the
+i - 1 before it, a report (and its text) growing as n^2."""
 
 _FLOAT_NOISE = 16 * 2.0 ** -52
 """Bound on the relative rounding error of a float time (a few operations,
@@ -310,6 +316,9 @@ class _Run:
         base = self._base
         known = self._base_cache
         scale = 1  # the common denominator of the starts (then of everything)
+        # The longest time a whole message takes without latency on a link
+        # that carries parts: what the tolerance's fraction of a message is.
+        parted_whole = Fraction(0)
         for e in events:
             d = e.start.denominator
             if d != 1 and scale % d:
@@ -335,6 +344,11 @@ class _Run:
                         duration: Fraction | None = platform.duration(e.src, e.dst, size, part)
                     except PlatformError:  # no such link
                         duration = None
+                    else:
+                        if part is not _WHOLE and part != 1:
+                            link_of = platform.link(e.src, e.dst)
+                            parted_whole = max(parted_whole,
+                                               (link_of.c - link_of.latency) * size)
                     src, dst = index[e.src], index[e.dst]
                     link = link_resource.get((src, dst))
                     sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
@@ -363,7 +377,11 @@ class _Run:
             self.scale = scale
             # in time units: what the caller's tolerance spans, whole ticks
             self.tol: int | float = math.floor(self.tolerance * scale)
-            self.part_tol: float = 0
+            # Parts that sum to just under 1 (three parts 0.3333333333333333):
+            # whole once the fraction missing would take at most the tolerance
+            # to send on every link that carries parts.
+            self.part_tol: Fraction | float = (self.tolerance / parted_whole
+                                               if parted_whole else 0)
             self.one: Fraction | float = Fraction(1)
 
             def to_time(v: Fraction) -> int | float:
@@ -496,7 +514,9 @@ class _Run:
                 self.violate(time, ViolationKind.WRONG_OUTPUT, e.node,
                              f"inputs {', '.join(str(x) for x in e.inputs)} make {result}, "
                              f"not {e.output}", (i,), resource=str(e.output))
-        if e.duration is not None and e.duration != duration:
+        # a duration computed in floats, within the tolerance, is the platform's
+        if e.duration is not None and e.duration != duration and (
+                duration is None or abs(e.duration - duration) > self.tolerance):
             assert duration is not None
             self.violate(time, ViolationKind.WRONG_DURATION, node,
                          f"stated duration {format_rational(e.duration)} but the platform "
@@ -839,10 +859,13 @@ class _Strict:
         else:
             what = f"compute of {name} (event {ev.index})"
             kind = ViolationKind.CPU_CONFLICT
-        busy_with = ", ".join(f"event {h}" for h in others)
+        named = others[:_NAMED_BUSY]
+        busy_with = ", ".join(f"event {h}" for h in named)
+        if len(others) > len(named):
+            busy_with += f" and {len(others) - len(named)} more events"
         run.violate(run.out_time(t), kind, run.resource_node[r],
                     f"{what} needs the {run.resource_names[r]}, busy with {busy_with}",
-                    (ev.index, *others), resource=run.resource_names[r])
+                    (ev.index, *named), resource=run.resource_names[r])
 
     def deliver_part(self, key: int, arrival: Any, part: Any) -> None:
         """A part of an item arrives.
@@ -1052,6 +1075,11 @@ def replay(
         violation (default 0).  For start times computed in floats, which
         land a rounding error (``0.7999999999999999`` for ``0.1 + 0.7``)
         before the exact time the platform gives: ``tolerance=1e-9``.
+        Parts of an item that sum to just under 1 (three parts
+        ``0.3333333333333333``) make the item when the fraction missing
+        would take at most this long to send on every link that carries
+        parts (``size * (c - latency)`` a whole message); a stated
+        ``duration`` within it of the platform's is no ``wrong_duration``.
 
     Returns
     -------
@@ -1193,6 +1221,7 @@ def replay_series(
     *,
     exact: bool = True,
     port_model: PortModel | str | None = None,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report:
     """Measure a series of operations that all reuse one one-shot schedule.
 
@@ -1216,6 +1245,10 @@ def replay_series(
         The time span of the series.
     exact, port_model:
         As in :func:`replay`.
+    tolerance:
+        As in :func:`replay`: the series keeps only the order of the events,
+        so of the tolerance only its share for parts counts (parts summing
+        to just under 1 make the item, as in the check of the schedule).
 
     Returns
     -------
@@ -1275,6 +1308,7 @@ def replay_series(
     h = parse_rational(horizon, path="horizon", error=ScheduleError)
     if h <= 0:
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    slack = parse_tolerance(tolerance, exact=exact)
     platform = schedule.platform if port_model is None else schedule.platform.with_port_model(
         port_model)
     # Per-port (and per-CPU) busy time of one instance: instances pass each
@@ -1285,7 +1319,8 @@ def replay_series(
     for e in schedule.events:
         if isinstance(e, Send):
             if not platform.has_link(e.src, e.dst):
-                return replay(schedule, mode="asap", exact=exact, port_model=port_model)
+                return replay(schedule, mode="asap", exact=exact, port_model=port_model,
+                              tolerance=slack)
             d = platform.duration(e.src, e.dst, schedule.operation.size, e.part)
             load[e.src, f"link to {e.dst}"] += d  # a link carries one transfer at a time
             for node, direction in ((e.src, "send"), (e.dst, "recv")):
@@ -1315,7 +1350,8 @@ def replay_series(
     needed = None if heaviest == 0 else int(h / heaviest) + 2
     if needed is not None and needed <= min(64, cap):
         series = schedule.repeat(needed, spacing)
-        return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
+        return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model,
+                          tolerance=slack)
     # A pattern shows once the series has settled and replayed one cycle and
     # one window more: try a short prefix first, doubling it up to 64 copies
     # (then 4 times longer each time) until the cap.  Later copies never delay
@@ -1332,10 +1368,11 @@ def replay_series(
     while True:
         if needed is not None and needed <= cap and needed <= 2 * count:
             series = schedule.repeat(needed, spacing)
-            return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model)
+            return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model,
+                          tolerance=slack)
         with paused_collection():
             played = _play(schedule.repeat(count, spacing), "asap", True, None, forced,
-                           explicit_horizon=False)
+                           explicit_horizon=False, tolerance=slack)
             full = _conclude(*played, "asap", True)
         if full.violations or full.completed != count * per_run:
             # Blocked: measure the prefix honestly below, over as many copies
@@ -1378,7 +1415,7 @@ def replay_series(
                       violations=(), completed=done, instances=done, horizon=out_end,
                       measured_throughput=per_time(done, end))
     return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
-                  horizon=min(h, reach), port_model=port_model)
+                  horizon=min(h, reach), port_model=port_model, tolerance=slack)
 
 
 def measure_series(
@@ -1388,6 +1425,7 @@ def measure_series(
     *,
     exact: bool = True,
     port_model: PortModel | str | None = None,
+    tolerance: Fraction | int | float | str | None = None,
 ) -> Report | None:
     """The pipelined series of a one-shot schedule over ``horizon``, when it is measured.
 
@@ -1431,7 +1469,7 @@ def measure_series(
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     if not schedule.events or not check.feasible:
         return None
-    return replay_series(schedule, h, exact=exact, port_model=port_model)
+    return replay_series(schedule, h, exact=exact, port_model=port_model, tolerance=tolerance)
 
 
 def replay_one_shot(
@@ -1451,7 +1489,8 @@ def replay_one_shot(
     horizon shorter than its makespan never makes it infeasible or
     incomplete; then, by :func:`measure_series`, the series of operations
     reusing it is measured over ``horizon``.  ``tolerance`` is the check's
-    (:func:`replay`); the series keeps only the order of the events.
+    (:func:`replay`); the series keeps only the order of the events, and
+    of the tolerance its share for parts (:func:`replay_series`).
 
     Returns
     -------
@@ -1498,7 +1537,8 @@ def replay_one_shot(
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     check = replay(schedule, mode=mode, exact=exact, port_model=port_model,
                    tolerance=tolerance)
-    series = measure_series(schedule, check, h, exact=exact, port_model=port_model)
+    series = measure_series(schedule, check, h, exact=exact, port_model=port_model,
+                            tolerance=tolerance)
     if series is None:
         return check
     # The violations are the schedule's own: a series of a feasible schedule
@@ -1698,18 +1738,20 @@ def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:
     ordered = [v for _, _, v in sorted(run.violations, key=lambda x: (x[0], x[1]))]
     if not periodic:
         return tuple(ordered)
-    first: dict[tuple[str, tuple[int, ...]], int] = {}
+    # one row per resource: a send overlapping another on both its ports
+    # is two violations a period, not one repeated in twice the periods
+    first: dict[tuple[str, tuple[int, ...], str], int] = {}
     repeats: dict[int, int] = defaultdict(int)
     kept: list[Violation] = []
     for v in ordered:
-        key = (v.kind, v.events)
+        key = (v.kind, v.events, v.resource.partition("#")[0])  # an item of any period
         if v.events and key in first:
             repeats[first[key]] += 1
             continue
         first[key] = len(kept)
         kept.append(v)
     return tuple(
-        replace(v, detail=f"{v.detail} (repeated in {repeats[i]} later periods)")
+        replace(v, detail=f"{v.detail} (repeated in {counted(repeats[i], 'later period')})")
         if repeats.get(i) else v
         for i, v in enumerate(kept)
     )

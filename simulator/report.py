@@ -58,9 +58,11 @@ class Violation:
 
     ``time`` is exact (a ``Fraction``) in exact mode, a ``float`` in float mode.
     ``events`` holds the indexes (in the schedule's event list) of the events
-    involved, the offending one first.  ``resource`` names what the violation
-    is about: a port (``"send port of A"``), a CPU, a link (``"link A -> B"``)
-    or an item (``"v[0,1]#2"``); empty when unknown.
+    involved, the offending one first (a conflict names at most 8 of the
+    events busy on its resource; its detail counts the others).
+    ``resource`` names what the violation is about: a port (``"send port of
+    A"``), a CPU, a link (``"link A -> B"``) or an item (``"v[0,1]#2"``);
+    empty when unknown.
     """
 
     kind: str

@@ -46,12 +46,14 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from portsim.simulator.engine import check_schedule, replay, replay_one_shot
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.errors import ScheduleError
+from portsim.simulator.numbers import counted, format_rational
 from portsim.simulator.platform import PortModel
 from portsim.simulator.report import Report, Violation
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["describe_event", "schedule_throughput", "validate", "violation_table"]
+__all__ = ["describe_event", "describe_violation_events", "schedule_throughput", "validate",
+           "violation_table"]
 
 _COLUMNS = ("time", "node", "resource", "kind", "events", "detail")
 
@@ -91,7 +93,12 @@ def validate(
         start with no violation (default 0, as written).  Start times
         computed in floats land a rounding error before the exact times
         the platform gives (``0.1 + 0.7`` is ``0.7999999999999999``, a
-        transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.
+        transfer ending at ``4/5``): ``tolerance=1e-9`` accepts those.  It
+        covers parts computed in floats too: parts that sum to just under 1
+        make the item when the fraction missing would take at most
+        ``tolerance`` to send on every link carrying parts; and a stated
+        ``duration`` within ``tolerance`` of the platform's is no
+        ``wrong_duration``.
 
     Returns
     -------
@@ -191,6 +198,27 @@ def describe_event(index: int, event: Event) -> str:
     return f"{text} @{format_rational(event.start)}{lag}"
 
 
+def describe_violation_events(violation: Violation, schedule: Schedule | None) -> list[str]:
+    """The events a violation involves, each described by :func:`describe_event`.
+
+    The one description of the events both tables use (:func:`violation_table`,
+    ``portsim validate``'s) and ``described`` in ``validate --format json``.
+    An index ``schedule`` does not hold (or no ``schedule``) is written ``#i``.
+
+    Examples
+    --------
+    >>> from portsim.simulator import Item, Operation, OperationKind, Platform, Violation
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule(p, op, (Send("A", "B", Item.broadcast(), Fraction(0)),))
+    >>> describe_violation_events(Violation("port_conflict", Fraction(0), "A", "", (0, 3)), s)
+    ['#0 send b A->B @0', '#3']
+    """
+    events = () if schedule is None else schedule.events
+    return [describe_event(i, events[i]) if 0 <= i < len(events) else f"#{i}"
+            for i in violation.events]
+
+
 def _time_text(value: Fraction | float) -> str:
     if isinstance(value, Fraction):
         return format_rational(value)
@@ -217,12 +245,17 @@ def violation_table(
         The schedule replayed, to describe the events involved.
     limit:
         Show at most this many rows, then a line counting the rest
-        (``None``: all of them).
+        (``None``: all of them; 0: only the count).
 
     Returns
     -------
     str
         ``"no violations"`` when there are none.
+
+    Raises
+    ------
+    ScheduleError
+        On a negative ``limit``.
 
     Examples
     --------
@@ -233,14 +266,18 @@ def violation_table(
     ----  ----  --------------  -------------  ------  ---------
     1     A     send port of A  port_conflict  1, 0    two sends
     """
+    if limit is not None and limit < 0:
+        raise ScheduleError("must be >= 0 or None", path="limit", value=limit)
     violations = list(report.violations if isinstance(report, Report) else report)
     if not violations:
         return "no violations"
+    if limit == 0:
+        return f"{counted(len(violations), 'violation')} (none shown: limit 0)"
     shown = violations if limit is None else violations[:limit]
     rows = []
     for v in shown:
         if schedule is not None and all(0 <= i < len(schedule.events) for i in v.events):
-            events = "; ".join(describe_event(i, schedule.events[i]) for i in v.events)
+            events = "; ".join(describe_violation_events(v, schedule))
         else:
             events = ", ".join(str(i) for i in v.events)
         rows.append((_time_text(v.time), v.node, v.resource, v.kind, events,
@@ -251,5 +288,5 @@ def violation_table(
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     if len(shown) < len(violations):
-        lines.append(f"... and {len(violations) - len(shown)} more violations")
+        lines.append(f"... and {counted(len(violations) - len(shown), 'more violation')}")
     return "\n".join(lines)

@@ -552,7 +552,9 @@ def test_periodic_wraparound_conflict(chain: Platform) -> None:
     # With a period of 3/4 it overlaps itself in the next period.
     s = Schedule.from_dicts(chain, op, [send("A", "B", "m[B]", "1/2")], period="3/4")
     report = replay(s, horizon=5)
-    assert kinds(report) == [ViolationKind.PORT_CONFLICT]
+    # both its ports, as in a one-shot schedule (one row each)
+    assert kinds(report) == [ViolationKind.PORT_CONFLICT] * 2
+    assert [v.resource for v in report.violations] == ["send port of A", "receive port of B"]
     assert report.violations[0].time == F(5, 4)
 
 
@@ -631,7 +633,7 @@ def test_float_mode_reports_a_one_millionth_overlap_in_a_periodic_schedule() -> 
     s = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=1)
     for exact in (True, False):
         report = replay(s, horizon=2000, exact=exact)
-        assert kinds(report) == [ViolationKind.PORT_CONFLICT], exact
+        assert kinds(report) == [ViolationKind.PORT_CONFLICT] * 2, exact  # A's and B's port
         assert float(report.violations[0].time) == 1.5
     # One period later than needed, it is back to back: no false alarm.
     fine = Schedule.from_dicts(p, op, [send("A", "B", "m[B]", "1/2")], period=p.cost("A", "B"))
@@ -854,3 +856,23 @@ def test_a_compute_of_three_inputs_lasts_two_tasks() -> None:
     series = replay_series(one_shot, 200)
     assert series.completed is not None
     assert series.completed <= bound * 200
+
+
+def test_a_periodic_conflict_on_two_ports_is_two_rows_each_counting_its_periods() -> None:
+    """Two sends S -> A overlap by 1/2 every period 1: each finds both S's send
+    port and A's receive port busy, in each of the 10 periods replayed.  The
+    fold of repeats keyed on the events alone merged the two ports: one row
+    said `repeated in 19 later periods` of 10, and A's port went unnamed."""
+    p = Platform.build(["S", "A"], [("S", "A", 1)])
+    op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
+    s = Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b#0", "start": 0},
+        {"kind": "send", "src": "S", "dst": "A", "item": "b#1", "start": "1/2"}],
+        period=1, instances_per_period=2)
+    rows = {(v.events, v.resource): v.detail
+            for v in replay(s, mode="strict", horizon=10).violations}
+    # event 1 of periods 0..9 starts during event 0; event 0 of periods 1..9 during event 1
+    assert set(rows) == {((1, 0), "send port of S"), ((1, 0), "receive port of A"),
+                         ((0, 1), "send port of S"), ((0, 1), "receive port of A")}
+    for (events, _), detail in rows.items():
+        assert detail.endswith(f"(repeated in {9 if events == (1, 0) else 8} later periods)")

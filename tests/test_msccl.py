@@ -286,6 +286,9 @@ def test_a_chunk_never_sent_is_named(tmp_path: Path, dgx: Platform) -> None:
     assert out["correct"] is False
     assert [(x["node"], x["detail"]) for x in out["violations"]] == [
         (x.node, x.detail) for x in v.report.violations]
+    # the keys of `validate SCHEDULE.yaml`'s violations, `described` included
+    assert [len(x["described"]) for x in out["violations"]] == [
+        len(x.events) for x in v.report.violations]
     assert any(x.node == "P1" and "m[P0,P1]" in x.detail for x in v.report.violations)
     assert out["problems"] == ["rank 1 (P1) buffer o[0] never receives chunk m[P0,P1]"]
 

@@ -26,6 +26,7 @@ from portsim.scenarios.pytest_plugin import PortsimValidator
 from portsim.scenarios.testing import (
     ScheduleAssertionError,
     assert_feasible,
+    assert_msccl_correct,
     assert_throughput_at_least,
 )
 from portsim.simulator import (
@@ -520,6 +521,100 @@ def test_a_tolerance_still_catches_a_real_early_start() -> None:
         assert_feasible(s, tolerance=1e-9)
 
 
+def _float_parts(parts: list[float] | list[str], c: object = 1,
+                 latency: object = None) -> Schedule:
+    """A broadcast A -> B -> C: A sends the message to B in ``parts`` back to
+    back (starts summed in floats, as a user's script does; exactly for parts
+    written as strings), then B forwards it whole (``c`` the cost of A -> B;
+    with ``latency``: bandwidth 1 / c, each part paying the latency)."""
+    if latency is None:
+        p = Platform.build(["A", "B", "C"], [("A", "B", c), ("B", "C", 1)])
+    else:
+        p = schedule_from_dict({"platform": {"nodes": [{"id": n} for n in "ABC"], "links": [
+            {"src": "A", "dst": "B", "bandwidth": f"1/{c}", "latency": latency},
+            {"src": "B", "dst": "C", "c": 1}]}, "operation": {"type": "broadcast",
+                                                                "source": "A"},
+            "events": []}).platform
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    dicts: list[dict[str, object]] = []
+    start: float | Fraction = Fraction(0) if isinstance(parts[0], str) else 0.0
+    for part in parts:
+        dicts.append({"kind": "send", "src": "A", "dst": "B", "item": "b", "part": part,
+                      "start": start})
+        duration = p.duration("A", "B", 1, Fraction(part))
+        start = start + duration if isinstance(part, str) else start + float(duration)
+    dicts.append({"kind": "send", "src": "B", "dst": "C", "item": "b", "start": start})
+    return Schedule.from_dicts(p, op, dicts)
+
+
+def test_a_tolerance_covers_parts_summed_in_floats() -> None:
+    """Three parts of 0.3333333333333333 sum to 1 - 10^-16: B never held the
+    message, even with the tolerance that accepts float start times.  The
+    tolerance T now takes parts as whole when the fraction missing would take
+    at most T to send on the link of the parts (here c = 1: 10^-16)."""
+    third = 0.3333333333333333
+    s = _float_parts([third] * 3)
+    missing = 1 - 3 * s.events[0].part  # parts are read as written: 3333333333333333/10^16
+    assert missing == Fraction(1, 10**16)
+    assert [v.kind for v in validate(s).violations] == ["item_not_held", "incomplete"]
+    report = assert_feasible(s, tolerance=1e-9)
+    assert report.makespan == s.events[3].start + 1
+    # the missing fraction's time and no less: missing * c
+    assert validate(s, tolerance=missing).feasible
+    assert not validate(s, tolerance=missing * Fraction(99, 100)).feasible
+    slow = _float_parts([third] * 3, c=1000)   # the missing fraction takes 1000x longer
+    assert validate(slow, tolerance=missing * 1000).feasible
+    assert not validate(slow, tolerance=missing * 999).feasible
+    # with latency: only the bandwidth's share counts (size / bandwidth = c per message)
+    lat = _float_parts([third] * 3, c=4, latency="1/2")
+    assert validate(lat, tolerance=missing * 4).feasible
+    assert not validate(lat, tolerance=missing * 3).feasible
+
+
+def test_the_series_of_float_parts_counts_as_that_of_exact_ones() -> None:
+    """Over a horizon, the pipelined series of the float parts completed
+    nothing (its replay had no tolerance: B never held a message) while the
+    schedule itself passed.  B forwards for 1 a message: instance t ends at
+    t + 2, 19 of them by 20, as with parts of exactly 1/3."""
+    floats = validate(_float_parts([0.3333333333333333] * 3), horizon=20, tolerance=1e-9)
+    exact = validate(_float_parts(["1/3"] * 3), horizon=20)
+    assert (floats.feasible, floats.completed) == (True, 19)
+    assert exact.completed == 19
+
+
+def test_a_tolerance_covers_durations_computed_in_floats() -> None:
+    """A script stating `duration: 0.1 * 3` (0.30000000000000004) for a link of
+    cost 0.3 got `wrong_duration` under any tolerance: the stated duration is
+    now the platform's when it lies within the tolerance of it."""
+    p = Platform.build(["A", "B"], [("A", "B", 0.3)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+
+    def stated(duration: float) -> Schedule:
+        return Schedule.from_dicts(p, op, [{"kind": "send", "src": "A", "dst": "B", "item": "b",
+                                            "start": 0, "duration": duration}])
+
+    s = stated(0.1 * 3)
+    gap = s.events[0].duration - Fraction(3, 10)  # type: ignore[operator]
+    assert gap == Fraction(1, 25 * 10**15)
+    assert [v.kind for v in validate(s).violations] == ["wrong_duration"]
+    assert validate(s, tolerance=1e-9).feasible
+    assert validate(s, tolerance=gap).feasible
+    assert not validate(s, tolerance=gap / 2).feasible
+    assert [v.kind for v in validate(stated(0.31), tolerance=1e-9).violations] == [
+        "wrong_duration"]
+
+
+def test_a_tolerance_still_catches_a_missing_part() -> None:
+    """Two thirds of a message are not the message, whatever the tolerance
+    for float rounding: 1/3 of it takes 1/3 to send."""
+    s = _float_parts([1 / 3, 1 / 3])
+    assert [v.kind for v in validate(s, tolerance=1e-9).violations] == [
+        "item_not_held", "incomplete"]
+    assert validate(s, tolerance="2/5").feasible  # a third (and float noise) missing
+    with pytest.raises(ScheduleAssertionError, match="holds only"):
+        assert_feasible(s, tolerance="1/4")
+
+
 @pytest.mark.parametrize("tolerance", [-1e-9, "abc", float("nan")])
 def test_a_bad_tolerance_is_refused(tolerance: object) -> None:
     with pytest.raises(ScheduleError, match=r"^tolerance: "):
@@ -543,3 +638,41 @@ def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction:
     assert assert_throughput_at_least(s, 0, bound=1) == F(2, 3)   # 1 broadcast in 3/2
     with pytest.raises(PlannerError, match=r"^fraction_of_bound: "):
         assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]
+
+
+def _two_overlapping_sends() -> Schedule:
+    """A -> B twice, overlapping by 1/2: A's send port and B's receive port."""
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    return Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": "1/2"}])
+
+
+def test_the_violation_table_limit_is_checked() -> None:
+    """``limit=0`` raised ``TypeError: 'int' object is not iterable`` (from
+    ``violation_table`` and ``assert_feasible(limit=0)``); ``limit=-1``
+    showed all rows but the last.  0 shows none and counts them; a negative
+    limit is refused, naming ``limit``."""
+    s = _two_overlapping_sends()
+    report = validate(s)
+    assert len(report.violations) == 2
+    assert violation_table(report, s, limit=0) == "2 violations (none shown: limit 0)"
+    table = violation_table(report, s, limit=1).splitlines()
+    assert len(table) == 2 + 1 + 1
+    assert table[-1] == "... and 1 more violation"
+    with pytest.raises(ScheduleError, match=r"^limit: must be >= 0 or None \(got -1\)"):
+        violation_table(report, s, limit=-1)
+    with pytest.raises(ScheduleAssertionError, match=r"none shown: limit 0"):
+        assert_feasible(s, limit=0)
+
+
+def test_a_negative_min_ratio_is_refused() -> None:
+    """``assert_msccl_correct(..., min_ratio=-1)`` passed every correct
+    algorithm, however slow: an assertion that cannot fail, which
+    ``assert_throughput_at_least`` already refuses for its fraction."""
+    from portsim.scenarios.msccl import ring_allgather_xml
+
+    p = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P2", 1), ("P2", "P0", 1)])
+    with pytest.raises(PlannerError, match=r"^min_ratio: must be >= 0"):
+        assert_msccl_correct(ring_allgather_xml(3), p, size=3, min_ratio=-1)
