@@ -679,3 +679,29 @@ def test_a_bound_of_more_than_18_digits_is_stored_and_reported(tmp_path: Path) -
     # flat serves the three targets back to back: one scatter every 1/p1 + 1/p2 + 1/p3
     assert Fraction(frame["measured_throughput_exact"].iloc[1]) <= bound
     assert "Convergence to the bound" in write_study_report(tmp_path).read_text()
+
+
+def test_report_labels_a_row_as_portsim_run_and_the_study_print_it(tmp_path: Path) -> None:
+    """An entry ``{name: lp, time_limit: 100, split: false}`` is ``lp (time_limit: 100,
+    split: False)`` in ``portsim run``, in the study's closing lines and in the stored
+    ``label``; the report called it ``lp (split: False, time_limit: 100)`` (the
+    options sorted), and ``report --planner`` given the printed label exited 2."""
+    from portsim.reports.studies.report import render_study_report, row_labels
+    from portsim.scenarios.runner import planner_label
+
+    entry = {"name": "lp", "time_limit": 100, "split": False}
+    study = study_from_dict({
+        "name": "labels",
+        "base": {"platform": {"generator": {"type": "random", "n": 5, "degree": 2}},
+                 "operation": {"type": "broadcast", "source": "P0"},
+                 "planners": [entry, "flat"]},
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    printed = planner_label("lp", {k: v for k, v in entry.items() if k != "name"})
+    assert printed == "lp (time_limit: 100, split: False)"  # the study file's order
+    assert list(frame["label"]) == [printed, "flat"]
+    assert list(row_labels(frame)) == [printed, "flat"]
+    page = render_study_report(frame, planner=printed)
+    assert f"Schedule of {printed}" in page
+    assert "split: False, time_limit" not in page

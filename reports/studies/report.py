@@ -140,11 +140,18 @@ def row_labels(frame: pd.DataFrame) -> pd.Series:
     The planner's name with its options, as ``portsim run`` prints it
     (:attr:`portsim.scenarios.runner.PlannerRun.label`), e.g. ``lp (split: False)``;
     a planner listed twice in a run with the same options gets ``" #2"``
-    (:func:`portsim.reports.figures.distinct_labels`).  Options come in the order
-    the store keeps them (sorted by key).
+    (:func:`portsim.reports.figures.distinct_labels`).  It is the row's stored
+    ``label`` (options in the study file's order, as ``portsim run`` and the
+    study's closing lines print them); a store of portsim 0.2.0, without
+    that column, gives the options in the order it keeps them (sorted by key).
     """
     pairs = list(zip(frame["planner"].astype(str), frame["planner_options"], strict=True))
-    named = {pair: _option_label(*pair) for pair in dict.fromkeys(pairs)}
+    stored = frame["label"] if "label" in frame else pd.Series(pd.NA, index=frame.index)
+    # one label per planner and options, also for a 0.2.0 store resumed by 0.3.0
+    named = {pair: str(label) for pair, label in zip(pairs, stored, strict=True)
+             if isinstance(label, str) and label}
+    for pair in dict.fromkeys(pairs):
+        named.setdefault(pair, _option_label(*pair))
     base = [named[pair] for pair in pairs]
     labels = list(base)
     for rows in frame.groupby("run_key", sort=False).indices.values():
