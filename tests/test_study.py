@@ -705,3 +705,33 @@ def test_report_labels_a_row_as_portsim_run_and_the_study_print_it(tmp_path: Pat
     page = render_study_report(frame, planner=printed)
     assert f"Schedule of {printed}" in page
     assert "split: False, time_limit" not in page
+
+
+def test_resume_refuses_a_store_of_other_runs(tmp_path: Path) -> None:
+    """``--resume`` appended to any store: another study's rows, or rows of an edited
+    study file, stayed beside the new ones, and ``load_results`` returned both (two
+    runs numbered 1 after a grid value was inserted, averaged as replicates by the
+    report).  A resume now continues only the study that wrote the store."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path, workers=1)
+    before = load_results(tmp_path)
+    assert list(before["run_index"].unique()) == [0, 1]
+
+    def refused(document: dict[str, Any], match: str) -> None:
+        with pytest.raises(ScenarioError, match=match):
+            run_study(study_from_dict(document), tmp_path, workers=1, resume=True)
+        pd.testing.assert_frame_equal(load_results(tmp_path), before)  # nothing written
+
+    refused({**trees_study([4, 8]), "name": "other"}, "holds the study 'trees', not 'other'")
+    # n = 6 inserted: n = 8 would be run 2, stored as run 1
+    refused(trees_study([4, 6, 8]), r"under another run index \(the first: run 1, now run 2")
+    edited = trees_study([4, 8])
+    edited["base"]["platform"]["generator"]["compute"] = 2  # every run's inputs change
+    refused(edited, r"holds 2 run\(s\) that this study file no longer makes")
+    # a value appended: the stored runs keep their numbers, one run is computed
+    outcome = run_study(study_from_dict(trees_study([4, 8, 16])), tmp_path, workers=1,
+                        resume=True)
+    assert (outcome.skipped, outcome.computed) == (2, 1)
+    frame = load_results(tmp_path)
+    points = frame[["run_index", "grid.platform.generator.n"]].drop_duplicates()
+    assert [tuple(map(int, p)) for p in points.itertuples(index=False)] == [
+        (0, 4), (1, 8), (2, 16)]
