@@ -735,3 +735,30 @@ def test_resume_refuses_a_store_of_other_runs(tmp_path: Path) -> None:
     points = frame[["run_index", "grid.platform.generator.n"]].drop_duplicates()
     assert [tuple(map(int, p)) for p in points.itertuples(index=False)] == [
         (0, 4), (1, 8), (2, 16)]
+
+
+def test_a_study_off_a_terminal_prints_how_far_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off a terminal (a log file, nohup, a batch job) the progress bar drew only its
+    last frame, at the end: a study of hours wrote nothing for hours.  It now prints a
+    line with the counts, the rate and the time left once the study has run
+    ``QUIET_SECONDS``, then every ``STILL_SECONDS`` (shortened here)."""
+    import re
+
+    from portsim.scenarios import cli
+
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.05)
+    monkeypatch.setattr(cli, "STILL_SECONDS", 0.05)
+    study_file = tmp_path / "s.yaml"
+    n_values = list(range(4, 24))
+    study_file.write_text(yaml.safe_dump(trees_study(n_values)))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                       "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("portsim: trees:")]
+    assert lines, result.output
+    pattern = (r"portsim: trees: (\d+) of 20 run\(s\) done, 0 failed, "
+               r"(-|\d+\.\d\d) runs/s, (-:--:--|\d+:\d\d:\d\d) left")
+    done = [int(re.fullmatch(pattern, line).group(1)) for line in lines]  # type: ignore[union-attr]
+    assert done == sorted(done) and all(0 <= d <= len(n_values) for d in done)
+    assert "━" not in result.output  # no bar frame in a log
