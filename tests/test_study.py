@@ -760,7 +760,8 @@ def test_a_study_off_a_terminal_prints_how_far_it_is(
     pattern = (r"portsim: trees: (\d+) of 20 run\(s\) done, 0 failed, "
                r"(-|\d+\.\d\d) runs/s, (-:--:--|\d+:\d\d:\d\d) left")
     done = [int(re.fullmatch(pattern, line).group(1)) for line in lines]  # type: ignore[union-attr]
-    assert done == sorted(done) and all(0 <= d <= len(n_values) for d in done)
+    assert done == sorted(done)
+    assert all(0 <= d <= len(n_values) for d in done)
     assert "━" not in result.output  # no bar frame in a log
 
 
