@@ -786,3 +786,19 @@ def test_efficiency_is_the_exact_ratio_rounded_once(tmp_path: Path) -> None:
         exact = Fraction(int(row.completed)) / Fraction(row.horizon) / Fraction(
             row.reference_bound)
         assert row.efficiency == float(exact), (row.label, row.run_index)
+
+
+def test_the_results_dataset_itself_names_its_study(tmp_path: Path) -> None:
+    """``pandas.read_parquet("out/results.parquet")`` is how the store reads; given that
+    path, ``load_results`` and ``portsim report`` said ``out/results.parquet/
+    results.parquet: no study results``.  They now read the study it belongs to, and
+    the report goes to the study's folder (not into the dataset, where a reader of
+    the parquet files would meet it)."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path / "out", workers=1)
+    dataset = tmp_path / "out" / "results.parquet"
+    pd.testing.assert_frame_equal(load_results(dataset), load_results(tmp_path / "out"))
+    result = CliRunner().invoke(main, ["report", str(dataset)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert sorted(p.suffix for p in dataset.iterdir()) == [".parquet"]
+    assert len(pd.read_parquet(dataset)) == 4  # two runs, two planners

@@ -59,7 +59,12 @@ from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_stu
 from portsim.scenarios.loader import Scenario, scenario_from_dict
 from portsim.scenarios.runner import PlannerRun, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
-from portsim.scenarios.study.store import exact_makespan_ratios, load_results, valid_rows
+from portsim.scenarios.study.store import (
+    exact_makespan_ratios,
+    load_results,
+    study_folder,
+    valid_rows,
+)
 from portsim.simulator.errors import PortsimError, ScenarioError
 from portsim.simulator.numbers import format_rational
 
@@ -89,9 +94,9 @@ def write_study_report(directory: str | os.PathLike[str],
     Parameters
     ----------
     directory:
-        The study's output folder.
+        The study's output folder, or its ``results.parquet`` dataset.
     out:
-        The HTML file (default ``directory/report.html``).
+        The HTML file (default ``report.html`` in the study's output folder).
     run_index, planner:
         The run whose convergence, platform and schedule are drawn, and the
         planner of the Gantt chart, by label (``lp (split: False)``) or name
@@ -123,7 +128,7 @@ def write_study_report(directory: str | os.PathLike[str],
         When ``run_index`` or ``planner`` is not in the study; the message
         lists the valid choices.
     """
-    path = Path(out) if out is not None else Path(directory) / "report.html"
+    path = Path(out) if out is not None else study_folder(directory) / "report.html"
     frame = load_results(directory)
     try:
         text = render_study_report(frame, run_index=run_index, planner=planner,

@@ -54,6 +54,7 @@ __all__ = [
     "exact_makespan_ratios",
     "grid_column_type",
     "load_results",
+    "study_folder",
     "valid_rows",
 ]
 
@@ -310,13 +311,31 @@ def _as_text(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def study_folder(directory: str | os.PathLike[str]) -> Path:
+    """The study's output folder named by ``directory``: itself, or its parent when
+    ``directory`` is the folder's ``results.parquet`` dataset (what ``pandas.read_parquet``
+    takes, and so what a user may well give).
+
+    Examples
+    --------
+    >>> str(study_folder("out")), str(study_folder("/nowhere/results.parquet"))
+    ('out', '/nowhere/results.parquet')
+    """
+    path = Path(directory)
+    if (path.name == RESULTS_NAME and path.is_dir() and not (path / RESULTS_NAME).exists()
+            and any(path.glob("part-*.parquet"))):
+        return path.parent
+    return path
+
+
 def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     """The tidy results of a study: one row per run and planner.
 
     Parameters
     ----------
     directory:
-        The study's output folder (holding ``results.parquet``).
+        The study's output folder (holding ``results.parquet``), or that
+        ``results.parquet`` dataset itself.
 
     Returns
     -------
@@ -339,7 +358,7 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     FileNotFoundError
         When the folder holds no result store.
     """
-    path = Path(directory) / RESULTS_NAME
+    path = study_folder(directory) / RESULTS_NAME
     parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
     if not parts:
         raise FileNotFoundError(f"{path}: no study results")
