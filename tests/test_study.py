@@ -802,3 +802,32 @@ def test_the_results_dataset_itself_names_its_study(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "report.html").is_file()
     assert sorted(p.suffix for p in dataset.iterdir()) == [".parquet"]
     assert len(pd.read_parquet(dataset)) == 4  # two runs, two planners
+
+
+def test_the_efficiency_chart_says_why_a_cut_row_is_missing(tmp_path: Path) -> None:
+    """A row whose series replay was cut (``replay_cut``, no measured throughput: flat
+    and ring broadcasting over S -> A (c = 1) -> B (c = 2) with ``horizon:
+    100000000``, 80 s) was counted under "ok row(s) have no reference bound (no lp
+    bound for that run)" though its run's lp bound is 1/2.  Such a row is made here
+    from a flat row as the store holds it after a cut."""
+    from portsim.reports.studies.report import render_study_report
+
+    study = study_from_dict({
+        "name": "cut",
+        "base": {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                              "links": [{"src": "S", "dst": "A", "c": 1},
+                                        {"src": "A", "dst": "B", "c": 2}]},
+                 "operation": {"type": "broadcast", "source": "S"},
+                 "planners": ["lp", "flat"]},
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    assert list(frame["reference_bound"]) == ["1/2", "1/2"]
+    flat = frame["planner"] == "flat"
+    for column in ("measured_throughput", "measured_throughput_exact", "efficiency"):
+        frame.loc[flat, column] = pd.NA
+    frame.loc[flat, "replay_cut"] = True
+    page = render_study_report(frame)
+    assert "no reference bound" not in page
+    assert "1 ok row(s) (flat) have no measured throughput: the replay of their series " \
+           "was cut" in page
