@@ -325,7 +325,9 @@ def _comparison_figure(frame: pd.DataFrame, measure: str,
         axis = "measured throughput / bound (ratio)"
     data = data[data["value"].notna()]
     grid = _grid_columns(frame)
-    numeric = [c for c in grid if pd.api.types.is_numeric_dtype(frame[c])]
+    # a boolean key (operation.commutative) is two categories, not an axis from 0 to 1
+    numeric = [c for c in grid if pd.api.types.is_numeric_dtype(frame[c])
+               and not pd.api.types.is_bool_dtype(frame[c])]
     x_col = numeric[0] if numeric else None
     others = [c for c in grid if c != x_col]
     figure = go.Figure()
