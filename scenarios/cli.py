@@ -1007,15 +1007,67 @@ def _study_columns(meter: _RateMeter) -> tuple[Any, ...]:
         max_refresh = 1.0
 
         def render(self, task: Any) -> Text:
-            left = meter.left(int((task.total or 0) - task.completed))
-            if left is None:
-                return Text("-:--:-- left")
-            minutes, seconds = divmod(round(left), 60)
-            return Text(f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d} left")
+            return Text(_time_left(meter.left(int((task.total or 0) - task.completed))))
 
     return (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed"), Rate(),
             TimeElapsedColumn(), Left())
+
+
+def _time_left(seconds: float | None) -> str:
+    """``0:01:05 left``, or ``-:--:-- left`` without a rate."""
+    if seconds is None:
+        return "-:--:-- left"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{rest:02d} left"
+
+
+@contextlib.contextmanager
+def _study_heartbeat(name: str, meter: _RateMeter, quiet: float | None = None,
+                     still: float | None = None) -> Iterator[Callable[[int, int, int], None]]:
+    """Off a terminal, the study's progress as lines: ``progress(done, failed, total)``
+    records the counts, and a thread prints ``portsim: NAME: 12 of 30 run(s) done, 0
+    failed, 0.40 runs/s, 0:00:45 left`` on standard error once the study has run
+    ``quiet`` seconds (default :data:`QUIET_SECONDS`), then every ``still`` seconds
+    (:data:`STILL_SECONDS`): a study in a log file is not silence for hours (a
+    progress bar draws only its last frame there)."""
+    import threading
+    import time
+
+    first = QUIET_SECONDS if quiet is None else quiet
+    every = STILL_SECONDS if still is None else still
+    lock = threading.Lock()
+    counts: list[int] = []  # done, failed, total; empty before the first call
+    finished = threading.Event()
+    started = time.monotonic()
+
+    def progress(done: int, failed: int, total: int) -> None:
+        with lock:
+            counts[:] = [done, failed, total]
+
+    def beat() -> None:
+        due = first
+        while not finished.wait(0.2):
+            age = time.monotonic() - started
+            if age < due:
+                continue
+            due += every
+            with lock:
+                if not counts:
+                    continue
+                done, failed, total = counts
+            rate = meter.rate()
+            click.echo(f"portsim: {name}: {done} of {total} run(s) done, {failed} failed, "
+                       f"{'-' if rate is None else f'{rate:.2f}'} runs/s, "
+                       f"{_time_left(meter.left(total - done))}", err=True)
+
+    thread = threading.Thread(target=beat, name="portsim-study-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield progress
+    finally:
+        finished.set()
+        thread.join()
 
 
 EXIT_SIGNAL_BASE = 128
@@ -1073,17 +1125,24 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     # The bar starts with the first progress call, once the store is checked and
-    # locked: a refusal before it is the error line alone.
+    # locked: a refusal before it is the error line alone.  Off a terminal the bar
+    # would draw its last frame only: lines say how far the study is instead.
     bar = Progress(*_study_columns(meter), console=console, transient=False)
     task = bar.add_task(loaded.name, total=len(loaded.runs), failed=0)
     stored: list[int] = []  # runs already in the store, from the first call
+    lines = (contextlib.nullcontext(None) if console.is_terminal
+             else _study_heartbeat(loaded.name, meter))
 
     def progress(done: int, failed: int, total: int) -> None:
         if not stored:
             stored.append(done)
-            bar.start()
+            if line is None:
+                bar.start()
         meter.add(done - stored[0])
-        bar.update(task, completed=done, total=total, failed=failed)
+        if line is None:
+            bar.update(task, completed=done, total=total, failed=failed)
+        else:
+            line(done, failed, total)
 
     def run_then_stop_the_bar() -> Any:
         # The bar's last frame goes before any error line, not after it.
@@ -1093,11 +1152,12 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
                 workers=workers, scheduler=scheduler, resume=resume, batch_size=batch_size,
                 progress=progress, stop=stop)
         finally:
-            if stored:
+            if stored and line is None:
                 bar.stop()
 
     try:
-        outcome = _guarded(run_then_stop_the_bar)
+        with lines as line:
+            outcome = _guarded(run_then_stop_the_bar)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

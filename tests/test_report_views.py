@@ -635,3 +635,29 @@ def test_report_to_standard_output(store: Path, tmp_path: Path,
     assert result.stdout.rstrip().endswith("</html>")
     assert "report written" not in result.stdout
     assert "run 5 (platform.generator.n=8, seed 1)" in result.stdout
+
+
+def test_a_boolean_grid_key_is_not_the_numeric_axis(tmp_path: Path) -> None:
+    """A grid over ``operation.commutative: [false, true]`` and ``operation.size: [0.5,
+    2]``: the comparison charts took the boolean key as their numeric x axis (ticks 0
+    and 1, a line drawn between false and true) and drew the sizes as series.  The
+    axis is the first numeric key that is not a boolean: the sizes."""
+    from portsim.scenarios.study import run_study, study_from_dict
+
+    study = study_from_dict({
+        "name": "flags",
+        "base": {"platform": {"generator": {"type": "complete", "n": 4, "c": 1,
+                                            "compute": 1}},
+                 "operation": {"type": "reduce", "target": "P0"},
+                 "planners": ["flat", "greedy"]},
+        "grid": {"operation.commutative": [False, True], "operation.size": [0.5, 2]},
+    })
+    run_study(study, tmp_path, workers=1)
+    page = render_study_report(load_results(tmp_path))
+    figure = figure_titled(page, "Makespan of one operation")
+    assert figure["layout"]["xaxis"]["title"]["text"] == "operation.size"
+    for trace in figure["data"]:
+        assert trace["x"] == [0.5, 2.0]
+    names = {trace["name"] for trace in figure["data"]}
+    assert names == {f"{p} [commutative={c}]" for p in ("flat", "greedy")
+                     for c in (False, True)}

@@ -679,3 +679,155 @@ def test_a_bound_of_more_than_18_digits_is_stored_and_reported(tmp_path: Path) -
     # flat serves the three targets back to back: one scatter every 1/p1 + 1/p2 + 1/p3
     assert Fraction(frame["measured_throughput_exact"].iloc[1]) <= bound
     assert "Convergence to the bound" in write_study_report(tmp_path).read_text()
+
+
+def test_report_labels_a_row_as_portsim_run_and_the_study_print_it(tmp_path: Path) -> None:
+    """An entry ``{name: lp, time_limit: 100, split: false}`` is ``lp (time_limit: 100,
+    split: False)`` in ``portsim run``, in the study's closing lines and in the stored
+    ``label``; the report called it ``lp (split: False, time_limit: 100)`` (the
+    options sorted), and ``report --planner`` given the printed label exited 2."""
+    from portsim.reports.studies.report import render_study_report, row_labels
+    from portsim.scenarios.runner import planner_label
+
+    entry = {"name": "lp", "time_limit": 100, "split": False}
+    study = study_from_dict({
+        "name": "labels",
+        "base": {"platform": {"generator": {"type": "random", "n": 5, "degree": 2}},
+                 "operation": {"type": "broadcast", "source": "P0"},
+                 "planners": [entry, "flat"]},
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    printed = planner_label("lp", {k: v for k, v in entry.items() if k != "name"})
+    assert printed == "lp (time_limit: 100, split: False)"  # the study file's order
+    assert list(frame["label"]) == [printed, "flat"]
+    assert list(row_labels(frame)) == [printed, "flat"]
+    page = render_study_report(frame, planner=printed)
+    assert f"Schedule of {printed}" in page
+    assert "split: False, time_limit" not in page
+
+
+def test_resume_refuses_a_store_of_other_runs(tmp_path: Path) -> None:
+    """``--resume`` appended to any store: another study's rows, or rows of an edited
+    study file, stayed beside the new ones, and ``load_results`` returned both (two
+    runs numbered 1 after a grid value was inserted, averaged as replicates by the
+    report).  A resume now continues only the study that wrote the store."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path, workers=1)
+    before = load_results(tmp_path)
+    assert list(before["run_index"].unique()) == [0, 1]
+
+    def refused(document: dict[str, Any], match: str) -> None:
+        with pytest.raises(ScenarioError, match=match):
+            run_study(study_from_dict(document), tmp_path, workers=1, resume=True)
+        pd.testing.assert_frame_equal(load_results(tmp_path), before)  # nothing written
+
+    refused({**trees_study([4, 8]), "name": "other"}, "holds the study 'trees', not 'other'")
+    # n = 6 inserted: n = 8 would be run 2, stored as run 1
+    refused(trees_study([4, 6, 8]), r"under another run index \(the first: run 1, now run 2")
+    edited = trees_study([4, 8])
+    edited["base"]["platform"]["generator"]["compute"] = 2  # every run's inputs change
+    refused(edited, r"holds 2 run\(s\) that this study file no longer makes")
+    # a value appended: the stored runs keep their numbers, one run is computed
+    outcome = run_study(study_from_dict(trees_study([4, 8, 16])), tmp_path, workers=1,
+                        resume=True)
+    assert (outcome.skipped, outcome.computed) == (2, 1)
+    frame = load_results(tmp_path)
+    points = frame[["run_index", "grid.platform.generator.n"]].drop_duplicates()
+    assert [tuple(map(int, p)) for p in points.itertuples(index=False)] == [
+        (0, 4), (1, 8), (2, 16)]
+
+
+def test_a_study_off_a_terminal_prints_how_far_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off a terminal (a log file, nohup, a batch job) the progress bar drew only its
+    last frame, at the end: a study of hours wrote nothing for hours.  It now prints a
+    line with the counts, the rate and the time left once the study has run
+    ``QUIET_SECONDS``, then every ``STILL_SECONDS`` (shortened here)."""
+    import re
+
+    from portsim.scenarios import cli
+
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.05)
+    monkeypatch.setattr(cli, "STILL_SECONDS", 0.05)
+    study_file = tmp_path / "s.yaml"
+    n_values = list(range(4, 24))
+    study_file.write_text(yaml.safe_dump(trees_study(n_values)))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o"),
+                                       "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("portsim: trees:")]
+    assert lines, result.output
+    pattern = (r"portsim: trees: (\d+) of 20 run\(s\) done, 0 failed, "
+               r"(-|\d+\.\d\d) runs/s, (-:--:--|\d+:\d\d:\d\d) left")
+    done = [int(re.fullmatch(pattern, line).group(1)) for line in lines]  # type: ignore[union-attr]
+    assert done == sorted(done)
+    assert all(0 <= d <= len(n_values) for d in done)
+    assert "━" not in result.output  # no bar frame in a log
+
+
+def test_efficiency_is_the_exact_ratio_rounded_once(tmp_path: Path) -> None:
+    """``efficiency`` was the quotient of two floats, off by an ulp in a third of the
+    rows of ``lp-vs-trees`` (0.9600000000000001 for 24/25): a filter such as
+    ``efficiency >= 0.981`` missed rows at exactly 0.981.  It is now completed /
+    horizon / reference bound, exactly, rounded once (the tutorial's study)."""
+    study = study_from_dict({
+        "name": "tutorial",
+        "base": {"platform": {"generator": {"type": "random", "n": 6, "degree": 3,
+                                            "c": [1, 4]}},
+                 "operation": {"type": "broadcast", "source": "P0"},
+                 "planners": ["lp", "flat"]},
+        "grid": {"platform.port_model": ["bidirectional", "unidirectional"]},
+        "replicates": 2,
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    assert len(frame) == 8
+    for row in frame.itertuples():
+        exact = Fraction(int(row.completed)) / Fraction(row.horizon) / Fraction(
+            row.reference_bound)
+        assert row.efficiency == float(exact), (row.label, row.run_index)
+
+
+def test_the_results_dataset_itself_names_its_study(tmp_path: Path) -> None:
+    """``pandas.read_parquet("out/results.parquet")`` is how the store reads; given that
+    path, ``load_results`` and ``portsim report`` said ``out/results.parquet/
+    results.parquet: no study results``.  They now read the study it belongs to, and
+    the report goes to the study's folder (not into the dataset, where a reader of
+    the parquet files would meet it)."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path / "out", workers=1)
+    dataset = tmp_path / "out" / "results.parquet"
+    pd.testing.assert_frame_equal(load_results(dataset), load_results(tmp_path / "out"))
+    result = CliRunner().invoke(main, ["report", str(dataset)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert sorted(p.suffix for p in dataset.iterdir()) == [".parquet"]
+    assert len(pd.read_parquet(dataset)) == 4  # two runs, two planners
+
+
+def test_the_efficiency_chart_says_why_a_cut_row_is_missing(tmp_path: Path) -> None:
+    """A row whose series replay was cut (``replay_cut``, no measured throughput: flat
+    and ring broadcasting over S -> A (c = 1) -> B (c = 2) with ``horizon:
+    100000000``, 80 s) was counted under "ok row(s) have no reference bound (no lp
+    bound for that run)" though its run's lp bound is 1/2.  Such a row is made here
+    from a flat row as the store holds it after a cut."""
+    from portsim.reports.studies.report import render_study_report
+
+    study = study_from_dict({
+        "name": "cut",
+        "base": {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                              "links": [{"src": "S", "dst": "A", "c": 1},
+                                        {"src": "A", "dst": "B", "c": 2}]},
+                 "operation": {"type": "broadcast", "source": "S"},
+                 "planners": ["lp", "flat"]},
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    assert list(frame["reference_bound"]) == ["1/2", "1/2"]
+    flat = frame["planner"] == "flat"
+    for column in ("measured_throughput", "measured_throughput_exact", "efficiency"):
+        frame.loc[flat, column] = pd.NA
+    frame.loc[flat, "replay_cut"] = True
+    page = render_study_report(frame)
+    assert "no reference bound" not in page
+    assert "1 ok row(s) (flat) have no measured throughput: the replay of their series " \
+           "was cut" in page

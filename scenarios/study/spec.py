@@ -194,7 +194,8 @@ def run_key(scenario: Mapping[str, Any]) -> str:
     The scenario document carries the seed, so two runs share a key exactly
     when they would compute the same thing.  A platform imported from a
     SimGrid file is an input too: the file's content is hashed with the
-    document, so editing the XML and resuming recomputes the runs that use it.
+    document, so after the XML is edited those runs have other keys and
+    ``--resume`` refuses the store rather than reuse their stale rows.
 
     Examples
     --------

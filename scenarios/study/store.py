@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import pyarrow as pa
@@ -50,9 +50,11 @@ __all__ = [
     "RESULT_COLUMNS",
     "ResultStore",
     "StoreLock",
+    "StoredRun",
     "exact_makespan_ratios",
     "grid_column_type",
     "load_results",
+    "study_folder",
     "valid_rows",
 ]
 
@@ -144,6 +146,19 @@ _PANDAS_TYPES: dict[pa.DataType, Any] = {
 }
 
 
+class StoredRun(NamedTuple):
+    """A run found in the store (:meth:`ResultStore.stored_runs`)."""
+
+    study: str
+    """The ``study`` name its rows were stored under."""
+    run_index: int
+    """Its ``run_index`` when it was stored."""
+    error: bool
+    """Some row of it is an ``error``."""
+    invalid: bool
+    """Some ``ok`` row of it has a schedule the strict replay rejected."""
+
+
 class ResultStore:
     """Append-only rows of one study under ``directory/results.parquet/``.
 
@@ -176,15 +191,23 @@ class ResultStore:
         """The runs already stored: per run key, (some row is an ``error``, some ``ok``
         row's schedule was rejected), as :func:`~portsim.scenarios.study.execute.run_study`
         counts them."""
-        verdicts: dict[str, tuple[bool, bool]] = {}
+        return {key: (run.error, run.invalid) for key, run in self.stored_runs().items()}
+
+    def stored_runs(self) -> dict[str, StoredRun]:
+        """The runs already stored, per run key: the study and run index they were
+        stored under, and their verdicts (:meth:`stored_verdicts`); one read of the
+        parts' few columns."""
+        names = ("run_key", "study", "run_index", "status", "feasible")
+        found: dict[str, StoredRun] = {}
         for part in self.parts():
-            table = pq.read_table(part, columns=["run_key", "status", "feasible"])
-            columns = [table.column(c).to_pylist() for c in ("run_key", "status", "feasible")]
-            for key, status, feasible in zip(*columns, strict=True):
-                error, invalid = verdicts.get(str(key), (False, False))
-                verdicts[str(key)] = (error or status == "error",
-                                      invalid or (status == "ok" and feasible is False))
-        return verdicts
+            table = pq.read_table(part, columns=list(names))
+            columns = [table.column(c).to_pylist() for c in names]
+            for key, study, index, status, feasible in zip(*columns, strict=True):
+                run = found.get(str(key)) or StoredRun(str(study), int(index), False, False)
+                found[str(key)] = run._replace(
+                    error=run.error or status == "error",
+                    invalid=run.invalid or (status == "ok" and feasible is False))
+        return found
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Write ``rows`` as one new part, atomically; return how many were written."""
@@ -288,13 +311,31 @@ def _as_text(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def study_folder(directory: str | os.PathLike[str]) -> Path:
+    """The study's output folder named by ``directory``: itself, or its parent when
+    ``directory`` is the folder's ``results.parquet`` dataset (what ``pandas.read_parquet``
+    takes, and so what a user may well give).
+
+    Examples
+    --------
+    >>> str(study_folder("out")), str(study_folder("/nowhere/results.parquet"))
+    ('out', '/nowhere/results.parquet')
+    """
+    path = Path(directory)
+    if (path.name == RESULTS_NAME and path.is_dir() and not (path / RESULTS_NAME).exists()
+            and any(path.glob("part-*.parquet"))):
+        return path.parent
+    return path
+
+
 def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     """The tidy results of a study: one row per run and planner.
 
     Parameters
     ----------
     directory:
-        The study's output folder (holding ``results.parquet``).
+        The study's output folder (holding ``results.parquet``), or that
+        ``results.parquet`` dataset itself.
 
     Returns
     -------
@@ -317,7 +358,7 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     FileNotFoundError
         When the folder holds no result store.
     """
-    path = Path(directory) / RESULTS_NAME
+    path = study_folder(directory) / RESULTS_NAME
     parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
     if not parts:
         raise FileNotFoundError(f"{path}: no study results")
