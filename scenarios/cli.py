@@ -92,43 +92,62 @@ STILL_SECONDS = 60.0
 
 
 @contextlib.contextmanager
-def _heartbeat(quiet: float | None = None, still: float | None = None
-               ) -> Iterator[Callable[[str], None]]:
-    """A function naming the current step; a thread prints ``portsim: STEP: 12 s so
-    far`` on standard error once the step has run ``quiet`` seconds (default
-    :data:`QUIET_SECONDS`), then every ``still`` seconds (:data:`STILL_SECONDS`),
-    so that a long ``lp`` in a CI log is not silence."""
+def _every(line: Callable[[float], str | None], quiet: float | None = None,
+           still: float | None = None) -> Iterator[Callable[[], None]]:
+    """Off a terminal, what runs as lines: a thread prints ``line(age)`` (when not
+    ``None``) on standard error once ``quiet`` seconds (default
+    :data:`QUIET_SECONDS`) have passed since the start or the last call of the
+    function it yields, then every ``still`` seconds (:data:`STILL_SECONDS`).
+    The one mechanism of :func:`_heartbeat` and :func:`_study_heartbeat`."""
     import threading
     import time
 
     first = QUIET_SECONDS if quiet is None else quiet
     every = STILL_SECONDS if still is None else still
-
     lock = threading.Lock()
-    step: list[Any] = ["starting", time.monotonic(), first]  # text, start, next line's age
+    clock = [time.monotonic(), first]  # since, the next line's age
     done = threading.Event()
 
-    def show(text: str) -> None:
+    def restart() -> None:
         with lock:
-            step[:] = [text, time.monotonic(), first]
+            clock[:] = [time.monotonic(), first]
 
     def beat() -> None:
-        while not done.wait(0.5):
+        while not done.wait(0.2):
             with lock:
-                text, since, due = step
+                since, due = clock
                 age = time.monotonic() - since
                 if age < due:
                     continue
-                step[2] = due + every
-            click.echo(f"portsim: {text}: {age:.0f} s so far", err=True)
+                clock[1] = due + every
+            text = line(age)
+            if text is not None:
+                click.echo(text, err=True)
 
     thread = threading.Thread(target=beat, name="portsim-heartbeat", daemon=True)
     thread.start()
     try:
-        yield show
+        yield restart
     finally:
         done.set()
         thread.join()
+
+
+@contextlib.contextmanager
+def _heartbeat(quiet: float | None = None, still: float | None = None
+               ) -> Iterator[Callable[[str], None]]:
+    """A function naming the current step; ``portsim: STEP: 12 s so far`` is printed
+    on standard error once the step has run ``quiet`` seconds, then every ``still``
+    seconds (:func:`_every`), so that a long ``lp`` in a CI log is not silence."""
+    step = ["starting"]
+    with _every(lambda age: f"portsim: {step[0]}: {age:.0f} s so far", quiet,
+                still) as restart:
+
+        def show(text: str) -> None:
+            step[0] = text
+            restart()
+
+        yield show
 
 
 def _write_text(destination: Path, text: str) -> None:
@@ -1026,48 +1045,27 @@ def _time_left(seconds: float | None) -> str:
 def _study_heartbeat(name: str, meter: _RateMeter, quiet: float | None = None,
                      still: float | None = None) -> Iterator[Callable[[int, int, int], None]]:
     """Off a terminal, the study's progress as lines: ``progress(done, failed, total)``
-    records the counts, and a thread prints ``portsim: NAME: 12 of 30 run(s) done, 0
-    failed, 0.40 runs/s, 0:00:45 left`` on standard error once the study has run
-    ``quiet`` seconds (default :data:`QUIET_SECONDS`), then every ``still`` seconds
-    (:data:`STILL_SECONDS`): a study in a log file is not silence for hours (a
-    progress bar draws only its last frame there)."""
-    import threading
-    import time
+    records the counts, and ``portsim: NAME: 12 of 30 run(s) done, 0 failed, 0.40
+    runs/s, 0:00:45 left`` is printed on standard error once the study has run
+    ``quiet`` seconds, then every ``still`` seconds (:func:`_every`): a study in a
+    log file is not silence for hours (a progress bar draws only its last frame
+    there)."""
+    counts: list[tuple[int, int, int]] = []  # done, failed, total; none before the first call
 
-    first = QUIET_SECONDS if quiet is None else quiet
-    every = STILL_SECONDS if still is None else still
-    lock = threading.Lock()
-    counts: list[int] = []  # done, failed, total; empty before the first call
-    finished = threading.Event()
-    started = time.monotonic()
+    def line(age: float) -> str | None:
+        if not counts:
+            return None
+        done, failed, total = counts[-1]
+        rate = meter.rate()
+        return (f"portsim: {name}: {done} of {total} run(s) done, {failed} failed, "
+                f"{'-' if rate is None else f'{rate:.2f}'} runs/s, "
+                f"{_time_left(meter.left(total - done))}")
 
     def progress(done: int, failed: int, total: int) -> None:
-        with lock:
-            counts[:] = [done, failed, total]
+        counts[:] = [(done, failed, total)]
 
-    def beat() -> None:
-        due = first
-        while not finished.wait(0.2):
-            age = time.monotonic() - started
-            if age < due:
-                continue
-            due += every
-            with lock:
-                if not counts:
-                    continue
-                done, failed, total = counts
-            rate = meter.rate()
-            click.echo(f"portsim: {name}: {done} of {total} run(s) done, {failed} failed, "
-                       f"{'-' if rate is None else f'{rate:.2f}'} runs/s, "
-                       f"{_time_left(meter.left(total - done))}", err=True)
-
-    thread = threading.Thread(target=beat, name="portsim-study-heartbeat", daemon=True)
-    thread.start()
-    try:
+    with _every(line, quiet, still):
         yield progress
-    finally:
-        finished.set()
-        thread.join()
 
 
 EXIT_SIGNAL_BASE = 128
