@@ -422,6 +422,14 @@ class _Run:
                     tuple(base(x) * nn + x.instance * stride + node for x in e.inputs),
                     base(e.output) * nn + shift, 1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
+        # Schedule.follows: event j waits for the end of event i, told by a
+        # token key of i's own (negative: no held-item key is), which i gives
+        # as it ends and j needs as an input.
+        self.tokens: dict[int, int] = {}
+        for i, j in schedule.follows:
+            token = self.tokens[i] = -1 - i
+            follower = patterns[j]
+            follower.needs = (*follower.needs, token)
         self.exact_end: Fraction | None = None
         if not exact and schedule.period is None:
             # The exact end of the last event, for the throughput a float
@@ -681,9 +689,9 @@ class _Strict:
             arrival = self.held.get(key)
             if arrival is not None:
                 time, order, violation = violations[number]
+                how = "ends only at" if key < 0 else "it arrives only at"  # key < 0: follows
                 violations[number] = (time, order, replace(
-                    violation, detail=f"{said} it arrives only at "
-                                      f"t={_fmt(self.run.out_time(arrival))}"))
+                    violation, detail=f"{said} {how} t={_fmt(self.run.out_time(arrival))}"))
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -720,6 +728,20 @@ class _Strict:
         for key in ev.needs:
             arrival = self.held.get(key)
             if arrival is not None and arrival <= limit:
+                continue
+            if key < 0:  # Schedule.follows: the event it follows has not ended
+                node, name = run.key_name(ev.give)
+                action = "sends" if ev.kind == _SEND else "computes"
+                led = -1 - key
+                said = (f"event {ev.index} {action} {name} at t={_fmt(run.out_time(t))} "
+                        f"but follows event {led}, which")
+                if arrival is None:
+                    why = "has not started"
+                    self.unreceived.append((len(run.violations), key, said))
+                else:
+                    why = f"ends only at t={_fmt(run.out_time(arrival))}"
+                run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
+                            f"{said} {why}", (ev.index, led), resource=name)
                 continue
             node, name = run.key_name(key)
             if arrival is not None:
@@ -764,6 +786,11 @@ class _Strict:
                 held[key] = end
         else:
             self.deliver_part(ev.give, end, part)
+        tokens = self.run.tokens
+        if tokens:
+            token = tokens.get(ev.index)
+            if token is not None:
+                self.held[token] = end
         return duration == 0
 
     def claim(self, ev: _Play, t: Any, end: Any, limit: Any) -> None:
@@ -956,6 +983,13 @@ class _Asap:
             if waiters:
                 for waiter in waiters:
                     self.try_start(waiter)
+        tokens = self.run.tokens
+        if tokens:  # Schedule.follows: the events waiting for this one's end
+            token = tokens.get(ev.index)
+            if token is not None:
+                held[token] = now
+                for waiter in self.waiting.pop(token, ()):
+                    self.try_start(waiter)
         queues, nxt = self.queues, self.next
         for r in res:
             following = queues[r][nxt[r]]
@@ -973,6 +1007,13 @@ class _Asap:
         for e in stuck:
             ev = self.events[e]
             missing = [k for k in ev.needs if k not in self.held]
+            if missing and missing[0] < 0:  # Schedule.follows
+                node, name = run.key_name(ev.give)
+                run.violate(run.out_time(self.env.now), ViolationKind.BLOCKED, node,
+                            f"event {ev.index} (instance {ev.instance}) never starts: it "
+                            f"follows event {-1 - missing[0]}, which never ends",
+                            (ev.index,), resource=name)
+                continue
             if missing:
                 names = [run.key_name(k) for k in missing]
                 node = names[0][0]

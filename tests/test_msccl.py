@@ -177,20 +177,28 @@ def test_ring_allgather_on_the_nvswitch_by_hand(dgx: Platform) -> None:
     14/300.  A rank's forward carries the copy it received; the switch does
     not forward the one it held from the previous step's transfer (it did:
     8/300, a forward reaching the next GPU as the sender finished sending).
-    The series, replayed as soon as possible by the engine, whose routers
-    keep what they receive, completes a run every 8/300: 300/8 runs per unit."""
+    The series obeys the same rule (it did not: a run every 8/300, 300/8
+    runs per unit).  By hand, with d = 1/300: a run's k-th uplink send waits
+    for the (k-1)-th ring step to reach its GPU, so the steps of a run are
+    2d apart; run t + 1's first send follows run t's last one on the uplink
+    (d later) and reaches the next GPU as run t's last step does, d after
+    it; so run t ends at 14d + 13d t.  Within 100 makespans (1400d): runs
+    0..106, 107 runs in 14/3."""
     v = validate_msccl(ALLGATHER, dgx, size=8, lp=False)
     assert v.makespan == F(14, 300)
-    assert v.throughput == F(300, 8)
+    assert v.throughput == F(107) / F(14, 3) == F(321, 14)
+    # and never above one run per 13 hops once the series has filled
+    assert v.throughput <= F(300, 13) + F(1) / F(14, 3)
 
 
 @pytest.mark.slow
 def test_ring_allgather_ratio_to_the_lp_bound_on_a_dgx_a100(dgx: Platform) -> None:
     """The lp allgather bound there is 325/7 (300 of NVLink plus 25 of NIC per
-    GPU, 7 chunks to receive); the ring reaches 300/8: ratio 21/26."""
+    GPU, 7 chunks to receive); the ring reaches 321/14 (107 runs in 100
+    makespans, see above): ratio 321/650."""
     v = validate_msccl(ALLGATHER, dgx, size=8)
     assert v.lp_bound == F(325, 7)
-    assert v.ratio_to_lp_bound == F(300, 8) / F(325, 7) == F(21, 26)
+    assert v.ratio_to_lp_bound == F(321, 14) / F(325, 7) == F(321, 650)
 
 
 def test_ring_allgather_unidirectional_is_correct_and_slower_by_hand(dgx: Platform) -> None:

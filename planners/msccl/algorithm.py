@@ -971,7 +971,8 @@ class _ListScheduler:
                 self.problems.append(f"{name} never receives chunk {want}")
             elif got != want:
                 self.problems.append(f"{name} ends with {got}, expected chunk {want}")
-        schedule = Schedule(self.platform, self.op, self.clock.events)
+        schedule = Schedule(self.platform, self.op, self.clock.events,
+                            follows=self.clock.follows)
         return MscclTiming(algo, schedule, self.ranks, self.clock.end_time,
                            tuple(self.problems))
 
@@ -1012,14 +1013,12 @@ class _ListScheduler:
         for item in values:
             if item is None:
                 continue
-            # Each hop waits for the previous one: a router on the path may hold
-            # this item already (from another rank's transfer), but an MSCCL
-            # connection carries the sender's own data, it forwards no copy.
-            arrived = ready
-            for u, v in itertools.pairwise(path):
-                event = self.clock.send(u, v, item, not_before=arrived)
-                arrived = event.start + self.clock.transfer_time(u, v)
-            end = max(end, arrived)
+            # Each hop waits for the previous one (chained, in the timing and in
+            # the engine's replays): a router on the path may hold this item
+            # already (from another rank's transfer), but an MSCCL connection
+            # carries the sender's own data, it forwards no copy.
+            for last in self.clock.route(path, item, chained=True, not_before=ready)[-1:]:
+                end = max(end, last.start + self.clock.transfer_time(last.src, last.dst))
         self.received[rcv] = list(values)
         return end
 
