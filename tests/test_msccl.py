@@ -420,7 +420,9 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
         f"gpu[0].tb[0] has {steps} steps: the MSCCL runtime loads at most 256 a "
         f"threadblock (MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)",)
     for n, over in ((16, False), (17, True)):
-        xml = allpairs_alltoall_xml(n)
+        # portsim's generator spreads its threadblocks over channels (below): all
+        # on channel 0, as it wrote them before, 17 ranks pass the limit
+        xml = re.sub(r'chan="\d+"', 'chan="0"', allpairs_alltoall_xml(n))
         gpu0 = next(ET.fromstring(xml).iter("gpu"))
         on_0 = sum(1 for tb in gpu0.iter("tb") if tb.get("chan") == "0")
         assert (on_0 > 32) is over
@@ -430,7 +432,7 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
                           f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)",)
                          if over else ())
     path = tmp_path / "a2a.xml"
-    path.write_text(allpairs_alltoall_xml(17), encoding="utf-8")
+    path.write_text(xml, encoding="utf-8")
     plat = tmp_path / "complete.yaml"
     plat.write_text("platform:\n  generator: {type: complete, n: 17}\n"
                     "operation: {type: alltoall}\n", encoding="utf-8")
@@ -439,6 +441,50 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "correct: yes" in result.stdout
     assert f"note: gpu[0] has {on_0} threadblocks on channel 0" in result.stdout
+
+
+@pytest.mark.parametrize("n", [16, 17, 33, 64])
+def test_generated_allpairs_alltoall_fits_the_runtime_channels(n: int) -> None:
+    """``allpairs_alltoall_xml`` put its 2n - 1 threadblocks a rank on channel 0:
+    from 17 ranks, past the runtime's 32 a channel.  Counted from the XML with
+    ElementTree: at most 32 a channel, ceil((2n - 1) / 32) channels, every
+    channel below ``nchannels``, and each send on the channel of its receive."""
+    import xml.etree.ElementTree as ET
+
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    root = ET.fromstring(allpairs_alltoall_xml(n))
+    assert int(root.get("nchannels", "0")) == -(-(2 * n - 1) // 32)
+    channel_of: dict[tuple[int, int, str], str] = {}
+    for gpu in root.iter("gpu"):
+        chans = [int(tb.get("chan", "-1")) for tb in gpu.iter("tb")]
+        assert len(chans) == 2 * n - 1
+        assert max(chans.count(c) for c in set(chans)) <= 32
+        assert max(chans) < int(root.get("nchannels", "0"))
+        for tb in gpu.iter("tb"):
+            rank = int(gpu.get("id", "-1"))
+            if tb.get("send") != "-1":
+                channel_of[rank, int(tb.get("send", "-1")), "send"] = tb.get("chan", "")
+            if tb.get("recv") != "-1":
+                channel_of[int(tb.get("recv", "-1")), rank, "recv"] = tb.get("chan", "")
+    assert all(channel_of[a, b, "send"] == channel_of[a, b, "recv"]
+               for a in range(n) for b in range(n) if a != b)
+    assert read_msccl(allpairs_alltoall_xml(n)).runtime_limits() == ()
+
+
+def test_generated_allpairs_alltoall_on_four_channels_is_correct() -> None:
+    """64 ranks on four channels: still a correct all-to-all; a chunk of size 1
+    (64 / 64) crosses one link of cost 1, and under the one-port model each
+    rank sends its 63 chunks one after the other, a permutation each step of
+    the rotation: makespan 63."""
+    from portsim.scenarios.generators import complete_platform
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    p = complete_platform(64, 1, port_model="bidirectional")
+    v = validate_msccl(allpairs_alltoall_xml(64, ordered=True), p, size=64, lp=False)
+    assert v.correct
+    assert v.makespan == 63
+    assert v.to_dict()["runtime_notes"] == []
 
 
 def test_cli_text_shows_the_first_20_problems_and_counts_the_rest(tmp_path: Path) -> None:
