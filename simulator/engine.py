@@ -422,14 +422,15 @@ class _Run:
                     tuple(base(x) * nn + x.instance * stride + node for x in e.inputs),
                     base(e.output) * nn + shift, 1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
-        # Schedule.follows: event j waits for the end of event i, told by a
-        # token key of i's own (negative: no held-item key is), which i gives
-        # as it ends and j needs as an input.
-        self.tokens: dict[int, int] = {}
+        # Schedule.follows: event j waits for the end of event i, told by the
+        # token key -1 - i (negative: no held-item key is), which i gives as it
+        # ends (leads[i] set) and j needs as an input.  A flag per event, not a
+        # dict: a series of a 64-rank ring has a million of them.
+        self.leads = bytearray(len(patterns) if schedule.follows else 0)
         for i, j in schedule.follows:
-            token = self.tokens[i] = -1 - i
+            self.leads[i] = 1
             follower = patterns[j]
-            follower.needs = (*follower.needs, token)
+            follower.needs = (*follower.needs, -1 - i)
         self.exact_end: Fraction | None = None
         if not exact and schedule.period is None:
             # The exact end of the last event, for the throughput a float
@@ -786,11 +787,9 @@ class _Strict:
                 held[key] = end
         else:
             self.deliver_part(ev.give, end, part)
-        tokens = self.run.tokens
-        if tokens:
-            token = tokens.get(ev.index)
-            if token is not None:
-                self.held[token] = end
+        leads = self.run.leads
+        if leads and leads[ev.index]:  # Schedule.follows: its followers may start
+            self.held[-1 - ev.index] = end
         return duration == 0
 
     def claim(self, ev: _Play, t: Any, end: Any, limit: Any) -> None:
@@ -983,13 +982,12 @@ class _Asap:
             if waiters:
                 for waiter in waiters:
                     self.try_start(waiter)
-        tokens = self.run.tokens
-        if tokens:  # Schedule.follows: the events waiting for this one's end
-            token = tokens.get(ev.index)
-            if token is not None:
-                held[token] = now
-                for waiter in self.waiting.pop(token, ()):
-                    self.try_start(waiter)
+        leads = self.run.leads
+        if leads and leads[ev.index]:  # Schedule.follows: the events waiting for its end
+            token = -1 - ev.index
+            held[token] = now
+            for waiter in self.waiting.pop(token, ()):
+                self.try_start(waiter)
         queues, nxt = self.queues, self.next
         for r in res:
             following = queues[r][nxt[r]]
