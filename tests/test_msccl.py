@@ -405,10 +405,11 @@ def test_cli_json_fields(tmp_path: Path) -> None:
 
 def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     """microsoft/msccl's msccl.h loads at most 256 steps a threadblock
-    (MSCCL_MAX_NUM_STEPS) and 32 threadblocks a channel
-    (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL); a file past either was "correct:
-    yes" with no word (found by a trial at 128 ranks).  The counts here come from
-    the XML itself, read with ElementTree."""
+    (MSCCL_MAX_NUM_STEPS), 32 threadblocks with a send peer a channel and 32
+    with a receive peer (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, as its XML
+    parser counts them) and a cnt below 72 (MSCCL_MAX_COUNT); a file past one
+    was "correct: yes" with no word (found by a trial at 128 ranks).  The
+    counts here come from the XML itself, read with ElementTree."""
     import xml.etree.ElementTree as ET
 
     from portsim.scenarios.msccl import allpairs_alltoall_xml
@@ -419,28 +420,36 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     assert read_msccl(ring).runtime_limits() == (
         f"gpu[0].tb[0] has {steps} steps: the MSCCL runtime loads at most 256 a "
         f"threadblock (MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)",)
-    for n, over in ((16, False), (17, True)):
-        # portsim's generator spreads its threadblocks over channels (below): all
-        # on channel 0, as it wrote them before, 17 ranks pass the limit
+    # The runtime's parser counts, per channel, the threadblocks with a send
+    # peer and those with a receive peer apart (a copy-only one in neither):
+    # all on channel 0, as portsim's generator once wrote them, 17 ranks have
+    # 33 threadblocks there but 16 sending and 16 receiving, which it loads
+    # (they were noted); 34 ranks have 33 sending.
+    for n, over in ((17, False), (33, False), (34, True)):
         xml = re.sub(r'chan="\d+"', 'chan="0"', allpairs_alltoall_xml(n))
         gpu0 = next(ET.fromstring(xml).iter("gpu"))
-        on_0 = sum(1 for tb in gpu0.iter("tb") if tb.get("chan") == "0")
-        assert (on_0 > 32) is over
+        sending = sum(1 for tb in gpu0.iter("tb") if tb.get("send") != "-1")
+        assert (sending > 32) is over
         notes = read_msccl(xml).runtime_limits()
-        assert notes == ((f"gpu[0] has {on_0} threadblocks on channel 0: the MSCCL "
-                          f"runtime loads at most 32 a channel "
+        assert notes == ((f"gpu[0] has {sending} threadblocks sending on channel 0: the "
+                          f"MSCCL runtime loads at most 32 a channel "
                           f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)",)
                          if over else ())
+    # a step of 72 chunks or more (MSCCL_MAX_COUNT: the runtime takes cnt < 72)
+    assert read_msccl(allpairs_alltoall_xml(2, chunks=71)).runtime_limits() == ()
+    assert read_msccl(allpairs_alltoall_xml(2, chunks=72)).runtime_limits() == (
+        "gpu[0].tb[0].step[0] has cnt 72: the MSCCL runtime takes a count below 72 a "
+        "step (MSCCL_MAX_COUNT in msccl.h)",)
     path = tmp_path / "a2a.xml"
     path.write_text(xml, encoding="utf-8")
     plat = tmp_path / "complete.yaml"
-    plat.write_text("platform:\n  generator: {type: complete, n: 17}\n"
+    plat.write_text("platform:\n  generator: {type: complete, n: 34}\n"
                     "operation: {type: alltoall}\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["validate", str(path), "--platform", str(plat),
                                        "--no-lp-bound"])
     assert result.exit_code == 0, result.output
     assert "correct: yes" in result.stdout
-    assert f"note: gpu[0] has {on_0} threadblocks on channel 0" in result.stdout
+    assert f"note: gpu[0] has {sending} threadblocks sending on channel 0" in result.stdout
 
 
 @pytest.mark.parametrize("n", [16, 17, 33, 64])

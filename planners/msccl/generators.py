@@ -119,12 +119,12 @@ def allpairs_alltoall_xml(n: int, *, chunks: int = 1, ordered: bool = False,
     the ports let the sends start (threadblocks ready together are otherwise
     placed in rank order).
 
-    The ``2n - 1`` threadblocks of a rank fill the channels 32 at a time
-    (:data:`~portsim.planners.msccl.algorithm.RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL`,
-    what the MSCCL runtime loads a channel), in threadblock order: a send
-    and its receive share the rotation step ``s``, hence the channel, as
-    msccl-tools' all-to-all programs spread their connections over channels
-    by peer; up to 16 ranks, all on channel 0.
+    The ``2n - 1`` threadblocks of a rank fill the channels 32 at a time, in
+    threadblock order (16 sending and 16 receiving: the MSCCL runtime loads
+    :data:`~portsim.planners.msccl.algorithm.RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL`
+    of each a channel); a send and its receive share the rotation step ``s``,
+    hence the channel, as msccl-tools' all-to-all programs spread their
+    connections over channels by peer; up to 16 ranks, all on channel 0.
 
     Examples
     --------
