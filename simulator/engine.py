@@ -731,7 +731,7 @@ class _Strict:
             if arrival is not None and arrival <= limit:
                 continue
             if key < 0:  # Schedule.follows: the event it follows has not ended
-                node, name = run.key_name(ev.give)
+                node, name = run.resource_node[ev.res[0]], run.key_name(ev.give)[1]
                 action = "sends" if ev.kind == _SEND else "computes"
                 led = -1 - key
                 said = (f"event {ev.index} {action} {name} at t={_fmt(run.out_time(t))} "
@@ -1004,19 +1004,20 @@ class _Asap:
             stuck = sorted({q[nxt[r]] for r, q in enumerate(queues) if q[nxt[r]] >= 0})
         for e in stuck:
             ev = self.events[e]
-            missing = [k for k in ev.needs if k not in self.held]
-            if missing and missing[0] < 0:  # Schedule.follows
-                node, name = run.key_name(ev.give)
-                run.violate(run.out_time(self.env.now), ViolationKind.BLOCKED, node,
-                            f"event {ev.index} (instance {ev.instance}) never starts: it "
-                            f"follows event {-1 - missing[0]}, which never ends",
-                            (ev.index,), resource=name)
-                continue
+            missing = [k for k in ev.needs if k not in self.held and k >= 0]
+            # Schedule.follows: a negative key is the end of the event it follows
+            led = [-1 - k for k in ev.needs if k not in self.held and k < 0]
             if missing:
                 names = [run.key_name(k) for k in missing]
                 node = names[0][0]
                 resource = ", ".join(name for _, name in names)
                 why = f"{node} never holds {resource}"
+                if led:
+                    why += f", and it follows event {led[0]}, which never ends"
+            elif led:
+                node = run.resource_node[ev.res[0]]
+                resource = run.key_name(ev.give)[1]
+                why = f"it follows event {led[0]}, which never ends"
             else:
                 node = run.resource_node[ev.res[0]]
                 resource = run.resource_names[ev.res[0]]

@@ -401,3 +401,19 @@ def test_follows_refused_when_malformed(follows: object, message: str) -> None:
     s = _relay_ring()
     with pytest.raises(ScheduleError, match=message):
         Schedule.from_dicts(s.platform, s.operation, s.to_dicts(), follows=follows)
+
+
+def test_follows_blocked_names_what_each_event_waits_for() -> None:
+    """Without S -> B, B never holds ``b``; B -> S and S -> C follow each other
+    (a cycle): neither starts, and each blocked event names what it waits for
+    (an item named as a node's holding, not a follows key read as one:
+    ``m[P7]#-1`` was printed)."""
+    chained = _relay_ring()
+    events = (chained.events[0], chained.events[2], chained.events[3])  # no S -> B
+    cycle = replace(chained, events=events, follows=((1, 2), (2, 1)))
+    got = replay(cycle, mode="asap")
+    assert {(v.kind, v.node, v.detail) for v in got.violations if v.kind == "blocked"} == {
+        ("blocked", "B", "event 1 (instance 0) never starts: B never holds b, and it "
+                         "follows event 2, which never ends"),
+        ("blocked", "S", "event 2 (instance 0) never starts: it follows event 1, which "
+                         "never ends")}
