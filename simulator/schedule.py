@@ -10,6 +10,7 @@ acts on instance ``(p - d) * n + j``.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -299,6 +300,17 @@ class Schedule:
         if self.period is not None:
             raise ScheduleError("follows applies to one-shot schedules only", path="follows")
         n = len(self.events)
+        # The common case, a tuple of pairs of valid indexes (Schedule.repeat makes
+        # a million of them for a series of a 128-rank ring), checked by builtins
+        # in C; anything else takes the loop below, which names what is wrong.
+        if (type(follows) is tuple and set(map(type, follows)) == {tuple}
+                and set(map(len, follows)) == {2}):
+            firsts, seconds = zip(*follows, strict=True)
+            if (set(map(type, firsts)) | set(map(type, seconds)) == {int}
+                    and min(min(firsts), min(seconds)) >= 0
+                    and max(max(firsts), max(seconds)) < n
+                    and not any(map(operator.eq, firsts, seconds))):
+                return
         pairs: list[tuple[int, int]] = []
         for k, given in enumerate(follows):
             where = f"follows[{k}]"
