@@ -40,8 +40,9 @@ its throughput was ``-``, "the series replay was cut
 before the horizon" (the series on ``multiport`` platforms counted each
 switch link as one more copy to see repeat).  At 32 ranks every file takes
 1 to 3 s (2 to 13 s before).  ``--lp`` on ``rag`` at 64 ranks: the ``lp``
-allgather bound takes 40 s (58 s before), most of it building the periodic
-schedule that ``validate`` does not use.
+allgather bound takes 40 s of wall time (58 s before) on a loaded machine, 13 s of CPU,
+nearly all of it the column generation of its Steiner trees (``validate`` builds no
+periodic schedule for the bound: ``lp_throughput_bound``).
 """
 
 from __future__ import annotations

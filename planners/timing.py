@@ -192,6 +192,7 @@ class PortClock:
         self._lanes: dict[Hashable, Fraction] = {}
         self._held: dict[tuple[NodeId, Item], Fraction] = {}
         self._events: list[Event] = []
+        self._follows: list[tuple[int, int]] = []
         self._end = _ZERO
 
     # -- state -----------------------------------------------------------------
@@ -210,6 +211,13 @@ class PortClock:
     def events(self) -> tuple[Event, ...]:
         """The events placed so far, in the order they were emitted."""
         return tuple(self._events)
+
+    @property
+    def follows(self) -> tuple[tuple[int, int], ...]:
+        """The pairs ``(i, j)`` of event indexes chained by :meth:`route` (``chained``):
+        event ``j`` follows event ``i``; a schedule of :attr:`events` takes them
+        as its :attr:`~portsim.simulator.schedule.Schedule.follows`."""
+        return tuple(self._follows)
 
     @property
     def end_time(self) -> Fraction:
@@ -333,6 +341,8 @@ class PortClock:
         lanes_of: dict[NodeId, tuple[Hashable, ...]] | None = None,
         lanes: tuple[Hashable, ...] = (),
         skip_held: bool = False,
+        chained: bool = False,
+        not_before: Fraction | int = 0,
     ) -> list[Send]:
         """Forward ``item`` hop by hop along ``path`` (store and forward).
 
@@ -351,19 +361,37 @@ class PortClock:
             Leave out every hop that :meth:`delivers` nothing (its end
             already holds ``item`` as early): the item goes on from that
             node's own copy.
+        chained:
+            Each hop waits for the end of the previous one, even where a node
+            on the path holds ``item`` earlier (from another transfer): what
+            goes on is what this route carries, as on an MSCCL connection.
+            The pairs of chained hops are kept (:attr:`follows`), so that the
+            engine's replays, a series as soon as possible too, chain them
+            alike.  Not with ``skip_held``.
+        not_before:
+            Earliest start of the first hop.
 
         Returns
         -------
         list of Send
             One send per hop placed, in path order.
         """
+        if chained and skip_held:
+            raise PlannerError("a chained route skips no hop (skip_held)", value=str(item))
         lanes_of = lanes_of or {}
         hops: list[Send] = []
+        after = Fraction(not_before)
         for u, v in itertools.pairwise(path):
             hop_lanes = lanes + lanes_of.get(u, ()) + lanes_of.get(v, ())
             if skip_held and not self.delivers(u, v, item, lanes=hop_lanes):
                 continue
-            hops.append(self.send(u, v, item, lanes=hop_lanes))
+            hop = self.send(u, v, item, lanes=hop_lanes, not_before=after)
+            if chained:
+                if hops:
+                    index = len(self._events) - 1
+                    self._follows.append((index - 1, index))
+                after = hop.start + self.transfer_time(u, v)
+            hops.append(hop)
         return hops
 
     def compute(

@@ -17,6 +17,7 @@ import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
+from portsim.planners.lp import LP_PLANNER, lp_throughput_bound
 from portsim.planners.registry import available_planners
 from portsim.simulator.errors import PortsimError
 from portsim.simulator.operations import Operation
@@ -87,10 +88,12 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
         return LpBound(None, "no lp planner is registered")
     try:
         # Only the bound is wanted: what the planner warns about its own periodic
-        # schedule (a period over max_events) is not the caller's business.
+        # schedule (a period over max_events) is not the caller's business, and
+        # portsim's own lp gives the bound without building that schedule.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = planner.plan(platform, operation)
+            result = (lp_throughput_bound(platform, operation) if planner is LP_PLANNER
+                      else planner.plan(platform, operation))
     except PortsimError as err:
         return LpBound(None, f"lp failed: {err}")
     except Exception as err:  # a plug-in's bug must not break validation

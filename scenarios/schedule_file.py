@@ -9,6 +9,7 @@ A schedule file holds a platform, an operation and timed events::
     operation: {...}             # as in a scenario
     period: "12"                 # periodic form only
     instances_per_period: 1      # periodic form only
+    follows: [[0, 1]]            # one-shot form only: event 1 starts once event 0 ends
     events:
       - {kind: send, src: Ps, dst: Pa, item: "m[P0]", start: "0", part: "1/4", lag: 1}
       - {kind: compute, node: P0, inputs: ["v[0,0]", "v[1,1]"], output: "v[0,1]", start: 1}
@@ -187,7 +188,8 @@ def _read_jsonl(stream: Iterable[str], source: str, base_dir: Path) -> Schedule:
         raise ScheduleError(f"cannot read file: {err.reason}", source=source) from None
     try:
         return Schedule(platform, operation, tuple(events), spec.period,
-                        spec.instances_per_period)
+                        spec.instances_per_period,
+                        tuple(spec.follows or ()))
     except PortsimError as err:
         raise _as_schedule_error(err, source) from None
 
@@ -287,7 +289,8 @@ def schedule_from_dict(
         spec, source, Path(base_dir) if base_dir is not None else None)
     try:
         return Schedule.from_dicts(platform, operation, spec.events, period=spec.period,
-                                   instances_per_period=spec.instances_per_period)
+                                   instances_per_period=spec.instances_per_period,
+                                   follows=spec.follows)
     except PortsimError as err:
         raise _as_schedule_error(err, source) from None
 
@@ -405,6 +408,8 @@ def schedule_to_dict(schedule: Schedule, *, description: str | None = None) -> d
     if schedule.period is not None:
         document["period"] = format_rational(schedule.period)
         document["instances_per_period"] = schedule.instances_per_period
+    if schedule.follows:
+        document["follows"] = [list(pair) for pair in schedule.follows]
     document["events"] = schedule.to_dicts()
     return document
 

@@ -507,4 +507,5 @@ class ScheduleFileSpec(_Strict):
     operation: OperationSpec
     period: Rational | None = None
     instances_per_period: int = 1
+    follows: list[Any] | None = None
     events: list[Any]

@@ -440,6 +440,15 @@ class _Run:
                     tuple(base(x) * nn + x.instance * stride + node for x in e.inputs),
                     base(e.output) * nn + shift, 1, i, instance, e.lag, True))
                 self._check_static(i, e, _fraction(distinct[j]))
+        # Schedule.follows: event j waits for the end of event i, told by the
+        # token key -1 - i (negative: no held-item key is), which i gives as it
+        # ends (leads[i] set) and j needs as an input.  A flag per event, not a
+        # dict: a series of a 64-rank ring has a million of them.
+        self.leads = bytearray(len(patterns) if schedule.follows else 0)
+        for i, j in schedule.follows:
+            self.leads[i] = 1
+            follower = patterns[j]
+            follower.needs = (*follower.needs, -1 - i)
         self.exact_end: Fraction | None = None
         if not exact and schedule.period is None:
             # The exact end of the last event, for the throughput a float
@@ -701,9 +710,9 @@ class _Strict:
             arrival = self.held.get(key)
             if arrival is not None:
                 time, order, violation = violations[number]
+                how = "ends only at" if key < 0 else "it arrives only at"  # key < 0: follows
                 violations[number] = (time, order, replace(
-                    violation, detail=f"{said} it arrives only at "
-                                      f"t={_fmt(self.run.out_time(arrival))}"))
+                    violation, detail=f"{said} {how} t={_fmt(self.run.out_time(arrival))}"))
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -740,6 +749,20 @@ class _Strict:
         for key in ev.needs:
             arrival = self.held.get(key)
             if arrival is not None and arrival <= limit:
+                continue
+            if key < 0:  # Schedule.follows: the event it follows has not ended
+                node, name = run.resource_node[ev.res[0]], run.key_name(ev.give)[1]
+                action = "sends" if ev.kind == _SEND else "computes"
+                led = -1 - key
+                said = (f"event {ev.index} {action} {name} at t={_fmt(run.out_time(t))} "
+                        f"but follows event {led}, which")
+                if arrival is None:
+                    why = "has not started"
+                    self.unreceived.append((len(run.violations), key, said))
+                else:
+                    why = f"ends only at t={_fmt(run.out_time(arrival))}"
+                run.violate(run.out_time(t), ViolationKind.ITEM_NOT_HELD, node,
+                            f"{said} {why}", (ev.index, led), resource=name)
                 continue
             node, name = run.key_name(key)
             if arrival is not None:
@@ -784,6 +807,9 @@ class _Strict:
                 held[key] = end
         else:
             self.deliver_part(ev.give, end, part)
+        leads = self.run.leads
+        if leads and leads[ev.index]:  # Schedule.follows: its followers may start
+            self.held[-1 - ev.index] = end
         return duration == 0
 
     def claim(self, ev: _Play, t: Any, end: Any, limit: Any) -> None:
@@ -979,6 +1005,12 @@ class _Asap:
             if waiters:
                 for waiter in waiters:
                     self.try_start(waiter)
+        leads = self.run.leads
+        if leads and leads[ev.index]:  # Schedule.follows: the events waiting for its end
+            token = -1 - ev.index
+            held[token] = now
+            for waiter in self.waiting.pop(token, ()):
+                self.try_start(waiter)
         queues, nxt = self.queues, self.next
         for r in res:
             following = queues[r][nxt[r]]
@@ -995,12 +1027,20 @@ class _Asap:
             stuck = sorted({q[nxt[r]] for r, q in enumerate(queues) if q[nxt[r]] >= 0})
         for e in stuck:
             ev = self.events[e]
-            missing = [k for k in ev.needs if k not in self.held]
+            missing = [k for k in ev.needs if k not in self.held and k >= 0]
+            # Schedule.follows: a negative key is the end of the event it follows
+            led = [-1 - k for k in ev.needs if k not in self.held and k < 0]
             if missing:
                 names = [run.key_name(k) for k in missing]
                 node = names[0][0]
                 resource = ", ".join(name for _, name in names)
                 why = f"{node} never holds {resource}"
+                if led:
+                    why += f", and it follows event {led[0]}, which never ends"
+            elif led:
+                node = run.resource_node[ev.res[0]]
+                resource = run.key_name(ev.give)[1]
+                why = f"it follows event {led[0]}, which never ends"
             else:
                 node = run.resource_node[ev.res[0]]
                 resource = run.resource_names[ev.res[0]]

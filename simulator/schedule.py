@@ -10,10 +10,11 @@ acts on instance ``(p - d) * n + j``.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PortsimError, ScheduleError
@@ -143,6 +144,14 @@ class Schedule:
         one (a number, read likewise).
     instances_per_period:
         Instances started every period (periodic form only).
+    follows:
+        Pairs ``(i, j)`` of event indexes (one-shot form only): event ``j``
+        starts only once event ``i`` has ended, whatever else it waits for.
+        The hops of an MSCCL connection are chained so (its sender's own data
+        goes on from each relay: a switch on the path forwards no copy it
+        holds from another transfer); the replays honour the pairs, the
+        strict one reporting an ``item_not_held`` violation where ``j`` starts
+        before ``i`` ends, and :meth:`repeat` chains each copy's own events.
 
     Raises
     ------
@@ -173,9 +182,11 @@ class Schedule:
     events: tuple[Event, ...]
     period: Fraction | None = None
     instances_per_period: int = 1
+    follows: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         self._normalise_fields()
+        self._check_follows()
         if not self.operation.resolved:
             # Unresolved, a scatter has no targets: its source would hold no message
             # and every send would be reported as sending an item never received.
@@ -278,6 +289,46 @@ class Schedule:
         if isinstance(count, bool) or not isinstance(count, int):
             raise ScheduleError("instances_per_period must be an integer",
                                 path="instances_per_period", value=count)
+
+    def _check_follows(self) -> None:
+        """Take :attr:`follows` as a tuple of pairs of event indexes, or raise."""
+        follows = self.follows
+        if not follows:
+            if type(follows) is not tuple:
+                object.__setattr__(self, "follows", ())
+            return
+        if self.period is not None:
+            raise ScheduleError("follows applies to one-shot schedules only", path="follows")
+        n = len(self.events)
+        # The common case, a tuple of pairs of valid indexes (Schedule.repeat makes
+        # a million of them for a series of a 128-rank ring), checked by builtins
+        # in C; anything else takes the loop below, which names what is wrong.
+        if (type(follows) is tuple and set(map(type, follows)) == {tuple}
+                and set(map(len, follows)) == {2}):
+            firsts, seconds = zip(*follows, strict=True)
+            if (set(map(type, firsts)) | set(map(type, seconds)) == {int}
+                    and min(min(firsts), min(seconds)) >= 0
+                    and max(max(firsts), max(seconds)) < n
+                    and not any(map(operator.eq, firsts, seconds))):
+                return
+        pairs: list[tuple[int, int]] = []
+        for k, given in enumerate(follows):
+            where = f"follows[{k}]"
+            pair: tuple[object, ...] = (
+                () if isinstance(given, str | bytes) or not isinstance(given, Iterable)
+                else tuple(given))
+            if len(pair) != 2:
+                raise ScheduleError("a pair (i, j) of event indexes expected", path=where,
+                                    value=given)
+            for x in pair:
+                if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n:
+                    raise ScheduleError(f"an event index from 0 to {n - 1} expected",
+                                        path=where, value=x)
+            i, j = cast(tuple[int, int], pair)
+            if i == j:
+                raise ScheduleError("an event cannot follow itself", path=where, value=i)
+            pairs.append((i, j))
+        object.__setattr__(self, "follows", tuple(pairs))
 
     @staticmethod
     def _exact_event(where: str, event: Event) -> Event:
@@ -412,8 +463,11 @@ class Schedule:
         *,
         period: object = None,
         instances_per_period: object = 1,
+        follows: object = (),
     ) -> Schedule:
         """Build a schedule from plain mappings, as read from a schedule file.
+
+        ``follows`` is :attr:`follows`, as pairs ``[i, j]`` of event indexes.
 
         Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration]}``
         or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
@@ -440,7 +494,13 @@ class Schedule:
             raise ScheduleError("events must be a list", path="events", value=events)
         reader = EventReader()
         parsed = tuple(reader.read(e, f"events[{i}]") for i, e in enumerate(events))
-        return cls(platform, operation, parsed, parsed_period, instances_per_period)
+        if follows is None:
+            follows = ()
+        if isinstance(follows, str | bytes | Mapping) or not isinstance(follows, Iterable):
+            raise ScheduleError("follows must be a list of pairs [i, j] of event indexes",
+                                path="follows", value=follows)
+        return cls(platform, operation, parsed, parsed_period, instances_per_period,
+                   tuple(follows))  # type: ignore[arg-type]  # checked by the constructor
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The events as plain mappings (exact numbers as strings), for a schedule file."""
@@ -514,7 +574,10 @@ class Schedule:
                             e.node, tuple(x.with_instance(base + x.instance) for x in e.inputs),
                             output.with_instance(base + output.instance), shifted[id(e.start)],
                             e.lag, e.duration))
-            return replace(self, events=tuple(out))
+            n = len(self.events)
+            follows = tuple((i + t * n, j + t * n) for t in range(count)
+                            for i, j in self.follows)
+            return replace(self, events=tuple(out), follows=follows)
 
     def unroll(self, periods: int) -> Iterator[tuple[int, int, Event]]:
         """The concrete events of a periodic schedule over ``periods`` periods.

@@ -177,20 +177,28 @@ def test_ring_allgather_on_the_nvswitch_by_hand(dgx: Platform) -> None:
     14/300.  A rank's forward carries the copy it received; the switch does
     not forward the one it held from the previous step's transfer (it did:
     8/300, a forward reaching the next GPU as the sender finished sending).
-    The series, replayed as soon as possible by the engine, whose routers
-    keep what they receive, completes a run every 8/300: 300/8 runs per unit."""
+    The series obeys the same rule (it did not: a run every 8/300, 300/8
+    runs per unit).  By hand, with d = 1/300: a run's k-th uplink send waits
+    for the (k-1)-th ring step to reach its GPU, so the steps of a run are
+    2d apart; run t + 1's first send follows run t's last one on the uplink
+    (d later) and reaches the next GPU as run t's last step does, d after
+    it; so run t ends at 14d + 13d t.  Within 100 makespans (1400d): runs
+    0..106, 107 runs in 14/3."""
     v = validate_msccl(ALLGATHER, dgx, size=8, lp=False)
     assert v.makespan == F(14, 300)
-    assert v.throughput == F(300, 8)
+    assert v.throughput == F(107) / F(14, 3) == F(321, 14)
+    # and never above one run per 13 hops once the series has filled
+    assert v.throughput <= F(300, 13) + F(1) / F(14, 3)
 
 
 @pytest.mark.slow
 def test_ring_allgather_ratio_to_the_lp_bound_on_a_dgx_a100(dgx: Platform) -> None:
     """The lp allgather bound there is 325/7 (300 of NVLink plus 25 of NIC per
-    GPU, 7 chunks to receive); the ring reaches 300/8: ratio 21/26."""
+    GPU, 7 chunks to receive); the ring reaches 321/14 (107 runs in 100
+    makespans, see above): ratio 321/650."""
     v = validate_msccl(ALLGATHER, dgx, size=8)
     assert v.lp_bound == F(325, 7)
-    assert v.ratio_to_lp_bound == F(300, 8) / F(325, 7) == F(21, 26)
+    assert v.ratio_to_lp_bound == F(321, 14) / F(325, 7) == F(321, 650)
 
 
 def test_ring_allgather_unidirectional_is_correct_and_slower_by_hand(dgx: Platform) -> None:
@@ -400,10 +408,11 @@ def test_cli_json_fields(tmp_path: Path) -> None:
 
 def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     """microsoft/msccl's msccl.h loads at most 256 steps a threadblock
-    (MSCCL_MAX_NUM_STEPS) and 32 threadblocks a channel
-    (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL); a file past either was "correct:
-    yes" with no word (found by a trial at 128 ranks).  The counts here come from
-    the XML itself, read with ElementTree."""
+    (MSCCL_MAX_NUM_STEPS), 32 threadblocks with a send peer a channel and 32
+    with a receive peer (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, as its XML
+    parser counts them) and a cnt below 72 (MSCCL_MAX_COUNT); a file past one
+    was "correct: yes" with no word (found by a trial at 128 ranks).  The
+    counts here come from the XML itself, read with ElementTree."""
     import xml.etree.ElementTree as ET
 
     from portsim.scenarios.msccl import allpairs_alltoall_xml
@@ -414,26 +423,80 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     assert read_msccl(ring).runtime_limits() == (
         f"gpu[0].tb[0] has {steps} steps: the MSCCL runtime loads at most 256 a "
         f"threadblock (MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)",)
-    for n, over in ((16, False), (17, True)):
-        xml = allpairs_alltoall_xml(n)
+    # The runtime's parser counts, per channel, the threadblocks with a send
+    # peer and those with a receive peer apart (a copy-only one in neither):
+    # all on channel 0, as portsim's generator once wrote them, 17 ranks have
+    # 33 threadblocks there but 16 sending and 16 receiving, which it loads
+    # (they were noted); 34 ranks have 33 sending.
+    for n, over in ((17, False), (33, False), (34, True)):
+        xml = re.sub(r'chan="\d+"', 'chan="0"', allpairs_alltoall_xml(n))
         gpu0 = next(ET.fromstring(xml).iter("gpu"))
-        on_0 = sum(1 for tb in gpu0.iter("tb") if tb.get("chan") == "0")
-        assert (on_0 > 32) is over
+        sending = sum(1 for tb in gpu0.iter("tb") if tb.get("send") != "-1")
+        assert (sending > 32) is over
         notes = read_msccl(xml).runtime_limits()
-        assert notes == ((f"gpu[0] has {on_0} threadblocks on channel 0: the MSCCL "
-                          f"runtime loads at most 32 a channel "
+        assert notes == ((f"gpu[0] has {sending} threadblocks sending on channel 0: the "
+                          f"MSCCL runtime loads at most 32 a channel "
                           f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)",)
                          if over else ())
+    # a step of 72 chunks or more (MSCCL_MAX_COUNT: the runtime takes cnt < 72)
+    assert read_msccl(allpairs_alltoall_xml(2, chunks=71)).runtime_limits() == ()
+    assert read_msccl(allpairs_alltoall_xml(2, chunks=72)).runtime_limits() == (
+        "gpu[0].tb[0].step[0] has cnt 72: the MSCCL runtime takes a count below 72 a "
+        "step (MSCCL_MAX_COUNT in msccl.h)",)
     path = tmp_path / "a2a.xml"
-    path.write_text(allpairs_alltoall_xml(17), encoding="utf-8")
+    path.write_text(xml, encoding="utf-8")
     plat = tmp_path / "complete.yaml"
-    plat.write_text("platform:\n  generator: {type: complete, n: 17}\n"
+    plat.write_text("platform:\n  generator: {type: complete, n: 34}\n"
                     "operation: {type: alltoall}\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["validate", str(path), "--platform", str(plat),
                                        "--no-lp-bound"])
     assert result.exit_code == 0, result.output
     assert "correct: yes" in result.stdout
-    assert f"note: gpu[0] has {on_0} threadblocks on channel 0" in result.stdout
+    assert f"note: gpu[0] has {sending} threadblocks sending on channel 0" in result.stdout
+
+
+@pytest.mark.parametrize("n", [16, 17, 33, 64])
+def test_generated_allpairs_alltoall_fits_the_runtime_channels(n: int) -> None:
+    """``allpairs_alltoall_xml`` put its 2n - 1 threadblocks a rank on channel 0:
+    from 17 ranks, past the runtime's 32 a channel.  Counted from the XML with
+    ElementTree: at most 32 a channel, ceil((2n - 1) / 32) channels, every
+    channel below ``nchannels``, and each send on the channel of its receive."""
+    import xml.etree.ElementTree as ET
+
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    root = ET.fromstring(allpairs_alltoall_xml(n))
+    assert int(root.get("nchannels", "0")) == -(-(2 * n - 1) // 32)
+    channel_of: dict[tuple[int, int, str], str] = {}
+    for gpu in root.iter("gpu"):
+        chans = [int(tb.get("chan", "-1")) for tb in gpu.iter("tb")]
+        assert len(chans) == 2 * n - 1
+        assert max(chans.count(c) for c in set(chans)) <= 32
+        assert max(chans) < int(root.get("nchannels", "0"))
+        for tb in gpu.iter("tb"):
+            rank = int(gpu.get("id", "-1"))
+            if tb.get("send") != "-1":
+                channel_of[rank, int(tb.get("send", "-1")), "send"] = tb.get("chan", "")
+            if tb.get("recv") != "-1":
+                channel_of[int(tb.get("recv", "-1")), rank, "recv"] = tb.get("chan", "")
+    assert all(channel_of[a, b, "send"] == channel_of[a, b, "recv"]
+               for a in range(n) for b in range(n) if a != b)
+    assert read_msccl(allpairs_alltoall_xml(n)).runtime_limits() == ()
+
+
+def test_generated_allpairs_alltoall_on_four_channels_is_correct() -> None:
+    """64 ranks on four channels: still a correct all-to-all; a chunk of size 1
+    (64 / 64) crosses one link of cost 1, and under the one-port model each
+    rank sends its 63 chunks one after the other, a permutation each step of
+    the rotation: makespan 63."""
+    from portsim.scenarios.generators import complete_platform
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    p = complete_platform(64, 1, port_model="bidirectional")
+    v = validate_msccl(allpairs_alltoall_xml(64, ordered=True), p, size=64, lp=False)
+    assert v.correct
+    assert v.makespan == 63
+    assert v.to_dict()["runtime_notes"] == []
 
 
 def test_cli_text_shows_the_first_20_problems_and_counts_the_rest(tmp_path: Path) -> None:

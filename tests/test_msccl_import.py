@@ -121,15 +121,18 @@ def test_ring_allgather_of_two_chunks_reaches_the_bound_on_an_nvswitch() -> None
     assert v.ratio_to_lp_bound == F(749, 750)  # 107 runs of 14/300 within 1500/300
 
 
-def test_one_chunk_ring_sample_loses_one_hop_in_eight() -> None:
-    """msccl-tools' ring (one chunk per rank): each run's first forward waits for
-    its chunk two hops (GPU -> switch -> GPU) after the run's own send, so each
-    NVLink idles one hop in eight: ratio 7/8."""
+def test_one_chunk_ring_sample_waits_two_hops_a_step() -> None:
+    """msccl-tools' ring (one chunk per rank): each forward waits for its chunk
+    two hops (GPU -> switch -> GPU, the switch forwarding no copy of its own),
+    so a run's 7 sends are two hops apart and the next run's first send,
+    one hop after its last: a run every 13 hops (it was 8 when the series let
+    the switch forward its copy: 7/8).  Run t ends after 14 + 13 t hops:
+    107 runs within 100 makespans of 14 hops, 107/200 of the bound 300/7."""
     p = nvswitch_server()
     v = validate_msccl(ALLGATHER, p, size=8)
-    assert v.throughput == F(NVLINK, 8)
+    assert v.throughput == F(107) / (100 * F(14, NVLINK))
     assert v.lp_bound == cut_bound(p, GPUS, F(1)) == F(NVLINK, 7)
-    assert v.ratio_to_lp_bound == F(7, 8)
+    assert v.ratio_to_lp_bound == F(107, 200)
 
 
 def test_ordered_allpairs_alltoall_within_one_percent_on_an_nvswitch() -> None:
@@ -458,11 +461,11 @@ def test_assert_msccl_correct_names_the_missing_chunk() -> None:
 
 
 def test_assert_msccl_correct_min_ratio() -> None:
-    with pytest.raises(ScheduleAssertionError, match=r"reaches 7/8 = 0\.875 of the lp bound "
-                                                     r"300/7, below 9/10"):
+    with pytest.raises(ScheduleAssertionError, match=r"reaches 107/200 = 0\.535 of the lp "
+                                                     r"bound 300/7, below 9/10"):
         assert_msccl_correct(ALGO_TEXT, nvswitch_server(), size=8, min_ratio="9/10")
     assert assert_msccl_correct(ALGO_TEXT, nvswitch_server(), size=8,
-                                min_ratio="7/8").ratio_to_lp_bound == F(7, 8)
+                                min_ratio="107/200").ratio_to_lp_bound == F(107, 200)
 
 
 ALGO_TEXT = ALLGATHER.read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ one (issue 12: a silent cap of 2,000,000 events once printed 0.1000 ratios).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -298,7 +299,10 @@ def test_a_switch_of_many_links_is_no_window_of_as_many_copies(
     span = replay(ring).end_time
     assert span is not None
     brute = replay(ring.repeat(copies, Fraction(span)), mode="asap", horizon=horizon)
-    assert got.completed == brute.completed == 300
+    # by hand (hops of 1/8, each ring step two hops, the switch forwarding no
+    # copy of its own): copy t ends at (14 + 13 t) / 8, and 14 + 13 t <= 2400
+    # for t = 0..183
+    assert got.completed == brute.completed == 184
 
 
 def test_default_horizon_covers_a_long_start_up() -> None:
@@ -327,3 +331,89 @@ def test_default_horizon_covers_a_long_start_up() -> None:
     assert run.horizon == schedule.period * 2 * (max_lag + 1)
     whole = replay(schedule, horizon=run.horizon)
     assert run.completed == whole.completed > 0
+
+
+def _relay_ring() -> Schedule:
+    """A broadcast A -> S -> B, then B -> S -> C, through the router S (every
+    link 1): the second transfer carries B's copy, so its hop S -> C follows
+    its hop B -> S (``follows``), though S holds ``b`` from t = 1."""
+    p = Platform.build(["A", "B", "C", "S"],
+                       [("A", "S", 1), ("S", "B", 1), ("B", "S", 1), ("S", "C", 1)],
+                       "multiport", routers=["S"])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    return Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "S", "item": "b", "start": 0},
+        {"kind": "send", "src": "S", "dst": "B", "item": "b", "start": 1},
+        {"kind": "send", "src": "B", "dst": "S", "item": "b", "start": 2},
+        {"kind": "send", "src": "S", "dst": "C", "item": "b", "start": 3}],
+        follows=[[2, 3]])
+
+
+def test_follows_chains_a_relay_in_every_replay() -> None:
+    """By hand: the chain A, S, B, S, C is four hops of 1, so one broadcast ends
+    at 4; without ``follows`` the as-soon-as-possible replay lets S send its
+    own copy to C at 1 (end 2).  A series of broadcasts: S's receive port
+    keeps its order copy after copy (A -> S, B -> S, A -> S...), so copy
+    t + 1's A -> S starts as copy t's B -> S does, two hops after copy t's
+    A -> S: copy t ends at 4 + 2t, 49 by t = 100 (brute force alike)."""
+    chained = _relay_ring()
+    free = replace(chained, follows=())
+    assert replay(chained, mode="asap").end_time == 4
+    assert replay(free, mode="asap").end_time == 3  # S -> C at 1, and B -> S at 2
+    assert replay(replace(free, events=free.events[:2] + free.events[3:])).feasible
+    strict = replay(chained)
+    assert strict.feasible
+    assert strict.makespan == 4
+    series = replay_series(chained, 100)
+    assert series.completed == 49
+    brute = replay(chained.repeat(100, Fraction(4)), mode="asap", horizon=100)
+    assert brute.completed == 49
+    assert series.completed < replay_series(free, 100).completed
+    # as written at t = 1, S -> C is a violation: it follows B -> S, not yet sent
+    from portsim.simulator.items import parse_item
+
+    early = replace(chained, events=(*chained.events[:3], Send(
+        "S", "C", parse_item("b"), Fraction(1))))
+    got = replay(early)
+    assert [v.kind for v in got.violations] == ["item_not_held"]
+    assert "follows event 2, which ends only at t=3" in got.violations[0].detail
+    assert replay(replace(early, follows=())).feasible
+
+
+def test_follows_round_trips_through_a_schedule_file(tmp_path: Path) -> None:
+    from portsim.scenarios.schedule_file import dump_schedule, load_schedule
+
+    chained = _relay_ring()
+    for name in ("s.yaml", "s.jsonl", "s.json"):
+        dump_schedule(chained, tmp_path / name)
+        assert load_schedule(tmp_path / name).follows == ((2, 3),)
+
+
+@pytest.mark.parametrize(("follows", "message"), [
+    ([[0, 4]], r"follows\[0\]: an event index from 0 to 3 expected \(got 4\)"),
+    ([[1, 1]], r"follows\[0\]: an event cannot follow itself"),
+    ([[1]], r"follows\[0\]: a pair \(i, j\) of event indexes expected"),
+    ("0 1", r"follows: follows must be a list of pairs"),
+])
+def test_follows_refused_when_malformed(follows: object, message: str) -> None:
+    from portsim.simulator.errors import ScheduleError
+
+    s = _relay_ring()
+    with pytest.raises(ScheduleError, match=message):
+        Schedule.from_dicts(s.platform, s.operation, s.to_dicts(), follows=follows)
+
+
+def test_follows_blocked_names_what_each_event_waits_for() -> None:
+    """Without S -> B, B never holds ``b``; B -> S and S -> C follow each other
+    (a cycle): neither starts, and each blocked event names what it waits for
+    (an item named as a node's holding, not a follows key read as one:
+    ``m[P7]#-1`` was printed)."""
+    chained = _relay_ring()
+    events = (chained.events[0], chained.events[2], chained.events[3])  # no S -> B
+    cycle = replace(chained, events=events, follows=((1, 2), (2, 1)))
+    got = replay(cycle, mode="asap")
+    assert {(v.kind, v.node, v.detail) for v in got.violations if v.kind == "blocked"} == {
+        ("blocked", "B", "event 1 (instance 0) never starts: B never holds b, and it "
+                         "follows event 2, which never ends"),
+        ("blocked", "S", "event 2 (instance 0) never starts: it follows event 1, which "
+                         "never ends")}

@@ -49,8 +49,8 @@ from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform, PortKind
 
 __all__ = ["LP_NAIVE_PLANNER", "LP_OPERATIONS", "LP_PLANNER", "LP_PORT_MODELS", "LpOptions",
-           "naive_steady_state", "periodic_share_ceiling", "reduce_makespan_bound",
-           "steady_state"]
+           "lp_throughput_bound", "naive_steady_state", "periodic_share_ceiling",
+           "reduce_makespan_bound", "steady_state"]
 
 _DISPATCH: dict[OperationKind, Callable[[Platform, Operation, LpOptions], PlanResult]] = {
     OperationKind.SCATTER: plan_scatter,
@@ -139,14 +139,41 @@ def steady_state(platform: Platform, operation: Operation, **options: Any) -> Pl
                    lambda: _steady_state(platform, operation, parsed))
 
 
+def lp_throughput_bound(platform: Platform, operation: Operation,
+                        **options: Any) -> PlanResult:
+    """:func:`steady_state`'s ``throughput_bound`` alone, without its periodic schedule.
+
+    The same bound, notes and message (but those describing the schedule),
+    status ``ok`` with no schedule, period nor achieved throughput.  The
+    schedule took most of the call on large platforms: the bound of an
+    allgather of 64 ranks over 8 ``dgx_a100`` servers, which ``portsim
+    validate`` compares with, took 40 s, 4 s of them solving.  On links with
+    latency the schedule is still built, as it decides whether messages are
+    sent whole (else ``unsupported``, as :func:`steady_state` says).
+
+    Examples
+    --------
+    >>> from portsim.simulator.platform import Platform
+    >>> p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    >>> r = lp_throughput_bound(p, Operation(OperationKind.SCATTER, source="S"))
+    >>> r.status, r.throughput_bound, r.schedule, r.period
+    ('ok', Fraction(1, 2), None, None)
+    """
+    check_options(NAME, options, OPTIONS)
+    parsed = replace(parse_options(options), schedule=False).started()
+    return guarded(NAME, platform, operation, parsed,
+                   lambda: _steady_state(platform, operation, parsed))
+
+
 def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -> PlanResult:
     """:func:`steady_state` on checked options whose deadline is already running."""
     reason = unsupported_reason(NAME, LP_OPERATIONS, LP_PORT_MODELS, platform, operation)
     if reason is not None:
         return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
-    if platform.has_latency:
-        return whole_messages(platform, op, parsed, _steady_state, NAME)
+    if platform.has_latency:  # the schedule says whether every message goes whole
+        return whole_messages(platform, op, replace(parsed, schedule=True), _steady_state,
+                              NAME)
     if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,

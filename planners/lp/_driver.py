@@ -112,6 +112,12 @@ class LpOptions:
         period; ``False`` (default) keeps every link in matchings, the
         papers' construction (the scatter toy's period 48).  Not a user
         option: the lp on links with latency sets it.
+    schedule:
+        Build the periodic schedule (default).  ``False``: the bound alone,
+        without the schedule, its period or its achieved throughput (what
+        :func:`portsim.planners.lp.lp_throughput_bound` asks; on an allgather
+        over 8 ``dgx_a100`` servers the schedule took most of the call).  Not
+        a user option.
     """
 
     method: str = "auto"
@@ -122,6 +128,7 @@ class LpOptions:
     restrict: str = "graph"
     deadline: Deadline | None = field(default=None, compare=False, repr=False)
     free_links: bool = False
+    schedule: bool = True
 
     @property
     def seconds(self) -> float:
@@ -384,6 +391,9 @@ def finish(
     may not finish in time (a cut generation's flow program) never takes the
     schedule's time.
     """
+    if not options.schedule:
+        return _bound_alone(exact, groups, options, tree_edges=tree_edges, notes=notes,
+                            refine=refine)
     tp = exact.lower
     deadline = options.clock()
     if deadline.expired:
@@ -412,6 +422,47 @@ def finish(
                                       f"to be replayed exactly; the lp planner keeps it "
                                       f"within {MAX_SCALE_BITS} bits (try the option "
                                       f"'period:' with a round value)")
+    exact, all_notes, message = _certified(exact, notes, refine, plan.throughput)
+    all_notes.extend(plan.notes)
+    orchestration = (counted(plan.matchings, "matching") if plan.matchings else
+                     "no matchings (each link used sends on its own: no port is shared "
+                     "by more links than it has ports)")
+    all_notes.append(f"period {format_rational(plan.period)}: "
+                     f"{counted(plan.instances_per_period, 'instance')} per period, "
+                     f"{orchestration}")
+    return PlanResult.ok(NAME, plan.schedule, throughput_bound=exact.upper,
+                         period=plan.period, trees=_weighted_trees(groups, tree_edges),
+                         notes=all_notes, message=message, achieved_throughput=plan.throughput)
+
+
+def _bound_alone(
+    exact: ExactSolution,
+    groups: Sequence[Sequence[Unit]],
+    options: LpOptions,
+    *,
+    tree_edges: Callable[[Unit], tuple[tuple[str, str], ...]] | None,
+    notes: Sequence[str],
+    refine: Callable[[ExactSolution], tuple[ExactSolution, Sequence[str]]] | None,
+) -> PlanResult:
+    """:func:`finish` without the periodic schedule (``options.schedule`` false): the
+    same bound, notes and message, but those of the schedule."""
+    if options.clock().expired:
+        return time_limit_error(options, "the bound (before its certificate)")
+    exact, all_notes, message = _certified(exact, notes, refine, None)
+    return PlanResult.ok(NAME, None, throughput_bound=exact.upper,
+                         trees=_weighted_trees(groups, tree_edges), notes=all_notes,
+                         message=message)
+
+
+def _certified(
+    exact: ExactSolution,
+    notes: Sequence[str],
+    refine: Callable[[ExactSolution], tuple[ExactSolution, Sequence[str]]] | None,
+    achieved: Fraction | None,
+) -> tuple[ExactSolution, list[str], str]:
+    """The solution ``refine`` leaves, the notes on it and the message of an interval
+    (``achieved``: the periodic schedule's throughput, ``None`` without one), for
+    :func:`finish`."""
     all_notes = list(notes)
     if refine is not None:
         exact, said_by_refine = refine(exact)
@@ -426,28 +477,28 @@ def finish(
         width = exact.upper - exact.lower
         relative = f", {percent(width / exact.lower)} of the lower end" if exact.lower else ""
         # the periodic schedule carries the lower end, or less in a fixed period
-        carried = ("the schedule achieves the lower end" if plan.throughput >= exact.lower else
+        carried = ("the lower end is what the program's schedule carries (no periodic "
+                   "schedule built: the bound alone was asked)" if achieved is None else
+                   "the schedule achieves the lower end" if achieved >= exact.lower else
                    f"the lower end is what the program's schedule carries, the periodic "
-                   f"schedule built achieves {readable(plan.throughput)} (a fixed period, "
+                   f"schedule built achieves {readable(achieved)} (a fixed period, "
                    f"see the notes)")
         message = (f"certified interval [{readable(exact.lower)}, "
                    f"{readable(exact.upper)}] of width {format_rational(width)} "
                    f"(~{float(width):.3g}{relative}); throughput_bound is the upper end, "
                    f"{carried}")
         all_notes.append(message)
-    all_notes.extend(plan.notes)
-    orchestration = (counted(plan.matchings, "matching") if plan.matchings else
-                     "no matchings (each link used sends on its own: no port is shared "
-                     "by more links than it has ports)")
-    all_notes.append(f"period {format_rational(plan.period)}: "
-                     f"{counted(plan.instances_per_period, 'instance')} per period, "
-                     f"{orchestration}")
+    return exact, all_notes, message
+
+
+def _weighted_trees(groups: Sequence[Sequence[Unit]],
+                    tree_edges: Callable[[Unit], tuple[tuple[str, str], ...]] | None
+                    ) -> list[WeightedTree]:
+    """The weighted trees (or paths) of ``groups``, for the :class:`PlanResult`."""
     trees = []
     for group in groups:
         for unit in group:
             edges = (tree_edges(unit) if tree_edges is not None
                      else tuple((s.src, s.dst) for s in unit.sends))
             trees.append(WeightedTree(unit.weight, edges))
-    return PlanResult.ok(NAME, plan.schedule, throughput_bound=exact.upper,
-                         period=plan.period, trees=trees, notes=all_notes, message=message,
-                         achieved_throughput=plan.throughput)
+    return trees

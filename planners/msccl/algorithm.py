@@ -96,8 +96,12 @@ RUNTIME_MAX_STEPS = 256
 """Steps of one threadblock the MSCCL runtime loads (``MSCCL_MAX_NUM_STEPS``)."""
 
 RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL = 32
-"""Threadblocks of one channel the MSCCL runtime loads
-(``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL``)."""
+"""Threadblocks of one channel with a send peer the MSCCL runtime loads, and as
+many with a receive peer (``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL``: its
+parser counts the send peers and the receive peers of a channel apart)."""
+
+RUNTIME_MAX_COUNT = 72
+"""The MSCCL runtime takes a step's ``cnt`` below this (``MSCCL_MAX_COUNT``)."""
 
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
@@ -202,8 +206,10 @@ class MscclAlgorithm:
     def runtime_limits(self) -> tuple[str, ...]:
         """What the MSCCL runtime would refuse to load, one sentence each (first rank
         and threadblock over each limit): :data:`RUNTIME_MAX_STEPS` steps a
-        threadblock and :data:`RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL` threadblocks a
-        channel, ``msccl.h`` of microsoft/msccl (other builds set other limits,
+        threadblock, :data:`RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL` threadblocks with
+        a send peer a channel (and as many with a receive peer: a threadblock that
+        only copies counts in neither), a ``cnt`` of :data:`RUNTIME_MAX_COUNT` or
+        more, ``msccl.h`` of microsoft/msccl (other builds set other limits,
         so these are notes: the algorithm's meaning does not depend on them).
 
         Examples
@@ -219,17 +225,32 @@ class MscclAlgorithm:
             notes.append(f"gpu[{-longest[1]}].tb[{-longest[2]}] has {longest[0]} steps: the "
                          f"MSCCL runtime loads at most {RUNTIME_MAX_STEPS} a threadblock "
                          f"(MSCCL_MAX_NUM_STEPS in microsoft/msccl's msccl.h)")
+        crowded_note = ""
         for gpu in self.gpus:
-            per_channel: dict[int, int] = {}
+            # (channel, "sending" or "receiving") -> threadblocks with such a peer
+            per_channel: dict[tuple[int, str], int] = {}
             for tb in gpu.threadblocks:
-                per_channel[tb.chan] = per_channel.get(tb.chan, 0) + 1
-            crowded = max(per_channel.items(), key=lambda c: (c[1], -c[0]), default=(0, 0))
+                for peer, role in ((tb.send, "sending"), (tb.recv, "receiving")):
+                    if peer >= 0:
+                        per_channel[tb.chan, role] = per_channel.get((tb.chan, role), 0) + 1
+            crowded = max(per_channel.items(), key=lambda c: (c[1], -c[0][0]),
+                          default=((0, ""), 0))
             if crowded[1] > RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL:
-                notes.append(f"gpu[{gpu.id}] has {crowded[1]} threadblocks on channel "
-                             f"{crowded[0]}: the MSCCL runtime loads at most "
-                             f"{RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL} a channel "
-                             f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)")
+                (chan, role), count = crowded
+                crowded_note = (f"gpu[{gpu.id}] has {count} threadblocks {role} on channel "
+                                f"{chan}: the MSCCL runtime loads at most "
+                                f"{RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL} a channel "
+                                f"(MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL in msccl.h)")
                 break
+        if crowded_note:
+            notes.append(crowded_note)
+        big = next(((gpu.id, tb.id, step.index, step.cnt) for gpu in self.gpus
+                    for tb in gpu.threadblocks for step in tb.steps
+                    if step.cnt >= RUNTIME_MAX_COUNT and step.type != "nop"), None)
+        if big is not None:
+            notes.append(f"gpu[{big[0]}].tb[{big[1]}].step[{big[2]}] has cnt {big[3]}: the "
+                         f"MSCCL runtime takes a count below {RUNTIME_MAX_COUNT} a step "
+                         f"(MSCCL_MAX_COUNT in msccl.h)")
         return tuple(notes)
 
 
@@ -971,7 +992,8 @@ class _ListScheduler:
                 self.problems.append(f"{name} never receives chunk {want}")
             elif got != want:
                 self.problems.append(f"{name} ends with {got}, expected chunk {want}")
-        schedule = Schedule(self.platform, self.op, self.clock.events)
+        schedule = Schedule(self.platform, self.op, self.clock.events,
+                            follows=self.clock.follows)
         return MscclTiming(algo, schedule, self.ranks, self.clock.end_time,
                            tuple(self.problems))
 
@@ -1012,14 +1034,12 @@ class _ListScheduler:
         for item in values:
             if item is None:
                 continue
-            # Each hop waits for the previous one: a router on the path may hold
-            # this item already (from another rank's transfer), but an MSCCL
-            # connection carries the sender's own data, it forwards no copy.
-            arrived = ready
-            for u, v in itertools.pairwise(path):
-                event = self.clock.send(u, v, item, not_before=arrived)
-                arrived = event.start + self.clock.transfer_time(u, v)
-            end = max(end, arrived)
+            # Each hop waits for the previous one (chained, in the timing and in
+            # the engine's replays): a router on the path may hold this item
+            # already (from another rank's transfer), but an MSCCL connection
+            # carries the sender's own data, it forwards no copy.
+            for last in self.clock.route(path, item, chained=True, not_before=ready)[-1:]:
+                end = max(end, last.start + self.clock.transfer_time(last.src, last.dst))
         self.received[rcv] = list(values)
         return end
 

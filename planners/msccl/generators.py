@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from portsim.planners.msccl.algorithm import read_msccl  # noqa: F401  (used by the examples)
+from portsim.planners.msccl.algorithm import (  # read_msccl: used by the examples
+    RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL,
+    read_msccl,  # noqa: F401
+)
 from portsim.simulator.errors import ScheduleError
 
 __all__ = ["allpairs_alltoall_xml", "ring_allgather_xml", "ring_allreduce_xml",
@@ -116,31 +119,45 @@ def allpairs_alltoall_xml(n: int, *, chunks: int = 1, ordered: bool = False,
     the ports let the sends start (threadblocks ready together are otherwise
     placed in rank order).
 
+    The ``2n - 1`` threadblocks of a rank fill the channels 32 at a time, in
+    threadblock order (16 sending and 16 receiving: the MSCCL runtime loads
+    :data:`~portsim.planners.msccl.algorithm.RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL`
+    of each a channel); a send and its receive share the rotation step ``s``,
+    hence the channel, as msccl-tools' all-to-all programs spread their
+    connections over channels by peer; up to 16 ranks, all on channel 0.
+
     Examples
     --------
     >>> algo = read_msccl(allpairs_alltoall_xml(3))
     >>> algo.collective, algo.nchunksperloop, len(algo.gpus[0].threadblocks)
     ('alltoall', 3, 5)
+    >>> algo = read_msccl(allpairs_alltoall_xml(64))
+    >>> algo.nchannels, [tb.chan for tb in algo.gpus[0].threadblocks][30:34]
+    (4, [0, 0, 1, 1])
     """
     _need_ranks(n)
     if chunks < 1:
         raise ScheduleError("chunks must be >= 1", value=chunks)
     c = chunks
-    root = _algo_element(name, "alltoall", n, n * c, inplace=False)
+    per_channel = RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL  # even: a step's pair shares one
+    root = _algo_element(name, "alltoall", n, n * c, inplace=False,
+                         nchannels=-(-(2 * n - 1) // per_channel))
     for r in range(n):
         gpu = ET.SubElement(root, "gpu", id=str(r), i_chunks=str(n * c), o_chunks=str(n * c),
                             s_chunks="0")
         tb_id = 0
         for s in range(1, n):
             to, frm = (r + s) % n, (r - s) % n
-            send = ET.SubElement(gpu, "tb", id=str(tb_id), send=str(to), recv="-1", chan="0")
+            chan = str(tb_id // per_channel)
+            send = ET.SubElement(gpu, "tb", id=str(tb_id), send=str(to), recv="-1", chan=chan)
             recv = ET.SubElement(gpu, "tb", id=str(tb_id + 1), send="-1", recv=str(frm),
-                                 chan="0")
+                                 chan=chan)
             tb_id += 2
             dep = (tb_id - 4, 0) if ordered and s > 1 else None
             _step(send, "s", ("i", to * c), ("o", r * c), cnt=c, dep=dep)
             _step(recv, "r", ("i", r * c), ("o", frm * c), cnt=c)
-        own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1", chan="0")
+        own = ET.SubElement(gpu, "tb", id=str(tb_id), send="-1", recv="-1",
+                            chan=str(tb_id // per_channel))
         _step(own, "cpy", ("i", r * c), ("o", r * c), cnt=c)
     return _finish(root)
 
