@@ -463,6 +463,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from portsim.simulator.validation import describe_violation_events
+
     scenario = outcome.scenario
     table = Table(title=f"{scenario.name}: {scenario.operation.kind.value} on "
                         f"{_platform_summary(scenario.platform)}")
@@ -489,8 +491,12 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
             console.print(f"{r.label}: {r.status}: {r.message}", soft_wrap=True)
         for note in r.notes:
             console.print(f"{r.label}: note: {note}", soft_wrap=True)
+        schedule = r.plan.schedule if r.plan is not None else None
         for v in r.violations[:20]:
-            console.print(f"{r.label}: {v}", style="red", soft_wrap=True)
+            # the events described, as validate's table gives them
+            described = "; ".join(describe_violation_events(v, schedule))
+            console.print(f"{r.label}: {v}" + (f" [{described}]" if described else ""),
+                          style="red", soft_wrap=True)
         if len(r.violations) > 20:
             console.print(f"{r.label}: ... {len(r.violations) - 20} more violations", style="red",
                           soft_wrap=True)

@@ -1100,3 +1100,27 @@ def test_plan_warns_of_a_number_validate_cannot_read_back(
     code, _, stderr = invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
                              "-o", str(out))
     assert (code, stderr.count("warning")) == (0, 0)
+
+
+def test_run_describes_the_events_of_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planner's violation in `run`'s output names its events described, as
+    `validate`'s table does (they were bare numbers in the detail).  The scatter
+    toy's `flat` schedule, by hand: event 0 sends m[P0] from Ps to Pa at 0, event
+    1 forwards it from Pa to P0 at 1; the violation is made up, on those events."""
+    from dataclasses import replace
+
+    from portsim import run_scenario
+    from portsim.simulator.report import Violation
+
+    def with_a_violation(*args: object, **kwargs: object) -> object:
+        outcome = run_scenario(*args, **kwargs)  # type: ignore[arg-type]
+        row = outcome.results[0]
+        bad = Violation("port_conflict", Fraction(1), "Pa", "made up", (1, 0))
+        return replace(outcome, results=(replace(row, violations=(bad,), feasible=False),
+                                         *outcome.results[1:]))
+
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario", with_a_violation)
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"))
+    assert code == 1
+    assert ("flat: port_conflict at t=1 on Pa: made up "
+            "[#1 send m[P0] Pa->P0 @1; #0 send m[P0] Ps->Pa @0]") in stdout
