@@ -356,9 +356,28 @@ def test_dask_existing_scheduler_address(tmp_path: Path) -> None:
     assert frame.loc[(8, "fibonacci"), "makespan"] == "5"
 
 
+def test_an_unreachable_scheduler_is_one_error_naming_the_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens on port 1, and ``nonsense://`` is no scheme: each is one
+    ScenarioError naming ``--scheduler`` (it was distributed's own OSError, after
+    30 s, and a ValueError), and nothing is stored."""
+    pytest.importorskip("distributed")
+    import portsim.scenarios.study.execute as execute
+
+    monkeypatch.setattr(execute, "_CONNECT_SECONDS", 1)
+    study = study_from_dict(trees_study([4]))
+    for address, why in (("tcp://127.0.0.1:1", "Timed out trying to connect"),
+                         ("nonsense://", "unknown address scheme")):
+        with pytest.raises(ScenarioError) as caught:
+            run_study(study, tmp_path, executor="dask", scheduler=address)
+        assert str(caught.value).startswith(
+            f"--scheduler: cannot reach the Dask scheduler: {why}")
+    assert not list(tmp_path.glob("**/*.parquet"))
+
+
 def test_executor_options_are_checked(tmp_path: Path) -> None:
     study = study_from_dict(trees_study([4]))
-    with pytest.raises(ScenarioError, match="--scheduler"):
+    with pytest.raises(ScenarioError, match=r"^--scheduler: needs --executor dask"):
         run_study(study, tmp_path, scheduler="tcp://127.0.0.1:1")
     with pytest.raises(ScenarioError, match="--workers"):
         run_study(study, tmp_path, workers=0)

@@ -342,8 +342,7 @@ def run_study(
         raise ScenarioError("unknown executor (expected local or dask)", path="--executor",
                             value=executor)
     if scheduler is not None and executor != "dask":
-        raise ScenarioError("--scheduler needs --executor dask", path="--scheduler",
-                            value=scheduler)
+        raise ScenarioError("needs --executor dask", path="--scheduler", value=scheduler)
     if workers is not None and workers < 1:
         raise ScenarioError("must be >= 1", path="--workers", value=workers)
     if executor == "dask":
@@ -614,6 +613,10 @@ closes would write over the progress bar); a failed run is its rows' message.
 """
 
 
+_CONNECT_SECONDS = 10
+"""How long a study waits for a given Dask scheduler (``--scheduler``) to answer."""
+
+
 def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
                   scheduler: str | None,
                   stop: threading.Event) -> _Rows:
@@ -632,7 +635,13 @@ def _dask_results(runs: Sequence[StudyRun], study: str, workers: int | None,
                                    silence_logs=logging.CRITICAL)
             client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=_CONNECT_SECONDS)
+        except (OSError, TimeoutError, ValueError) as err:
+            # distributed raises OSError ("Timed out trying to connect ...") for an
+            # address nothing listens on, ValueError for one it cannot parse
+            raise ScenarioError(f"cannot reach the Dask scheduler: {err}",
+                                path="--scheduler", value=scheduler) from None
     in_flight: list[Any] = []
 
     def submit(batch: _Batch) -> Any:
