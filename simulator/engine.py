@@ -1301,8 +1301,10 @@ def replay_series(
         As in :func:`replay`.
     tolerance:
         As in :func:`replay`: the series keeps only the order of the events,
-        so of the tolerance only its share for parts counts (parts summing
-        to just under 1 make the item, as in the check of the schedule).
+        so of the tolerance only its share for parts counts: parts summing
+        to just under 1, which the check of the schedule takes as the item,
+        are scaled to sum to 1 (each copy sends the whole item, and gains
+        nothing from the fraction missing).
 
     Returns
     -------
