@@ -1301,8 +1301,10 @@ def replay_series(
         As in :func:`replay`.
     tolerance:
         As in :func:`replay`: the series keeps only the order of the events,
-        so of the tolerance only its share for parts counts (parts summing
-        to just under 1 make the item, as in the check of the schedule).
+        so of the tolerance only its share for parts counts: parts summing
+        to just under 1, which the check of the schedule takes as the item,
+        are scaled to sum to 1 (each copy sends the whole item, and gains
+        nothing from the fraction missing).
 
     Returns
     -------
@@ -1365,6 +1367,7 @@ def replay_series(
     slack = parse_tolerance(tolerance, exact=exact)
     platform = schedule.platform if port_model is None else schedule.platform.with_port_model(
         port_model)
+    schedule = _parts_made_whole(schedule, slack)
     # Per-port (and per-CPU) busy time of one instance: instances pass each
     # resource one after the other, so instance t ends after (t + 1) * heaviest.
     load: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
@@ -1470,6 +1473,39 @@ def replay_series(
                       measured_throughput=per_time(done, end))
     return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
                   horizon=min(h, reach), port_model=port_model, tolerance=slack)
+
+
+def _parts_made_whole(schedule: Schedule, tolerance: Fraction) -> Schedule:
+    """``schedule`` with the parts the tolerance takes as a whole item sent whole.
+
+    The check takes parts of an item that sum to just under 1 as the item
+    when the fraction missing would take at most ``tolerance`` to send on
+    the links that carry parts (:meth:`_Run.compile`): float rounding.  A
+    series taking every copy so gains that fraction copy after copy (one
+    part of ``1 - 10^-9`` on a link of cost 1 made 1,000,001,000 messages
+    over ``10^12``, past the bound); here each such item's parts are scaled
+    to sum to exactly 1 (their stated durations dropped, as they change),
+    the schedule the rounding stands for.
+    """
+    if not tolerance:
+        return schedule
+    platform, size = schedule.platform, schedule.operation.size
+    totals: dict[tuple[str, Item], Fraction] = defaultdict(Fraction)
+    whole = Fraction(0)  # as _Run.compile: a whole message without latency, the longest
+    for e in schedule.events:
+        if type(e) is Send and e.part is not _WHOLE and e.part != 1 and platform.has_link(
+                e.src, e.dst):
+            totals[e.dst, e.item] += e.part
+            link = platform.link(e.src, e.dst)
+            whole = max(whole, (link.c - link.latency) * size)
+    short = {key: total for key, total in totals.items()
+             if total < 1 and (1 - total) * whole <= tolerance}
+    if not short:
+        return schedule
+    events = [replace(e, part=e.part / short[e.dst, e.item], duration=None)
+              if type(e) is Send and (e.dst, e.item) in short else e
+              for e in schedule.events]
+    return replace(schedule, events=tuple(events))
 
 
 def measure_series(

@@ -582,6 +582,35 @@ def test_the_series_of_float_parts_counts_as_that_of_exact_ones() -> None:
     assert exact.completed == 19
 
 
+def test_the_series_does_not_gain_the_missing_parts_instance_after_instance() -> None:
+    """The tolerance takes parts short of 1 by at most its time as the whole
+    message in the check, and the series took every copy so: a message sent
+    as one part of 1 - 10^-9 on a link of cost 1 was a whole message every
+    1 - 10^-9, 1,000,001,000 instances over 10^12 (above the bound, one a
+    time unit; 10^-9 of a message missing in each).  The series now sends
+    each such item whole: copy t ends at t + 1, 10^12 of them by 10^12, as
+    for a part of exactly 1; with 1/2 + (1/2 - 10^-9) likewise."""
+    p = Platform.build(["A", "B"], [("A", "B", 1)])
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    short = Fraction(1, 10**9)
+
+    def parts(*given: Fraction) -> Schedule:
+        events, start = [], Fraction(0)
+        for part in given:
+            events.append({"kind": "send", "src": "A", "dst": "B", "item": "b",
+                           "part": part, "start": start})
+            start += part
+        return Schedule.from_dicts(p, op, events)
+
+    horizon = 10**12
+    for s in (parts(1 - short), parts(Fraction(1, 2), Fraction(1, 2) - short)):
+        report = validate(s, horizon=horizon, tolerance=short)
+        assert report.feasible
+        assert report.completed == horizon  # one a time unit: instance t ends at t + 1
+        assert report.measured_throughput == 1.0
+    assert validate(parts(Fraction(1)), horizon=horizon).completed == horizon
+
+
 def test_a_tolerance_covers_durations_computed_in_floats() -> None:
     """A script stating `duration: 0.1 * 3` (0.30000000000000004) for a link of
     cost 0.3 got `wrong_duration` under any tolerance: the stated duration is
