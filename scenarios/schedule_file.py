@@ -46,6 +46,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from portsim.scenarios.json_text import DuplicateKeyError, parse_json
 from portsim.scenarios.loader import (
     DEFAULT_SEED,
     build_operation,
@@ -77,8 +78,8 @@ JSONL_SUFFIX = ".jsonl"
 """File names ending so hold a schedule in the JSON Lines form."""
 
 JSON_SUFFIX = ".json"
-""":func:`dump_schedule` writes a path ending so as one JSON document (YAML
-reads it back, as :func:`load_schedule` does)."""
+""":func:`dump_schedule` writes a path ending so as one JSON document, and
+:func:`load_schedule` reads it back as JSON (duplicate keys refused)."""
 
 
 # -- reading ---------------------------------------------------------------------
@@ -90,7 +91,8 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
     Parameters
     ----------
     path:
-        The YAML file, or a JSON Lines file when the name ends in ``.jsonl``
+        The YAML file (one JSON document when the name ends in ``.json``), or a
+        JSON Lines file when the name ends in ``.jsonl``
         (the compact form for very large schedules); a ``platform_file`` in
         it is relative to its directory.
 
@@ -206,42 +208,10 @@ def _first_json_object(lines: Iterable[tuple[int, str]], source: str) -> dict[st
     raise ScheduleError("empty file", source=source)
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json keeps the last of two equal keys silently; YAML files refuse them.
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKey(key)
-        data[key] = value
-    return data
-
-
-_KEY_END = re.compile(r'"\s*:')
-"""Ends every key of a JSON text (and may end a string value): at least one per key."""
-
-
-def _keys(data: Any) -> int:
-    if isinstance(data, dict):
-        return len(data) + sum(_keys(v) for v in data.values())
-    if isinstance(data, list):
-        return sum(_keys(v) for v in data)
-    return 0
-
-
 def _json_line(line: str, lineno: int, source: str) -> Any:
     try:
-        data = json.loads(line)
-        # A key json dropped (a duplicate) leaves more key ends than keys; only
-        # then parse again, slower, to name it (a string may end in ":" too).
-        if (not isinstance(data, dict) or line.count(":") > len(data)) and (
-                _keys(data) < len(_KEY_END.findall(line))):
-            json.loads(line, object_pairs_hook=_no_duplicate_keys)
-        return data
-    except _DuplicateKey as err:
+        return parse_json(line)
+    except DuplicateKeyError as err:
         raise ScheduleError(f"invalid JSON: duplicate key {str(err)!r}", path=f"line {lineno}",
                             value=_short_line(line), source=source) from None
     except json.JSONDecodeError as err:

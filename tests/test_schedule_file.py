@@ -436,3 +436,22 @@ def test_a_json_file_name_gets_json_that_reads_back(tmp_path: Path,
     assert sorted(e["item"] for e in written["events"]) == [
         "m[P0]", "m[P0]", "m[P1]", "m[P1]"]
     assert load_schedule(tmp_path / "flat.json") == load_schedule(tmp_path / "flat.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # json.load keeps the last of two keys silently; the YAML reader said "invalid YAML"
+    ('{"events": [{"kind": "send", "start": 0, "start": 1}]}',
+     "invalid JSON: duplicate key 'start'"),
+    # a trailing comma: no JSON (the YAML reader took it)
+    ('{"events": [],\n "period": 1,\n}', "line 3, column 1: invalid JSON: "
+                                          "Expecting property name enclosed in double quotes"),
+    ("", "invalid JSON: Expecting value"),
+])
+def test_a_json_schedule_is_read_as_json(tmp_path: Path, text: str, message: str) -> None:
+    """A ``.json`` file is read by the JSON reader, its errors saying JSON (line and
+    column from ``json``'s own message, by hand: the closing brace of line 3)."""
+    path = tmp_path / "s.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScheduleError) as caught:
+        load_schedule(path)
+    assert message in str(caught.value)
