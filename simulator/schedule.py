@@ -322,7 +322,8 @@ class Schedule:
                                     value=given)
             for x in pair:
                 if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n:
-                    raise ScheduleError(f"an event index from 0 to {n - 1} expected",
+                    raise ScheduleError(f"an event index from 0 to {n - 1} expected" if n
+                                        else "the schedule has no events to follow",
                                         path=where, value=x)
             i, j = cast(tuple[int, int], pair)
             if i == j:
@@ -497,7 +498,7 @@ class Schedule:
         if follows is None:
             follows = ()
         if isinstance(follows, str | bytes | Mapping) or not isinstance(follows, Iterable):
-            raise ScheduleError("follows must be a list of pairs [i, j] of event indexes",
+            raise ScheduleError("must be a list of pairs [i, j] of event indexes",
                                 path="follows", value=follows)
         return cls(platform, operation, parsed, parsed_period, instances_per_period,
                    tuple(follows))  # type: ignore[arg-type]  # checked by the constructor

@@ -393,7 +393,7 @@ def test_follows_round_trips_through_a_schedule_file(tmp_path: Path) -> None:
     ([[0, 4]], r"follows\[0\]: an event index from 0 to 3 expected \(got 4\)"),
     ([[1, 1]], r"follows\[0\]: an event cannot follow itself"),
     ([[1]], r"follows\[0\]: a pair \(i, j\) of event indexes expected"),
-    ("0 1", r"follows: follows must be a list of pairs"),
+    ("0 1", r"follows: must be a list of pairs"),
 ])
 def test_follows_refused_when_malformed(follows: object, message: str) -> None:
     from portsim.simulator.errors import ScheduleError
@@ -401,6 +401,16 @@ def test_follows_refused_when_malformed(follows: object, message: str) -> None:
     s = _relay_ring()
     with pytest.raises(ScheduleError, match=message):
         Schedule.from_dicts(s.platform, s.operation, s.to_dicts(), follows=follows)
+
+
+def test_follows_in_a_schedule_without_events_says_so() -> None:
+    """No event to follow: said so (it was 'an event index from 0 to -1 expected')."""
+    from portsim.simulator.errors import ScheduleError
+
+    s = _relay_ring()
+    with pytest.raises(ScheduleError,
+                       match=r"^follows\[0\]: the schedule has no events to follow"):
+        Schedule.from_dicts(s.platform, s.operation, [], follows=[[0, 1]])
 
 
 def test_follows_blocked_names_what_each_event_waits_for() -> None:
