@@ -249,6 +249,22 @@ def test_period_cap_falls_back_to_a_fixed_period() -> None:
     assert (result.period, report.throughput) == (2, Fraction(1, 2))
 
 
+def test_the_period_cap_note_tells_instances_from_operations() -> None:
+    """The note of a capped exact period said "would hold 12 operations per period"
+    on the scatter toy, which a student reads as 12 scatters in a period of 6 where
+    LMR's TP = 1/2 gives 3.  Both counts by hand: 3 = TP x 6 scatters, each two
+    paths of two hops (Ps -> Pa | Pb -> P0, Ps -> Pb -> P1), so 12 sends."""
+    scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
+    with pytest.warns(UserWarning, match="period:"):
+        result = steady_state(scenario.platform, scenario.operation, max_events=6)
+    assert result.throughput_bound == Fraction(1, 2)
+    instances = result.throughput_bound * 6
+    sends = instances * 2 * 2
+    note = next(n for n in result.notes if n.startswith("the exact period 6 "))
+    assert note.startswith(f"the exact period 6 would hold {sends} operations (sends and "
+                           f"computations) per period for its {instances} instances (cap 6)")
+
+
 def test_a_fixed_period_holding_no_instance_is_lengthened() -> None:
     """A period so short that floor(w·T) = 0 for every path: not an empty schedule
     claiming one instance per period (the validator now refuses that), but a longer

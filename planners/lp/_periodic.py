@@ -704,6 +704,13 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
     return chosen
 
 
+def _instances(count: Fraction) -> str:
+    """``count`` instances, for a note (``"3 instances"``, ``"5/2 instances"``)."""
+    if count.denominator == 1:
+        return counted(int(count), "instance")
+    return f"{format_rational(count)} instances"
+
+
 def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                      throughput: Fraction, size: Fraction, fixed_period: Fraction | None,
                      max_events: int, unit: Fraction, *, round_up: bool,
@@ -759,9 +766,14 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                 denser = (f", where the rounded-up paths and trees carry more per time unit "
                           f"than in the period {format_rational(by_floors)} Proposition 4's "
                           f"floors pick")
+            # "operations" are the events max_events caps, not collective
+            # operations: the instances are named apart (a student read the
+            # scatter toy's 12 as 12 scatters in a period of 6, where TP = 1/2)
             text = (f"the exact period {format_rational(period)} would hold "
-                    f"{format_rational(per_time * period)} operations per period "
-                    f"(cap {max_events}); using the fixed period "
+                    f"{format_rational(per_time * period)} operations (sends and "
+                    f"computations) per period for its "
+                    f"{_instances(throughput * period)} (cap {max_events}); "
+                    f"using the fixed period "
                     f"{format_rational(fixed_period)} instead{denser} (Proposition 4: throughput "
                     f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
                     f"{counted(n_units, 'unit')} over the period); choose "
