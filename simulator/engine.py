@@ -1242,11 +1242,14 @@ def replay_series(
     start times of ``W`` consecutive instances (``W`` = one more than the
     largest ``k``) equal those ``c`` instances earlier plus a constant
     ``delta``, instance ``t + c`` repeats instance ``t`` ``delta`` later
-    forever.  :func:`replay_series` replays a prefix of the series long
-    enough to see this (doubling it up to the cap), then counts the
-    completions up to the horizon in closed form; a short horizon is
-    replayed directly.  The periodic count agrees with the full replay
-    (``tests/test_series.py`` compares them).
+    forever.  Where parts of the series run at different rates (the leaves
+    of a reduction tree send ahead of the tree), each event repeats with a
+    delay of its own instead (:func:`_drifting_pattern`).
+    :func:`replay_series` replays a prefix of the series long enough to see
+    either (doubling it up to the cap), then counts the completions up to
+    the horizon in closed form; a short horizon is replayed directly.  The
+    count agrees with the full replay (``tests/test_series.py`` compares
+    them).
 
     Examples
     --------
@@ -1323,9 +1326,9 @@ def replay_series(
     # is exactly the start of every longer one and the count does not depend
     # on the length tried.  A try of at least half the copies that may complete
     # is not made: the direct replay of those costs at most twice as much, and
-    # a series that never settles (a leaf of a reduction tree sends at its own
-    # pace) paid for both (a reduce tree on 500 nodes: 256 copies tried, then
-    # 495 replayed).
+    # a series that never settles paid for both (a reduce tree on 500 nodes,
+    # before its events' own delays were seen: 256 copies tried, then 495
+    # replayed).
     forced = None if port_model is None else PortModel.parse(port_model, path="port_model")
     count = min(cap, 64, max(8, 2 * (window + 1)))
     last: Report | None = None  # the replay of ``count`` copies when the cap cuts the series
@@ -1358,6 +1361,22 @@ def replay_series(
             return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
                           violations=(), completed=done, instances=done, horizon=out_h,
                           measured_throughput=per_time(done, h))
+        if window == 1:
+            run, engine = played[0], played[1]
+            assert isinstance(engine, _Asap)
+            drifting = _drifting_pattern(run, engine, played[2], len(schedule.events), count)
+            if drifting is not None:
+                done = sum(1 for x in full.completion_times if x <= h)
+                for arrivals in drifting[1]:
+                    # copy m cycles later completes at the latest of end + m delta
+                    more = min(math.floor((h - run.out_time(end)) / run.out_time(drift))
+                               for end, drift in arrivals)
+                    if more > 0:
+                        done += more
+                out_h = h if exact else float(h)
+                return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
+                              violations=(), completed=done, instances=done, horizon=out_h,
+                              measured_throughput=per_time(done, h))
         if count >= cap:
             last = full
             break
@@ -1527,6 +1546,155 @@ def _series_pattern(starts: tuple[Any, ...], size: int, count: int,
     return None
 
 
+def _drifting_pattern(run: _Run, engine: _Asap, events: list[_Play], size: int,
+                      count: int) -> tuple[int, list[list[tuple[Any, Any]]]] | None:
+    """A repeating pattern of a series whose parts run at their own rates.
+
+    On a reduction tree, a leaf sends at its own pace, faster than the
+    rest: the starts of copy ``t + c`` are those of copy ``t`` plus a delay
+    of each event's own, ``delta(i)``, never one for all
+    (:func:`_series_pattern`).  Such a series still repeats, event by event,
+    when the delays never decrease along a dependency and each event waits
+    on something that drifts at its own rate (see the notes).
+
+    Returns ``(c, arrivals)`` for the smallest cycle ``c`` found: per
+    instance of the last ``c`` copies, the ``(end, delta)`` of every event
+    whose end its completion waits on, in the replay's time unit (instance
+    ``u + m c`` of a later copy completes at the latest of ``end + m
+    delta``); or ``None``.
+
+    Notes
+    -----
+    In an as-soon-as-possible replay on ports, CPUs and links of one slot,
+    an event starts at the latest of the ends of the events it waits on: the
+    one before it on each of its resources (a port of a slot per link only
+    keeps the order: its start), and the events giving its inputs (each part
+    of an input, when the parts add up to exactly one).  Copy ``t``'s events
+    wait on copies ``t`` and ``t - 1`` only, in the same way for every
+    ``t >= 1``.  Let ``delta(x)`` be the delay of event ``x`` of the last
+    ``c`` copies over ``c`` copies before, and of every earlier copy of the
+    same residue.  If, for each such ``x``, every event it waits on has a
+    delay of at most ``delta(x)`` and one that ends when ``x`` starts has
+    exactly ``delta(x)``, then the next copy's ``x`` starts at the latest of
+    the shifted ends, which is its start shifted by ``delta(x)``, and the
+    same event still ends when it starts: by induction, every later copy
+    repeats the last ``c`` ones, each event drifting by its own delay.  The
+    uniform pattern is the case of one delay for all.  A port of ``k > 1``
+    slots shorter than its links (its slot frees at no one event's end;
+    the caller does not ask then) or an input delivered more than once
+    (held at the first arrival, the earliest) is no such dependency:
+    ``None``.
+    """
+    n_events = len(events)
+    if n_events != size * count or any(x is None for x in engine.starts):
+        return None
+    starts = engine.starts
+    capacity = run.capacity
+    exact = run.exact
+    one = run.one
+    for cycle in range(1, count // 3 + 1):
+        block = cycle * size  # the last `cycle` copies: the last `block` plays
+        first = n_events - block
+        # Plays are in copy order (copies never overlap in stated time, and
+        # ties keep schedule order): play e of the block is event e - block of
+        # `cycle` copies earlier.  A candidate's delays must also repeat one
+        # cycle further back (a cheap filter before the dependencies).
+        if any(starts[e] - starts[e - block] != starts[e - block] - starts[e - 2 * block]
+               for e in range(first, n_events)):
+            continue  # (most candidates fail at the first play)
+        delta = [starts[e] - starts[e - block] for e in range(first, n_events)]
+        if any(d <= 0 for d in delta):
+            continue
+        if any(events[e].index != events[e - block].index + block
+               for e in range(first - block, n_events)):
+            return None
+
+        # The delay of a play e of the block or of the copy just before it is
+        # delta[(e - first) % block].  What each play of the block waits on:
+        # (play, weight), start + weight being when it lets the play go.
+        waits: dict[int, list[tuple[int, Any]]] = {e: [] for e in range(first, n_events)}
+        for r, queue in enumerate(engine.queues):
+            k = len(queue) - 2  # the last is the sentinel -1
+            single = capacity[r] == 1
+            while k > 0 and queue[k] >= first:
+                before = queue[k - 1]
+                if before < first - block:
+                    return None  # not one copy deep (never so: every copy has the same plays)
+                ev = events[before]
+                waits[queue[k]].append((before, ev.duration if single else 0))
+                if not single and r not in run.by_links:
+                    return None  # a port of k slots frees at no one event's end
+                k -= 1
+            if k == 0 and queue[0] >= first:
+                return None  # a resource first used in the block: not one copy deep
+        # Keys are per instance: the block's plays wait on givers of the block.
+        givers: dict[int, list[int]] = defaultdict(list)
+        for e in range(first, n_events):
+            givers[events[e].give].append(e)
+        instances = sorted({events[e].instance for e in range(first, n_events)})
+        initial = run.initial_holdings(instances)
+        bad = False
+        for e in range(first, n_events):
+            for key in events[e].needs:
+                gave = givers.get(key)
+                if key in initial or not gave:
+                    continue  # held from the start: a constant, never later
+                if not _whole_once(events, gave, exact, run.part_tol, one):
+                    return None
+                waits[e].extend((g, events[g].duration) for g in gave)
+        for e in range(first, n_events):
+            s, d = starts[e], delta[e - first]
+            tight = False
+            for p, weight in waits[e]:
+                dp = delta[(p - first) % block]
+                ready = starts[p] + weight
+                if dp > d or ready > s:  # (later than the start: not what it waits on)
+                    bad = True
+                    break
+                if ready == s and dp == d:
+                    tight = True
+            if bad or not tight:
+                bad = True
+                break
+        if bad:
+            continue
+        # The completion of an instance of the block: the latest arrival of
+        # its required keys, each the latest end of the plays giving it.
+        required = _required_keys(run)
+        stride = run.stride
+        arrivals: list[list[tuple[Any, Any]]] = []
+        for t in instances:
+            parts: list[tuple[Any, Any]] = []
+            for k in required:
+                key = k + t * stride
+                if key in initial:
+                    continue  # held from the start
+                gave = givers.get(key)
+                if not gave:
+                    return None
+                if not _whole_once(events, gave, exact, run.part_tol, one):
+                    return None
+                parts.extend((starts[g] + events[g].duration, delta[g - first]) for g in gave)
+            if not parts:
+                return None
+            arrivals.append(parts)
+        return cycle, arrivals
+    return None
+
+
+def _whole_once(events: list[_Play], gave: list[int], exact: bool, part_tol: float,
+                one: Any) -> bool:
+    """Whether the plays ``gave`` deliver their key exactly once: the key
+    then arrives at the latest of their ends."""
+    if len(gave) == 1:
+        return events[gave[0]].part == 1
+    total = sum(events[g].part for g in gave)
+    if exact:
+        return bool(total == one)
+    smallest = min(events[g].part for g in gave)
+    return bool(abs(total - 1) <= part_tol and smallest > 2 * part_tol)
+
+
 def _check_replay_size(schedule: Schedule, horizon: Fraction, *, explicit_horizon: bool,
                        steady: bool = False) -> None:
     """Refuse a periodic replay of more than :data:`MAX_REPLAY_EVENTS` events.
@@ -1664,15 +1832,20 @@ def _conclude(
     )
 
 
-def _completions(run: _Run, held: dict[int, Any], instance_numbers: list[int],
-                 horizon_t: Any) -> tuple[dict[int, Any], dict[int, list[int]]]:
-    """Per instance, when its last required item arrived (by the horizon), or the
-    keys it misses."""
-    required = [
+def _required_keys(run: _Run) -> list[int]:
+    """The keys an instance ``t`` must hold to be complete, less ``t * run.stride``."""
+    return [
         run._base(item) * run.nn + run.node_index[node]
         for node, items in run.operation.required_items(0).items()
         for item in items
     ]
+
+
+def _completions(run: _Run, held: dict[int, Any], instance_numbers: list[int],
+                 horizon_t: Any) -> tuple[dict[int, Any], dict[int, list[int]]]:
+    """Per instance, when its last required item arrived (by the horizon), or the
+    keys it misses."""
+    required = _required_keys(run)
     stride = run.stride
     deadline = math.inf if horizon_t is None else horizon_t + run.tol
     completion: dict[int, Any] = {}
