@@ -205,6 +205,7 @@ def test_a_reduction_tree_whose_leaves_run_ahead_is_counted_exactly(
     monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS",
                         64 * len(schedule.events))
     makespan = replay(schedule).makespan
+    assert isinstance(makespan, Fraction)
     assert makespan == 44
     for horizon in (makespan * 100 + Fraction(1, 3), Fraction(10**9)):
         got = replay_series(schedule, horizon)
