@@ -86,6 +86,7 @@ __all__ = [
     "measure_series",
     "parse_tolerance",
     "replay",
+    "replay_asap_periodic",
     "replay_one_shot",
     "replay_series",
 ]
@@ -1451,6 +1452,188 @@ def measure_series(
     if not schedule.events or not check.feasible:
         return None
     return replay_series(schedule, h, exact=exact, port_model=port_model)
+
+
+def replay_asap_periodic(
+    schedule: Schedule,
+    horizon: Fraction | int | str,
+    *,
+    exact: bool = True,
+) -> Report:
+    """Count the instances of a periodic schedule replayed as soon as possible over ``horizon``.
+
+    What ``replay(schedule, mode="asap", horizon=horizon)`` counts
+    (``completed``, ``measured_throughput``, ``violations``), from a prefix
+    of periods once the replay repeats: every play of period ``p + c`` then
+    starts ``delta`` after its play of period ``p``, so instance ``i + c n``
+    completes ``delta`` after instance ``i`` (the series argument of
+    :func:`replay_series`, with periods for copies).  ``lp-naive`` replays
+    its periodic schedules so over ``(largest lag + 100)`` periods: 1.9
+    million plays at 100 nodes, 12.6 s and 750 MiB, where a prefix of about
+    40 periods settles.  When the prefix shows no such pattern (or the
+    schedule is not of the kind the argument covers), the full replay is
+    returned instead.
+
+    Returns
+    -------
+    Report
+        ``completed``, ``measured_throughput``, ``horizon`` and
+        ``violations`` (none: a prefix that blocks is not used) as the full
+        replay gives them; ``instances`` is ``completed``, and neither
+        ``completion_times`` nor ``end_time`` is given, unlike the full
+        replay.
+
+    Raises
+    ------
+    ScheduleError
+        On a one-shot schedule or a bad ``horizon``, as :func:`replay`.
+    """
+    check_schedule(schedule)
+    period = schedule.period
+    if period is None:
+        raise ScheduleError("replay_asap_periodic replays a periodic schedule")
+    h = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    found = _asap_periodic_count(schedule, h, exact)
+    if found is None:
+        return replay(schedule, mode="asap", horizon=h, exact=exact)
+    return Report(mode="asap", exact=exact, port_model=str(schedule.platform.port_model),
+                  violations=(), completed=found, instances=found, horizon=h,
+                  measured_throughput=per_time(found, h))
+
+
+def _asap_periodic_count(schedule: Schedule, h: Fraction, exact: bool) -> int | None:
+    """The completions by ``h`` of the as-soon-as-possible replay of a periodic
+    schedule; ``None`` when no prefix of at most half the horizon repeats (see
+    :func:`replay_asap_periodic`)."""
+    period = schedule.period
+    assert period is not None
+    n = schedule.instances_per_period
+    max_lag = max((e.lag for e in schedule.events), default=0)
+    if not exact:  # (float times: the repeats are seldom equal; replayed whole)
+        return None
+    run = _Run(schedule, None, exact)
+    run.compile(h)
+    tick_period = run.to_time(period)
+    if run.violations or not all(p.playable and p.start < tick_period for p in run.patterns):
+        return None
+    capacity = run.capacity
+    deep = max((c for r, c in enumerate(capacity) if c > 1 and r not in run.by_links),
+               default=1)
+    window = max_lag + 1 + deep  # periods a play's state reaches back to
+    horizon_t = run.to_time(h)
+    deadline = horizon_t + run.tol
+    # A play whose input is given by a play stated later could be played
+    # while its giver is not (past the horizon): the count below assumes not.
+    stated: dict[int, list[Any]] = defaultdict(list)
+    for pat in run.patterns:
+        stated[pat.give].append(pat.lag * tick_period + pat.start)
+    for pat in run.patterns:
+        own = pat.lag * tick_period + pat.start
+        if any(max(stated[k]) > own for k in pat.needs if k in stated):
+            return None
+    size = len(run.patterns)
+    stride = run.stride
+    required = _required_keys(run)
+    periods = max_lag + window + 4
+    while True:
+        if periods * tick_period * 2 > horizon_t or periods * size > MAX_SERIES_EVENTS:
+            return None
+        prefix_t = periods * tick_period
+        with paused_collection():
+            events = run.concrete(prefix_t)
+            instance_numbers = sorted({play.instance for play in events})
+            held = run.initial_holdings(instance_numbers)
+            engine = _Asap(run, events, held, None)
+            engine.go()
+        starts = engine.starts
+        if any(x is None for x in starts):
+            return None
+        total = len(events)
+        # Plays are in period order (every start within its period), each
+        # period from max_lag on holding one play of every pattern.
+        steady = total - (periods - max_lag) * size  # the first play of period max_lag
+        if (steady < 0 or events[steady].start < max_lag * tick_period
+                or (steady and events[steady - 1].start >= max_lag * tick_period)):
+            return None
+        pattern = None
+        for cycle in range(1, (periods - max_lag - window) // 2 + 1):
+            block = cycle * size
+            first = total - (window + cycle) * size  # the plays whose shift is checked
+            if first - block < steady:
+                break
+            delta = starts[total - 1] - starts[total - 1 - block]
+            if delta > 0 and all(
+                    starts[e] - starts[e - block] == delta
+                    and events[e].index == events[e - block].index
+                    and events[e].instance == events[e - block].instance + cycle * n
+                    for e in range(first, total)):
+                pattern = cycle, delta
+                break
+        if pattern is not None:
+            break
+        periods *= 2
+    cycle, delta = pattern
+    # Instances of periods before `base` are played whole in the prefix; those
+    # of periods base .. base + cycle - 1 repeat every cycle from there on.
+    base = periods - window - cycle
+    completion, _ = _completions(run, held, [t for t in instance_numbers if t < base * n],
+                                 horizon_t)
+    done = len(completion)
+    shift_t = cycle * tick_period
+    # per key: the plays giving it (end, part, stated start) in the prefix
+    givers: dict[int, list[tuple[Any, Any, Any]]] = defaultdict(list)
+    for play, start in zip(events, starts, strict=True):
+        if play.instance >= base * n:
+            givers[play.give].append((start + play.duration, play.part, play.start))
+    initial = run.initial_holdings(range(base * n, (base + cycle) * n))
+    for t in range(base * n, (base + cycle) * n):
+        keys = []
+        for k in required:
+            key = k + t * stride
+            if key in initial:
+                continue
+            gave = givers.get(key)
+            if not gave:
+                return None
+            keys.append(sorted(gave))
+        if not keys:
+            return None
+        latest = max(g[2] for gave in keys for g in gave)  # stated: all played while < horizon
+        earliest = min(g[2] for gave in keys for g in gave)
+        arrivals = [_arrival(gave, 0, horizon_t, shift_t, delta, run.part_tol)
+                    for gave in keys]
+        if any(x is None for x in arrivals):
+            continue  # never complete
+        arrival = max(arrivals)
+        # Every giver played (m repeats later, while its stated start is before
+        # the horizon): instance t + m cycle n completes at arrival + m delta.
+        whole = max(0, -((latest - horizon_t) // shift_t))  # ceil((horizon - latest) / shift)
+        if arrival <= deadline:
+            done += min(whole, (deadline - arrival) // delta + 1)
+        # some givers past the horizon: each repeat counted from the plays left
+        m = whole
+        while earliest + m * shift_t < horizon_t:
+            last = [_arrival(gave, m, horizon_t, shift_t, delta, run.part_tol)
+                    for gave in keys]
+            if all(x is not None and x <= deadline for x in last):
+                done += 1
+            m += 1
+    return done
+
+
+def _arrival(gave: list[tuple[Any, Any, Any]], m: int, horizon_t: Any, shift_t: Any,
+             delta: Any, part_tol: float) -> Any:
+    """When a key whose prefix givers are ``gave`` (end, part, stated start) arrives
+    in the repeat ``m`` cycles later, from its givers stated before the horizon."""
+    total: Any = 0
+    for end, part, stated_start in gave:  # by end
+        if stated_start + m * shift_t < horizon_t:
+            total += part
+            if total >= 1 - part_tol:
+                return end + m * delta
+    return None
 
 
 def replay_one_shot(
