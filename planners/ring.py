@@ -135,7 +135,8 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
         notes.append(f"the target {op.target} is not a participant: the ring runs "
                      f"{op.participants[0]} .. {op.participants[-1]}, then the result "
                      f"goes to {op.target}")
-    schedule = Schedule(platform, op, clock.events)
+    # (multiport: a later hop may reach a node sooner than an earlier one did)
+    schedule = Schedule(platform, op, clock.first_deliveries())
     return PlanResult.ok(NAME, schedule, makespan=clock.completion_time(op), notes=notes)
 
 

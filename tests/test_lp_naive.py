@@ -404,3 +404,43 @@ def test_strict_check_of_planned_times_is_not_replayed_over_the_whole_horizon(
     assert run.achieved_throughput in (None, whole.throughput)
     assert any(n.endswith("a strict replay of the planned times finds 0 violation(s)")
                for n in run.notes)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_asap_count_of_a_prefix_equals_the_full_replay(monkeypatch: pytest.MonkeyPatch,
+                                                       seed: int) -> None:
+    """``run`` replays lp-naive's periodic schedule as soon as possible over
+    (largest lag + 100) periods: every period was replayed (12.6 s and 750 MiB
+    of a run of 18 s on 100 random nodes).  Once the replay of a prefix repeats
+    (every play ``delta`` after its play ``c`` periods before), the count is
+    extrapolated: on seed 0 from 722 plays of the 6455, and the same count as
+    the full replay (here the independent count) for every horizon; on seed 4
+    the prefixes do not repeat, and the full replay is the answer."""
+    import portsim.simulator.engine as engine
+    from portsim.simulator.engine import replay_asap_periodic
+
+    p = random_platform(8, 2, c=(1, 9), compute=(1, 4), seed=seed)
+    op = Operation(OperationKind.BROADCAST, source="P0").resolve(p)
+    schedule = get_planner("lp-naive").plan(p, op).schedule
+    assert schedule is not None
+    assert schedule.period is not None
+    max_lag = max(e.lag for e in schedule.events)
+    plays: list[int] = []
+    original = engine._Asap.go
+
+    def counted(self: engine._Asap) -> None:
+        plays.append(len(self.events))
+        original(self)
+
+    for extra in (Fraction(100), Fraction(250, 3), Fraction(4001, 7)):
+        horizon = schedule.period * (max_lag + extra)
+        full = replay(schedule, mode="asap", horizon=horizon)
+        monkeypatch.setattr(engine._Asap, "go", counted)
+        plays.clear()
+        got = replay_asap_periodic(schedule, horizon)
+        monkeypatch.undo()
+        assert (got.completed, got.measured_throughput, got.violations, got.horizon) == (
+            full.completed, full.measured_throughput, full.violations, full.horizon)
+        if seed == 0:
+            assert len(plays) == 1
+            assert 5 * plays[0] < len(schedule.events) * (max_lag + extra)

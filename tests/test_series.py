@@ -135,67 +135,39 @@ def test_a_series_that_does_not_settle_is_cut_and_says_so(
     assert report.completed == brute_series(chain(5), Fraction(report.horizon))
 
 
-def test_parts_at_different_rates_never_settle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """README: on the chain S -> A (c = 1) -> B (c = 2) nothing holds S back,
-    so copy t's first send starts at t and its second at 1 + 2t: the starts
-    never repeat with one delay, and a long horizon is cut (at the cap, here
-    lowered); with c = 1 on both links it settles and is counted exactly."""
-    def two_hops(second: int) -> Schedule:
-        p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", second)])
-        op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
-        return Schedule.from_dicts(p, op, [
-            {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
-            {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1}])
-
-    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 2 * 1000)
-    slow = replay_series(two_hops(2), 10**6)
-    # cut: 1000 copies replayed, exact up to 1000 * 2 (copy t ends at 3 + 2t)
-    assert slow.horizon == 2000
-    assert slow.completed == 999 == brute_series(two_hops(2), Fraction(2000))
-    settled = replay_series(two_hops(1), 10**6)
-    assert settled.horizon == 10**6
-    assert settled.completed == 10**6 - 1  # copy t ends at t + 2
-    # float mode counts the same copies, over the same span
-    rounded = replay_series(two_hops(2), 10**6, exact=False)
-    assert (rounded.completed, rounded.horizon) == (999, 2000.0)
-
-
-def test_a_cut_counts_the_last_try_without_replaying_it_again(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    # The cut's figures come from the prefix replayed last: replaying those
-    # copies once more took about 40% of a cut's time (33 s instead of 52 s
-    # of CPU on the chain below at the real cap and --horizon 10**8).
-    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 2)])
+def two_hops(second: int) -> Schedule:
+    """The chain S -> A (c = 1) -> B (c = ``second``): S sends every 1, A every
+    ``second``."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", second)])
     op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
-    chain2 = Schedule.from_dicts(p, op, [
+    return Schedule.from_dicts(p, op, [
         {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
         {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1}])
-    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 2 * 300)
-    calls: list[object] = []
-    original = portsim.simulator.engine.replay
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(args)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(portsim.simulator.engine, "replay", counted)
-    report = replay_series(chain2, 10**6)
-    assert calls == []
-    assert (report.completed, report.horizon) == (299, 600)  # copy t ends at 3 + 2t
 
 
-def test_a_series_that_may_not_settle_is_not_tried_at_half_its_length(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the chain S -> A (c = 1) -> B (c = 2) over 200 time units, at most
-    200 / 2 + 2 = 102 copies may complete (A -> B takes 2 a copy): the
-    prefixes tried for a pattern stop below half of that (8, 16, 32), then the
-    102 copies are replayed once; a try of 64 copies paid for a replay that
-    never settles (copy t ends at 3 + 2t: 99 complete by 200)."""
-    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 2)])
+def sent_twice() -> Schedule:
+    """S -> A (c = 1) twice, then A -> B (c = 3): S sends every 2, A every 3,
+    and A holds b at the first of its two arrivals (the earliest, no
+    latest-of rule): copy t's sends start at 2t, 2t + 1 and 1 + 3t, and it
+    ends at 4 + 3t.  The starts never repeat with one delay, nor with each
+    event's own (a key delivered twice is no dependency of the max-plus kind):
+    the series of a long horizon is cut."""
+    p = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 3)])
     op = Operation(OperationKind.BROADCAST, source="S").resolve(p)
-    chain2 = Schedule.from_dicts(p, op, [
+    return Schedule.from_dicts(p, op, [
         {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
-        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 1}])
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 1},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 2}])
+
+
+def test_parts_at_different_rates_repeat_event_by_event(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the chain S -> A (c = 1) -> B (c = 2) nothing holds S back, so copy
+    t's first send starts at t and its second at 1 + 2t: the starts never
+    repeat with one delay, and a long horizon was cut after 2,000,000 events
+    (35 s).  Each event repeats with its own delay (1 and 2), and A's send
+    waits on its own previous one: copy t ends at 3 + 2t for every t, counted
+    in closed form from a prefix of 8 copies."""
     copies: list[int] = []
     original = Schedule.repeat
 
@@ -204,9 +176,99 @@ def test_a_series_that_may_not_settle_is_not_tried_at_half_its_length(
         return original(self, count, spacing)
 
     monkeypatch.setattr(Schedule, "repeat", counted)
-    report = replay_series(chain2, 200)
-    assert copies == [8, 16, 32, 102]
-    assert report.completed == 99 == brute_series(chain2, Fraction(200))
+    slow = replay_series(two_hops(2), 10**8)
+    assert copies == [8]
+    assert slow.horizon == 10**8
+    assert slow.completed == (10**8 - 3) // 2 + 1
+    for horizon in (Fraction(2000), Fraction(4001, 3)):
+        assert replay_series(two_hops(2), horizon).completed == brute_series(
+            two_hops(2), horizon) == (horizon - 3) // 2 + 1
+    settled = replay_series(two_hops(1), 10**6)
+    assert settled.horizon == 10**6
+    assert settled.completed == 10**6 - 1  # copy t ends at t + 2
+    rounded = replay_series(two_hops(2), 10**6, exact=False)
+    assert (rounded.completed, rounded.horizon) == ((10**6 - 3) // 2 + 1, 10.0**6)
+
+
+def test_a_reduction_tree_whose_leaves_run_ahead_is_counted_exactly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A greedy reduce tree on 10 heterogeneous nodes: some leaves send
+    faster than the tree reduces, so no delay is common to all the starts,
+    and the series of ``portsim run``'s horizon (100 makespans) was replayed
+    whole, the reduce of 500 nodes cut (``-`` in the table) after 40 s and
+    1.5 GiB.  Each event repeats with its own delay from 8 copies on; the
+    count is the full replay's, and a huge horizon is no longer cut (the
+    cap lowered here to 64 copies, which the old count exceeded)."""
+    platform = random_platform(10, 2, c=(1, 9), compute=(1, 4), seed=1)
+    operation = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    schedule = get_planner("greedy").plan(platform, operation).schedule
+    assert schedule is not None
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS",
+                        64 * len(schedule.events))
+    makespan = replay(schedule).makespan
+    assert isinstance(makespan, Fraction)
+    assert makespan == 44
+    for horizon in (makespan * 100 + Fraction(1, 3), Fraction(10**9)):
+        got = replay_series(schedule, horizon)
+        assert got.horizon == horizon
+        if horizon < 10**6:
+            assert got.completed == brute_series(schedule, horizon)
+    # an independent count: copy t of the tree completes at a + t * rate from
+    # copy 8 on (the last two copies of a direct replay of 40 give both)
+    copies = replay(schedule.repeat(40, Fraction(1000)), mode="asap").completion_times
+    rate = copies[-1] - copies[-2]
+    assert copies[-2] - copies[-3] == rate
+    assert got.completed == 40 + (10**9 - copies[-1]) // rate
+
+
+def test_a_key_delivered_twice_never_settles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 3 * 1000)
+    slow = replay_series(sent_twice(), 10**6)
+    # cut: 1000 copies replayed, exact up to 1000 * 3 (copy t ends at 4 + 3t)
+    assert slow.horizon == 3000
+    assert slow.completed == 999 == brute_series(sent_twice(), Fraction(3000))
+    # float mode counts the same copies, over the same span
+    rounded = replay_series(sent_twice(), 10**6, exact=False)
+    assert (rounded.completed, rounded.horizon) == (999, 3000.0)
+
+
+def test_a_cut_counts_the_last_try_without_replaying_it_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cut's figures come from the prefix replayed last: replaying those
+    # copies once more took about 40% of a cut's time (33 s instead of 52 s
+    # of CPU on a chain at the real cap and --horizon 10**8).
+    monkeypatch.setattr(portsim.simulator.engine, "MAX_SERIES_EVENTS", 3 * 300)
+    calls: list[object] = []
+    original = portsim.simulator.engine.replay
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(portsim.simulator.engine, "replay", counted)
+    report = replay_series(sent_twice(), 10**6)
+    assert calls == []
+    assert (report.completed, report.horizon) == (299, 900)  # copy t ends at 4 + 3t
+
+
+def test_a_series_that_may_not_settle_is_not_tried_at_half_its_length(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over 200 time units, at most 200 / 3 + 2 = 68 copies of ``sent_twice``
+    may complete (A -> B takes 3 a copy): the prefixes tried for a pattern
+    stop below half of that (8, 16, 32), then the 68 copies are replayed
+    once; a try of 64 copies paid for a replay that never settles (copy t
+    ends at 4 + 3t: 66 complete by 200)."""
+    copies: list[int] = []
+    original = Schedule.repeat
+
+    def counted(self: Schedule, count: int, spacing: Fraction) -> Schedule:
+        copies.append(count)
+        return original(self, count, spacing)
+
+    monkeypatch.setattr(Schedule, "repeat", counted)
+    report = replay_series(sent_twice(), 200)
+    assert copies == [8, 16, 32, 68]
+    assert report.completed == 66 == brute_series(sent_twice(), Fraction(200))
 
 
 def test_run_marks_a_cut_series(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

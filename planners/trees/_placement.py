@@ -100,9 +100,18 @@ def transfer_cost(cache: dict[NodeId, dict[NodeId, Fraction]], platform: Platfor
     if platform.has_link(src, dst):
         return platform.duration(src, dst, size)
     if src not in cache:
-        lengths = nx.single_source_dijkstra_path_length(
-            platform.graph, src, weight=lambda u, v, _: platform.duration(u, v, size))
-        cache[src] = {v: Fraction(w) for v, w in lengths.items()}
+        if platform.has_latency:
+            lengths = nx.single_source_dijkstra_path_length(
+                platform.graph, src, weight=lambda u, v, _: platform.duration(u, v, size))
+            cache[src] = {v: Fraction(w) for v, w in lengths.items()}
+        else:
+            # every duration is size * c: the same lengths, from the links' integer
+            # costs (Platform.graph's ticks; a Python weight function per edge made
+            # the placements of a tree on 500 nodes spend most of their time here)
+            lengths = nx.single_source_dijkstra_path_length(platform.graph, src,
+                                                            weight="ticks")
+            tick = size * platform.cost_tick
+            cache[src] = {v: w * tick for v, w in lengths.items()}
     return cache[src][dst]
 
 
@@ -121,7 +130,8 @@ def place_by_labels(tree: ReductionTree, op: Operation, sink_position: int) -> P
 
 
 def place_greedy(platform: Platform, op: Operation, sink: NodeId,
-                 reducers: int | None) -> Placement:
+                 reducers: int | None,
+                 cache: dict[NodeId, dict[NodeId, Fraction]] | None = None) -> Placement:
     """Algorithm 1 (or 3) with the real costs, machines being the participants.
 
     Heuristic on a heterogeneous platform: the machines are inserted in
@@ -141,7 +151,8 @@ def place_greedy(platform: Platform, op: Operation, sink: NodeId,
     limit = n if reducers is None else reducers
     # A lower bound on any transfer (latency included): the pruning below is exact.
     d_low = min((x.duration(op.size) for x in platform.links), default=op.size)
-    cache: dict[NodeId, dict[NodeId, Fraction]] = {}
+    if cache is None:  # (transfer_cost's distances, which callers may share)
+        cache = {}
     compute = [platform.compute_time(p) for p in order]
     s = [_ZERO] * n
     s_ins = [_ZERO] * n
@@ -184,8 +195,11 @@ def place_greedy(platform: Platform, op: Operation, sink: NodeId,
 
 
 def emit_tree(platform: Platform, op: Operation, placed: Placement,
-              clock: PortClock) -> Item:
-    """Emit the tree's sends and computes, in reference-time order; return the result item."""
+              clock: PortClock,
+              paths: dict[tuple[NodeId, NodeId], list[NodeId]] | None = None) -> Item:
+    """Emit the tree's sends and computes, in reference-time order; return the result item.
+
+    ``paths``: the routes known so far (:func:`route`), shared with the caller's."""
     n = len(placed.nodes)
     final: list[Item | None] = [None] * n
     plan: list[tuple[Fraction, Fraction, int, tuple[Any, ...]]] = []
@@ -207,7 +221,8 @@ def emit_tree(platform: Platform, op: Operation, placed: Placement,
             acc = out
         final[m] = acc
     plan.sort(key=lambda entry: entry[:3])
-    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
+    if paths is None:
+        paths = {}
     for _, _, _, action in plan:
         if action[0] == "compute":
             _, m, inputs, out = action

@@ -153,7 +153,10 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
         if fastest not in (sink_position, labelled):
             candidates.append((_placed_with_sink(tree, op, fastest), [said, fast_note]))
     # the first of equally fast candidates: the one planned before the others existed
-    timed = [(_timed(platform, op, placed, target), said_of) for placed, said_of in candidates]
+    # the candidates share their paths and distances: the same for every tree
+    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
+    timed = [(_timed(platform, op, placed, target, paths), said_of)
+             for placed, said_of in candidates]
     (clock, makespan), model_notes = min(timed, key=lambda entry: entry[0][1])
     if (strategy == "greedy" and model is None and op.commutative
             and concurrent_transfers is None):
@@ -163,8 +166,8 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
         if fastest is not None and parts[fastest] != sinks[0]:
             sinks.append(parts[fastest])
         real_clock, real_makespan = min(
-            (_timed(platform, op, place_greedy(platform, op, sink, reducers), target)
-             for sink in sinks), key=lambda entry: entry[1])
+            (_timed(platform, op, place_greedy(platform, op, sink, reducers, cache), target,
+                    paths) for sink in sinks), key=lambda entry: entry[1])
         real = (f"{_ALGORITHM[strategy]} with the real link and compute costs"
                 + (f", {reducers} reducers (Algorithm 3)" if reducers else ""))
         if real_makespan <= makespan:
@@ -219,16 +222,16 @@ def _placed_with_sink(tree: ReductionTree, op: Operation, position: int) -> Plac
     return placed
 
 
-def _timed(platform: Platform, op: Operation, placed: Placement,
-           target: NodeId | None) -> tuple[PortClock, Fraction]:
+def _timed(platform: Platform, op: Operation, placed: Placement, target: NodeId | None,
+           paths: dict[tuple[NodeId, NodeId], list[NodeId]]) -> tuple[PortClock, Fraction]:
     """Time a placed tree: the reduction, then the result to the target (reduce) or
-    back along the reversed tree (allreduce); the clock and the makespan."""
+    back along the reversed tree (allreduce); the clock and the makespan.  ``paths``:
+    the routes known so far (:func:`route`), filled as it goes."""
     clock = PortClock(platform, size=op.size)
     for node, items in op.initial_items().items():
         for item in items:
             clock.hold(node, item)
-    paths: dict[tuple[NodeId, NodeId], list[NodeId]] = {}
-    result = emit_tree(platform, op, placed, clock)
+    result = emit_tree(platform, op, placed, clock, paths)
     holder = placed.nodes[0]
     if target is not None:
         if holder != target:
