@@ -1752,7 +1752,7 @@ def _asap_periodic_count(schedule: Schedule, h: Fraction, exact: bool) -> int | 
 
 
 def _arrival(gave: list[tuple[Any, Any, Any]], m: int, horizon_t: Any, shift_t: Any,
-             delta: Any, part_tol: float) -> Any:
+             delta: Any, part_tol: Fraction | float) -> Any:
     """When a key whose prefix givers are ``gave`` (end, part, stated start) arrives
     in the repeat ``m`` cycles later, from its givers stated before the horizon."""
     total: Any = 0
@@ -1949,6 +1949,8 @@ def _drifting_pattern(run: _Run, engine: _Asap, events: list[_Play], size: int,
         bad = False
         for e in range(first, n_events):
             for key in events[e].needs:
+                if key < 0:  # Schedule.follows (an event's end): not in the argument
+                    return None
                 gave = givers.get(key)
                 if key in initial or not gave:
                     continue  # held from the start: a constant, never later
@@ -1995,8 +1997,8 @@ def _drifting_pattern(run: _Run, engine: _Asap, events: list[_Play], size: int,
     return None
 
 
-def _whole_once(events: list[_Play], gave: list[int], exact: bool, part_tol: float,
-                one: Any) -> bool:
+def _whole_once(events: list[_Play], gave: list[int], exact: bool,
+                part_tol: Fraction | float, one: Any) -> bool:
     """Whether the plays ``gave`` deliver their key exactly once: the key
     then arrives at the latest of their ends."""
     if len(gave) == 1:
