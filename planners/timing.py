@@ -235,8 +235,12 @@ class PortClock:
         :meth:`delivers`'s check: the ring's chain sent ``b`` to a node that
         another of its links had reached sooner.  Leaving such sends out
         moves no other event (each use of an item waited for its first
-        arrival, which is kept) and only frees ports and links.
+        arrival, which is kept) and only frees ports and links.  Not on a
+        clock with chained routes: their :attr:`follows` number the events.
         """
+        if self._follows:
+            raise PlannerError("first_deliveries would renumber the events that the "
+                               "chained routes' follows pairs name")
         kept: list[Event] = []
         delivered: set[tuple[NodeId, Item]] = set()
         for event in self._events:

@@ -379,3 +379,19 @@ def test_allgather_relays_are_not_sent_what_they_hold() -> None:
     assert sends_that_deliver_nothing(r.schedule) == []
     assert replay(r.schedule).feasible
     assert replay_series(r.schedule, F(600)).completed == (600 - 5) // 4 + 1
+
+
+def test_first_deliveries_refuses_a_clock_with_chained_routes() -> None:
+    """A chained route's follows pairs name events by index: dropping sends would
+    renumber them, so the clock refuses (two chained hops A -> B -> C: pair (0, 1))."""
+    from portsim.planners.timing import PortClock
+    from portsim.simulator.errors import PlannerError
+    from portsim.simulator.items import Item
+
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)])
+    clock = PortClock(platform)
+    clock.hold("A", Item.broadcast())
+    clock.route(["A", "B", "C"], Item.broadcast(), chained=True)
+    assert clock.follows == ((0, 1),)
+    with pytest.raises(PlannerError, match="renumber"):
+        clock.first_deliveries()
