@@ -32,6 +32,19 @@ from portsim.simulator.schedule import Send
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 
 
+def _count_repeats(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The copies each :meth:`Schedule.repeat` call asks for, as the calls come."""
+    copies: list[int] = []
+    original = Schedule.repeat
+
+    def counted(self: Schedule, count: int, spacing: Fraction) -> Schedule:
+        copies.append(count)
+        return original(self, count, spacing)
+
+    monkeypatch.setattr(Schedule, "repeat", counted)
+    return copies
+
+
 def brute_series(schedule: Schedule, horizon: Fraction) -> int:
     """Completions by ``horizon`` of a full ASAP replay of enough copies: copy t
     cannot end before (t + 1) * (its longest event / k), so the copies past
@@ -168,14 +181,7 @@ def test_parts_at_different_rates_repeat_event_by_event(
     (35 s).  Each event repeats with its own delay (1 and 2), and A's send
     waits on its own previous one: copy t ends at 3 + 2t for every t, counted
     in closed form from a prefix of 8 copies."""
-    copies: list[int] = []
-    original = Schedule.repeat
-
-    def counted(self: Schedule, count: int, spacing: Fraction) -> Schedule:
-        copies.append(count)
-        return original(self, count, spacing)
-
-    monkeypatch.setattr(Schedule, "repeat", counted)
+    copies = _count_repeats(monkeypatch)
     slow = replay_series(two_hops(2), 10**8)
     assert copies == [8]
     assert slow.horizon == 10**8
@@ -258,14 +264,7 @@ def test_a_series_that_may_not_settle_is_not_tried_at_half_its_length(
     stop below half of that (8, 16, 32), then the 68 copies are replayed
     once; a try of 64 copies paid for a replay that never settles (copy t
     ends at 4 + 3t: 66 complete by 200)."""
-    copies: list[int] = []
-    original = Schedule.repeat
-
-    def counted(self: Schedule, count: int, spacing: Fraction) -> Schedule:
-        copies.append(count)
-        return original(self, count, spacing)
-
-    monkeypatch.setattr(Schedule, "repeat", counted)
+    copies = _count_repeats(monkeypatch)
     report = replay_series(sent_twice(), 200)
     assert copies == [8, 16, 32, 68]
     assert report.completed == 66 == brute_series(sent_twice(), Fraction(200))
