@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import counted, format_rational, parse_rational
+from portsim.simulator.numbers import counted, format_rational, parse_rational, readable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -228,6 +228,11 @@ def _port_model_option(value: str | None) -> str | None:
 
         _guarded(lambda: PortModel.parse(value, path="--port-model"))
     return value
+
+
+def _text_readable(value: Fraction | None) -> str:
+    """``value`` exactly (``-`` for ``None``), its decimal value beside a long fraction."""
+    return "-" if value is None else readable(value)
 
 
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
@@ -682,7 +687,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             console.print(f"throughput: {_text(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
-                console.print(f"lp bound: {_text(comparison.bound)}, ratio to the bound: "
+                # a bound of 100 digits over 100 gets its decimal value beside it
+                console.print(f"lp bound: {readable(comparison.bound)}, ratio to the bound: "
                               f"{_text(ratio)}"
                               + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
             if bound_note:
@@ -740,7 +746,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         if not lp:  # the words of a schedule file's validate
             console.print("lp bound not asked (--no-lp-bound)")
         else:
-            console.print(f"lp bound: {_text(verdict.lp_bound)}"
+            console.print(f"lp bound: {_text_readable(verdict.lp_bound)}"
                           + (f" ({verdict.lp_note})" if verdict.lp_note else "")
                           + f", ratio to the bound: {_text(verdict.ratio_to_lp_bound)}")
     sys.exit(EXIT_OK if verdict.correct else EXIT_INVALID)

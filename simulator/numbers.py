@@ -11,15 +11,15 @@ import math
 import numbers
 import re
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import Context, Decimal
 from fractions import Fraction
 from typing import TypeAlias
 
 from portsim.simulator.errors import PortsimError
 
-__all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "common_denominator", "counted",
-           "digits", "format_rational", "parse_rational", "per_time", "rounded_up",
-           "simplest_between", "with_article"]
+__all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "approximate",
+           "common_denominator", "counted", "digits", "format_rational", "parse_rational",
+           "per_time", "readable", "rounded_up", "simplest_between", "with_article"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -331,3 +331,29 @@ def common_denominator(values: Iterable[Fraction]) -> int:
         if d != 1 and result % d:
             result = result * d // math.gcd(result, d)
     return result
+
+
+def approximate(value: Fraction, digits: int = 6, spec: str = ".6g") -> str:
+    """``~`` and ``value`` to ``digits`` significant digits, formatted by ``spec``.
+
+    In decimal arithmetic, so that no exponent over- or underflows (floats
+    stop at 1e±308).
+
+    >>> approximate(Fraction(1, 3)), approximate(Fraction(1, 10**400), 4, ".3e")
+    ('~0.333333', '~1.000e-400')
+    """
+    ctx = Context(prec=digits, Emax=10**9, Emin=-10**9)
+    return "~" + format(ctx.divide(value.numerator, value.denominator), spec)
+
+
+def readable(value: Fraction) -> str:
+    """``value`` exactly, with its decimal value after it when the fraction is long
+    (more than 40 characters: an ``lp`` bound of 100 digits over 100).
+
+    >>> readable(Fraction(2, 9))
+    '2/9'
+    >>> readable(Fraction(10**50 + 1, 3 * 10**50)).endswith(" (~0.333333)")
+    True
+    """
+    text = format_rational(value)
+    return text if len(text) <= 40 else f"{text} ({approximate(value)})"

@@ -64,6 +64,17 @@ def with_lp(monkeypatch: pytest.MonkeyPatch, lp: FakeLp | None) -> None:
     monkeypatch.setattr(portsim.scenarios.bounds, "available_planners", lambda: planners)
 
 
+def test_a_long_lp_bound_gets_its_decimal_value(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound of 51 digits over 51 (an lp bound on 500 nodes had 110) is printed
+    exactly, then to 6 digits: (10^50 + 1) / (3 * 10^50) is 0.333333..."""
+    bound = Fraction(10**50 + 1, 3 * 10**50)
+    with_lp(monkeypatch, FakeLp(bound))
+    code, out, _ = validate(tmp_path, PERIODIC)
+    assert code == 0
+    assert f"lp bound: {bound.numerator}/{bound.denominator} (~0.333333), ratio" in out
+
+
 def test_periodic_throughput_and_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # S sends for 1 + 1/2 per period 2: one scatter per 2 time units.  With a
     # bound of 2/3, the ratio is (1/2) / (2/3) = 3/4.

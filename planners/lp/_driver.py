@@ -10,7 +10,6 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Context
 from fractions import Fraction
 
 from portsim.planners.base import PlanResult, WeightedTree
@@ -20,10 +19,12 @@ from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, 
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PlannerError, PortsimError
 from portsim.simulator.numbers import (
+    approximate,
     common_denominator,
     counted,
     format_rational,
     parse_rational,
+    readable,
     with_article,
 )
 from portsim.simulator.operations import Operation, OperationKind
@@ -41,7 +42,6 @@ __all__ = [
     "no_communication",
     "parse_options",
     "percent",
-    "readable",
     "solve_exactly",
     "time_limit_error",
 ]
@@ -260,14 +260,7 @@ def time_limit_error(options: LpOptions, where: str) -> PlanResult:
 def _approx(value: Fraction) -> str:
     """``value`` exactly when short, else to 4 significant digits (``~1.000e-999``)."""
     text = format_rational(value)
-    return text if len(text) <= 24 else _decimal(value, 4, ".3e")
-
-
-def _decimal(value: Fraction, digits: int, spec: str) -> str:
-    """``~`` and ``value`` to ``digits`` significant digits, formatted by ``spec``; in
-    decimal arithmetic, so that no exponent over- or underflows (floats stop at 1e±308)."""
-    ctx = Context(prec=digits, Emax=10**9, Emin=-10**9)
-    return "~" + format(ctx.divide(value.numerator, value.denominator), spec)
+    return text if len(text) <= 24 else approximate(value, 4, ".3e")
 
 
 def _out_of_range(platform: Platform, operation: Operation) -> str | None:
@@ -362,12 +355,6 @@ def percent(share: Fraction) -> str:
     if share == 0 or share >= Fraction(1, 10000):
         return f"{float(share):.2%}" if share else "0%"
     return f"{float(share) * 100:.2g}%"
-
-
-def readable(value: Fraction) -> str:
-    """``value`` exactly, with its decimal value after it when the fraction is long."""
-    text = format_rational(value)
-    return text if len(text) <= 40 else f"{text} ({_decimal(value, 6, '.6g')})"
 
 
 def finish(

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from portsim.planners.base import PlanResult
-from portsim.planners.lp._driver import LpOptions, readable
+from portsim.planners.lp._driver import LpOptions
 from portsim.planners.lp._periodic import WHOLE_MESSAGES_NOTE
+from portsim.simulator.numbers import readable
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Link, Platform
 from portsim.simulator.schedule import Send
