@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import html
 import textwrap
-from decimal import Context
 from fractions import Fraction
 from typing import Final
 
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import approximate, format_rational
 
 __all__ = [
     "EXACT_TEXT_CHARS",
@@ -81,10 +80,7 @@ def readable_rational(value: Fraction | int) -> str:
     text = format_rational(value)
     if len(text) <= EXACT_TEXT_CHARS:
         return text
-    number = Fraction(value)
-    approx = Context(prec=6, Emax=10**9, Emin=-10**9).divide(number.numerator,
-                                                              number.denominator)
-    return f"~{approx:g} (exact: a rational of {len(text)} characters)"
+    return f"{approximate(Fraction(value), 6, 'g')} (exact: a rational of {len(text)} characters)"
 
 
 def palette(count: int) -> list[str]:
