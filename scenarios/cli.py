@@ -626,7 +626,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 # no schedule passes the bound: the tolerance let its events start early
                 bound_note = "; ".join(filter(None, (bound_note, (
                     f"above the lp bound, which no schedule passes: only --tolerance "
-                    f"{_text(slack)} (events may start that much early) lets "
+                    f"{_text(slack)} (events may start that much early, and parts short "
+                    f"of a whole item by that much sending time count as whole) lets "
                     f"it replay without violation"))))
         else:
             bound_note = f"no lp bound available ({found.reason})"
