@@ -74,7 +74,7 @@ from portsim.simulator.numbers import (
     with_article,
 )
 from portsim.simulator.operations import Operation
-from portsim.simulator.platform import PortKind, PortModel
+from portsim.simulator.platform import Platform, PortKind, PortModel
 from portsim.simulator.report import Report, Violation, ViolationKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
@@ -499,15 +499,13 @@ class _Run:
         is among them (100,000 Fraction sums took a quarter of a float replay).
         """
         distinct, event_duration = self._durations
-        ends = [p.start + p.duration for p in self.patterns if p.playable]
+        ends = [(p.start + p.duration, p.index) for p in self.patterns if p.playable]
         if not ends:
             return None
-        near = max(ends) * (1 - 1e-9)
+        near = max(ends)[0] * (1 - 1e-9)
         events = self.schedule.events
-        return max(events[p.index].start + Fraction(*pair)
-                   for p in self.patterns
-                   if p.playable and p.start + p.duration >= near
-                   and (pair := distinct[event_duration[p.index]]) is not None)
+        return max(events[i].start + _fraction(distinct[event_duration[i]])  # type: ignore[operator]
+                   for end, i in ends if end >= near)
 
     def _check_static(self, i: int, e: Event, duration: Fraction | None) -> None:
         """Checks that do not depend on time: links, durations, reductions."""
@@ -1412,7 +1410,7 @@ def replay_series(
     if needed is not None and needed <= min(64, cap):
         series = schedule.repeat(needed, spacing)
         return replay(series, mode="asap", exact=exact, horizon=h, port_model=port_model,
-                          tolerance=slack)
+                      tolerance=slack)
     # A pattern shows once the series has settled and replayed one cycle and
     # one window more: try a short prefix first, doubling it up to 64 copies
     # (then 4 times longer each time) until the cap.  Later copies never delay
@@ -1452,10 +1450,7 @@ def replay_series(
                 b = run.out_time(completion[t])
                 if b + delta <= h:
                     done += int((h - b) / delta)
-            out_h: Fraction | float = h if exact else float(h)
-            return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
-                          violations=(), completed=done, instances=done, horizon=out_h,
-                          measured_throughput=per_time(done, h))
+            return _counted(platform, exact, done, h)
         if window == 1:
             run, engine = played[0], played[1]
             assert isinstance(engine, _Asap)
@@ -1468,10 +1463,7 @@ def replay_series(
                                for end, drift in arrivals)
                     if more > 0:
                         done += more
-                out_h = h if exact else float(h)
-                return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
-                              violations=(), completed=done, instances=done, horizon=out_h,
-                              measured_throughput=per_time(done, h))
+                return _counted(platform, exact, done, h)
         if count >= cap:
             last = full
             break
@@ -1486,13 +1478,19 @@ def replay_series(
         # where it would in any longer prefix): count its completions rather
         # than replaying the 2,000,000 events again (about 40% of a cut's time).
         end = min(h, reach)
-        done = sum(1 for x in last.completion_times if x <= end)
-        out_end: Fraction | float = end if exact else float(end)
-        return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
-                      violations=(), completed=done, instances=done, horizon=out_end,
-                      measured_throughput=per_time(done, end))
+        return _counted(platform, exact,
+                        sum(1 for x in last.completion_times if x <= end), end)
     return replay(schedule.repeat(count, spacing), mode="asap", exact=exact,
                   horizon=min(h, reach), port_model=port_model, tolerance=slack)
+
+
+def _counted(platform: Platform, exact: bool, done: int, horizon: Fraction) -> Report:
+    """The as-soon-as-possible report of ``done`` instances counted by ``horizon`` (in
+    closed form past a replayed prefix: no violation, no completion times)."""
+    return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
+                  violations=(), completed=done, instances=done,
+                  horizon=horizon if exact else float(horizon),
+                  measured_throughput=per_time(done, horizon))
 
 
 def _parts_made_whole(schedule: Schedule, tolerance: Fraction) -> Schedule:
@@ -1626,9 +1624,7 @@ def replay_asap_periodic(
     found = _asap_periodic_count(schedule, h, exact)
     if found is None:
         return replay(schedule, mode="asap", horizon=h, exact=exact)
-    return Report(mode="asap", exact=exact, port_model=str(schedule.platform.port_model),
-                  violations=(), completed=found, instances=found, horizon=h,
-                  measured_throughput=per_time(found, h))
+    return _counted(schedule.platform, exact, found, h)  # (exact: floats replay whole)
 
 
 def _asap_periodic_count(schedule: Schedule, h: Fraction, exact: bool) -> int | None:
