@@ -269,11 +269,20 @@ def _probe_bound(space: TreeSpace, probe: np.ndarray, clock: Deadline) -> Fracti
     """
     y = [Fraction(max(0, math.floor(float(v) * PROBE_DENOMINATOR)), PROBE_DENOMINATOR)
          for v in probe]
+    least, tasks = _least_tree(space, y, clock)
+    if tasks is None or least <= 0:
+        return None
+    return space.dual_value(y) / least
+
+
+def _least_tree(space: TreeSpace, y: list[Fraction],
+                clock: Deadline) -> tuple[Fraction, list[Task] | None]:
+    """The least price ``W`` of a reduction tree under the exact prices of ``y``, and
+    that tree (``None`` when no tree reaches the target): the exact pricing of both
+    certificates, the master's dual and a probed one."""
     link, cpu, q = space.prices(y, exact=True)
     price, tasks = cheapest_tree(space, link, cpu, deadline=clock)
-    if tasks is None or price <= 0:
-        return None
-    return space.dual_value(y) / Fraction(int(price), q)
+    return Fraction(int(price), q), tasks
 
 
 def reduction_trees(platform: Platform, operation: Operation, *,
@@ -386,7 +395,7 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                                {"solver": "simplex", "presolve": "off"})
     rhs_float = np.array([float(b) for b in space.rhs])
     link, cpu, _ = space.prices([Fraction(1)] * space.n_rows, exact=False)
-    price, first = cheapest_tree(space, link, cpu, deadline=clock)
+    _, first = cheapest_tree(space, link, cpu, deadline=clock)
     # The float rounds stop at this budget; the exact phase then runs over the
     # trees found (GENERATION_SHARE): a schedule and a certified interval.
     budget = clock.part(GENERATION_SHARE)
@@ -473,11 +482,9 @@ def reduction_trees(platform: Platform, operation: Operation, *,
                 break
         clock.check("exact pricing (certificate)")
         y_rows = exact.y_ub
-        link, cpu, q = space.prices(y_rows, exact=True)
-        price, tasks = cheapest_tree(space, link, cpu, deadline=clock)
+        cheapest, tasks = _least_tree(space, y_rows, clock)
         if tasks is None:
             return "no reduction tree reaches the target"
-        cheapest = Fraction(int(price), q)
         dual_value = space.dual_value(y_rows)
         if cheapest >= 1:
             upper = dual_value
