@@ -1030,6 +1030,27 @@ class _Asap:
             if following >= 0:
                 self.try_start(following)
 
+    def never_ends(self, index: int) -> str:
+        """Why the event ``index`` (one an unstarted event follows) never ends.
+
+        It is either blocked itself (reported on its own line) or queued behind
+        another event on one of its resources: that event is named, as the
+        per-port orders and the ``follows`` pairs then wait on each other.
+        """
+        run, queues, nxt = self.run, self.queues, self.next
+        said = f"event {index}, which never ends"
+        for e, start in enumerate(self.starts):
+            ev = self.events[e]
+            if start is not None or ev.index != index:
+                continue
+            for r in ev.res:
+                head = queues[r][nxt[r]]
+                if head != e and head >= 0:
+                    return (f"{said}: it is queued after event {self.events[head].index} "
+                            f"on the {run.resource_names[r]}")
+            break
+        return said
+
     def report_blocked(self) -> None:
         """Report the events that can never start (only when the replay ran dry)."""
         run = self.run
@@ -1049,11 +1070,11 @@ class _Asap:
                 resource = ", ".join(name for _, name in names)
                 why = f"{node} never holds {resource}"
                 if led:
-                    why += f", and it follows event {led[0]}, which never ends"
+                    why += f", and it follows {self.never_ends(led[0])}"
             elif led:
                 node = run.resource_node[ev.res[0]]
                 resource = run.key_name(ev.give)[1]
-                why = f"it follows event {led[0]}, which never ends"
+                why = f"it follows {self.never_ends(led[0])}"
             else:
                 node = run.resource_node[ev.res[0]]
                 resource = run.resource_names[ev.res[0]]

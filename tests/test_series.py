@@ -488,3 +488,23 @@ def test_follows_blocked_names_what_each_event_waits_for() -> None:
                          "follows event 2, which never ends"),
         ("blocked", "S", "event 2 (instance 0) never starts: it follows event 1, which "
                          "never ends")}
+
+
+def test_follows_blocked_names_the_queue_the_followed_event_waits_in() -> None:
+    """A sends to B then to C on its one send port, but the send to B follows
+    the send to C: the send to C waits behind it in the port's order, so
+    neither starts.  Only the send to B heads its queues (the blocked line);
+    it names where the event it follows waits (it said only "which never
+    ends", and that event had no line of its own)."""
+    from portsim.simulator.operations import Operation, OperationKind
+
+    p = Platform.build(["A", "B", "C"], [("A", "B", 1), ("A", "C", 1)], "bidirectional")
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    s = Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "C", "item": "b", "start": 1}],
+        follows=[[1, 0]])
+    got = replay(s, mode="asap")
+    assert [(v.node, v.detail) for v in got.violations if v.kind == "blocked"] == [
+        ("A", "event 0 (instance 0) never starts: it follows event 1, which never ends: "
+              "it is queued after event 0 on the send port of A")]
