@@ -613,6 +613,10 @@ def test_model_study_rows_match_the_replayed_study(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("change", "match"), [
     ({"platform": {"generator": {"type": "random", "n": 4, "degree": 2}}},
      r"base\.platform\.generator\.type: evaluation: model needs a complete generator"),
+    # a random generator without its degree: the model's refusal first (it was
+    # the missing degree's, then the model's once the user had added it)
+    ({"platform": {"generator": {"type": "random", "n": 4}}},
+     r"base\.platform\.generator\.type: evaluation: model needs a complete generator"),
     ({"platform": {"port_model": "multiport:2", "generator": {"type": "complete", "n": 4}}},
      r"base\.platform\.port_model: evaluation: model needs a one-port model"),
     ({"operation": {"type": "allreduce"}}, r"base\.operation\.type: .*needs a reduce"),

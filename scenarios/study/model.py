@@ -80,9 +80,18 @@ def check_model_scenario(document: Mapping[str, Any], *, source: str,
         evaluate: another generator, operation or planner, a multi-port
         model, a target that is not a participant.
     """
+    why = "evaluation: model needs"
+    platform = document.get("platform")
+    drawn = platform.get("generator") if isinstance(platform, Mapping) else None
+    kind = drawn.get("type") if isinstance(drawn, Mapping) else None
+    if isinstance(kind, str) and kind != "complete":
+        # before the generator's own keys: a `random` generator without its
+        # `degree` is refused for what the model cannot evaluate, not for that
+        raise ScenarioError(f"{why} a complete generator (homogeneous d and c)",
+                            path=f"{prefix}.platform.generator.type", value=kind,
+                            source=source)
     spec = validate_document(ScenarioSpec, dict(document), source=source, error=ScenarioError,
                              prefix=prefix)
-    why = "evaluation: model needs"
     generator = spec.platform.generator
     if not isinstance(generator, CompleteGeneratorSpec):
         raise ScenarioError(f"{why} a complete generator (homogeneous d and c)",
