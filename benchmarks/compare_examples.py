@@ -7,9 +7,14 @@ other paths of the periodic builder (whole messages ``split: false``, a
 fixed ``period``, a small ``max_events`` cap that falls back on a fixed
 period) are run; the status, throughput bound, period, makespan and the
 schedule (as :func:`portsim.dump_schedule` writes it) go to one text file.
-Run it on two versions and compare the files byte for byte:
+Run it on two versions and compare the files byte for byte; the version
+before in a worktree and venv of its own (the examples and the code are the
+imported ``portsim``'s, so this file may come from either checkout), which
+leaves uncommitted work alone, unlike ``git stash``:
 
-    git stash; python benchmarks/compare_examples.py --out before.txt; git stash pop
+    git worktree add /tmp/before main
+    python -m venv /tmp/venv-before && /tmp/venv-before/bin/pip install -q -e /tmp/before
+    /tmp/venv-before/bin/python benchmarks/compare_examples.py --out before.txt
     python benchmarks/compare_examples.py --out after.txt
     cmp before.txt after.txt
 
