@@ -119,3 +119,21 @@ def test_lp_on_the_fabric_examples(example: str, bound: F, achieved: F) -> None:
     assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 5)
     assert report.feasible
+
+
+def test_ring_allgather_of_the_dgx_example_ends_with_its_last_hop() -> None:
+    """SPEC.md's clarification of ``makespan`` cites the ``ring`` allgather of
+    allgather-dgx-a100.yaml: it said the last hop ran to 109/150 past the
+    makespan 71/150, but the ring leaves out the sends that deliver nothing,
+    and no event ends after 71/150 (each send's end from the platform)."""
+    from portsim.planners.ring import ring_collective
+    from portsim.simulator import Send
+
+    scenario = load_scenario(EXAMPLES / "allgather-dgx-a100.yaml")
+    p = scenario.platform
+    r = ring_collective(p, scenario.operation)
+    assert r.schedule is not None
+    ends = [e.start + p.duration(e.src, e.dst, 1) for e in r.schedule.events
+            if isinstance(e, Send)]
+    assert r.makespan == max(ends) == F(71, 150)
+    assert replay(r.schedule).makespan == F(71, 150)
