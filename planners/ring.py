@@ -21,7 +21,9 @@ the ``lp`` bound.
   participant adds its own value: ``p_0`` sends ``v[0,0]``, ``p_i`` computes
   ``v[0,i-1] ⊕ v[i,i] -> v[0,i]`` and sends it on.  With a commutative
   operator the ring starts right after the target, so that it ends on the
-  target (sets ``v{...}``); otherwise (the order demands it, or the target
+  target (sets ``v{...}``); so it does without when the target is ``p_0``:
+  ``v[1,N-1]`` travels ``p_1 .. p_{N-1}`` and ``p_0`` computes ``v[0,0] ⊕
+  v[1,N-1]``; otherwise (the order demands it, or the target
   is not a participant) it runs ``p_0 .. p_{N-1}`` and the result then goes
   from ``p_{N-1}`` to the target along a cheapest path;
 - **allreduce**: a reduce onto ``p_{N-1}`` (``p_0 .. p_{N-1}``, no operand
@@ -128,7 +130,7 @@ def ring_collective(platform: Platform, operation: Operation, **options: Any) ->
                   f"ring (and to the target): {err.message}")
     notes: list[str] = []
     if op.kind is OperationKind.REDUCE and not op.commutative \
-            and op.target != op.participants[-1]:
+            and op.target not in (op.participants[0], op.participants[-1]):
         notes.append(f"non-commutative reduce: the ring runs in operand order "
                      f"{op.participants[0]} .. {op.participants[-1]}, then v[0,"
                      f"{len(op.participants) - 1}] goes to the target {op.target}")
@@ -265,6 +267,18 @@ def _reduce(clock: PortClock, op: Operation, target: NodeId) -> None:
     """Accumulate along the ring and leave the full reduction on ``target``."""
     ring = list(op.participants)
     n = len(ring)
+    if not op.commutative and n > 1 and target == ring[0]:
+        # v[1, N-1] along p_1 .. p_{N-1}, then p_0 computes v[0,0] ⊕ v[1,N-1]:
+        # the operands' order, ending on the target as the commutative ring does
+        acc, holder = op.partial(1), ring[1]
+        for index in range(2, n):
+            _hop(clock, holder, ring[index], acc)
+            result = Item.interval(1, index)
+            clock.compute(ring[index], (acc, op.partial(index)), result)
+            acc, holder = result, ring[index]
+        _hop(clock, holder, target, acc)
+        clock.compute(target, (op.partial(0), acc), Item.interval(0, n - 1))
+        return
     if op.commutative and target in ring:  # start right after the target, end on it
         t = ring.index(target)
         order = [(t + 1 + j) % n for j in range(n)]

@@ -419,3 +419,23 @@ def test_allgather_on_a_one_port_fat_tree_does_not_queue_the_ring() -> None:
     first = {e.src: e.start for e in reversed(r.schedule.events)
              if isinstance(e, Send) and e.item.args == (e.src,)}
     assert first["P4"] == 0  # not behind the route from P3 (10)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_non_commutative_reduce_onto_the_first_participant_ends_on_it(n: int) -> None:
+    """Target P0 = p_0, operands in order: v[1,N-1] travels P1 .. P(N-1) and
+    P0 computes v[0,0] ⊕ v[1,N-1], N - 1 hops of 1/4 and N - 1 combines of 1
+    (bandwidth 4, compute 1), as the commutative ring does; it ran P0 .. P(N-1)
+    and sent v[0,N-1] back to P0, one hop more (ring of 4: 4 where 15/4 do).  The
+    engine checks the order of the operands."""
+    p = ring_platform(n, bandwidth=4)
+    op = Operation(OperationKind.REDUCE, target="P0")
+    r = ring_collective(p, op)
+    assert r.schedule is not None
+    assert r.makespan == (n - 1) * F(5, 4)
+    report = replay(r.schedule)
+    assert report.feasible, report.violations
+    assert report.makespan == r.makespan
+    commutative = Operation(OperationKind.REDUCE, target="P0", commutative=True)
+    assert r.makespan == ring_collective(p, commutative).makespan
+    assert not r.notes
