@@ -149,10 +149,10 @@ def test_the_readme_units_of_the_fabrics() -> None:
     from portsim.simulator import Operation, OperationKind
 
     p = dgx_a100_platform(1)
-    for size, seconds in ((1, F(2, 300)), (F(1, 1000), F(2, 300_000))):
+    for size, seconds in ((F(1), F(2, 300)), (F(1, 1000), F(2, 300_000))):
         flat = get_planner("flat").plan(p, Operation(OperationKind.BROADCAST, source="P0",
                                                      size=size))
         assert flat.makespan == seconds == F(1, 150) * size
-    for size in (1, F(1, 1000)):
+    for size in (F(1), F(1, 1000)):
         lp = steady_state(p, Operation(OperationKind.REDUCE, target="P0", size=size))
         assert lp.throughput_bound == F(8, 7)
