@@ -308,6 +308,17 @@ class PortClock:
         start = self._earliest_start(src, dst, item, list(lanes), _ZERO)
         return at > start + self.transfer_time(src, dst)
 
+    def send_start(self, src: NodeId, dst: NodeId, item: Item, *,
+                   lanes: Iterable[Hashable] = ()) -> Fraction:
+        """The instant :meth:`send` of ``item`` over ``src -> dst`` would start now.
+
+        Raises
+        ------
+        PlannerError
+            When ``src`` never holds ``item`` (so far).
+        """
+        return self._earliest_start(src, dst, item, list(lanes), _ZERO)
+
     # -- placing events --------------------------------------------------------
 
     def send(

@@ -119,3 +119,40 @@ def test_lp_on_the_fabric_examples(example: str, bound: F, achieved: F) -> None:
     assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 5)
     assert report.feasible
+
+
+def test_ring_allgather_of_the_dgx_example_ends_with_its_last_hop() -> None:
+    """SPEC.md's clarification of ``makespan`` cites the ``ring`` allgather of
+    allgather-dgx-a100.yaml: it said the last hop ran to 109/150 past the
+    makespan 71/150, but the ring leaves out the sends that deliver nothing,
+    and no event ends after 71/150 (each send's end from the platform)."""
+    from portsim.planners.ring import ring_collective
+    from portsim.simulator import Send
+
+    scenario = load_scenario(EXAMPLES / "allgather-dgx-a100.yaml")
+    p = scenario.platform
+    r = ring_collective(p, scenario.operation)
+    assert r.schedule is not None
+    ends = [e.start + p.duration(e.src, e.dst, 1) for e in r.schedule.events
+            if isinstance(e, Send)]
+    assert r.makespan == max(ends) == F(71, 150)
+    assert replay(r.schedule).makespan == F(71, 150)
+
+
+def test_the_readme_units_of_the_fabrics() -> None:
+    """README, Fabrics: bandwidths in GB/s, so a flat broadcast over one
+    dgx_a100 server's NVSwitch is two hops of size / 300 s, 1/150 s for 1 GB
+    and 1/150000 s for 1 MB; a task's compute time does not scale with the
+    size, so with compute 1 a reduce of the 8 GPUs (7 tasks) is held to 8/7
+    a second, whatever the size."""
+    from portsim.planners.registry import get_planner
+    from portsim.simulator import Operation, OperationKind
+
+    p = dgx_a100_platform(1)
+    for size, seconds in ((F(1), F(2, 300)), (F(1, 1000), F(2, 300_000))):
+        flat = get_planner("flat").plan(p, Operation(OperationKind.BROADCAST, source="P0",
+                                                     size=size))
+        assert flat.makespan == seconds == F(1, 150) * size
+    for size in (F(1), F(1, 1000)):
+        lp = steady_state(p, Operation(OperationKind.REDUCE, target="P0", size=size))
+        assert lp.throughput_bound == F(8, 7)
