@@ -14,12 +14,12 @@ Measured (shared 2-core machine; seconds per row 0.2 to 3.4)::
 
     nvswitch  allgather_ring_8_1_1.xml    yes  7/150     321/14    300/7   107/200
     nvswitch  ring allgather, 2 chunks    yes  1/20      107/5     150/7   749/750
-    nvswitch  alltoall_allpairs_8_1.xml   yes  7/150     381/14    300/7   127/200
+    nvswitch  alltoall_allpairs_8_1.xml   yes  7/150     597/14    300/7   199/200
     nvswitch  all-pairs, rotated+ordered  yes  7/150     597/14    300/7   199/200
     nvswitch  allreduce_a100_ring_8_1_1   yes  532/75    75/532    1/7     75/76
     dgx_a100  allgather_ring_8_1_1.xml    yes  7/150     321/14    325/7   321/650
     dgx_a100  ring allgather, 2 chunks    yes  1/20      107/5     325/14  1498/1625
-    dgx_a100  alltoall_allpairs_8_1.xml   yes  7/150     381/14    325/7   381/650
+    dgx_a100  alltoall_allpairs_8_1.xml   yes  7/150     597/14    325/7   597/650
     dgx_a100  all-pairs, rotated+ordered  yes  7/150     597/14    325/7   597/650
     dgx_a100  allreduce_a100_ring_8_1_1   yes  532/75    75/532    1/7     75/76
 

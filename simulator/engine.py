@@ -215,8 +215,10 @@ class _Run:
         # resource is made for its links (below) and the strict replay reports
         # that alone (a second transfer on the one link of such a node was two
         # port_conflicts, send and receive, and one link_conflict on a node of
-        # two links).  The port stays a resource: the as-soon-as-possible
-        # replay keeps the order of the events on it.
+        # two links).  No event takes such a port (see compile): the
+        # as-soon-as-possible replay keeps the order of the events per link
+        # there (on a switch, the copies of a series pipeline through its
+        # links), where it kept one order across all the node's links.
         self.by_links: set[int] = set()
         self.capacity: list[int] = []
         self.resource_names: list[str] = []
@@ -311,7 +313,7 @@ class _Run:
         sends: list[tuple[int, int, tuple[int, ...]]] = []
         index = self.node_index
         send_port, recv_port, cpu = self.send_port, self.recv_port, self.cpu
-        link_resource = self.link_resource
+        link_resource, by_links = self.link_resource, self.by_links
         event_duration: list[int] = []
         event_base: list[int] = []  # sends: the item's base id (computes: -1)
         base = self._base
@@ -352,8 +354,14 @@ class _Run:
                                                (link_of.c - link_of.latency) * size)
                     src, dst = index[e.src], index[e.dst]
                     link = link_resource.get((src, dst))
-                    sends.append((src, dst, (send_port[src], recv_port[dst]) if link is None
-                                  else (send_port[src], recv_port[dst], link)))
+                    taken: tuple[int, ...] = (send_port[src], recv_port[dst]) if (
+                        link is None) else (send_port[src], recv_port[dst], link)
+                    # A port of one slot per link (`by_links`) never binds: its
+                    # link does.  Left out, so that the as-soon-as-possible
+                    # replay keeps the order per link, each link being the
+                    # node's port for it, not across all the node's links.
+                    kept = tuple(r for r in taken if r not in by_links)
+                    sends.append((src, dst, kept or taken))
                 else:
                     duration = (platform.compute_time(e.node)  # type: ignore[union-attr]
                                 * e.tasks)  # type: ignore[union-attr]

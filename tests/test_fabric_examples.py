@@ -139,6 +139,36 @@ def test_ring_allgather_of_the_dgx_example_ends_with_its_last_hop() -> None:
     assert replay(r.schedule).makespan == F(71, 150)
 
 
+def test_ring_series_of_the_dgx_example_pipelines_through_the_switches() -> None:
+    """The ``ring`` allgather's series on allgather-dgx-a100.yaml: its busiest
+    link (P0's NIC, 8 sends of 1/25) allows at most 25/8 runs a time unit, so
+    within the 100 makespans of 71/150 at most floor(142/3 * 25/8) = 147
+    runs; the series completes them all, as a ``multiport`` switch keeps the
+    copies' order per link (its port for that link).  It measured 150/71 (100
+    runs) when a switch kept one order across all its links: each run then
+    waited for the last one to pass the NVSwitch."""
+    from collections import defaultdict
+
+    from portsim.planners.ring import ring_collective
+    from portsim.simulator import Send
+    from portsim.simulator.engine import replay_series
+
+    scenario = load_scenario(EXAMPLES / "allgather-dgx-a100.yaml")
+    p = scenario.platform
+    r = ring_collective(p, scenario.operation)
+    assert r.schedule is not None
+    assert r.makespan is not None
+    load: dict[tuple[str, str], F] = defaultdict(F)
+    for e in r.schedule.events:
+        assert isinstance(e, Send)
+        load[e.src, e.dst] += p.duration(e.src, e.dst, 1)
+    heaviest = max(load.values())
+    assert heaviest == F(8, 25)
+    horizon = 100 * r.makespan
+    series = replay_series(r.schedule, horizon)
+    assert series.completed == int(horizon / heaviest) == 147
+
+
 def test_the_readme_units_of_the_fabrics() -> None:
     """README, Fabrics: bandwidths in GB/s, so a flat broadcast over one
     dgx_a100 server's NVSwitch is two hops of size / 300 s, 1/150 s for 1 GB
