@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import counted, format_rational, parse_rational, readable
+from portsim.simulator.numbers import counted, format_rational, parse_rational, readable, short
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -243,6 +243,17 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def _cell(value: Fraction | float | None) -> str:
+    """A table cell: ``value`` as :func:`_text` writes it, but a fraction longer than
+    ``EXACT_TEXT_CHARS`` as its decimal value (``~0.123077``), which a narrow column
+    would otherwise cut to its first digits (``1219326311370217892…``)."""
+    return short(value) if isinstance(value, Fraction) else _text(value)
+
+
+_APPROXIMATED_CELLS = "~: a longer exact rational, to 6 significant digits"
+"""The words under a table where a cell is written as ``~`` and a decimal."""
+
+
 def _usage_error(err: click.UsageError, command: str = "portsim") -> NoReturn:
     """click's usage error (unknown command or option, missing argument, a value outside
     a choice or range) as portsim's one line and exit status 2, not click's usage block.
@@ -427,20 +438,25 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
 
     with _activity() as show:
         study = _guarded(lambda: asymptotic_study(loaded, progress=show))
+    figures = [study.bound, study.period]
+    for row in study.rows:
+        figures += [row.horizon, row.bound_times_horizon, row.constant]
+    long = any(_cell(v) != _text(v) for v in figures)
     table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
-                        f"{_text(study.bound)}, lp period {_text(study.period)}",
+                        f"{_cell(study.bound)}, lp period {_cell(study.period)}",
                   caption="C = TP*K - completed, the start-up and wind-down loss "
-                          "(constant in K when the ratio tends to 1)")
+                          "(constant in K when the ratio tends to 1)"
+                          + (f"; {_APPROXIMATED_CELLS}" if long else ""))
     for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
                    "C", "note"):
         table.add_column(column, justify="left" if column in ("planner", "note")
                          else "right")
     for row in study.rows:
-        table.add_row(row.planner, str(row.periods), _text(row.horizon),
+        table.add_row(row.planner, str(row.periods), _cell(row.horizon),
                       "-" if row.completed is None else str(row.completed),
-                      _text(row.bound_times_horizon),
+                      _cell(row.bound_times_horizon),
                       "-" if row.ratio is None else f"{float(row.ratio):.4f}",
-                      _text(row.constant), row.note)
+                      _cell(row.constant), row.note)
     console.print(table)
     for problem in study.problems:
         console.print(problem, style="red")
@@ -476,19 +492,26 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
     for column in ("planner", "status", "bound", "period", "makespan", "measured TP",
                    "completed", "horizon", "feasible"):
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
+    long = False
     for r in outcome.results:
         feasible = Text("-" if r.feasible is None else "yes" if r.feasible else "NO",
                         style="red" if r.feasible is False else "")
-        bound = Text(_text(r.throughput_bound))
+        figures = (r.throughput_bound, r.achieved_throughput, r.period, r.makespan,
+                   r.measured_throughput_exact, r.horizon)
+        long = long or any(_cell(v) != _text(v) for v in figures)
+        bound = Text(_cell(r.throughput_bound))
         if r.bound_reached is False:
             # The schedule falls short of the bound (e.g. a certified interval).
-            bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
-        table.add_row(r.label, r.status, bound, _text(r.period),
-                      _text(r.makespan), _text(r.measured_throughput_exact),
+            bound.append(f" (not reached: {_cell(r.achieved_throughput)})", style="yellow")
+        table.add_row(r.label, r.status, bound, _cell(r.period),
+                      _cell(r.makespan), _cell(r.measured_throughput_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
-                      _text(r.horizon),
+                      _cell(r.horizon),
                       feasible)
     console.print(table)
+    if long:
+        console.print(f"{_APPROXIMATED_CELLS} (--json gives every figure exactly)",
+                      soft_wrap=True)
     # One line per message, however long: rich would otherwise break it at the
     # console width (160 in a pipe) and `grep LABEL:` would miss the rest.
     for r in outcome.results:
