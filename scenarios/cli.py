@@ -230,9 +230,9 @@ def _port_model_option(value: str | None) -> str | None:
     return value
 
 
-def _text_readable(value: Fraction | None) -> str:
-    """``value`` exactly (``-`` for ``None``), its decimal value beside a long fraction."""
-    return "-" if value is None else readable(value)
+def _text_readable(value: Fraction | float | None) -> str:
+    """``value`` as :func:`_text` writes it, its decimal value beside a long fraction."""
+    return readable(value) if isinstance(value, Fraction) else _text(value)
 
 
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
@@ -708,7 +708,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                        f"when its last event ends, back to back")
             else:
                 how = f"{own} instance(s) per makespan, back to back"
-            console.print(f"throughput: {_text(throughput)} ({how})")
+            console.print(f"throughput: {_text_readable(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
                 # a bound of 100 digits over 100 gets its decimal value beside it
@@ -751,7 +751,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"port model {verdict.report.port_model}")
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
-                      f"{_text(verdict.makespan)}")
+                      f"{_text_readable(verdict.makespan)}")
         for note in verdict.timing.algorithm.runtime_limits():
             console.print(f"note: {note}", style="yellow")
         # The first 20 of each, as `run` shows a row's violations: a 64-rank
@@ -766,7 +766,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         if len(verdict.violations) > _SHOWN:
             console.print(f"... {len(verdict.violations) - _SHOWN} more violations "
                           "(--format json lists them all)", style="red")
-        console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
+        console.print(f"throughput: {_text_readable(verdict.throughput)} "
+                      f"({verdict.throughput_note})")
         if not lp:  # the words of a schedule file's validate
             console.print("lp bound not asked (--no-lp-bound)")
         else:
@@ -875,7 +876,7 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
         f"{len(report.violations)} violation(s)")
     console.print(f"{path}: {verdict} ({report.mode} replay, {models})")
     if report.makespan is not None:
-        console.print(f"makespan: {_text(report.makespan)}")
+        console.print(f"makespan: {_text_readable(report.makespan)}")
     if report.horizon is not None:
         # completed / horizon, exact like every other figure (the float
         # ``measured_throughput`` only in float mode)
@@ -884,8 +885,8 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
                     else report.measured_throughput)
         what = ("of the pipelined series of operations reusing the schedule, as run "
                 "measures it" if series else "start-up included")
-        console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
-                      f"measured throughput: {_text(measured)} (completed / horizon, "
+        console.print(f"horizon: {_text_readable(report.horizon)}, completed: {report.completed}, "
+                      f"measured throughput: {_text_readable(measured)} (completed / horizon, "
                       f"{what})")
     if report.incomplete:
         # an asap replay over a horizon measures: its incomplete instances are

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -857,6 +858,24 @@ def test_run_table_gives_a_long_fraction_as_its_decimal_value(tmp_path: Path) ->
     assert code == 0, stdout
     assert "…" not in stdout
     assert "TP = ~0.123077," in stdout
+
+def test_validate_gives_a_long_makespan_and_throughput_their_decimal_value(
+        tmp_path: Path) -> None:
+    """``validate`` wrote ``lp bound: N/D (~0.123077)`` for a long bound, but the
+    makespan and throughput above it, 36 digits over 36, with no decimal."""
+    schedule = tmp_path / "flat.yaml"
+    code, _, _ = invoke("plan", str(write(tmp_path, LONG_SCATTER)), "--planner", "flat",
+                        "-o", str(schedule))
+    assert code == 0
+    code, stdout, _ = invoke("validate", str(schedule), "--no-lp-bound")
+    assert code == 0, stdout
+    total = sum(LONG_COSTS, Fraction(0))  # flat sends to A, then to B
+    lines = dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
+    for key, value in (("makespan", total), ("throughput", 1 / total)):
+        exact, decimal = re.match(r"(\S+) \(~(\S+)\)", lines[key]).groups()  # type: ignore[union-attr]
+        assert Fraction(exact) == value
+        assert abs(Fraction(decimal) / value - 1) < Fraction(1, 10**5)
+
 
 def test_validate_a_bad_port_model_names_the_option(tmp_path: Path) -> None:
     schedule = write(tmp_path, SCATTER.split("planners:")[0].replace("name: tiny-scatter\n", "")
