@@ -18,7 +18,7 @@ import functools
 import importlib
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -242,7 +242,9 @@ def available_planners() -> dict[str, Planner]:
 
 def planner_infos() -> tuple[PlannerInfo, ...]:
     """What ``portsim planners`` lists: the built-ins (without importing them), then
-    the plug-ins.
+    the plug-ins, each under the name a scenario gives it (a plug-in's entry-point
+    name, which :func:`plugin_planners` warns about when the planner calls itself
+    otherwise).
 
     Examples
     --------
@@ -251,7 +253,8 @@ def planner_infos() -> tuple[PlannerInfo, ...]:
     """
     assert isinstance(BUILTIN_PLANNERS, _Builtins)
     return BUILTIN_PLANNERS.infos() + tuple(
-        PlannerInfo.of(planner) for planner in plugin_planners().values())
+        replace(PlannerInfo.of(planner), name=name)
+        for name, planner in plugin_planners().items())
 
 
 def get_planner(name: str) -> Planner:

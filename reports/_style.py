@@ -16,6 +16,7 @@ from typing import Final
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from portsim.simulator import numbers
 from portsim.simulator.numbers import approximate, format_rational
 
 __all__ = [
@@ -58,10 +59,11 @@ def escape_label(text: object) -> str:
     return html.escape(str(text), quote=False)
 
 
-EXACT_TEXT_CHARS: Final = 40
+EXACT_TEXT_CHARS: Final = numbers.EXACT_TEXT_CHARS
 """Longest exact rational a chart's title or note writes: a longer one (an ``lp``
 bound of 70 digits over 70 digits) is one unbreakable word that runs past the chart's
-right edge, and is written as a decimal instead."""
+right edge, and is written as a decimal instead (the limit of
+:data:`portsim.simulator.numbers.EXACT_TEXT_CHARS`)."""
 
 
 def readable_rational(value: Fraction | int) -> str:

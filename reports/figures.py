@@ -28,7 +28,7 @@ from portsim.reports._style import TEMPLATE as _TEMPLATE
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
 from portsim.reports.gantt import GANTT_EVENT_CAP, gantt_figure
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, short
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -72,6 +72,13 @@ _MAKESPAN_COLOUR: Final = "#2ca02c"
 
 def _exact(value: Fraction | None) -> str:
     return "" if value is None else format_rational(value)
+
+
+def _label(value: Fraction | None) -> str:
+    """A bar's label: the exact value, or its decimal one when the fraction is long
+    (plotly shrinks a label of 70 characters to an unreadable size); the hover keeps
+    the exact value."""
+    return "" if value is None else short(value)
 
 
 # ---------------------------------------------------------------------------
@@ -132,13 +139,11 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
     names = _planner_labels(runs)
     measured = [r.measured_throughput for r in runs]
     fig = go.Figure()
-    measured_text = [
-        "" if r.measured_throughput_exact is None else _exact(r.measured_throughput_exact)
-        for r in runs
-    ]
+    measured_text = [_exact(r.measured_throughput_exact) for r in runs]
     fig.add_trace(go.Bar(
         name="measured throughput (replay)", x=names, y=measured,
-        marker_color=_MEASURED_COLOUR, text=measured_text, textposition="outside",
+        marker_color=_MEASURED_COLOUR,
+        text=[_label(r.measured_throughput_exact) for r in runs], textposition="outside",
         customdata=measured_text,
         hovertemplate="%{x}<br>measured throughput %{customdata}<extra></extra>",
     ))
@@ -148,8 +153,8 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
         labels = [_exact(r.throughput_bound) for r in runs]
         fig.add_trace(go.Bar(
             name="exact throughput bound (planner)", x=names, y=bounds,
-            marker_color=_BOUND_COLOUR, text=labels, textposition="outside",
-            customdata=labels,
+            marker_color=_BOUND_COLOUR, text=[_label(r.throughput_bound) for r in runs],
+            textposition="outside", customdata=labels,
             hovertemplate="%{x}<br>exact bound %{customdata}<extra></extra>",
         ))
     for name, run in zip(names, runs, strict=True):
@@ -192,8 +197,8 @@ def makespan_figure(runs: Sequence[PlannerRun]) -> go.Figure:
     fig = go.Figure(go.Bar(
         name="makespan (replay)", x=names,
         y=[float(r.makespan) for r in shown if r.makespan is not None],
-        marker_color=_MAKESPAN_COLOUR, text=labels, textposition="outside",
-        customdata=labels, showlegend=True,
+        marker_color=_MAKESPAN_COLOUR, text=[_label(r.makespan) for r in shown],
+        textposition="outside", customdata=labels, showlegend=True,
         hovertemplate="%{x}<br>makespan %{customdata}<extra></extra>",
     ))
     fig.update_layout(

@@ -27,11 +27,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from portsim.reports._style import TEMPLATE as _TEMPLATE
-from portsim.reports._style import TIME_UNIT, set_title
+from portsim.reports._style import TIME_UNIT, readable_rational, set_title
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
 from portsim.simulator.errors import PlatformError, ScenarioError
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import format_rational, parse_rational, short
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
@@ -513,7 +513,7 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int,
                  in_window: int = 0) -> str:
     total = len(schedule.events)
     if schedule.period is not None:
-        what = (f"one period of the periodic schedule (T = {format_rational(schedule.period)}, "
+        what = (f"one period of the periodic schedule (T = {readable_rational(schedule.period)}, "
                 f"{schedule.instances_per_period} instance(s) per period)")
     else:
         what = "one-shot schedule"
@@ -527,7 +527,7 @@ def _gantt_title(schedule: Schedule, title: str | None, shown: int,
         of, events = in_window, "events of the window"
     if shown < of:
         # Say up to when the drawing is whole: the rest of the time axis is not idle.
-        until = "" if cut is None else f": every event starting before {format_rational(cut)}"
+        until = "" if cut is None else f": every event starting before {readable_rational(cut)}"
         head += f"<br><span style='color:#c0392b'>showing the first {shown:,} of {of:,} " \
                 f"{events} (earliest starts{until})</span>"
     return head
@@ -687,7 +687,7 @@ def gantt_figure(
         fig.update_xaxes(range=[float(axis[0]), float(axis[1])])
     if schedule.period is not None:
         fig.add_vline(x=float(schedule.period), line_dash="dash", line_color="#555",
-                      annotation_text=f"period T = {format_rational(schedule.period)}",
+                      annotation_text=f"period T = {short(schedule.period)}",
                       annotation_position="top right")
     return fig
 

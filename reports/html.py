@@ -41,7 +41,7 @@ from portsim.reports.figures import (
 )
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.simulator.engine import replay
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, short
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 
@@ -367,10 +367,12 @@ def _schedules_html(runs: Sequence[PlannerRun], labels: Sequence[str],
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One table cell: its text (escaped when rendered) and an optional CSS class."""
+    """One table cell: its text (escaped when rendered), an optional CSS class and an
+    optional ``title`` (what a hover shows: the exact figure a long one stands for)."""
 
     text: str
     css: str = ""
+    title: str = ""
 
 
 def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], css: str = "") -> str:
@@ -381,13 +383,12 @@ def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], css: str 
     the page's right edge with its last columns out of sight.
     """
     head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(
-            f'<td class="{cell.css}">{_esc(cell.text)}</td>' if cell.css
-            else f"<td>{_esc(cell.text)}</td>" for cell in row
-        ) + "</tr>"
-        for row in rows
-    )
+    def td(cell: Cell) -> str:
+        css = f' class="{cell.css}"' if cell.css else ""
+        title = f' title="{html.escape(cell.title)}"' if cell.title else ""
+        return f"<td{css}{title}>{_esc(cell.text)}</td>"
+
+    body = "".join("<tr>" + "".join(td(cell) for cell in row) + "</tr>" for row in rows)
     return (f'<div class="table-scroll"><table class="{css}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
 
@@ -413,14 +414,14 @@ def _result_row(run: PlannerRun, label: str) -> list[Cell]:
         Cell(run.status, "good" if run.status == "ok" else "warn"),
         Cell(run.message, "message"),
         _bound_cell(run),
-        Cell(_exact(run.period), "num"),
-        Cell(_exact(run.makespan), "num"),
-        Cell(_exact(run.measured_throughput_exact), "num"),
+        _figure_cell(run.period),
+        _figure_cell(run.makespan),
+        _figure_cell(run.measured_throughput_exact),
         # as ``portsim run`` prints them: ``cut`` for a series the replay cap cut,
         # no count of violations for a row nothing was replayed for
         Cell("cut" if run.replay_cut else "—" if run.completed is None
              else str(run.completed), "num"),
-        Cell(_exact(run.horizon), "num"),
+        _figure_cell(run.horizon),
         feasible[run.feasible],
         Cell("—" if run.feasible is None and not run.violations else str(len(run.violations)),
              "num bad" if run.violations else "num"),
@@ -431,18 +432,36 @@ def _bound_cell(run: PlannerRun) -> Cell:
     """The bound, followed by what the schedule reaches when it falls short of it
     (``1/2 (not reached: 2/5)``, as ``portsim run`` prints it)."""
     if run.bound_reached is False:
-        return Cell(f"{_exact(run.throughput_bound)} (not reached: "
-                    f"{_exact(run.achieved_throughput)})", "num warn")
-    return Cell(_exact(run.throughput_bound), "num")
+        exact = f"{_exact(run.throughput_bound)} (not reached: {_exact(run.achieved_throughput)})"
+        text = (f"{_short(run.throughput_bound)} (not reached: "
+                f"{_short(run.achieved_throughput)})")
+        return Cell(text, "num warn", exact if text != exact else "")
+    return _figure_cell(run.throughput_bound)
+
+
+def _short(value: Fraction | None) -> str:
+    return "—" if value is None else short(value)
+
+
+def _figure_cell(value: Fraction | None) -> Cell:
+    """An exact figure's cell: a fraction longer than ``EXACT_TEXT_CHARS`` (70 digits
+    over 70, which would make the table scroll sideways) as its decimal value,
+    ``~0.123077``, with the exact figure on hover."""
+    text, exact = _short(value), _exact(value)
+    return Cell(text, "num", exact if text != exact else "")
 
 
 def _results_table(runs: Sequence[PlannerRun], labels: Sequence[str]) -> str:
     if not runs:
         return "<p>No planner was run.</p>"
-    legend = ("<p class=\"hint\">Every figure is an exact rational; the measured throughput "
-              "(operations per time unit: completed / horizon) and the completed count "
-              "come from the engine's replay over the horizon.</p>")
-    rows = (_result_row(r, label) for r, label in zip(runs, labels, strict=True))
+    rows = [_result_row(r, label) for r, label in zip(runs, labels, strict=True)]
+    rounded = any(cell.title for row in rows for cell in row)
+    legend = ("<p class=\"hint\">Every figure is an exact rational"
+              + (f" (one longer than {EXACT_TEXT_CHARS} characters is written ~ and its "
+                 "value to 6 significant digits; hover over it for the exact figure)"
+                 if rounded else "")
+              + "; the measured throughput (operations per time unit: completed / horizon) "
+              "and the completed count come from the engine's replay over the horizon.</p>")
     return html_table(_RESULT_COLUMNS, rows, "results") + legend
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import counted, format_rational, parse_rational, readable
+from portsim.simulator.numbers import counted, format_rational, parse_rational, readable, short
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -230,9 +230,9 @@ def _port_model_option(value: str | None) -> str | None:
     return value
 
 
-def _text_readable(value: Fraction | None) -> str:
-    """``value`` exactly (``-`` for ``None``), its decimal value beside a long fraction."""
-    return "-" if value is None else readable(value)
+def _text_readable(value: Fraction | float | None) -> str:
+    """``value`` as :func:`_text` writes it, its decimal value beside a long fraction."""
+    return readable(value) if isinstance(value, Fraction) else _text(value)
 
 
 def _text(value: Fraction | float | None, digits: int = 4) -> str:
@@ -241,6 +241,17 @@ def _text(value: Fraction | float | None, digits: int = 4) -> str:
     if isinstance(value, Fraction):
         return format_rational(value)
     return f"{value:.{digits}g}"
+
+
+def _cell(value: Fraction | float | None) -> str:
+    """A table cell: ``value`` as :func:`_text` writes it, but a fraction longer than
+    ``EXACT_TEXT_CHARS`` as its decimal value (``~0.123077``), which a narrow column
+    would otherwise cut to its first digits (``1219326311370217892…``)."""
+    return short(value) if isinstance(value, Fraction) else _text(value)
+
+
+_APPROXIMATED_CELLS = "~: a longer exact rational, to 6 significant digits"
+"""The words under a table where a cell is written as ``~`` and a decimal."""
 
 
 def _usage_error(err: click.UsageError, command: str = "portsim") -> NoReturn:
@@ -427,20 +438,25 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
 
     with _activity() as show:
         study = _guarded(lambda: asymptotic_study(loaded, progress=show))
+    figures = [study.bound, study.period]
+    for row in study.rows:
+        figures += [row.horizon, row.bound_times_horizon, row.constant]
+    long = any(_cell(v) != _text(v) for v in figures)
     table = Table(title=f"{loaded.name}: completed(K) / (TP*K), TP = "
-                        f"{_text(study.bound)}, lp period {_text(study.period)}",
+                        f"{_cell(study.bound)}, lp period {_cell(study.period)}",
                   caption="C = TP*K - completed, the start-up and wind-down loss "
-                          "(constant in K when the ratio tends to 1)")
+                          "(constant in K when the ratio tends to 1)"
+                          + (f"; {_APPROXIMATED_CELLS}" if long else ""))
     for column in ("planner", "K (periods)", "horizon", "completed", "TP*K", "ratio",
                    "C", "note"):
         table.add_column(column, justify="left" if column in ("planner", "note")
                          else "right")
     for row in study.rows:
-        table.add_row(row.planner, str(row.periods), _text(row.horizon),
+        table.add_row(row.planner, str(row.periods), _cell(row.horizon),
                       "-" if row.completed is None else str(row.completed),
-                      _text(row.bound_times_horizon),
+                      _cell(row.bound_times_horizon),
                       "-" if row.ratio is None else f"{float(row.ratio):.4f}",
-                      _text(row.constant), row.note)
+                      _cell(row.constant), row.note)
     console.print(table)
     for problem in study.problems:
         console.print(problem, style="red")
@@ -476,19 +492,26 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
     for column in ("planner", "status", "bound", "period", "makespan", "measured TP",
                    "completed", "horizon", "feasible"):
         table.add_column(column, justify="left" if column in ("planner", "status") else "right")
+    long = False
     for r in outcome.results:
         feasible = Text("-" if r.feasible is None else "yes" if r.feasible else "NO",
                         style="red" if r.feasible is False else "")
-        bound = Text(_text(r.throughput_bound))
+        figures = (r.throughput_bound, r.achieved_throughput, r.period, r.makespan,
+                   r.measured_throughput_exact, r.horizon)
+        long = long or any(_cell(v) != _text(v) for v in figures)
+        bound = Text(_cell(r.throughput_bound))
         if r.bound_reached is False:
             # The schedule falls short of the bound (e.g. a certified interval).
-            bound.append(f" (not reached: {_text(r.achieved_throughput)})", style="yellow")
-        table.add_row(r.label, r.status, bound, _text(r.period),
-                      _text(r.makespan), _text(r.measured_throughput_exact),
+            bound.append(f" (not reached: {_cell(r.achieved_throughput)})", style="yellow")
+        table.add_row(r.label, r.status, bound, _cell(r.period),
+                      _cell(r.makespan), _cell(r.measured_throughput_exact),
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
-                      _text(r.horizon),
+                      _cell(r.horizon),
                       feasible)
     console.print(table)
+    if long:
+        console.print(f"{_APPROXIMATED_CELLS} (--json gives every figure exactly)",
+                      soft_wrap=True)
     # One line per message, however long: rich would otherwise break it at the
     # console width (160 in a pipe) and `grep LABEL:` would miss the rest.
     for r in outcome.results:
@@ -685,7 +708,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                        f"when its last event ends, back to back")
             else:
                 how = f"{own} instance(s) per makespan, back to back"
-            console.print(f"throughput: {_text(throughput)} ({how})")
+            console.print(f"throughput: {_text_readable(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
                 # a bound of 100 digits over 100 gets its decimal value beside it
@@ -728,7 +751,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                       f"port model {verdict.report.port_model}")
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
-                      f"{_text(verdict.makespan)}")
+                      f"{_text_readable(verdict.makespan)}")
         for note in verdict.timing.algorithm.runtime_limits():
             console.print(f"note: {note}", style="yellow")
         # The first 20 of each, as `run` shows a row's violations: a 64-rank
@@ -743,7 +766,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         if len(verdict.violations) > _SHOWN:
             console.print(f"... {len(verdict.violations) - _SHOWN} more violations "
                           "(--format json lists them all)", style="red")
-        console.print(f"throughput: {_text(verdict.throughput)} ({verdict.throughput_note})")
+        console.print(f"throughput: {_text_readable(verdict.throughput)} "
+                      f"({verdict.throughput_note})")
         if not lp:  # the words of a schedule file's validate
             console.print("lp bound not asked (--no-lp-bound)")
         else:
@@ -852,7 +876,7 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
         f"{len(report.violations)} violation(s)")
     console.print(f"{path}: {verdict} ({report.mode} replay, {models})")
     if report.makespan is not None:
-        console.print(f"makespan: {_text(report.makespan)}")
+        console.print(f"makespan: {_text_readable(report.makespan)}")
     if report.horizon is not None:
         # completed / horizon, exact like every other figure (the float
         # ``measured_throughput`` only in float mode)
@@ -861,8 +885,8 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
                     else report.measured_throughput)
         what = ("of the pipelined series of operations reusing the schedule, as run "
                 "measures it" if series else "start-up included")
-        console.print(f"horizon: {_text(report.horizon)}, completed: {report.completed}, "
-                      f"measured throughput: {_text(measured)} (completed / horizon, "
+        console.print(f"horizon: {_text_readable(report.horizon)}, completed: {report.completed}, "
+                      f"measured throughput: {_text_readable(measured)} (completed / horizon, "
                       f"{what})")
     if report.incomplete:
         # an asap replay over a horizon measures: its incomplete instances are

@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterable
 from decimal import Context, Decimal
 from fractions import Fraction
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from portsim.simulator.errors import PortsimError
 
-__all__ = ["MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "approximate",
+__all__ = ["EXACT_TEXT_CHARS", "MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "approximate",
            "common_denominator", "counted", "digits", "format_rational", "parse_rational",
-           "per_time", "readable", "rounded_up", "simplest_between", "with_article"]
+           "per_time", "readable", "rounded_up", "short", "simplest_between", "with_article"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -346,9 +346,16 @@ def approximate(value: Fraction, digits: int = 6, spec: str = ".6g") -> str:
     return "~" + format(ctx.divide(value.numerator, value.denominator), spec)
 
 
+EXACT_TEXT_CHARS: Final = 40
+"""Longest exact rational written as such where a person reads it (a message, a
+table cell, a chart's title): a longer one (an ``lp`` bound of 70 digits over 70
+digits) also gets, or is replaced by, its decimal value (:func:`readable`,
+:func:`short`)."""
+
+
 def readable(value: Fraction) -> str:
     """``value`` exactly, with its decimal value after it when the fraction is long
-    (more than 40 characters: an ``lp`` bound of 100 digits over 100).
+    (more than :data:`EXACT_TEXT_CHARS`: an ``lp`` bound of 100 digits over 100).
 
     >>> readable(Fraction(2, 9))
     '2/9'
@@ -356,4 +363,16 @@ def readable(value: Fraction) -> str:
     True
     """
     text = format_rational(value)
-    return text if len(text) <= 40 else f"{text} ({approximate(value)})"
+    return text if len(text) <= EXACT_TEXT_CHARS else f"{text} ({approximate(value)})"
+
+
+def short(value: Fraction) -> str:
+    """``value`` exactly, or only its decimal value when the fraction is longer than
+    :data:`EXACT_TEXT_CHARS`: for a table cell, where a long fraction would be cut
+    to its first digits (``1219326311370217892…`` for about 0.123).
+
+    >>> short(Fraction(2, 9)), short(Fraction(10**50 + 1, 3 * 10**50))
+    ('2/9', '~0.333333')
+    """
+    text = format_rational(value)
+    return text if len(text) <= EXACT_TEXT_CHARS else approximate(value)

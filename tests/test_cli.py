@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -803,6 +804,77 @@ def test_run_table_prints_the_measured_throughput_exactly(tmp_path: Path) -> Non
         assert rows[record["label"]][5] == record["measured_throughput_exact"] \
             == (f"{exact.numerator}/{exact.denominator}" if exact.denominator > 1
                 else str(exact.numerator))
+
+
+# Two costs whose terms take 18 digits: every figure of the run is a fraction of
+# some 36 digits over 36, longer than a table column shows.
+LONG_COSTS = (Fraction("123456789012345677/987654321098765431"),
+              Fraction("987654321098765429/123456789012345673"))
+LONG_SCATTER = f"""\
+name: long
+platform:
+  nodes: [{{id: S}}, {{id: A}}, {{id: B}}]
+  links:
+    - {{src: S, dst: A, c: "{LONG_COSTS[0]}"}}
+    - {{src: S, dst: B, c: "{LONG_COSTS[1]}"}}
+operation: {{type: scatter, source: S}}
+planners: [lp, flat]
+"""
+
+
+def test_run_table_gives_a_long_fraction_as_its_decimal_value(tmp_path: Path) -> None:
+    """A fraction of 70 characters in the table was cut to its first digits,
+    ``1219326311370217892…``, read as some 10^18 where the bound is about 0.123;
+    the cell now gives its value to 6 digits, the JSON the exact figure."""
+    out = tmp_path / "r.json"
+    code, stdout, _ = invoke("run", str(write(tmp_path, LONG_SCATTER)), "--json", str(out))
+    assert code == 0, stdout
+    assert "…" not in stdout
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in stdout.splitlines() if line.startswith("│")}
+    records = {r["label"]: r for r in json.loads(out.read_text())["results"]}
+    # The source's send port carries both messages: TP = 1 / (c(S,A) + c(S,B)),
+    # and flat sends them one after the other: makespan c(S,A) + c(S,B).
+    total = sum(LONG_COSTS, Fraction(0))
+    bound = 1 / total
+
+    def about(cell: str, value: Fraction) -> bool:  # 6 significant digits of value
+        return cell.startswith("~") and abs(Fraction(cell[1:]) / value - 1) < Fraction(1, 10**5)
+
+    assert Fraction(records["lp"]["throughput_bound"]) == bound
+    assert rows["lp"][2] == "~0.123077"
+    assert about(rows["lp"][2], bound)
+    assert about(rows["flat"][4], total)
+    for label, record in records.items():
+        assert len(record["measured_throughput_exact"]) > 40
+        assert about(rows[label][5], Fraction(record["measured_throughput_exact"]))
+        assert about(rows[label][7], Fraction(record["horizon"]))
+    assert "~: a longer exact rational, to 6 significant digits" in stdout
+    # a short fraction stays exact, and the line is not printed
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"))
+    assert "~" not in stdout
+    # the --asymptotic table likewise
+    code, stdout, _ = invoke("run", str(write(tmp_path, LONG_SCATTER)), "--asymptotic")
+    assert code == 0, stdout
+    assert "…" not in stdout
+    assert "TP = ~0.123077," in stdout
+
+def test_validate_gives_a_long_makespan_and_throughput_their_decimal_value(
+        tmp_path: Path) -> None:
+    """``validate`` wrote ``lp bound: N/D (~0.123077)`` for a long bound, but the
+    makespan and throughput above it, 36 digits over 36, with no decimal."""
+    schedule = tmp_path / "flat.yaml"
+    code, _, _ = invoke("plan", str(write(tmp_path, LONG_SCATTER)), "--planner", "flat",
+                        "-o", str(schedule))
+    assert code == 0
+    code, stdout, _ = invoke("validate", str(schedule), "--no-lp-bound")
+    assert code == 0, stdout
+    total = sum(LONG_COSTS, Fraction(0))  # flat sends to A, then to B
+    lines = dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
+    for key, value in (("makespan", total), ("throughput", 1 / total)):
+        exact, decimal = re.match(r"(\S+) \(~(\S+)\)", lines[key]).groups()  # type: ignore[union-attr]
+        assert Fraction(exact) == value
+        assert abs(Fraction(decimal) / value - 1) < Fraction(1, 10**5)
 
 
 def test_validate_a_bad_port_model_names_the_option(tmp_path: Path) -> None:

@@ -328,3 +328,25 @@ def test_an_empty_window_says_where_the_events_run() -> None:
         # a window that holds events says nothing of the kind
         page = render_run_report(outcome, gantt_window=parse_gantt_window("2:20"))
         assert '<p class="hint">Time window [2, 20): 1 of 2 events run in it.</p>' in page
+
+
+def test_a_long_period_is_its_decimal_value_in_the_title_and_the_period_line() -> None:
+    """A period of 36 digits over 36 (an lp schedule on links of 18-digit costs) ran
+    across the chart's title and its period line's label; each now gives the value
+    to 6 digits (the title also says how long the exact figure is)."""
+    from portsim.simulator.schedule import Schedule
+
+    cost = F("123456789012345677/987654321098765431") + F("987654321098765429/123456789012345673")
+    platform = Platform.build(["S", "A"], [("S", "A", cost)])
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0}], period=cost)
+    assert len(format_rational(cost)) > 40
+    figure = gantt_figure(schedule, title="mine")
+    title = figure.layout.title.text.replace("<br>", " ")  # the title's line breaks
+    found = re.search(r"\(T = ~(\S+) \(exact: a rational of (\d+) characters\)", title)
+    assert found is not None, title
+    assert abs(F(found.group(1)) / cost - 1) < F(1, 10**5)
+    assert int(found.group(2)) == len(format_rational(cost))
+    (line,) = [a.text for a in figure.layout.annotations if a.text.startswith("period T")]
+    assert abs(F(line.removeprefix("period T = ~")) / cost - 1) < F(1, 10**5)

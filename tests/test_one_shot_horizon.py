@@ -214,3 +214,36 @@ def test_the_float_throughput_is_the_exact_ones_float(flat_file: Path, tmp_path:
         found = json.loads(text)
         assert (found["measured_throughput_exact"], found["measured_throughput"]) == (
             "249/500", 0.498), mode
+
+
+def test_the_spec_example_of_events_past_the_completion(tmp_path: Path) -> None:
+    """SPEC.md's example of a one-shot schedule whose last event ends after its
+    last instance completes: b to A at 0 (cost 1), A to B at 1 (cost 1), and
+    again S to B at 2 (cost 3).  By hand: B holds b at 2 (the makespan), the last
+    send ends at 5; back to back a copy starts every 5 (S's send port is busy 0-1
+    and 2-5 each copy, the second send waiting for B's receive port), so over 100
+    copies complete at 2 + 5t <= 100: t = 0..19, 20 of them.  (The SPEC's example
+    was the ring allgather on allgather-dgx-a100.yaml, which no longer sends
+    such transfers: its last event ends at its makespan, 71/150.)"""
+    schedule = tmp_path / "past.yaml"
+    schedule.write_text("""\
+platform:
+  nodes: [{id: S}, {id: A}, {id: B}]
+  links: [{src: S, dst: A, c: 1}, {src: A, dst: B, c: 1}, {src: S, dst: B, c: 3}]
+operation: {type: broadcast, source: S}
+events:
+  - {kind: send, src: S, dst: A, item: b, start: 0}
+  - {kind: send, src: A, dst: B, item: b, start: 1}
+  - {kind: send, src: S, dst: B, item: b, start: 2}
+""", encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(schedule), "--no-lp-bound",
+                                       "--horizon", "100", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.stdout)
+    assert (verdict["makespan"], verdict["end_time"], verdict["throughput"]) == ("2", "5", "1/5")
+    assert (verdict["completed"], verdict["measured_throughput_exact"]) == (20, "1/5")
+    scenario = portsim.load_scenario(EXAMPLE.parent / "allgather-dgx-a100.yaml")
+    ring = portsim.get_planner("ring").plan(scenario.platform, scenario.operation)
+    assert ring.schedule is not None
+    report = replay(ring.schedule)
+    assert report.end_time == report.makespan == Fraction(71, 150)

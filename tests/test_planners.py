@@ -155,6 +155,32 @@ def test_entry_point_plugin_is_picked_up(
 
 
 @pytest.mark.usefixtures("fresh_plugins")
+def test_the_listing_names_a_plugin_as_a_scenario_does(
+    monkeypatch: pytest.MonkeyPatch, plugin_module: types.ModuleType
+) -> None:
+    """A plug-in registered as ``toy-factory`` whose planner calls itself ``toy``
+    (the README's two blocks did that: ``mytree`` and ``mine``) was listed by
+    ``portsim planners`` as ``toy``, a name no scenario can use
+    (``unknown planner``).  Every name the listing gives now resolves."""
+    from click.testing import CliRunner
+
+    from portsim.planners.registry import planner_infos
+    from portsim.scenarios.cli import main
+
+    _fake_entry_points(monkeypatch, [("toy-factory", f"{PLUGIN_MODULE}:make_toy")])
+    with pytest.warns(PlannerPluginWarning, match="calls itself 'toy'"):
+        infos = planner_infos()
+    names = [info.name for info in infos]
+    assert "toy-factory" in names
+    assert "toy" not in names
+    for name in names:
+        get_planner(name)  # raises PlannerError on a name that is not registered
+    listing = CliRunner().invoke(main, ["planners"]).stdout
+    assert "│ toy-factory " in listing
+    assert "│ toy " not in listing
+
+
+@pytest.mark.usefixtures("fresh_plugins")
 def test_entry_points_are_loaded_once(
     monkeypatch: pytest.MonkeyPatch, plugin_module: types.ModuleType
 ) -> None:

@@ -163,3 +163,48 @@ def test_the_header_spells_a_flag_as_the_scenario_does(tmp_path: Path, text: str
     assert outcome.scenario.operation.commutative is (shown == "true")
     page = render_run_report(outcome)
     assert re.findall(r"<dt>commutative</dt><dd>([^<]*)</dd>", page) == [shown]
+
+
+def test_a_long_fraction_is_its_decimal_value_in_the_table_and_on_the_bars(
+        tmp_path: Path) -> None:
+    """Costs of 18-digit terms make every figure of a scatter 36 digits over 36: the
+    results table scrolled sideways past its bound column, and plotly shrank the bar
+    labels to an unreadable size.  Such a figure is now ``~`` and its value to 6
+    digits, the exact one in the cell's hover (``title``) and the bar's hover."""
+    from portsim.reports.figures import makespan_figure, throughput_figure
+
+    costs = (Fraction("123456789012345677/987654321098765431"),
+             Fraction("987654321098765429/123456789012345673"))
+    path = tmp_path / "long.yaml"
+    path.write_text(
+        "name: long\nplatform:\n  nodes: [{id: S}, {id: A}, {id: B}]\n  links:\n"
+        f"    - {{src: S, dst: A, c: '{costs[0]}'}}\n"
+        f"    - {{src: S, dst: B, c: '{costs[1]}'}}\n"
+        "operation: {type: scatter, source: S}\nplanners: [lp, flat]\n")
+    outcome = portsim.run_scenario(portsim.load_scenario(path))
+    lp, flat = outcome.results
+    total = sum(costs, Fraction(0))
+    # S's send port carries both messages: TP = 1 / (c(S,A) + c(S,B)); flat sends
+    # them one after the other
+    assert lp.throughput_bound == 1 / total
+    assert flat.makespan == total
+
+    def about(text: str, value: Fraction) -> bool:
+        return text.startswith("~") and abs(Fraction(text[1:]) / value - 1) < Fraction(1, 10**5)
+
+    page = render_run_report(outcome)
+    table = page[page.index('<table class="results">'):]
+    cells = re.findall(r'<td class="num" title="([^"]*)">([^<]*)</td>',
+                       table[:table.index("</table>")])
+    assert (str(lp.throughput_bound), "~0.123077") in cells
+    for exact, text in cells:
+        assert about(text, Fraction(exact))
+    assert "hover over it for the exact figure" in page
+    bars = throughput_figure(outcome.results).data
+    for bar in bars:
+        for text, exact in zip(bar.text, bar.customdata, strict=True):
+            assert text == "" or about(text, Fraction(exact))
+    assert [t for bar in bars for t in bar.text if t] == ["~0.123077"] * 3
+    (makespan,) = makespan_figure(outcome.results).data
+    assert about(makespan.text[0], total)
+    assert Fraction(makespan.customdata[0]) == total

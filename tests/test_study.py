@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -809,6 +810,28 @@ def test_efficiency_is_the_exact_ratio_rounded_once(tmp_path: Path) -> None:
         exact = Fraction(int(row.completed)) / Fraction(row.horizon) / Fraction(
             row.reference_bound)
         assert row.efficiency == float(exact), (row.label, row.run_index)
+
+
+def test_the_tutorial_states_the_efficiencies_of_its_study(tmp_path: Path) -> None:
+    """docs/tutorial.md runs its study (the YAML block it says to save as
+    ``study.yaml``) and states what comes out: "`lp` reaches 0.98 to 0.99 of its
+    own bound ..., `flat` 0.44 to 0.83 of it".  Those figures are the least and
+    largest ``efficiency`` of each planner, to two decimals, checked here so that
+    the page cannot drift from the study (a change of the random generator, say)."""
+    text = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    block = re.search(r"Save\s+this as `study.yaml`:\s*```yaml\n(.*?)```", text, re.S)
+    stated = re.search(r"`lp` reaches (\d\.\d\d) to (\d\.\d\d) of its own bound.*?"
+                       r"`flat` (\d\.\d\d) to\s+(\d\.\d\d) of it", text, re.S)
+    assert block is not None
+    assert stated is not None
+    run_study(study_from_dict(yaml.safe_load(block.group(1))), tmp_path, workers=1)
+    frame = load_results(tmp_path)
+    assert frame.run_index.nunique() == 4  # "Four runs"
+    found = []
+    for planner in ("lp", "flat"):
+        efficiency = frame[frame.planner == planner].efficiency
+        found += [f"{efficiency.min():.2f}", f"{efficiency.max():.2f}"]
+    assert found == list(stated.groups())
 
 
 def test_the_results_dataset_itself_names_its_study(tmp_path: Path) -> None:
