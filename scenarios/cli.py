@@ -629,6 +629,14 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             series_note = (f"replay cut: the pipelined series did not settle into a repeating "
                            f"pattern within the replay cap; completed counts up to "
                            f"{_text(report.horizon)}, not the horizon {_text(h)}")
+    # A periodic schedule with violations: what its replay completed despite
+    # them is no throughput (as in run, and as for a one-shot schedule's series).
+    unmeasured = loaded.period is not None and bool(report.violations) and (
+        report.horizon is not None)
+    if unmeasured:
+        series_note = (f"not measured: {counted(len(report.violations), 'violation')} (the "
+                       f"throughput of a periodic schedule is measured only when its replay "
+                       f"is feasible, as in run)")
     # Throughput as written (strict replay): n / period, or instances / makespan.
     throughput = schedule_throughput(loaded, report) if ok and mode == "strict" else None
     bound_note = ""
@@ -683,6 +691,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             "series_note": series_note,
         }
         document = {"schedule": str(schedule), "ok": ok, **report.to_dict(), **extra}
+        if unmeasured:
+            document["measured_throughput"] = document["measured_throughput_exact"] = None
         for record, v in zip(document["violations"], report.violations, strict=True):
             record["described"] = describe_violation_events(v, loaded)  # as the text table
         click.echo(json.dumps(document, indent=2))
@@ -691,7 +701,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         replayed_on = (loaded.platform if port_model is None
                        else loaded.platform.with_port_model(port_model))
         _print_validation(console, schedule, report, loaded, _port_models(replayed_on),
-                          series=loaded.period is None and report.horizon is not None)
+                          series=loaded.period is None and report.horizon is not None,
+                          figures=not unmeasured)
         if series_note:
             console.print(series_note)
         if throughput is not None:
@@ -864,11 +875,13 @@ def _load_schedule(path: Path) -> Schedule:
 
 
 def _print_validation(console: Console, path: Path, report: Report, schedule: Schedule,
-                      models: str, *, series: bool = False) -> None:
+                      models: str, *, series: bool = False, figures: bool = True) -> None:
     """``schedule``: the one replayed, whose events the violations name;
     ``models``: the port models the nodes followed (see :func:`_port_models`);
     ``series``: the figures over the horizon are those of a one-shot schedule's
-    pipelined series."""
+    pipelined series; ``figures``: False when they are no throughput (the
+    replay of a periodic schedule has violations): the horizon and the count
+    alone, the caller saying why."""
     from portsim.simulator.validation import violation_table
 
     verdict = "feasible and complete" if report.feasible and report.complete else (
@@ -877,7 +890,10 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
     console.print(f"{path}: {verdict} ({report.mode} replay, {models})")
     if report.makespan is not None:
         console.print(f"makespan: {_text_readable(report.makespan)}")
-    if report.horizon is not None:
+    if report.horizon is not None and not figures:
+        console.print(f"horizon: {_text_readable(report.horizon)}, completed despite the "
+                      f"violations: {report.completed}")
+    elif report.horizon is not None:
         # completed / horizon, exact like every other figure (the float
         # ``measured_throughput`` only in float mode)
         measured = (Fraction(report.completed) / report.horizon

@@ -580,7 +580,9 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
-    unmeasured = schedule.period is None and measured is check
+    unmeasured = measured is check and (schedule.period is None or bool(check.violations))
+    if schedule.period is not None and check.violations:
+        notes.append(_not_measured(check, "strict replay", periodic=True))
     proven = _in_operations_of(check, schedule, size)
     achieved = _proven_achieved(result.achieved_throughput, proven, check, schedule, notes)
     bound = _checked_bound(result.throughput_bound, proven, notes)
@@ -686,11 +688,15 @@ def _series_cut(measured: Report, horizon: Fraction, notes: list[str]) -> bool:
     return True
 
 
-def _not_measured(check: Report, replayed: str) -> str:
-    """The note of a one-shot schedule whose pipelined series is not measured."""
-    return (f"not measured: {len(check.violations)} violation(s) in its {replayed}: the "
-            f"pipelined series of a one-shot schedule is measured only when the schedule "
-            f"is feasible (completed and the measured throughput are not given)")
+def _not_measured(check: Report, replayed: str, *, periodic: bool = False) -> str:
+    """The note of a schedule whose throughput is not measured: a one-shot one's
+    pipelined series, or a periodic one's replay, when that replay has violations
+    (what it completed despite them is no throughput)."""
+    what = ("the throughput of a periodic schedule" if periodic
+            else "the pipelined series of a one-shot schedule")
+    return (f"not measured: {len(check.violations)} violation(s) in its {replayed}: "
+            f"{what} is measured only when the schedule is feasible (completed and the "
+            f"measured throughput are not given)")
 
 
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
@@ -732,8 +738,11 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         measured = check if series is None else series
         strict = replay(schedule, exact=exact)
     cut = measured is not check and _series_cut(measured, horizon, notes)
-    # a one-shot schedule whose series is not measured has no count either
-    unmeasured = schedule.period is None and measured is check
+    # a one-shot schedule whose series is not measured has no count either, nor
+    # a periodic one whose replay has violations
+    unmeasured = measured is check and (schedule.period is None or bool(check.violations))
+    if schedule.period is not None and check.violations:
+        notes.append(_not_measured(check, "as-soon-as-possible replay", periodic=True))
     notes.append(f"replayed as soon as possible under the real port model; a strict replay "
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(

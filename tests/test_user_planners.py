@@ -71,6 +71,10 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
         return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
             {"kind": "send", "src": "S", "dst": target, "item": f"m[{target}]", "start": 0}
             for target in operation.targets]), makespan=2)
+    if mode == "periodic-overlap":  # every period of 2, both sends at once from S
+        return PlanResult.ok("mine", Schedule.from_dicts(platform, operation, [
+            {"kind": "send", "src": "S", "dst": target, "item": f"m[{target}]", "start": 0}
+            for target in operation.targets], period=2))
     if mode == "boast":  # lp's own periodic schedule, announced at ten instances a unit
         from portsim.planners.lp import steady_state
 
@@ -100,7 +104,8 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
 def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
                                              "long-note", "overlap", "small", "boast",
-                                             "boast-once", "low-bound", "pieces"):
+                                             "boast-once", "low-bound", "pieces",
+                                             "periodic-overlap"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -311,6 +316,43 @@ base:
   operation: {type: scatter, source: S}
   planners: [mine, {name: mine, mode: overlap}, lp]
 """
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_infeasible_periodic_schedule_has_no_measured_figures(tmp_path: Path) -> None:
+    """Both sends at once from S every period of 2: S's send port is taken
+    twice, and S -> B (cost 2) runs into the next period.  Its replay over the
+    horizon still completed instances (a scatter a period: 1/2 a time unit,
+    above lp's bound of 1/3) and `run` printed that as its measured
+    throughput; a one-shot schedule's series is not measured in that case,
+    nor now a periodic schedule's, in `run` and in `validate` alike."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: periodic-overlap}, lp", "--json", "-")
+    assert code == 1
+    bad, lp = json.loads(out)["results"]
+    assert bad["feasible"] is False
+    assert (bad["measured_throughput"], bad["measured_throughput_exact"],
+            bad["completed"]) == (None, None, None)
+    assert any(note.startswith("not measured: ") and "the throughput of a periodic "
+               "schedule is measured only when the schedule is feasible" in note
+               for note in bad["notes"])
+    assert lp["feasible"] is True  # beside it, lp's schedule is measured
+    assert lp["completed"] is not None
+    schedule = tmp_path / "bad.yaml"
+    scenario = tmp_path / "mine.yaml"
+    planned = CliRunner().invoke(main, ["plan", str(scenario), "--planner",
+                                        "mine (mode: periodic-overlap)", "-o", str(schedule)])
+    assert planned.exit_code == 0, planned.output
+    checked = CliRunner().invoke(main, ["validate", str(schedule), "--format", "json"])
+    assert checked.exit_code == 1
+    document = json.loads(checked.stdout)
+    assert document["feasible"] is False
+    assert document["completed"] > 0  # what the replay completed despite the violations
+    assert (document["measured_throughput"], document["measured_throughput_exact"]) == (
+        None, None)
+    assert document["series_note"].startswith("not measured: ")
+    text = CliRunner().invoke(main, ["validate", str(schedule)]).stdout
+    assert "measured throughput" not in text
+    assert "completed despite the violations" in text
 
 
 @pytest.mark.usefixtures("installed")
