@@ -70,7 +70,8 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 @contextlib.contextmanager
 def _activity() -> Iterator[Callable[[str], None]]:
-    """A function showing what runs now: a spinner on a terminal's stderr; elsewhere
+    """A function showing what runs now: a spinner on a terminal's stderr, with the
+    seconds the step has run once it passes one (:func:`_every`); elsewhere
     (a CI log, a pipe) a line for a step still running after
     :data:`QUIET_SECONDS`, then every :data:`STILL_SECONDS` (:func:`_heartbeat`)."""
     console = _console(stderr=True)
@@ -80,8 +81,18 @@ def _activity() -> Iterator[Callable[[str], None]]:
         return
     from rich.text import Text
 
-    with console.status("starting...") as status:
-        yield lambda text: status.update(Text(f"{text}...", style="dim"))
+    step = ["starting"]
+
+    def tick(age: float) -> None:  # a step of minutes (the lp bound) counts its seconds
+        status.update(Text(f"{step[0]}... {age:.0f} s", style="dim"))
+
+    with console.status("starting...") as status, _every(tick, 1.0, 1.0) as restart:
+        def show(text: str) -> None:
+            step[0] = text
+            status.update(Text(f"{text}...", style="dim"))
+            restart()
+
+        yield show
 
 
 QUIET_SECONDS = 10.0
