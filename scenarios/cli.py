@@ -12,6 +12,7 @@ error, one line each.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 import warnings
@@ -772,6 +773,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                                                   ranks=rank_list, port_model=port_model,
                                                   lp=lp, lp_time_limit=lp_time_limit,
                                                   progress=show))
+    # the lp's "raise time_limit" in this command's words (--lp-time-limit)
+    verdict = dataclasses.replace(verdict, lp_note=_lp_limit_words(verdict.lp_note))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))
