@@ -2,7 +2,8 @@
 
 The user's case of the ``lp`` bound beside ``validate``: a schedule of their
 own (here ``portsim plan ... --planner greedy -o FILE``) on a
-``random_platform(n, 3, c=(1, 10), compute=(1, 5), seed=n)``, reduced onto
+``random_platform(n, 3, c=(1, 10), compute=(1, 5))`` of the scenario's
+default seed (:data:`~portsim.scenarios.loader.DEFAULT_SEED`), reduced onto
 ``P0``, then ``portsim validate FILE [--lp-time-limit T]``, each in its own
 process (the command line itself).  Printed per row: CPU seconds (user +
 system), wall seconds, the peak resident memory of the ``validate`` process,
@@ -15,17 +16,18 @@ Run:  python benchmarks/reduce_bound.py [--nodes 100 200 500] [--lp-time-limit 6
 Measured (shared 2-core machine, other jobs beside it, 0.3.0 after ``b140cb9``)::
 
     nodes  limit  cpu_s  wall_s  peak_MiB  exit  lp bound
-      100      -   46.0    46.2       271     0  exact (~0.0815550)
-      200      -  193.4   274.8       649     0  upper end 0.0966, interval ~75% wide
+      100      -   46.9    47.4       310     0  exact (~0.0898403)
+      200      -  265.7   268.6       707     0  upper end (~0.0737), interval 3.51% wide
       500    120   93.1   121.8      1170     0  none: time limit of 120.0 s reached
       500      -  251.4   303.6      1170     0  none: time limit of 300.0 s reached
 
-Before one table of holding prices replaced five (``b140cb9``): 100 nodes 62.5
-s and 368 MiB (52.1 s and 266 MiB after, run one after the other, the same
-bound), 200 nodes 282.6 s and 1223 MiB (an interval 75% wide),
-500 nodes past 300 s and 5 GiB (the scale trial of the 21st session); at 500
-nodes the first pricing program alone takes about 100 s, so no bound comes
-within minutes there.
+Before one table of holding prices replaced five (``b140cb9``), on the
+platforms of ``seed: n`` (the scenario's key): 100 nodes 62.5 s and 368 MiB
+(52.1 s and 266 MiB after, run one after the other, the same bound), 200
+nodes 282.6 s and 1223 MiB, an interval 75% wide (268.5 s and 662 MiB
+after, 6.3% wide, the machine less loaded), 500 nodes past 300 s and 5 GiB
+(the scale trial of the 21st session).  At 500 nodes the first pricing
+program alone takes about 100 s: no bound comes within minutes there.
 """
 
 from __future__ import annotations

@@ -384,8 +384,9 @@ def main() -> None:
 @click.option("--lp-time-limit", "lp_time_limit", metavar="SECONDS",
               help="Seconds the lp bound of the --report's convergence chart may take, "
                    "when the scenario lists no lp planner (default 300; a listed lp "
-                   "gives its own result). Cut short, the chart says why it is missing. "
-                   "Needs --report.")
+                   "gives its own result). Cut short, the chart's bound is the upper end "
+                   "of the lp's certified interval, or the page says why there is no "
+                   "chart. Needs --report.")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None,
         gantt_window: str | None, horizon: str | None, float_time: bool,
         asymptotic: bool, lp_time_limit: str | None) -> None:
