@@ -604,6 +604,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     list-scheduled on the platform, replayed strictly and checked for
     correctness (exit 1 if incorrect or infeasible).
     """
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.scenarios.runner import series_cut
     from portsim.simulator.engine import parse_tolerance, replay, replay_one_shot
@@ -669,7 +670,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         platform = loaded.platform if port_model is None else loaded.platform.with_port_model(
             port_model)
         with _activity() as show:
-            show(f"the lp bound of the {loaded.operation.kind.value} (lp planner)")
+            show(f"the lp bound of the {loaded.operation.kind.value} (lp planner, time limit "
+                 f"{LpOptions(time_limit=limit).seconds:g} s)")
             found = lp_bound(platform, loaded.operation, time_limit=limit)
         if found.bound is not None and found.bound > 0:
             comparison = compare_to_bound(throughput, found.bound)

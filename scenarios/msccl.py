@@ -235,6 +235,7 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     >>> v.correct, v.makespan, v.throughput
     (True, Fraction(2, 1), Fraction(1, 2))
     """
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.bounds import lp_bound
     from portsim.simulator.engine import replay, replay_series
 
@@ -286,7 +287,8 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         asked = timing.schedule.operation
         if asked.kind is OperationKind.ALLREDUCE:  # the lp bounds rank-order reductions only
             asked = replace(asked, commutative=False)
-        phase(f"the lp bound of the {asked.kind.value} (lp planner)")
+        phase(f"the lp bound of the {asked.kind.value} (lp planner, time limit "
+              f"{LpOptions(time_limit=lp_time_limit).seconds:g} s)")
         found = lp_bound(platform, asked,  # silent about the lp's own schedule
                          time_limit=lp_time_limit)
         if found.bound is None:

@@ -764,3 +764,35 @@ def test_lp_time_limit_of_an_msccl_file(tmp_path: Path) -> None:
     note = json.loads(result.stdout)["lp_note"]
     assert note.startswith("time limit of 0.001 s reached during "), note
     assert note.endswith("; raise --lp-time-limit"), note
+
+
+class SlowLp(FakeLp):
+    """An lp that takes its time, and takes a time_limit (as portsim's does)."""
+
+    def plan(self, platform: Platform, operation: Operation,  # type: ignore[override]
+             **options: object) -> SimpleNamespace:
+        import time
+
+        time.sleep(1.2)
+        return super().plan(platform, operation)
+
+
+@pytest.mark.parametrize(("args", "limit"), [((), "300"), (("--lp-time-limit", "7/2"), "3.5")])
+def test_the_lp_bound_step_names_its_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...],
+        limit: str) -> None:
+    """A user waiting on the lp bound (300 s by default on a large reduce) sees how
+    long it may take, in the line a long step prints off a terminal (and its
+    spinner on one): the time limit in force, the default or --lp-time-limit's."""
+    import re
+
+    import portsim.scenarios.cli as cli
+
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners",
+                        lambda: {"lp": SlowLp(Fraction(2, 3))})
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.4)
+    code, out, err = validate(tmp_path, PERIODIC, *args)
+    assert code == 0
+    assert "lp bound: 2/3" in out
+    assert re.search(rf"portsim: the lp bound of the scatter \(lp planner, time limit "
+                     rf"{re.escape(limit)} s\): [01] s so far", err), err
