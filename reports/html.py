@@ -246,12 +246,17 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     """
     from dataclasses import replace
 
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
     from portsim.scenarios.loader import PlannerSpec
 
     # the lp result first (the same lp entry asymptotic_study takes): TP and the period
     if progress is not None:
-        progress("convergence chart: the lp bound")
+        planned = not any(s.name == "lp" and s.options.get("restrict", "graph") == "graph"
+                          for s in scenario.planners)  # bound_plan's plain lp: how long
+        progress("convergence chart: the lp bound" + (
+            f" (time limit {LpOptions(time_limit=lp_time_limit).seconds:g} s)"
+            if planned else ""))
     lp, index = bound_plan(scenario, plans, time_limit=lp_time_limit)
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
