@@ -114,7 +114,8 @@ class ReportScenario(Protocol):
 
 def write_run_report(outcome: ScenarioResult, path: Path, *,
                      progress: Callable[[str], None] | None = None,
-                     gantt_window: GanttWindow | None = None) -> None:
+                     gantt_window: GanttWindow | None = None,
+                     lp_time_limit: float | None = None) -> None:
     """Write the self-contained HTML report of one scenario run.
 
     Parameters
@@ -134,6 +135,10 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
     gantt_window:
         Draw only this part of the time axis in every Gantt chart
         (``portsim run ... --gantt-window START:END``).
+    lp_time_limit:
+        Seconds the convergence chart's ``lp`` may take when the run has no
+        ``lp`` result to reuse (``None``: the ``lp``'s default
+        ``time_limit``; ``portsim run ... --lp-time-limit``).
 
     Raises
     ------
@@ -148,12 +153,14 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
     leave some out.
     """
     Path(path).write_text(render_run_report(outcome, progress=progress,
-                                            gantt_window=gantt_window), encoding="utf-8")
+                                            gantt_window=gantt_window,
+                                            lp_time_limit=lp_time_limit), encoding="utf-8")
 
 
 def render_run_report(outcome: ScenarioResult, *,
                       progress: Callable[[str], None] | None = None,
-                      gantt_window: GanttWindow | None = None) -> str:
+                      gantt_window: GanttWindow | None = None,
+                      lp_time_limit: float | None = None) -> str:
     """The HTML text of :func:`write_run_report`.
 
     Parameters
@@ -161,7 +168,7 @@ def render_run_report(outcome: ScenarioResult, *,
     outcome:
         The result of :func:`portsim.scenarios.runner.run_scenario` (see
         :func:`write_run_report` for what is read).
-    progress, gantt_window:
+    progress, gantt_window, lp_time_limit:
         As for :func:`write_run_report`.
 
     Returns
@@ -181,7 +188,8 @@ def render_run_report(outcome: ScenarioResult, *,
     if any(r.makespan is not None for r in runs):
         sections.append(_section("makespan", "Makespan", embed(makespan_figure(runs))))
     sections.append(_section("convergence", "Convergence to the bound",
-                             _convergence_html(scenario, runs, labels, embed, progress)))
+                             _convergence_html(scenario, runs, labels, embed, progress,
+                                               lp_time_limit)))
     sections.append(_section("schedules", "Schedules",
                              _schedules_html(runs, labels, embed, gantt_window)))
     sections.append(_section("platform", "Platform",
@@ -214,6 +222,7 @@ class FigureEmbedder:
 
 def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | None = None,
                       *, progress: Callable[[str], None] | None = None,
+                      lp_time_limit: float | None = None,
                       ) -> tuple[AsymptoticStudy, str]:
     """The convergence of ``scenario``'s planners, as both reports draw it.
 
@@ -225,6 +234,8 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     computed (a run's): they are replayed, not planned again.  ``progress``
     is told each step before it starts: the ``lp`` bound, then the replays
     (as :func:`~portsim.scenarios.asymptotic.asymptotic_study` tells them).
+    ``lp_time_limit`` is the ``time_limit`` of an ``lp`` planned here (none
+    listed in ``scenario``; :func:`~portsim.scenarios.asymptotic.bound_plan`).
 
     Returns
     -------
@@ -235,13 +246,18 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     """
     from dataclasses import replace
 
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
     from portsim.scenarios.loader import PlannerSpec
 
     # the lp result first (the same lp entry asymptotic_study takes): TP and the period
     if progress is not None:
-        progress("convergence chart: the lp bound")
-    lp, index = bound_plan(scenario, plans)
+        planned = not any(s.name == "lp" and s.options.get("restrict", "graph") == "graph"
+                          for s in scenario.planners)  # bound_plan's plain lp: how long
+        progress("convergence chart: the lp bound" + (
+            f" (time limit {LpOptions(time_limit=lp_time_limit).seconds:g} s)"
+            if planned else ""))
+    lp, index = bound_plan(scenario, plans, time_limit=lp_time_limit)
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
     known: list[PlanResult | None] = (list(plans) if plans is not None
@@ -287,7 +303,8 @@ def _operations_text(count: Fraction) -> str:
 
 def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
                       labels: Sequence[str], embed: FigureEmbedder,
-                      progress: Callable[[str], None] | None = None) -> str:
+                      progress: Callable[[str], None] | None = None,
+                      lp_time_limit: float | None = None) -> str:
     """completed(K) / (TP · K) over K for the run's planners that returned a result.
 
     The run's plans are replayed again (:func:`convergence_study`); a planner that
@@ -311,7 +328,7 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
         horizon=None, source=scenario.name)
     try:
         study, note = convergence_study(study_scenario, [run.plan for run, _ in kept],
-                                        progress=progress)
+                                        progress=progress, lp_time_limit=lp_time_limit)
     except PortsimError as err:
         return f'<p class="warn">No convergence chart: {_esc(err)}.</p>'
     figure = convergence_figure(study, [label for _, label in kept],

@@ -70,7 +70,8 @@ class AsymptoticStudy:
 
 
 def bound_plan(scenario: Scenario,
-               plans: Sequence[PlanResult | None] | None = None) -> tuple[PlanResult, int | None]:
+               plans: Sequence[PlanResult | None] | None = None, *,
+               time_limit: float | None = None) -> tuple[PlanResult, int | None]:
     """The ``lp`` result that gives the bound of ``scenario``, and its planner index.
 
     The bound is the whole platform's: the first ``lp`` entry not restricted
@@ -78,13 +79,17 @@ def bound_plan(scenario: Scenario,
     beat), or a plain ``lp`` (index ``None``) when the scenario lists none.
     ``plans``, aligned with ``scenario.planners``, are results already
     computed (as a run has them): a given one is not planned again.
+    ``time_limit`` is the plain ``lp``'s (``None``: its default); a listed
+    entry keeps its own options.
     """
     index = next((i for i, s in enumerate(scenario.planners) if s.name == "lp"
                   and s.options.get("restrict", "graph") == "graph"), None)
     known = None if index is None or plans is None else plans[index]
     if known is not None:
         return known, index
-    options = {} if index is None else scenario.planners[index].options
+    options: dict[str, object] = (
+        dict(scenario.planners[index].options) if index is not None
+        else {} if time_limit is None else {"time_limit": time_limit})
     return guarded_plan(get_planner("lp"), scenario.platform, scenario.operation,
                         options), index
 

@@ -59,7 +59,8 @@ class BoundComparison:
     ratio: Fraction
 
 
-def lp_bound(platform: Platform, operation: Operation) -> LpBound:
+def lp_bound(platform: Platform, operation: Operation, *,
+             time_limit: float | None = None) -> LpBound:
     """Ask the registered ``lp`` planner for the optimal throughput.
 
     Parameters
@@ -68,6 +69,11 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
         The platform (with the port model to bound under).
     operation:
         The operation, resolved against ``platform``.
+    time_limit:
+        Seconds the ``lp`` may take (its ``time_limit`` option; ``None``: its
+        default).  A reduce cut by it gives a certified interval (the caveat
+        says so, ``bound`` is its upper end), or no bound, the reason naming
+        the phase it stopped in; never a figure of the cut part.
 
     Returns
     -------
@@ -92,8 +98,9 @@ def lp_bound(platform: Platform, operation: Operation) -> LpBound:
         # portsim's own lp gives the bound without building that schedule.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = (lp_throughput_bound(platform, operation) if planner is LP_PLANNER
-                      else planner.plan(platform, operation))
+            options = {} if time_limit is None else {"time_limit": time_limit}
+            result = (lp_throughput_bound(platform, operation, **options)
+                      if planner is LP_PLANNER else planner.plan(platform, operation, **options))
     except PortsimError as err:
         return LpBound(None, f"lp failed: {err}")
     except Exception as err:  # a plug-in's bug must not break validation

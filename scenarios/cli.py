@@ -12,6 +12,7 @@ error, one line each.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 import warnings
@@ -70,7 +71,8 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 @contextlib.contextmanager
 def _activity() -> Iterator[Callable[[str], None]]:
-    """A function showing what runs now: a spinner on a terminal's stderr; elsewhere
+    """A function showing what runs now: a spinner on a terminal's stderr, with the
+    seconds the step has run once it passes one (:func:`_every`); elsewhere
     (a CI log, a pipe) a line for a step still running after
     :data:`QUIET_SECONDS`, then every :data:`STILL_SECONDS` (:func:`_heartbeat`)."""
     console = _console(stderr=True)
@@ -80,8 +82,18 @@ def _activity() -> Iterator[Callable[[str], None]]:
         return
     from rich.text import Text
 
-    with console.status("starting...") as status:
-        yield lambda text: status.update(Text(f"{text}...", style="dim"))
+    step = ["starting"]
+
+    def tick(age: float) -> None:  # a step of minutes (the lp bound) counts its seconds
+        status.update(Text(f"{step[0]}... {age:.0f} s", style="dim"))
+
+    with console.status("starting...") as status, _every(tick, 1.0, 1.0) as restart:
+        def show(text: str) -> None:
+            step[0] = text
+            status.update(Text(f"{text}...", style="dim"))
+            restart()
+
+        yield show
 
 
 QUIET_SECONDS = 10.0
@@ -205,6 +217,28 @@ def _positive(value: str | None, option: str) -> Fraction | None:
     if number <= 0:
         _fail(f"{option}: must be > 0 (got {value!r})")
     return number
+
+
+_LP_TIME_LIMIT_HELP = ("Seconds the lp bound may take (the lp's time_limit; default "
+                       "300). Cut short, it is a certified interval (the bound is its "
+                       "upper end, and the output says so) or none, the output naming "
+                       "where it stopped.")
+
+
+def _lp_time_limit(value: str | None, no_bound: bool = False) -> float | None:
+    """``--lp-time-limit``'s seconds (``None`` when absent); refused with ``--no-lp-bound``,
+    which computes no bound to limit."""
+    if value is not None and no_bound:
+        _fail(f"--lp-time-limit: no lp bound is computed with --no-lp-bound (got {value!r})")
+    seconds = _positive(value, "--lp-time-limit")
+    return None if seconds is None else float(seconds)
+
+
+def _lp_limit_words(text: str) -> str:
+    """An ``lp`` message about its ``time_limit`` option in the command's words: the
+    option that sets it here is ``--lp-time-limit``."""
+    return (text.replace("(the default time_limit)", "(the default; --lp-time-limit sets it)")
+            .replace("raise time_limit", "raise --lp-time-limit"))
 
 
 _GANTT_WINDOW_HELP = ("Draw only this part of the time axis in the Gantt chart: START:END, "
@@ -358,9 +392,15 @@ def main() -> None:
                    "not approach 1 (below 0.9 at the longest horizon, decreasing, or not "
                    "measured). Prints that table only: no --json, --report, --horizon or "
                    "--float with it.")
+@click.option("--lp-time-limit", "lp_time_limit", metavar="SECONDS",
+              help="Seconds the lp bound of the --report's convergence chart may take, "
+                   "when the scenario lists no lp planner (default 300; a listed lp "
+                   "gives its own result). Cut short, the chart's bound is the upper end "
+                   "of the lp's certified interval, or the page says why there is no "
+                   "chart. Needs --report.")
 def run(scenario: Path, json_out: Path | None, report_out: Path | None,
         gantt_window: str | None, horizon: str | None, float_time: bool,
-        asymptotic: bool) -> None:
+        asymptotic: bool, lp_time_limit: str | None) -> None:
     """Run every planner of SCENARIO, replay each schedule, print a table.
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
@@ -382,11 +422,19 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
     if gantt_window is not None and report_out is None:
         _fail(f"--gantt-window: draws in the --report page, and there is none "
               f"(got {gantt_window!r})")
+    if lp_time_limit is not None and report_out is None:
+        _fail(f"--lp-time-limit: limits the lp bound of the --report page's convergence "
+              f"chart, and there is none (got {lp_time_limit!r})")
     window = _gantt_window(gantt_window)
+    limit = _lp_time_limit(lp_time_limit)
     h = _positive(horizon, "--horizon")
     _check_destination(json_out)
     _check_destination(report_out)
     loaded = _guarded(lambda: load_scenario(scenario))
+    if limit is not None and any(s.name == "lp" and s.options.get("restrict", "graph") == "graph"
+                                 for s in loaded.planners):
+        _fail(f"--lp-time-limit: the scenario's lp planner gives the convergence chart its "
+              f"bound; set its time_limit option instead (got {lp_time_limit!r})")
     to_stdout = STDIN in (str(json_out), str(report_out))
     console = _console(stderr=to_stdout)
     if asymptotic:
@@ -413,11 +461,12 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
                 with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
                     page = Path(folder) / "report.html"
                     _guarded(lambda: write_run_report(outcome, page, progress=show,
-                                                      gantt_window=window))
+                                                      gantt_window=window,
+                                                      lp_time_limit=limit))
                     _write_text(report_out, page.read_text(encoding="utf-8"))
             else:
                 _guarded(lambda: write_run_report(outcome, report_out, progress=show,
-                                                  gantt_window=window))
+                                                  gantt_window=window, lp_time_limit=limit))
         if str(report_out) != STDIN:
             console.print(f"report written to {report_out}")
     sys.exit(_run_status(outcome))
@@ -560,10 +609,12 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                               "(default: the processors in order).")
 @click.option("--no-lp-bound", "no_bound", is_flag=True,
               help="Do not compute the lp bound (on large reductions it can take minutes).")
+@click.option("--lp-time-limit", "lp_time_limit", metavar="SECONDS",
+              help=_LP_TIME_LIMIT_HELP)
 def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
              tolerance: str | None, port_model: str | None, fmt: str,
              platform_file: Path | None, size: str | None, ranks: str | None,
-             no_bound: bool) -> None:
+             no_bound: bool, lp_time_limit: str | None) -> None:
     """Replay SCHEDULE (strictly, or --mode asap) and report every violation.
 
     Exit status: 0 feasible and complete, 1 violations (or, --mode asap,
@@ -576,12 +627,14 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     list-scheduled on the platform, replayed strictly and checked for
     correctness (exit 1 if incorrect or infeasible).
     """
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.scenarios.runner import series_cut
     from portsim.simulator.engine import parse_tolerance, replay, replay_one_shot
     from portsim.simulator.validation import describe_violation_events, schedule_throughput
 
     port_model = _port_model_option(port_model)
+    limit = _lp_time_limit(lp_time_limit, no_bound)
     if schedule.suffix.lower() == ".xml":
         for name, unused in (("--horizon", horizon), ("--float", float_time or None),
                              ("--tolerance", tolerance),
@@ -589,7 +642,8 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             if unused is not None:
                 _fail(f"{name}: does not apply to an MSCCL .xml file, replayed "
                       f"strictly{_got(unused)}")
-        _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound)
+        _validate_msccl(schedule, platform_file, size, ranks, port_model, fmt, not no_bound,
+                        limit)
     for name, given in (("--platform", platform_file), ("--size", size), ("--ranks", ranks)):
         if given is not None:
             _fail(f"{name}: applies to MSCCL .xml files only (got {str(given)!r})")
@@ -647,12 +701,14 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
         platform = loaded.platform if port_model is None else loaded.platform.with_port_model(
             port_model)
         with _activity() as show:
-            show(f"the lp bound of the {loaded.operation.kind.value} (lp planner)")
-            found = lp_bound(platform, loaded.operation)
+            show(f"the lp bound of the {loaded.operation.kind.value} (lp planner, time limit "
+                 f"{LpOptions(time_limit=limit).seconds:g} s)")
+            found = lp_bound(platform, loaded.operation, time_limit=limit)
         if found.bound is not None and found.bound > 0:
             comparison = compare_to_bound(throughput, found.bound)
             if found.caveat:
-                bound_note = f"lp bound not proven optimal, the lp says: {found.caveat}"
+                bound_note = (f"lp bound not proven optimal, the lp says: "
+                              f"{_lp_limit_words(found.caveat)}")
             if comparison.ratio > 1 and slack:
                 # no schedule passes the bound: the tolerance let its events start early
                 bound_note = "; ".join(filter(None, (bound_note, (
@@ -661,7 +717,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                     f"of a whole item by that much sending time count as whole) lets "
                     f"it replay without violation"))))
         else:
-            bound_note = f"no lp bound available ({found.reason})"
+            bound_note = f"no lp bound available ({_lp_limit_words(found.reason)})"
     else:
         # Why there is no throughput as written to compare (the JSON's null
         # throughput and lp_bound said nothing).
@@ -738,7 +794,8 @@ _SHOWN = 20
 
 
 def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | None,
-                    ranks: str | None, port_model: str | None, fmt: str, lp: bool) -> None:
+                    ranks: str | None, port_model: str | None, fmt: str, lp: bool,
+                    lp_time_limit: float | None = None) -> None:
     """``portsim validate ALGO.xml --platform FILE.yaml``: print the verdict and exit."""
     from portsim.scenarios.msccl import load_platform_file, validate_msccl
 
@@ -751,7 +808,10 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
     with _activity() as show:
         verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
                                                   ranks=rank_list, port_model=port_model,
-                                                  lp=lp, progress=show))
+                                                  lp=lp, lp_time_limit=lp_time_limit,
+                                                  progress=show))
+    # the lp's "raise time_limit" in this command's words (--lp-time-limit)
+    verdict = dataclasses.replace(verdict, lp_note=_lp_limit_words(verdict.lp_note))
     if fmt == "json":
         click.echo(json.dumps({"algorithm_file": str(algorithm), **verdict.to_dict()},
                               indent=2))

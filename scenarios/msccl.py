@@ -188,6 +188,7 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
                    *, size: Fraction | int | str = 1, ranks: Sequence[NodeId] | None = None,
                    port_model: PortModel | str | None = None,
                    lp: bool = True,
+                   lp_time_limit: float | None = None,
                    series_makespans: int = _SERIES_MAKESPANS,
                    progress: Callable[[str], None] | None = None) -> MscclValidation:
     """Read, time, replay strictly and judge an MSCCL algorithm on ``platform``.
@@ -206,6 +207,9 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         Replace the platform-wide port model.
     lp:
         Ask the ``lp`` planner for the bound (it may take seconds).
+    lp_time_limit:
+        Seconds that bound may take (:func:`~portsim.scenarios.bounds.lp_bound`;
+        ``None``: the ``lp``'s default ``time_limit``).
     series_makespans:
         The horizon of the pipelined series, in makespans of one run (the
         throughput counts the runs completed within it, so it is a lower
@@ -231,6 +235,7 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
     >>> v.correct, v.makespan, v.throughput
     (True, Fraction(2, 1), Fraction(1, 2))
     """
+    from portsim.planners.lp import LpOptions
     from portsim.scenarios.bounds import lp_bound
     from portsim.simulator.engine import replay, replay_series
 
@@ -282,8 +287,10 @@ def validate_msccl(path_or_text: str | os.PathLike[str] | MscclAlgorithm, platfo
         asked = timing.schedule.operation
         if asked.kind is OperationKind.ALLREDUCE:  # the lp bounds rank-order reductions only
             asked = replace(asked, commutative=False)
-        phase(f"the lp bound of the {asked.kind.value} (lp planner)")
-        found = lp_bound(platform, asked)  # silent about the lp's own schedule
+        phase(f"the lp bound of the {asked.kind.value} (lp planner, time limit "
+              f"{LpOptions(time_limit=lp_time_limit).seconds:g} s)")
+        found = lp_bound(platform, asked,  # silent about the lp's own schedule
+                         time_limit=lp_time_limit)
         if found.bound is None:
             lp_note = found.reason
         else:

@@ -1196,3 +1196,24 @@ def test_run_describes_the_events_of_a_violation(monkeypatch: pytest.MonkeyPatch
     assert code == 1
     assert ("flat: port_conflict at t=1 on Pa: made up "
             "[#1 send m[P0] Pa->P0 @1; #0 send m[P0] Ps->Pa @0]") in stdout
+
+
+def test_a_long_step_on_a_terminal_counts_its_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal a step shows as a spinner; one of minutes (the lp bound of a
+    large reduce, 300 s by default) counts its seconds there, where the spinner
+    said only what ran."""
+    import io
+    import re
+    import time
+
+    from rich.console import Console
+
+    import portsim.scenarios.cli as cli
+
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "_console", lambda **_: Console(
+        file=screen, force_terminal=True, width=100, color_system=None))
+    with cli._activity() as show:
+        show("the lp bound of the reduce (lp planner)")
+        time.sleep(2.4)
+    assert re.search(r"the lp bound of the reduce \(lp planner\)\.\.\. [12] s", screen.getvalue())

@@ -1124,6 +1124,41 @@ def test_holding_through_the_hubs_is_holding_directly(k: int, seed: int) -> None
     assert np.allclose(got[finite], expected[finite], rtol=1e-12, atol=0)
 
 
+def test_float_pricing_program_holds_one_table() -> None:
+    """The pricing program keeps one ``N x N x n`` table of holding prices (the by-start
+    and by-end views, and the makers' columns on a random platform where every
+    node computes), not five: it was 5 GiB at 500 nodes.  Its peak, measured,
+    stays under two and a half tables (the table and one step's sums; six
+    before); the least tree's price is the exact
+    program's."""
+    import tracemalloc
+
+    from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_trees
+
+    n = 80
+    platform = random_platform(n, 3, c=(1, 10), compute=(1, 5), seed=n)
+    op = Operation(OperationKind.REDUCE, target="P0").resolve(platform)
+    space = TreeSpace.of(platform, op)
+    rng = np.random.default_rng(0)
+    link = rng.integers(1, 20, len(space.links)).astype(float)
+    cpu = rng.integers(1, 20, n).astype(float)
+    tracemalloc.start()
+    try:
+        price = cheapest_trees(space, link, cpu, 3)[0][0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    table = n * (n + 1) * n * 8
+    assert peak < 2.5 * table, (peak, table)
+    # the exact program (integers; its tables equal the cell-by-cell program's,
+    # test_exact_pricing_tables_equal_a_cell_by_cell_program) gives the same price
+    link_x = np.empty(len(link), dtype=object)
+    link_x[:] = [int(x) for x in link.tolist()]
+    cpu_x = np.empty(n, dtype=object)
+    cpu_x[:] = [int(x) for x in cpu.tolist()]
+    assert price == cheapest_trees(space, link_x, cpu_x, 1)[0][0]
+
+
 def _whole_reduce_optimum(platform: Platform, op: Operation) -> F:
     """The optimum of the whole SSR(G) program, solved independently and exactly."""
     from portsim.planners.lp._ssr import build_reduce_model

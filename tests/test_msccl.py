@@ -237,7 +237,7 @@ def test_progress_names_each_phase_in_order() -> None:
     assert v.ratio_to_lp_bound == 1
     assert phases == ["reading and timing the algorithm", "replaying 6 events strictly",
                       "replaying a series over 100 makespans",
-                      "the lp bound of the allgather (lp planner)"]
+                      "the lp bound of the allgather (lp planner, time limit 300 s)"]
     quiet: list[str] = []
     validate_msccl(ring_allgather_xml(3), ring_platform(3, 2), size=3, lp=False,
                    progress=quiet.append)

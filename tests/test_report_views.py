@@ -377,11 +377,19 @@ def test_run_report_tells_its_long_steps_before_they_start() -> None:
     flat_only = replace(scenario, planners=tuple(p for p in scenario.planners if p.name == "flat"))
     told: list[str] = []
     render_run_report(run_scenario(flat_only), progress=told.append)
-    assert told[0] == "convergence chart: the lp bound"
+    # how long it may take: the lp's default time limit (--lp-time-limit's below)
+    assert told[0] == "convergence chart: the lp bound (time limit 300 s)"
     # every horizon of the chart, for flat and for the lp row the chart adds
     steps = [f"{name}: replaying {k} periods" for name in ("flat", "lp")
              for k in CONVERGENCE_PERIODS]
     assert [t for t in told if "replaying" in t] == steps
+    told.clear()
+    render_run_report(run_scenario(flat_only), progress=told.append, lp_time_limit=2.5)
+    assert told[0] == "convergence chart: the lp bound (time limit 2.5 s)"
+    # a listed lp gives the chart its result: nothing to wait for there
+    told.clear()
+    render_run_report(run_scenario(scenario), progress=told.append)
+    assert told[0] == "convergence chart: the lp bound"
 
 
 # -- failed rows -----------------------------------------------------------------------------
@@ -458,7 +466,7 @@ def test_study_report_tells_its_long_steps_before_they_start(store: Path) -> Non
     told: list[str] = []
     render_study_report(load_results(store), run_index=5, planner="fibonacci",
                         progress=told.append)
-    assert told[0] == "convergence chart: the lp bound"
+    assert told[0] == "convergence chart: the lp bound (time limit 300 s)"
     assert "greedy (reducers: 2): planning" in told
     assert told[-1] == "fibonacci: planning for the Gantt chart"
 

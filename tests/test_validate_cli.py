@@ -656,3 +656,143 @@ def test_sends_all_at_once_name_a_few_busy_events_each(tmp_path: Path) -> None:
     code, out, _ = validate(tmp_path, text, "--no-lp-bound")
     assert code == 1
     assert len(out) < 1000 * n
+
+
+REDUCE_30 = """\
+name: reduce30
+platform:
+  generator: {type: random, n: 30, degree: 3, c: [1, 10], compute: [1, 5]}
+operation: {type: reduce, target: P0}
+planners: [greedy]
+"""
+
+
+def _greedy_reduce_schedule(tmp_path: Path) -> Path:
+    """A greedy reduce schedule on 30 random nodes (``portsim plan``), and its scenario."""
+    scenario = tmp_path / "reduce30.yaml"
+    scenario.write_text(REDUCE_30)
+    schedule = tmp_path / "greedy.json"
+    result = CliRunner().invoke(main, ["plan", str(scenario), "--planner", "greedy",
+                                       "-o", str(schedule)])
+    assert result.exit_code == 0, result.output
+    return schedule
+
+
+def test_lp_time_limit_cuts_the_bound_and_names_the_option(tmp_path: Path) -> None:
+    """``--lp-time-limit`` bounds the wait for the lp bound (a 500-node reduce took
+    over 300 s and 5 GiB with no way to shorten it but --no-lp-bound): cut, no
+    figure is printed, and the note says where the lp stopped and which option
+    raises the limit (the lp's own words name its time_limit option)."""
+    schedule = _greedy_reduce_schedule(tmp_path)
+    result = CliRunner().invoke(main, ["validate", str(schedule), "--lp-time-limit", "0.001"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("lp bound:") for line in lines)
+    note = lines[-1]
+    assert note.startswith("no lp bound available (time limit of 0.001 s reached during "), note
+    assert note.endswith("; raise --lp-time-limit)"), note
+    result = CliRunner().invoke(main, ["validate", str(schedule), "--lp-time-limit", "0.001",
+                                       "--format", "json"])
+    document = json.loads(result.stdout)
+    assert document["lp_bound"] is None
+    assert document["lp_note"] == note
+
+
+def test_lp_time_limit_of_a_bound_that_ends_in_time_changes_nothing(tmp_path: Path) -> None:
+    """Within its limit the bound is the one computed without the option: the
+    scatter over links of cost 1 and 1/2 from one send port, TP = 1 / (1 + 1/2)
+    = 2/3 by hand."""
+    _, without, _ = validate(tmp_path, PERIODIC)
+    code, out, _ = validate(tmp_path, PERIODIC, "--lp-time-limit", "60")
+    assert code == 0
+    assert out == without
+    assert "lp bound: 2/3" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--lp-time-limit", "0"], "--lp-time-limit: must be > 0 (got '0')"),
+    (["--lp-time-limit", "-3"], "--lp-time-limit: must be > 0 (got '-3')"),
+    (["--lp-time-limit", "soon"], "--lp-time-limit"),
+    (["--lp-time-limit", "5", "--no-lp-bound"],
+     "--lp-time-limit: no lp bound is computed with --no-lp-bound (got '5')"),
+])
+def test_lp_time_limit_bad_values_are_one_line(tmp_path: Path, args: list[str],
+                                               message: str) -> None:
+    code, _, err = validate(tmp_path, PERIODIC, *args)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+
+
+def test_run_report_lp_time_limit_bounds_the_convergence_chart(tmp_path: Path) -> None:
+    """``run --report`` plans an lp for its convergence chart when the scenario lists
+    none, with no way to bound it (300 s on a large reduce): ``--lp-time-limit``
+    does, and the page says why the chart is missing.  It needs --report, and a
+    listed lp keeps its own time_limit."""
+    scenario = tmp_path / "reduce30.yaml"
+    scenario.write_text(REDUCE_30)
+    page = tmp_path / "page.html"
+    result = CliRunner().invoke(main, ["run", str(scenario), "--report", str(page),
+                                       "--lp-time-limit", "0.001"])
+    assert result.exit_code == 0, result.output
+    assert ("No convergence chart: no lp bound: time limit of 0.001 s reached during "
+            in page.read_text(encoding="utf-8"))
+    result = CliRunner().invoke(main, ["run", str(scenario), "--lp-time-limit", "5"])
+    assert result.exit_code == 2
+    assert "--lp-time-limit: limits the lp bound of the --report page's" in result.stderr
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(REDUCE_30.replace("[greedy]", "[greedy, lp]"))
+    result = CliRunner().invoke(main, ["run", str(listed), "--report", str(page),
+                                       "--lp-time-limit", "5"])
+    assert result.exit_code == 2
+    assert "set its time_limit option instead (got '5')" in result.stderr
+
+
+def test_lp_time_limit_of_an_msccl_file(tmp_path: Path) -> None:
+    """``validate ALGO.xml --lp-time-limit`` limits its lp bound too: within the
+    limit the ring allgather of 8 ranks on a complete platform of cost 1 meets
+    its bound 8/7 (7/8 a run, by hand); cut, the note names the option."""
+    algorithm = tmp_path / "ring.xml"
+    algorithm.write_text(ring_allgather_xml(8))
+    platform = tmp_path / "complete.yaml"
+    platform.write_text("platform:\n  generator: {type: complete, n: 8, c: 1, compute: 1}\n")
+    args = ["validate", str(algorithm), "--platform", str(platform), "--lp-time-limit"]
+    result = CliRunner().invoke(main, [*args, "60"])
+    assert result.exit_code == 0, result.output
+    assert "lp bound: 8/7, ratio to the bound: 1" in result.stdout
+    result = CliRunner().invoke(main, [*args, "0.001", "--format", "json"])
+    note = json.loads(result.stdout)["lp_note"]
+    assert note.startswith("time limit of 0.001 s reached during "), note
+    assert note.endswith("; raise --lp-time-limit"), note
+
+
+class SlowLp(FakeLp):
+    """An lp that takes its time, and takes a time_limit (as portsim's does)."""
+
+    def plan(self, platform: Platform, operation: Operation,  # type: ignore[override]
+             **options: object) -> SimpleNamespace:
+        import time
+
+        time.sleep(1.2)
+        return super().plan(platform, operation)
+
+
+@pytest.mark.parametrize(("args", "limit"), [((), "300"), (("--lp-time-limit", "7/2"), "3.5")])
+def test_the_lp_bound_step_names_its_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...],
+        limit: str) -> None:
+    """A user waiting on the lp bound (300 s by default on a large reduce) sees how
+    long it may take, in the line a long step prints off a terminal (and its
+    spinner on one): the time limit in force, the default or --lp-time-limit's."""
+    import re
+
+    import portsim.scenarios.cli as cli
+
+    monkeypatch.setattr(portsim.scenarios.bounds, "available_planners",
+                        lambda: {"lp": SlowLp(Fraction(2, 3))})
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.4)
+    code, out, err = validate(tmp_path, PERIODIC, *args)
+    assert code == 0
+    assert "lp bound: 2/3" in out
+    assert re.search(rf"portsim: the lp bound of the scatter \(lp planner, time limit "
+                     rf"{re.escape(limit)} s\): [01] s so far", err), err

@@ -395,21 +395,36 @@ def price_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray
     tables = _program(space, link_price, cpu_price, deadline=deadline)
     n, parts = len(space.nodes), len(space.owners)
     best = np.empty((n, parts, parts), dtype=link_price.dtype)
+    comp = np.full((parts, parts, n), math.inf, dtype=link_price.dtype)
     for d in range(parts):
         ks = np.arange(parts - d)
         best[:, ks, ks + d] = tables.by_start[ks, d].T
-    return PriceTables(tables.dist, tables.nxt, best, tables.comp, tables.by_start,
+        if d:
+            for k in ks.tolist():
+                comp[k, k + d] = tables.made(k, k + d)
+    return PriceTables(tables.dist, tables.nxt, best, comp, tables.by_start,
                        tables.by_end)
 
 
 class _Program(NamedTuple):
-    """:class:`PriceTables` but ``best`` (which the pricing itself never reads)."""
+    """:class:`PriceTables` but ``best`` and ``comp`` (which the pricing itself never
+    reads whole: :meth:`made` gives the row of ``comp`` a backtrack needs).
+
+    ``by_start`` and ``by_end`` are two views of one table (:func:`_diagonal`).
+    """
 
     dist: np.ndarray
     nxt: np.ndarray
-    comp: np.ndarray
+    cpu: np.ndarray
     by_start: np.ndarray
     by_end: np.ndarray
+
+    def made(self, k: int, m: int) -> np.ndarray:
+        """``comp[k, m]``: the least price of computing ``v[k,m]`` (``k < m``) on each
+        node, from the same sums as the program's (the same values)."""
+        length = m - k
+        pair = self.by_start[k, :length] + self.by_end[m, length - 1::-1]   # (split, i)
+        return pair.min(axis=0) + self.cpu  # type: ignore[no-any-return]
 
 
 def _program(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray, *,
@@ -443,16 +458,19 @@ def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarra
     # The program's own tables are length-major, ``[d, k, .]`` for
     # ``v[k,k+d]`` and ``[d, m, .]`` for ``v[m-d,m]``, and every minimum runs
     # over the leading axis: its terms are then whole contiguous ``(k, .)``
-    # blocks, which numpy reduces faster than a middle axis.
-    held_start = np.full((parts, parts, n), math.inf, dtype=dtype)   # [d, k, j]: v[k,k+d] on j
-    held_end = np.full((parts, parts, n), math.inf, dtype=dtype)     # [d, m, j]: v[m-d,m] on j
-    comp = np.full((parts, parts, n), math.inf, dtype=dtype)  # [k, m, i]: v[k,m] made on i
+    # blocks, which numpy reduces faster than a middle axis.  Both are views
+    # of one table (:func:`_diagonal`), and where every node makes (a random
+    # platform) the makers' columns are that table itself: one table of
+    # ``N^2 n`` prices where there were five (500 nodes: 1 GB, not 5).
+    held_start, held_end = _diagonal(parts, n, dtype)    # [d, k, j], [d, m, j]
+    everyone = len(makers) == n
     # The same tables on the makers' columns only, read by the splits.
-    start_at = np.empty((parts, parts, len(makers)), dtype=dtype)   # [d, k, i]
-    end_at = np.empty((parts, parts, len(makers)), dtype=dtype)     # [d, m, i]
+    start_at, end_at = ((held_start, held_end) if everyone
+                        else _diagonal(parts, len(makers), dtype))   # [d, k, i], [d, m, i]
     for k, o in enumerate(space.owners):
-        held_start[0, k] = held_end[0, k] = dist[o, :]
-        start_at[0, k] = end_at[0, k] = dist[o, makers]
+        held_start[0, k] = dist[o, :]
+        if not everyone:
+            start_at[0, k] = dist[o, makers]
     cpu = cpu_price[makers][None, :]
     all_held = len(holders) == n
     makers_in_holders = makers if all_held else np.searchsorted(holders, makers)
@@ -461,20 +479,45 @@ def _float_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarra
         if deadline is not None:
             deadline.check("pricing (dynamic program)")
         count = parts - length
-        ks = np.arange(count)
-        pair = start_at[:length, :count] + end_at[length - 1::-1, length:]   # (split, k, i)
-        here = pair.min(axis=0) + cpu                                        # (k, i)
-        comp[ks[:, None], (ks + length)[:, None], makers[None, :]] = here
-        held = hold(here)                                                    # (k, j)
-        if all_held:
-            held_start[length, :count] = held
-            held_end[length, length:] = held
-        else:
-            held_start[length][:count, holders] = held
-            held_end[length][length:, holders] = held
-        start_at[length, :count] = held[:, makers_in_holders]
-        end_at[length, length:] = start_at[length, :count]
-    return _tables(dist, nxt, comp, held_start, held_end)
+        # a block of intervals at a time: the sums of one block stay under
+        # _BLOCK_CELLS prices (at 500 nodes a length's sums were 1 GB)
+        block = max(1, _BLOCK_CELLS // max(length * len(makers), len(makers) * len(holders)))
+        for first in range(0, count, block):
+            last = min(count, first + block)
+            pair = (start_at[:length, first:last]
+                    + end_at[length - 1::-1, first + length:last + length])  # (split, k, i)
+            here = pair.min(axis=0) + cpu                                     # (k, i)
+            held = hold(here)                                                 # (k, j)
+            if all_held:
+                held_start[length, first:last] = held
+            else:
+                held_start[length][first:last, holders] = held
+            if not everyone:
+                start_at[length, first:last] = held[:, makers_in_holders]
+    return _Program(dist, nxt, cpu_price, held_start.transpose(1, 0, 2),
+                    held_end.transpose(1, 0, 2))
+
+
+_BLOCK_CELLS = 1 << 22
+"""Most prices summed at once by one step of :func:`_float_tables` (32 MiB in float64)."""
+
+
+def _diagonal(parts: int, width: int, dtype: np.dtype | type) -> tuple[np.ndarray, np.ndarray]:
+    """One table of ``v[k,k+d]``'s prices, infinite, as the two length-major views
+    ``by_start[d, k, :]`` (``v[k,k+d]``) and ``by_end[d, m, :]`` (``v[m-d,m]``).
+
+    The table is ``[d, k, :]`` with one spare ``k``, ``parts + 1`` of them:
+    ``v[m-d,m]`` is its row ``(d, m - d)``, so ``by_end`` is a strided view,
+    one ``k`` less per ``d``; its cells of ``m < d`` (no interval) fall on
+    rows ``(d - 1, k > parts - d)``, no interval either, which stay infinite.
+    ``by_end`` is read-only: a program writes ``by_start``.
+    """
+    table = np.full((parts, parts + 1, width), math.inf, dtype=dtype)
+    d_step, k_step, j_step = table.strides
+    by_end = np.lib.stride_tricks.as_strided(
+        table, shape=(parts, parts, width), strides=(d_step - k_step, k_step, j_step),
+        writeable=False)
+    return table[:, :parts], by_end
 
 
 class _Holding:
@@ -533,12 +576,6 @@ class _Holding:
         return held
 
 
-def _tables(dist: np.ndarray, nxt: np.ndarray, comp: np.ndarray, held_start: np.ndarray,
-            held_end: np.ndarray) -> _Program:
-    """The tables of the length-major holding tables (``by_start``, ``by_end`` are views)."""
-    return _Program(dist, nxt, comp, held_start.transpose(1, 0, 2), held_end.transpose(1, 0, 2))
-
-
 def _exact_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarray,
                   makers: np.ndarray, *, deadline: Deadline | None = None) -> _Program:
     """:func:`price_tables` on integer prices, every minimum taken over its float near-ties.
@@ -565,39 +602,47 @@ def _exact_tables(space: TreeSpace, link_price: np.ndarray, cpu_price: np.ndarra
     guide = _float_tables(space, link_f, cpu_f, makers, every=True, deadline=deadline)
     dist, nxt = _all_pairs(n, space.links, link_price)
     dist_f = guide.dist
-    held_start = np.full((parts, parts, n), math.inf, dtype=object)   # [d, k, j]
-    held_end = np.full((parts, parts, n), math.inf, dtype=object)     # [d, m, j]
-    comp = np.full((parts, parts, n), math.inf, dtype=object)         # [k, m, i]
-    start_at = np.empty((parts, parts, len(makers)), dtype=object)    # [d, k, i]
-    end_at = np.empty((parts, parts, len(makers)), dtype=object)      # [d, m, i]
+    everyone = len(makers) == n
+    held_start, held_end = _diagonal(parts, n, object)   # [d, k, j], [d, m, j]
+    start_at, end_at = ((held_start, held_end) if everyone
+                        else _diagonal(parts, len(makers), object))  # [d, k, i], [d, m, i]
     # The float tables of the same cells, length-major on the makers.
-    start_f = np.ascontiguousarray(guide.by_start.transpose(1, 0, 2)[:, :, makers])
-    end_f = np.ascontiguousarray(guide.by_end.transpose(1, 0, 2)[:, :, makers])
+    start_f = guide.by_start.transpose(1, 0, 2)
+    end_f = guide.by_end.transpose(1, 0, 2)
+    if not everyone:
+        start_f = np.ascontiguousarray(start_f[:, :, makers])
+        end_f = np.ascontiguousarray(end_f[:, :, makers])
     for first, owner in enumerate(space.owners):
-        held_start[0, first] = held_end[0, first] = dist[owner, :]
-        start_at[0, first] = end_at[0, first] = dist[owner, makers]
+        held_start[0, first] = dist[owner, :]
+        if not everyone:
+            start_at[0, first] = dist[owner, makers]
     cpu = cpu_price[makers][None, :]
+    cpu_f_makers = cpu_f[makers][None, :]
     from_makers = dist[makers, :]
     from_makers_f = dist_f[makers, :][:, None, :]
     for length in range(1, parts):
         if deadline is not None:
             deadline.check("pricing (dynamic program)")
         count = parts - length
-        ks = np.arange(count)
-        pair_f = start_f[:length, :count] + end_f[length - 1::-1, length:]  # (split, k, i)
-        split, k_, i_ = _near_least(pair_f)
-        pair = start_at[split, k_, i_] + end_at[length - 1 - split, length + k_, i_]
-        here = _least_by_group(pair, k_ * len(makers) + i_).reshape(count, len(makers)) + cpu
-        comp[ks[:, None], (ks + length)[:, None], makers[None, :]] = here
-        here_f = guide.comp[ks, ks + length][:, makers]                       # (k, i)
-        i_, k_, j_ = _near_least(here_f.T[:, :, None] + from_makers_f)     # (i, k, j)
-        held = _least_by_group(here[k_, i_] + from_makers[i_, j_],
-                               k_ * n + j_).reshape(count, n)
-        held_start[length, :count] = held
-        held_end[length, length:] = held
-        start_at[length, :count] = held[:, makers]
-        end_at[length, length:] = start_at[length, :count]
-    return _tables(dist, nxt, comp, held_start, held_end)
+        # blocks of intervals, as in _float_tables: the float sums stay small
+        block = max(1, _BLOCK_CELLS // max(length * len(makers), len(makers) * n))
+        for top in range(0, count, block):
+            size = min(count, top + block) - top
+            pair_f = (start_f[:length, top:top + size]
+                      + end_f[length - 1::-1, top + length:top + length + size])  # (split, k, i)
+            split, k_, i_ = _near_least(pair_f)
+            pair = (start_at[split, top + k_, i_]
+                    + end_at[length - 1 - split, top + length + k_, i_])
+            here = _least_by_group(pair, k_ * len(makers) + i_).reshape(size, len(makers)) + cpu
+            here_f = pair_f.min(axis=0) + cpu_f_makers                    # (k, i): the guide's
+            i_, k_, j_ = _near_least(here_f.T[:, :, None] + from_makers_f)     # (i, k, j)
+            held = _least_by_group(here[k_, i_] + from_makers[i_, j_],
+                                   k_ * n + j_).reshape(size, n)
+            held_start[length, top:top + size] = held
+            if not everyone:
+                start_at[length, top:top + size] = held[:, makers]
+    return _Program(dist, nxt, cpu_price, held_start.transpose(1, 0, 2),
+                    held_end.transpose(1, 0, 2))
 
 
 _NEAR = 1e-9
@@ -631,7 +676,7 @@ def _backtrack(space: TreeSpace, tables: _Program, root_maker: int,
     computing ``v[0,N-1]`` and its split point.
     """
     dist, nxt = tables.dist, tables.nxt
-    by_start, by_end, comp = tables.by_start, tables.by_end, tables.comp
+    by_start, by_end = tables.by_start, tables.by_end
     nodes = space.nodes
     n = len(nodes)
     parts = len(space.owners)
@@ -645,7 +690,7 @@ def _backtrack(space: TreeSpace, tables: _Program, root_maker: int,
         elif first and root_maker >= 0:
             i = root_maker
         else:
-            i = int(np.argmin(comp[k, m] + dist[:, j]))
+            i = int(np.argmin(tables.made(k, m) + dist[:, j]))
         hops = [i]
         while hops[-1] != j:
             hops.append(int(nxt[hops[-1], j]))
