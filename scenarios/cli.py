@@ -1000,15 +1000,16 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     from portsim.planners.base import Planner
     from portsim.planners.registry import get_planner
     from portsim.scenarios.loader import STDIN, load_scenario
-    from portsim.scenarios.runner import guarded_plan, planner_label
+    from portsim.scenarios.runner import as_label, guarded_plan, planner_label
     from portsim.scenarios.schedule_file import dump_schedule
 
     _check_destination(output)
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     # A planner listed twice with other options is told apart by its label.
+    # (typed as in the scenario file, `split: false`, or as printed, `split: False`)
     by_label = [spec for spec in loaded.planners
-                if planner_label(spec.name, spec.options) == planner_name]
+                if planner_label(spec.name, spec.options) == as_label(planner_name)]
     for spec in by_label or [s for s in loaded.planners if s.name == planner_name]:
         planner_name, options = spec.name, dict(spec.options)
         break

@@ -24,6 +24,7 @@ and the figures reported are the engine's.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_HORIZON_LENGTHS",
     "PlannerRun",
     "ScenarioResult",
+    "as_label",
     "default_periods",
     "foreign_schedule",
     "guarded_plan",
@@ -215,6 +217,25 @@ def planner_label(name: str, options: Mapping[str, Any] | Iterable[tuple[str, An
     if not pairs:
         return name
     return name + " (" + ", ".join(f"{k}: {v}" for k, v in pairs) + ")"
+
+
+_YAML_SCALAR = re.compile(r"(?<=: )(true|false|null)(?=[,)])", re.IGNORECASE)
+_PYTHON_SCALAR = {"true": "True", "false": "False", "null": "None"}
+
+
+def as_label(text: str) -> str:
+    """A label a user typed, in the form :func:`planner_label` writes it: the
+    YAML scalars of the scenario file (``split: false``, any case) as the
+    label prints them (``split: False``).
+
+    Examples
+    --------
+    >>> as_label("lp (split: false, time_limit: 100)")
+    'lp (split: False, time_limit: 100)'
+    >>> as_label("greedy")
+    'greedy'
+    """
+    return _YAML_SCALAR.sub(lambda m: _PYTHON_SCALAR[m.group(1).lower()], text)
 
 
 def _time_text(value: Fraction | float) -> str | float:

@@ -729,6 +729,9 @@ def test_report_labels_a_row_as_portsim_run_and_the_study_print_it(tmp_path: Pat
     page = render_study_report(frame, planner=printed)
     assert f"Schedule of {printed}" in page
     assert "split: False, time_limit" not in page
+    # as the study file writes the option (it was an unknown planner)
+    typed = render_study_report(frame, planner="lp (time_limit: 100, split: false)")
+    assert f"Schedule of {printed}" in typed
 
 
 def test_resume_refuses_a_store_of_other_runs(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ from portsim.planners.lp._ssr import (
     TP,
     build_reduce_model,
 )
+from portsim.simulator.numbers import counted
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform
 
@@ -135,8 +136,9 @@ def plan_reduce(platform: Platform, operation: Operation, options: LpOptions, *,
                                          "schedule)")
     groups = [[top_down_unit(w, tasks) for w, tasks in trees]]
     return finish(platform, operation, exact, groups, options,
-                  notes=[f"SSR(G) by column generation over reduction trees: {rounds} "
-                         f"pricing rounds, {len(trees)} weighted trees"])
+                  notes=[f"SSR(G) by column generation over reduction trees: "
+                         f"{counted(rounds, 'pricing round')}, "
+                         f"{counted(len(trees), 'weighted tree')}"])
 
 
 def _plan_reduce_flat(platform: Platform, operation: Operation, options: LpOptions,

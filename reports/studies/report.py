@@ -57,7 +57,7 @@ from portsim.reports.figures import (
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from portsim.scenarios.loader import Scenario, scenario_from_dict
-from portsim.scenarios.runner import PlannerRun, run_planner
+from portsim.scenarios.runner import PlannerRun, as_label, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
 from portsim.scenarios.study.store import (
     exact_makespan_ratios,
@@ -511,8 +511,9 @@ def _index_ranges(values: Sequence[int]) -> str:
 
 
 def _planner_rows(rows: pd.DataFrame, planner: str) -> pd.DataFrame:
-    """The rows of ``planner``, by label, else by name."""
-    exact = rows[rows[_LABEL] == planner]
+    """The rows of ``planner``, by label (``split: false`` as the scenario file
+    writes it, or ``split: False`` as the label prints it), else by name."""
+    exact = rows[rows[_LABEL] == as_label(planner)]
     return exact if len(exact) else rows[rows["planner"] == planner]
 
 
