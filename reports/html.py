@@ -248,6 +248,7 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
 
     from portsim.planners.lp import LpOptions
     from portsim.scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
+    from portsim.scenarios.bounds import time_limit_words
     from portsim.scenarios.loader import PlannerSpec
 
     # the lp result first (the same lp entry asymptotic_study takes): TP and the period
@@ -258,6 +259,8 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
             f" (time limit {LpOptions(time_limit=lp_time_limit).seconds:g} s)"
             if planned else ""))
     lp, index = bound_plan(scenario, plans, time_limit=lp_time_limit)
+    if index is None:  # planned here: its time limit is the command's option
+        lp = replace(lp, message=time_limit_words(lp.message, "portsim run --lp-time-limit"))
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
         return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
     known: list[PlanResult | None] = (list(plans) if plans is not None
@@ -282,9 +285,14 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
                      f"replays at most {CONVERGENCE_OPERATIONS:,}; "
                      "portsim run --asymptotic replays longer horizons")
     if lp.bound_reached is False and lp.achieved_throughput is not None:
-        notes.append(f"the lp schedule carries {format_rational(lp.achieved_throughput)} "
-                     f"of the bound TP: its line tends to "
-                     f"{format_rational(lp.achieved_throughput / lp.throughput_bound)}, not 1")
+        # TP may be the upper end of a certified interval (a cut lp): the lp's own
+        # message says which, and no other part of the page shows it when the
+        # chart planned the lp itself
+        said = f" (the lp says: {lp.message})" if index is None and lp.message else ""
+        notes.append(f"the lp schedule carries {short(lp.achieved_throughput)} operations "
+                     f"per time unit, below TP = {short(lp.throughput_bound)}: its line "
+                     f"tends to {short(lp.achieved_throughput / lp.throughput_bound)}, "
+                     f"not 1{said}")
     study = asymptotic_study(scenario, periods=periods, plans=plans, progress=progress)
     return study, "; ".join(notes)
 

@@ -23,7 +23,18 @@ from portsim.simulator.errors import PortsimError
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 
-__all__ = ["BoundComparison", "LpBound", "compare_to_bound", "lp_bound"]
+__all__ = ["BoundComparison", "LpBound", "compare_to_bound", "lp_bound", "time_limit_words"]
+
+
+def time_limit_words(text: str, option: str) -> str:
+    """An ``lp`` message about its ``time_limit`` option in the words of a caller
+    whose ``option`` sets that limit (``--lp-time-limit``).
+
+    >>> time_limit_words("time limit of 1.0 s reached; raise time_limit", "--lp-time-limit")
+    'time limit of 1.0 s reached; raise --lp-time-limit'
+    """
+    return (text.replace("(the default time_limit)", f"(the default; {option} sets it)")
+            .replace("raise time_limit", f"raise {option}"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -237,8 +237,9 @@ def _lp_time_limit(value: str | None, no_bound: bool = False) -> float | None:
 def _lp_limit_words(text: str) -> str:
     """An ``lp`` message about its ``time_limit`` option in the command's words: the
     option that sets it here is ``--lp-time-limit``."""
-    return (text.replace("(the default time_limit)", "(the default; --lp-time-limit sets it)")
-            .replace("raise time_limit", "raise --lp-time-limit"))
+    from portsim.scenarios.bounds import time_limit_words
+
+    return time_limit_words(text, "--lp-time-limit")
 
 
 _GANTT_WINDOW_HELP = ("Draw only this part of the time axis in the Gantt chart: START:END, "

@@ -76,6 +76,25 @@ def test_a_cut_series_reads_cut_as_in_the_terminal(monkeypatch: pytest.MonkeyPat
                          for label, r in zip(labels, outcome.results, strict=True)]
 
 
+def test_the_convergence_note_of_an_lp_the_chart_plans_itself() -> None:
+    """broadcast-mi250.yaml with flat alone: the chart plans the lp itself, whose
+    fixed period carries 32150/97 broadcasts a time unit against TP = 332 (the
+    README's figures, tests/test_fabric_examples.py): the line tends to their
+    ratio.  The note said "carries 32150/97 of the bound TP", read as a share."""
+    import dataclasses
+
+    import portsim.reports.html as report_html
+
+    scenario = portsim.load_scenario(EXAMPLES / "broadcast-mi250.yaml")
+    flat = dataclasses.replace(scenario, planners=tuple(
+        p for p in scenario.planners if p.name == "flat"))
+    _, note = report_html.convergence_study(flat)
+    ratio = Fraction(32150, 97) / 332
+    assert ratio == Fraction(16075, 16102)
+    assert (f"the lp schedule carries 32150/97 operations per time unit, below TP = 332: "
+            f"its line tends to {ratio}, not 1") in note
+
+
 def test_the_convergence_note_counts_what_a_fixed_period_holds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """lp on the scatter toy with period 5 carries 2/5 of the bound 1/2: one period
