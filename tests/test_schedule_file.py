@@ -277,8 +277,8 @@ def test_bad_schedule_is_a_one_line_error(
 def test_missing_platform_file(tmp_path: Path) -> None:
     path = write(tmp_path, "platform_file: gone.yaml\noperation: {type: gather}\nevents: []\n")
     with pytest.raises(ScheduleError,
-                       match=re.escape(f"{path}: platform_file: platform file not found "
-                                       "(got 'gone.yaml')")):
+                       match=re.escape(f"{path}: platform_file: platform file not found at "
+                                       f"{tmp_path / 'gone.yaml'} (got 'gone.yaml')")):
         load_schedule(path)
 
 

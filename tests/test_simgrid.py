@@ -124,6 +124,24 @@ def test_a_scenario_names_its_xml_relative_to_itself(
     assert str(platform.port_model) == "unidirectional"
 
 
+def test_a_missing_xml_names_where_it_was_looked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error said only ``platforms/p.xml: file not found``: read from standard
+    input, a scenario's relative names are relative to the current folder, and
+    nothing said so.  It names the path looked for."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios.cli import main
+
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    result = CliRunner().invoke(main, ["run", "-"], input=scenario_text("platforms/p.xml"))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"portsim: error: <stdin>: platform.simgrid: platforms/p.xml: file not found at "
+        f"{tmp_path / 'elsewhere' / 'platforms' / 'p.xml'}")
+
+
 def test_shorthand_and_documented_defaults(tmp_path: Path) -> None:
     from portsim.scenarios.loader import load_scenario
 
