@@ -635,11 +635,11 @@ def _simgrid(simgrid: SimgridSpec, spec: PlatformSpec,
     path = Path(simgrid.file)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
-    if not path.is_file():
+    if not path.exists():
         # where it was looked for: relative to the scenario's folder, the current
         # one for a scenario on standard input
-        raise PlatformError(f"{simgrid.file}: file not found at {path}",
-                            path="platform.simgrid")
+        at = "" if str(path) == simgrid.file else f" at {path}"
+        raise PlatformError(f"{simgrid.file}: file not found{at}", path="platform.simgrid")
     try:
         return simgrid_platform(path, message_size=simgrid.message_size,
                                 task_flops=simgrid.task_flops, port_model=spec.port_model)

@@ -291,7 +291,8 @@ def _schedule_platform(spec: ScheduleFileSpec, source: str, base_dir: Path | Non
 
     file = (base_dir or Path()) / spec.platform_file
     if not file.is_file():
-        raise ScheduleError(f"platform file not found at {file}", path="platform_file",
+        at = "" if str(file) == spec.platform_file else f" at {file}"
+        raise ScheduleError(f"platform file not found{at}", path="platform_file",
                             value=spec.platform_file, source=source)
     return read_platform_file(file, seed=spec.seed)
 
