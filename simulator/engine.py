@@ -210,8 +210,9 @@ class _Run:
         self.send_port: list[int] = []
         self.recv_port: list[int] = []
         # Ports that only repeat their links: `multiport` without k, one port
-        # per link (and a side of `multiport:k` with k >= its links, the same).  Such a port is full only when all its links are busy,
-        # this transfer's included, so its conflict is the link's: a link
+        # per link (and a side of `multiport:k` with k >= its links, the same).
+        # Such a port is full only when all its links are busy, this
+        # transfer's included, so its conflict is the link's: a link
         # resource is made for its links (below) and the strict replay reports
         # that alone (a second transfer on the one link of such a node was two
         # port_conflicts, send and receive, and one link_conflict on a node of
