@@ -589,7 +589,8 @@ def gantt_figure(
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
-        text gives the item, ``src → dst``, start and end as exact rationals.
+        text gives the item, ``src → dst``, start and end as exact rationals
+        (and, when one is longer than 40 characters, their decimal values).
         An event of duration 0 (a computation on a node of compute time 0)
         is a diamond at its time instead of a bar.
         A periodic schedule has a dashed line at the period.
