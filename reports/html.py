@@ -335,6 +335,11 @@ def _convergence_html(scenario: ReportScenario, runs: Sequence[PlannerRun],
                                 notes=[note] if note else [])
     if figure is None:
         why = "; ".join(study.problems) or "no lp bound"
+        if lp_time_limit is not None:
+            # the lp was planned here with the caller's limit (`run --lp-time-limit`,
+            # refused when the scenario lists its own lp): the lp's own "raise
+            # time_limit" names an option the user did not give it
+            why = why.replace("raise time_limit", "raise --lp-time-limit")
         return f'<p class="hint">No convergence chart: {_esc(why)}.</p>'
     intro = ("<p>Operations completed by time K over the optimal steady-state bound "
              f"TP · K (TP: the lp bound, in {_esc(THROUGHPUT_UNIT)}), for K = "

@@ -737,6 +737,10 @@ def test_run_report_lp_time_limit_bounds_the_convergence_chart(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     assert ("No convergence chart: no lp bound: time limit of 0.001 s reached during "
             in page.read_text(encoding="utf-8"))
+    # the option that raises it, as validate's note says (the page said the lp's
+    # "raise time_limit", an option of a scenario's lp, which this one lists none of)
+    assert "; raise --lp-time-limit.</p>" in page.read_text(encoding="utf-8")
+    assert "raise time_limit" not in page.read_text(encoding="utf-8")
     result = CliRunner().invoke(main, ["run", str(scenario), "--lp-time-limit", "5"])
     assert result.exit_code == 2
     assert "--lp-time-limit: limits the lp bound of the --report page's" in result.stderr
