@@ -31,7 +31,7 @@ from portsim.reports._style import TIME_UNIT, readable_rational, set_title
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
 from portsim.simulator.errors import PlatformError, ScenarioError
-from portsim.simulator.numbers import format_rational, parse_rational, short
+from portsim.simulator.numbers import format_rational, parse_rational, readable, short
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.report import Violation
 from portsim.simulator.schedule import Event, Schedule, Send
@@ -321,9 +321,13 @@ def _event_bars(schedule: Schedule, event: Event, colour_key: str,
         lines.append(f"<b>{_esc(label)}</b>")
         inputs = " ⊕ ".join(_esc(x) for x in event.inputs)
         lines.append(f"compute on {_esc(event.node)}: {inputs}")
-    lines.append(f"start {format_rational(event.start)}, "
-                 f"end {format_rational(event.start + duration)}")
-    lines.append(f"duration {format_rational(duration)}")
+    end = event.start + duration
+    lines.append(f"start {format_rational(event.start)}, end {format_rational(end)}")
+    if short(event.start) != format_rational(event.start) or short(end) != format_rational(end):
+        # a time of 70 digits over 70 (a chain of links of costs p/(p+2)) reads as
+        # nothing: its decimal value, as the table's cell gives it
+        lines.append(f"(start {short(event.start)}, end {short(end)})")
+    lines.append(f"duration {readable(duration)}")
     if event.lag:
         lines.append(f"lag {event.lag} period(s)")
     if faults:
@@ -585,7 +589,8 @@ def gantt_figure(
         A send is drawn twice, on the sender's and the receiver's port: a
         schedule of ``s`` sends and ``k`` computes gives ``2 s + k`` bars.
         Bars are coloured by item (one legend entry per item) and their hover
-        text gives the item, ``src → dst``, start and end as exact rationals.
+        text gives the item, ``src → dst``, start and end as exact rationals
+        (and, when one is longer than 40 characters, their decimal values).
         An event of duration 0 (a computation on a node of compute time 0)
         is a diamond at its time instead of a bar.
         A periodic schedule has a dashed line at the period.

@@ -121,9 +121,13 @@ def lp_bound(platform: Platform, operation: Operation, *,
         return LpBound(None, why)
     caveat = ""
     if result.message:  # an ok result with a message: the bound is not proven optimal
+        # with what cut the program short: a step not attempted or not finished,
+        # or a generation stopped under the time limit (the interval a user's
+        # --lp-time-limit gave said nothing of that limit)
         caveat = "; ".join([result.message,
                             *(note for note in result.notes
-                              if "not attempted" in note or "not finished" in note)])
+                              if "not attempted" in note or "not finished" in note
+                              or "under the time limit of" in note)])
     return LpBound(Fraction(result.throughput_bound), caveat=caveat)
 
 

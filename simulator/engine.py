@@ -210,8 +210,9 @@ class _Run:
         self.send_port: list[int] = []
         self.recv_port: list[int] = []
         # Ports that only repeat their links: `multiport` without k, one port
-        # per link.  Such a port is full only when all its links are busy,
-        # this transfer's included, so its conflict is the link's: a link
+        # per link (and a side of `multiport:k` with k >= its links, the same).
+        # Such a port is full only when all its links are busy, this
+        # transfer's included, so its conflict is the link's: a link
         # resource is made for its links (below) and the strict replay reports
         # that alone (a second transfer on the one link of such a node was two
         # port_conflicts, send and receive, and one link_conflict on a node of
@@ -235,8 +236,13 @@ class _Run:
                 self.resource_node.append(nid)
             else:
                 self.capacity.extend([model.ports(out_links), model.ports(in_links)])
-                if model.kind is PortKind.MULTIPORT and model.k is None:
-                    self.by_links.update((port, port + 1))
+                if model.kind is PortKind.MULTIPORT:
+                    # multiport:k with k >= the side's links is the same model
+                    # (`multiport:8` on a switch of 8 links): one port per link
+                    # too, or the order across its links came back
+                    for side, links in ((port, out_links), (port + 1, in_links)):
+                        if model.k is None or model.k >= links:
+                            self.by_links.add(side)
                 self.recv_port.append(port + 1)
                 self.resource_names.extend([f"send port of {nid}", f"receive port of {nid}"])
                 self.resource_node.extend([nid, nid])

@@ -876,3 +876,25 @@ def test_a_periodic_conflict_on_two_ports_is_two_rows_each_counting_its_periods(
                          ((0, 1), "send port of S"), ((0, 1), "receive port of A")}
     for (events, _), detail in rows.items():
         assert detail.endswith(f"(repeated in {9 if events == (1, 0) else 8} later periods)")
+
+
+@pytest.mark.parametrize("switch", ["multiport", "multiport:2", "multiport:5"])
+def test_a_multiport_k_side_of_at_least_its_links_keeps_the_order_per_link(switch: str) -> None:
+    """A relays to B (cost 1) and C (cost 3) through a switch of two links out;
+    three copies replayed as soon as possible.  With k >= its links,
+    ``multiport:k`` is the switch's ``multiport`` (every link may send at once),
+    and the order is kept per link: copy 3 reaches sw at 3 and goes on to B at 3,
+    by hand.  One order across the switch's links (kept for ``multiport:2``,
+    not for ``multiport``) held it behind copy 2's send to C, which waits for
+    the link to C until 4: 4, and the series measured ``multiport:8`` on an
+    8-link NVSwitch at 100 runs where ``multiport`` gives 147."""
+    p = Platform.build(["A", "B", "C", "sw"],
+                       [("A", "sw", 1), ("sw", "B", 1), ("sw", "C", 3)],
+                       routers=["sw"], node_port_models={"sw": switch})
+    op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    s = Schedule.from_dicts(p, op, [
+        {"kind": "send", "src": "A", "dst": "sw", "item": "b", "start": 0},
+        {"kind": "send", "src": "sw", "dst": "B", "item": "b", "start": 1},
+        {"kind": "send", "src": "sw", "dst": "C", "item": "b", "start": 1}])
+    starts = replay(s.repeat(3, F(4)), mode="asap", record_starts=True).event_starts
+    assert list(starts) == [0, 1, 1, 1, 2, 4, 2, 3, 7]

@@ -350,3 +350,36 @@ def test_a_long_period_is_its_decimal_value_in_the_title_and_the_period_line() -
     assert int(found.group(2)) == len(format_rational(cost))
     (line,) = [a.text for a in figure.layout.annotations if a.text.startswith("period T")]
     assert abs(F(line.removeprefix("period T = ~")) / cost - 1) < F(1, 10**5)
+
+
+def test_a_long_start_or_end_gets_its_decimal_value_in_the_hover() -> None:
+    """A broadcast along a chain of links of costs p/(p+2) (primes p from 197
+    down): the last hops start at sums of 60 digits over 60, and the hover gave
+    only those (`start 1287357440126707385.../7672638845946705522...`).  Each
+    long time now also gets its value to 6 digits, the exact sum's; a short one
+    stays exact alone."""
+    from portsim.simulator.schedule import Schedule
+
+    primes = [197, 193, 191, 181, 179, 173, 167, 163, 157, 151, 149, 139, 137, 131, 127]
+    nodes = [f"P{i}" for i in range(len(primes) + 1)]
+    costs = [F(p, p + 2) for p in primes]
+    platform = Platform.build(nodes, [(a, b, c) for a, b, c in zip(nodes, nodes[1:], costs,
+                                                                      strict=False)])
+    operation = Operation(OperationKind.BROADCAST, source="P0").resolve(platform)
+    starts = [sum(costs[:i], F(0)) for i in range(len(costs))]
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": a, "dst": b, "item": "b", "start": t}
+        for a, b, t in zip(nodes, nodes[1:], starts, strict=False)])
+    hovers = {h.split("<br>")[1]: h for trace in gantt_figure(schedule).data
+              for h in trace.hovertext}
+    last = hovers[f"send {nodes[-2]} → {nodes[-1]}"]
+    start, end = starts[-1], starts[-1] + costs[-1]
+    assert len(format_rational(start)) > 40
+    assert len(format_rational(end)) > 40
+    found = re.search(r"\(start ~(\S+), end ~(\S+)\)", last)
+    assert found is not None, last
+    assert abs(F(found.group(1)) / start - 1) < F(1, 10**5)
+    assert abs(F(found.group(2)) / end - 1) < F(1, 10**5)
+    assert f"start {format_rational(start)}, end {format_rational(end)}" in last
+    first = hovers["send P0 → P1"]
+    assert "(start" not in first  # 0 and 197/199: exact alone

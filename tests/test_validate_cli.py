@@ -799,3 +799,31 @@ def test_the_lp_bound_step_names_its_time_limit(
     assert "lp bound: 2/3" in out
     assert re.search(rf"portsim: the lp bound of the scatter \(lp planner, time limit "
                      rf"{re.escape(limit)} s\): [01] s so far", err), err
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")
+def test_lp_time_limit_that_cuts_the_tree_generation_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reduce bound whose tree generation the time limit stops (here at the
+    second pricing, without a clock) is the upper end of a certified interval:
+    the note named the interval and not the limit that cut it, so the user of
+    ``--lp-time-limit 600`` could not tell that raising it would narrow it.  The
+    note now names the limit given; the interval's upper end is the bound, and
+    it holds the optimum the same lp reaches uncut."""
+    from budget_cases import budget_passing_at
+
+    import portsim.planners.lp._reduce_columns as reduce_columns
+
+    schedule = _greedy_reduce_schedule(tmp_path)
+    uncut = CliRunner().invoke(main, ["validate", str(schedule), "--format", "json"])
+    optimum = Fraction(json.loads(uncut.stdout)["lp_bound"])
+    budget_passing_at(monkeypatch, reduce_columns, "cheapest_trees", 2)
+    result = CliRunner().invoke(main, ["validate", str(schedule), "--lp-time-limit", "600",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    note = document["lp_note"]
+    assert "certified interval [" in note
+    lower = Fraction(note.split("certified interval [")[1].split(",")[0].split(" ")[0])
+    assert lower <= optimum <= Fraction(document["lp_bound"])
+    assert "under the time limit of 600" in note, note
