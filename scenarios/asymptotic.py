@@ -115,7 +115,8 @@ def asymptotic_study(scenario: Scenario,
     AsymptoticStudy
         ``problems`` lists every replay that beats the bound, every schedule
         that fails its strict replay (a one-shot one is then not measured,
-        as in ``portsim run``) and an ``lp`` ratio that does not approach 1
+        as in ``portsim run``, nor a periodic one at a horizon where its replay
+        has violations) and an ``lp`` ratio that does not approach 1
         (below :data:`APPROACH` at the longest horizon, decreasing, or not
         measured at the longest horizon).
     """
@@ -218,6 +219,13 @@ def _row(label: str, result: PlanResult, k: int, horizon: Fraction,
         return AsymptoticRow(label, k, horizon, None, scale, None, None,
                              f"replay cut: exact only up to {report.horizon} "
                              f"({report.completed} completed by then)"), None
+    if schedule.period is not None and report.violations:
+        # as `portsim run`: what a periodic schedule completes despite its
+        # violations is no throughput (the caller names the schedule infeasible)
+        replayed = "strict" if result.replay == "strict" else "as-soon-as-possible"
+        return AsymptoticRow(label, k, horizon, None, scale, None, None,
+                             f"not measured: {len(report.violations)} violation(s) in its "
+                             f"{replayed} replay"), report
     piece = schedule.operation.size
     operations = Fraction(report.completed) * piece / size
     notes = [] if report.feasible else ["violations"]

@@ -356,6 +356,23 @@ def test_an_infeasible_periodic_schedule_has_no_measured_figures(tmp_path: Path)
 
 
 @pytest.mark.usefixtures("installed")
+def test_an_infeasible_periodic_schedule_is_not_measured_by_asymptotic(tmp_path: Path) -> None:
+    """The periodic schedule above under ``run --asymptotic``: its rows gave a count
+    and a ratio (1/2 a time unit against lp's 1/3: 1.5, flagged as beating the
+    bound) from a replay with violations; no count, no ratio now, the reason."""
+    code, out, _ = run(tmp_path, "{name: mine, mode: periodic-overlap}", "--asymptotic")
+    assert code == 1
+    rows = [line for line in out.splitlines() if line.startswith("│ mine")]
+    assert len(rows) == 3
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        assert (cells[3], cells[5]) == ("-", "-")
+        assert cells[7].startswith("not measured: ")
+    assert "mine (mode: periodic-overlap): its schedule is infeasible" in out
+    assert "more than the bound" not in out
+
+
+@pytest.mark.usefixtures("installed")
 def test_a_rejected_schedule_is_no_makespan_yardstick_in_a_study(tmp_path: Path) -> None:
     from portsim import load_results
 
