@@ -339,11 +339,15 @@ def approximate(value: Fraction, digits: int = 6, spec: str = ".6g") -> str:
     In decimal arithmetic, so that no exponent over- or underflows (floats
     stop at 1e±308).
 
-    >>> approximate(Fraction(1, 3)), approximate(Fraction(1, 10**400), 4, ".3e")
-    ('~0.333333', '~1.000e-400')
+    >>> approximate(Fraction(1, 3)), approximate(Fraction(10**50 - 1, 10**100), 4, ".3e")
+    ('~0.333333', '~1.000e-50')
+    >>> approximate(Fraction(10**50 + 1)), approximate(Fraction(1, 10**45))
+    ('~1e+50', '~1e-45')
     """
     ctx = Context(prec=digits, Emax=10**9, Emin=-10**9)
-    return "~" + format(ctx.divide(value.numerator, value.denominator), spec)
+    # normalized: the digits a rounding leaves as zeros are not written
+    # (~1e+50 as ~1e-45, not ~1.00000e+50)
+    return "~" + format(ctx.divide(value.numerator, value.denominator).normalize(ctx), spec)
 
 
 EXACT_TEXT_CHARS: Final = 40
