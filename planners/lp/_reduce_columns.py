@@ -512,9 +512,10 @@ def reduction_trees(platform: Platform, operation: Operation, *,
     notes = exact.notes
     if cut and not capped:
         notes = (*notes, f"the tree generation stopped after {GENERATION_SHARE:.0%} of the "
-                         f"time left under the time limit of {limit_text}: the schedule is "
-                         f"the best packing of the trees in use, the upper end a certified "
-                         f"bound (the exact pricing of the best dual probed)")
+                         f"time left under the time limit of {limit_text}: the lower end "
+                         f"is the best packing of the trees in use (what a schedule of them "
+                         f"carries), the upper end a certified bound (the exact pricing of "
+                         f"the best dual probed)")
     if capped:
         method_name = SINGLE_NODE_BOUND
         notes = (*notes, f"the trees reach {format_rational(upper)}, the single-node bound "
