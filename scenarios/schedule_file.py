@@ -51,6 +51,7 @@ from portsim.scenarios.loader import (
     DEFAULT_SEED,
     build_operation,
     build_platform,
+    file_name,
     read_yaml,
     validate_document,
 )
@@ -109,7 +110,8 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
         (unknown key, unknown node, a time that is not a number, a negative
         start, a start outside ``[0, period)``).
     """
-    if os.fspath(path).endswith(JSONL_SUFFIX):
+    if file_name(path, error=ScheduleError,
+                 from_dict="schedule_from_dict").endswith(JSONL_SUFFIX):
         return _load_jsonl(path)
     data = read_yaml(path, error=ScheduleError)
     return schedule_from_dict(data, source=os.fspath(path), base_dir=Path(path).parent)
@@ -309,7 +311,7 @@ def read_platform_file(path: str | os.PathLike[str], *, seed: int | None = None)
     ScheduleError
         One line naming the file, the key path and the value.
     """
-    file = Path(path)
+    file = Path(file_name(path, error=ScheduleError))
     file_source = os.fspath(file)
     data = read_yaml(file, error=ScheduleError)
     prefix = ""

@@ -296,6 +296,41 @@ def test_run_scenario_reads_a_horizon_as_the_command_line_does() -> None:
 
 
 
+def test_run_scenario_takes_planner_names_as_the_scenario_file_does() -> None:
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    flat = [spec for spec in scenario.planners if spec.name == "flat"]
+    by_spec = portsim.run_scenario(scenario, horizon=100, planners=flat).results[0]
+    for given in (["flat"], "flat"):
+        by_name = portsim.run_scenario(scenario, horizon=100, planners=given).results
+        assert [r.planner for r in by_name] == ["flat"]
+        # the figures of the same run given as a PlannerSpec: 49 done, makespan 10/3
+        assert by_name[0].completed == by_spec.completed == 49
+        assert by_name[0].makespan == by_spec.makespan == Fraction(10, 3)
+    with pytest.raises(PlannerError, match=r"planners\[1\]: expected a planner name .*'int'"):
+        portsim.run_scenario(scenario, planners=["flat", 3])
+    with pytest.raises(PlannerError, match=r"planners\[0\]: unknown planner.*'flt'"):
+        portsim.run_scenario(scenario, planners=["flt"])
+
+
+def test_loaders_given_no_file_name_say_so_in_portsims_family() -> None:
+    from portsim.scenarios.msccl import load_platform_file
+    from portsim.scenarios.study import load_study
+
+    loaders = [(portsim.load_scenario, ScenarioError, "scenario_from_dict"),
+               (portsim.load_schedule, ScheduleError, "schedule_from_dict"),
+               (load_study, ScenarioError, "study_from_dict"),
+               (portsim.load_results, ScenarioError, None),
+               (load_platform_file, ScheduleError, None)]
+    for load, error, from_dict in loaders:
+        for given, type_name in ((3, "int"), (None, "NoneType"), ({"name": "x"}, "dict")):
+            with pytest.raises(error, match=rf"expected a file name .*'{type_name}'\)$") as info:
+                load(given)
+            hint = from_dict is not None and type_name == "dict"
+            assert (f"goes to {from_dict}" in str(info.value)) is hint
+    # a path still reads: the figure of the scenario file, scatter-toy's 5 nodes
+    assert len(portsim.load_scenario(EXAMPLES / "scatter-toy.yaml").platform.nodes) == 5
+
+
 def test_validate_msccl_names_a_platform_given_as_a_file_name() -> None:
     from portsim.scenarios.msccl import ring_allgather_xml
 
