@@ -97,6 +97,7 @@ def assert_feasible(
         An :class:`AssertionError` whose message is a table of the violations.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    violation_table((), limit=limit)  # a bad limit is misuse, also when the schedule passes
     report = validate(schedule, port_model=port_model, horizon=horizon, tolerance=tolerance)
     # The strict replay reports an incomplete instance as a violation: only
     # complete=False tells a partial schedule that breaks no rule from one that does.
@@ -296,6 +297,8 @@ def assert_msccl_correct(
     """
     __tracebackhide__ = True
     from portsim.scenarios.msccl import validate_msccl
+
+    violation_table((), limit=limit)  # a bad limit is misuse, also when the algorithm passes
 
     need = None if min_ratio is None else parse_rational(
         min_ratio, path="min_ratio", error=PlannerError)
