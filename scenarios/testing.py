@@ -157,8 +157,9 @@ def assert_throughput_at_least(
     ScheduleAssertionError
         When the schedule is infeasible or too slow.
     PlannerError
-        When no bound is given and the ``lp`` planner gives none, or
-        ``fraction_of_bound`` is not a number >= 0.
+        When no bound is given and the ``lp`` planner gives none,
+        ``fraction_of_bound`` is not a number >= 0, or ``bound`` not a
+        number > 0.
 
     Examples
     --------
@@ -195,7 +196,7 @@ def assert_throughput_at_least(
     if bound is None:
         reference = _lp_bound(schedule, port_model)
     else:
-        reference = parse_rational(bound, path="bound")
+        reference = parse_rational(bound, path="bound", error=PlannerError)
         if reference <= 0:
             raise PlannerError("a throughput bound must be > 0", path="bound", value=bound)
     ratio = throughput / reference

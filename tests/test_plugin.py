@@ -669,6 +669,18 @@ def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction:
         assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("bound", ["fast", float("nan"), 0, "-1/2"])
+def test_a_bound_not_a_positive_number_is_a_planner_error_too(bound: object) -> None:
+    """``bound="fast"`` raised the family's bare base class (``PortsimError:
+    bound: expected a number``), where ``bound=0`` and a bad
+    ``fraction_of_bound`` raise ``PlannerError``, as documented."""
+    s = relay_broadcast([{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+                         {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    assert assert_throughput_at_least(s, 1, bound="2/3") == 1   # 1 broadcast in 3/2
+    with pytest.raises(PlannerError, match=r"^bound: "):
+        assert_throughput_at_least(s, "1/2", bound=bound)  # type: ignore[arg-type]
+
+
 def _two_overlapping_sends(start: object = "1/2") -> Schedule:
     """A -> B twice, overlapping by 1/2: A's send port and B's receive port
     (``start=1``: one after the other, feasible)."""
