@@ -175,12 +175,28 @@ class Link:
     >>> link = Link.of_bandwidth("A", "B", 4, latency="1/2")
     >>> link.c, link.bandwidth, link.duration(2), link.duration(2, part=Fraction(1, 2))
     (Fraction(3, 4), Fraction(4, 1), Fraction(1, 1), Fraction(3, 4))
+
+    ``c`` and ``latency`` given as an ``int``, a ``float`` or a string such as
+    ``"2/3"`` are read as exact fractions (as :meth:`Platform.build`
+    reads them):
+
+    >>> Link("A", "B", "1/3").duration(2), Link("A", "B", 0.1).duration(3)
+    (Fraction(2, 3), Fraction(3, 10))
     """
 
     src: NodeId
     dst: NodeId
     c: Fraction
     latency: Fraction = Fraction(0)
+
+    def __post_init__(self) -> None:
+        # A "1/3" kept as text made duration() repeat the string ("1/31/3")
+        # and a float c gave float times; the platform's range checks come later.
+        for key in ("c", "latency"):
+            value = getattr(self, key)
+            if not isinstance(value, Fraction):
+                object.__setattr__(self, key, parse_rational(
+                    value, path=f"links.{self.src}->{self.dst}.{key}", error=PlatformError))
 
     @classmethod
     def of_bandwidth(cls, src: NodeId, dst: NodeId, bandwidth: object,

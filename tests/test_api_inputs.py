@@ -257,6 +257,23 @@ def test_malformed_platform_is_a_platform_error(build, message) -> None:
         build()
 
 
+def test_a_link_built_by_hand_reads_its_cost_exactly() -> None:
+    """``Link("A", "B", "1/3").duration(2)`` returned the text repeated,
+    ``'1/31/3'``, and ``Link("A", "B", 0.1).duration(3)`` the float
+    ``0.30000000000000004``: only a Platform read the cost.  Read when the
+    link is made, as Platform.build reads a triple."""
+    assert Link("A", "B", "1/3").duration(2) == Fraction(2, 3)
+    assert Link("A", "B", 0.1).duration(3) == Fraction(3, 10)
+    text = Link("A", "B", "3/4", latency="1/2")          # bandwidth 1 / (3/4 - 1/2) = 4
+    assert (text.bandwidth, text.duration(2)) == (4, 1)  # 1/2 + 2/4
+    assert text == Link.of_bandwidth("A", "B", 4, latency="1/2")
+    for bad, key in (("abc", "c"), (float("nan"), "c")):
+        with pytest.raises(PlatformError, match=rf"^links\.A->B\.{key}: expected a"):
+            Link("A", "B", bad)
+    with pytest.raises(PlatformError, match=r"^links\.A->B\.latency: expected a"):
+        Link("A", "B", 1, latency="soon")
+
+
 def test_a_bad_port_model_argument_names_its_key(scatter) -> None:
     """``port_model="oneport"`` given to a replay or a builder is named as the
     argument (it was an error with no key path from Python)."""
