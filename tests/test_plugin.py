@@ -719,10 +719,10 @@ def test_a_limit_that_is_not_an_integer_is_refused() -> None:
     assert validate(feasible).feasible
     for bad in ("3", 1.5, True):
         with pytest.raises(ScheduleError, match=r"^limit: must be an integer >= 0 or None"):
-            violation_table(validate(s), s, limit=bad)
+            violation_table(validate(s), s, limit=bad)  # type: ignore[arg-type]
         for schedule in (s, feasible):
             with pytest.raises(ScheduleError, match=r"^limit: must be an integer"):
-                assert_feasible(schedule, limit=bad)
+                assert_feasible(schedule, limit=bad)  # type: ignore[arg-type]
     # an integer still cuts the table: 2 violations, 1 shown
     with pytest.raises(ScheduleAssertionError, match=r"\.\.\. and 1 more violation$"):
         assert_feasible(s, limit=1)
