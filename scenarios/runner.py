@@ -35,7 +35,7 @@ from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import measure_series, replay, replay_asap_periodic
-from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
+from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError, record_repr
 from portsim.simulator.numbers import format_rational, parse_rational, per_time
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -109,6 +109,9 @@ class PlannerRun:
     """How many of the schedule's instances make one operation.
 
     ``msccl``: its ``c`` chunks of size ``size / c``; ``completed`` counts instances."""
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     @property
     def label(self) -> str:

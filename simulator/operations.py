@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
 
-from portsim.simulator.errors import OperationError
+from portsim.simulator.errors import OperationError, record_repr
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational, parse_rational, with_article
 from portsim.simulator.platform import NodeId, Platform
@@ -134,6 +134,9 @@ class Operation:
     sources: tuple[NodeId, ...] = ()
     commutative: bool = False
     size: Fraction = Fraction(1)
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     def __post_init__(self) -> None:
         # Plain values as a script writes them: the kind as text, the size as

@@ -21,7 +21,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeAlias
 
-from portsim.simulator.errors import PlatformError
+from portsim.simulator.errors import PlatformError, record_repr
 from portsim.simulator.numbers import parse_rational
 
 if TYPE_CHECKING:
@@ -258,6 +258,9 @@ class Platform:
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
     port_model: PortModel = field(default=BIDIRECTIONAL)
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     def __post_init__(self) -> None:
         self._normalise()

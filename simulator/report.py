@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from portsim.simulator.errors import record_repr
 from portsim.simulator.numbers import format_rational
 
 __all__ = ["Report", "Violation", "ViolationKind"]
@@ -158,6 +159,9 @@ class Report:
     unfinished: int = 0
     incomplete: int = 0
     event_starts: tuple[Fraction | float | None, ...] = field(default=(), repr=False)
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     @property
     def feasible(self) -> bool:

@@ -353,3 +353,41 @@ def test_validate_msccl_names_a_platform_given_as_a_file_name() -> None:
 
     with pytest.raises(ScheduleError, match="platform must be a Platform"):
         portsim.validate_msccl(ring_allgather_xml(3), "dgx.yaml")
+
+
+# -- records ------------------------------------------------------------------------------
+
+
+def test_records_print_in_a_notebook_cell_without_their_long_tuples() -> None:
+    """``repr`` of a plan of the ``lp`` on 20 random nodes was 3 MB (every
+    event, every link, every completion time), what a notebook prints when a
+    cell ends with ``plan``.  A tuple of more than 10 items now shows its
+    first 3 and a count; a small record prints as before, in full."""
+    from portsim.scenarios.generators import complete_platform
+
+    n = 200
+    platform = complete_platform(n)
+    plan = get_planner("flat").plan(platform, Operation(OperationKind.SCATTER, source="P0"))
+    schedule = plan.schedule
+    assert len(schedule.events) == n - 1                       # one send per target
+    star = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    periodic = get_planner("lp").plan(star, Operation(OperationKind.SCATTER, source="S"))
+    report = replay(periodic.schedule, horizon=100)
+    assert len(report.completion_times) == report.completed > 10    # 1/2 a time unit
+    for record, more in ((platform, f"... {n - 3} more"),                  # nodes
+                         (platform, f"... {n * (n - 1) - 3} more"),        # links
+                         (schedule.operation, f"... {n - 1 - 3} more"),    # targets
+                         (schedule, f"... {n - 1 - 3} more"),              # events
+                         (report, f"... {len(report.completion_times) - 3} more")):
+        assert more in repr(record)
+    assert len(repr(plan)) < 4000 < len(repr(schedule.events))
+    # a small record: every field in full, each item as its own repr
+    small = Platform.build(["S", "A"], [("S", "A", "2/3")])
+    one = Schedule.from_dicts(small, Operation(OperationKind.SCATTER, source="S").resolve(small),
+                              [{"kind": "send", "src": "S", "dst": "A", "item": "m[A]",
+                                "start": 0}])
+    assert repr(small) == (f"Platform(nodes={small.nodes!r}, links={small.links!r}, "
+                           f"port_model={small.port_model!r})")
+    assert repr(one) == (f"Schedule(platform={small!r}, operation={one.operation!r}, "
+                         f"events={one.events!r}, period=None, instances_per_period=1, "
+                         f"follows=())")
