@@ -50,7 +50,7 @@ import itertools
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -917,6 +917,10 @@ def _ranks(algo: MscclAlgorithm, platform: Platform,
                                 f"{len(processors)} processors", path="ranks",
                                 value=len(processors), source=algo.source)
         return tuple(processors[: algo.ngpus])
+    if isinstance(ranks, str | bytes | Mapping) or not isinstance(ranks, Iterable):
+        # a str is iterable: "P0" was read as the ranks "P" and "0"
+        raise ScheduleError("ranks must be a list of node ids, one per rank", path="ranks",
+                            value=ranks, source=algo.source)
     nodes = tuple(ranks)
     if len(nodes) != algo.ngpus:
         raise ScheduleError(f"ranks must list {algo.ngpus} nodes, one per rank",
