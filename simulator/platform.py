@@ -444,6 +444,10 @@ class Platform:
         ``ticks`` is ``c`` in units of :attr:`cost_tick`, an integer: a search
         on it compares integers, not fractions (nine times faster), and finds
         the same paths, ties included, as every sum is scaled alike.
+
+        The graph is the one the planners search, computed once: it is frozen
+        (:func:`networkx.freeze`), so adding or removing a node or a link
+        raises ``NetworkXError``; ``platform.graph.copy()`` gives one to change.
         """
         import networkx as nx  # lazily: networkx takes a third of a second to import
 
@@ -454,7 +458,9 @@ class Platform:
         scale = 1 / self.cost_tick
         for link in self.links:
             g.add_edge(link.src, link.dst, c=link.c, ticks=int(link.c * scale))
-        return g
+        # A user's g.remove_node(...) (to look at part of it) changed what every
+        # planner saw of this frozen platform, and the schedules it gave.
+        return nx.freeze(g)
 
     @cached_property
     def cost_tick(self) -> Fraction:

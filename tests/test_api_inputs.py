@@ -391,3 +391,24 @@ def test_records_print_in_a_notebook_cell_without_their_long_tuples() -> None:
     assert repr(one) == (f"Schedule(platform={small!r}, operation={one.operation!r}, "
                          f"events={one.events!r}, period=None, instances_per_period=1, "
                          f"follows=())")
+
+
+def test_the_platform_graph_cannot_be_changed_behind_the_planners() -> None:
+    """``platform.graph`` is the graph the planners search, cached: a user's
+    ``platform.graph.add_edge("S", "B", ...)`` made ``flat`` route over a link
+    the platform does not have (``PlannerError: no link (got 'S -> B')``), and
+    a removed link made the schedules of a frozen platform change."""
+    import networkx as nx
+
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 1)])
+    broadcast = Operation(OperationKind.BROADCAST, source="S")
+    assert get_planner("flat").plan(platform, broadcast).makespan == 2   # S -> A -> B
+    for change in (lambda g: g.add_edge("S", "B", c=1, ticks=1),
+                   lambda g: g.remove_edge("A", "B"), lambda g: g.remove_node("A")):
+        with pytest.raises(nx.NetworkXError, match="Frozen graph"):
+            change(platform.graph)
+    assert get_planner("flat").plan(platform, broadcast).makespan == 2
+    assert platform.graph.number_of_edges() == 2
+    mine = platform.graph.copy()
+    mine.add_edge("S", "B")                  # a copy is the user's to change
+    assert (mine.number_of_edges(), platform.graph.number_of_edges()) == (3, 2)
