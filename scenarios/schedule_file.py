@@ -409,7 +409,21 @@ def dump_schedule(
         bound...); ignored when reading.
     jsonl:
         Write the JSON Lines form (default: when the path ends in ``.jsonl``).
+
+    Raises
+    ------
+    ScheduleError
+        When ``schedule`` is not a :class:`Schedule` (a planner's
+        ``PlanResult``: pass its ``.schedule``) or ``destination`` neither a
+        path nor a stream.
     """
+    from portsim.simulator.engine import check_schedule  # the engine (SimPy) when writing only
+
+    check_schedule(schedule)
+    if not isinstance(destination, str | os.PathLike) and not callable(
+            getattr(destination, "write", None)):
+        raise ScheduleError("expected a file name or an open text stream",
+                            path="destination", value=type(destination).__name__)
     if jsonl is None:
         jsonl = (isinstance(destination, str | os.PathLike)
                  and os.fspath(destination).endswith(JSONL_SUFFIX))
