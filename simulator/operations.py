@@ -178,6 +178,9 @@ class Operation:
             unknown node, router used as an endpoint, node listed twice,
             target unreachable from its source, missing source.
         """
+        if not isinstance(platform, Platform):
+            raise OperationError("expected a Platform to resolve the operation on",
+                                 path="platform", value=type(platform).__name__)
         kind = OperationKind(self.kind)
         if self.size <= 0:
             raise OperationError("size must be > 0", path="operation.size", value=str(self.size))

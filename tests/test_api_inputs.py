@@ -412,3 +412,21 @@ def test_the_platform_graph_cannot_be_changed_behind_the_planners() -> None:
     mine = platform.graph.copy()
     mine.add_edge("S", "B")                  # a copy is the user's to change
     assert (mine.number_of_edges(), platform.graph.number_of_edges()) == (3, 2)
+
+
+def test_resolve_and_validate_msccl_name_a_wrong_argument() -> None:
+    """``operation.resolve("P")`` raised ``AttributeError: 'str' object has no
+    attribute 'processors'`` and ``validate_msccl(3, platform)`` ``os.fspath``'s
+    ``TypeError``."""
+    from portsim.scenarios.msccl import ring_allgather_xml, validate_msccl
+
+    platform = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P2", 1),
+                                                    ("P2", "P0", 1)])
+    scatter = Operation(OperationKind.SCATTER, source="P0")
+    with pytest.raises(OperationError, match=r"^platform: expected a Platform .*'str'"):
+        scatter.resolve("P")  # type: ignore[arg-type]
+    assert scatter.resolve(platform).targets == ("P1", "P2")
+    with pytest.raises(ScheduleError, match=r"^algorithm: expected a file name or the XML text"):
+        validate_msccl(3, platform)  # type: ignore[arg-type]
+    # the ring allgather of 3 chunks over links of cost 1: 2 steps, one chunk each
+    assert validate_msccl(ring_allgather_xml(3), platform, size=3, lp=False).makespan == 2

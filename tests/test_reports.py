@@ -568,6 +568,20 @@ def test_figures_take_a_run_scenario_result_and_name_a_wrong_argument(outcome: A
         platform_figure(outcome.scenario)
 
 
+def test_the_run_report_names_an_outcome_that_is_not_a_run(outcome: Any, tmp_path: Path) -> None:
+    """``write_run_report(plan, path)`` raised ``AttributeError: 'PlanResult'
+    object has no attribute 'scenario'``; nothing is written now."""
+    from portsim.simulator.errors import ScenarioError
+
+    for given, name in ((outcome.results[0].plan, "PlanResult"), (list(outcome.results), "list")):
+        with pytest.raises(ScenarioError, match=rf"^outcome: expected the result of "
+                                                rf"run_scenario\(scenario\) \(got '{name}'\)"):
+            write_run_report(given, tmp_path / "r.html")  # type: ignore[arg-type]
+        with pytest.raises(ScenarioError, match=r"^outcome: expected the result"):
+            render_run_report(given)  # type: ignore[arg-type]
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_makespan_figure_only_shows_one_shot_planners(outcome: Any) -> None:
     figure = makespan_figure(outcome.results)
     (bars,) = figure.data

@@ -363,6 +363,9 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
 def _xml_text(path_or_text: str | os.PathLike[str]) -> tuple[str, str]:
     if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("<"):
         return path_or_text, "<string>"
+    if not isinstance(path_or_text, str | os.PathLike):
+        raise ScheduleError("expected a file name or the XML text of an MSCCL algorithm",
+                            path="algorithm", value=type(path_or_text).__name__)
     source = os.fspath(path_or_text)
     try:
         return Path(source).read_text(encoding="utf-8"), source
