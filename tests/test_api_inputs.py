@@ -430,3 +430,25 @@ def test_resolve_and_validate_msccl_name_a_wrong_argument() -> None:
         validate_msccl(3, platform)  # type: ignore[arg-type]
     # the ring allgather of 3 chunks over links of cost 1: 2 steps, one chunk each
     assert validate_msccl(ring_allgather_xml(3), platform, size=3, lp=False).makespan == 2
+
+
+def test_asymptotic_study_names_a_wrong_argument() -> None:
+    """``asymptotic_study(run_scenario(s))`` raised ``AttributeError:
+    'ScenarioResult' object has no attribute 'platform'``, and ``plans`` of
+    the wrong length a ``ValueError`` outside portsim's family."""
+    from portsim.scenarios.asymptotic import asymptotic_study
+
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    result = portsim.run_scenario(scenario, horizon=100)
+    with pytest.raises(ScenarioError, match=r"^scenario: expected a Scenario \(a run_scenario "
+                                            r"result: pass its \.scenario\)"):
+        asymptotic_study(result)  # type: ignore[arg-type]
+    for periods, where in (("10", "periods"), ((10, 0), r"periods\[1\]"),
+                           ((2.5,), r"periods\[0\]")):
+        with pytest.raises(ScenarioError, match=rf"^{where}: "):
+            asymptotic_study(scenario, periods)  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match=r"^plans: 1 plans for 2 planners"):
+        asymptotic_study(scenario, (10,), plans=[None])
+    # lp's period 6 holds 3 scatters, TP = 1/2: 10 periods (60) complete 29, one in start-up
+    (lp,) = [row for row in asymptotic_study(scenario, (10,)).rows if row.planner == "lp"]
+    assert (lp.horizon, lp.completed) == (60, 29)
