@@ -452,3 +452,17 @@ def test_asymptotic_study_names_a_wrong_argument() -> None:
     # lp's period 6 holds 3 scatters, TP = 1/2: 10 periods (60) complete 29, one in start-up
     (lp,) = [row for row in asymptotic_study(scenario, (10,)).rows if row.planner == "lp"]
     assert (lp.horizon, lp.completed) == (60, 29)
+
+
+def test_a_report_gives_its_measured_throughput_exactly_as_its_json_does() -> None:
+    """``Report.to_dict()`` had ``measured_throughput_exact`` ("249/500") but
+    the report had no such attribute: from Python only the float 0.498."""
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    plan = get_planner("flat").plan(scenario.platform, scenario.operation)
+    report = validate(plan.schedule, horizon="1000/3")
+    run = portsim.run_scenario(scenario, planners=["flat"]).results[0]
+    # flat's pipelined series: 166 scatters by 1000/3, as `portsim run` prints it
+    assert report.completed == run.completed == 166
+    assert report.measured_throughput_exact == run.measured_throughput_exact == Fraction(249, 500)
+    assert report.to_dict()["measured_throughput_exact"] == "249/500"
+    assert validate(plan.schedule).measured_throughput_exact is None    # no horizon
