@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
-from portsim.simulator.errors import PlannerError
+from portsim.simulator.errors import PlannerError, record_repr
 from portsim.simulator.numbers import format_rational, with_article
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import NodeId, Platform, PortKind
@@ -172,6 +172,9 @@ class PlanResult:
     planner: str = ""
     replay: ReplayMode = "strict"
     achieved_throughput: Fraction | None = None
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     def __post_init__(self) -> None:
         if self.status not in _STATUSES:

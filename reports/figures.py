@@ -16,7 +16,7 @@ of HTML in titles, hover boxes and bar texts.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
@@ -28,13 +28,14 @@ from portsim.reports._style import TEMPLATE as _TEMPLATE
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
 from portsim.reports.gantt import GANTT_EVENT_CAP, gantt_figure
+from portsim.simulator.errors import PlatformError, ScenarioError
 from portsim.simulator.numbers import format_rational, short
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
 if TYPE_CHECKING:
     from portsim.scenarios.asymptotic import AsymptoticRow, AsymptoticStudy
-    from portsim.scenarios.runner import PlannerRun
+    from portsim.scenarios.runner import PlannerRun, ScenarioResult
 
 __all__ = [
     "CONVERGENCE_PERIODS",
@@ -47,6 +48,7 @@ __all__ = [
     "gantt_figure",
     "keep_series_visible",
     "makespan_figure",
+    "planner_runs",
     "platform_figure",
     "run_labels",
     "series_colours",
@@ -106,11 +108,38 @@ def distinct_labels(labels: Sequence[str]) -> list[str]:
     return distinct
 
 
+def planner_runs(runs: object) -> tuple[PlannerRun, ...]:
+    """The planner rows the figures take: a ``run_scenario`` result's ``results``,
+    or the result itself.
+
+    Raises
+    ------
+    ScenarioError
+        Naming what was given instead of a :class:`~portsim.scenarios.runner.PlannerRun`
+        (a planner's ``PlanResult`` has no replay: run it with ``run_scenario``).
+    """
+    from portsim.scenarios.runner import PlannerRun, ScenarioResult
+
+    if isinstance(runs, ScenarioResult):
+        return runs.results
+    if isinstance(runs, str | bytes | Mapping) or not isinstance(runs, Iterable):
+        raise ScenarioError("expected the planner runs of run_scenario (its result or "
+                            "its .results)", path="runs", value=type(runs).__name__)
+    given = tuple(runs)
+    for i, run in enumerate(given):
+        if not isinstance(run, PlannerRun):
+            hint = (": a PlanResult has no replay, run the planner with run_scenario"
+                    if hasattr(run, "schedule") and hasattr(run, "status") else "")
+            raise ScenarioError(f"expected a PlannerRun of run_scenario{hint}",
+                                path=f"runs[{i}]", value=type(run).__name__)
+    return given
+
+
 def run_labels(runs: Sequence[PlannerRun]) -> list[str]:
     """The one label of each planner row, as the results table, the charts and the
     convergence chart of a run report show it: :func:`distinct_labels` of the
     runs' :attr:`~portsim.scenarios.runner.PlannerRun.label`."""
-    return distinct_labels([run.label for run in runs])
+    return distinct_labels([run.label for run in planner_runs(runs)])
 
 
 def _planner_labels(runs: Sequence[PlannerRun]) -> list[str]:
@@ -118,13 +147,14 @@ def _planner_labels(runs: Sequence[PlannerRun]) -> list[str]:
     return [_esc(label) for label in run_labels(runs)]
 
 
-def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
+def throughput_figure(runs: Sequence[PlannerRun] | ScenarioResult) -> go.Figure:
     """Bar chart of the measured throughput of each planner, beside its exact bound.
 
     Parameters
     ----------
     runs:
-        The planner results of one scenario, in the order to show them.  A
+        The planner results of one scenario, in the order to show them
+        (``run_scenario``'s result or its ``results``).  A
         planner without a measured throughput (no schedule) keeps its place on
         the axis with no bar; the bound trace appears only when at least one
         planner computes a bound.
@@ -136,6 +166,7 @@ def throughput_figure(runs: Sequence[PlannerRun]) -> go.Figure:
         to four significant digits) and "exact throughput bound" (printed as
         an exact rational such as ``1/2``).
     """
+    runs = planner_runs(runs)
     names = _planner_labels(runs)
     measured = [r.measured_throughput for r in runs]
     fig = go.Figure()
@@ -176,13 +207,14 @@ def _no_measure_text(status: str) -> str:
     return "not measured" if status == "ok" else f"no schedule ({_esc(status)})"
 
 
-def makespan_figure(runs: Sequence[PlannerRun]) -> go.Figure:
+def makespan_figure(runs: Sequence[PlannerRun] | ScenarioResult) -> go.Figure:
     """Bar chart of the makespans of the one-shot planners.
 
     Parameters
     ----------
     runs:
-        The planner results of one scenario; only those with a ``makespan``
+        The planner results of one scenario (``run_scenario``'s result or its
+        ``results``); only those with a ``makespan``
         (one-shot schedules the engine saw complete) are drawn.
 
     Returns
@@ -190,6 +222,7 @@ def makespan_figure(runs: Sequence[PlannerRun]) -> go.Figure:
     plotly.graph_objects.Figure
         One bar per one-shot planner, labelled with the exact makespan.
     """
+    runs = planner_runs(runs)
     names = [n for n, r in zip(_planner_labels(runs), runs, strict=True)
              if r.makespan is not None]
     shown = [r for r in runs if r.makespan is not None]
@@ -454,6 +487,9 @@ def platform_figure(platform: Platform, operation: Operation | None = None) -> g
         linked pairs of nodes the costs are not written, beyond 150 there are
         no arrowheads; the subtitle says so.
     """
+    if not isinstance(platform, Platform):
+        raise PlatformError("expected a Platform (a Scenario's is its .platform)",
+                            path="platform", value=type(platform).__name__)
     pos = _layout(platform)
     fig = go.Figure([*_edge_traces(platform, pos), *_node_traces(platform, operation, pos)])
     routers = len(platform.routers)

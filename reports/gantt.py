@@ -30,6 +30,7 @@ from portsim.reports._style import TEMPLATE as _TEMPLATE
 from portsim.reports._style import TIME_UNIT, readable_rational, set_title
 from portsim.reports._style import escape_label as _esc
 from portsim.reports._style import palette as _palette
+from portsim.simulator.engine import check_schedule
 from portsim.simulator.errors import PlatformError, ScenarioError
 from portsim.simulator.numbers import format_rational, parse_rational, readable, short
 from portsim.simulator.platform import NodeId, Platform, PortKind
@@ -608,6 +609,7 @@ def gantt_figure(
     >>> list(fig.data[0].y)
     ['A send port', 'B receive port']
     """
+    check_schedule(schedule)
     order = gantt_event_indexes(schedule, window)
     shown = order[:max(0, max_events)]
     events = [schedule.events[i] for i in shown]

@@ -41,6 +41,7 @@ from portsim.reports.figures import (
 )
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.simulator.engine import replay
+from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational, short
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -144,6 +145,8 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
     ------
     OSError
         When the file cannot be written.
+    ScenarioError
+        As :func:`render_run_report`.
 
     Notes
     -----
@@ -175,7 +178,18 @@ def render_run_report(outcome: ScenarioResult, *,
     -------
     str
         A complete HTML document.
+
+    Raises
+    ------
+    ScenarioError
+        When ``outcome`` is not a ``run_scenario`` result (a planner's
+        ``PlanResult``, a list of runs).
     """
+    from portsim.scenarios.runner import ScenarioResult
+
+    if not isinstance(outcome, ScenarioResult):
+        raise ScenarioError("expected the result of run_scenario(scenario)", path="outcome",
+                            value=type(outcome).__name__)
     scenario: ReportScenario = outcome.scenario
     runs = tuple(outcome.results)
     embed = FigureEmbedder()

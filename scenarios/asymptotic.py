@@ -21,7 +21,7 @@ from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
 from portsim.simulator.engine import replay, replay_series
-from portsim.simulator.errors import PortsimError
+from portsim.simulator.errors import PortsimError, ScenarioError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.report import Report
 
@@ -119,12 +119,32 @@ def asymptotic_study(scenario: Scenario,
         has violations) and an ``lp`` ratio that does not approach 1
         (below :data:`APPROACH` at the longest horizon, decreasing, or not
         measured at the longest horizon).
+
+    Raises
+    ------
+    ScenarioError
+        When ``scenario`` is not a :class:`Scenario` (a ``run_scenario``
+        result: pass its ``.scenario``), a period is not an integer >= 1, or
+        ``plans`` does not give one entry per planner.
     """
+    if not isinstance(scenario, Scenario):
+        hint = (" (a run_scenario result: pass its .scenario)"
+                if isinstance(getattr(scenario, "scenario", None), Scenario) else "")
+        raise ScenarioError(f"expected a Scenario{hint}", path="scenario",
+                            value=type(scenario).__name__)
+    if isinstance(periods, str) or not isinstance(periods, Sequence):
+        raise ScenarioError("periods must be a list of integers >= 1", path="periods",
+                            value=periods)
+    for i, k in enumerate(periods):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ScenarioError("must be an integer >= 1", path=f"periods[{i}]", value=k)
     platform, operation = scenario.platform, scenario.operation
     specs = list(scenario.planners)
     given: list[PlanResult | None] = list(plans) if plans is not None else [None] * len(specs)
     if len(given) != len(specs):
-        raise ValueError(f"{len(given)} plans for {len(specs)} planners")
+        raise ScenarioError(f"{len(given)} plans for {len(specs)} planners: one per planner "
+                            f"of the scenario, None where it has none", path="plans",
+                            value=len(given))
     lp, lp_index = bound_plan(scenario, given)
     if lp_index is None:  # the bound and the lp row are shown even when lp is not listed
         specs.append(PlannerSpec("lp"))

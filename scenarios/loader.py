@@ -132,6 +132,33 @@ STDIN = "-"
 """The file name that means standard input (and standard output for outputs)."""
 
 
+def file_name(path: object, *, error: type[PortsimError], from_dict: str | None = None) -> str:
+    """``os.fspath(path)``, or one error of class ``error`` naming what was given instead.
+
+    The loaders take a file name (a ``str`` or a :class:`pathlib.Path`); a
+    document already parsed goes to ``from_dict`` (named in the message when
+    a mapping is given), not to a ``TypeError`` of :func:`os.fspath`.
+
+    Examples
+    --------
+    >>> file_name(Path("a.yaml"), error=ScenarioError)
+    'a.yaml'
+    >>> file_name({"name": "x"}, error=ScenarioError, from_dict="scenario_from_dict")
+    Traceback (most recent call last):
+    ...
+    portsim.simulator.errors.ScenarioError: expected a file name (a str or a pathlib.Path); \
+a mapping already read goes to scenario_from_dict (got 'dict')
+    """
+    if isinstance(path, str | os.PathLike):
+        name = os.fspath(path)
+        if isinstance(name, str):
+            return name
+    hint = (f"; a mapping already read goes to {from_dict}"
+            if from_dict is not None and isinstance(path, Mapping) else "")
+    raise error(f"expected a file name (a str or a pathlib.Path){hint}",
+                value=type(path).__name__)
+
+
 def read_document(path: str | os.PathLike[str], *,
                   error: type[PortsimError], text: str | None = None) -> tuple[Any, str, Path]:
     """Read one YAML document from ``path``, or from standard input for ``"-"``
@@ -149,7 +176,7 @@ def read_document(path: str | os.PathLike[str], *,
     PortsimError
         (of class ``error``) as :func:`read_yaml`.
     """
-    if os.fspath(path) != STDIN:
+    if file_name(path, error=error) != STDIN:
         return read_yaml(path, error=error), os.fspath(path), Path(path).parent
     import tempfile
 
@@ -185,6 +212,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         node id, non-positive cost, target unreachable from its source,
         participant listed twice, bad port model, bad generator parameter.
     """
+    file_name(path, error=ScenarioError, from_dict="scenario_from_dict")
     data, source, base_dir = read_document(path, error=ScenarioError)
     if isinstance(data, dict) and "events" in data and "planners" not in data:
         raise ScenarioError("this is a schedule file (it has events and no planners): "
@@ -301,7 +329,7 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
         is empty or expands too much; the message names the file, and the
         line and column of a syntax error.
     """
-    source = os.fspath(path)
+    source = file_name(path, error=error)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

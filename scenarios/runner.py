@@ -35,7 +35,7 @@ from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import measure_series, replay, replay_asap_periodic
-from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError
+from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError, record_repr
 from portsim.simulator.numbers import format_rational, parse_rational, per_time
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
@@ -109,6 +109,9 @@ class PlannerRun:
     """How many of the schedule's instances make one operation.
 
     ``msccl``: its ``c`` chunks of size ``size / c``; ``completed`` counts instances."""
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     @property
     def label(self) -> str:
@@ -806,7 +809,9 @@ def run_scenario(
     exact:
         Replay in exact rationals (default) or in floats (``--float``).
     planners:
-        The planners to run instead of the scenario's own.
+        The planners to run instead of the scenario's own: names (``"lp"``)
+        or :class:`~portsim.scenarios.loader.PlannerSpec` objects (a name with
+        options).
     progress:
         Called with each planner's spec before it runs (a progress display).
     horizon_key:
@@ -831,7 +836,8 @@ def run_scenario(
     if not isinstance(scenario, Scenario):
         raise ScenarioError("expected a Scenario: load the file with load_scenario(path)",
                             path="scenario", value=type(scenario).__name__)
-    specs = list(planners if planners is not None else scenario.planners)
+    specs = (list(scenario.planners) if planners is None
+             else _planner_specs(planners, scenario.source))
     if not specs:
         raise ScenarioError("no planner to run: list at least one", source=scenario.source,
                             path="planners", value=[])
@@ -847,6 +853,24 @@ def run_scenario(
                 scenario, spec, horizon=horizon, exact=exact, horizon_key=horizon_key),
         ))
     return ScenarioResult(scenario, tuple(runs))
+
+
+def _planner_specs(planners: object, source: str) -> list[PlannerSpec]:
+    """``run_scenario``'s ``planners``: names or :class:`PlannerSpec` objects, or one name."""
+    if isinstance(planners, str | PlannerSpec):
+        planners = [planners]
+    if isinstance(planners, bytes | Mapping) or not isinstance(planners, Iterable):
+        raise PlannerError("planners must be a list of planner names or PlannerSpecs",
+                           source=source, path="planners", value=type(planners).__name__)
+    specs = []
+    for i, one in enumerate(planners):
+        if isinstance(one, str):
+            one = PlannerSpec(one)
+        elif not isinstance(one, PlannerSpec):
+            raise PlannerError("expected a planner name or a PlannerSpec", source=source,
+                               path=f"planners[{i}]", value=type(one).__name__)
+        specs.append(one)
+    return specs
 
 
 def _attributed(scenario: Scenario, index: int, action: Callable[[], T]) -> T:

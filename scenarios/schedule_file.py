@@ -51,6 +51,7 @@ from portsim.scenarios.loader import (
     DEFAULT_SEED,
     build_operation,
     build_platform,
+    file_name,
     read_yaml,
     validate_document,
 )
@@ -109,7 +110,8 @@ def load_schedule(path: str | os.PathLike[str]) -> Schedule:
         (unknown key, unknown node, a time that is not a number, a negative
         start, a start outside ``[0, period)``).
     """
-    if os.fspath(path).endswith(JSONL_SUFFIX):
+    if file_name(path, error=ScheduleError,
+                 from_dict="schedule_from_dict").endswith(JSONL_SUFFIX):
         return _load_jsonl(path)
     data = read_yaml(path, error=ScheduleError)
     return schedule_from_dict(data, source=os.fspath(path), base_dir=Path(path).parent)
@@ -309,7 +311,7 @@ def read_platform_file(path: str | os.PathLike[str], *, seed: int | None = None)
     ScheduleError
         One line naming the file, the key path and the value.
     """
-    file = Path(path)
+    file = Path(file_name(path, error=ScheduleError))
     file_source = os.fspath(file)
     data = read_yaml(file, error=ScheduleError)
     prefix = ""
@@ -407,7 +409,21 @@ def dump_schedule(
         bound...); ignored when reading.
     jsonl:
         Write the JSON Lines form (default: when the path ends in ``.jsonl``).
+
+    Raises
+    ------
+    ScheduleError
+        When ``schedule`` is not a :class:`Schedule` (a planner's
+        ``PlanResult``: pass its ``.schedule``) or ``destination`` neither a
+        path nor a stream.
     """
+    from portsim.simulator.engine import check_schedule  # the engine (SimPy) when writing only
+
+    check_schedule(schedule)
+    if not isinstance(destination, str | os.PathLike) and not callable(
+            getattr(destination, "write", None)):
+        raise ScheduleError("expected a file name or an open text stream",
+                            path="destination", value=type(destination).__name__)
     if jsonl is None:
         jsonl = (isinstance(destination, str | os.PathLike)
                  and os.fspath(destination).endswith(JSONL_SUFFIX))

@@ -97,6 +97,7 @@ def assert_feasible(
         An :class:`AssertionError` whose message is a table of the violations.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    violation_table((), limit=limit)  # a bad limit is misuse, also when the schedule passes
     report = validate(schedule, port_model=port_model, horizon=horizon, tolerance=tolerance)
     # The strict replay reports an incomplete instance as a violation: only
     # complete=False tells a partial schedule that breaks no rule from one that does.
@@ -156,8 +157,9 @@ def assert_throughput_at_least(
     ScheduleAssertionError
         When the schedule is infeasible or too slow.
     PlannerError
-        When no bound is given and the ``lp`` planner gives none, or
-        ``fraction_of_bound`` is not a number >= 0.
+        When no bound is given and the ``lp`` planner gives none,
+        ``fraction_of_bound`` is not a number >= 0, or ``bound`` not a
+        number > 0.
 
     Examples
     --------
@@ -194,7 +196,7 @@ def assert_throughput_at_least(
     if bound is None:
         reference = _lp_bound(schedule, port_model)
     else:
-        reference = parse_rational(bound, path="bound")
+        reference = parse_rational(bound, path="bound", error=PlannerError)
         if reference <= 0:
             raise PlannerError("a throughput bound must be > 0", path="bound", value=bound)
     ratio = throughput / reference
@@ -296,6 +298,8 @@ def assert_msccl_correct(
     """
     __tracebackhide__ = True
     from portsim.scenarios.msccl import validate_msccl
+
+    violation_table((), limit=limit)  # a bad limit is misuse, also when the algorithm passes
 
     need = None if min_ratio is None else parse_rational(
         min_ratio, path="min_ratio", error=PlannerError)

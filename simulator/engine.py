@@ -1110,8 +1110,11 @@ def check_schedule(schedule: object) -> None:
     given in its place is named, not an ``AttributeError`` from the engine.
     """
     if not isinstance(schedule, Schedule):
-        hint = (" (a PlanResult: pass its .schedule)"
-                if hasattr(schedule, "schedule") and hasattr(schedule, "status") else "")
+        hint = ""
+        if hasattr(schedule, "schedule") and hasattr(schedule, "status"):
+            hint = " (a PlanResult: pass its .schedule)"
+        elif hasattr(schedule, "plan") and hasattr(schedule, "planner"):
+            hint = " (a PlannerRun: pass its .plan.schedule)"
         raise ScheduleError(f"expected a Schedule{hint}", path="schedule",
                             value=type(schedule).__name__)
 

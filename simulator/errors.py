@@ -8,6 +8,7 @@ front end can print it as one line.
 
 from __future__ import annotations
 
+import dataclasses
 import reprlib
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "PortsimError",
     "ScenarioError",
     "ScheduleError",
+    "record_repr",
     "short_repr",
 ]
 
@@ -45,6 +47,44 @@ def short_repr(value: object) -> str:
     if len(text) > _MAX_VALUE_TEXT:
         text = text[: _MAX_VALUE_TEXT - 3] + "..."
     return text
+
+
+RECORD_REPR_ITEMS = 10
+"""A record's tuple field longer than this shows its first 3 items and a count."""
+
+
+def record_repr(record: object) -> str:
+    """The dataclass ``repr`` of ``record``, with its long tuple fields abridged.
+
+    A schedule of 20,000 events, a platform of 1,000 links or a report of
+    14,000 completion times printed as the last line of a notebook cell
+    would otherwise fill megabytes; their records (nested ones too, through
+    their own ``repr``) show the first 3 items of a tuple of more than
+    :data:`RECORD_REPR_ITEMS` and how many more there are.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Run:
+    ...     name: str
+    ...     times: tuple[int, ...]
+    ...     def __repr__(self) -> str:
+    ...         return record_repr(self)
+    >>> Run("a", (1, 2)), Run("b", tuple(range(100)))
+    (Run(name='a', times=(1, 2)), Run(name='b', times=(0, 1, 2, ... 97 more)))
+    """
+    parts = []
+    for one in dataclasses.fields(record):  # type: ignore[arg-type]
+        if not one.repr:
+            continue
+        value = getattr(record, one.name)
+        if isinstance(value, tuple) and len(value) > RECORD_REPR_ITEMS:
+            text = f"({', '.join(map(repr, value[:3]))}, ... {len(value) - 3} more)"
+        else:
+            text = repr(value)
+        parts.append(f"{one.name}={text}")
+    return f"{type(record).__name__}({', '.join(parts)})"
 
 
 class PortsimError(Exception):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from fractions import Fraction
 
-from portsim.simulator.errors import OperationError
+from portsim.simulator.errors import OperationError, record_repr
 from portsim.simulator.items import Item
 from portsim.simulator.numbers import format_rational, parse_rational, with_article
 from portsim.simulator.platform import NodeId, Platform
@@ -135,6 +135,9 @@ class Operation:
     commutative: bool = False
     size: Fraction = Fraction(1)
 
+    def __repr__(self) -> str:
+        return record_repr(self)
+
     def __post_init__(self) -> None:
         # Plain values as a script writes them: the kind as text, the size as
         # an int or "1/2", lists of nodes.  An unknown kind or a bad size is an
@@ -175,6 +178,9 @@ class Operation:
             unknown node, router used as an endpoint, node listed twice,
             target unreachable from its source, missing source.
         """
+        if not isinstance(platform, Platform):
+            raise OperationError("expected a Platform to resolve the operation on",
+                                 path="platform", value=type(platform).__name__)
         kind = OperationKind(self.kind)
         if self.size <= 0:
             raise OperationError("size must be > 0", path="operation.size", value=str(self.size))

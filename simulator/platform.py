@@ -21,7 +21,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeAlias
 
-from portsim.simulator.errors import PlatformError
+from portsim.simulator.errors import PlatformError, record_repr
 from portsim.simulator.numbers import parse_rational
 
 if TYPE_CHECKING:
@@ -175,12 +175,28 @@ class Link:
     >>> link = Link.of_bandwidth("A", "B", 4, latency="1/2")
     >>> link.c, link.bandwidth, link.duration(2), link.duration(2, part=Fraction(1, 2))
     (Fraction(3, 4), Fraction(4, 1), Fraction(1, 1), Fraction(3, 4))
+
+    ``c`` and ``latency`` given as an ``int``, a ``float`` or a string such as
+    ``"2/3"`` are read as exact fractions (as :meth:`Platform.build`
+    reads them):
+
+    >>> Link("A", "B", "1/3").duration(2), Link("A", "B", 0.1).duration(3)
+    (Fraction(2, 3), Fraction(3, 10))
     """
 
     src: NodeId
     dst: NodeId
     c: Fraction
     latency: Fraction = Fraction(0)
+
+    def __post_init__(self) -> None:
+        # A "1/3" kept as text made duration() repeat the string ("1/31/3")
+        # and a float c gave float times; the platform's range checks come later.
+        for key in ("c", "latency"):
+            value = getattr(self, key)
+            if not isinstance(value, Fraction):
+                object.__setattr__(self, key, parse_rational(
+                    value, path=f"links.{self.src}->{self.dst}.{key}", error=PlatformError))
 
     @classmethod
     def of_bandwidth(cls, src: NodeId, dst: NodeId, bandwidth: object,
@@ -242,6 +258,9 @@ class Platform:
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
     port_model: PortModel = field(default=BIDIRECTIONAL)
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     def __post_init__(self) -> None:
         self._normalise()
@@ -425,6 +444,10 @@ class Platform:
         ``ticks`` is ``c`` in units of :attr:`cost_tick`, an integer: a search
         on it compares integers, not fractions (nine times faster), and finds
         the same paths, ties included, as every sum is scaled alike.
+
+        The graph is the one the planners search, computed once: it is frozen
+        (:func:`networkx.freeze`), so adding or removing a node or a link
+        raises ``NetworkXError``; ``platform.graph.copy()`` gives one to change.
         """
         import networkx as nx  # lazily: networkx takes a third of a second to import
 
@@ -435,7 +458,9 @@ class Platform:
         scale = 1 / self.cost_tick
         for link in self.links:
             g.add_edge(link.src, link.dst, c=link.c, ticks=int(link.c * scale))
-        return g
+        # A user's g.remove_node(...) (to look at part of it) changed what every
+        # planner saw of this frozen platform, and the schedules it gave.
+        return nx.freeze(g)
 
     @cached_property
     def cost_tick(self) -> Fraction:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from portsim.simulator.errors import record_repr
 from portsim.simulator.numbers import format_rational
 
 __all__ = ["Report", "Violation", "ViolationKind"]
@@ -114,7 +115,8 @@ class Report:
     horizon:
         The time span replayed (periodic replays and throughput measurements).
     measured_throughput:
-        ``completed / horizon`` (``None`` without a horizon).
+        ``completed / horizon`` as a float (``None`` without a horizon);
+        :attr:`measured_throughput_exact` gives it exactly.
     throughput:
         The exact throughput the replay proves (strict replay with no
         violation, every expected instance complete): periodic,
@@ -159,6 +161,9 @@ class Report:
     incomplete: int = 0
     event_starts: tuple[Fraction | float | None, ...] = field(default=(), repr=False)
 
+    def __repr__(self) -> str:
+        return record_repr(self)
+
     @property
     def feasible(self) -> bool:
         """True when the engine found no violation."""
@@ -168,6 +173,22 @@ class Report:
     def complete(self) -> bool:
         """True when every expected instance completed (see :attr:`incomplete`)."""
         return self.incomplete == 0 and self.completed >= self.instances
+
+    @property
+    def measured_throughput_exact(self) -> Fraction | None:
+        """``completed / horizon`` exactly (``measured_throughput`` is the same
+        as a float); ``None`` without an exact horizon.  The field of
+        :meth:`to_dict` of the same name, as ``PlannerRun`` has it.
+
+        Examples
+        --------
+        >>> Report("strict", True, "bidirectional", (), 166, 166, None, Fraction(10, 3),
+        ...        Fraction(1000, 3), 0.498).measured_throughput_exact
+        Fraction(249, 500)
+        """
+        if not isinstance(self.horizon, Fraction) or self.horizon <= 0:
+            return None
+        return Fraction(self.completed) / self.horizon
 
     def violations_of(self, kind: str) -> list[Violation]:
         """The violations of one kind."""
@@ -188,9 +209,7 @@ class Report:
             "horizon": _time_out(self.horizon),
             "measured_throughput": self.measured_throughput,
             # the exact figure beside the float, as `portsim run --json` gives it
-            "measured_throughput_exact": (
-                format_rational(Fraction(self.completed) / self.horizon)
-                if isinstance(self.horizon, Fraction) and self.horizon > 0 else None),
+            "measured_throughput_exact": _time_out(self.measured_throughput_exact),
             "throughput": _time_out(self.throughput),
             "startup_skipped": self.startup_skipped,
             "unfinished": self.unfinished,

@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any, TypeAlias, cast
 
 from portsim.simulator.collector import paused_collection
-from portsim.simulator.errors import PortsimError, ScheduleError
+from portsim.simulator.errors import PortsimError, ScheduleError, record_repr
 from portsim.simulator.items import Item, parse_item
 from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation
@@ -183,6 +183,9 @@ class Schedule:
     period: Fraction | None = None
     instances_per_period: int = 1
     follows: tuple[tuple[int, int], ...] = ()
+
+    def __repr__(self) -> str:
+        return record_repr(self)
 
     def __post_init__(self) -> None:
         self._normalise_fields()

@@ -255,7 +255,7 @@ def violation_table(
     Raises
     ------
     ScheduleError
-        On a negative ``limit``.
+        On a ``limit`` that is not an integer >= 0 or ``None``.
 
     Examples
     --------
@@ -266,8 +266,9 @@ def violation_table(
     ----  ----  --------------  -------------  ------  ---------
     1     A     send port of A  port_conflict  1, 0    two sends
     """
-    if limit is not None and limit < 0:
-        raise ScheduleError("must be >= 0 or None", path="limit", value=limit)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                              or limit < 0):
+        raise ScheduleError("must be an integer >= 0 or None", path="limit", value=limit)
     violations = list(report.violations if isinstance(report, Report) else report)
     if not violations:
         return "no violations"

@@ -257,6 +257,23 @@ def test_malformed_platform_is_a_platform_error(build, message) -> None:
         build()
 
 
+def test_a_link_built_by_hand_reads_its_cost_exactly() -> None:
+    """``Link("A", "B", "1/3").duration(2)`` returned the text repeated,
+    ``'1/31/3'``, and ``Link("A", "B", 0.1).duration(3)`` the float
+    ``0.30000000000000004``: only a Platform read the cost.  Read when the
+    link is made, as Platform.build reads a triple."""
+    assert Link("A", "B", "1/3").duration(2) == Fraction(2, 3)
+    assert Link("A", "B", 0.1).duration(3) == Fraction(3, 10)
+    text = Link("A", "B", "3/4", latency="1/2")          # bandwidth 1 / (3/4 - 1/2) = 4
+    assert (text.bandwidth, text.duration(2)) == (4, 1)  # 1/2 + 2/4
+    assert text == Link.of_bandwidth("A", "B", 4, latency="1/2")
+    for bad, key in (("abc", "c"), (float("nan"), "c")):
+        with pytest.raises(PlatformError, match=rf"^links\.A->B\.{key}: expected a"):
+            Link("A", "B", bad)
+    with pytest.raises(PlatformError, match=r"^links\.A->B\.latency: expected a"):
+        Link("A", "B", 1, latency="soon")
+
+
 def test_a_bad_port_model_argument_names_its_key(scatter) -> None:
     """``port_model="oneport"`` given to a replay or a builder is named as the
     argument (it was an error with no key path from Python)."""
@@ -296,8 +313,156 @@ def test_run_scenario_reads_a_horizon_as_the_command_line_does() -> None:
 
 
 
+def test_run_scenario_takes_planner_names_as_the_scenario_file_does() -> None:
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    flat = [spec for spec in scenario.planners if spec.name == "flat"]
+    by_spec = portsim.run_scenario(scenario, horizon=100, planners=flat).results[0]
+    for given in (["flat"], "flat"):
+        by_name = portsim.run_scenario(scenario, horizon=100, planners=given).results
+        assert [r.planner for r in by_name] == ["flat"]
+        # the figures of the same run given as a PlannerSpec: 49 done, makespan 10/3
+        assert by_name[0].completed == by_spec.completed == 49
+        assert by_name[0].makespan == by_spec.makespan == Fraction(10, 3)
+    with pytest.raises(PlannerError, match=r"planners\[1\]: expected a planner name .*'int'"):
+        portsim.run_scenario(scenario, planners=["flat", 3])
+    with pytest.raises(PlannerError, match=r"planners\[0\]: unknown planner.*'flt'"):
+        portsim.run_scenario(scenario, planners=["flt"])
+
+
+def test_loaders_given_no_file_name_say_so_in_portsims_family() -> None:
+    from portsim.scenarios.msccl import load_platform_file
+    from portsim.scenarios.study import load_study
+
+    loaders = [(portsim.load_scenario, ScenarioError, "scenario_from_dict"),
+               (portsim.load_schedule, ScheduleError, "schedule_from_dict"),
+               (load_study, ScenarioError, "study_from_dict"),
+               (portsim.load_results, ScenarioError, None),
+               (load_platform_file, ScheduleError, None)]
+    for load, error, from_dict in loaders:
+        for given, type_name in ((3, "int"), (None, "NoneType"), ({"name": "x"}, "dict")):
+            with pytest.raises(error, match=rf"expected a file name .*'{type_name}'\)$") as info:
+                load(given)
+            hint = from_dict is not None and type_name == "dict"
+            assert (f"goes to {from_dict}" in str(info.value)) is hint
+    # a path still reads: the figure of the scenario file, scatter-toy's 5 nodes
+    assert len(portsim.load_scenario(EXAMPLES / "scatter-toy.yaml").platform.nodes) == 5
+
+
 def test_validate_msccl_names_a_platform_given_as_a_file_name() -> None:
     from portsim.scenarios.msccl import ring_allgather_xml
 
     with pytest.raises(ScheduleError, match="platform must be a Platform"):
         portsim.validate_msccl(ring_allgather_xml(3), "dgx.yaml")
+
+
+# -- records ------------------------------------------------------------------------------
+
+
+def test_records_print_in_a_notebook_cell_without_their_long_tuples() -> None:
+    """``repr`` of a plan of the ``lp`` on 20 random nodes was 3 MB (every
+    event, every link, every completion time), what a notebook prints when a
+    cell ends with ``plan``.  A tuple of more than 10 items now shows its
+    first 3 and a count; a small record prints as before, in full."""
+    from portsim.scenarios.generators import complete_platform
+
+    n = 200
+    platform = complete_platform(n)
+    plan = get_planner("flat").plan(platform, Operation(OperationKind.SCATTER, source="P0"))
+    schedule = plan.schedule
+    assert len(schedule.events) == n - 1                       # one send per target
+    star = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", 1)])
+    periodic = get_planner("lp").plan(star, Operation(OperationKind.SCATTER, source="S"))
+    report = replay(periodic.schedule, horizon=100)
+    assert len(report.completion_times) == report.completed > 10    # 1/2 a time unit
+    for record, more in ((platform, f"... {n - 3} more"),                  # nodes
+                         (platform, f"... {n * (n - 1) - 3} more"),        # links
+                         (schedule.operation, f"... {n - 1 - 3} more"),    # targets
+                         (schedule, f"... {n - 1 - 3} more"),              # events
+                         (report, f"... {len(report.completion_times) - 3} more")):
+        assert more in repr(record)
+    assert len(repr(plan)) < 4000 < len(repr(schedule.events))
+    # a small record: every field in full, each item as its own repr
+    small = Platform.build(["S", "A"], [("S", "A", "2/3")])
+    one = Schedule.from_dicts(small, Operation(OperationKind.SCATTER, source="S").resolve(small),
+                              [{"kind": "send", "src": "S", "dst": "A", "item": "m[A]",
+                                "start": 0}])
+    assert repr(small) == (f"Platform(nodes={small.nodes!r}, links={small.links!r}, "
+                           f"port_model={small.port_model!r})")
+    assert repr(one) == (f"Schedule(platform={small!r}, operation={one.operation!r}, "
+                         f"events={one.events!r}, period=None, instances_per_period=1, "
+                         f"follows=())")
+
+
+def test_the_platform_graph_cannot_be_changed_behind_the_planners() -> None:
+    """``platform.graph`` is the graph the planners search, cached: a user's
+    ``platform.graph.add_edge("S", "B", ...)`` made ``flat`` route over a link
+    the platform does not have (``PlannerError: no link (got 'S -> B')``), and
+    a removed link made the schedules of a frozen platform change."""
+    import networkx as nx
+
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("A", "B", 1)])
+    broadcast = Operation(OperationKind.BROADCAST, source="S")
+    assert get_planner("flat").plan(platform, broadcast).makespan == 2   # S -> A -> B
+    for change in (lambda g: g.add_edge("S", "B", c=1, ticks=1),
+                   lambda g: g.remove_edge("A", "B"), lambda g: g.remove_node("A")):
+        with pytest.raises(nx.NetworkXError, match="Frozen graph"):
+            change(platform.graph)
+    assert get_planner("flat").plan(platform, broadcast).makespan == 2
+    assert platform.graph.number_of_edges() == 2
+    mine = platform.graph.copy()
+    mine.add_edge("S", "B")                  # a copy is the user's to change
+    assert (mine.number_of_edges(), platform.graph.number_of_edges()) == (3, 2)
+
+
+def test_resolve_and_validate_msccl_name_a_wrong_argument() -> None:
+    """``operation.resolve("P")`` raised ``AttributeError: 'str' object has no
+    attribute 'processors'`` and ``validate_msccl(3, platform)`` ``os.fspath``'s
+    ``TypeError``."""
+    from portsim.scenarios.msccl import ring_allgather_xml, validate_msccl
+
+    platform = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P2", 1),
+                                                    ("P2", "P0", 1)])
+    scatter = Operation(OperationKind.SCATTER, source="P0")
+    with pytest.raises(OperationError, match=r"^platform: expected a Platform .*'str'"):
+        scatter.resolve("P")  # type: ignore[arg-type]
+    assert scatter.resolve(platform).targets == ("P1", "P2")
+    with pytest.raises(ScheduleError, match=r"^algorithm: expected a file name or the XML text"):
+        validate_msccl(3, platform)  # type: ignore[arg-type]
+    # the ring allgather of 3 chunks over links of cost 1: 2 steps, one chunk each
+    assert validate_msccl(ring_allgather_xml(3), platform, size=3, lp=False).makespan == 2
+
+
+def test_asymptotic_study_names_a_wrong_argument() -> None:
+    """``asymptotic_study(run_scenario(s))`` raised ``AttributeError:
+    'ScenarioResult' object has no attribute 'platform'``, and ``plans`` of
+    the wrong length a ``ValueError`` outside portsim's family."""
+    from portsim.scenarios.asymptotic import asymptotic_study
+
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    result = portsim.run_scenario(scenario, horizon=100)
+    with pytest.raises(ScenarioError, match=r"^scenario: expected a Scenario \(a run_scenario "
+                                            r"result: pass its \.scenario\)"):
+        asymptotic_study(result)  # type: ignore[arg-type]
+    for periods, where in (("10", "periods"), ((10, 0), r"periods\[1\]"),
+                           ((2.5,), r"periods\[0\]")):
+        with pytest.raises(ScenarioError, match=rf"^{where}: "):
+            asymptotic_study(scenario, periods)  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match=r"^plans: 1 plans for 2 planners"):
+        asymptotic_study(scenario, (10,), plans=[None])
+    # lp's period 6 holds 3 scatters, TP = 1/2: 10 periods (60) complete 29, one in start-up
+    (lp,) = [row for row in asymptotic_study(scenario, (10,)).rows if row.planner == "lp"]
+    assert (lp.horizon, lp.completed) == (60, 29)
+
+
+def test_a_report_gives_its_measured_throughput_exactly_as_its_json_does() -> None:
+    """``Report.to_dict()`` had ``measured_throughput_exact`` ("249/500") but
+    the report had no such attribute: from Python only the float 0.498."""
+    scenario = portsim.load_scenario(EXAMPLES / "scatter-toy.yaml")
+    plan = get_planner("flat").plan(scenario.platform, scenario.operation)
+    report = validate(plan.schedule, horizon="1000/3")
+    run = portsim.run_scenario(scenario, planners=["flat"]).results[0]
+    # flat's pipelined series: 166 scatters by 1000/3, as `portsim run` prints it
+    assert report.completed == run.completed == 166
+    assert report.measured_throughput_exact == run.measured_throughput_exact == Fraction(249, 500)
+    assert report.to_dict()["measured_throughput_exact"] == "249/500"
+    assert validate(plan.schedule).measured_throughput_exact is None    # no horizon

@@ -382,6 +382,11 @@ def test_ranks_map_onto_named_nodes() -> None:
     assert timing.makespan > time_msccl(read_msccl(xml), p, size=3).makespan
     with pytest.raises(ScheduleError, match=r"ranks\[1\]: not a processor"):
         time_msccl(read_msccl(xml), p, ranks=["P0", "X", "P1"])
+    # one name or a number for the list: "P0" was read as the ranks "P" and "0"
+    # ("ranks must list 3 nodes ... (got ['P', '0'])"), 3 raised TypeError
+    for bad in ("P0", "P01", 3):
+        with pytest.raises(ScheduleError, match=r"ranks: ranks must be a list of node ids"):
+            time_msccl(read_msccl(xml), p, ranks=bad)  # type: ignore[arg-type]
 
 
 def test_cli_json_fields(tmp_path: Path) -> None:

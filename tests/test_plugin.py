@@ -669,13 +669,26 @@ def test_a_fraction_of_the_bound_below_zero_or_not_a_number_is_refused(fraction:
         assert_throughput_at_least(s, fraction, bound=1)  # type: ignore[arg-type]
 
 
-def _two_overlapping_sends() -> Schedule:
-    """A -> B twice, overlapping by 1/2: A's send port and B's receive port."""
+@pytest.mark.parametrize("bound", ["fast", float("nan"), 0, "-1/2"])
+def test_a_bound_not_a_positive_number_is_a_planner_error_too(bound: object) -> None:
+    """``bound="fast"`` raised the family's bare base class (``PortsimError:
+    bound: expected a number``), where ``bound=0`` and a bad
+    ``fraction_of_bound`` raise ``PlannerError``, as documented."""
+    s = relay_broadcast([{"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
+                         {"kind": "send", "src": "B", "dst": "C", "item": "b", "start": 1}])
+    assert assert_throughput_at_least(s, 1, bound="2/3") == 1   # 1 broadcast in 3/2
+    with pytest.raises(PlannerError, match=r"^bound: "):
+        assert_throughput_at_least(s, "1/2", bound=bound)  # type: ignore[arg-type]
+
+
+def _two_overlapping_sends(start: object = "1/2") -> Schedule:
+    """A -> B twice, overlapping by 1/2: A's send port and B's receive port
+    (``start=1``: one after the other, feasible)."""
     p = Platform.build(["A", "B"], [("A", "B", 1)])
     op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
     return Schedule.from_dicts(p, op, [
         {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0},
-        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": "1/2"}])
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": start}])
 
 
 def test_the_violation_table_limit_is_checked() -> None:
@@ -690,10 +703,29 @@ def test_the_violation_table_limit_is_checked() -> None:
     table = violation_table(report, s, limit=1).splitlines()
     assert len(table) == 2 + 1 + 1
     assert table[-1] == "... and 1 more violation"
-    with pytest.raises(ScheduleError, match=r"^limit: must be >= 0 or None \(got -1\)"):
+    with pytest.raises(ScheduleError, match=r"^limit: must be an integer >= 0 or None \(got -1\)"):
         violation_table(report, s, limit=-1)
     with pytest.raises(ScheduleAssertionError, match=r"none shown: limit 0"):
         assert_feasible(s, limit=0)
+
+
+def test_a_limit_that_is_not_an_integer_is_refused() -> None:
+    """``limit="3"`` raised ``TypeError: '<' not supported between instances of
+    'str' and 'int'`` and ``limit=1.5`` ``slice indices must be integers``
+    from deep in the table; and only on a failing schedule, so a bad limit
+    passed unnoticed in a test suite until the day the schedule broke."""
+    s = _two_overlapping_sends()
+    feasible = _two_overlapping_sends(start=1)
+    assert validate(feasible).feasible
+    for bad in ("3", 1.5, True):
+        with pytest.raises(ScheduleError, match=r"^limit: must be an integer >= 0 or None"):
+            violation_table(validate(s), s, limit=bad)  # type: ignore[arg-type]
+        for schedule in (s, feasible):
+            with pytest.raises(ScheduleError, match=r"^limit: must be an integer"):
+                assert_feasible(schedule, limit=bad)  # type: ignore[arg-type]
+    # an integer still cuts the table: 2 violations, 1 shown
+    with pytest.raises(ScheduleAssertionError, match=r"\.\.\. and 1 more violation$"):
+        assert_feasible(s, limit=1)
 
 
 def test_a_negative_min_ratio_is_refused() -> None:

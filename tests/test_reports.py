@@ -542,6 +542,46 @@ def test_throughput_figure_without_bounds_has_one_trace() -> None:
     assert len(figure.data) == 1
 
 
+def test_figures_take_a_run_scenario_result_and_name_a_wrong_argument(outcome: Any) -> None:
+    """``throughput_figure(run_scenario(...))`` raised ``TypeError:
+    'ScenarioResult' object is not iterable``; a list of ``PlanResult``\\s
+    ``AttributeError: ... no attribute 'label'``; ``gantt_figure(plan)`` and
+    ``platform_figure("x")`` an ``AttributeError``.  The result is taken as
+    its runs; a wrong argument is one error of portsim's family naming it."""
+    from portsim.simulator.errors import PlatformError, ScenarioError, ScheduleError
+
+    whole = throughput_figure(outcome)
+    assert whole.to_dict() == throughput_figure(outcome.results).to_dict()
+    assert list(whole.data[0].x) == ["flat", "lp", "snf", "by-hand"]
+    (bars,) = makespan_figure(outcome).data
+    assert list(bars.text) == ["10/3"]
+    plan = outcome.results[0].plan
+    with pytest.raises(ScenarioError, match=r"^runs\[0\]: expected a PlannerRun .*PlanResult"):
+        throughput_figure([plan])
+    with pytest.raises(ScenarioError, match=r"^runs: expected the planner runs .*'str'"):
+        makespan_figure("flat")  # type: ignore[arg-type]
+    with pytest.raises(ScheduleError, match=r"a PlanResult: pass its \.schedule"):
+        gantt_figure(plan)
+    with pytest.raises(ScheduleError, match=r"a PlannerRun: pass its \.plan\.schedule"):
+        gantt_figure(outcome.results[0])
+    with pytest.raises(PlatformError, match=r"^platform: expected a Platform .*Scenario'"):
+        platform_figure(outcome.scenario)
+
+
+def test_the_run_report_names_an_outcome_that_is_not_a_run(outcome: Any, tmp_path: Path) -> None:
+    """``write_run_report(plan, path)`` raised ``AttributeError: 'PlanResult'
+    object has no attribute 'scenario'``; nothing is written now."""
+    from portsim.simulator.errors import ScenarioError
+
+    for given, name in ((outcome.results[0].plan, "PlanResult"), (list(outcome.results), "list")):
+        with pytest.raises(ScenarioError, match=rf"^outcome: expected the result of "
+                                                rf"run_scenario\(scenario\) \(got '{name}'\)"):
+            write_run_report(given, tmp_path / "r.html")  # type: ignore[arg-type]
+        with pytest.raises(ScenarioError, match=r"^outcome: expected the result"):
+            render_run_report(given)  # type: ignore[arg-type]
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_makespan_figure_only_shows_one_shot_planners(outcome: Any) -> None:
     figure = makespan_figure(outcome.results)
     (bars,) = figure.data

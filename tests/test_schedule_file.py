@@ -117,6 +117,31 @@ def test_one_shot_round_trip_through_a_stream() -> None:
     assert "period" not in stream.getvalue()
 
 
+def test_dump_schedule_names_a_plan_or_a_destination_given_in_their_place(
+        tmp_path: Path) -> None:
+    """``dump_schedule(plan, path)`` raised ``AttributeError: 'PlanResult' object
+    has no attribute 'platform'`` and ``dump_schedule(schedule, None)``
+    ``'NoneType' object has no attribute 'write'``."""
+    from portsim.planners.registry import get_planner
+
+    platform = Platform.build(["S", "A", "B"], [("S", "A", 1), ("S", "B", "2/3")])
+    plan = get_planner("flat").plan(platform, Operation(OperationKind.SCATTER, source="S"))
+    for name in ("p.yaml", "p.json", "p.jsonl"):
+        with pytest.raises(ScheduleError, match=r"^schedule: expected a Schedule \(a PlanResult: "
+                                                r"pass its \.schedule\)"):
+            dump_schedule(plan, tmp_path / name)  # type: ignore[arg-type]
+        assert not (tmp_path / name).exists()
+    schedule = plan.schedule
+    assert schedule is not None
+    for bad in (None, 3):
+        with pytest.raises(ScheduleError, match=r"^destination: expected a file name or an "
+                                                r"open text stream"):
+            dump_schedule(schedule, bad)  # type: ignore[arg-type]
+    dump_schedule(schedule, tmp_path / "p.yaml")
+    # flat: A's message at 0, B's at 1, makespan 1 + 2/3
+    assert load_schedule(tmp_path / "p.yaml").events == schedule.events
+
+
 def test_schedule_to_dict_writes_numbers_as_strings() -> None:
     platform = Platform.build({"A": "1/2", "B": 1}, [("A", "B", "2/3")])
     operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)

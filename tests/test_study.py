@@ -143,6 +143,31 @@ def test_results_frame_columns_types_and_published_makespans(tmp_path: Path) -> 
     assert (row["measured_throughput"] == row["completed"] / 50).all()
 
 
+def test_run_study_names_a_bad_argument_before_anything_runs(tmp_path: Path) -> None:
+    """``run_study(study, out, workers="2")`` raised ``TypeError: '<' not
+    supported``, ``batch_size=0`` a ``ZeroDivisionError`` once the first run
+    finished, and the study file's mapping in place of the study an
+    ``AttributeError``.  Each is one ScenarioError, and nothing is stored."""
+    document = trees_study([4])
+    study = study_from_dict(document)
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"workers": "2"}, r"^--workers: must be an integer >= 1 \(got '2'\)"),
+        ({"workers": 1.5}, r"^--workers: must be an integer >= 1"),
+        ({"batch_size": 0}, r"^--batch-size: must be an integer >= 1 \(got 0\)"),
+        ({"batch_size": None}, r"^--batch-size: must be an integer >= 1")]
+    for options, message in bad:
+        with pytest.raises(ScenarioError, match=message):
+            run_study(study, tmp_path / "out", **options)
+    with pytest.raises(ScenarioError, match=r"^study: expected a Study: .*study_from_dict"):
+        run_study(document, tmp_path / "out")  # type: ignore[arg-type]
+    assert not (tmp_path / "out" / "results.parquet").exists()
+    # the same study with good values: binomial of order 2 reduces 4 nodes in 2 (d + c) = 4
+    outcome = run_study(study, tmp_path / "out", workers=1, batch_size=1)
+    assert (outcome.computed, outcome.failed) == (1, 0)
+    frame = load_results(tmp_path / "out")
+    assert frame.set_index("planner")["makespan"]["binomial"] == "4"
+
+
 def test_store_rows_carry_every_json_result_field(tmp_path: Path) -> None:
     """Each stored row holds the JSON result of ``portsim run`` on the same scenario
     (computed independently, through the runner), including the 0.3.0 fields."""

@@ -50,7 +50,7 @@ import itertools
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -363,6 +363,9 @@ def read_msccl(path_or_text: str | os.PathLike[str]) -> MscclAlgorithm:
 def _xml_text(path_or_text: str | os.PathLike[str]) -> tuple[str, str]:
     if isinstance(path_or_text, str) and path_or_text.lstrip().startswith("<"):
         return path_or_text, "<string>"
+    if not isinstance(path_or_text, str | os.PathLike):
+        raise ScheduleError("expected a file name or the XML text of an MSCCL algorithm",
+                            path="algorithm", value=type(path_or_text).__name__)
     source = os.fspath(path_or_text)
     try:
         return Path(source).read_text(encoding="utf-8"), source
@@ -917,6 +920,10 @@ def _ranks(algo: MscclAlgorithm, platform: Platform,
                                 f"{len(processors)} processors", path="ranks",
                                 value=len(processors), source=algo.source)
         return tuple(processors[: algo.ngpus])
+    if isinstance(ranks, str | bytes | Mapping) or not isinstance(ranks, Iterable):
+        # a str is iterable: "P0" was read as the ranks "P" and "0"
+        raise ScheduleError("ranks must be a list of node ids, one per rank", path="ranks",
+                            value=ranks, source=algo.source)
     nodes = tuple(ranks)
     if len(nodes) != algo.ngpus:
         raise ScheduleError(f"ranks must list {algo.ngpus} nodes, one per rank",

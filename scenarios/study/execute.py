@@ -336,15 +336,23 @@ def run_study(
     ------
     ScenarioError
         The store holds rows and ``resume`` is false; another study holds
-        the folder; a bad executor option; ``dask`` without Dask installed.
+        the folder; a bad executor option; ``dask`` without Dask installed;
+        ``study`` not a :class:`Study`, ``workers`` or ``batch_size`` not an
+        integer >= 1.
     """
+    if not isinstance(study, Study):
+        raise ScenarioError("expected a Study: read the file with load_study(path) (a "
+                            "mapping with study_from_dict)", path="study",
+                            value=type(study).__name__)
+    for value, key in ((1 if workers is None else workers, "--workers"),
+                       (batch_size, "--batch-size")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ScenarioError("must be an integer >= 1", path=key, value=value)
     if executor not in ("local", "dask"):
         raise ScenarioError("unknown executor (expected local or dask)", path="--executor",
                             value=executor)
     if scheduler is not None and executor != "dask":
         raise ScenarioError("needs --executor dask", path="--scheduler", value=scheduler)
-    if workers is not None and workers < 1:
-        raise ScenarioError("must be >= 1", path="--workers", value=workers)
     if executor == "dask":
         _require_dask()
     with StoreLock(out):

@@ -48,6 +48,7 @@ from portsim.planners.base import check_options
 from portsim.scenarios.loader import (
     PlannerSpec,
     Scenario,
+    file_name,
     read_yaml,
     scenario_from_dict,
     validate_document,
@@ -271,7 +272,7 @@ def load_study(path: str | os.PathLike[str], *, max_runs: int = DEFAULT_MAX_RUNS
         more runs than ``max_runs``, a grid point whose scenario does not
         load or names an unknown planner or option.
     """
-    source = os.fspath(path)
+    source = file_name(path, error=ScenarioError, from_dict="study_from_dict")
     return study_from_dict(read_yaml(path, error=ScenarioError), source=source,
                            base_dir=Path(path).parent, max_runs=max_runs)
 

@@ -42,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from portsim.scenarios.loader import file_name
 from portsim.simulator.errors import ScenarioError
 
 __all__ = [
@@ -357,8 +358,10 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
     ------
     FileNotFoundError
         When the folder holds no result store.
+    ScenarioError
+        When ``directory`` is not a folder name (a ``str`` or a path).
     """
-    path = study_folder(directory) / RESULTS_NAME
+    path = study_folder(file_name(directory, error=ScenarioError)) / RESULTS_NAME
     parts = sorted(path.glob("part-*.parquet")) if path.is_dir() else []
     if not parts:
         raise FileNotFoundError(f"{path}: no study results")
