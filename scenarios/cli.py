@@ -265,6 +265,30 @@ def _port_model_option(value: str | None) -> str | None:
     return value
 
 
+def _warn_kept_port_models(platform: Platform, port_model: str | None) -> None:
+    """Warn when ``--port-model`` leaves nodes of ``platform`` on their own port model.
+
+    The option replaces the platform-wide model only (:meth:`Platform.with_port_model`):
+    a node whose ``port_model`` the file gives keeps it.  Said, since a platform
+    whose every node gives one is replayed as written, whatever the option."""
+    if port_model is None:
+        return
+    from portsim.simulator.platform import PortModel
+
+    model = PortModel.parse(port_model, path="--port-model")
+    kept = [f"{node.id} ({node.port_model})" for node in platform.nodes
+            if node.port_model is not None and node.port_model != model]
+    if kept:
+        who = "1 node keeps" if len(kept) == 1 else f"{len(kept)} nodes keep"
+        nothing = all(node.port_model is not None for node in platform.nodes)
+        more = f" and {len(kept) - 10} more" if len(kept) > 10 else ""
+        moot = " (every node has its own: the option changes nothing)" if nothing else ""
+        warnings.warn(f"--port-model {model} replaces the platform-wide port model only: "
+                      f"{who} the one the file gives: {', '.join(kept[:10])}{more}"
+                      f"{moot}",
+                      stacklevel=2)
+
+
 def _text_readable(value: Fraction | float | None) -> str:
     """``value`` as :func:`_text` writes it, its decimal value beside a long fraction."""
     return readable(value) if isinstance(value, Fraction) else _text(value)
@@ -599,7 +623,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                                   "just under 1 make the item when the fraction missing "
                                   "takes at most this long to send; a stated duration may "
                                   "differ this much.  [default: 0]")
-@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("--port-model", help="Replace the platform-wide port model (a node whose "
+                                   "file gives its own keeps it: a warning names them).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--platform", "platform_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -652,6 +677,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     slack = _guarded(lambda: parse_tolerance(tolerance, exact=not float_time,
                                                     path="--tolerance"))
     loaded = _guarded(lambda: _load_schedule(schedule))
+    _warn_kept_port_models(loaded.platform, port_model)
 
     def replayed() -> Report:
         try:
@@ -805,6 +831,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
     assert platform_file is not None
     platform = _guarded(lambda: load_platform_file(platform_file))
+    _warn_kept_port_models(platform, port_model)
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
     with _activity() as show:
         verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
@@ -858,7 +885,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
               help="The message size (a chunk is size / nchunksperloop).")
 @click.option("--ranks", help="Platform node of each rank, comma-separated (default: the "
                               "processors in order).")
-@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("--port-model", help="Replace the platform-wide port model (a node whose "
+                                   "file gives its own keeps it: a warning names them).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | None,
@@ -880,6 +908,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     port_model = _port_model_option(port_model)
     message_size = _positive(size, "--size")
     platform = _guarded(lambda: load_platform_file(platform_file))
+    _warn_kept_port_models(platform, port_model)
     if port_model is not None:
         model = port_model
         platform = _guarded(lambda: platform.with_port_model(model))

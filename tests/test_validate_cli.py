@@ -827,3 +827,53 @@ def test_lp_time_limit_that_cuts_the_tree_generation_says_so(
     lower = Fraction(note.split("certified interval [")[1].split(",")[0].split(" ")[0])
     assert lower <= optimum <= Fraction(document["lp_bound"])
     assert "under the time limit of 600" in note, note
+
+
+RELAY_EVERY_NODE_OWN = """
+platform:
+  port_model: bidirectional
+  nodes: [{id: S, port_model: bidirectional}, {id: A, port_model: "multiport:2"},
+          {id: B, port_model: unidirectional}]
+  links: [{src: S, dst: A, c: 1}, {src: A, dst: B, c: 1}]
+operation: {type: broadcast, source: S, targets: [A, B]}
+period: 1
+events:
+- {kind: send, src: S, dst: A, item: b, start: 0}
+- {kind: send, src: A, dst: B, item: b, start: 0, lag: 1}
+"""
+
+
+@pytest.mark.parametrize(("default", "kept"), [
+    # B is unidirectional already: S and A keep another model
+    ("", ["S (bidirectional)", "A (multiport:2)"]),
+    # without S's own model, S follows the option: A alone keeps its own
+    ("S", ["A (multiport:2)"]),
+])
+def test_port_model_option_names_the_nodes_that_keep_their_own(
+        tmp_path: Path, default: str, kept: list[str]) -> None:
+    """``validate --port-model unidirectional`` replaced the platform-wide model
+    only, silently: on a file whose every node gives its own model (as a
+    scenario may, and then ``plan -o``) the schedule replayed as written and
+    was "feasible" under the unidirectional model.  Every node of the relay
+    keeps a model that lets it send and receive at once, so the relay is
+    feasible; with S on the option, it still is (S only sends)."""
+    text = RELAY_EVERY_NODE_OWN
+    if default:
+        text = text.replace(f"{{id: {default}, port_model: bidirectional}}",
+                            f"{{id: {default}}}")
+    code, out, err = validate(tmp_path, text, "--no-lp-bound", "--port-model",
+                              "unidirectional")
+    assert code == 0, out
+    (line,) = err.splitlines()
+    assert line.startswith("portsim: warning: --port-model unidirectional replaces the "
+                           "platform-wide port model only: ")
+    named = line.split(" the one the file gives: ")[1].split(" (every node")[0]
+    assert named.split(", ") == kept
+    assert line.endswith("changes nothing)") is (not default)
+    # a node that follows the option is no warning's; A, unidirectional then,
+    # receives b of the next instance while it forwards b: its port conflict
+    code, out, err = validate(tmp_path, text.replace(', port_model: "multiport:2"', "")
+                              .replace("{id: S, port_model: bidirectional}", "{id: S}"),
+                              "--no-lp-bound", "--port-model", "unidirectional")
+    assert (code, err) == (1, "")
+    assert "needs the port of A, busy with event 0" in out
