@@ -547,6 +547,12 @@ def _platform_summary(platform: Platform) -> str:
     return f"{nodes}, {_port_models(platform)}"
 
 
+def _port_model_words(platform: Platform) -> str:
+    """``port model multiport``, or ``port models mixed: ...`` (:func:`_port_models`)."""
+    models = _port_models(platform)
+    return f"port model{'s' if models.startswith('mixed') else ''} {models}"
+
+
 def _port_models(platform: Platform) -> str:
     """``unidirectional``, or ``mixed: bidirectional, unidirectional`` when the
     nodes follow several port models."""
@@ -847,7 +853,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         console = _console(soft_wrap=True)
         console.print(f"{algorithm}: {verdict.timing.algorithm.collective} on "
                       f"{len(verdict.timing.ranks)} ranks ({', '.join(verdict.timing.ranks)}), "
-                      f"port model {verdict.report.port_model}")
+                      f"{_port_model_words(verdict.timing.schedule.platform)}")
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text_readable(verdict.makespan)}")

@@ -877,3 +877,34 @@ def test_port_model_option_names_the_nodes_that_keep_their_own(
                               "--no-lp-bound", "--port-model", "unidirectional")
     assert (code, err) == (1, "")
     assert "needs the port of A, busy with event 0" in out
+
+
+def test_msccl_header_names_every_port_model_a_node_follows(tmp_path: Path) -> None:
+    """``validate ALGO.xml`` printed ``port model bidirectional``, the platform's
+    default, on a triangle where A is unidirectional, while it replayed A so:
+    the ring allgather's makespan is A's four transfers (two chunks sent, two
+    received) of 1/3 one after another, 4/3, not the two steps of 1/3 of
+    the bidirectional ring (``validate SCHEDULE.yaml`` already said
+    ``mixed: ...``)."""
+    algorithm = tmp_path / "ring.xml"
+    algorithm.write_text(ring_allgather_xml(3))
+    platform = tmp_path / "p.yaml"
+    platform.write_text("platform:\n  nodes: [{id: A, port_model: unidirectional}, {id: B}, "
+                        "{id: C}]\n  links:\n" + "".join(
+                            f"    - {{src: {a}, dst: {b}, c: 1, both_ways: true}}\n"
+                            for a, b in ("AB", "BC", "CA")))
+    for extra, models in (((), "bidirectional, unidirectional"),
+                          (("--port-model", "multiport"), "multiport, unidirectional")):
+        result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform",
+                                           str(platform), "--no-lp-bound", *extra])
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert lines[0] == (f"{algorithm}: allgather on 3 ranks (A, B, C), port models "
+                            f"mixed: {models}")
+        assert lines[1] == "feasible: yes, correct: yes, makespan: 4/3"
+    platform.write_text(platform.read_text().replace(", port_model: unidirectional", ""))
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform",
+                                       str(platform), "--no-lp-bound"])
+    assert result.stdout.splitlines()[:2] == [
+        f"{algorithm}: allgather on 3 ranks (A, B, C), port model bidirectional",
+        "feasible: yes, correct: yes, makespan: 2/3"]
