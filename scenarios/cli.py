@@ -266,27 +266,15 @@ def _port_model_option(value: str | None) -> str | None:
 
 
 def _warn_kept_port_models(platform: Platform, port_model: str | None) -> None:
-    """Warn when ``--port-model`` leaves nodes of ``platform`` on their own port model.
-
-    The option replaces the platform-wide model only (:meth:`Platform.with_port_model`):
-    a node whose ``port_model`` the file gives keeps it.  Said, since a platform
-    whose every node gives one is replayed as written, whatever the option."""
+    """Warn when ``--port-model`` leaves nodes of ``platform`` on their own port model
+    (:func:`~portsim.simulator.validation.kept_port_models`)."""
     if port_model is None:
         return
-    from portsim.simulator.platform import PortModel
+    from portsim.simulator.validation import kept_port_models
 
-    model = PortModel.parse(port_model, path="--port-model")
-    kept = [f"{node.id} ({node.port_model})" for node in platform.nodes
-            if node.port_model is not None and node.port_model != model]
-    if kept:
-        who = "1 node keeps" if len(kept) == 1 else f"{len(kept)} nodes keep"
-        nothing = all(node.port_model is not None for node in platform.nodes)
-        more = f" and {len(kept) - 10} more" if len(kept) > 10 else ""
-        moot = " (every node has its own: the option changes nothing)" if nothing else ""
-        warnings.warn(f"--port-model {model} replaces the platform-wide port model only: "
-                      f"{who} the one the file gives: {', '.join(kept[:10])}{more}"
-                      f"{moot}",
-                      stacklevel=2)
+    kept = kept_port_models(platform, port_model, f"--port-model {port_model}")
+    if kept is not None:
+        warnings.warn(kept, stacklevel=2)
 
 
 def _text_readable(value: Fraction | float | None) -> str:

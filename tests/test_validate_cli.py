@@ -7,6 +7,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -867,7 +868,7 @@ def test_port_model_option_names_the_nodes_that_keep_their_own(
     (line,) = err.splitlines()
     assert line.startswith("portsim: warning: --port-model unidirectional replaces the "
                            "platform-wide port model only: ")
-    named = line.split(" the one the file gives: ")[1].split(" (every node")[0]
+    named = line.split(" the one the platform gives: ")[1].split(" (every node")[0]
     assert named.split(", ") == kept
     assert line.endswith("changes nothing)") is (not default)
     # a node that follows the option is no warning's; A, unidirectional then,
@@ -908,3 +909,39 @@ def test_msccl_header_names_every_port_model_a_node_follows(tmp_path: Path) -> N
     assert result.stdout.splitlines()[:2] == [
         f"{algorithm}: allgather on 3 ranks (A, B, C), port model bidirectional",
         "feasible: yes, correct: yes, makespan: 2/3"]
+
+
+def test_validate_function_warns_of_the_port_models_it_keeps() -> None:
+    """``simulator.validate(schedule, port_model=...)``, which the pytest
+    plugin's ``assert_feasible(schedule, port_model="unidirectional")``
+    calls, kept every node's own model silently, as the command did: the
+    relay whose every node gives one passed under "unidirectional".  With A
+    on the platform's model, A's port conflict in each of the 10 periods of
+    the horizon, folded into one violation."""
+    import warnings
+
+    import yaml
+
+    from portsim.scenarios.schedule_file import schedule_from_dict
+    from portsim.simulator import validate as check
+
+    def load_schedule_text(text: str) -> Any:
+        return schedule_from_dict(yaml.safe_load(text))
+
+    schedule = load_schedule_text(RELAY_EVERY_NODE_OWN)
+    with pytest.warns(UserWarning, match=r"^port_model='unidirectional' replaces the "
+                      r"platform-wide port model only: 2 nodes keep the one the platform "
+                      r"gives: S \(bidirectional\), A \(multiport:2\) \(every node has its "
+                      r"own: it changes nothing\)$"):
+        assert check(schedule, port_model="unidirectional", horizon=10).feasible
+    follows = load_schedule_text(RELAY_EVERY_NODE_OWN.replace(
+        '{id: A, port_model: "multiport:2"}', "{id: A}"))
+    plain = load_schedule_text(RELAY_EVERY_NODE_OWN.replace(', port_model: "multiport:2"', "")
+                               .replace(", port_model: bidirectional}", "}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # B is unidirectional already: nothing kept
+        assert check(plain, port_model="unidirectional", horizon=10).violations
+    with pytest.warns(UserWarning, match=r": 1 node keeps the one the platform gives: S "
+                      r"\(bidirectional\)$"):
+        report = check(follows, port_model="unidirectional", horizon=10)
+    assert [(v.kind, v.node) for v in report.violations] == [("port_conflict", "A")]
