@@ -265,6 +265,18 @@ def _port_model_option(value: str | None) -> str | None:
     return value
 
 
+def _warn_kept_port_models(platform: Platform, port_model: str | None) -> None:
+    """Warn when ``--port-model`` leaves nodes of ``platform`` on their own port model
+    (:func:`~portsim.simulator.validation.kept_port_models`)."""
+    if port_model is None:
+        return
+    from portsim.simulator.validation import kept_port_models
+
+    kept = kept_port_models(platform, port_model, f"--port-model {port_model}")
+    if kept is not None:
+        warnings.warn(kept, stacklevel=2)
+
+
 def _text_readable(value: Fraction | float | None) -> str:
     """``value`` as :func:`_text` writes it, its decimal value beside a long fraction."""
     return readable(value) if isinstance(value, Fraction) else _text(value)
@@ -523,6 +535,12 @@ def _platform_summary(platform: Platform) -> str:
     return f"{nodes}, {_port_models(platform)}"
 
 
+def _port_model_words(platform: Platform) -> str:
+    """``port model multiport``, or ``port models mixed: ...`` (:func:`_port_models`)."""
+    models = _port_models(platform)
+    return f"port model{'s' if models.startswith('mixed') else ''} {models}"
+
+
 def _port_models(platform: Platform) -> str:
     """``unidirectional``, or ``mixed: bidirectional, unidirectional`` when the
     nodes follow several port models."""
@@ -599,7 +617,8 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                                   "just under 1 make the item when the fraction missing "
                                   "takes at most this long to send; a stated duration may "
                                   "differ this much.  [default: 0]")
-@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("--port-model", help="Replace the platform-wide port model (a node whose "
+                                   "file gives its own keeps it: a warning names them).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--platform", "platform_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -652,6 +671,7 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     slack = _guarded(lambda: parse_tolerance(tolerance, exact=not float_time,
                                                     path="--tolerance"))
     loaded = _guarded(lambda: _load_schedule(schedule))
+    _warn_kept_port_models(loaded.platform, port_model)
 
     def replayed() -> Report:
         try:
@@ -805,6 +825,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         _fail(f"{algorithm}: --platform FILE.yaml is required for an MSCCL algorithm")
     assert platform_file is not None
     platform = _guarded(lambda: load_platform_file(platform_file))
+    _warn_kept_port_models(platform, port_model)
     rank_list = None if ranks is None else [r.strip() for r in ranks.split(",")]
     with _activity() as show:
         verdict = _guarded(lambda: validate_msccl(algorithm, platform, size=chunk_size,
@@ -820,7 +841,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
         console = _console(soft_wrap=True)
         console.print(f"{algorithm}: {verdict.timing.algorithm.collective} on "
                       f"{len(verdict.timing.ranks)} ranks ({', '.join(verdict.timing.ranks)}), "
-                      f"port model {verdict.report.port_model}")
+                      f"{_port_model_words(verdict.timing.schedule.platform)}")
         console.print(f"feasible: {'yes' if verdict.feasible else 'NO'}, correct: "
                       f"{'yes' if verdict.correct else 'NO'}, makespan: "
                       f"{_text_readable(verdict.makespan)}")
@@ -858,7 +879,8 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
               help="The message size (a chunk is size / nchunksperloop).")
 @click.option("--ranks", help="Platform node of each rank, comma-separated (default: the "
                               "processors in order).")
-@click.option("--port-model", help="Replace the platform-wide port model.")
+@click.option("--port-model", help="Replace the platform-wide port model (a node whose "
+                                   "file gives its own keeps it: a warning names them).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | None,
@@ -880,6 +902,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     port_model = _port_model_option(port_model)
     message_size = _positive(size, "--size")
     platform = _guarded(lambda: load_platform_file(platform_file))
+    _warn_kept_port_models(platform, port_model)
     if port_model is not None:
         model = port_model
         platform = _guarded(lambda: platform.with_port_model(model))

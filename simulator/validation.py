@@ -42,20 +42,55 @@ time  node  resource  kind           events  detail
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 
 from portsim.simulator.engine import check_schedule, replay, replay_one_shot
 from portsim.simulator.errors import ScheduleError
 from portsim.simulator.numbers import counted, format_rational
-from portsim.simulator.platform import PortModel
+from portsim.simulator.platform import Platform, PortModel
 from portsim.simulator.report import Report, Violation
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
-__all__ = ["describe_event", "describe_violation_events", "schedule_throughput", "validate",
-           "violation_table"]
+__all__ = ["describe_event", "describe_violation_events", "kept_port_models",
+           "schedule_throughput", "validate", "violation_table"]
 
 _COLUMNS = ("time", "node", "resource", "kind", "events", "detail")
+
+
+def kept_port_models(platform: Platform, port_model: PortModel | str,
+                     option: str) -> str | None:
+    """What a replay under ``port_model`` leaves as it was, said for ``option``; ``None``
+    when every node follows it.
+
+    ``port_model`` replaces the platform-wide model only
+    (:meth:`Platform.with_port_model`): a node that gives its own keeps it.
+    A platform whose every node gives its own is replayed as written, whatever
+    ``port_model`` says.
+
+    Examples
+    --------
+    >>> from portsim.simulator.platform import Node
+    >>> p = Platform((Node("A", port_model=PortModel.parse("multiport:2")), Node("B")), ())
+    >>> print(kept_port_models(p, "unidirectional", "--port-model unidirectional"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    --port-model unidirectional replaces the platform-wide port model only: 1 node
+    keeps the one the platform gives: A (multiport:2)
+    >>> print(kept_port_models(p, "multiport:2", "--port-model multiport:2"))
+    None
+    """
+    model = PortModel.parse(port_model, path="port_model")
+    kept = [f"{node.id} ({node.port_model})" for node in platform.nodes
+            if node.port_model is not None and node.port_model != model]
+    if not kept:
+        return None
+    who = "1 node keeps" if len(kept) == 1 else f"{len(kept)} nodes keep"
+    more = f" and {len(kept) - 10} more" if len(kept) > 10 else ""
+    moot = (" (every node has its own: it changes nothing)"
+            if all(node.port_model is not None for node in platform.nodes) else "")
+    return (f"{option} replaces the platform-wide port model only: {who} the one the "
+            f"platform gives: {', '.join(kept[:10])}{more}{moot}")
 
 
 def validate(
@@ -140,6 +175,10 @@ def validate(
     3
     """
     check_schedule(schedule)
+    if port_model is not None:
+        kept = kept_port_models(schedule.platform, port_model, f"port_model={str(port_model)!r}")
+        if kept is not None:
+            warnings.warn(kept, stacklevel=2)
     if schedule.period is None and horizon is not None:
         return replay_one_shot(schedule, horizon, mode="strict", exact=True,
                                port_model=port_model, tolerance=tolerance)

@@ -905,3 +905,31 @@ def test_the_efficiency_chart_says_why_a_cut_row_is_missing(tmp_path: Path) -> N
     assert "no reference bound" not in page
     assert "1 ok row(s) (flat) have no measured throughput: the replay of their series " \
            "was cut" in page
+
+
+def _relay_study(own_model_of_a: bool) -> dict[str, Any]:
+    a = {"id": "A", "port_model": "bidirectional"} if own_model_of_a else {"id": "A"}
+    return {"name": "relay", "base": {
+        "platform": {"nodes": [{"id": "S", "port_model": "bidirectional"}, a,
+                               {"id": "B", "port_model": "bidirectional"}],
+                     "links": [{"src": "S", "dst": "A", "c": 1},
+                               {"src": "A", "dst": "B", "c": 1}]},
+        "operation": {"type": "broadcast", "source": "S"}, "planners": ["lp"]},
+        "grid": {"platform.port_model": ["bidirectional", "unidirectional"]}}
+
+
+def test_a_port_model_sweep_no_node_follows_is_refused() -> None:
+    """A grid over ``platform.port_model`` whose base gives every node its own
+    model ran each point on the same platform: the relay's ``lp`` bound was 1
+    in the row labelled ``unidirectional`` too.  With A on the platform-wide
+    model, A relays every message, received then sent on its one port under
+    the unidirectional model: 1/2 there, 1 under the bidirectional one."""
+    with pytest.raises(ScenarioError, match=(
+            r"^s\.yaml: grid point 0 \(platform\.port_model='bidirectional'\): "
+            r"grid\.platform\.port_model: a port model no node follows: every node ")):
+        study_from_dict(_relay_study(True), source="s.yaml")
+    study = study_from_dict(_relay_study(False), source="s.yaml")
+    bounds = {run.grid["platform.port_model"]: execute_run(run, study.name)[0]
+              for run in study.runs}
+    assert {model: Fraction(row["throughput_bound"]) for model, row in bounds.items()} == {
+        "bidirectional": 1, "unidirectional": Fraction(1, 2)}

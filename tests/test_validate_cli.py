@@ -7,6 +7,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -827,3 +828,120 @@ def test_lp_time_limit_that_cuts_the_tree_generation_says_so(
     lower = Fraction(note.split("certified interval [")[1].split(",")[0].split(" ")[0])
     assert lower <= optimum <= Fraction(document["lp_bound"])
     assert "under the time limit of 600" in note, note
+
+
+RELAY_EVERY_NODE_OWN = """
+platform:
+  port_model: bidirectional
+  nodes: [{id: S, port_model: bidirectional}, {id: A, port_model: "multiport:2"},
+          {id: B, port_model: unidirectional}]
+  links: [{src: S, dst: A, c: 1}, {src: A, dst: B, c: 1}]
+operation: {type: broadcast, source: S, targets: [A, B]}
+period: 1
+events:
+- {kind: send, src: S, dst: A, item: b, start: 0}
+- {kind: send, src: A, dst: B, item: b, start: 0, lag: 1}
+"""
+
+
+@pytest.mark.parametrize(("default", "kept"), [
+    # B is unidirectional already: S and A keep another model
+    ("", ["S (bidirectional)", "A (multiport:2)"]),
+    # without S's own model, S follows the option: A alone keeps its own
+    ("S", ["A (multiport:2)"]),
+])
+def test_port_model_option_names_the_nodes_that_keep_their_own(
+        tmp_path: Path, default: str, kept: list[str]) -> None:
+    """``validate --port-model unidirectional`` replaced the platform-wide model
+    only, silently: on a file whose every node gives its own model (as a
+    scenario may, and then ``plan -o``) the schedule replayed as written and
+    was "feasible" under the unidirectional model.  Every node of the relay
+    keeps a model that lets it send and receive at once, so the relay is
+    feasible; with S on the option, it still is (S only sends)."""
+    text = RELAY_EVERY_NODE_OWN
+    if default:
+        text = text.replace(f"{{id: {default}, port_model: bidirectional}}",
+                            f"{{id: {default}}}")
+    code, out, err = validate(tmp_path, text, "--no-lp-bound", "--port-model",
+                              "unidirectional")
+    assert code == 0, out
+    (line,) = err.splitlines()
+    assert line.startswith("portsim: warning: --port-model unidirectional replaces the "
+                           "platform-wide port model only: ")
+    named = line.split(" the one the platform gives: ")[1].split(" (every node")[0]
+    assert named.split(", ") == kept
+    assert line.endswith("changes nothing)") is (not default)
+    # a node that follows the option is no warning's; A, unidirectional then,
+    # receives b of the next instance while it forwards b: its port conflict
+    code, out, err = validate(tmp_path, text.replace(', port_model: "multiport:2"', "")
+                              .replace("{id: S, port_model: bidirectional}", "{id: S}"),
+                              "--no-lp-bound", "--port-model", "unidirectional")
+    assert (code, err) == (1, "")
+    assert "needs the port of A, busy with event 0" in out
+
+
+def test_msccl_header_names_every_port_model_a_node_follows(tmp_path: Path) -> None:
+    """``validate ALGO.xml`` printed ``port model bidirectional``, the platform's
+    default, on a triangle where A is unidirectional, while it replayed A so:
+    the ring allgather's makespan is A's four transfers (two chunks sent, two
+    received) of 1/3 one after another, 4/3, not the two steps of 1/3 of
+    the bidirectional ring (``validate SCHEDULE.yaml`` already said
+    ``mixed: ...``)."""
+    algorithm = tmp_path / "ring.xml"
+    algorithm.write_text(ring_allgather_xml(3))
+    platform = tmp_path / "p.yaml"
+    platform.write_text("platform:\n  nodes: [{id: A, port_model: unidirectional}, {id: B}, "
+                        "{id: C}]\n  links:\n" + "".join(
+                            f"    - {{src: {a}, dst: {b}, c: 1, both_ways: true}}\n"
+                            for a, b in ("AB", "BC", "CA")))
+    for extra, models in (((), "bidirectional, unidirectional"),
+                          (("--port-model", "multiport"), "multiport, unidirectional")):
+        result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform",
+                                           str(platform), "--no-lp-bound", *extra])
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert lines[0] == (f"{algorithm}: allgather on 3 ranks (A, B, C), port models "
+                            f"mixed: {models}")
+        assert lines[1] == "feasible: yes, correct: yes, makespan: 4/3"
+    platform.write_text(platform.read_text().replace(", port_model: unidirectional", ""))
+    result = CliRunner().invoke(main, ["validate", str(algorithm), "--platform",
+                                       str(platform), "--no-lp-bound"])
+    assert result.stdout.splitlines()[:2] == [
+        f"{algorithm}: allgather on 3 ranks (A, B, C), port model bidirectional",
+        "feasible: yes, correct: yes, makespan: 2/3"]
+
+
+def test_validate_function_warns_of_the_port_models_it_keeps() -> None:
+    """``simulator.validate(schedule, port_model=...)``, which the pytest
+    plugin's ``assert_feasible(schedule, port_model="unidirectional")``
+    calls, kept every node's own model silently, as the command did: the
+    relay whose every node gives one passed under "unidirectional".  With A
+    on the platform's model, A's port conflict in each of the 10 periods of
+    the horizon, folded into one violation."""
+    import warnings
+
+    import yaml
+
+    from portsim.scenarios.schedule_file import schedule_from_dict
+    from portsim.simulator import validate as check
+
+    def load_schedule_text(text: str) -> Any:
+        return schedule_from_dict(yaml.safe_load(text))
+
+    schedule = load_schedule_text(RELAY_EVERY_NODE_OWN)
+    with pytest.warns(UserWarning, match=r"^port_model='unidirectional' replaces the "
+                      r"platform-wide port model only: 2 nodes keep the one the platform "
+                      r"gives: S \(bidirectional\), A \(multiport:2\) \(every node has its "
+                      r"own: it changes nothing\)$"):
+        assert check(schedule, port_model="unidirectional", horizon=10).feasible
+    follows = load_schedule_text(RELAY_EVERY_NODE_OWN.replace(
+        '{id: A, port_model: "multiport:2"}', "{id: A}"))
+    plain = load_schedule_text(RELAY_EVERY_NODE_OWN.replace(', port_model: "multiport:2"', "")
+                               .replace(", port_model: bidirectional}", "}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # B is unidirectional already: nothing kept
+        assert check(plain, port_model="unidirectional", horizon=10).violations
+    with pytest.warns(UserWarning, match=r": 1 node keeps the one the platform gives: S "
+                      r"\(bidirectional\)$"):
+        report = check(follows, port_model="unidirectional", horizon=10)
+    assert [(v.kind, v.node) for v in report.violations] == [("port_conflict", "A")]

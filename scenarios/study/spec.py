@@ -466,6 +466,7 @@ def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
         else source
     try:
         scenario = run.load_scenario(where)
+        nodes = scenario.platform.nodes
         for index, spec in enumerate(scenario.planners):
             try:
                 planner = get_planner(spec.name)
@@ -482,6 +483,14 @@ def _check_grid_point(run: StudyRun, point: int, source: str) -> None:
     except Exception as err:  # a loader bug must still name the grid point, in one line
         raise ScenarioError(f"cannot load: {type(err).__name__}: {err}", path="base",
                             source=where) from None
+    if "platform.port_model" in run.grid and all(n.port_model is not None for n in nodes):
+        # every run of the sweep would replay the same platform, labelled apart
+        raise ScenarioError(
+            "a port model no node follows: every node of base.platform.nodes gives its own "
+            "port_model, which the platform-wide one does not replace (sweep "
+            "platform.nodes[i].port_model, or leave it out of the nodes)",
+            path="grid.platform.port_model", value=run.grid["platform.port_model"],
+            source=where)
 
 
 def _anchor_simgrid_file(document: dict[str, Any], base_dir: Path) -> None:
