@@ -23,6 +23,7 @@ import json
 import warnings
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -373,14 +374,9 @@ def test_latency_link_costs_its_duration_as_in_lp(size: Fraction, bound: Fractio
     assert measured.completed == bound * naive.schedule.period * 20
 
 
-def test_strict_check_of_planned_times_is_not_replayed_over_the_whole_horizon(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``lp-naive``'s planned times repeat every period, so their strict check
-    stops at the steady state (``replay_periodic``): every strict replay the
-    run makes is shorter than the horizon (at 100 nodes the whole horizon took
-    half the run), and the run says what a strict replay of the whole horizon
-    says (its verdict and the throughput it proves, the bound 1 on the
-    bidirectional Fig. 2)."""
+def _spy_strict_horizons(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Fraction], Any]:
+    """The horizons of the strict replays the runner makes from now on (a list it
+    fills), and the real ``replay`` for the test's own whole-horizon replay."""
     from portsim.scenarios import runner
     horizons: list[Fraction] = []
     real = runner.replay
@@ -391,6 +387,19 @@ def test_strict_check_of_planned_times_is_not_replayed_over_the_whole_horizon(
         return real(schedule, **kw)
 
     monkeypatch.setattr(runner, "replay", spy)
+    return horizons, real
+
+
+def test_strict_check_of_planned_times_is_not_replayed_over_the_whole_horizon(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lp-naive``'s planned times repeat every period, so their strict check
+    stops at the steady state (``replay_periodic``): every strict replay the
+    run makes is shorter than the horizon (at 100 nodes the whole horizon took
+    half the run), and the run says what a strict replay of the whole horizon
+    says (its verdict and the throughput it proves, the bound 1 on the
+    bidirectional Fig. 2)."""
+    from portsim.scenarios import runner
+    horizons, real = _spy_strict_horizons(monkeypatch)
     scenario = load_scenario(EXAMPLES / "broadcast-bidir.yaml")
     horizon = F(100_000)
     run = runner.run_planner(scenario, PlannerSpec("lp-naive"), horizon=horizon)
@@ -458,15 +467,7 @@ def test_strict_check_with_violations_is_not_replayed_over_the_whole_horizon(
     note gives the count of the whole horizon's strict replay (made here),
     from replays shorter than the horizon."""
     from portsim.scenarios import runner
-    horizons: list[Fraction] = []
-    real = runner.replay
-
-    def spy(schedule, **kw):  # type: ignore[no-untyped-def]
-        if kw.get("mode", "strict") == "strict" and kw.get("horizon") is not None:
-            horizons.append(Fraction(kw["horizon"]))
-        return real(schedule, **kw)
-
-    monkeypatch.setattr(runner, "replay", spy)
+    horizons, real = _spy_strict_horizons(monkeypatch)
     if example == "random":
         scenario = load_scenario(EXAMPLES / "broadcast-unidir.yaml")
         platform = random_platform(7, 3, c=(1, 9), compute=(1, 4), seed=5,
