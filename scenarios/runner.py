@@ -604,9 +604,7 @@ def _run_strict(name: str, kind: str, model: str, result: PlanResult,
     violations = check.violations + tuple(
         v for v in measured.violations if measured is not check
     )
-    unmeasured = measured is check and (schedule.period is None or bool(check.violations))
-    if schedule.period is not None and check.violations:
-        notes.append(_not_measured(check, "strict replay", periodic=True))
+    unmeasured = _unmeasured(schedule, measured, check, "strict replay", notes)
     proven = _in_operations_of(check, schedule, size)
     achieved = _proven_achieved(result.achieved_throughput, proven, check, schedule, notes)
     bound = _checked_bound(result.throughput_bound, proven, notes)
@@ -723,6 +721,19 @@ def _not_measured(check: Report, replayed: str, *, periodic: bool = False) -> st
             f"measured throughput are not given)")
 
 
+def _unmeasured(schedule: Schedule, measured: Report, check: Report, replayed: str,
+                notes: list[str]) -> bool:
+    """True when the row gives no count and no measured throughput: a one-shot
+    schedule whose series is not measured (its note is the caller's), or a
+    periodic one whose ``replayed`` replay, ``check``, has violations (noted here)."""
+    if schedule.period is None:
+        return measured is check
+    if check.violations:
+        notes.append(_not_measured(check, replayed, periodic=True))
+        return True
+    return False
+
+
 def _run_asap(name: str, kind: str, model: str, result: PlanResult,
               horizon: Fraction | None, exact: bool, size: Fraction) -> PlannerRun:
     """Measure a plan that claims only an order of events (``replay="asap"``).
@@ -767,11 +778,7 @@ def _run_asap(name: str, kind: str, model: str, result: PlanResult,
         measured = check if series is None else series
         strict = replay(schedule, exact=exact)
     cut = measured is not check and _series_cut(measured, horizon, notes)
-    # a one-shot schedule whose series is not measured has no count either, nor
-    # a periodic one whose replay has violations
-    unmeasured = measured is check and (schedule.period is None or bool(check.violations))
-    if schedule.period is not None and check.violations:
-        notes.append(_not_measured(check, "as-soon-as-possible replay", periodic=True))
+    unmeasured = _unmeasured(schedule, measured, check, "as-soon-as-possible replay", notes)
     notes.append(f"replayed as soon as possible under the real port model; a strict replay "
                  f"of the planned times finds {len(strict.violations)} violation(s)")
     violations = check.violations + tuple(
