@@ -39,7 +39,7 @@ from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError,
 from portsim.simulator.numbers import format_rational, parse_rational, per_time
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
-from portsim.simulator.report import Report, Violation
+from portsim.simulator.report import Report, Violation, own_port_models
 from portsim.simulator.schedule import Compute, Schedule, Send
 
 __all__ = [
@@ -103,6 +103,9 @@ class PlannerRun:
     options: tuple[tuple[str, Any], ...] = ()
     replay_cut: bool = False
     achieved_throughput: Fraction | None = None
+    node_port_models: tuple[tuple[str, str], ...] = ()
+    """The nodes that follow another port model than ``port_model`` (their own,
+    from the platform file), with that model; the JSON gives them as a mapping."""
     plan: PlanResult | None = field(default=None, repr=False, compare=False)
     validation: Report | None = field(default=None, repr=False, compare=False)
     instances_per_operation: Fraction = field(default=Fraction(1), repr=False)
@@ -181,6 +184,7 @@ class PlannerRun:
             "achieved_throughput": exact(self.achieved_throughput),
             "bound_reached": self.bound_reached,
             "measured_throughput_exact": exact(self.measured_throughput_exact),
+            "node_port_models": dict(self.node_port_models),
         }
 
 
@@ -507,6 +511,7 @@ def run_planner(
     planner = get_planner(spec.name)
     platform, operation = scenario.platform, scenario.operation
     name, kind, model = spec.name, operation.kind.value, str(platform.port_model)
+    own = own_port_models(platform)
     options = tuple(spec.options.items())
     result = guarded_plan(planner, platform, operation, spec.options)
     if not result.is_ok or result.schedule is None:
@@ -514,7 +519,7 @@ def run_planner(
                           message=result.message or "no schedule",
                           throughput_bound=result.throughput_bound, notes=result.notes,
                           achieved_throughput=result.achieved_throughput,
-                          options=options, plan=result)
+                          options=options, node_port_models=own, plan=result)
     given = horizon if horizon is not None else scenario.horizon
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
     try:
@@ -522,7 +527,8 @@ def run_planner(
             run = _run_asap(name, kind, model, result, given, exact, operation.size)
         else:
             run = _run_strict(name, kind, model, result, given, exact, operation.size)
-        return replace(_in_operations(run, result.schedule, operation), options=options)
+        return replace(_in_operations(run, result.schedule, operation), options=options,
+                       node_port_models=own)
     except ScheduleError as err:
         if given is not None and err.path == "horizon":
             raise ScenarioError(err.message, source=scenario.source, path=key,
@@ -537,7 +543,7 @@ def run_planner(
         return PlannerRun(name, kind, model, status="error",
                           message=_one_line(f"the schedule cannot be replayed: {err}"),
                           throughput_bound=result.throughput_bound, notes=tuple(notes),
-                          options=options, plan=result)
+                          options=options, node_port_models=own, plan=result)
 
 
 def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) -> PlannerRun:

@@ -75,7 +75,7 @@ from portsim.simulator.numbers import (
 )
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform, PortKind, PortModel
-from portsim.simulator.report import Report, Violation, ViolationKind
+from portsim.simulator.report import Report, Violation, ViolationKind, own_port_models
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
 
 __all__ = [
@@ -1526,6 +1526,7 @@ def _counted(platform: Platform, exact: bool, done: int, horizon: Fraction) -> R
     """The as-soon-as-possible report of ``done`` instances counted by ``horizon`` (in
     closed form past a replayed prefix: no violation, no completion times)."""
     return Report(mode="asap", exact=exact, port_model=str(platform.port_model),
+                  node_port_models=own_port_models(platform),
                   violations=(), completed=done, instances=done,
                   horizon=horizon if exact else float(horizon),
                   measured_throughput=per_time(done, horizon))
@@ -2163,6 +2164,7 @@ def _conclude(
         mode=mode,
         exact=run.exact,
         port_model=str(run.platform.port_model),
+        node_port_models=own_port_models(run.platform),
         violations=violations,
         completed=completed,
         instances=len(expected) + (0 if unserved is None else unserved.instances),

@@ -549,6 +549,19 @@ class Platform:
         """The port model that ``node_id`` obeys (its override, else the platform's)."""
         return self.node(node_id).port_model or self.port_model
 
+    @property
+    def own_port_models(self) -> dict[NodeId, PortModel]:
+        """The nodes that follow another port model than the platform-wide
+        :attr:`port_model` (their own), in node order; empty when none does.
+
+        >>> p = Platform.build(["A", "B"], [("A", "B", 1)], port_model="bidirectional",
+        ...                    node_port_models={"A": "unidirectional"})
+        >>> {k: str(v) for k, v in p.own_port_models.items()}
+        {'A': 'unidirectional'}
+        """
+        return {node.id: node.port_model for node in self.nodes
+                if node.port_model is not None and node.port_model != self.port_model}
+
     def with_port_model(self, port_model: PortModel | str) -> Platform:
         """The same platform under another platform-wide port model (overrides kept)."""
         return Platform(self.nodes, self.links, PortModel.parse(port_model, path="port_model"))

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from portsim.simulator.errors import record_repr
 from portsim.simulator.numbers import format_rational
 
-__all__ = ["Report", "Violation", "ViolationKind"]
+if TYPE_CHECKING:
+    from portsim.simulator.platform import Platform
+
+__all__ = ["Report", "Violation", "ViolationKind", "own_port_models"]
+
+
+def own_port_models(platform: Platform) -> tuple[tuple[str, str], ...]:
+    """The ``node_port_models`` of a record: each node following another port model
+    than the platform-wide one, with that model
+    (:attr:`Platform.own_port_models <portsim.simulator.platform.Platform.own_port_models>`)."""
+    return tuple((str(node), str(model)) for node, model in platform.own_port_models.items())
 
 
 class ViolationKind:
@@ -96,6 +106,10 @@ class Report:
         True when times are exact rationals, False in float mode.
     port_model:
         The platform-wide port model the replay used.
+    node_port_models:
+        The nodes that followed another port model than ``port_model`` (their
+        own, from the platform), with that model, in node order (the JSON
+        gives them as a mapping).
     violations:
         Every violation found, in time order.
     completed:
@@ -160,6 +174,7 @@ class Report:
     unfinished: int = 0
     incomplete: int = 0
     event_starts: tuple[Fraction | float | None, ...] = field(default=(), repr=False)
+    node_port_models: tuple[tuple[str, str], ...] = ()
 
     def __repr__(self) -> str:
         return record_repr(self)
@@ -200,6 +215,7 @@ class Report:
             "mode": self.mode,
             "exact": self.exact,
             "port_model": self.port_model,
+            "node_port_models": dict(self.node_port_models),
             "feasible": self.feasible,
             "complete": self.complete,
             "completed": self.completed,

@@ -207,7 +207,7 @@ def test_a_store_written_without_the_new_columns_resumes_and_loads(tmp_path: Pat
     import pyarrow.parquet as pq
 
     added = ("label", "replay", "replay_cut", "achieved_throughput", "bound_reached",
-             "measured_throughput_exact")
+             "measured_throughput_exact", "node_port_models")
     run_study(study_from_dict(trees_study([4])), tmp_path, workers=1)
     for part in (tmp_path / "results.parquet").glob("part-*.parquet"):
         pq.write_table(pq.read_table(part).drop_columns(list(added)), part)
@@ -219,6 +219,8 @@ def test_a_store_written_without_the_new_columns_resumes_and_loads(tmp_path: Pat
     new = frame[frame["grid.platform.generator.n"] == 8]
     assert old["label"].isna().all()
     assert old["replay"].isna().all()
+    assert old["node_port_models"].isna().all()
+    assert (new["node_port_models"] == "{}").all()  # every node follows the platform's
     assert list(new["label"]) == ["binomial", "fibonacci"]
     assert (new["replay"] == "strict").all()
     assert list(old["makespan"]) == ["4", "4"]  # binomial and Fibonacci, d = c = 1, n = 4

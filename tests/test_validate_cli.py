@@ -508,6 +508,29 @@ def test_the_header_names_every_port_model_a_node_follows(
     assert "needs the port of B, busy with event 1" in out
 
 
+@pytest.mark.parametrize(("args", "platform_wide", "own"), [
+    ((), "bidirectional", {"B": "unidirectional"}),
+    (("--port-model", "unidirectional"), "unidirectional", {}),
+    (("--port-model", "multiport:2"), "multiport:2", {"B": "unidirectional"}),
+])
+def test_the_json_names_the_nodes_that_follow_their_own_port_model(
+        tmp_path: Path, args: tuple[str, ...], platform_wide: str,
+        own: dict[str, str]) -> None:
+    # The JSON said only "port_model": "bidirectional" of MIXED_RELAY, whose
+    # violation is B's unidirectional port: a reader of the JSON could not tell.
+    code, out, _ = validate(tmp_path, MIXED_RELAY, "--no-lp-bound", "--format", "json", *args)
+    document = json.loads(out)
+    assert (document["port_model"], document["node_port_models"]) == (platform_wide, own)
+    assert code == 1  # B's conflict under every one of these models
+    # run --json: the same fields, from the scenario the schedule's platform is
+    (tmp_path / "mixed.yaml").write_text(
+        "name: mixed\n" + MIXED_RELAY.split("events:")[0] + "planners: [flat]\n")
+    result = CliRunner().invoke(main, ["run", str(tmp_path / "mixed.yaml"), "--json", "-"])
+    (row,) = json.loads(result.stdout)["results"]
+    assert (row["port_model"], row["node_port_models"]) == ("bidirectional",
+                                                            {"B": "unidirectional"})
+
+
 @pytest.mark.parametrize(("args", "text", "why"), [
     # period 2 (S busy 1 + 1/2): the first instance completes at 3/2, so a
     # horizon of 1 sees no slot complete; the strict replay is feasible

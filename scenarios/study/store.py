@@ -98,6 +98,7 @@ RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("achieved_throughput", pa.string()),
     ("bound_reached", pa.bool_()),
     ("measured_throughput_exact", pa.string()),
+    ("node_port_models", pa.string()),
 )
 """Every column but the grid ones, with its Arrow type.
 
@@ -111,7 +112,8 @@ spent planning and replaying; ``scenario_document``, the resolved scenario as
 JSON (enough to rerun it).  Since 0.3.0 also the JSON result's ``label``,
 ``replay``, ``replay_cut``, ``achieved_throughput``, ``bound_reached`` and
 ``measured_throughput_exact`` (a store written by 0.2.0 reads back with these
-columns empty).
+columns empty), and ``node_port_models`` as JSON text (``{}`` when every node
+follows ``port_model``; empty in a store written before it).
 """
 
 
