@@ -82,30 +82,10 @@ def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]], *,
                 best[v] = i
         if any(best[v] < 0 for v in range(n) if v != root):
             return None
-        comp = [-1] * n
-        mark = [-1] * n
-        cycles = 0
-        for v in range(n):
-            x = v
-            while x != root and mark[x] == -1 and comp[x] == -1:
-                mark[x] = v
-                x = edges[best[x]][0]
-            if x != root and comp[x] == -1 and mark[x] == v:
-                y = x
-                while True:
-                    comp[y] = cycles
-                    y = edges[best[y]][0]
-                    if y == x:
-                        break
-                cycles += 1
+        comp, cycles, k = _components(root, [edges[b][0] if b >= 0 else -1 for b in best])
         if cycles == 0:
             chosen = [best[v] for v in range(n) if v != root]
             break
-        k = cycles
-        for v in range(n):
-            if comp[v] == -1:
-                comp[v] = k
-                k += 1
         contracted: list[tuple[int, int, W]] = []
         origin: list[int] = []
         for i, (u, v, w) in enumerate(edges):
@@ -121,6 +101,40 @@ def min_arborescence(n: int, root: int, edges: Sequence[tuple[int, int, W]], *,
         chosen += [best[v] for v in range(n)
                    if v != root and comp[v] < cycles and v not in entered]
     return chosen
+
+
+def _components(root: int, tail_of_best: Sequence[int]) -> tuple[list[int], int, int]:
+    """One contraction level of Chu–Liu/Edmonds, shared by the plain and the vectorised
+    loops: the cycles of the graph of each node's best incoming arc (``tail_of_best``,
+    ``-1`` at the root).
+
+    Returns ``(comp, cycles, k)``: the cycles are numbered ``0..cycles-1`` in the
+    order they are found, then every other node gets its own number, up to
+    ``k - 1``: ``comp[v]`` is ``v``'s node in the contracted graph of ``k`` nodes.
+    """
+    n = len(tail_of_best)
+    comp = [-1] * n
+    mark = [-1] * n
+    cycles = 0
+    for v in range(n):
+        x = v
+        while x != root and mark[x] == -1 and comp[x] == -1:
+            mark[x] = v
+            x = tail_of_best[x]
+        if x != root and comp[x] == -1 and mark[x] == v:
+            y = x
+            while True:
+                comp[y] = cycles
+                y = tail_of_best[y]
+                if y == x:
+                    break
+            cycles += 1
+    k = cycles
+    for v in range(n):
+        if comp[v] == -1:
+            comp[v] = k
+            k += 1
+    return comp, cycles, k
 
 
 def _free_first(n: int, root: int, edges: Sequence[tuple[int, int, W]]) -> list[int] | None:
@@ -185,31 +199,10 @@ def _vectorised(n: int, root: int, edges: Sequence[tuple[int, int, float]]
         best = best_arr.tolist()
         if any(best[v] < 0 for v in range(n) if v != root):
             return None
-        tail_of_best = [int(tails[b]) if b >= 0 else -1 for b in best]
-        comp = [-1] * n
-        mark = [-1] * n
-        cycles = 0
-        for v in range(n):
-            x = v
-            while x != root and mark[x] == -1 and comp[x] == -1:
-                mark[x] = v
-                x = tail_of_best[x]
-            if x != root and comp[x] == -1 and mark[x] == v:
-                y = x
-                while True:
-                    comp[y] = cycles
-                    y = tail_of_best[y]
-                    if y == x:
-                        break
-                cycles += 1
+        comp, cycles, k = _components(root, [int(tails[b]) if b >= 0 else -1 for b in best])
         if cycles == 0:
             chosen = [best[v] for v in range(n) if v != root]
             break
-        k = cycles
-        for v in range(n):
-            if comp[v] == -1:
-                comp[v] = k
-                k += 1
         comp_arr = np.asarray(comp, dtype=np.int64)
         origin = np.flatnonzero((comp_arr[tails] != comp_arr[heads]) & (heads != root))
         levels.append((n, root, heads, best, comp, cycles, origin))
