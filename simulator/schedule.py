@@ -19,7 +19,7 @@ from typing import Any, TypeAlias, cast
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PortsimError, ScheduleError, record_repr
 from portsim.simulator.items import Item, parse_item
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import MAX_TERM, format_rational, parse_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -649,12 +649,15 @@ class EventReader:
                         and (not slash or (bottom.isascii() and bottom.isdigit()
                                            and bottom.strip("0")))):
                     found = Fraction(int(top), int(bottom) if slash else 1)
+                    if found.numerator > MAX_TERM or found.denominator > MAX_TERM:
+                        # beyond the bound of every number read (SPEC): its message
+                        found = parse_rational(value, path=path, error=ScheduleError)
                 else:
                     found = parse_rational(value, path=path, error=ScheduleError)
                 if len(self._numbers) < 65536:
                     self._numbers[value] = found
             return found
-        if type(value) is int:
+        if type(value) is int and -MAX_TERM <= value <= MAX_TERM:
             return Fraction(value)
         return parse_rational(value, path=path, error=ScheduleError)
 

@@ -272,6 +272,16 @@ BAD_SCHEDULES = [
                  "events[0].kind", "'sned'", id="bad-kind"),
     pytest.param(HAND_WRITTEN.replace("part: 0.5", "part: 2"),
                  "events[2].part", "2", id="part-above-one"),
+    # every number of a file is bounded by 10^18 (SPEC, Numbers), an event's too: the
+    # plain integers and "p/q" texts its reader takes without the general parser were not
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: 0, duration: 10000000000000000000000}"),
+                 "events[0].duration", "(beyond +-10^18) (got 10000000000000000000000)",
+                 id="integer-beyond-bound"),
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: \"99999999999999999999/3\"}"),
+                 "events[0].start", "(beyond +-10^18) (got '99999999999999999999/3')",
+                 id="fraction-beyond-bound"),
+    pytest.param(HAND_WRITTEN.replace("part: \"1/2\"", "part: \"1/1000000000000000001\""),
+                 "events[1].part", "too fine", id="denominator-beyond-bound"),
     pytest.param(HAND_WRITTEN + "horizon: 3\n", "horizon", "'horizon'", id="unknown-top-key"),
     pytest.param(HAND_WRITTEN.replace("period: 2", "period: 0"), "period", "0",
                  id="zero-period"),
@@ -480,3 +490,20 @@ def test_a_json_schedule_is_read_as_json(tmp_path: Path, text: str, message: str
     with pytest.raises(ScheduleError) as caught:
         load_schedule(path)
     assert message in str(caught.value)
+
+
+def test_an_event_number_beyond_the_bound_from_python() -> None:
+    """``Schedule.from_dicts`` reads an event's plain integer as a file's: 10^18 is the
+    largest (``parse_rational`` refuses 10^18 + 1, and the event reader took it)."""
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+
+    def one(start: object) -> Schedule:
+        return Schedule.from_dicts(platform, operation, [
+            {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": start}])
+
+    assert one(10**18).events[0].start == 10**18
+    assert one("1000000000000000000/3").events[0].start == Fraction(10**18, 3)
+    for start in (10**18 + 1, -(10**18) - 1, "1000000000000000001/1"):
+        with pytest.raises(ScheduleError, match=r"^events\[0\]\.start: number is out of range"):
+            one(start)
