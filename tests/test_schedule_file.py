@@ -507,3 +507,54 @@ def test_an_event_number_beyond_the_bound_from_python() -> None:
     for start in (10**18 + 1, -(10**18) - 1, "1000000000000000001/1"):
         with pytest.raises(ScheduleError, match=r"^events\[0\]\.start: number is out of range"):
             one(start)
+
+
+BOM = "\ufeff"
+"""What Windows tools (PowerShell 5's ``Out-File -Encoding utf8``, Notepad) put first."""
+
+SCATTER_LINES = [
+    {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                  "links": [{"src": "S", "dst": "A", "c": 1}, {"src": "S", "dst": "B", "c": "2/3"}]},
+     "operation": {"type": "scatter", "source": "S"}},
+    {"kind": "send", "src": "S", "dst": "A", "item": "m[A]", "start": 0},
+    {"kind": "send", "src": "S", "dst": "B", "item": "m[B]", "start": 1},
+]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_byte_order_mark_is_read_in_every_form(tmp_path: Path, newline: str) -> None:
+    """A UTF-8 byte order mark opens a YAML file with no harm; a ``.json`` or ``.jsonl``
+    file (or JSON Lines on standard input) holding one was "invalid JSON: Unexpected UTF-8
+    BOM". Each reads as without it: S sends m[A] over [0, 1], m[B] over [1, 5/3]."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios.cli import main
+
+    header, *events = SCATTER_LINES
+    texts = {
+        "s.json": json.dumps({**header, "events": events}, indent=1),
+        "s.jsonl": "\n".join(json.dumps(line) for line in SCATTER_LINES) + "\n",
+        "s.yaml": yaml.safe_dump({**header, "events": events}),
+    }
+    for name, text in texts.items():
+        path = tmp_path / name
+        path.write_bytes((BOM + text).replace("\n", newline).encode("utf-8"))
+        schedule = load_schedule(path)
+        assert [e.start for e in schedule.events] == [0, 1], name
+        assert schedule.platform.cost("S", "B") == Fraction(2, 3)
+        for args, stdin in (([str(path)], None), (["-"], BOM + text)):
+            result = CliRunner().invoke(main, ["validate", *args, "--no-lp-bound",
+                                               "--format", "json"], input=stdin)
+            assert result.exit_code == 0, (name, args, result.output)
+            report = json.loads(result.stdout)
+            assert (report["feasible"], report["makespan"]) == (True, "5/3")
+
+
+def test_a_json_scenario_may_open_with_a_byte_order_mark(tmp_path: Path) -> None:
+    from portsim.scenarios import load_scenario
+
+    header = SCATTER_LINES[0]
+    path = tmp_path / "s.json"
+    path.write_text(BOM + json.dumps({"name": "bom", **header, "planners": ["flat"]}),
+                    encoding="utf-8")
+    assert load_scenario(path).platform.cost("S", "B") == Fraction(2, 3)
