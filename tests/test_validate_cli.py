@@ -945,3 +945,31 @@ def test_validate_function_warns_of_the_port_models_it_keeps() -> None:
                       r"\(bidirectional\)$"):
         report = check(follows, port_model="unidirectional", horizon=10)
     assert [(v.kind, v.node) for v in report.violations] == [("port_conflict", "A")]
+
+
+def test_reading_a_long_schedule_file_says_it_still_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a schedule file is a step as the replay is: 300,000 events of YAML take
+    about 25 s, which ``validate`` spent silent (off a terminal no line, on one no
+    spinner) before its first "replaying" line. The reading is slowed here, and the
+    line a step prints once it passes ``QUIET_SECONDS`` names it."""
+    import re
+    import time
+
+    import portsim.scenarios.cli as cli
+    import portsim.scenarios.loader as loader
+
+    plain = loader.read_document
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(1.0)
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "read_document", slow)
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.4)
+    code, out, err = validate(tmp_path, PERIODIC, "--no-lp-bound")
+    assert code == 0
+    assert "throughput: 1/2" in out
+    path = tmp_path / "schedule.yaml"
+    assert re.search(rf"^portsim: reading {re.escape(str(path))}: [01] s so far$", err,
+                     re.MULTILINE), err
