@@ -608,14 +608,18 @@ class _Run:
         assert horizon is not None
         period = self.to_time(self.schedule.period)
         n = self.schedule.instances_per_period
-        periods = math.ceil(horizon / period)
+        # Float time: a start within the tolerance of the horizon is at it (5 periods
+        # of 1/3 start at 1.6666666666666665, below the horizon 5/3 = 1.6666666666666667,
+        # and were played: an instance more begun, a conflict more counted).
+        end = horizon if self.exact else horizon - self.tol
+        periods = math.ceil(end / period)
         order = sorted((p for p in self.patterns if p.playable), key=_start_of)
         stride = self.stride
         for p in range(periods):
             base_time = p * period
             for pat in order:
                 start = base_time + pat.start
-                if start >= horizon:
+                if start >= end:
                     break
                 instance = (p - pat.lag) * n + pat.instance
                 if instance >= 0:
