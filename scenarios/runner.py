@@ -34,7 +34,12 @@ from typing import Any, TypeVar
 from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
-from portsim.simulator.engine import measure_series, replay, replay_asap_periodic
+from portsim.simulator.engine import (
+    extend_periodic,
+    measure_series,
+    replay,
+    replay_asap_periodic,
+)
 from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError, record_repr
 from portsim.simulator.numbers import format_rational, parse_rational, per_time
 from portsim.simulator.operations import Operation
@@ -413,8 +418,11 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
     the difference of the two counts is the completions per period, and
     ``completed(H) = completed(H') + m * (that difference)``.  Violations are
-    those of the ``H'`` replay: by then every pattern event has been played
-    at every lag, next to every other.
+    those of the ``H'`` replay (by then every pattern event has been played
+    at every lag, next to every other), counted as ``H`` would count them
+    (:func:`~portsim.simulator.engine.extend_periodic`: the repeats of each,
+    the instances an item misses, ``incomplete``), so that they read as
+    ``validate --horizon H`` gives them.
 
     Returns
     -------
@@ -462,6 +470,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True
     gain = last.completed - before.completed
     completed = last.completed + skipped * gain
     whole: Fraction | float = horizon if exact else float(horizon)
+    # the violations' repeats and missing instances counted over the whole horizon
+    last = extend_periodic(last, before, skipped, period)
     return replace(last, completed=completed,
                    instances=last.instances + skipped * (last.instances - before.instances),
                    horizon=whole, measured_throughput=per_time(completed, whole))

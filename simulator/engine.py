@@ -53,6 +53,7 @@ a shared machine).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -84,6 +85,7 @@ __all__ = [
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "check_schedule",
+    "extend_periodic",
     "measure_series",
     "parse_tolerance",
     "replay",
@@ -2241,6 +2243,67 @@ def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:
         if repeats.get(i) else v
         for i, v in enumerate(kept)
     )
+
+
+_REPEATED = re.compile(r" \(repeated in (\d+) later periods?\)$")
+"""The end :func:`_ordered_violations` gives a violation folded with its repeats."""
+
+_MORE = re.compile(r" \(and (\d+) more instances\)")
+"""What :func:`_report_incomplete` says of the other instances an item misses."""
+
+
+def extend_periodic(last: Report, before: Report, periods: int, period: Fraction) -> Report:
+    """``last``, a strict exact replay of a periodic schedule past its steady state,
+    as the replay ``periods`` periods longer gives it; ``before``: the replay one
+    period shorter than ``last``, also past the steady state.
+
+    Past the steady state each period repeats the one before: each violation
+    folded with its repeats (:func:`_ordered_violations`) gains as many as it
+    gained over ``before``'s last period, and so does each item an instance
+    misses at the end (:func:`_report_incomplete`), whose row moves to the
+    longer horizon's end, as ``end_time`` does; ``incomplete`` counts alike.
+    ``completed``, ``instances`` and ``completion_times`` are the caller's
+    (``portsim.scenarios.runner.replay_periodic``).  A violation of neither
+    kind is kept as it is: by the steady state every pattern event has met
+    every other at every lag.
+    """
+    if periods <= 0:
+        return last
+    shift = periods * period
+
+    def key(v: Violation) -> tuple[Any, ...]:
+        return (v.kind, v.events, v.node, v.resource.partition("#")[0])
+
+    def occurrences(v: Violation) -> int:
+        found = (_REPEATED.search(v.detail) if v.events else _MORE.search(v.detail))
+        return 1 + (int(found.group(1)) if found else 0)
+
+    earlier = {key(v): occurrences(v) for v in before.violations}
+    extended: list[Violation] = []
+    for v in last.violations:
+        seen = occurrences(v)
+        total = seen + periods * (seen - earlier.get(key(v), 0))
+        if v.events:  # one row a pattern event and resource, the later periods counted
+            if total != seen:
+                base = _REPEATED.sub("", v.detail)
+                v = replace(
+                    v, detail=f"{base} (repeated in {counted(total - 1, 'later period')})")
+        elif v.kind == ViolationKind.INCOMPLETE and v.time == last.end_time:
+            # an item missing at the end: as many more instances, named at the end
+            detail = v.detail
+            if total != seen:
+                more = f" (and {total - 1} more instances)"
+                detail = (_MORE.sub(more, detail, count=1) if _MORE.search(detail) else
+                          detail.replace(f"never holds {v.resource}",
+                                         f"never holds {v.resource}{more}", 1))
+            v = replace(v, detail=detail, time=v.time + shift)
+        extended.append(v)
+    extended.sort(key=lambda v: v.time)
+    end = last.end_time
+    return replace(
+        last, violations=tuple(extended),
+        incomplete=last.incomplete + periods * (last.incomplete - before.incomplete),
+        end_time=None if end is None else end + shift)
 
 
 def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> list[int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from portsim.scenarios.runner import replay_periodic
 from portsim.simulator.engine import replay
 from portsim.simulator.operations import Operation, OperationKind
 from portsim.simulator.platform import Platform
@@ -38,3 +39,44 @@ def test_float_replay_plays_no_event_starting_at_the_horizon() -> None:
         report = replay(schedule, horizon=Fraction(5, 3), exact=exact)
         assert (report.completed, report.unfinished, report.startup_skipped) == (4, 1, 1)
         assert report.feasible
+
+
+def test_run_counts_the_repeats_of_a_violation_over_the_whole_horizon() -> None:
+    """A -> B lasts 1/2 in a period of 1/3: A's play of period p (p >= 1) overlaps the
+    one before from p = 2 on, on A's send port and B's receive port.  Over 100 periods
+    (plays p = 1..99) that is 98 conflicts each: the first at 2/3, 97 later.  The
+    closed-form replay of `run` said "repeated in 2 later periods", its own short
+    replay's count, where `validate --horizon 100/3` said 97."""
+    schedule = chain("1/2", period="1/3")
+    horizon = Fraction(100, 3)
+    for exact in (True, False):
+        whole = replay(schedule, horizon=horizon, exact=exact)
+        closed = replay_periodic(schedule, horizon, exact=exact)
+        for report in (whole, closed):
+            assert [(v.kind, v.node, round(float(v.time), 12)) for v in report.violations] == [
+                ("port_conflict", "A", round(2 / 3, 12)), ("port_conflict", "B", round(2 / 3, 12))]
+            assert all(v.detail.endswith("(repeated in 97 later periods)")
+                       for v in report.violations)
+        assert [v.detail for v in closed.violations] == [v.detail for v in whole.violations]
+        assert closed.unfinished == whole.unfinished
+        assert closed.end_time == whole.end_time
+
+
+def test_run_counts_an_idle_slot_over_the_whole_horizon() -> None:
+    """Two instance slots a period of 1, no event for slot #1.  Slot #0's instance p
+    completes at p + 1 + 1/3 (S at p, A at p + 1), so 99 complete within 100 periods,
+    and slot #1 is expected as often: 99 instances never complete, the row at the end
+    of the last event (S's and A's sends of period 99 end at 99 + 1/3).  The closed
+    form said "(and 1 more instances)" at time 3 + 1/3, incomplete 2."""
+    schedule = chain("1/3", period="1", slots=2)
+    horizon = Fraction(100)
+    whole = replay(schedule, horizon=horizon)
+    closed = replay_periodic(schedule, horizon)
+    for report in (whole, closed):
+        assert (report.completed, report.incomplete) == (99, 99)
+        assert [(v.kind, v.node, v.time, v.resource) for v in report.violations] == [
+            ("incomplete", "A", Fraction(298, 3), "b#1"),
+            ("incomplete", "B", Fraction(298, 3), "b#1")]
+        assert all("never holds b#1 (and 98 more instances)" in v.detail
+                   for v in report.violations)
+    assert closed.violations == whole.violations

@@ -514,7 +514,8 @@ BOM = "\ufeff"
 
 SCATTER_LINES = [
     {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
-                  "links": [{"src": "S", "dst": "A", "c": 1}, {"src": "S", "dst": "B", "c": "2/3"}]},
+                  "links": [{"src": "S", "dst": "A", "c": 1},
+                            {"src": "S", "dst": "B", "c": "2/3"}]},
      "operation": {"type": "scatter", "source": "S"}},
     {"kind": "send", "src": "S", "dst": "A", "item": "m[A]", "start": 0},
     {"kind": "send", "src": "S", "dst": "B", "item": "m[B]", "start": 1},
