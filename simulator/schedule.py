@@ -671,6 +671,11 @@ class EventReader:
             allowed, required = _SEND_KEYS, ("src", "dst", "item", "start")
         elif kind == "compute":
             allowed, required = _COMPUTE_KEYS, ("node", "inputs", "output", "start")
+        elif "kind" not in data:  # a key misspelt ("Kind") says so, else the key missing
+            unknown = sorted(str(k) for k in data if k not in _SEND_KEYS | _COMPUTE_KEYS)
+            if unknown:
+                raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
+            raise ScheduleError("missing key (send or compute)", path=f"{path}.kind")
         else:
             raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
         if not allowed.issuperset(data):

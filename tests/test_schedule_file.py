@@ -280,6 +280,11 @@ BAD_SCHEDULES = [
     pytest.param(HAND_WRITTEN.replace("start: 0}", "start: \"99999999999999999999/3\"}"),
                  "events[0].start", "(beyond +-10^18) (got '99999999999999999999/3')",
                  id="fraction-beyond-bound"),
+    # no `kind`: "kind must be send or compute" named no key the file holds
+    pytest.param(HAND_WRITTEN.replace("kind: send, src: A", "Kind: send, src: A"),
+                 "events[0].Kind", "unknown key (got 'Kind')", id="kind-misspelt"),
+    pytest.param(HAND_WRITTEN.replace("kind: send, src: A", "src: A"),
+                 "events[0].kind", "missing key (send or compute)", id="kind-missing"),
     pytest.param(HAND_WRITTEN.replace("part: \"1/2\"", "part: \"1/1000000000000000001\""),
                  "events[1].part", "too fine", id="denominator-beyond-bound"),
     pytest.param(HAND_WRITTEN + "horizon: 3\n", "horizon", "'horizon'", id="unknown-top-key"),
