@@ -91,6 +91,7 @@ __all__ = [
     "replay",
     "replay_asap_periodic",
     "replay_one_shot",
+    "replay_periodic",
     "replay_series",
 ]
 
@@ -1219,12 +1220,104 @@ def replay(
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
+    period = schedule.period
+    if (mode == "strict" and h is not None and period is not None
+            and math.ceil(h / period) * len(schedule.events) > MAX_REPLAY_EVENTS):
+        # too long to play every period: up to the steady state, the rest in closed form
+        return replay_periodic(schedule, h, exact=exact, port_model=model, tolerance=slack)
     # The collector paused (see that module) until the replay's records are
     # freed: _play's result is a temporary, gone before the block exits.
     with paused_collection():
         return _conclude(*_play(schedule, mode, exact, h, model,
                                 explicit_horizon=horizon is not None, tolerance=slack),
                          mode, record_starts)
+
+
+def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact: bool = True,
+                    port_model: PortModel | str | None = None,
+                    tolerance: Fraction | int | float | str | None = None) -> Report:
+    """Strict replay of a periodic schedule over ``horizon``, in a time independent of it.
+
+    Instance ``q * n + j`` (period ``q``, slot ``j``) is played at the same
+    offsets from ``q * T`` as instance ``j``, so it completes at ``q * T +
+    off(j)`` with ``off(j)`` at most ``settle``, the latest end of a pattern
+    event counted from the start of its instance's first period.  Past
+    ``settle`` each period therefore adds the same number of completions.
+    The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
+    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
+    the difference of the two counts is the completions per period, and
+    ``completed(H) = completed(H') + m * (that difference)``.  Violations are
+    those of the ``H'`` replay (by then every pattern event has been played
+    at every lag, next to every other), counted as ``H`` would count them
+    (:func:`extend_periodic`: the repeats of each, the instances an item
+    misses, ``incomplete``), as the replay of every period counts them.
+    ``portsim run`` measures every periodic schedule so; :func:`replay` (and
+    ``validate --horizon H``) a strict one whose horizon holds more than
+    :data:`MAX_REPLAY_EVENTS` events, which it would otherwise refuse.
+
+    Returns
+    -------
+    Report
+        As :func:`replay` over ``horizon`` (``completed``, ``instances``,
+        ``measured_throughput``, ``horizon``, ``end_time`` and the violations
+        for the whole horizon; ``completion_times`` those of the ``H'`` replay).
+
+    Raises
+    ------
+    ScheduleError
+        As :func:`replay`, e.g. when even ``H'`` needs more events than the
+        engine replays.
+    """
+    check_schedule(schedule)
+    period = schedule.period
+    if period is None:
+        raise ScheduleError("replay_periodic needs a periodic schedule")
+    horizon = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if horizon <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(horizon))
+    model = None if port_model is None else PortModel.parse(port_model, path="port_model")
+    slack = parse_tolerance(tolerance, exact=exact)
+
+    def whole(h: Fraction) -> Report:  # every period up to h (not this function again)
+        with paused_collection():
+            return _conclude(*_play(schedule, "strict", exact, h, model,
+                                    explicit_horizon=True, tolerance=slack), "strict", False)
+
+    platform, size = schedule.platform, schedule.operation.size
+    settle = Fraction(0)
+    for e in schedule.events:
+        # The engine's one rule (latency + part of size / bandwidth), not c * size * part:
+        # that leaves out the latency of a part and puts ``settle`` too early.
+        duration = (platform.duration(e.src, e.dst, size, e.part) if isinstance(e, Send)
+                    and platform.has_link(e.src, e.dst) else
+                    platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
+                    else Fraction(0))
+        settle = max(settle, e.lag * period + e.start + duration)
+    skipped = math.floor((horizon - settle) / period) - 1
+    if skipped <= 0:
+        return whole(horizon)
+    short = horizon - skipped * period
+    try:
+        last = whole(short)
+        before = whole(short - period)
+    except ScheduleError as err:
+        if err.path != "horizon":
+            raise
+        # ``short`` is the least horizon that checks the steady state, whatever
+        # the horizon asked: a shorter one is no advice (the period is too full).
+        raise ScheduleError(
+            f"{err.message.removesuffix(': give a shorter horizon')}, and those are the "
+            f"fewest periods that check its steady state: a schedule of fewer events a "
+            f"period can be checked (lp: the option max_events or period)",
+            path="events", value=len(schedule.events)) from None
+    gain = last.completed - before.completed
+    completed = last.completed + skipped * gain
+    whole: Fraction | float = horizon if exact else float(horizon)
+    # the violations' repeats and missing instances counted over the whole horizon
+    last = extend_periodic(last, before, skipped, period)
+    return replace(last, completed=completed,
+                   instances=last.instances + skipped * (last.instances - before.instances),
+                   horizon=whole, measured_throughput=per_time(completed, whole))
 
 
 def parse_tolerance(tolerance: object, *, exact: bool = True,
@@ -2263,7 +2356,7 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
     misses at the end (:func:`_report_incomplete`), whose row moves to the
     longer horizon's end, as ``end_time`` does; ``incomplete`` counts alike.
     ``completed``, ``instances`` and ``completion_times`` are the caller's
-    (``portsim.scenarios.runner.replay_periodic``).  A violation of neither
+    (:func:`replay_periodic`).  A violation of neither
     kind is kept as it is: by the steady state every pattern event has met
     every other at every lag.
     """

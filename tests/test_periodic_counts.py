@@ -8,7 +8,9 @@ in floats.  The figures below are counted by hand from the schedules' times.
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 
 from portsim.scenarios.runner import replay_periodic
 from portsim.simulator.engine import replay
@@ -80,3 +82,36 @@ def test_run_counts_an_idle_slot_over_the_whole_horizon() -> None:
         assert all("never holds b#1 (and 98 more instances)" in v.detail
                    for v in report.violations)
     assert closed.violations == whole.violations
+
+
+def test_validate_takes_a_horizon_of_a_billion_as_run_does(tmp_path: Path) -> None:
+    """`run --horizon 1000000000` counts a periodic schedule in closed form; `validate
+    --horizon 1000000000` (and ``simulator.validate``) refused it: "replaying 3000000000
+    periods of 2 events exceeds the cap".  By hand, period 1/3: instance p completes at
+    (p + 2) / 3, so 3 * 10^9 - 1 of them by 10^9, instance 3 * 10^9 - 1 begun and
+    unfinished; with A -> B lasting 1/2, plays 1 .. 3 * 10^9 - 1 of A, each from the
+    second on overlapping the one before: 3 * 10^9 - 3 repeats of the first conflict."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios import dump_schedule
+    from portsim.scenarios.cli import main
+    from portsim.simulator.validation import validate
+
+    billion = 10**9
+    feasible, clashing = chain("1/3", period="1/3"), chain("1/2", period="1/3")
+    report = validate(feasible, horizon=billion)
+    assert (report.completed, report.unfinished, report.feasible) == (3 * billion - 1, 1, True)
+    assert report.measured_throughput_exact == Fraction(3 * billion - 1, billion)
+    assert report.throughput == 3
+    assert replay_periodic(feasible, Fraction(billion)) == report  # what run counts
+    report = validate(clashing, horizon=billion)
+    assert [v.detail.rpartition(" (")[2] for v in report.violations] == [
+        f"repeated in {3 * billion - 3} later periods)"] * 2
+    path = tmp_path / "s.yaml"
+    dump_schedule(feasible, path)
+    result = CliRunner().invoke(main, ["validate", str(path), "--horizon", str(billion),
+                                       "--no-lp-bound", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (document["completed"], document["measured_throughput_exact"]) == (
+        3 * billion - 1, f"{3 * billion - 1}/{billion}")
