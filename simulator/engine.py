@@ -1233,6 +1233,16 @@ def replay(
                          mode, record_starts)
 
 
+def _gap_in_instances(numbers: list[int]) -> None:
+    """Refuse a series of a one-shot schedule whose instances (distinct, sorted) are
+    not 0..c-1, naming the first one no event names."""
+    missing = next(i for i, n in enumerate(numbers) if n != i)
+    shown = ", ".join(f"#{n}" for n in numbers[:4]) + (", ..." if len(numbers) > 4 else "")
+    raise ScheduleError(f"a series repeats a one-shot schedule of instances 0..c-1 only, "
+                        f"and no event names instance #{missing} (the schedule's "
+                        f"{counted(len(numbers), 'instance')}: {shown})", path="events")
+
+
 def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact: bool = True,
                     port_model: PortModel | str | None = None,
                     tolerance: Fraction | int | float | str | None = None) -> Report:
@@ -1495,8 +1505,10 @@ def replay_series(
     per_run = len(numbers)  # instances of one copy: 0..per_run-1
     # Distinct and sorted, they are 0..per_run-1 when the last is per_run-1
     # (listing range(numbers[-1] + 1) took all memory for one instance #10^17).
-    if schedule.period is not None or numbers[-1] != per_run - 1:
+    if schedule.period is not None:
         raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
+    if numbers[-1] != per_run - 1:
+        _gap_in_instances(numbers)
     if not schedule.events:
         raise ScheduleError("an empty schedule has no series to measure: the operation "
                             "needs no communication and completes at time 0")

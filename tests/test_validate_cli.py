@@ -478,8 +478,25 @@ def test_series_of_a_one_shot_schedule_of_a_large_instance_number(tmp_path: Path
     code, out, err = validate(tmp_path, text, "--horizon", "100")
     assert (code, out) == (2, "")
     assert err.strip().splitlines() == [
-        f"portsim: error: {tmp_path / 'schedule.yaml'}: a series repeats a one-shot schedule "
-        "of instances 0..c-1 only"]
+        f"portsim: error: {tmp_path / 'schedule.yaml'}: events: a series repeats a one-shot "
+        "schedule of instances 0..c-1 only, and no event names instance #0 (the schedule's "
+        "1 instance: #999999999999999999)"]
+
+
+def test_series_of_a_one_shot_schedule_missing_an_instance(tmp_path: Path) -> None:
+    """Instances #0 and #2 and no #1 (the writer's tool skipped one): checked whole, the
+    schedule is feasible and complete; its series is refused, and the line named no key
+    and not the instance missing."""
+    text = TWO_NODES.replace("period: 1\n", "") + (
+        "events:\n  - {kind: send, src: A, dst: B, item: b, start: 0}\n"
+        "  - {kind: send, src: A, dst: B, item: 'b#2', start: 1}\n")
+    assert validate(tmp_path, text)[0] == 0
+    code, out, err = validate(tmp_path, text, "--horizon", "100")
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        f"portsim: error: {tmp_path / 'schedule.yaml'}: events: a series repeats a one-shot "
+        "schedule of instances 0..c-1 only, and no event names instance #1 (the schedule's "
+        "2 instances: #0, #2)"]
 
 
 MIXED_RELAY = """
