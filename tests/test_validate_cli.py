@@ -982,11 +982,11 @@ def test_reading_a_long_schedule_file_says_it_still_runs(
     plain = loader.read_document
 
     def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
-        time.sleep(1.0)
+        time.sleep(0.5)
         return plain(*args, **kwargs)
 
     monkeypatch.setattr(loader, "read_document", slow)
-    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.4)
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.1)
     code, out, err = validate(tmp_path, PERIODIC, "--no-lp-bound")
     assert code == 0
     assert "throughput: 1/2" in out
