@@ -670,7 +670,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     h = _positive(horizon, "--horizon")
     slack = _guarded(lambda: parse_tolerance(tolerance, exact=not float_time,
                                                     path="--tolerance"))
-    loaded = _guarded(lambda: _load_schedule(schedule))
+    # 100,000 events of YAML take about 10 s to read; no spinner over what a user types
+    typed = str(schedule) == "-" and sys.stdin.isatty()
+    with contextlib.nullcontext(lambda _: None) if typed else _activity() as show:
+        show(f"reading {schedule}")
+        loaded = _guarded(lambda: _load_schedule(schedule))
     _warn_kept_port_models(loaded.platform, port_model)
 
     def replayed() -> Report:

@@ -331,7 +331,8 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
     """
     source = file_name(path, error=error)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (Windows tools write one) is no JSON
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise error("file not found", source=source) from None
     except (OSError, UnicodeDecodeError) as err:

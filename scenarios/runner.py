@@ -34,13 +34,18 @@ from typing import Any, TypeVar
 from portsim.planners.base import Planner, PlanResult, reaches_bound
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
-from portsim.simulator.engine import measure_series, replay, replay_asap_periodic
+from portsim.simulator.engine import (
+    measure_series,
+    replay,
+    replay_asap_periodic,
+    replay_periodic,
+)
 from portsim.simulator.errors import PlannerError, ScenarioError, ScheduleError, record_repr
-from portsim.simulator.numbers import format_rational, parse_rational, per_time
+from portsim.simulator.numbers import format_rational, parse_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import Platform
 from portsim.simulator.report import Report, Violation, own_port_models
-from portsim.simulator.schedule import Compute, Schedule, Send
+from portsim.simulator.schedule import Schedule
 
 __all__ = [
     "DEFAULT_HORIZON_LENGTHS",
@@ -403,72 +408,6 @@ def _shown(value: object) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def replay_periodic(schedule: Schedule, horizon: Fraction, *, exact: bool = True) -> Report:
-    """Strict replay of a periodic schedule over ``horizon``, in a time independent of it.
-
-    Instance ``q * n + j`` (period ``q``, slot ``j``) is played at the same
-    offsets from ``q * T`` as instance ``j``, so it completes at ``q * T +
-    off(j)`` with ``off(j)`` at most ``settle``, the latest end of a pattern
-    event counted from the start of its instance's first period.  Past
-    ``settle`` each period therefore adds the same number of completions.
-    The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
-    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
-    the difference of the two counts is the completions per period, and
-    ``completed(H) = completed(H') + m * (that difference)``.  Violations are
-    those of the ``H'`` replay: by then every pattern event has been played
-    at every lag, next to every other.
-
-    Returns
-    -------
-    Report
-        As :func:`portsim.simulator.engine.replay` over ``horizon`` (``completed``,
-        ``instances``, ``measured_throughput`` and ``horizon`` for the whole
-        horizon; ``completion_times`` those of the ``H'`` replay).
-
-    Raises
-    ------
-    ScheduleError
-        As :func:`portsim.simulator.engine.replay`, e.g. when even ``H'`` needs more
-        events than the engine replays.
-    """
-    period = schedule.period
-    if period is None:
-        raise ScheduleError("replay_periodic needs a periodic schedule")
-    platform, size = schedule.platform, schedule.operation.size
-    settle = Fraction(0)
-    for e in schedule.events:
-        # The engine's one rule (latency + part of size / bandwidth), not c * size * part:
-        # that leaves out the latency of a part and puts ``settle`` too early.
-        duration = (platform.duration(e.src, e.dst, size, e.part) if isinstance(e, Send)
-                    and platform.has_link(e.src, e.dst) else
-                    platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
-                    else Fraction(0))
-        settle = max(settle, e.lag * period + e.start + duration)
-    skipped = math.floor((horizon - settle) / period) - 1
-    if skipped <= 0:
-        return replay(schedule, horizon=horizon, exact=exact)
-    short = horizon - skipped * period
-    try:
-        last = replay(schedule, horizon=short, exact=exact)
-        before = replay(schedule, horizon=short - period, exact=exact)
-    except ScheduleError as err:
-        if err.path != "horizon":
-            raise
-        # ``short`` is the least horizon that checks the steady state, whatever
-        # the horizon asked: a shorter one is no advice (the period is too full).
-        raise ScheduleError(
-            f"{err.message.removesuffix(': give a shorter horizon')}, and those are the "
-            f"fewest periods that check its steady state: a schedule of fewer events a "
-            f"period can be checked (lp: the option max_events or period)",
-            path="events", value=len(schedule.events)) from None
-    gain = last.completed - before.completed
-    completed = last.completed + skipped * gain
-    whole: Fraction | float = horizon if exact else float(horizon)
-    return replace(last, completed=completed,
-                   instances=last.instances + skipped * (last.instances - before.instances),
-                   horizon=whole, measured_throughput=per_time(completed, whole))
 
 
 def run_planner(

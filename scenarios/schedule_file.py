@@ -78,6 +78,9 @@ __all__ = [
 JSONL_SUFFIX = ".jsonl"
 """File names ending so hold a schedule in the JSON Lines form."""
 
+_BOM = "\ufeff"
+"""The byte order mark Windows tools put first in a UTF-8 file, which JSON refuses."""
+
 JSON_SUFFIX = ".json"
 """:func:`dump_schedule` writes a path ending so as one JSON document, and
 :func:`load_schedule` reads it back as JSON (duplicate keys refused)."""
@@ -125,7 +128,8 @@ def _load_jsonl(path: str | os.PathLike[str]) -> Schedule:
     """
     source = os.fspath(path)
     try:
-        stream = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+        # utf-8-sig: a byte order mark opening the first line is no JSON
+        stream = open(path, encoding="utf-8-sig")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         raise ScheduleError("file not found", source=source) from None
     except OSError as err:
@@ -146,7 +150,7 @@ def is_jsonl(text: str) -> bool:
     >>> is_jsonl('{"operation": {"type": "broadcast"}, "events": []}\n')
     False
     """
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in text.removeprefix(_BOM).splitlines() if line.strip()]
     if len(lines) < 2 or not lines[0].lstrip().startswith("{"):
         return False
     try:
@@ -163,7 +167,7 @@ def load_schedule_text(text: str, *, source: str = "<stdin>",
     ``base_dir``.  A schedule in one YAML document is read by
     :func:`load_schedule` from a file.
     """
-    return _read_jsonl(io.StringIO(text), source, Path(base_dir))
+    return _read_jsonl(io.StringIO(text.removeprefix(_BOM)), source, Path(base_dir))
 
 
 def _read_jsonl(stream: Iterable[str], source: str, base_dir: Path) -> Schedule:

@@ -53,6 +53,7 @@ a shared machine).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -84,11 +85,13 @@ __all__ = [
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "check_schedule",
+    "extend_periodic",
     "measure_series",
     "parse_tolerance",
     "replay",
     "replay_asap_periodic",
     "replay_one_shot",
+    "replay_periodic",
     "replay_series",
 ]
 
@@ -608,14 +611,18 @@ class _Run:
         assert horizon is not None
         period = self.to_time(self.schedule.period)
         n = self.schedule.instances_per_period
-        periods = math.ceil(horizon / period)
+        # Float time: a start within the tolerance of the horizon is at it (5 periods
+        # of 1/3 start at 1.6666666666666665, below the horizon 5/3 = 1.6666666666666667,
+        # and were played: an instance more begun, a conflict more counted).
+        end = horizon if self.exact else horizon - self.tol
+        periods = math.ceil(end / period)
         order = sorted((p for p in self.patterns if p.playable), key=_start_of)
         stride = self.stride
         for p in range(periods):
             base_time = p * period
             for pat in order:
                 start = base_time + pat.start
-                if start >= horizon:
+                if start >= end:
                     break
                 instance = (p - pat.lag) * n + pat.instance
                 if instance >= 0:
@@ -1213,12 +1220,114 @@ def replay(
         raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
+    period = schedule.period
+    if (mode == "strict" and h is not None and period is not None
+            and math.ceil(h / period) * len(schedule.events) > MAX_REPLAY_EVENTS):
+        # too long to play every period: up to the steady state, the rest in closed form
+        return replay_periodic(schedule, h, exact=exact, port_model=model, tolerance=slack)
     # The collector paused (see that module) until the replay's records are
     # freed: _play's result is a temporary, gone before the block exits.
     with paused_collection():
         return _conclude(*_play(schedule, mode, exact, h, model,
                                 explicit_horizon=horizon is not None, tolerance=slack),
                          mode, record_starts)
+
+
+def _gap_in_instances(numbers: list[int]) -> None:
+    """Refuse a series of a one-shot schedule whose instances (distinct, sorted) are
+    not 0..c-1, naming the first one no event names."""
+    missing = next(i for i, n in enumerate(numbers) if n != i)
+    shown = ", ".join(f"#{n}" for n in numbers[:4]) + (", ..." if len(numbers) > 4 else "")
+    raise ScheduleError(f"a series repeats a one-shot schedule of instances 0..c-1 only, "
+                        f"and no event names instance #{missing} (the schedule's "
+                        f"{counted(len(numbers), 'instance')}: {shown})", path="events")
+
+
+def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact: bool = True,
+                    port_model: PortModel | str | None = None,
+                    tolerance: Fraction | int | float | str | None = None) -> Report:
+    """Strict replay of a periodic schedule over ``horizon``, in a time independent of it.
+
+    Instance ``q * n + j`` (period ``q``, slot ``j``) is played at the same
+    offsets from ``q * T`` as instance ``j``, so it completes at ``q * T +
+    off(j)`` with ``off(j)`` at most ``settle``, the latest end of a pattern
+    event counted from the start of its instance's first period.  Past
+    ``settle`` each period therefore adds the same number of completions.
+    The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
+    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
+    the difference of the two counts is the completions per period, and
+    ``completed(H) = completed(H') + m * (that difference)``.  Violations are
+    those of the ``H'`` replay (by then every pattern event has been played
+    at every lag, next to every other), counted as ``H`` would count them
+    (:func:`extend_periodic`: the repeats of each, the instances an item
+    misses, ``incomplete``), as the replay of every period counts them.
+    ``portsim run`` measures every periodic schedule so; :func:`replay` (and
+    ``validate --horizon H``) a strict one whose horizon holds more than
+    :data:`MAX_REPLAY_EVENTS` events, which it would otherwise refuse.
+
+    Returns
+    -------
+    Report
+        As :func:`replay` over ``horizon`` (``completed``, ``instances``,
+        ``measured_throughput``, ``horizon``, ``end_time`` and the violations
+        for the whole horizon; ``completion_times`` those of the ``H'`` replay).
+
+    Raises
+    ------
+    ScheduleError
+        As :func:`replay`, e.g. when even ``H'`` needs more events than the
+        engine replays.
+    """
+    check_schedule(schedule)
+    period = schedule.period
+    if period is None:
+        raise ScheduleError("replay_periodic needs a periodic schedule")
+    horizon = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if horizon <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(horizon))
+    model = None if port_model is None else PortModel.parse(port_model, path="port_model")
+    slack = parse_tolerance(tolerance, exact=exact)
+
+    def every_period(h: Fraction) -> Report:  # every period up to h (not this function again)
+        with paused_collection():
+            return _conclude(*_play(schedule, "strict", exact, h, model,
+                                    explicit_horizon=True, tolerance=slack), "strict", False)
+
+    platform, size = schedule.platform, schedule.operation.size
+    settle = Fraction(0)
+    for e in schedule.events:
+        # The engine's one rule (latency + part of size / bandwidth), not c * size * part:
+        # that leaves out the latency of a part and puts ``settle`` too early.
+        duration = (platform.duration(e.src, e.dst, size, e.part) if isinstance(e, Send)
+                    and platform.has_link(e.src, e.dst) else
+                    platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
+                    else Fraction(0))
+        settle = max(settle, e.lag * period + e.start + duration)
+    skipped = math.floor((horizon - settle) / period) - 1
+    if skipped <= 0:
+        return every_period(horizon)
+    short = horizon - skipped * period
+    try:
+        last = every_period(short)
+        before = every_period(short - period)
+    except ScheduleError as err:
+        if err.path != "horizon":
+            raise
+        # ``short`` is the least horizon that checks the steady state, whatever
+        # the horizon asked: a shorter one is no advice (the period is too full).
+        raise ScheduleError(
+            f"{err.message.removesuffix(': give a shorter horizon')}, and those are the "
+            f"fewest periods that check its steady state: a schedule of fewer events a "
+            f"period can be checked (lp: the option max_events or period)",
+            path="events", value=len(schedule.events)) from None
+    gain = last.completed - before.completed
+    completed = last.completed + skipped * gain
+    whole: Fraction | float = horizon if exact else float(horizon)
+    # the violations' repeats and missing instances counted over the whole horizon
+    last = extend_periodic(last, before, skipped, period)
+    return replace(last, completed=completed,
+                   instances=last.instances + skipped * (last.instances - before.instances),
+                   horizon=whole, measured_throughput=per_time(completed, whole))
 
 
 def parse_tolerance(tolerance: object, *, exact: bool = True,
@@ -1396,8 +1505,10 @@ def replay_series(
     per_run = len(numbers)  # instances of one copy: 0..per_run-1
     # Distinct and sorted, they are 0..per_run-1 when the last is per_run-1
     # (listing range(numbers[-1] + 1) took all memory for one instance #10^17).
-    if schedule.period is not None or numbers[-1] != per_run - 1:
+    if schedule.period is not None:
         raise ScheduleError("a series repeats a one-shot schedule of instances 0..c-1 only")
+    if numbers[-1] != per_run - 1:
+        _gap_in_instances(numbers)
     if not schedule.events:
         raise ScheduleError("an empty schedule has no series to measure: the operation "
                             "needs no communication and completes at time 0")
@@ -2239,6 +2350,67 @@ def _ordered_violations(run: _Run, *, periodic: bool) -> tuple[Violation, ...]:
         if repeats.get(i) else v
         for i, v in enumerate(kept)
     )
+
+
+_REPEATED = re.compile(r" \(repeated in (\d+) later periods?\)$")
+"""The end :func:`_ordered_violations` gives a violation folded with its repeats."""
+
+_MORE = re.compile(r" \(and (\d+) more instances\)")
+"""What :func:`_report_incomplete` says of the other instances an item misses."""
+
+
+def extend_periodic(last: Report, before: Report, periods: int, period: Fraction) -> Report:
+    """``last``, a strict exact replay of a periodic schedule past its steady state,
+    as the replay ``periods`` periods longer gives it; ``before``: the replay one
+    period shorter than ``last``, also past the steady state.
+
+    Past the steady state each period repeats the one before: each violation
+    folded with its repeats (:func:`_ordered_violations`) gains as many as it
+    gained over ``before``'s last period, and so does each item an instance
+    misses at the end (:func:`_report_incomplete`), whose row moves to the
+    longer horizon's end, as ``end_time`` does; ``incomplete`` counts alike.
+    ``completed``, ``instances`` and ``completion_times`` are the caller's
+    (:func:`replay_periodic`).  A violation of neither
+    kind is kept as it is: by the steady state every pattern event has met
+    every other at every lag.
+    """
+    if periods <= 0:
+        return last
+    shift = periods * period
+
+    def key(v: Violation) -> tuple[Any, ...]:
+        return (v.kind, v.events, v.node, v.resource.partition("#")[0])
+
+    def occurrences(v: Violation) -> int:
+        found = (_REPEATED.search(v.detail) if v.events else _MORE.search(v.detail))
+        return 1 + (int(found.group(1)) if found else 0)
+
+    earlier = {key(v): occurrences(v) for v in before.violations}
+    extended: list[Violation] = []
+    for v in last.violations:
+        seen = occurrences(v)
+        total = seen + periods * (seen - earlier.get(key(v), 0))
+        if v.events:  # one row a pattern event and resource, the later periods counted
+            if total != seen:
+                base = _REPEATED.sub("", v.detail)
+                v = replace(
+                    v, detail=f"{base} (repeated in {counted(total - 1, 'later period')})")
+        elif v.kind == ViolationKind.INCOMPLETE and v.time == last.end_time:
+            # an item missing at the end: as many more instances, named at the end
+            detail = v.detail
+            if total != seen:
+                more = f" (and {total - 1} more instances)"
+                detail = (_MORE.sub(more, detail, count=1) if _MORE.search(detail) else
+                          detail.replace(f"never holds {v.resource}",
+                                         f"never holds {v.resource}{more}", 1))
+            v = replace(v, detail=detail, time=v.time + shift)
+        extended.append(v)
+    extended.sort(key=lambda v: v.time)
+    end = last.end_time
+    return replace(
+        last, violations=tuple(extended),
+        incomplete=last.incomplete + periods * (last.incomplete - before.incomplete),
+        end_time=None if end is None else end + shift)
 
 
 def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> list[int]:

@@ -19,7 +19,7 @@ from typing import Any, TypeAlias, cast
 from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import PortsimError, ScheduleError, record_repr
 from portsim.simulator.items import Item, parse_item
-from portsim.simulator.numbers import format_rational, parse_rational
+from portsim.simulator.numbers import MAX_TERM, format_rational, parse_rational
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform
 
@@ -649,12 +649,15 @@ class EventReader:
                         and (not slash or (bottom.isascii() and bottom.isdigit()
                                            and bottom.strip("0")))):
                     found = Fraction(int(top), int(bottom) if slash else 1)
+                    if found.numerator > MAX_TERM or found.denominator > MAX_TERM:
+                        # beyond the bound of every number read (SPEC): its message
+                        found = parse_rational(value, path=path, error=ScheduleError)
                 else:
                     found = parse_rational(value, path=path, error=ScheduleError)
                 if len(self._numbers) < 65536:
                     self._numbers[value] = found
             return found
-        if type(value) is int:
+        if type(value) is int and -MAX_TERM <= value <= MAX_TERM:
             return Fraction(value)
         return parse_rational(value, path=path, error=ScheduleError)
 
@@ -668,6 +671,11 @@ class EventReader:
             allowed, required = _SEND_KEYS, ("src", "dst", "item", "start")
         elif kind == "compute":
             allowed, required = _COMPUTE_KEYS, ("node", "inputs", "output", "start")
+        elif "kind" not in data:  # a key misspelt ("Kind") says so, else the key missing
+            unknown = sorted(str(k) for k in data if k not in _SEND_KEYS | _COMPUTE_KEYS)
+            if unknown:
+                raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
+            raise ScheduleError("missing key (send or compute)", path=f"{path}.kind")
         else:
             raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
         if not allowed.issuperset(data):

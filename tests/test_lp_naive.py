@@ -376,17 +376,29 @@ def test_latency_link_costs_its_duration_as_in_lp(size: Fraction, bound: Fractio
 
 def _spy_strict_horizons(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Fraction], Any]:
     """The horizons of the strict replays the runner makes from now on (a list it
-    fills), and the real ``replay`` for the test's own whole-horizon replay."""
-    from portsim.scenarios import runner
+    fills), and the real ``replay`` for the test's own whole-horizon replay.
+
+    Every strict replay of a horizon goes through the engine's ``_play``, the
+    closed form's short replays too (``replay_periodic``, in the engine), so the
+    spy sits there; the test's own replay is not recorded."""
+    import portsim.simulator.engine as engine
     horizons: list[Fraction] = []
-    real = runner.replay
+    plain = engine._play
+    recording = [True]
 
-    def spy(schedule, **kw):  # type: ignore[no-untyped-def]
-        if kw.get("mode", "strict") == "strict" and kw.get("horizon") is not None:
-            horizons.append(Fraction(kw["horizon"]))
-        return real(schedule, **kw)
+    def spy(schedule, mode, exact, h, *args, **kw):  # type: ignore[no-untyped-def]
+        if recording[0] and mode == "strict" and kw.get("explicit_horizon"):
+            horizons.append(Fraction(h))
+        return plain(schedule, mode, exact, h, *args, **kw)
 
-    monkeypatch.setattr(runner, "replay", spy)
+    def real(schedule, **kw):  # type: ignore[no-untyped-def]
+        recording[0] = False
+        try:
+            return engine.replay(schedule, **kw)
+        finally:
+            recording[0] = True
+
+    monkeypatch.setattr(engine, "_play", spy)
     return horizons, real
 
 

@@ -272,6 +272,21 @@ BAD_SCHEDULES = [
                  "events[0].kind", "'sned'", id="bad-kind"),
     pytest.param(HAND_WRITTEN.replace("part: 0.5", "part: 2"),
                  "events[2].part", "2", id="part-above-one"),
+    # every number of a file is bounded by 10^18 (SPEC, Numbers), an event's too: the
+    # plain integers and "p/q" texts its reader takes without the general parser were not
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: 0, duration: 10000000000000000000000}"),
+                 "events[0].duration", "(beyond +-10^18) (got 10000000000000000000000)",
+                 id="integer-beyond-bound"),
+    pytest.param(HAND_WRITTEN.replace("start: 0}", "start: \"99999999999999999999/3\"}"),
+                 "events[0].start", "(beyond +-10^18) (got '99999999999999999999/3')",
+                 id="fraction-beyond-bound"),
+    # no `kind`: "kind must be send or compute" named no key the file holds
+    pytest.param(HAND_WRITTEN.replace("kind: send, src: A", "Kind: send, src: A"),
+                 "events[0].Kind", "unknown key (got 'Kind')", id="kind-misspelt"),
+    pytest.param(HAND_WRITTEN.replace("kind: send, src: A", "src: A"),
+                 "events[0].kind", "missing key (send or compute)", id="kind-missing"),
+    pytest.param(HAND_WRITTEN.replace("part: \"1/2\"", "part: \"1/1000000000000000001\""),
+                 "events[1].part", "too fine", id="denominator-beyond-bound"),
     pytest.param(HAND_WRITTEN + "horizon: 3\n", "horizon", "'horizon'", id="unknown-top-key"),
     pytest.param(HAND_WRITTEN.replace("period: 2", "period: 0"), "period", "0",
                  id="zero-period"),
@@ -480,3 +495,72 @@ def test_a_json_schedule_is_read_as_json(tmp_path: Path, text: str, message: str
     with pytest.raises(ScheduleError) as caught:
         load_schedule(path)
     assert message in str(caught.value)
+
+
+def test_an_event_number_beyond_the_bound_from_python() -> None:
+    """``Schedule.from_dicts`` reads an event's plain integer as a file's: 10^18 is the
+    largest (``parse_rational`` refuses 10^18 + 1, and the event reader took it)."""
+    platform = Platform.build(["A", "B"], [("A", "B", 1)])
+    operation = Operation(OperationKind.BROADCAST, source="A").resolve(platform)
+
+    def one(start: object) -> Schedule:
+        return Schedule.from_dicts(platform, operation, [
+            {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": start}])
+
+    assert one(10**18).events[0].start == 10**18
+    assert one("1000000000000000000/3").events[0].start == Fraction(10**18, 3)
+    for start in (10**18 + 1, -(10**18) - 1, "1000000000000000001/1"):
+        with pytest.raises(ScheduleError, match=r"^events\[0\]\.start: number is out of range"):
+            one(start)
+
+
+BOM = "\ufeff"
+"""What Windows tools (PowerShell 5's ``Out-File -Encoding utf8``, Notepad) put first."""
+
+SCATTER_LINES = [
+    {"platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                  "links": [{"src": "S", "dst": "A", "c": 1},
+                            {"src": "S", "dst": "B", "c": "2/3"}]},
+     "operation": {"type": "scatter", "source": "S"}},
+    {"kind": "send", "src": "S", "dst": "A", "item": "m[A]", "start": 0},
+    {"kind": "send", "src": "S", "dst": "B", "item": "m[B]", "start": 1},
+]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_byte_order_mark_is_read_in_every_form(tmp_path: Path, newline: str) -> None:
+    """A UTF-8 byte order mark opens a YAML file with no harm; a ``.json`` or ``.jsonl``
+    file (or JSON Lines on standard input) holding one was "invalid JSON: Unexpected UTF-8
+    BOM". Each reads as without it: S sends m[A] over [0, 1], m[B] over [1, 5/3]."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios.cli import main
+
+    header, *events = SCATTER_LINES
+    texts = {
+        "s.json": json.dumps({**header, "events": events}, indent=1),
+        "s.jsonl": "\n".join(json.dumps(line) for line in SCATTER_LINES) + "\n",
+        "s.yaml": yaml.safe_dump({**header, "events": events}),
+    }
+    for name, text in texts.items():
+        path = tmp_path / name
+        path.write_bytes((BOM + text).replace("\n", newline).encode("utf-8"))
+        schedule = load_schedule(path)
+        assert [e.start for e in schedule.events] == [0, 1], name
+        assert schedule.platform.cost("S", "B") == Fraction(2, 3)
+        for args, stdin in (([str(path)], None), (["-"], BOM + text)):
+            result = CliRunner().invoke(main, ["validate", *args, "--no-lp-bound",
+                                               "--format", "json"], input=stdin)
+            assert result.exit_code == 0, (name, args, result.output)
+            report = json.loads(result.stdout)
+            assert (report["feasible"], report["makespan"]) == (True, "5/3")
+
+
+def test_a_json_scenario_may_open_with_a_byte_order_mark(tmp_path: Path) -> None:
+    from portsim.scenarios import load_scenario
+
+    header = SCATTER_LINES[0]
+    path = tmp_path / "s.json"
+    path.write_text(BOM + json.dumps({"name": "bom", **header, "planners": ["flat"]}),
+                    encoding="utf-8")
+    assert load_scenario(path).platform.cost("S", "B") == Fraction(2, 3)

@@ -207,9 +207,12 @@ def test_oversized_periodic_replay_is_bad_input(tmp_path: Path) -> None:
     assert line.startswith("portsim: error: ")
     assert "schedule.yaml: events[1].lag:" in line
     assert "exceeds the cap" in line
-    code, _, err = validate(tmp_path, PERIODIC, "--horizon", "1e12")
-    assert code == 2
-    assert "schedule.yaml: horizon: replaying 500000000000 periods" in err
+    # A horizon of 500,000,000,000 periods (it was refused) is counted as `run` counts
+    # it, in closed form past the steady state: instance p completes at 2p + 3/2.
+    code, out, err = validate(tmp_path, PERIODIC, "--horizon", "1e12", "--no-lp-bound")
+    assert code == 0, err
+    assert ("horizon: 1000000000000, completed: 500000000000, measured throughput: 1/2"
+            in out)
 
 
 TWO_NODES = """\
@@ -475,8 +478,25 @@ def test_series_of_a_one_shot_schedule_of_a_large_instance_number(tmp_path: Path
     code, out, err = validate(tmp_path, text, "--horizon", "100")
     assert (code, out) == (2, "")
     assert err.strip().splitlines() == [
-        f"portsim: error: {tmp_path / 'schedule.yaml'}: a series repeats a one-shot schedule "
-        "of instances 0..c-1 only"]
+        f"portsim: error: {tmp_path / 'schedule.yaml'}: events: a series repeats a one-shot "
+        "schedule of instances 0..c-1 only, and no event names instance #0 (the schedule's "
+        "1 instance: #999999999999999999)"]
+
+
+def test_series_of_a_one_shot_schedule_missing_an_instance(tmp_path: Path) -> None:
+    """Instances #0 and #2 and no #1 (the writer's tool skipped one): checked whole, the
+    schedule is feasible and complete; its series is refused, and the line named no key
+    and not the instance missing."""
+    text = TWO_NODES.replace("period: 1\n", "") + (
+        "events:\n  - {kind: send, src: A, dst: B, item: b, start: 0}\n"
+        "  - {kind: send, src: A, dst: B, item: 'b#2', start: 1}\n")
+    assert validate(tmp_path, text)[0] == 0
+    code, out, err = validate(tmp_path, text, "--horizon", "100")
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        f"portsim: error: {tmp_path / 'schedule.yaml'}: events: a series repeats a one-shot "
+        "schedule of instances 0..c-1 only, and no event names instance #1 (the schedule's "
+        "2 instances: #0, #2)"]
 
 
 MIXED_RELAY = """
@@ -968,3 +988,31 @@ def test_validate_function_warns_of_the_port_models_it_keeps() -> None:
                       r"\(bidirectional\)$"):
         report = check(follows, port_model="unidirectional", horizon=10)
     assert [(v.kind, v.node) for v in report.violations] == [("port_conflict", "A")]
+
+
+def test_reading_a_long_schedule_file_says_it_still_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a schedule file is a step as the replay is: 300,000 events of YAML take
+    about 25 s, which ``validate`` spent silent (off a terminal no line, on one no
+    spinner) before its first "replaying" line. The reading is slowed here, and the
+    line a step prints once it passes ``QUIET_SECONDS`` names it."""
+    import re
+    import time
+
+    import portsim.scenarios.cli as cli
+    import portsim.scenarios.loader as loader
+
+    plain = loader.read_document
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "read_document", slow)
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.1)
+    code, out, err = validate(tmp_path, PERIODIC, "--no-lp-bound")
+    assert code == 0
+    assert "throughput: 1/2" in out
+    path = tmp_path / "schedule.yaml"
+    assert re.search(rf"^portsim: reading {re.escape(str(path))}: [01] s so far$", err,
+                     re.MULTILINE), err

@@ -1,0 +1,117 @@
+"""A periodic schedule's replay over a horizon: the counts every path gives alike.
+
+``portsim run`` replays a periodic schedule up to its steady state and counts
+the rest in closed form (``replay_periodic``); ``portsim validate --horizon H``
+and ``simulator.validate(horizon=H)`` replay every period; ``--float`` replays
+in floats.  The figures below are counted by hand from the schedules' times.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+from portsim.scenarios.runner import replay_periodic
+from portsim.simulator.engine import replay
+from portsim.simulator.operations import Operation, OperationKind
+from portsim.simulator.platform import Platform
+from portsim.simulator.schedule import Schedule
+
+
+def chain(c_ab: str, *, period: str, slots: int = 1) -> Schedule:
+    """S -> A (cost 1/3) -> B (cost ``c_ab``), one broadcast every ``period``: S sends
+    at 0, A forwards the broadcast of the period before at 0."""
+    platform = Platform.build(["S", "A", "B"], [("S", "A", "1/3"), ("A", "B", c_ab)])
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    return Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0, "lag": 1},
+    ], period=period, instances_per_period=slots)
+
+
+def test_float_replay_plays_no_event_starting_at_the_horizon() -> None:
+    """Horizon 5/3, period 1/3: S sends instances 0..4 (at 0 .. 4/3), A forwards 0..3
+    (at 1/3 .. 4/3, ending by 5/3); instance 4 is begun and unfinished, and S's send of
+    instance 5 starts at the horizon, so it is not played.  In floats it starts at
+    5 * 0.3333333333333333 = 1.6666666666666665, below float(5/3), and was played:
+    2 instances unfinished."""
+    schedule = chain("1/3", period="1/3")
+    for exact in (True, False):
+        report = replay(schedule, horizon=Fraction(5, 3), exact=exact)
+        assert (report.completed, report.unfinished, report.startup_skipped) == (4, 1, 1)
+        assert report.feasible
+
+
+def test_run_counts_the_repeats_of_a_violation_over_the_whole_horizon() -> None:
+    """A -> B lasts 1/2 in a period of 1/3: A's play of period p (p >= 1) overlaps the
+    one before from p = 2 on, on A's send port and B's receive port.  Over 100 periods
+    (plays p = 1..99) that is 98 conflicts each: the first at 2/3, 97 later.  The
+    closed-form replay of `run` said "repeated in 2 later periods", its own short
+    replay's count, where `validate --horizon 100/3` said 97."""
+    schedule = chain("1/2", period="1/3")
+    horizon = Fraction(100, 3)
+    for exact in (True, False):
+        whole = replay(schedule, horizon=horizon, exact=exact)
+        closed = replay_periodic(schedule, horizon, exact=exact)
+        for report in (whole, closed):
+            assert [(v.kind, v.node, round(float(v.time), 12)) for v in report.violations] == [
+                ("port_conflict", "A", round(2 / 3, 12)), ("port_conflict", "B", round(2 / 3, 12))]
+            assert all(v.detail.endswith("(repeated in 97 later periods)")
+                       for v in report.violations)
+        assert [v.detail for v in closed.violations] == [v.detail for v in whole.violations]
+        assert closed.unfinished == whole.unfinished
+        assert closed.end_time == whole.end_time
+
+
+def test_run_counts_an_idle_slot_over_the_whole_horizon() -> None:
+    """Two instance slots a period of 1, no event for slot #1.  Slot #0's instance p
+    completes at p + 1 + 1/3 (S at p, A at p + 1), so 99 complete within 100 periods,
+    and slot #1 is expected as often: 99 instances never complete, the row at the end
+    of the last event (S's and A's sends of period 99 end at 99 + 1/3).  The closed
+    form said "(and 1 more instances)" at time 3 + 1/3, incomplete 2."""
+    schedule = chain("1/3", period="1", slots=2)
+    horizon = Fraction(100)
+    whole = replay(schedule, horizon=horizon)
+    closed = replay_periodic(schedule, horizon)
+    for report in (whole, closed):
+        assert (report.completed, report.incomplete) == (99, 99)
+        assert [(v.kind, v.node, v.time, v.resource) for v in report.violations] == [
+            ("incomplete", "A", Fraction(298, 3), "b#1"),
+            ("incomplete", "B", Fraction(298, 3), "b#1")]
+        assert all("never holds b#1 (and 98 more instances)" in v.detail
+                   for v in report.violations)
+    assert closed.violations == whole.violations
+
+
+def test_validate_takes_a_horizon_of_a_billion_as_run_does(tmp_path: Path) -> None:
+    """`run --horizon 1000000000` counts a periodic schedule in closed form; `validate
+    --horizon 1000000000` (and ``simulator.validate``) refused it: "replaying 3000000000
+    periods of 2 events exceeds the cap".  By hand, period 1/3: instance p completes at
+    (p + 2) / 3, so 3 * 10^9 - 1 of them by 10^9, instance 3 * 10^9 - 1 begun and
+    unfinished; with A -> B lasting 1/2, plays 1 .. 3 * 10^9 - 1 of A, each from the
+    second on overlapping the one before: 3 * 10^9 - 3 repeats of the first conflict."""
+    from click.testing import CliRunner
+
+    from portsim.scenarios import dump_schedule
+    from portsim.scenarios.cli import main
+    from portsim.simulator.validation import validate
+
+    billion = 10**9
+    feasible, clashing = chain("1/3", period="1/3"), chain("1/2", period="1/3")
+    report = validate(feasible, horizon=billion)
+    assert (report.completed, report.unfinished, report.feasible) == (3 * billion - 1, 1, True)
+    assert report.measured_throughput_exact == Fraction(3 * billion - 1, billion)
+    assert report.throughput == 3
+    assert replay_periodic(feasible, Fraction(billion)) == report  # what run counts
+    report = validate(clashing, horizon=billion)
+    assert [v.detail.rpartition(" (")[2] for v in report.violations] == [
+        f"repeated in {3 * billion - 3} later periods)"] * 2
+    path = tmp_path / "s.yaml"
+    dump_schedule(feasible, path)
+    result = CliRunner().invoke(main, ["validate", str(path), "--horizon", str(billion),
+                                       "--no-lp-bound", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert (document["completed"], document["measured_throughput_exact"]) == (
+        3 * billion - 1, f"{3 * billion - 1}/{billion}")
