@@ -15,6 +15,7 @@ import itertools
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -26,7 +27,6 @@ from scipy.optimize import linprog
 
 import portsim.planners.lp._allreduce as allreduce_module
 import portsim.planners.lp._allreduce_packing as allreduce_packing_module
-from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_bound import allreduce_bound, build_allreduce_bound_model
 from portsim.planners.lp._driver import LpOptions
@@ -218,7 +218,7 @@ def test_bound_equals_brute_force_on_three_participants_every_route(seed: int) -
 # -- the schedule -----------------------------------------------------------------------
 
 def _check_schedule(platform: Platform, participants: tuple[str, ...] = (),
-                    planned: tuple[Operation, PlanResult] | None = None) -> None:
+                    planned: tuple[Operation, Any] | None = None) -> None:
     """Check the plan of ``platform`` (``planned``: what :func:`_plan` gave already)."""
     op, result = planned if planned is not None else _plan(platform, participants)
     bound = result.throughput_bound
