@@ -15,6 +15,7 @@ import itertools
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -216,8 +217,10 @@ def test_bound_equals_brute_force_on_three_participants_every_route(seed: int) -
 
 # -- the schedule -----------------------------------------------------------------------
 
-def _check_schedule(platform: Platform, participants: tuple[str, ...] = ()) -> None:
-    op, result = _plan(platform, participants)
+def _check_schedule(platform: Platform, participants: tuple[str, ...] = (),
+                    planned: tuple[Operation, Any] | None = None) -> None:
+    """Check the plan of ``platform`` (``planned``: what :func:`_plan` gave already)."""
+    op, result = planned if planned is not None else _plan(platform, participants)
     bound = result.throughput_bound
     schedule = result.schedule
     achieved = F(schedule.instances_per_period) / result.period  # what the schedule carries
@@ -277,7 +280,7 @@ def test_structures_close_the_gap_of_the_relaxation(seed: int, relaxation: Fract
     assert result.message == ""
     assert any("branch and bound" in note and f"beats {optimum}" in note
                for note in result.notes), result.notes
-    _check_schedule(platform)
+    _check_schedule(platform, planned=(op, result))
 
 
 def test_a_branch_and_bound_cut_at_its_node_limit_says_so(
@@ -319,10 +322,10 @@ def test_a_failed_exact_recovery_of_the_relaxation_is_not_an_error() -> None:
     solve exactly, so the relaxation is only an interval; its certified upper end still
     meets what reduce-then-broadcast carries, 1/4, which is then exact."""
     platform = random_platform(7, 3, c=(1, 5), compute=(0, 3), seed=2320)
-    _, result = _plan(platform)
+    op, result = _plan(platform)
     assert result.throughput_bound == F(1, 4)
     assert result.message == ""
-    _check_schedule(platform)
+    _check_schedule(platform, planned=(op, result))
 
 
 def test_routers_and_non_participants() -> None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from relaxation_cases import relaxation_solution
 
 import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.lp import steady_state
@@ -40,9 +41,7 @@ def _checked(seed: int) -> tuple[Fraction, DualCheck | str, Fraction]:
     step2 = _rooted_step(platform, op, OPTIONS, OPTIONS.clock())
     assert isinstance(step2, Step2)
     checked = _dual_check(platform, op, step2.master, OPTIONS, Deadline.after(None))
-    relaxation = allreduce_bound(platform, op, OPTIONS, deadline=Deadline.after(None))
-    assert isinstance(relaxation, ExactSolution)
-    assert relaxation.exact
+    relaxation = relaxation_solution(platform, op)  # asserted exact; solved once a session
     return step2.master.lower, checked, relaxation.upper
 
 
@@ -121,19 +120,34 @@ def test_a_dual_of_54_bit_prices_is_recovered() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")
+@pytest.mark.parametrize(("n", "seed", "step2", "default_limits"), [
+    (6, 0, Fraction(517, 3994), False),
+    pytest.param(9, 3, Fraction(7350827, 86673478), True, marks=pytest.mark.slow)],
+    ids=["six", "nine"])
 def test_with_a_time_limit_the_check_proves_step2_optimal(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nine nodes with a time_limit, the relaxation above its cap (here 0): the
-    restricted relaxation stops at its work limit above step 2, and the check proves
-    step 2 optimal (method 'structure dual'); the relaxation computed on its own has
-    that value, and the (fixed-period) schedule replays without a violation."""
-    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=3)
+        monkeypatch: pytest.MonkeyPatch, n: int, seed: int, step2: Fraction,
+        default_limits: bool) -> None:
+    """With a time_limit, the relaxation above its cap (here 0): the restricted
+    relaxation stops at its work limit above step 2, and the check proves step 2
+    optimal (method 'structure dual'); the relaxation computed on its own has that
+    value, and the (fixed-period) schedule replays without a violation.
+
+    Nine nodes take this path at the default limits (18 s: the slow suite; the
+    restricted relaxation solves 5 programs and stops above step 2).  Six nodes take
+    it from ROOTED_FROM 2 with a work limit of one program (RESTRICTED_WORK 1, as
+    ``test_with_a_time_limit_a_small_relaxation_decides`` of
+    ``test_lp_allreduce_rooted.py`` sets it): at the default the restricted
+    relaxation meets step 2 there, and no check runs.  ``step2`` is step 2's value."""
+    platform = random_platform(n, 3, c=(1, 10), compute=(0, 3), seed=seed)
     op = Operation(ALLREDUCE).resolve(platform)
     monkeypatch.setattr(allreduce_module, "RELAXATION_MAX_VARIABLES", 0)
+    if not default_limits:
+        monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+        monkeypatch.setattr(allreduce_module, "RESTRICTED_WORK", 1)
     result = steady_state(platform, op, time_limit=300, max_events=500)
     assert result.status == "ok"
     assert result.message == ""
-    assert result.throughput_bound == Fraction(7350827, 86673478)  # step 2's value
+    assert result.throughput_bound == step2
     assert any(note.startswith("restricted relaxation stopped") for note in result.notes)
     assert any(note.startswith("upper bound: step 2's exact dual over every fractional "
                                "structure") for note in result.notes)

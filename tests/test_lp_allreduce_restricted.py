@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import pytest
 from random_cases import random_multiport_platform
+from relaxation_cases import relaxation_solution
 
 import portsim.planners.lp._allreduce as allreduce_module
 from portsim.planners.lp import steady_state
@@ -19,7 +20,6 @@ from portsim.planners.lp._allreduce_bound import (
     TP,
     add_copies,
     add_operations,
-    allreduce_bound,
     build_allreduce_bound_model,
     relaxation_size,
     restricted_size,
@@ -37,10 +37,8 @@ ALLREDUCE = OperationKind.ALLREDUCE
 
 
 def _relaxation(platform: Platform, op: Operation) -> Fraction:
-    bound = allreduce_bound(platform, op, LpOptions())
-    assert isinstance(bound, ExactSolution)
-    assert bound.exact
-    return bound.upper
+    """The whole relaxation's value, solved once a session (``relaxation_cases.py``)."""
+    return relaxation_solution(platform, op).upper
 
 
 def _restricted(platform: Platform, op: Operation, full: list[str],

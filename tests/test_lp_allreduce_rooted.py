@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from budget_cases import budget_passing_at
 from random_cases import random_multiport_platform
+from relaxation_cases import relaxation_solution, solved_once
 from scipy.optimize import linprog
 
 import portsim.planners.lp._allreduce as allreduce_module
@@ -25,7 +26,6 @@ import portsim.planners.lp._allreduce_rooted as rooted_module
 from portsim.planners.base import PlanResult
 from portsim.planners.lp import steady_state
 from portsim.planners.lp._allreduce_bound import (
-    allreduce_bound,
     build_allreduce_bound_model,
     relaxation_size,
 )
@@ -34,7 +34,6 @@ from portsim.planners.lp._allreduce_rooted import rooted_columns
 from portsim.planners.lp._arborescence import prune
 from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._driver import LpOptions
-from portsim.planners.lp._exact import ExactSolution
 from portsim.planners.lp._solve import Deadline, TimeLimitReached
 from portsim.planners.lp._ssr import port_rates
 from portsim.planners.lp._tree_pricing import SharedTrees, TreeSpace, cheapest_trees
@@ -148,17 +147,39 @@ def _budget_passing_at(monkeypatch: pytest.MonkeyPatch, call: int) -> None:
     budget_passing_at(monkeypatch, rooted_module, "SharedTrees", call)
 
 
+BUDGET_CASES = [pytest.param(6, True, id="six"),
+                pytest.param(9, False, id="nine", marks=pytest.mark.slow)]
+"""The platforms of the budget tests below: ``random_platform(n, 3, seed=0)``, nine
+nodes at the default ROOTED_FROM (the relaxation the planner solves for its upper end
+takes 7 s there: the slow suite), six from ROOTED_FROM 2, where every check below
+holds as well (the default suite's duplicate of the nine-node case)."""
+
+
+def _budget_platform(monkeypatch: pytest.MonkeyPatch, n: int, rooted_from_two: bool
+                     ) -> tuple[Platform, Operation]:
+    """The platform of :data:`BUDGET_CASES` and its allreduce, the relaxation the
+    planner solves being the test's own (:func:`solved_once`)."""
+    platform = random_platform(n, 3, c=(1, 10), compute=(0, 3), seed=0)
+    if rooted_from_two:
+        monkeypatch.setattr(allreduce_module, "ROOTED_FROM", 2)
+    solved_once(monkeypatch)
+    return platform, Operation(ALLREDUCE).resolve(platform)
+
+
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
+@pytest.mark.parametrize(("n", "rooted_from_two", "optimum"), [
+    pytest.param(6, True, Fraction(517, 3994), id="six"),
+    pytest.param(9, False, Fraction(378317, 3336558), id="nine", marks=pytest.mark.slow)])
 def test_a_step2_cut_by_its_budget_gives_a_schedule_and_the_interval(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, n: int, rooted_from_two: bool,
+        optimum: Fraction) -> None:
     """Step 2's generation stopped by its budget after three rounds: the schedule of
     its columns in use, below the optimum, and the certified interval up to the
-    relaxation (which step 2 uncut reaches: 378317/3336558, the exact optimum; the
-    relaxation alone gives it, an independent program)."""
-    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=0)
-    op = Operation(ALLREDUCE).resolve(platform)
-    optimum = _relaxation(platform, op)
-    assert optimum == Fraction(378317, 3336558)
+    relaxation (which step 2 uncut reaches: ``optimum``, the exact optimum; the
+    relaxation alone gives it, an independent program).  The planner solves that same
+    relaxation for its upper end: once for both (:func:`solved_once`)."""
+    platform, op = _budget_platform(monkeypatch, n, rooted_from_two)
+    assert _relaxation(platform, op) == optimum
     _budget_passing_at(monkeypatch, 4)
     result = steady_state(platform, op, time_limit=600)
     assert result.status == "ok", result.message
@@ -174,12 +195,13 @@ def test_a_step2_cut_by_its_budget_gives_a_schedule_and_the_interval(
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a capped period: in the notes
-def test_an_interval_says_what_a_fixed_period_achieves(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("n", "rooted_from_two"), BUDGET_CASES)
+def test_an_interval_says_what_a_fixed_period_achieves(
+        monkeypatch: pytest.MonkeyPatch, n: int, rooted_from_two: bool) -> None:
     """The interval's lower end is what step 2's program carries; a fixed period (here
     forced by ``max_events``) carries less, and the message gives that figure, the
     replay's, not "the schedule achieves the lower end"."""
-    platform = random_platform(9, 3, c=(1, 10), compute=(0, 3), seed=0)
-    op = Operation(ALLREDUCE).resolve(platform)
+    platform, op = _budget_platform(monkeypatch, n, rooted_from_two)
     _budget_passing_at(monkeypatch, 4)
     result = steady_state(platform, op, time_limit=600, max_events=400)
     assert result.status == "ok", result.message
@@ -209,10 +231,8 @@ def test_a_budget_passing_before_any_round_is_a_time_limit(
 # -- the bound at scale ---------------------------------------------------------------------
 
 def _relaxation(platform: Platform, op: Operation) -> Fraction:
-    bound = allreduce_bound(platform, op, LpOptions())
-    assert isinstance(bound, ExactSolution)
-    assert bound.exact
-    return bound.upper
+    """The whole relaxation's value, solved once a session (``relaxation_cases.py``)."""
+    return relaxation_solution(platform, op).upper
 
 
 @pytest.mark.parametrize(("n", "degree", "seed"), [

@@ -420,9 +420,9 @@ def test_what_the_msccl_runtime_would_refuse_is_noted(tmp_path: Path) -> None:
     counts here come from the XML itself, read with ElementTree."""
     import xml.etree.ElementTree as ET
 
-    from portsim.scenarios.msccl import allpairs_alltoall_xml
+    from portsim.scenarios.msccl import allpairs_alltoall_xml, ring_allreduce_xml
 
-    ring = ring_allgather_xml(258)
+    ring = ring_allreduce_xml(129)  # 2 n - 1 = 257 steps a threadblock, one past the limit
     steps = max(len(tb.findall("step")) for tb in ET.fromstring(ring).iter("tb"))
     assert steps > 256
     assert read_msccl(ring).runtime_limits() == (

@@ -13,7 +13,6 @@ strict replay, which stays under the ceiling ``M`` implies.
 from __future__ import annotations
 
 import functools
-import itertools
 import warnings
 from collections import defaultdict
 from fractions import Fraction as F
@@ -46,45 +45,58 @@ def _brute_force_makespan(platform: Platform, operation: Operation, limit: int =
     tail holds and its head lacks and every processor makes one new partial
     result from two adjacent ones it holds (holding more never hurts, so idling
     is dominated); states held by a superset state are dropped.
+
+    A state is one integer, a bit per (node, partial result ``v[a,b]``): node
+    ``x`` holds ``v[a,b]`` when bit ``x·N² + a·N + b`` is set, so unions are
+    ``|`` and "held by a superset" is ``s | other == other``.
     """
     nodes = list(platform.node_ids)
     index = {v: i for i, v in enumerate(nodes)}
     parts = [index[p] for p in operation.participants]
-    last = len(parts) - 1
+    n = len(parts)
+    last = n - 1
+    width = n * n  # bits a node
     target = index[operation.target]
     links = [(index[u], index[v]) for u, v in platform.graph.edges]
     cpus = [index[v] for v in platform.processors]
     assert all(platform.duration(nodes[u], nodes[v], operation.size) == 1 for u, v in links)
     assert all(platform.compute_time(nodes[i]) == 1 for i in cpus)
-    start = [set() for _ in nodes]
+    node_mask = (1 << width) - 1
+    result = 1 << last  # v[0,last], a = 0
+    # Every reduction a node can make: v[a,b] and v[b+1,d] give v[a,d]
+    merges = [(1 << (a * n + b), 1 << ((b + 1) * n + d), 1 << (a * n + d))
+              for a in range(n) for b in range(a, last) for d in range(b + 1, n)]
+    start = 0
     for k, owner in enumerate(parts):
-        start[owner].add((k, k))
-    level = {tuple(frozenset(s) for s in start)}
+        start |= 1 << (owner * width + k * n + k)
+    level = {start}
     for t in range(limit + 1):
-        if any((0, last) in state[target] for state in level):
+        if any(state >> (target * width) & result for state in level):
             return t
-        following = set()
+        following: set[int] = set()
         for state in level:
-            options = []
+            held = [state >> (x * width) & node_mask for x in range(len(nodes))]
+            # One choice for every link and processor that has one: the set of the
+            # choices' unions (their product), built one link or processor at a time.
+            reached = {state}
             for u, v in links:
-                options.append([(v, item) for item in state[u] if item not in state[v]
-                                and not (u == target and item == (0, last))] or [None])
+                new = held[u] & ~held[v]
+                if u == target:
+                    new &= ~result  # the target keeps the result
+                if new:
+                    sends = [1 << (v * width + b) for b in range(width) if new >> b & 1]
+                    reached = {r | s for r in reached for s in sends}
             for i in cpus:
-                made = [(i, (a, d)) for (a, b), (c, d) in itertools.permutations(state[i], 2)
-                        if c == b + 1 and (a, d) not in state[i]]
-                options.append(made or [None])
-            for choice in itertools.product(*options):
-                new = [set(s) for s in state]
-                for step in choice:
-                    if step is not None:
-                        new[step[0]].add(step[1])
-                following.add(tuple(frozenset(s) for s in new))
+                own = held[i]
+                made = [c << (i * width) for a, b, c in merges
+                        if own & a and own & b and not own & c]
+                if made:
+                    reached = {r | o for r in reached for o in made}
+            following |= reached
         # Keep the maximal states only (a subset state can do no better).
-        ordered = sorted(following, key=lambda s: -sum(len(x) for x in s))
-        kept: list[tuple[frozenset, ...]] = []
-        for state in ordered:
-            if not any(all(a <= b for a, b in zip(state, other, strict=True))
-                       for other in kept):
+        kept: list[int] = []
+        for state in sorted(following, key=lambda s: -s.bit_count()):
+            if not any(state | other == other for other in kept):
                 kept.append(state)
         level = set(kept)
     raise AssertionError("no schedule within the limit")
