@@ -611,10 +611,7 @@ class _Run:
         assert horizon is not None
         period = self.to_time(self.schedule.period)
         n = self.schedule.instances_per_period
-        # Float time: a start within the tolerance of the horizon is at it (5 periods
-        # of 1/3 start at 1.6666666666666665, below the horizon 5/3 = 1.6666666666666667,
-        # and were played: an instance more begun, a conflict more counted).
-        end = horizon if self.exact else horizon - self.tol
+        end = self.cutoff(horizon)
         periods = math.ceil(end / period)
         order = sorted((p for p in self.patterns if p.playable), key=_start_of)
         stride = self.stride
@@ -631,6 +628,18 @@ class _Run:
                                      tuple([k + shift for k in pat.needs]), pat.give + shift,
                                      pat.part, pat.index, instance))
         return out
+
+    def cutoff(self, horizon: int | float) -> int | float:
+        """The start from which a periodic replay over ``horizon`` plays no event.
+
+        The horizon itself; in float time the horizon less the tolerance, a
+        start within it of the horizon being at it (5 periods of 1/3 start at
+        1.6666666666666665, below the horizon 5/3 = 1.6666666666666667, and
+        were played: an instance more begun, a conflict more counted).  What
+        :meth:`concrete` plays, :meth:`_Strict.count_until` counts and
+        :func:`_fully_played` expects.
+        """
+        return horizon if self.exact else horizon - self.tol
 
     def initial_holdings(self, instances: Iterable[int]) -> dict[int, Any]:
         """What every node holds at time 0, for every instance replayed."""
@@ -692,7 +701,9 @@ class _Strict:
 
     def count_until(self, horizon: Any) -> None:
         """Count only the events that start before ``horizon`` in :attr:`played`
-        and :attr:`end_time`: the replay ran past it to check the steady state."""
+        and :attr:`end_time`: the replay ran past it to check the steady state
+        (``horizon``: the cutoff of :meth:`_Run.cutoff`, in float time a start
+        within the tolerance of the horizon being at it)."""
         self.counted_until = horizon
         self.end_time = max((ev.start + ev.duration for ev in self.events
                              if ev.start < horizon), default=0)
@@ -1402,7 +1413,7 @@ def _play(
         engine = _Strict(run, events, held)
         engine.go()
         if steady is not None:
-            engine.count_until(horizon_t)
+            engine.count_until(run.cutoff(horizon_t))
     else:
         until = None
         if horizon_t is not None:
@@ -2420,13 +2431,14 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     n = schedule.instances_per_period
     period = run.to_time(schedule.period)
     span, instant = run.span, run.instant
-    # A zero-time event is played only if it starts before the horizon
-    # (``concrete`` drops starts >= horizon), so it must start strictly before.
+    # A zero-time event is played only if it starts before the cutoff
+    # (``concrete`` drops starts >= cutoff), so it must start strictly before.
+    cutoff = run.cutoff(horizon_t)
     out = []
     for t in instance_numbers:
         q, j = divmod(t, n)
         if j in span and q * period + span[j] <= horizon_t + run.tol and (
-                j not in instant or q * period + instant[j] < horizon_t):
+                j not in instant or q * period + instant[j] < cutoff):
             out.append(t)
     return out
 

@@ -115,3 +115,52 @@ def test_validate_takes_a_horizon_of_a_billion_as_run_does(tmp_path: Path) -> No
     document = json.loads(result.stdout)
     assert (document["completed"], document["measured_throughput_exact"]) == (
         3 * billion - 1, f"{3 * billion - 1}/{billion}")
+
+
+def reduce_pair() -> Platform:
+    """A and B computing in no time, B -> A of cost 1/3."""
+    return Platform.build({"A": 0, "B": 0}, [("B", "A", "1/3"), ("A", "B", "1/3")])
+
+
+def test_float_replay_expects_no_instance_whose_zero_time_event_starts_at_the_horizon(
+) -> None:
+    """A reduce to A, period 1/3: B sends v[1,1] of period p at p/3 (ending (p + 1)/3),
+    A combines it at once at (p + 1)/3 (lag 1).  Over 5/3 instances 0..3 complete (by
+    4/3); instance 4's combine starts at 5/3, the horizon: not played, so the instance
+    is begun (unfinished) and not expected.  In floats that start is 4 *
+    0.3333333333333333 + 0.3333333333333333 = 1.6666666666666665, below float(5/3):
+    not played (an event starting within the tolerance of the horizon is at it), yet
+    the instance was expected: `incomplete` 1, "A never holds v[0,1]#4"."""
+    platform = reduce_pair()
+    operation = Operation(OperationKind.REDUCE, target="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "B", "dst": "A", "item": "v[1,1]", "start": 0},
+        {"kind": "compute", "node": "A", "inputs": ["v[0,0]", "v[1,1]"], "output": "v[0,1]",
+         "start": 0, "lag": 1},
+    ], period="1/3")
+    for exact in (True, False):
+        report = replay(schedule, horizon=Fraction(5, 3), exact=exact)
+        assert (report.completed, report.instances, report.incomplete, report.unfinished) == (
+            4, 4, 0, 1)
+        assert report.feasible
+
+
+def test_float_replay_past_a_short_horizon_counts_no_event_starting_at_it() -> None:
+    """S -> A -> B (costs 1/10), period 3/10: S sends at p * 3/10 + 1/5, A forwards at
+    lag 4, so a strict replay over 11/10 plays on to the steady state 13/10 for its
+    checks and counts only the events starting before 11/10: S's sends at 1/5, 1/2,
+    4/5 (instances 0..2 begun, none complete), the last ending at 9/10; S's send at
+    3 * 3/10 + 1/5 = 11/10 starts at the horizon.  In floats it starts at
+    1.0999999999999999, below float(11/10), and was counted: 4 unfinished, the last
+    event ending at 1.2."""
+    platform = Platform.build(["S", "A", "B"], [("S", "A", "1/10"), ("A", "B", "1/10")])
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": "1/5"},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0, "lag": 4},
+    ], period="3/10")
+    for exact in (True, False):
+        report = replay(schedule, horizon=Fraction(11, 10), exact=exact)
+        assert (report.completed, report.instances, report.unfinished) == (0, 0, 3)
+        assert report.end_time == (Fraction(9, 10) if exact else 0.9)
+
