@@ -1265,8 +1265,10 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     event counted from the start of its instance's first period.  Past
     ``settle`` each period therefore adds the same number of completions.
     The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
-    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
-    the difference of the two counts is the completions per period, and
+    periods (``H'`` in ``[s + T, s + 2T)`` with ``s = max(T, settle) + T``,
+    so that even the shorter replay ends a whole period past the steady
+    state, which a strict replay plays on to) and one period less; the
+    difference of the two counts is the completions per period, and
     ``completed(H) = completed(H') + m * (that difference)``.  Violations are
     those of the ``H'`` replay (by then every pattern event has been played
     at every lag, next to every other), counted as ``H`` would count them
@@ -1280,8 +1282,9 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     -------
     Report
         As :func:`replay` over ``horizon`` (``completed``, ``instances``,
-        ``measured_throughput``, ``horizon``, ``end_time`` and the violations
-        for the whole horizon; ``completion_times`` those of the ``H'`` replay).
+        ``incomplete``, ``unfinished``, ``measured_throughput``, ``horizon``,
+        ``end_time`` and the violations for the whole horizon;
+        ``completion_times`` those of the ``H'`` replay).
 
     Raises
     ------
@@ -1299,10 +1302,11 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
 
-    def every_period(h: Fraction) -> Report:  # every period up to h (not this function again)
-        with paused_collection():
-            return _conclude(*_play(schedule, "strict", exact, h, model,
-                                    explicit_horizon=True, tolerance=slack), "strict", False)
+    def every_period(h: Fraction) -> tuple[Report, _Run]:  # every period up to h
+        with paused_collection():  # (not this function again)
+            played = _play(schedule, "strict", exact, h, model, explicit_horizon=True,
+                           tolerance=slack)
+            return _conclude(*played, "strict", False), played[0]
 
     platform, size = schedule.platform, schedule.operation.size
     settle = Fraction(0)
@@ -1314,13 +1318,20 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
                     platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
                     else Fraction(0))
         settle = max(settle, e.lag * period + e.start + duration)
+    # A strict replay over a horizon short of the steady state (max(T, settle)
+    # in the replay's own times, floats in float time) plays on to it (see
+    # _play): with H' - T at ``settle`` itself, the replay one period shorter
+    # than H' counted there the violations of a zero-time event starting at
+    # ``settle`` (or, in floats, whenever ``settle`` summed above the horizon),
+    # and their repeats were not extended.  H' - T is a whole period past both.
+    settle = max(settle, period) + period
     skipped = math.floor((horizon - settle) / period) - 1
     if skipped <= 0:
-        return every_period(horizon)
+        return every_period(horizon)[0]
     short = horizon - skipped * period
     try:
-        last = every_period(short)
-        before = every_period(short - period)
+        last, run = every_period(short)
+        before = every_period(short - period)[0]
     except ScheduleError as err:
         if err.path != "horizon":
             raise
@@ -1335,7 +1346,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     completed = last.completed + skipped * gain
     whole: Fraction | float = horizon if exact else float(horizon)
     # the violations' repeats and missing instances counted over the whole horizon
-    last = extend_periodic(last, before, skipped, period)
+    last = extend_periodic(last, before, skipped, period,
+                           end_time=run.out_time(_last_end(run, run.to_time(horizon))))
     return replace(last, completed=completed,
                    instances=last.instances + skipped * (last.instances - before.instances),
                    horizon=whole, measured_throughput=per_time(completed, whole))
@@ -2370,7 +2382,8 @@ _MORE = re.compile(r" \(and (\d+) more instances\)")
 """What :func:`_report_incomplete` says of the other instances an item misses."""
 
 
-def extend_periodic(last: Report, before: Report, periods: int, period: Fraction) -> Report:
+def extend_periodic(last: Report, before: Report, periods: int, period: Fraction, *,
+                    end_time: Fraction | float | None = None) -> Report:
     """``last``, a strict exact replay of a periodic schedule past its steady state,
     as the replay ``periods`` periods longer gives it; ``before``: the replay one
     period shorter than ``last``, also past the steady state.
@@ -2379,15 +2392,22 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
     folded with its repeats (:func:`_ordered_violations`) gains as many as it
     gained over ``before``'s last period, and so does each item an instance
     misses at the end (:func:`_report_incomplete`), whose row moves to the
-    longer horizon's end, as ``end_time`` does; ``incomplete`` counts alike.
-    ``completed``, ``instances`` and ``completion_times`` are the caller's
-    (:func:`replay_periodic`).  A violation of neither
-    kind is kept as it is: by the steady state every pattern event has met
-    every other at every lag.
+    longer horizon's end, as ``end_time`` does; ``incomplete`` and
+    ``unfinished`` count alike.  ``end_time``: the end of the last event over
+    the longer horizon, when the caller knows it (:func:`replay_periodic`
+    computes it as the longer replay would, :func:`_last_end`: no event
+    played ends at 0, and a float sum is that replay's to the last bit);
+    else ``last``'s, ``periods`` periods later.  ``completed``,
+    ``instances`` and ``completion_times`` are the caller's
+    (:func:`replay_periodic`).  A violation of neither kind is kept as it
+    is: by the steady state every pattern event has met every other at
+    every lag.
     """
     if periods <= 0:
         return last
-    shift = periods * period
+    end = last.end_time
+    if end_time is None and end is not None:
+        end_time = end + periods * period
 
     def key(v: Violation) -> tuple[Any, ...]:
         return (v.kind, v.events, v.node, v.resource.partition("#")[0])
@@ -2414,14 +2434,40 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
                 detail = (_MORE.sub(more, detail, count=1) if _MORE.search(detail) else
                           detail.replace(f"never holds {v.resource}",
                                          f"never holds {v.resource}{more}", 1))
-            v = replace(v, detail=detail, time=v.time + shift)
+            v = replace(v, detail=detail, time=end_time)
         extended.append(v)
     extended.sort(key=lambda v: v.time)
-    end = last.end_time
     return replace(
         last, violations=tuple(extended),
         incomplete=last.incomplete + periods * (last.incomplete - before.incomplete),
-        end_time=None if end is None else end + shift)
+        unfinished=last.unfinished + periods * (last.unfinished - before.unfinished),
+        end_time=end_time)
+
+
+def _last_end(run: _Run, horizon_t: Any) -> Any:
+    """When the last event of a strict periodic replay over ``horizon_t`` past its
+    steady state ends (0 when it plays none), in ``run``'s time unit.
+
+    Each pattern event's last play is the one of the last period that plays
+    it (:meth:`_Run.concrete`), its end computed as :meth:`_Strict.play`
+    does: the same float sum, to the last bit.
+    """
+    assert run.schedule.period is not None
+    period = run.to_time(run.schedule.period)
+    cutoff = run.cutoff(horizon_t)
+    last = math.ceil(cutoff / period) - 1  # the last period played
+    latest: Any = 0
+    for pat in run.patterns:
+        if not pat.playable:
+            continue
+        p = last
+        while p >= pat.lag and p * period + pat.start >= cutoff:
+            p -= 1
+        if p >= pat.lag:
+            end = p * period + pat.start + pat.duration
+            if end > latest:
+                latest = end
+    return latest
 
 
 def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> list[int]:

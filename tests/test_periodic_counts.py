@@ -164,3 +164,64 @@ def test_float_replay_past_a_short_horizon_counts_no_event_starting_at_it() -> N
         assert (report.completed, report.instances, report.unfinished) == (0, 0, 3)
         assert report.end_time == (Fraction(9, 10) if exact else 0.9)
 
+
+def test_run_counts_the_instances_never_completed_as_unfinished_over_the_whole_horizon(
+) -> None:
+    """A broadcast from S to A, B and C, period 1: S sends at p, A forwards to B at p + 1
+    (lag 1), no event reaches C, so no instance completes.  Over 100 periods S's sends
+    begin instances 0..99: 100 unfinished; instance p is expected once A's forward
+    ends, p + 4/3 <= 100, so 99 are expected and incomplete.  The closed form said
+    the `unfinished` of its short replay: 3."""
+    platform = Platform.build(["S", "A", "B", "C"],
+                              [("S", "A", "1/3"), ("A", "B", "1/3"), ("B", "C", "1/3")])
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "S", "dst": "A", "item": "b", "start": 0},
+        {"kind": "send", "src": "A", "dst": "B", "item": "b", "start": 0, "lag": 1},
+    ], period=1)
+    whole, closed = replay(schedule, horizon=100), replay_periodic(schedule, 100)
+    for report in (whole, closed):
+        assert (report.completed, report.instances, report.incomplete, report.unfinished) == (
+            0, 99, 99, 100)
+    assert closed.violations == whole.violations
+
+
+def test_run_ends_a_periodic_schedule_that_plays_no_event_at_0() -> None:
+    """Two instance slots a period of 1: slot #0's one send, S -> B, has no link, slot
+    #1 has no event.  No event is played, so the last one ends at 0 and the rows of the
+    100 instances of slot #1 that never complete stand there, as in a replay of every
+    period; the closed form moved them by its skipped periods, to t=99."""
+    platform = Platform.build(["S", "A", "B"], [("S", "A", "1/3"), ("A", "B", "1/3")])
+    operation = Operation(OperationKind.BROADCAST, source="S").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "send", "src": "S", "dst": "B", "item": "b", "start": 0},
+    ], period=1, instances_per_period=2)
+    whole, closed = replay(schedule, horizon=100), replay_periodic(schedule, 100)
+    for report in (whole, closed):
+        assert (report.completed, report.instances, report.incomplete) == (0, 100, 100)
+        assert report.end_time == 0
+        assert [(v.kind, v.time) for v in report.violations] == [
+            ("no_link", 0), ("incomplete", 0), ("incomplete", 0)]
+    assert closed.violations == whole.violations
+
+
+def test_run_counts_the_repeats_of_a_zero_time_event_at_the_steady_state() -> None:
+    """A combines v[0,0] and v[1,1] in no time at p + 1/2, and no event brings it v[1,1]:
+    over 21/2 that is 10 plays (1/2 .. 19/2), the first "never received it", repeated
+    in 9 later periods.  The closed form's shorter replay ended at 1/2, short of the
+    steady state (a period), so it played on to 1 and counted the play at 1/2, as the
+    replay one period longer did: no repeat seen, none counted."""
+    platform = reduce_pair()
+    operation = Operation(OperationKind.REDUCE, target="A").resolve(platform)
+    schedule = Schedule.from_dicts(platform, operation, [
+        {"kind": "compute", "node": "A", "inputs": ["v[0,0]", "v[1,1]"], "output": "v[0,1]",
+         "start": "1/2"},
+    ], period=1)
+    horizon = Fraction(21, 2)
+    for exact in (True, False):
+        whole = replay(schedule, horizon=horizon, exact=exact)
+        closed = replay_periodic(schedule, horizon, exact=exact)
+        for report in (whole, closed):
+            assert [(v.kind, v.detail.rpartition(" (")[2]) for v in report.violations] == [
+                ("item_not_held", "repeated in 9 later periods)")]
+        assert closed.violations == whole.violations
