@@ -1265,10 +1265,10 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     event counted from the start of its instance's first period.  Past
     ``settle`` each period therefore adds the same number of completions.
     The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
-    periods (``H'`` in ``[s + T, s + 2T)`` with ``s = max(T, settle) + T``,
-    so that even the shorter replay ends a whole period past the steady
-    state, which a strict replay plays on to) and one period less; the
-    difference of the two counts is the completions per period, and
+    periods (``H'`` in ``(s + T, s + 2T]`` with ``s = max(T, settle)``, so
+    that even the shorter replay ends past the steady state, which a strict
+    replay plays on to) and one period less; the difference of the two
+    counts is the completions per period, and
     ``completed(H) = completed(H') + m * (that difference)``.  Violations are
     those of the ``H'`` replay (by then every pattern event has been played
     at every lag, next to every other), counted as ``H`` would count them
@@ -1306,7 +1306,10 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
         with paused_collection():  # (not this function again)
             played = _play(schedule, "strict", exact, h, model, explicit_horizon=True,
                            tolerance=slack)
-            return _conclude(*played, "strict", False), played[0]
+            run = played[0]  # its patterns, for the end of the last event
+            report = _conclude(*played, "strict", False)
+            del played  # the replay's records freed before the collector resumes
+        return report, run
 
     platform, size = schedule.platform, schedule.operation.size
     settle = Fraction(0)
@@ -1320,12 +1323,13 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
         settle = max(settle, e.lag * period + e.start + duration)
     # A strict replay over a horizon short of the steady state (max(T, settle)
     # in the replay's own times, floats in float time) plays on to it (see
-    # _play): with H' - T at ``settle`` itself, the replay one period shorter
-    # than H' counted there the violations of a zero-time event starting at
-    # ``settle`` (or, in floats, whenever ``settle`` summed above the horizon),
-    # and their repeats were not extended.  H' - T is a whole period past both.
-    settle = max(settle, period) + period
-    skipped = math.floor((horizon - settle) / period) - 1
+    # _play): with H' - T at ``settle`` itself (or, settle < T, short of T),
+    # the replay one period shorter than H' counted there the violations of a
+    # zero-time event starting at ``settle``, and their repeats were not
+    # extended.  H' - T is past both, by a tick at least (a float ``settle``
+    # is within a quarter tick of its value).
+    settle = max(settle, period)
+    skipped = math.ceil((horizon - settle) / period) - 2
     if skipped <= 0:
         return every_period(horizon)[0]
     short = horizon - skipped * period
