@@ -1265,10 +1265,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     event counted from the start of its instance's first period.  Past
     ``settle`` each period therefore adds the same number of completions.
     The schedule is replayed up to ``H'`` = the horizon less ``m`` whole
-    periods (``H'`` in ``(s + T, s + 2T]`` with ``s = max(T, settle)``, so
-    that even the shorter replay ends past the steady state, which a strict
-    replay plays on to) and one period less; the difference of the two
-    counts is the completions per period, and
+    periods (``H'`` in ``[settle + T, settle + 2T)``) and one period less;
+    the difference of the two counts is the completions per period, and
     ``completed(H) = completed(H') + m * (that difference)``.  Violations are
     those of the ``H'`` replay (by then every pattern event has been played
     at every lag, next to every other), counted as ``H`` would count them
@@ -1302,10 +1300,12 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
 
-    def every_period(h: Fraction) -> tuple[Report, _Run]:  # every period up to h
-        with paused_collection():  # (not this function again)
+    def every_period(h: Fraction, *, play_on: bool = True) -> tuple[Report, _Run]:
+        # every period up to h (not this function again); ``play_on``: past a
+        # horizon short of the steady state, play on to it for the checks
+        with paused_collection():
             played = _play(schedule, "strict", exact, h, model, explicit_horizon=True,
-                           tolerance=slack)
+                           tolerance=slack, play_on=play_on)
             run = played[0]  # its patterns, for the end of the last event
             report = _conclude(*played, "strict", False)
             del played  # the replay's records freed before the collector resumes
@@ -1321,21 +1321,19 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
                     platform.compute_time(e.node) * e.tasks if isinstance(e, Compute)
                     else Fraction(0))
         settle = max(settle, e.lag * period + e.start + duration)
-    # A strict replay over a horizon short of the steady state (max(T, settle)
-    # in the replay's own times, floats in float time) plays on to it (see
-    # _play): with H' - T at ``settle`` itself (or, settle < T, short of T),
-    # the replay one period shorter than H' counted there the violations of a
-    # zero-time event starting at ``settle``, and their repeats were not
-    # extended.  H' - T is past both, by a tick at least (a float ``settle``
-    # is within a quarter tick of its value).
-    settle = max(settle, period)
-    skipped = math.ceil((horizon - settle) / period) - 2
+    skipped = math.floor((horizon - settle) / period) - 1
     if skipped <= 0:
         return every_period(horizon)[0]
     short = horizon - skipped * period
     try:
-        last, run = every_period(short)
-        before = every_period(short - period)[0]
+        # Counted up to H' and H' - T alone, what each period adds: H' - T may
+        # stop short of the steady state (a period, when settle < T; in float
+        # time, settle summed a rounding above H' - T = settle), where a
+        # replay plays on for its checks (see _play) and counts the
+        # violations of the events it then plays, a zero-time one starting at
+        # ``settle``: one period of its repeats was lost.
+        last, run = every_period(short, play_on=False)
+        before = every_period(short - period, play_on=False)[0]
     except ScheduleError as err:
         if err.path != "horizon":
             raise
@@ -1386,9 +1384,15 @@ def _play(
     *,
     explicit_horizon: bool,
     tolerance: Fraction = Fraction(0),
+    play_on: bool = True,
 ) -> tuple[_Run, _Strict | _Asap, list[_Play], list[int], list[int],
            _Unserved | None, Any]:
-    """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two."""
+    """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two.
+
+    ``play_on``: a strict periodic replay over a horizon short of the steady
+    state plays on to it for its checks (``False``: not, for
+    :func:`replay_periodic`, which counts what its replays' periods add).
+    """
     run = _Run(schedule, model, exact, tolerance)
     periodic = schedule.period is not None
     if periodic and h is None:
@@ -1408,7 +1412,7 @@ def _play(
     if periodic:
         idle, unserved = _idle_slots(run, horizon_t)
         instance_numbers = sorted({play.instance for play in events}.union(idle))
-        if mode == "strict" and run.idle_span > horizon_t:
+        if mode == "strict" and play_on and run.idle_span > horizon_t:
             # A horizon short of the steady state (every event played at its
             # lag, next to every other) would leave the conflicts of later
             # periods unseen, and a schedule that clashes from period 3 on
@@ -2388,7 +2392,7 @@ _MORE = re.compile(r" \(and (\d+) more instances\)")
 
 def extend_periodic(last: Report, before: Report, periods: int, period: Fraction, *,
                     end_time: Fraction | float | None = None) -> Report:
-    """``last``, a strict exact replay of a periodic schedule past its steady state,
+    """``last``, a strict replay of a periodic schedule past its steady state,
     as the replay ``periods`` periods longer gives it; ``before``: the replay one
     period shorter than ``last``, also past the steady state.
 
