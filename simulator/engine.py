@@ -611,10 +611,7 @@ class _Run:
         assert horizon is not None
         period = self.to_time(self.schedule.period)
         n = self.schedule.instances_per_period
-        # Float time: a start within the tolerance of the horizon is at it (5 periods
-        # of 1/3 start at 1.6666666666666665, below the horizon 5/3 = 1.6666666666666667,
-        # and were played: an instance more begun, a conflict more counted).
-        end = horizon if self.exact else horizon - self.tol
+        end = self.cutoff(horizon)
         periods = math.ceil(end / period)
         order = sorted((p for p in self.patterns if p.playable), key=_start_of)
         stride = self.stride
@@ -631,6 +628,18 @@ class _Run:
                                      tuple([k + shift for k in pat.needs]), pat.give + shift,
                                      pat.part, pat.index, instance))
         return out
+
+    def cutoff(self, horizon: int | float) -> int | float:
+        """The start from which a periodic replay over ``horizon`` plays no event.
+
+        The horizon itself; in float time the horizon less the tolerance, a
+        start within it of the horizon being at it (5 periods of 1/3 start at
+        1.6666666666666665, below the horizon 5/3 = 1.6666666666666667, and
+        were played: an instance more begun, a conflict more counted).  What
+        :meth:`concrete` plays, :meth:`_Strict.count_until` counts and
+        :func:`_fully_played` expects.
+        """
+        return horizon if self.exact else horizon - self.tol
 
     def initial_holdings(self, instances: Iterable[int]) -> dict[int, Any]:
         """What every node holds at time 0, for every instance replayed."""
@@ -692,7 +701,9 @@ class _Strict:
 
     def count_until(self, horizon: Any) -> None:
         """Count only the events that start before ``horizon`` in :attr:`played`
-        and :attr:`end_time`: the replay ran past it to check the steady state."""
+        and :attr:`end_time`: the replay ran past it to check the steady state
+        (``horizon``: the cutoff of :meth:`_Run.cutoff`, in float time a start
+        within the tolerance of the horizon being at it)."""
         self.counted_until = horizon
         self.end_time = max((ev.start + ev.duration for ev in self.events
                              if ev.start < horizon), default=0)
@@ -1269,8 +1280,9 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     -------
     Report
         As :func:`replay` over ``horizon`` (``completed``, ``instances``,
-        ``measured_throughput``, ``horizon``, ``end_time`` and the violations
-        for the whole horizon; ``completion_times`` those of the ``H'`` replay).
+        ``incomplete``, ``unfinished``, ``measured_throughput``, ``horizon``,
+        ``end_time`` and the violations for the whole horizon;
+        ``completion_times`` those of the ``H'`` replay).
 
     Raises
     ------
@@ -1288,10 +1300,16 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
 
-    def every_period(h: Fraction) -> Report:  # every period up to h (not this function again)
+    def every_period(h: Fraction, *, play_on: bool = True) -> tuple[Report, _Run]:
+        # every period up to h (not this function again); ``play_on``: past a
+        # horizon short of the steady state, play on to it for the checks
         with paused_collection():
-            return _conclude(*_play(schedule, "strict", exact, h, model,
-                                    explicit_horizon=True, tolerance=slack), "strict", False)
+            played = _play(schedule, "strict", exact, h, model, explicit_horizon=True,
+                           tolerance=slack, play_on=play_on)
+            run = played[0]  # its patterns, for the end of the last event
+            report = _conclude(*played, "strict", False)
+            del played  # the replay's records freed before the collector resumes
+        return report, run
 
     platform, size = schedule.platform, schedule.operation.size
     settle = Fraction(0)
@@ -1305,11 +1323,17 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
         settle = max(settle, e.lag * period + e.start + duration)
     skipped = math.floor((horizon - settle) / period) - 1
     if skipped <= 0:
-        return every_period(horizon)
+        return every_period(horizon)[0]
     short = horizon - skipped * period
     try:
-        last = every_period(short)
-        before = every_period(short - period)
+        # Counted up to H' and H' - T alone, what each period adds: H' - T may
+        # stop short of the steady state (a period, when settle < T; in float
+        # time, settle summed a rounding above H' - T = settle), where a
+        # replay plays on for its checks (see _play) and counts the
+        # violations of the events it then plays, a zero-time one starting at
+        # ``settle``: one period of its repeats was lost.
+        last, run = every_period(short, play_on=False)
+        before = every_period(short - period, play_on=False)[0]
     except ScheduleError as err:
         if err.path != "horizon":
             raise
@@ -1324,7 +1348,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     completed = last.completed + skipped * gain
     whole: Fraction | float = horizon if exact else float(horizon)
     # the violations' repeats and missing instances counted over the whole horizon
-    last = extend_periodic(last, before, skipped, period)
+    last = extend_periodic(last, before, skipped, period,
+                           end_time=run.out_time(_last_end(run, run.to_time(horizon))))
     return replace(last, completed=completed,
                    instances=last.instances + skipped * (last.instances - before.instances),
                    horizon=whole, measured_throughput=per_time(completed, whole))
@@ -1359,9 +1384,15 @@ def _play(
     *,
     explicit_horizon: bool,
     tolerance: Fraction = Fraction(0),
+    play_on: bool = True,
 ) -> tuple[_Run, _Strict | _Asap, list[_Play], list[int], list[int],
            _Unserved | None, Any]:
-    """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two."""
+    """Compile and play ``schedule``: the arguments of :func:`_conclude` but the last two.
+
+    ``play_on``: a strict periodic replay over a horizon short of the steady
+    state plays on to it for its checks (``False``: not, for
+    :func:`replay_periodic`, which counts what its replays' periods add).
+    """
     run = _Run(schedule, model, exact, tolerance)
     periodic = schedule.period is not None
     if periodic and h is None:
@@ -1381,7 +1412,7 @@ def _play(
     if periodic:
         idle, unserved = _idle_slots(run, horizon_t)
         instance_numbers = sorted({play.instance for play in events}.union(idle))
-        if mode == "strict" and run.idle_span > horizon_t:
+        if mode == "strict" and play_on and run.idle_span > horizon_t:
             # A horizon short of the steady state (every event played at its
             # lag, next to every other) would leave the conflicts of later
             # periods unseen, and a schedule that clashes from period 3 on
@@ -1402,7 +1433,7 @@ def _play(
         engine = _Strict(run, events, held)
         engine.go()
         if steady is not None:
-            engine.count_until(horizon_t)
+            engine.count_until(run.cutoff(horizon_t))
     else:
         until = None
         if horizon_t is not None:
@@ -2359,8 +2390,9 @@ _MORE = re.compile(r" \(and (\d+) more instances\)")
 """What :func:`_report_incomplete` says of the other instances an item misses."""
 
 
-def extend_periodic(last: Report, before: Report, periods: int, period: Fraction) -> Report:
-    """``last``, a strict exact replay of a periodic schedule past its steady state,
+def extend_periodic(last: Report, before: Report, periods: int, period: Fraction, *,
+                    end_time: Fraction | float | None = None) -> Report:
+    """``last``, a strict replay of a periodic schedule past its steady state,
     as the replay ``periods`` periods longer gives it; ``before``: the replay one
     period shorter than ``last``, also past the steady state.
 
@@ -2368,15 +2400,22 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
     folded with its repeats (:func:`_ordered_violations`) gains as many as it
     gained over ``before``'s last period, and so does each item an instance
     misses at the end (:func:`_report_incomplete`), whose row moves to the
-    longer horizon's end, as ``end_time`` does; ``incomplete`` counts alike.
-    ``completed``, ``instances`` and ``completion_times`` are the caller's
-    (:func:`replay_periodic`).  A violation of neither
-    kind is kept as it is: by the steady state every pattern event has met
-    every other at every lag.
+    longer horizon's end, as ``end_time`` does; ``incomplete`` and
+    ``unfinished`` count alike.  ``end_time``: the end of the last event over
+    the longer horizon, when the caller knows it (:func:`replay_periodic`
+    computes it as the longer replay would, :func:`_last_end`: no event
+    played ends at 0, and a float sum is that replay's to the last bit);
+    else ``last``'s, ``periods`` periods later.  ``completed``,
+    ``instances`` and ``completion_times`` are the caller's
+    (:func:`replay_periodic`).  A violation of neither kind is kept as it
+    is: by the steady state every pattern event has met every other at
+    every lag.
     """
     if periods <= 0:
         return last
-    shift = periods * period
+    end = last.end_time
+    if end_time is None and end is not None:
+        end_time = end + periods * period
 
     def key(v: Violation) -> tuple[Any, ...]:
         return (v.kind, v.events, v.node, v.resource.partition("#")[0])
@@ -2403,14 +2442,40 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
                 detail = (_MORE.sub(more, detail, count=1) if _MORE.search(detail) else
                           detail.replace(f"never holds {v.resource}",
                                          f"never holds {v.resource}{more}", 1))
-            v = replace(v, detail=detail, time=v.time + shift)
+            v = replace(v, detail=detail, time=end_time)
         extended.append(v)
     extended.sort(key=lambda v: v.time)
-    end = last.end_time
     return replace(
         last, violations=tuple(extended),
         incomplete=last.incomplete + periods * (last.incomplete - before.incomplete),
-        end_time=None if end is None else end + shift)
+        unfinished=last.unfinished + periods * (last.unfinished - before.unfinished),
+        end_time=end_time)
+
+
+def _last_end(run: _Run, horizon_t: Any) -> Any:
+    """When the last event of a strict periodic replay over ``horizon_t`` past its
+    steady state ends (0 when it plays none), in ``run``'s time unit.
+
+    Each pattern event's last play is the one of the last period that plays
+    it (:meth:`_Run.concrete`), its end computed as :meth:`_Strict.play`
+    does: the same float sum, to the last bit.
+    """
+    assert run.schedule.period is not None
+    period = run.to_time(run.schedule.period)
+    cutoff = run.cutoff(horizon_t)
+    last = math.ceil(cutoff / period) - 1  # the last period played
+    latest: Any = 0
+    for pat in run.patterns:
+        if not pat.playable:
+            continue
+        p = last
+        while p >= pat.lag and p * period + pat.start >= cutoff:
+            p -= 1
+        if p >= pat.lag:
+            end = p * period + pat.start + pat.duration
+            if end > latest:
+                latest = end
+    return latest
 
 
 def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> list[int]:
@@ -2420,13 +2485,14 @@ def _fully_played(run: _Run, instance_numbers: list[int], horizon_t: Any) -> lis
     n = schedule.instances_per_period
     period = run.to_time(schedule.period)
     span, instant = run.span, run.instant
-    # A zero-time event is played only if it starts before the horizon
-    # (``concrete`` drops starts >= horizon), so it must start strictly before.
+    # A zero-time event is played only if it starts before the cutoff
+    # (``concrete`` drops starts >= cutoff), so it must start strictly before.
+    cutoff = run.cutoff(horizon_t)
     out = []
     for t in instance_numbers:
         q, j = divmod(t, n)
         if j in span and q * period + span[j] <= horizon_t + run.tol and (
-                j not in instant or q * period + instant[j] < horizon_t):
+                j not in instant or q * period + instant[j] < cutoff):
             out.append(t)
     return out
 
