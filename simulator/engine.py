@@ -1433,6 +1433,7 @@ def _play(
         engine = _Strict(run, events, held)
         engine.go()
         if steady is not None:
+            assert horizon_t is not None  # a steady state is played on to past a horizon
             engine.count_until(run.cutoff(horizon_t))
     else:
         until = None
@@ -2442,7 +2443,7 @@ def extend_periodic(last: Report, before: Report, periods: int, period: Fraction
                 detail = (_MORE.sub(more, detail, count=1) if _MORE.search(detail) else
                           detail.replace(f"never holds {v.resource}",
                                          f"never holds {v.resource}{more}", 1))
-            v = replace(v, detail=detail, time=end_time)
+            v = replace(v, detail=detail, time=v.time if end_time is None else end_time)
         extended.append(v)
     extended.sort(key=lambda v: v.time)
     return replace(
