@@ -1254,6 +1254,19 @@ def _gap_in_instances(numbers: list[int]) -> None:
                         f"{counted(len(numbers), 'instance')}: {shown})", path="events")
 
 
+def _periodic_arguments(schedule: Schedule, horizon: Fraction | int | str,
+                        refusal: str) -> tuple[Fraction, Fraction]:
+    """The period and the horizon of a periodic replay's entry point, checked: the
+    schedule (:func:`check_schedule`), periodic (else ``refusal``), and a horizon > 0."""
+    check_schedule(schedule)
+    if schedule.period is None:
+        raise ScheduleError(refusal)
+    h = parse_rational(horizon, path="horizon", error=ScheduleError)
+    if h <= 0:
+        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    return schedule.period, h
+
+
 def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact: bool = True,
                     port_model: PortModel | str | None = None,
                     tolerance: Fraction | int | float | str | None = None) -> Report:
@@ -1290,13 +1303,8 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
         As :func:`replay`, e.g. when even ``H'`` needs more events than the
         engine replays.
     """
-    check_schedule(schedule)
-    period = schedule.period
-    if period is None:
-        raise ScheduleError("replay_periodic needs a periodic schedule")
-    horizon = parse_rational(horizon, path="horizon", error=ScheduleError)
-    if horizon <= 0:
-        raise ScheduleError("horizon must be > 0", path="horizon", value=str(horizon))
+    period, horizon = _periodic_arguments(schedule, horizon,
+                                          "replay_periodic needs a periodic schedule")
     model = None if port_model is None else PortModel.parse(port_model, path="port_model")
     slack = parse_tolerance(tolerance, exact=exact)
 
@@ -1796,13 +1804,8 @@ def replay_asap_periodic(
     ScheduleError
         On a one-shot schedule or a bad ``horizon``, as :func:`replay`.
     """
-    check_schedule(schedule)
-    period = schedule.period
-    if period is None:
-        raise ScheduleError("replay_asap_periodic replays a periodic schedule")
-    h = parse_rational(horizon, path="horizon", error=ScheduleError)
-    if h <= 0:
-        raise ScheduleError("horizon must be > 0", path="horizon", value=str(h))
+    _, h = _periodic_arguments(schedule, horizon,
+                               "replay_asap_periodic replays a periodic schedule")
     found = _asap_periodic_count(schedule, h, exact)
     if found is None:
         return replay(schedule, mode="asap", horizon=h, exact=exact)
