@@ -19,8 +19,8 @@ from fractions import Fraction
 from portsim.planners.base import PlanResult
 from portsim.planners.registry import get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
-from portsim.scenarios.runner import guarded_plan, planner_label, replay_periodic, series_cut
-from portsim.simulator.engine import replay, replay_series
+from portsim.scenarios.runner import guarded_plan, planner_label, series_cut
+from portsim.simulator.engine import replay, replay_periodic, replay_series
 from portsim.simulator.errors import PortsimError, ScenarioError
 from portsim.simulator.numbers import format_rational
 from portsim.simulator.report import Report
@@ -101,7 +101,7 @@ def asymptotic_study(scenario: Scenario,
     """Replay every planner of ``scenario`` over growing horizons (see the module notes).
 
     Every figure is exact for its whole horizon: a periodic schedule is
-    counted by :func:`portsim.scenarios.runner.replay_periodic`, a one-shot one by
+    counted by :func:`portsim.simulator.engine.replay_periodic`, a one-shot one by
     the pipelined series of :func:`portsim.simulator.engine.replay_series`.  A row
     whose replay is cut or impossible has no count and no ratio, and says
     why in its note.  Rows are labelled with their options

@@ -85,7 +85,6 @@ __all__ = [
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "check_schedule",
-    "extend_periodic",
     "measure_series",
     "parse_tolerance",
     "replay",
@@ -1283,7 +1282,7 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     ``completed(H) = completed(H') + m * (that difference)``.  Violations are
     those of the ``H'`` replay (by then every pattern event has been played
     at every lag, next to every other), counted as ``H`` would count them
-    (:func:`extend_periodic`: the repeats of each, the instances an item
+    (:func:`_extend_periodic`: the repeats of each, the instances an item
     misses, ``incomplete``), as the replay of every period counts them.
     ``portsim run`` measures every periodic schedule so; :func:`replay` (and
     ``validate --horizon H``) a strict one whose horizon holds more than
@@ -1356,7 +1355,7 @@ def replay_periodic(schedule: Schedule, horizon: Fraction | int | str, *, exact:
     completed = last.completed + skipped * gain
     whole: Fraction | float = horizon if exact else float(horizon)
     # the violations' repeats and missing instances counted over the whole horizon
-    last = extend_periodic(last, before, skipped, period,
+    last = _extend_periodic(last, before, skipped, period,
                            end_time=run.out_time(_last_end(run, run.to_time(horizon))))
     return replace(last, completed=completed,
                    instances=last.instances + skipped * (last.instances - before.instances),
@@ -2394,7 +2393,7 @@ _MORE = re.compile(r" \(and (\d+) more instances\)")
 """What :func:`_report_incomplete` says of the other instances an item misses."""
 
 
-def extend_periodic(last: Report, before: Report, periods: int, period: Fraction, *,
+def _extend_periodic(last: Report, before: Report, periods: int, period: Fraction, *,
                     end_time: Fraction | float | None = None) -> Report:
     """``last``, a strict replay of a periodic schedule past its steady state,
     as the replay ``periods`` periods longer gives it; ``before``: the replay one
