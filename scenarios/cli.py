@@ -650,7 +650,12 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     from portsim.planners.lp import LpOptions
     from portsim.scenarios.bounds import compare_to_bound, lp_bound
     from portsim.scenarios.runner import series_cut
-    from portsim.simulator.engine import parse_tolerance, replay, replay_one_shot
+    from portsim.simulator.engine import (
+        default_horizon,
+        parse_tolerance,
+        replay,
+        replay_one_shot,
+    )
     from portsim.simulator.validation import describe_violation_events, schedule_throughput
 
     port_model = _port_model_option(port_model)
@@ -692,6 +697,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     with _activity() as show:
         show(f"replaying {len(loaded.events)} events ({mode})")
         report = _guarded(replayed)
+    given = h if h is not None else default_horizon(loaded)
+    if isinstance(report.horizon, float) and given is not None and report.horizon == float(given):
+        # --float times the events in floats, but the horizon is what was asked,
+        # exactly (as `run --float` gives it): completed / horizon stays exact
+        report = dataclasses.replace(report, horizon=given)
     ok = report.feasible and report.complete
     # One-shot over --horizon: how the series was measured, or why it was not.
     series_note = ""

@@ -85,6 +85,7 @@ __all__ = [
     "MAX_REPLAY_EVENTS",
     "MAX_SERIES_EVENTS",
     "check_schedule",
+    "default_horizon",
     "measure_series",
     "parse_tolerance",
     "replay",
@@ -1403,9 +1404,7 @@ def _play(
     run = _Run(schedule, model, exact, tolerance)
     periodic = schedule.period is not None
     if periodic and h is None:
-        assert schedule.period is not None
-        max_lag = max((e.lag for e in schedule.events), default=0)
-        h = schedule.period * (max_lag + DEFAULT_PERIODS)
+        h = default_horizon(schedule)
     if periodic:
         assert h is not None
         _check_replay_size(schedule, h, explicit_horizon=explicit_horizon)
@@ -1452,6 +1451,27 @@ def _play(
         if engine.env.peek() == math.inf:
             engine.report_blocked()
     return run, engine, events, instance_numbers, idle, unserved, horizon_t
+
+
+def default_horizon(schedule: Schedule) -> Fraction | None:
+    """The horizon :func:`replay` takes when given none, exactly: for a periodic
+    schedule, the largest lag plus :data:`DEFAULT_PERIODS` periods; ``None``
+    for a one-shot one (replayed whole).
+
+    Examples
+    --------
+    >>> from portsim.simulator.schedule import Send
+    >>> from portsim.simulator.operations import Operation, OperationKind
+    >>> p = Platform.build(["A", "B"], [("A", "B", 1)])
+    >>> op = Operation(OperationKind.BROADCAST, source="A").resolve(p)
+    >>> s = Schedule(p, op, (Send("A", "B", "b#0", 0, lag=2),), period=Fraction(3, 2))
+    >>> default_horizon(s)
+    Fraction(18, 1)
+    """
+    if schedule.period is None:
+        return None
+    max_lag = max((e.lag for e in schedule.events), default=0)
+    return schedule.period * (max_lag + DEFAULT_PERIODS)
 
 
 def replay_series(

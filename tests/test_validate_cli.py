@@ -97,8 +97,10 @@ def test_measured_throughput_is_exact(tmp_path: Path, monkeypatch: pytest.Monkey
     assert code == 0
     assert ("horizon: 7, completed: 3, measured throughput: 3/7 (completed / horizon, "
             "start-up included)\n") in out
+    # --float times the events in floats, but 3 instances over the horizon 7
+    # asked are 3/7 all the same, as `run --float` says (it printed 0.4286)
     _, out, _ = validate(tmp_path, PERIODIC, "--horizon", "7", "--float")
-    assert ("horizon: 7, completed: 3, measured throughput: 0.4286 (completed / horizon, "
+    assert ("horizon: 7, completed: 3, measured throughput: 3/7 (completed / horizon, "
             "start-up included)\n") in out
 
 
@@ -450,11 +452,19 @@ def test_the_json_gives_the_measured_throughput_exactly(tmp_path: Path) -> None:
     _, out, _ = validate(tmp_path, ONE_SHOT, "--no-lp-bound", "--format", "json",
                          "--horizon", "7")
     assert json.loads(out)["measured_throughput_exact"] == "4/7"
-    # no horizon, or float time: no exact figure
+    # a one-shot schedule without a horizon: no figure
     _, out, _ = validate(tmp_path, ONE_SHOT, "--no-lp-bound", "--format", "json")
     assert json.loads(out)["measured_throughput_exact"] is None
+    # float time over the default horizon, 10 periods of 2: instance q ends at
+    # 2q + 3/2, so 10 of them by 20, exactly (it gave null where `run --float`
+    # gives the figure); the one-shot series over 7 as above
     _, out, _ = validate(tmp_path, PERIODIC, "--no-lp-bound", "--format", "json", "--float")
-    assert json.loads(out)["measured_throughput_exact"] is None
+    found = json.loads(out)
+    assert (found["horizon"], found["completed"], found["measured_throughput_exact"]) == (
+        "20", 10, "1/2")
+    _, out, _ = validate(tmp_path, ONE_SHOT, "--no-lp-bound", "--format", "json",
+                         "--horizon", "7", "--float")
+    assert json.loads(out)["measured_throughput_exact"] == "4/7"
 
 
 def test_the_help_gives_the_exit_status_of_feasible_but_incomplete(tmp_path: Path) -> None:
