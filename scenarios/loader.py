@@ -48,6 +48,7 @@ from portsim.scenarios.schema import (
     ThreeClassGeneratorSpec,
     TiersGeneratorSpec,
 )
+from portsim.simulator.collector import paused_collection
 from portsim.simulator.errors import (
     OperationError,
     PlatformError,
@@ -385,17 +386,24 @@ def _read_json(text: str, source: str, error: type[PortsimError]) -> Any:
 
 def _load_bounded(text: str, loader_class: type[Any], source: str,
                   error: type[PortsimError]) -> Any:
-    """Parse ``text`` into nodes, check the alias expansion, then build the data."""
+    """Parse ``text`` into nodes, check the alias expansion, then build the data.
+
+    The garbage collector is paused meanwhile (:func:`paused_collection`):
+    the node graph and the data built from it survive until the end, and its
+    walks over them took two thirds of the time (a schedule of 100,000 events
+    read in 11.4 s, 4.0 s paused).
+    """
     loader = loader_class(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if "&" in text:  # an anchor, so maybe aliases: the graph may share nodes
-            _check_alias_expansion(node, source, error)
-        elif _too_deep(node):  # a tree
-            raise error("invalid YAML: nested too deeply", source=source)
-        return loader.construct_document(node)
+        with paused_collection():
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            if "&" in text:  # an anchor, so maybe aliases: the graph may share nodes
+                _check_alias_expansion(node, source, error)
+            elif _too_deep(node):  # a tree
+                raise error("invalid YAML: nested too deeply", source=source)
+            return loader.construct_document(node)
     finally:
         loader.dispose()
 
