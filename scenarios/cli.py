@@ -697,11 +697,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
     with _activity() as show:
         show(f"replaying {len(loaded.events)} events ({mode})")
         report = _guarded(replayed)
-    given = h if h is not None else default_horizon(loaded)
-    if isinstance(report.horizon, float) and given is not None and report.horizon == float(given):
+    asked = h if h is not None else default_horizon(loaded)
+    if isinstance(report.horizon, float) and asked is not None and report.horizon == float(asked):
         # --float times the events in floats, but the horizon is what was asked,
         # exactly (as `run --float` gives it): completed / horizon stays exact
-        report = dataclasses.replace(report, horizon=given)
+        report = dataclasses.replace(report, horizon=asked)
     ok = report.feasible and report.complete
     # One-shot over --horizon: how the series was measured, or why it was not.
     series_note = ""

@@ -393,6 +393,9 @@ def _load_bounded(text: str, loader_class: type[Any], source: str,
     walks over them took two thirds of the time (a schedule of 100,000 events
     read in 11.4 s, 4.0 s paused).
     """
+    if loader_class is _FastUniqueKeyLoader and "&" not in text and (
+            _C_SAFE_LOADER is not yaml.SafeLoader):
+        loader_class = _ItemByItemLoader  # no anchor, so no alias: item by item
     loader = loader_class(text)
     try:
         with paused_collection():
@@ -408,10 +411,10 @@ def _load_bounded(text: str, loader_class: type[Any], source: str,
         loader.dispose()
 
 
-def _too_deep(root: yaml.Node) -> bool:
+def _too_deep(root: yaml.Node, depth: int = 1) -> bool:
     """True when collections nest more than :data:`YAML_MAX_DEPTH` levels (a tree:
-    no node shared)."""
-    stack = [(root, 1)]
+    no node shared); ``root`` at level ``depth``."""
+    stack = [(root, depth)]
     while stack:
         node, depth = stack.pop()
         if depth > YAML_MAX_DEPTH:
@@ -789,6 +792,7 @@ def _yaml_error(
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
 class _UniqueKeys(yaml.constructor.SafeConstructor):
@@ -824,3 +828,54 @@ _C_SAFE_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class _FastUniqueKeyLoader(_UniqueKeys, _C_SAFE_LOADER):  # type: ignore[misc,valid-type]
     """The same on libyaml's C parser (PyYAML without libyaml: the pure-Python one)."""
+
+
+_BUILT_TAG = "tag:portsim,2026:built"
+"""The tag of a node :class:`_ItemByItemLoader` has already built (its value is the data)."""
+
+
+class _ItemByItemLoader(_UniqueKeys, _C_SAFE_LOADER, yaml.composer.Composer):  # type: ignore[misc,valid-type]
+    """libyaml's parser under PyYAML's composer, building each item of a top-level
+    list as soon as it is parsed.
+
+    A document's node graph is about eight times the data built from it (a
+    scalar node keeps its tag and two marks): a schedule of 100,000 events
+    held 390 MB of nodes for 60 MB of data.  Here each item of a list that
+    is the value of a top-level key (``events``, ``links``...) is built as
+    soon as it is composed, after the same depth check, and its nodes freed:
+    the same data, about a fifth of the peak memory, about a sixth more
+    time (Python composes the nodes libyaml parses).  Only for a document
+    without anchors (no ``&``): an alias may name any earlier node, and
+    :func:`_check_alias_expansion` walks the whole graph.
+    """
+
+    get_single_node = yaml.composer.Composer.get_single_node
+    compose_document = yaml.composer.Composer.compose_document
+
+    def __init__(self, stream: str) -> None:
+        _C_SAFE_LOADER.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        self._depth = 0
+        self._merged = False  # the top-level value being composed is merged (``<<:``)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self._depth == 1:
+            self._merged = isinstance(index, yaml.ScalarNode) and index.tag == _MERGE_TAG
+        self._depth += 1
+        try:
+            node = yaml.composer.Composer.compose_node(self, parent, index)
+        finally:
+            self._depth -= 1
+        # an item of a plain list (not a !!omap, nor mappings to merge), not too
+        # deep (left as it is for the whole document's check)
+        if (node is not None and self._depth == 2 and isinstance(parent, yaml.SequenceNode)
+                and parent.tag == _SEQ_TAG and not self._merged
+                and not _too_deep(node, depth=3)):
+            data = self.construct_object(node, deep=True)
+            self.constructed_objects.clear()
+            self.recursive_objects.clear()
+            return yaml.ScalarNode(_BUILT_TAG, data, node.start_mark, node.end_mark)
+        return node
+
+
+_ItemByItemLoader.add_constructor(_BUILT_TAG, lambda _loader, node: node.value)
