@@ -1599,3 +1599,30 @@ def test_lp_bound_alone_builds_no_periodic_schedule(
     assert (alone.status, alone.schedule, alone.period) == ("ok", None, None)
     assert alone.throughput_bound == full.throughput_bound == bound
     assert lp_bound(scenario.platform, scenario.operation).bound == bound
+
+
+def test_the_lp_bound_on_links_with_latency_needs_no_whole_message_schedule() -> None:
+    """Three nodes, S-A at 12.5 with latency 1.3·10^-6, S-B at 10 with 1/10, A-B
+    at 25 with 1/100 (both ways): the allreduce's messages of size 1 take
+    0.0800013, 0.2 and 0.05, and each instance needs 2 reductions of 1 on 3
+    processors: the bound 3/2 by hand, which the lp computes.  Its periodic
+    schedule would need a period 1,600,026 times longer to keep messages whole,
+    so ``run`` says ``unsupported``; ``validate``'s comparison
+    (``lp_throughput_bound``) said "no lp bound available" though the bound
+    holds for every schedule, whole or split."""
+    from portsim.planners.lp import lp_throughput_bound
+    from portsim.scenarios.bounds import lp_bound
+
+    links = [Link.of_bandwidth(a, b, bw, latency=lat) for u, v, bw, lat in
+             [("S", "A", "12.5", "1.3e-6"), ("S", "B", "10", "0.1"), ("A", "B", "25", "0.01")]
+             for a, b in ((u, v), (v, u))]
+    platform = Platform([Node(v) for v in "SAB"], links, "bidirectional")
+    operation = Operation(OperationKind.ALLREDUCE)
+    full = steady_state(platform, operation)
+    assert full.status == "unsupported"
+    assert "the throughput bound is 3/2" in full.message
+    alone = lp_throughput_bound(platform, operation)
+    assert (alone.status, alone.schedule, alone.period) == ("ok", None, None)
+    assert alone.throughput_bound == Fraction(3, 2)
+    assert any("no periodic schedule: keeping messages whole needs" in n for n in alone.notes)
+    assert lp_bound(platform, operation).bound == Fraction(3, 2)
