@@ -813,10 +813,14 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
             console.print(f"throughput: {_text_readable(throughput)} ({how})")
             if comparison is not None:
                 ratio = comparison.ratio   # its decimal value too, unless it is a whole number
-                # a bound of 100 digits over 100 gets its decimal value beside it
+                # a bound of 100 digits over 100 gets its decimal value beside it; "=" only
+                # where that value is exact (3/4 = 0.75), else "~": 6400013/6400026 was
+                # "= 1", the ratio of a schedule that does not reach the bound
+                decimal = f"{float(ratio):.4g}"
+                sign = "=" if Fraction(decimal) == ratio else "~"
                 console.print(f"lp bound: {readable(comparison.bound)}, ratio to the bound: "
                               f"{_text(ratio)}"
-                              + ("" if ratio.denominator == 1 else f" = {float(ratio):.4g}"))
+                              + ("" if ratio.denominator == 1 else f" {sign} {decimal}"))
             if bound_note:
                 console.print(bound_note)
         elif ok:  # feasible and complete, and yet no figure: say why

@@ -79,6 +79,41 @@ def test_the_integer_rounding_is_the_least_period_of_a_brute_force(seed: int) ->
                                for k, o in zip(row, ops, strict=True)) <= max_events
 
 
+@pytest.mark.parametrize("ticks", [1, 10**8, 10**9, Fraction(1, 10**8)])
+def test_the_least_period_does_not_depend_on_the_time_unit(ticks: int | Fraction) -> None:
+    """Three units of 1, 2 and 3 time units on links of their own, 11
+    instances: by hand k = 6, 3, 2 in the period 6 (at 5 they carry 5 + 2 +
+    1 = 8).  In units of 10^-8 (busy times of 10^-8 to 3·10^-8, messages of
+    a few bytes on GB/s), HiGHS, near its tolerances, put all 11 on the
+    slowest unit: the period 33 (times 10^-8) instead of 6."""
+    loads = [[{("link", i): i + 1} for i in range(3)]]
+    if isinstance(ticks, int):  # busy times i + 1 ticks of 1 / ticks
+        found = shortest_period(loads, {}, ticks, [[1, 1, 1]], 11, 100)
+        unit = Fraction(1, ticks)
+    else:  # long times: i + 1 of 10^8 time units each
+        loads = [[{r: a * ticks.denominator for r, a in load.items()} for load in loads[0]]]
+        found = shortest_period(loads, {}, 1, [[1, 1, 1]], 11, 100)
+        unit = Fraction(ticks.denominator)
+    assert found is not None
+    assert found.period == 6 * unit
+    assert found.counts == ((6, 3, 2),)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tiny_busy_times_round_as_the_brute_force_does(seed: int) -> None:
+    """The brute force's least period on random instances whose busy times are
+    10^-8 of what they are in the test above (ticks of 10^-8 / scale)."""
+    rng = random.Random(seed)
+    loads, capacity, scale, operations = _instance(rng)
+    scale *= 10**8
+    n = rng.randint(1, 4)
+    best = _brute_force(loads, capacity, scale, operations, n, 10**6)
+    found = shortest_period(loads, capacity, scale, operations, n, 10**6)
+    assert best is not None
+    assert found is not None
+    assert found.period == best
+
+
 def test_no_rounding_within_the_cap_is_none() -> None:
     loads = [[{("link", "AB"): 1}], [{("link", "AB"): 1}]]
     assert shortest_period(loads, {}, 1, [[3], [3]], 2, 11) is None  # 12 operations

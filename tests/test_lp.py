@@ -369,6 +369,51 @@ def test_links_of_tiny_busy_times_are_not_dropped(kind: OperationKind) -> None:
     assert report.violations == ()
 
 
+_UNITS_LINKS = [("S", "A", "12.5"), ("S", "B", "10"), ("A", "B", "25"), ("B", "C", "7"),
+                ("A", "C", "3")]
+"""Both ways each: S reaches A at 12.5 and B at 10, A reaches B at 25 and C at 3,
+B reaches C at 7 (bandwidths, no latency)."""
+
+_UNITS_BOUND = {OperationKind.BROADCAST: Fraction(7), OperationKind.SCATTER: Fraction(25, 6),
+                OperationKind.GATHER: Fraction(25, 6)}
+"""The bound of a message of size 1, by hand: a broadcast's C receives at most
+7 messages a time unit (at most 1/7 each, on B -> C; 1/3 on A -> C), which
+S -> A -> B -> C reaches (S sends 7/12.5, A 7/25, B 1); S sends (a scatter)
+or receives (a gather) three messages an operation, each at least 1/12.5
+(its A link): 25/6, reached by routing every message through A and C's
+through A -> B -> C (per time unit, A's receive port busy 1, its send port
+1/3, B's send port 25/42)."""
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("size", ["1e-12", "1e-14", "1e7", "1e9"])
+@pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.SCATTER,
+                                  OperationKind.GATHER])
+def test_the_bound_and_schedule_do_not_depend_on_the_time_unit(kind: OperationKind,
+                                                               size: str) -> None:
+    """A size of 10^9 on bandwidths of 3 to 25 (busy times of 10^8 an operation:
+    bytes on GB/s) made the throughputs fall under HiGHS's feasibility
+    tolerance: the lp gave the certified interval [0, bound] and an empty
+    schedule (no tree, `not measured: 3 violation(s)`), from a size of 10^7
+    on for the gather; a size of 10^-12 (busy times of 10^-14) made the
+    broadcast's tree master unbounded (an error row).  On links without
+    latency the bound is the size-1 bound over the size, and the schedule
+    reaches it."""
+    platform = Platform([Node(v) for v in "SABC"],
+                        [Link.of_bandwidth(a, b, bw) for u, v, bw in _UNITS_LINKS
+                         for a, b in ((u, v), (v, u))], "bidirectional")
+    ends = {"target": "S"} if kind is OperationKind.GATHER else {"source": "S"}
+    s = parse_rational(size, path="size")
+    result = steady_state(platform, Operation(kind, size=s, **ends))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == _UNITS_BOUND[kind] / s
+    assert result.achieved_throughput == result.throughput_bound
+    assert result.schedule is not None
+    assert result.period is not None
+    report = replay(result.schedule, horizon=result.period * 4)
+    assert report.violations == ()
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:
@@ -1557,3 +1602,30 @@ def test_lp_bound_alone_builds_no_periodic_schedule(
     assert (alone.status, alone.schedule, alone.period) == ("ok", None, None)
     assert alone.throughput_bound == full.throughput_bound == bound
     assert lp_bound(scenario.platform, scenario.operation).bound == bound
+
+
+def test_the_lp_bound_on_links_with_latency_needs_no_whole_message_schedule() -> None:
+    """Three nodes, S-A at 12.5 with latency 1.3·10^-6, S-B at 10 with 1/10, A-B
+    at 25 with 1/100 (both ways): the allreduce's messages of size 1 take
+    0.0800013, 0.2 and 0.05, and each instance needs 2 reductions of 1 on 3
+    processors: the bound 3/2 by hand, which the lp computes.  Its periodic
+    schedule would need a period 1,600,026 times longer to keep messages whole,
+    so ``run`` says ``unsupported``; ``validate``'s comparison
+    (``lp_throughput_bound``) said "no lp bound available" though the bound
+    holds for every schedule, whole or split."""
+    from portsim.planners.lp import lp_throughput_bound
+    from portsim.scenarios.bounds import lp_bound
+
+    links = [Link.of_bandwidth(a, b, bw, latency=lat) for u, v, bw, lat in
+             [("S", "A", "12.5", "1.3e-6"), ("S", "B", "10", "0.1"), ("A", "B", "25", "0.01")]
+             for a, b in ((u, v), (v, u))]
+    platform = Platform([Node(v) for v in "SAB"], links, "bidirectional")
+    operation = Operation(OperationKind.ALLREDUCE)
+    full = steady_state(platform, operation)
+    assert full.status == "unsupported"
+    assert "the throughput bound is 3/2" in full.message
+    alone = lp_throughput_bound(platform, operation)
+    assert (alone.status, alone.schedule, alone.period) == ("ok", None, None)
+    assert alone.throughput_bound == Fraction(3, 2)
+    assert any("no periodic schedule: keeping messages whole needs" in n for n in alone.notes)
+    assert lp_bound(platform, operation).bound == Fraction(3, 2)

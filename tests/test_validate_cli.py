@@ -90,6 +90,17 @@ def test_periodic_throughput_and_ratio(tmp_path: Path, monkeypatch: pytest.Monke
     assert lp.models == ["bidirectional", "unidirectional"]
 
 
+def test_a_ratio_just_below_one_is_not_said_equal_to_one(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The periodic schedule's 1/2 against a bound of 1000001/2000000 (a
+    latency of 10^-6 on a link of bandwidth 1/2, say): the ratio
+    1000000/1000001 = 0.999999 was printed "= 1" beside the exact fraction."""
+    with_lp(monkeypatch, FakeLp(Fraction(1000001, 2000000)))
+    code, out, _ = validate(tmp_path, PERIODIC)
+    assert code == 0
+    assert "ratio to the bound: 1000000/1000001 ~ 1\n" in out
+
+
 def test_measured_throughput_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Instance q ends at 2q + 3/2: three of them by 7, so 3/7 (was "0.4286").
     with_lp(monkeypatch, FakeLp(Fraction(2, 3)))

@@ -149,7 +149,9 @@ def lp_throughput_bound(platform: Platform, operation: Operation,
     allgather of 64 ranks over 8 ``dgx_a100`` servers, which ``portsim
     validate`` compares with, took 40 s, 4 s of them solving.  On links with
     latency the schedule is still built, as it decides whether messages are
-    sent whole (else ``unsupported``, as :func:`steady_state` says).
+    sent whole; where they would need a period over ``max_events`` (which
+    makes :func:`steady_state` ``unsupported``), the bound, valid for every
+    schedule, is still given, and a note says why there is no schedule.
 
     Examples
     --------
@@ -172,8 +174,7 @@ def _steady_state(platform: Platform, operation: Operation, parsed: LpOptions) -
         return PlanResult.unsupported(NAME, reason)
     op = operation.resolve(platform)
     if platform.has_latency:  # the schedule says whether every message goes whole
-        return whole_messages(platform, op, replace(parsed, schedule=True), _steady_state,
-                              NAME)
+        return whole_messages(platform, op, parsed, _steady_state, NAME)
     if parsed.restrict != "graph":  # best tree or DAG (section 2.3): lp on sub-platforms
         whole = replace(parsed, restrict="graph")  # same deadline for every candidate
         return plan_restricted(platform, op, parsed.restrict,

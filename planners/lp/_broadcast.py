@@ -58,6 +58,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     exact_rounds,
     generate,
+    time_unit,
 )
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
@@ -289,9 +290,10 @@ class _FloatTreeMaster:
                                                          "presolve": "off"}
         if n_sources > 1:
             settings["simplex_strategy"] = 4
-        self.master = IncrementalMaster(lower, upper, settings)
         self.busy = {e: float(size * platform.cost(*e)) for e in platform.graph.edges}
         """Float busy time of each link per tree."""
+        self.master = IncrementalMaster(lower, upper, settings,
+                                        unit=time_unit(self.busy.values()))
         row = {node: n_sources + 2 * i for i, node in enumerate(nodes)}
         self._send = row
         self._receive = {v: r + (0 if v in port_sum else 1) for v, r in row.items()}

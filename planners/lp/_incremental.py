@@ -49,7 +49,7 @@ the deadline checked before each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, overload
 
@@ -57,6 +57,7 @@ import highspy
 import numpy as np
 
 from portsim.planners.lp._solve import (
+    SMALL_COEFFICIENT,
     Deadline,
     FloatSolution,
     LinearModel,
@@ -67,7 +68,8 @@ from portsim.planners.lp._solve import (
 
 __all__ = ["EXACT_ROUNDS", "GENERATION_SHARE", "MAX_ROUNDS", "TOLERANCE", "IncrementalMaster",
            "Master", "MasterFailed",
-           "MasterPoint", "Probe", "RebuiltMaster", "Smoothing", "exact_rounds", "generate"]
+           "MasterPoint", "Probe", "RebuiltMaster", "Smoothing", "exact_rounds", "generate",
+           "time_unit"]
 
 MAX_ROUNDS = 5_000
 """The cap on the float rounds of every ``lp`` column (or cut) generation."""
@@ -96,6 +98,22 @@ TOLERANCE = 1e-9
 """A column enters a float master when it improves its objective by more than
 this per unit (reduced cost, in the master's float duals; relative where the
 price is a ratio to 1); then the loop of :func:`generate` stops when none does."""
+
+
+def time_unit(times: Iterable[float]) -> float:
+    """The time unit of a master whose rows hold the busy times ``times``.
+
+    1 where the largest time is within ``[10^-6, 10^6]`` (the programs are
+    solved as they always were), else the power of two nearest to it (see
+    :class:`IncrementalMaster`'s ``unit``).
+
+    >>> time_unit([0.5, 3.0]), time_unit([4e-14]), time_unit([1e8, 1.0])
+    (1.0, 2.842170943040401e-14, 134217728.0)
+    """
+    largest = max((abs(t) for t in times), default=0.0)
+    if largest == 0.0 or SMALL_COEFFICIENT <= largest <= 1 / SMALL_COEFFICIENT:
+        return 1.0
+    return math.ldexp(1.0, round(math.log2(largest)))
 
 
 @dataclass(frozen=True)
@@ -128,6 +146,15 @@ class IncrementalMaster:
         an ``==`` row); the rows start empty.
     settings:
         HiGHS options set once (e.g. ``{"solver": "simplex", "presolve": "off"}``).
+    unit:
+        The time unit of the program's coefficients (default 1): in every row
+        whose bounds are not both 0 (a port's or a link's busy time) the
+        coefficients are divided by ``unit``, so that HiGHS solves for
+        ``unit`` times the solution; the values, the optimum and those rows'
+        duals are given back in the caller's units.  A busy time of ``10^-14``
+        per message was under HiGHS's least matrix entry and the program was
+        unbounded; one of ``10^8`` made the throughputs fall under its
+        feasibility tolerance.  :func:`time_unit` chooses it.
 
     Examples
     --------
@@ -146,7 +173,8 @@ class IncrementalMaster:
     """
 
     def __init__(self, lower: Sequence[float] | np.ndarray, upper: Sequence[float] | np.ndarray,
-                 settings: Mapping[str, bool | int | float | str]) -> None:
+                 settings: Mapping[str, bool | int | float | str], *,
+                 unit: float = 1.0) -> None:
         h = new_highs()
         for key, value in settings.items():
             h.setOptionValue(key, value)
@@ -159,6 +187,9 @@ class IncrementalMaster:
         self.h = h
         self._clip = np.asarray(low <= -highspy.kHighsInf, dtype=bool)
         """Rows whose dual is clipped at 0 (the ``<=`` rows)."""
+        self.unit = float(unit)
+        self._timed = (low != 0) | (high != 0)
+        """Rows whose coefficients are divided by :attr:`unit` (bounds not both 0)."""
         self.n_columns = 0
         """Columns added so far."""
 
@@ -189,8 +220,10 @@ class IncrementalMaster:
         (HiGHS minimises ``-c·x``: the column goes in with cost ``-cost``.)
         """
         idx = np.asarray(rows, dtype=np.int32)
-        self.h.addCol(-float(cost), 0.0, highspy.kHighsInf, len(idx), idx,
-                      np.asarray(values, dtype=np.float64))
+        vals = np.asarray(values, dtype=np.float64)
+        if self.unit != 1.0 and len(idx):
+            vals = np.where(self._timed[idx], vals / self.unit, vals)
+        self.h.addCol(-float(cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
         self.n_columns += 1
         return self.n_columns - 1
 
@@ -212,8 +245,13 @@ class IncrementalMaster:
         starts = np.cumsum([0] + [len(cols) for cols, _ in entries[:-1]]).astype(np.int32)
         index = np.asarray([c for cols, _ in entries for c in cols], dtype=np.int32)
         values = np.asarray([v for _, vals in entries for v in vals], dtype=np.float64)
+        timed = (low != 0) | (high != 0)
+        if self.unit != 1.0:
+            per_entry = np.repeat(timed, [len(cols) for cols, _ in entries])
+            values = np.where(per_entry, values / self.unit, values)
         self.h.addRows(len(low), low, high, len(index), starts, index, values)
         self._clip = np.concatenate([self._clip, low <= -highspy.kHighsInf])
+        self._timed = np.concatenate([self._timed, timed])
         return first
 
     def add_row(self, columns: Sequence[int] | np.ndarray, values: Sequence[float] | np.ndarray,
@@ -233,13 +271,19 @@ class IncrementalMaster:
             return MasterPoint("time_limit", 0.0, np.zeros(0))
         if status != ms.kOptimal:
             return MasterPoint(self.h.modelStatusToString(status), 0.0, np.zeros(0))
-        y = -np.asarray(self.h.getSolution().row_dual, dtype=float)
+        y = self._duals(self.h.getSolution().row_dual)
         y = np.where(self._clip, np.maximum(y, 0), y)
-        return MasterPoint("optimal", -float(self.h.getInfo().objective_function_value), y)
+        return MasterPoint("optimal",
+                           -float(self.h.getInfo().objective_function_value) / self.unit, y)
+
+    def _duals(self, row_dual: Sequence[float]) -> np.ndarray:
+        """HiGHS's row duals in maximisation form and the caller's units."""
+        y = -np.asarray(row_dual, dtype=float)
+        return np.where(self._timed, y / self.unit, y) if self.unit != 1.0 else y
 
     def values(self) -> np.ndarray:
         """The columns' values in the last solution."""
-        return np.asarray(self.h.getSolution().col_value, dtype=float)
+        return np.asarray(self.h.getSolution().col_value, dtype=float) / self.unit
 
     def basis(self) -> tuple[list[int], list[int]]:
         """Basic columns and basic rows of the last solution (for an exact recovery)."""
@@ -253,8 +297,8 @@ class IncrementalMaster:
         (:func:`portsim.planners.lp._exact.recover`)."""
         sol = self.h.getSolution()
         valid = self.h.getBasis().valid
-        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float),
-                             -np.asarray(sol.row_dual, dtype=float), np.zeros(0), "optimal",
+        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float) / self.unit,
+                             self._duals(sol.row_dual), np.zeros(0), "optimal",
                              "highs-ds", 0.0, self.basis() if valid else None)
 
     def used(self) -> list[int]:

@@ -51,7 +51,8 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
                       platform.port_model)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = solve(linear, operation, replace(parsed, split=False, free_links=True))
+        result = solve(linear, operation,
+                       replace(parsed, split=False, free_links=True, schedule=True))
     schedule = result.schedule
     if schedule is not None and any(isinstance(e, Send) and e.part != 1
                                     for e in schedule.events):
@@ -59,6 +60,12 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
                       if n.startswith(WHOLE_MESSAGES_NOTE)), "")
         needs = needs or f"{WHOLE_MESSAGES_NOTE} a period over max_events operations"
         bound = result.throughput_bound
+        if bound is not None and not parsed.schedule:
+            # The bound alone (``lp_throughput_bound``: validate's comparison):
+            # valid for every schedule, whole or split, so given without one.
+            kept = tuple(n for n in result.notes if not n.startswith(WHOLE_MESSAGES_NOTE))
+            return replace(result, schedule=None, period=None, achieved_throughput=None,
+                           notes=(*kept, f"{LATENCY_NOTE}; no periodic schedule: {needs}"))
         found = "" if bound is None else f"the throughput bound is {readable(bound)}, but "
         return PlanResult.unsupported(
             planner, f"links with latency: {found}{needs}; a message split in parts would "
