@@ -414,6 +414,41 @@ def test_the_bound_and_schedule_do_not_depend_on_the_time_unit(kind: OperationKi
     assert report.violations == ()
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("size", ["1e-12", "1e-9", "1e9"])
+@pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.SCATTER,
+                                  OperationKind.GATHER, OperationKind.ALLGATHER,
+                                  OperationKind.ALLTOALL])
+def test_the_unidirectional_bound_does_not_depend_on_the_time_unit(kind: OperationKind,
+                                                                   size: str) -> None:
+    """The same on unidirectional nodes (the matchings' master): a size of 10^-12
+    was an error row for each kind (``unbounded``), 10^-9 for the gather too
+    (``Solve error``: in each link's row the trees' busy times of 10^-10 beside
+    the time fractions' 1, which row scaling cannot bring together), and 10^9
+    gave the allgather and the all-to-all the interval [0, bound].  The bound
+    is that of a size of 1, solved where HiGHS is at ease, over the size; the
+    schedule replays without violation, within 0.1% of it (its fixed period)."""
+    platform = Platform([Node(v) for v in "SABC"],
+                        [Link.of_bandwidth(a, b, bw) for u, v, bw in _UNITS_LINKS
+                         for a, b in ((u, v), (v, u))], "unidirectional")
+    ends = ({"target": "S"} if kind is OperationKind.GATHER
+            else {"source": "S"} if kind in (OperationKind.BROADCAST, OperationKind.SCATTER)
+            else {})
+    unit = steady_state(platform, Operation(kind, size=1, **ends))
+    assert unit.status == "ok", unit.message
+    assert unit.throughput_bound is not None
+    s = parse_rational(size, path="size")
+    result = steady_state(platform, Operation(kind, size=s, **ends))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == unit.throughput_bound / s
+    assert result.achieved_throughput is not None
+    assert result.achieved_throughput >= Fraction(999, 1000) * result.throughput_bound
+    assert result.schedule is not None
+    assert result.period is not None
+    report = replay(result.schedule, horizon=result.period * 4)
+    assert report.violations == ()
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:

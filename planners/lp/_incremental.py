@@ -194,16 +194,17 @@ class IncrementalMaster:
         """Columns added so far."""
 
     @classmethod
-    def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str]
-           ) -> IncrementalMaster:
-        """``model`` (rows, then its columns in order; ``TP`` the objective) in one master.
+    def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str], *,
+           unit: float = 1.0) -> IncrementalMaster:
+        """``model`` (rows, then its columns in order; ``TP`` the objective) in one master
+        (``unit``: as the constructor's).
 
         The variables' upper bounds are left out: they only make an inexact
         dual certifiable (:mod:`portsim.planners.lp._exact`), which the float
         generation never needs.
         """
         lower = [-np.inf if row.sense == "<=" else float(row.rhs) for row in model.rows]
-        master = cls(lower, [float(row.rhs) for row in model.rows], settings)
+        master = cls(lower, [float(row.rhs) for row in model.rows], settings, unit=unit)
         cols: list[list[tuple[int, float]]] = [[] for _ in range(model.n_variables)]
         for i, row in enumerate(model.rows):
             for j, a in row.coeffs.items():

@@ -340,9 +340,15 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     n_ub = a_ub.shape[0]
     scales = _row_scales(a)
     unit = 1.0
+    columns = None
     if scales is not None:  # rows multiplied by powers of two: duals divided back below
         a = sp.diags(scales) @ a
         b = b * scales
+        columns, balanced = _balancing_scales(a)
+        if columns is not None:  # x = columns * (HiGHS's x): multiplied back below
+            a = sp.diags(balanced) @ a @ sp.diags(columns)
+            b = b * balanced
+            scales = scales * balanced
         unit = solution_unit(b)
         b = b * unit  # the solution found is ``unit`` times the model's: divided back below
     a = a.tocsc()
@@ -358,6 +364,13 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
         h.setOptionValue("time_limit", float(time_limit))
     cost = np.zeros(n)
     cost[model.objective] = -1.0
+    objective_scale = 1.0
+    if columns is not None:
+        # the objective's column scaled too; the objective brought back to about 1
+        # (HiGHS's dual simplex failed on a cost of 2^28), its duals multiplied back
+        cost = cost * columns
+        objective_scale = float(np.ldexp(1.0, int(np.round(np.log2(np.abs(cost).max())))))
+        cost = cost / objective_scale
     lp = highs_lp(a, cost, np.full(n, highspy.kHighsInf),
                   np.concatenate([np.full(n_ub, -highspy.kHighsInf), b[n_ub:]]), b)
     started = time.perf_counter()
@@ -377,7 +390,9 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
                              method, seconds)
     sol = h.getSolution()
     x = np.asarray(sol.col_value, dtype=float) / unit
-    row_dual = -np.asarray(sol.row_dual, dtype=float)
+    if columns is not None:
+        x = x * columns
+    row_dual = -np.asarray(sol.row_dual, dtype=float) * objective_scale
     if scales is not None:
         row_dual = row_dual * scales
     basis = None
@@ -424,6 +439,55 @@ def _row_scales(a: sp.csr_matrix) -> np.ndarray | None:
     np.maximum.at(largest, np.repeat(np.arange(a.shape[0]), np.diff(a.indptr)), values)
     exponents = np.where(largest > 0, -np.ceil(np.log2(np.where(largest > 0, largest, 1))), 0)
     return np.ldexp(1.0, exponents.astype(int))
+
+
+BALANCING_PASSES = 8
+"""Passes of :func:`_balancing_scales` at most."""
+
+
+def _balancing_scales(a: sp.csr_matrix) -> tuple[np.ndarray | None, np.ndarray]:
+    """Column and row scales, powers of two, that bring the coefficients of a
+    row-scaled ``a`` within [:data:`SMALL_COEFFICIENT`, its inverse] where row
+    scaling alone left some outside (``(None, ones)`` where it did not).
+
+    Row scaling cannot mend a row whose own coefficients are far apart: the
+    master of a gather on unidirectional nodes with messages of 10^-9 (one
+    byte on links of GB/s) has, in each link's row, the busy times 10^-10 of
+    the trees beside the 1 of the time fractions, and HiGHS answered "Solve
+    error".  That spread is a time unit (trees carry messages per time unit,
+    fractions have none), so scaling columns mends it: alternately, each row
+    and each column is divided by the geometric mean of its largest and
+    least coefficient (Curtis and Reid's aim, in :data:`BALANCING_PASSES`
+    passes at most), rounded to a power of two so that every scaled value
+    stays exact.  The feasible set is that of ``x = columns * x'``; the row
+    duals are multiplied back by the row scales, as :func:`_row_scales`'.
+    """
+    m, n = a.shape
+    values = np.abs(a.data)
+    if not values.size or values.min() >= SMALL_COEFFICIENT:
+        return None, np.ones(m)
+    coo = a.tocoo()
+    rows_of, cols_of = coo.row, coo.col
+    logs = np.log2(np.abs(coo.data))
+    row_log = np.zeros(m)
+    col_log = np.zeros(n)
+    for _ in range(BALANCING_PASSES):
+        scaled = logs + row_log[rows_of] + col_log[cols_of]
+        high = np.full(n, -np.inf)
+        low = np.full(n, np.inf)
+        np.maximum.at(high, cols_of, scaled)
+        np.minimum.at(low, cols_of, scaled)
+        col_log -= np.where(np.isfinite(high), np.round((high + low) / 2), 0)
+        scaled = logs + row_log[rows_of] + col_log[cols_of]
+        high = np.full(m, -np.inf)
+        low = np.full(m, np.inf)
+        np.maximum.at(high, rows_of, scaled)
+        np.minimum.at(low, rows_of, scaled)
+        row_log -= np.where(np.isfinite(high), np.round((high + low) / 2), 0)
+    scaled = logs + row_log[rows_of] + col_log[cols_of]
+    if scaled.max() - scaled.min() >= logs.max() - logs.min():
+        return None, np.ones(m)  # no narrower: solved as row scaling left it
+    return np.ldexp(1.0, col_log.astype(int)), np.ldexp(1.0, row_log.astype(int))
 
 
 def solution_unit(rhs: np.ndarray) -> float:
