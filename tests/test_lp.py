@@ -369,6 +369,33 @@ def test_links_of_tiny_busy_times_are_not_dropped(kind: OperationKind) -> None:
     assert report.violations == ()
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("kind", [OperationKind.SCATTER, OperationKind.GATHER])
+def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
+    """S -> A costs 10^-4, A -> B 3 * 10^-4, S -> C 1, and a useless S -> B 10^9
+    (the gather: every link reversed).  HiGHS answers TP = 1 within its
+    tolerance, the exact optimum being 1 / (1 + 2 * 10^-4) = 5000/5001 (S's port
+    sends m[C] in 1, m[A] and m[B], through A, in 10^-4 each); no rounding of
+    that answer is feasible, and the repair gave A all the flow that reaches it,
+    B's share too, so no end had a positive share: `no exactly feasible
+    solution recovered`.  Each end now takes its own share: the repaired
+    primal is the optimum, and the exact dual of its tight rows proves it."""
+    tiny, big = Fraction(1, 10**4), 10**9
+    links = [("S", "A", tiny), ("S", "B", big), ("A", "B", 3 * tiny), ("S", "C", 1),
+             ("C", "B", 7 * tiny)]
+    if kind is OperationKind.GATHER:
+        links = [(v, u, c) for u, v, c in links]
+    platform = Platform.build(["S", "A", "B", "C"], links)
+    ends = {"source": "S"} if kind is OperationKind.SCATTER else {"target": "S"}
+    result = steady_state(platform, Operation(kind, **ends))
+    assert result.status == "ok", result.message
+    expected = Fraction(5000, 5001)
+    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:

@@ -229,7 +229,8 @@ def _paths(com: Commodity, flow: dict[tuple[NodeId, NodeId], Fraction],
     """Decompose an aggregated flow into hub-to-end (or end-to-hub) paths.
 
     With ``amount`` given, every end gets exactly that much (or less if the
-    flow falls short); else each end takes what the flow gives it.  Returns,
+    flow falls short); else each end takes its share of the flow, what it
+    keeps (or, into a sink, gives) beyond what it relays.  Returns,
     per end, the weighted paths (node lists in the direction of the flow).
     """
     flow = {e: w for e, w in flow.items() if w > 0}
@@ -241,6 +242,17 @@ def _paths(com: Commodity, flow: dict[tuple[NodeId, NodeId], Fraction],
             succ[v].append(u)
     index = {end: i for i, end in enumerate(com.ends)}
     left: dict[NodeId, Fraction | None] = dict.fromkeys(com.ends, amount)
+    if amount is None:
+        # each end takes its own share, what it keeps of the flow (gives, towards a
+        # sink), not all that reaches it: an end also relays for the ends beyond
+        share: dict[NodeId, Fraction] = dict.fromkeys(com.ends, Fraction(0))
+        for (u, v), w in flow.items():
+            keeper, relay = (v, u) if com.outward else (u, v)
+            if keeper in share:
+                share[keeper] += w
+            if relay in share:
+                share[relay] -= w
+        left.update((end, max(kept, Fraction(0))) for end, kept in share.items())
     out: list[list[tuple[Fraction, list[NodeId]]]] = [[] for _ in com.ends]
 
     def arc(a: NodeId, b: NodeId) -> tuple[NodeId, NodeId]:
