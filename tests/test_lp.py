@@ -396,6 +396,37 @@ def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
     assert replay(result.schedule, horizon=result.period * 3).violations == ()
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("case", ["toy in picoseconds", "dgx1 in bytes per second"])
+def test_throughput_does_not_depend_on_the_time_unit(case: str) -> None:
+    """Every rate about 10^-12 (the scatter toy's costs times 10^12) or about
+    10^10 (a DGX-1's NVLinks of 25 * 10^9 bytes per second, messages of one
+    byte) is beyond HiGHS's absolute tolerances: the toy's bound was 3/(4 *
+    10^12) with a schedule of no instance that failed its replay, the gather
+    ``HiGHS failed on the gather model: Unknown``.  The bound is now the
+    paper's TP = 1/2 over 10^12, and for the gather the six NVLinks into P2
+    over its 7 messages, 6 * 25 * 10^9 / 7, both reached by the schedule."""
+    if case == "toy in picoseconds":
+        toy = load_scenario(EXAMPLES / "scatter-toy.yaml")
+        platform = Platform(toy.platform.nodes,
+                            [Link(x.src, x.dst, x.c * 10**12) for x in toy.platform.links],
+                            "bidirectional")
+        op, expected = toy.operation, Fraction(1, 2 * 10**12)
+    else:
+        from portsim.scenarios.generators import dgx1_platform
+
+        platform = dgx1_platform(nvlink=25 * 10**9)
+        op = Operation(OperationKind.GATHER, target="P2").resolve(platform)
+        expected = Fraction(6 * 25 * 10**9, 7)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    assert result.schedule is not None
+    assert result.period is not None
+    report = replay(result.schedule, horizon=result.period * 4)
+    assert report.violations == ()
+
+
 # -- options, support ----------------------------------------------------------------------
 
 def test_registered() -> None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+import numpy as np
+
 from portsim.planners.base import PlanResult, WeightedTree
 from portsim.planners.lp._exact import CAP_PROOFS, ExactSolution, Repair, recover
 from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
@@ -220,6 +222,12 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
     if deadline.expired:
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
+    unit = time_unit(model)
+    if unit is not None:
+        # solved in that time unit (every rate divided by it), read back exactly below
+        original, model = model, in_time_unit(model, unit)
+        if repair is not None:
+            repair = _repair_in_unit(repair, unit)
     sol = solve_float(model, method=options.method, time_limit=deadline.remaining())
     if sol.status == "time_limit":
         return PlanResult.error(
@@ -238,7 +246,67 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
     if exact is None:
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
+    if unit is not None:
+        # the same feasible duals certify the original rows (right-hand sides unit
+        # times larger): primal values and both ends scale back by the unit
+        model = original
+        exact = replace(exact, values=[v * unit for v in exact.values],
+                        lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
+
+
+TIME_UNIT_BITS = 10
+""":func:`time_unit` rescales a model only when every row bounding a resource is
+beyond ``2**TIME_UNIT_BITS`` (or below its inverse) of its largest coefficient."""
+
+
+def time_unit(model: LinearModel) -> Fraction | None:
+    """The power of two by which to divide the right-hand sides of ``model``, or
+    ``None`` when the model is solved as it is.
+
+    A steady-state program's rows bound a resource's busy time per time unit:
+    ``sum(busy_e * x_e) <= 1``.  On links of bandwidth 25 * 10^9 carrying a
+    message of size 1 (bytes per second), every ``busy_e`` is about 10^-11 and
+    every rate about 10^10, beyond what HiGHS's absolute tolerances resolve (a
+    scatter and a gather over two ``dgx_a100`` servers: ``HiGHS failed ...:
+    Unknown``; an all-to-all ran into the time limit); with ``c`` about 10^12
+    every rate is about 10^-12 and the exact recovery found no instance.
+    Dividing every right-hand side (and upper bound) by a power of two ``u``
+    is the change of time unit ``x = u * x'``: the rows of the rescaled model
+    are the same, its optimum ``1/u`` of the original's, its vertices and
+    feasible duals the same.  ``u`` is the power of two nearest the geometric
+    middle of the rows' ratios ``rhs / largest coefficient``, and only when
+    every such ratio is beyond ``2**TIME_UNIT_BITS`` on the same side of 1.
+    """
+    lo = hi = None
+    for row in model.rows:
+        if not row.rhs or not row.coeffs:
+            continue
+        big = max(abs(a) for a in row.coeffs.values())
+        ratio = abs(row.rhs) / big
+        bits = ratio.numerator.bit_length() - ratio.denominator.bit_length()
+        if -TIME_UNIT_BITS <= bits <= TIME_UNIT_BITS:
+            return None
+        lo = bits if lo is None else min(lo, bits)
+        hi = bits if hi is None else max(hi, bits)
+    if lo is None or hi is None or (lo < 0 < hi):
+        return None
+    return Fraction(2) ** ((lo + hi) // 2)
+
+
+def in_time_unit(model: LinearModel, unit: Fraction) -> LinearModel:
+    """``model`` with every right-hand side and upper bound divided by ``unit``."""
+    return LinearModel(list(model.keys), dict(model.index), [u / unit for u in model.upper],
+                       [replace(row, rhs=row.rhs / unit) for row in model.rows],
+                       model.objective)
+
+
+def _repair_in_unit(repair: Repair, unit: Fraction) -> Repair:
+    """``repair`` of the original model, for the model rescaled by ``unit``."""
+    def rescaled(x: np.ndarray) -> list[Fraction] | None:
+        values = repair(x * float(unit))
+        return None if values is None else [v / unit for v in values]
+    return rescaled
 
 
 def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
