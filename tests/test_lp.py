@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -370,33 +371,6 @@ def test_links_of_tiny_busy_times_are_not_dropped(kind: OperationKind) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
-@pytest.mark.parametrize("kind", [OperationKind.SCATTER, OperationKind.GATHER])
-def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
-    """S -> A costs 10^-4, A -> B 3 * 10^-4, S -> C 1, and a useless S -> B 10^9
-    (the gather: every link reversed).  HiGHS answers TP = 1 within its
-    tolerance, the exact optimum being 1 / (1 + 2 * 10^-4) = 5000/5001 (S's port
-    sends m[C] in 1, m[A] and m[B], through A, in 10^-4 each); no rounding of
-    that answer is feasible, and the repair gave A all the flow that reaches it,
-    B's share too, so no end had a positive share: `no exactly feasible
-    solution recovered`.  Each end now takes its own share: the repaired
-    primal is the optimum, and the exact dual of its tight rows proves it."""
-    tiny, big = Fraction(1, 10**4), 10**9
-    links = [("S", "A", tiny), ("S", "B", big), ("A", "B", 3 * tiny), ("S", "C", 1),
-             ("C", "B", 7 * tiny)]
-    if kind is OperationKind.GATHER:
-        links = [(v, u, c) for u, v, c in links]
-    platform = Platform.build(["S", "A", "B", "C"], links)
-    ends = {"source": "S"} if kind is OperationKind.SCATTER else {"target": "S"}
-    result = steady_state(platform, Operation(kind, **ends))
-    assert result.status == "ok", result.message
-    expected = Fraction(5000, 5001)
-    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
-    assert result.schedule is not None
-    assert result.period is not None
-    assert replay(result.schedule, horizon=result.period * 3).violations == ()
-
-
-@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
 @pytest.mark.parametrize("case", ["toy in picoseconds", "dgx1 in bytes per second"])
 def test_throughput_does_not_depend_on_the_time_unit(case: str) -> None:
     """Every rate about 10^-12 (the scatter toy's costs times 10^12) or about
@@ -425,6 +399,57 @@ def test_throughput_does_not_depend_on_the_time_unit(case: str) -> None:
     assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 4)
     assert report.violations == ()
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("kind", [OperationKind.SCATTER, OperationKind.GATHER])
+def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
+    """S -> A costs 10^-4, A -> B 3 * 10^-4, S -> C 1, and a useless S -> B 10^9
+    (the gather: every link reversed).  HiGHS answers TP = 1 within its
+    tolerance, the exact optimum being 1 / (1 + 2 * 10^-4) = 5000/5001 (S's port
+    sends m[C] in 1, m[A] and m[B], through A, in 10^-4 each); no rounding of
+    that answer is feasible, and the repair gave A all the flow that reaches it,
+    B's share too, so no end had a positive share: `no exactly feasible
+    solution recovered`.  Each end now takes its own share: the repaired
+    primal is the optimum, and the exact dual of its tight rows proves it."""
+    tiny, big = Fraction(1, 10**4), 10**9
+    links = [("S", "A", tiny), ("S", "B", big), ("A", "B", 3 * tiny), ("S", "C", 1),
+             ("C", "B", 7 * tiny)]
+    if kind is OperationKind.GATHER:
+        links = [(v, u, c) for u, v, c in links]
+    platform = Platform.build(["S", "A", "B", "C"], links)
+    ends = {"source": "S"} if kind is OperationKind.SCATTER else {"target": "S"}
+    result = steady_state(platform, Operation(kind, **ends))
+    assert result.status == "ok", result.message
+    expected = Fraction(5000, 5001)
+    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
+@pytest.mark.parametrize("planner", ["lp", "lp-naive"])
+def test_no_instance_recovered_is_an_error_not_an_empty_schedule(planner: str) -> None:
+    """Messages of size 10^18 over links of c = 10^-18 to 10^18: busy times from 1
+    to 10^36, where HiGHS answers TP = 0.  The result was `ok` with the interval
+    [0, U] and a periodic schedule of no event, whose replay failed (`feasible:
+    false`, exit status 1, as if the planner's schedule were wrong).  It is now
+    an `error` giving the certified upper end, which is at least the optimum by
+    hand: S's port sends m[A] (busy 1), m[B] through A (1) and m[C] (10^18 - 1)
+    per scatter, 1 / (10^18 + 1)."""
+    e18 = 10**18
+    platform = Platform.build(["S", "A", "B", "C"], [
+        ("S", "A", Fraction(1, e18)), ("S", "B", e18), ("A", "B", Fraction(3, e18)),
+        ("S", "C", Fraction(e18 - 1, e18)), ("C", "B", Fraction(7, e18 - 11))])
+    op = Operation(OperationKind.SCATTER, source="S", size=e18).resolve(platform)
+    result = get_planner(planner).plan(platform, op)
+    assert result.status == "error"
+    found = re.fullmatch(r"no schedule: HiGHS's answer, recovered exactly, carries no "
+                         r"instance \(certified interval \[0, (\S+)\]; the platform's times "
+                         r"may span more orders of magnitude than floating point resolves\)",
+                         result.message)
+    assert found is not None, result.message
+    assert parse_rational(found.group(1)) >= Fraction(1, e18 + 1)
 
 
 # -- options, support ----------------------------------------------------------------------

@@ -450,6 +450,13 @@ def finish(
         return _bound_alone(exact, groups, options, tree_edges=tree_edges, notes=notes,
                             refine=refine)
     tp = exact.lower
+    if not tp > 0:
+        # a schedule of no instance would fail every replay (its instances never complete)
+        return PlanResult.error(NAME, f"no schedule: HiGHS's answer, recovered exactly, "
+                                      f"carries no instance (certified interval [0, "
+                                      f"{format_rational(exact.upper)}]; the platform's times "
+                                      f"may span more orders of magnitude than floating "
+                                      f"point resolves)")
     deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, "the periodic schedule (before it started)")
