@@ -325,6 +325,15 @@ def time_limit_error(options: LpOptions, where: str) -> PlanResult:
                                   f"{where}; raise time_limit")
 
 
+def _proven_before_schedule(exact: ExactSolution) -> str:
+    """What the program proved before the periodic schedule was cut by the time limit
+    (the bound holds without the schedule, as the allreduce's does)."""
+    if exact.exact:
+        return f"certified all the same: the optimum is {format_rational(exact.upper)}"
+    return (f"certified all the same: no schedule beats {format_rational(exact.upper)}, "
+            f"and one carries {format_rational(exact.lower)}")
+
+
 def _approx(value: Fraction) -> str:
     """``value`` exactly when short, else to 4 significant digits (``~1.000e-999``)."""
     text = format_rational(value)
@@ -459,7 +468,8 @@ def finish(
                                       f"point resolves)")
     deadline = options.clock()
     if deadline.expired:
-        return time_limit_error(options, "the periodic schedule (before it started)")
+        return time_limit_error(options, f"the periodic schedule, before it started "
+                                         f"({_proven_before_schedule(exact)})")
     try:
         # The build allocates some 100,000 objects and keeps them: the cyclic
         # collector would walk them (and the heap) for nothing (see that module).
@@ -474,7 +484,7 @@ def finish(
     except TimeLimitReached as stop:
         # the build's warnings (a fixed period and its operations) describe a
         # schedule that was never finished: the error row does not carry them
-        return time_limit_error(options, stop.phase)
+        return time_limit_error(options, f"{stop.phase} ({_proven_before_schedule(exact)})")
     for w in said:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scale = _time_scale(plan.schedule)
