@@ -428,21 +428,27 @@ def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
     assert replay(result.schedule, horizon=result.period * 3).violations == ()
 
 
-@pytest.mark.parametrize("planner", ["lp", "lp-naive"])
-def test_no_instance_recovered_is_an_error_not_an_empty_schedule(planner: str) -> None:
+def _far_apart_scatter() -> tuple[Platform, Operation]:
     """Messages of size 10^18 over links of c = 10^-18 to 10^18: busy times from 1
-    to 10^36, where HiGHS answers TP = 0.  The result was `ok` with the interval
-    [0, U] and a periodic schedule of no event, whose replay failed (`feasible:
-    false`, exit status 1, as if the planner's schedule were wrong).  It is now
-    an `error` giving the certified upper end, which is at least the optimum by
-    hand: S's port sends m[A] (busy 1), m[B] through A (1) and m[C] (10^18 - 1)
-    per scatter, 1 / (10^18 + 1)."""
+    to 10^36.  By hand S's port sends m[A] (busy 1), m[B] through A (1) and m[C]
+    (10^18 - 1) per scatter: TP = 1 / (10^18 + 1)."""
     e18 = 10**18
     platform = Platform.build(["S", "A", "B", "C"], [
         ("S", "A", Fraction(1, e18)), ("S", "B", e18), ("A", "B", Fraction(3, e18)),
         ("S", "C", Fraction(e18 - 1, e18)), ("C", "B", Fraction(7, e18 - 11))])
-    op = Operation(OperationKind.SCATTER, source="S", size=e18).resolve(platform)
-    result = get_planner(planner).plan(platform, op)
+    return platform, Operation(OperationKind.SCATTER, source="S", size=e18).resolve(platform)
+
+
+def test_no_instance_recovered_is_an_error_not_an_empty_schedule() -> None:
+    """On :func:`_far_apart_scatter` HiGHS answers TP = 0 to ``lp-naive`` (``lp``
+    too before it solved in the time unit of its cap).  The result was `ok` with
+    the interval [0, U] and a periodic schedule of no event, whose replay failed
+    (`feasible: false`, exit status 1, as if the planner's schedule were wrong).
+    It is now an `error` giving the certified upper end, which is at least the
+    optimum by hand, 1 / (10^18 + 1)."""
+    platform, op = _far_apart_scatter()
+    e18 = 10**18
+    result = get_planner("lp-naive").plan(platform, op)
     assert result.status == "error"
     found = re.fullmatch(r"no schedule: HiGHS's answer, recovered exactly, carries no "
                          r"instance \(certified interval \[0, (\S+)\]; the platform's times "
@@ -450,6 +456,39 @@ def test_no_instance_recovered_is_an_error_not_an_empty_schedule(planner: str) -
                          result.message)
     assert found is not None, result.message
     assert parse_rational(found.group(1)) >= Fraction(1, e18 + 1)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("case", ["all-to-all, c from 10^-6 to 10^7", "far-apart scatter"])
+def test_flows_far_from_one_are_solved_in_their_time_unit(case: str) -> None:
+    """Costs spread over many orders of magnitude, most rows near 1, the
+    throughput far from it: an all-to-all on 4 nodes whose N0 -> N3 (c = 8 *
+    10^6) carries N0's 3 messages and N2's to N1 and N3 (N2's one link goes to
+    N0), TP = 1 / (4 * 10^7) by hand; and :func:`_far_apart_scatter`, TP = 1 /
+    (10^18 + 1).  Both were `error` rows (`no exactly feasible solution
+    recovered`, and an empty schedule): the flows are now solved in the time
+    unit of their cap (else of HiGHS's first answer) and the fallback rounds
+    them to digits of their own size.  The bound holds the hand optimum, the
+    schedule reaches it within 10^-5 and replays clean."""
+    if case == "far-apart scatter":
+        platform, op = _far_apart_scatter()
+        optimum = Fraction(1, 10**18 + 1)
+    else:
+        platform = Platform.build(["N0", "N1", "N2", "N3"], [
+            ("N0", "N3", 8 * 10**6), ("N1", "N0", 40), ("N1", "N2", Fraction(3, 10**6)),
+            ("N1", "N3", Fraction(1, 10**6)), ("N2", "N0", Fraction(4, 5)),
+            ("N3", "N1", 7000)])
+        op = Operation(OperationKind.ALLTOALL).resolve(platform)
+        optimum = Fraction(1, 4 * 10**7)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound is not None
+    assert result.achieved_throughput is not None
+    assert result.throughput_bound >= optimum >= result.achieved_throughput
+    assert result.achieved_throughput >= optimum * (1 - Fraction(1, 10**5))
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
 
 
 # -- options, support ----------------------------------------------------------------------

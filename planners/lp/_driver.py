@@ -210,57 +210,68 @@ def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
 
 
 def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
-                  repair: Repair | None = None, deadline: Deadline | None = None
-                  ) -> ExactSolution | PlanResult:
+                  repair: Repair | None = None, deadline: Deadline | None = None,
+                  scale: Fraction | None = None) -> ExactSolution | PlanResult:
     """Solve ``model`` and recover exact rationals, or say why not (a result).
 
     ``deadline`` (default: the call's deadline, :meth:`LpOptions.clock`)
-    bounds the solve and the exact recovery together.
+    bounds the solve and the exact recovery together.  ``scale``: the
+    objective's order of magnitude when the caller knows it (a flow
+    program's cap on its throughput), for the time unit (:func:`time_unit`).
     """
     if deadline is None:
         deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
-    unit = time_unit(model)
-    if unit is not None:
+    unit = time_unit(model, scale)
+    for attempt in range(2):
         # solved in that time unit (every rate divided by it), read back exactly below
-        original, model = model, in_time_unit(model, unit)
-        if repair is not None:
-            repair = _repair_in_unit(repair, unit)
-    sol = solve_float(model, method=options.method, time_limit=deadline.remaining())
-    if sol.status == "time_limit":
-        return PlanResult.error(
-            NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.limit_text} "
-                  f"on the {what} model ({model.n_variables} variables, {len(model.rows)} "
-                  f"rows); raise time_limit or try method: highs-ipm")
-    if sol.status == "infeasible":
-        return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
-    if sol.status != "optimal":
-        return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
-    try:
-        exact = recover(model, sol, repair=repair, deadline=deadline)
-    except TimeLimitReached as stop:
-        return time_limit_error(options, f"{stop.phase} of the {what} model "
-                                         f"({model.n_variables} variables, {len(model.rows)} rows)")
+        solved = model if unit is None else in_time_unit(model, unit)
+        mended = (repair if repair is None or unit is None
+                  else _repair_in_unit(repair, unit))
+        sol = solve_float(solved, method=options.method, time_limit=deadline.remaining())
+        if sol.status == "time_limit":
+            return PlanResult.error(
+                NAME, f"HiGHS ({sol.method}) stopped at the time limit of "
+                      f"{options.limit_text} on the {what} model ({model.n_variables} "
+                      f"variables, {len(model.rows)} rows); raise time_limit or try method: "
+                      f"highs-ipm")
+        if sol.status == "infeasible":
+            return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
+        if sol.status != "optimal":
+            return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
+        try:
+            exact = recover(solved, sol, repair=mended, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the {what} model "
+                                             f"({model.n_variables} variables, "
+                                             f"{len(model.rows)} rows)")
+        if attempt or (exact is not None and exact.lower > 0):
+            break
+        # nothing, or nothing positive, recovered: once more in the time unit of
+        # HiGHS's own answer, when that is far from 1
+        assert sol.x is not None
+        guess = float(sol.x[solved.objective])
+        if not 0 < guess < math.inf or abs(math.log2(guess)) <= TIME_UNIT_BITS:
+            break
+        unit = (unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess))
     if exact is None:
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
     if unit is not None:
         # the same feasible duals certify the original rows (right-hand sides unit
         # times larger): primal values and both ends scale back by the unit
-        model = original
         exact = replace(exact, values=[v * unit for v in exact.values],
                         lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
-
 
 TIME_UNIT_BITS = 10
 """:func:`time_unit` rescales a model only when every row bounding a resource is
 beyond ``2**TIME_UNIT_BITS`` (or below its inverse) of its largest coefficient."""
 
 
-def time_unit(model: LinearModel) -> Fraction | None:
+def time_unit(model: LinearModel, scale: Fraction | None = None) -> Fraction | None:
     """The power of two by which to divide the right-hand sides of ``model``, or
     ``None`` when the model is solved as it is.
 
@@ -277,7 +288,22 @@ def time_unit(model: LinearModel) -> Fraction | None:
     feasible duals the same.  ``u`` is the power of two nearest the geometric
     middle of the rows' ratios ``rhs / largest coefficient``, and only when
     every such ratio is beyond ``2**TIME_UNIT_BITS`` on the same side of 1.
+    Else, with ``scale`` (the caller's estimate of the optimum) beyond
+    ``2**TIME_UNIT_BITS`` of 1, the power of two nearest it: on links of ``c``
+    from 10^-6 to 10^6 an all-to-all's rates are about 10^-8 while most rows
+    are near 1, and no exact solution was recovered from HiGHS's answer.
     """
+    by_rows = _unit_of_rows(model)
+    if by_rows is not None or scale is None or not scale > 0:
+        return by_rows
+    bits = scale.numerator.bit_length() - scale.denominator.bit_length()
+    if -TIME_UNIT_BITS <= bits <= TIME_UNIT_BITS:
+        return None
+    return Fraction(2) ** bits
+
+
+def _unit_of_rows(model: LinearModel) -> Fraction | None:
+    """:func:`time_unit` from the rows alone (every one far from 1, on one side)."""
     lo = hi = None
     for row in model.rows:
         if not row.rhs or not row.coeffs:
