@@ -1844,7 +1844,8 @@ def _asap_periodic_count(schedule: Schedule, h: Fraction, exact: bool) -> int | 
     run = _Run(schedule, None, exact)
     run.compile(h)
     tick_period = run.to_time(period)
-    if run.violations or not all(p.playable and p.start < tick_period for p in run.patterns):
+    if (run.violations or not run.patterns  # (no event: nothing repeats, the replay is short)
+            or not all(p.playable and p.start < tick_period for p in run.patterns)):
         return None
     capacity = run.capacity
     deep = max((c for r, c in enumerate(capacity) if c > 1 and r not in run.by_links),

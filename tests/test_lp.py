@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -415,6 +416,37 @@ def test_the_bound_and_schedule_do_not_depend_on_the_time_unit(kind: OperationKi
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("case", ["toy in picoseconds", "dgx1 in bytes per second"])
+def test_throughput_does_not_depend_on_the_time_unit(case: str) -> None:
+    """Every rate about 10^-12 (the scatter toy's costs times 10^12) or about
+    10^10 (a DGX-1's NVLinks of 25 * 10^9 bytes per second, messages of one
+    byte) is beyond HiGHS's absolute tolerances: the toy's bound was 3/(4 *
+    10^12) with a schedule of no instance that failed its replay, the gather
+    ``HiGHS failed on the gather model: Unknown``.  The bound is now the
+    paper's TP = 1/2 over 10^12, and for the gather the six NVLinks into P2
+    over its 7 messages, 6 * 25 * 10^9 / 7, both reached by the schedule."""
+    if case == "toy in picoseconds":
+        toy = load_scenario(EXAMPLES / "scatter-toy.yaml")
+        platform = Platform(toy.platform.nodes,
+                            [Link(x.src, x.dst, x.c * 10**12) for x in toy.platform.links],
+                            "bidirectional")
+        op, expected = toy.operation, Fraction(1, 2 * 10**12)
+    else:
+        from portsim.scenarios.generators import dgx1_platform
+
+        platform = dgx1_platform(nvlink=25 * 10**9)
+        op = Operation(OperationKind.GATHER, target="P2").resolve(platform)
+        expected = Fraction(6 * 25 * 10**9, 7)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    assert result.schedule is not None
+    assert result.period is not None
+    report = replay(result.schedule, horizon=result.period * 4)
+    assert report.violations == ()
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
 @pytest.mark.parametrize("size", ["1e-12", "1e-9", "1e9"])
 @pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.SCATTER,
                                   OperationKind.GATHER, OperationKind.ALLGATHER,
@@ -447,6 +479,96 @@ def test_the_unidirectional_bound_does_not_depend_on_the_time_unit(kind: Operati
     assert result.period is not None
     report = replay(result.schedule, horizon=result.period * 4)
     assert report.violations == ()
+
+
+@pytest.mark.parametrize("kind", [OperationKind.SCATTER, OperationKind.GATHER])
+def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
+    """S -> A costs 10^-4, A -> B 3 * 10^-4, S -> C 1, and a useless S -> B 10^9
+    (the gather: every link reversed).  HiGHS answers TP = 1 within its
+    tolerance, the exact optimum being 1 / (1 + 2 * 10^-4) = 5000/5001 (S's port
+    sends m[C] in 1, m[A] and m[B], through A, in 10^-4 each); no rounding of
+    that answer is feasible, and the repair gave A all the flow that reaches it,
+    B's share too, so no end had a positive share: `no exactly feasible
+    solution recovered`.  Each end now takes its own share: the repaired
+    primal is the optimum, and the exact dual of its tight rows proves it."""
+    tiny, big = Fraction(1, 10**4), 10**9
+    links = [("S", "A", tiny), ("S", "B", big), ("A", "B", 3 * tiny), ("S", "C", 1),
+             ("C", "B", 7 * tiny)]
+    if kind is OperationKind.GATHER:
+        links = [(v, u, c) for u, v, c in links]
+    platform = Platform.build(["S", "A", "B", "C"], links)
+    ends = {"source": "S"} if kind is OperationKind.SCATTER else {"target": "S"}
+    result = steady_state(platform, Operation(kind, **ends))
+    assert result.status == "ok", result.message
+    expected = Fraction(5000, 5001)
+    assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
+def _far_apart_scatter() -> tuple[Platform, Operation]:
+    """Messages of size 10^18 over links of c = 10^-18 to 10^18: busy times from 1
+    to 10^36.  By hand S's port sends m[A] (busy 1), m[B] through A (1) and m[C]
+    (10^18 - 1) per scatter: TP = 1 / (10^18 + 1)."""
+    e18 = 10**18
+    platform = Platform.build(["S", "A", "B", "C"], [
+        ("S", "A", Fraction(1, e18)), ("S", "B", e18), ("A", "B", Fraction(3, e18)),
+        ("S", "C", Fraction(e18 - 1, e18)), ("C", "B", Fraction(7, e18 - 11))])
+    return platform, Operation(OperationKind.SCATTER, source="S", size=e18).resolve(platform)
+
+
+def test_no_instance_recovered_is_an_error_not_an_empty_schedule() -> None:
+    """On :func:`_far_apart_scatter` HiGHS answers TP = 0 to ``lp-naive`` (``lp``
+    too before it solved in the time unit of its cap).  The result was `ok` with
+    the interval [0, U] and a periodic schedule of no event, whose replay failed
+    (`feasible: false`, exit status 1, as if the planner's schedule were wrong).
+    It is now an `error` giving the certified upper end, which is at least the
+    optimum by hand, 1 / (10^18 + 1)."""
+    platform, op = _far_apart_scatter()
+    e18 = 10**18
+    result = get_planner("lp-naive").plan(platform, op)
+    assert result.status == "error"
+    found = re.fullmatch(r"no schedule: HiGHS's answer, recovered exactly, carries no "
+                         r"instance \(certified interval \[0, (\S+)\]; the platform's times "
+                         r"may span more orders of magnitude than floating point resolves\)",
+                         result.message)
+    assert found is not None, result.message
+    assert parse_rational(found.group(1)) >= Fraction(1, e18 + 1)
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("case", ["all-to-all, c from 10^-6 to 10^7", "far-apart scatter"])
+def test_flows_far_from_one_are_solved_in_their_time_unit(case: str) -> None:
+    """Costs spread over many orders of magnitude, most rows near 1, the
+    throughput far from it: an all-to-all on 4 nodes whose N0 -> N3 (c = 8 *
+    10^6) carries N0's 3 messages and N2's to N1 and N3 (N2's one link goes to
+    N0), and N3's receive port takes these 5 and N1's own message to N3 over
+    N1 -> N3 (c = 10^-6): TP = 1 / (4 * 10^7 + 10^-6) by hand; and :func:`_far_apart_scatter`, TP = 1 /
+    (10^18 + 1).  Both were `error` rows (`no exactly feasible solution
+    recovered`, and an empty schedule): the flows are now solved in the time
+    unit of their cap (else of HiGHS's first answer) and the fallback rounds
+    them to digits of their own size.  The bound holds the hand optimum, the
+    schedule reaches it within 10^-5 and replays clean."""
+    if case == "far-apart scatter":
+        platform, op = _far_apart_scatter()
+        optimum = Fraction(1, 10**18 + 1)
+    else:
+        platform = Platform.build(["N0", "N1", "N2", "N3"], [
+            ("N0", "N3", 8 * 10**6), ("N1", "N0", 40), ("N1", "N2", Fraction(3, 10**6)),
+            ("N1", "N3", Fraction(1, 10**6)), ("N2", "N0", Fraction(4, 5)),
+            ("N3", "N1", 7000)])
+        op = Operation(OperationKind.ALLTOALL).resolve(platform)
+        optimum = 1 / (4 * 10**7 + Fraction(1, 10**6))
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    assert result.throughput_bound is not None
+    assert result.achieved_throughput is not None
+    assert result.throughput_bound >= optimum >= result.achieved_throughput
+    assert result.achieved_throughput >= optimum * (1 - Fraction(1, 10**5))
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
 
 
 # -- options, support ----------------------------------------------------------------------

@@ -36,7 +36,7 @@ from portsim.scenarios.cli import main
 from portsim.scenarios.generators import random_platform
 from portsim.scenarios.loader import PlannerSpec, load_scenario
 from portsim.scenarios.runner import run_scenario
-from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator import Operation, OperationKind, Platform, Schedule, replay
 from portsim.simulator.errors import PlannerError
 from portsim.simulator.platform import Link, Node
 
@@ -501,3 +501,19 @@ def test_strict_check_with_violations_is_not_replayed_over_the_whole_horizon(
     assert max(horizons) < run.horizon
     assert any(n.endswith(f"a strict replay of the planned times finds "
                           f"{len(whole.violations)} violation(s)") for n in run.notes)
+
+
+def test_asap_count_of_a_periodic_schedule_without_events() -> None:
+    """A periodic schedule of no event (``lp``'s or ``lp-naive``'s when HiGHS's
+    answer rounds to no instance) made the prefix count index its first play:
+    ``IndexError`` and a traceback from ``portsim run``.  Nothing completes:
+    the count is the full replay's, 0 of the 1000 expected instances."""
+    from portsim.simulator.engine import replay_asap_periodic
+
+    p = Platform.build(["S", "A"], [("S", "A", 1)])
+    op = Operation(OperationKind.SCATTER, source="S").resolve(p)
+    empty = Schedule(p, op, (), period=Fraction(1), instances_per_period=1)
+    got = replay_asap_periodic(empty, Fraction(1000))
+    full = replay(empty, mode="asap", horizon=Fraction(1000))
+    assert (got.completed, got.incomplete, got.violations) == (0, 1000, ())
+    assert (got.completed, got.incomplete) == (full.completed, full.incomplete)

@@ -166,3 +166,25 @@ def test_the_steiner_pricing_checks_the_deadline_between_sources(
     assert result.status == "error", result.message
     assert "Steiner" in result.message
     assert seconds < 2.0  # at most one tree (0.4 s) past the limit, not the round
+
+
+def test_schedule_cut_by_the_time_limit_still_gives_the_proven_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A time limit reached while the periodic schedule is built (an all-to-all on
+    30 random nodes with ``time_limit: 0.5``) left an error row with no figure,
+    though the program had proven its optimum: the row now gives it, as the
+    allreduce's does.  The scatter toy, its build stopped: TP = 1/2 (LMR, Fig. 2)."""
+    import portsim.planners.lp._driver as driver
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise TimeLimitReached("periodic schedule")
+
+    monkeypatch.setattr(driver, "build_periodic", stopped)
+    platform = Platform.build(["Ps", "Pa", "Pb", "P0", "P1"], [
+        ("Ps", "Pa", 1), ("Ps", "Pb", 1), ("Pa", "P0", Fraction(2, 3)),
+        ("Pb", "P0", Fraction(4, 3)), ("Pb", "P1", Fraction(4, 3))])
+    op = Operation(OperationKind.SCATTER, source="Ps", targets=("P0", "P1"))
+    result = steady_state(platform, op, time_limit=60)
+    assert (result.status, result.message) == (
+        "error", "time limit of 60.0 s reached during periodic schedule (certified all the "
+                 "same: the optimum is 1/2); raise time_limit")

@@ -576,6 +576,30 @@ def test_planner_maps_broadcast_and_reduce_roots(tmp_path: Path) -> None:
         "the msccl planner needs the option file: ALGO.xml (an MSCCL algorithm)")
 
 
+def test_planner_takes_alltoall_targets_in_any_order() -> None:
+    """An all-to-all's targets listed in another order than its sources are the same
+    operation (its items name their nodes); the sources' order gives the ranks.
+    They were an ``unsupported`` row saying the sources must equal the targets."""
+    from portsim.scenarios.msccl import allpairs_alltoall_xml
+
+    p = complete_platform(4, 3, port_model="multiport")
+    xml = allpairs_alltoall_xml(4)
+    planner = get_planner("msccl")
+    sources = ("P2", "P0", "P3", "P1")
+    for targets in (sources, ("P0", "P1", "P2", "P3")):
+        op = Operation(OperationKind.ALLTOALL, sources=sources, targets=targets,
+                       size=2).resolve(p)
+        result = planner.plan(p, op, file=xml)
+        # every link carries one chunk of size 2 at c = 3, all at once (multiport)
+        assert (result.status, result.makespan) == ("ok", 6), result.message
+        assert foreign_schedule(result.schedule, p, op) is None
+    fewer = Operation(OperationKind.ALLTOALL, sources=sources, targets=("P0", "P1"),
+                      size=2).resolve(p)
+    assert planner.plan(p, fewer, file=xml).message == (
+        "<string>: an MSCCL alltoall needs the operation's targets to be its sources "
+        "(in any order)")
+
+
 # -- studies -------------------------------------------------------------------------------
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+import numpy as np
+
 from portsim.planners.base import PlanResult, WeightedTree
 from portsim.planners.lp._exact import CAP_PROOFS, ExactSolution, Repair, recover
 from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
@@ -208,37 +210,129 @@ def parse_options(options: Mapping[str, object], name: str = NAME) -> LpOptions:
 
 
 def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
-                  repair: Repair | None = None, deadline: Deadline | None = None
-                  ) -> ExactSolution | PlanResult:
+                  repair: Repair | None = None, deadline: Deadline | None = None,
+                  scale: Fraction | None = None) -> ExactSolution | PlanResult:
     """Solve ``model`` and recover exact rationals, or say why not (a result).
 
     ``deadline`` (default: the call's deadline, :meth:`LpOptions.clock`)
-    bounds the solve and the exact recovery together.
+    bounds the solve and the exact recovery together.  ``scale``: the
+    objective's order of magnitude when the caller knows it (a flow
+    program's cap on its throughput), for the time unit (:func:`time_unit`).
     """
     if deadline is None:
         deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
-    sol = solve_float(model, method=options.method, time_limit=deadline.remaining())
-    if sol.status == "time_limit":
-        return PlanResult.error(
-            NAME, f"HiGHS ({sol.method}) stopped at the time limit of {options.limit_text} "
-                  f"on the {what} model ({model.n_variables} variables, {len(model.rows)} "
-                  f"rows); raise time_limit or try method: highs-ipm")
-    if sol.status == "infeasible":
-        return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
-    if sol.status != "optimal":
-        return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
-    try:
-        exact = recover(model, sol, repair=repair, deadline=deadline)
-    except TimeLimitReached as stop:
-        return time_limit_error(options, f"{stop.phase} of the {what} model "
-                                         f"({model.n_variables} variables, {len(model.rows)} rows)")
+    unit = time_unit(model, scale)
+    for attempt in range(2):
+        # solved in that time unit (every rate divided by it), read back exactly below
+        solved = model if unit is None else in_time_unit(model, unit)
+        mended = (repair if repair is None or unit is None
+                  else _repair_in_unit(repair, unit))
+        sol = solve_float(solved, method=options.method, time_limit=deadline.remaining())
+        if sol.status == "time_limit":
+            return PlanResult.error(
+                NAME, f"HiGHS ({sol.method}) stopped at the time limit of "
+                      f"{options.limit_text} on the {what} model ({model.n_variables} "
+                      f"variables, {len(model.rows)} rows); raise time_limit or try method: "
+                      f"highs-ipm")
+        if sol.status == "infeasible":
+            return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
+        if sol.status != "optimal":
+            return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
+        try:
+            exact = recover(solved, sol, repair=mended, deadline=deadline)
+        except TimeLimitReached as stop:
+            return time_limit_error(options, f"{stop.phase} of the {what} model "
+                                             f"({model.n_variables} variables, "
+                                             f"{len(model.rows)} rows)")
+        if attempt or (exact is not None and exact.lower > 0):
+            break
+        # nothing, or nothing positive, recovered: once more in the time unit of
+        # HiGHS's own answer, when that is far from 1
+        assert sol.x is not None
+        guess = float(sol.x[solved.objective])
+        if not 0 < guess < math.inf or abs(math.log2(guess)) <= TIME_UNIT_BITS:
+            break
+        unit = (unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess))
     if exact is None:
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
+    if unit is not None:
+        # the same feasible duals certify the original rows (right-hand sides unit
+        # times larger): primal values and both ends scale back by the unit
+        exact = replace(exact, values=[v * unit for v in exact.values],
+                        lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
+
+TIME_UNIT_BITS = 10
+""":func:`time_unit` rescales a model only when every row bounding a resource is
+beyond ``2**TIME_UNIT_BITS`` (or below its inverse) of its largest coefficient."""
+
+
+def time_unit(model: LinearModel, scale: Fraction | None = None) -> Fraction | None:
+    """The power of two by which to divide the right-hand sides of ``model``, or
+    ``None`` when the model is solved as it is.
+
+    A steady-state program's rows bound a resource's busy time per time unit:
+    ``sum(busy_e * x_e) <= 1``.  On links of bandwidth 25 * 10^9 carrying a
+    message of size 1 (bytes per second), every ``busy_e`` is about 10^-11 and
+    every rate about 10^10, beyond what HiGHS's absolute tolerances resolve (a
+    scatter and a gather over two ``dgx_a100`` servers: ``HiGHS failed ...:
+    Unknown``; an all-to-all ran into the time limit); with ``c`` about 10^12
+    every rate is about 10^-12 and the exact recovery found no instance.
+    Dividing every right-hand side (and upper bound) by a power of two ``u``
+    is the change of time unit ``x = u * x'``: the rows of the rescaled model
+    are the same, its optimum ``1/u`` of the original's, its vertices and
+    feasible duals the same.  ``u`` is the power of two nearest the geometric
+    middle of the rows' ratios ``rhs / largest coefficient``, and only when
+    every such ratio is beyond ``2**TIME_UNIT_BITS`` on the same side of 1.
+    Else, with ``scale`` (the caller's estimate of the optimum) beyond
+    ``2**TIME_UNIT_BITS`` of 1, the power of two nearest it: on links of ``c``
+    from 10^-6 to 10^6 an all-to-all's rates are about 10^-8 while most rows
+    are near 1, and no exact solution was recovered from HiGHS's answer.
+    """
+    by_rows = _unit_of_rows(model)
+    if by_rows is not None or scale is None or not scale > 0:
+        return by_rows
+    bits = scale.numerator.bit_length() - scale.denominator.bit_length()
+    if -TIME_UNIT_BITS <= bits <= TIME_UNIT_BITS:
+        return None
+    return Fraction(2) ** bits
+
+
+def _unit_of_rows(model: LinearModel) -> Fraction | None:
+    """:func:`time_unit` from the rows alone (every one far from 1, on one side)."""
+    lo = hi = None
+    for row in model.rows:
+        if not row.rhs or not row.coeffs:
+            continue
+        big = max(abs(a) for a in row.coeffs.values())
+        ratio = abs(row.rhs) / big
+        bits = ratio.numerator.bit_length() - ratio.denominator.bit_length()
+        if -TIME_UNIT_BITS <= bits <= TIME_UNIT_BITS:
+            return None
+        lo = bits if lo is None else min(lo, bits)
+        hi = bits if hi is None else max(hi, bits)
+    if lo is None or hi is None or (lo < 0 < hi):
+        return None
+    return Fraction(2) ** ((lo + hi) // 2)
+
+
+def in_time_unit(model: LinearModel, unit: Fraction) -> LinearModel:
+    """``model`` with every right-hand side and upper bound divided by ``unit``."""
+    return LinearModel(list(model.keys), dict(model.index), [u / unit for u in model.upper],
+                       [replace(row, rhs=row.rhs / unit) for row in model.rows],
+                       model.objective)
+
+
+def _repair_in_unit(repair: Repair, unit: Fraction) -> Repair:
+    """``repair`` of the original model, for the model rescaled by ``unit``."""
+    def rescaled(x: np.ndarray) -> list[Fraction] | None:
+        values = repair(x * float(unit))
+        return None if values is None else [v / unit for v in values]
+    return rescaled
 
 
 def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
@@ -255,6 +349,15 @@ def time_limit_error(options: LpOptions, where: str) -> PlanResult:
     """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``."""
     return PlanResult.error(NAME, f"time limit of {options.limit_text} reached during "
                                   f"{where}; raise time_limit")
+
+
+def _proven_before_schedule(exact: ExactSolution) -> str:
+    """What the program proved before the periodic schedule was cut by the time limit
+    (the bound holds without the schedule, as the allreduce's does)."""
+    if exact.exact:
+        return f"certified all the same: the optimum is {format_rational(exact.upper)}"
+    return (f"certified all the same: no schedule beats {format_rational(exact.upper)}, "
+            f"and one carries {format_rational(exact.lower)}")
 
 
 def _approx(value: Fraction) -> str:
@@ -382,9 +485,17 @@ def finish(
         return _bound_alone(exact, groups, options, tree_edges=tree_edges, notes=notes,
                             refine=refine)
     tp = exact.lower
+    if not tp > 0:
+        # a schedule of no instance would fail every replay (its instances never complete)
+        return PlanResult.error(NAME, f"no schedule: HiGHS's answer, recovered exactly, "
+                                      f"carries no instance (certified interval [0, "
+                                      f"{format_rational(exact.upper)}]; the platform's times "
+                                      f"may span more orders of magnitude than floating "
+                                      f"point resolves)")
     deadline = options.clock()
     if deadline.expired:
-        return time_limit_error(options, "the periodic schedule (before it started)")
+        return time_limit_error(options, f"the periodic schedule, before it started "
+                                         f"({_proven_before_schedule(exact)})")
     try:
         # The build allocates some 100,000 objects and keeps them: the cyclic
         # collector would walk them (and the heap) for nothing (see that module).
@@ -399,7 +510,7 @@ def finish(
     except TimeLimitReached as stop:
         # the build's warnings (a fixed period and its operations) describe a
         # schedule that was never finished: the error row does not carry them
-        return time_limit_error(options, stop.phase)
+        return time_limit_error(options, f"{stop.phase} ({_proven_before_schedule(exact)})")
     for w in said:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scale = _time_scale(plan.schedule)

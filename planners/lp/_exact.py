@@ -626,9 +626,11 @@ def recover(model: LinearModel, sol: FloatSolution, *,
         last = i == len(DENOMINATORS) - 1
         if best_x is None:
             x = _rationalise(sol.x, limit, nonneg=True)
-            # A float residual screens out hopeless roundings before the exact check.
-            if (last or _residual(a_ub, b_ub, a_eq, b_eq, x) < 1e-12) and primal_feasible(
-                    model, x):
+            # A float residual screens out hopeless roundings before the exact check;
+            # a positive optimum rounded to nothing (rates below 1/limit) is no answer
+            if ((last or _residual(a_ub, b_ub, a_eq, b_eq, x) < 1e-12)
+                    and (x[model.objective] > 0 or not sol.x[model.objective] > 0)
+                    and primal_feasible(model, x)):
                 best_x = x
         y_ub = _rationalise(sol.y_ub, limit, nonneg=True)
         y_eq = _rationalise(sol.y_eq, limit, nonneg=False)
@@ -665,6 +667,11 @@ def recover(model: LinearModel, sol: FloatSolution, *,
             if primal_feasible(model, x) and (
                     best_x is None or x[model.objective] > best_x[model.objective]):
                 best_x = x
+    if best_x is None and repair is not None:  # (before the exact dual, which it may meet)
+        clock.check("exact recovery (repair)")
+        best_x = repair(x_float)
+        if best_x is not None and not primal_feasible(model, best_x):
+            best_x = None
     if best_x is not None and best_x[model.objective] < best_dual[2]:
         clock.check("exact recovery (exact dual)")
         try:
@@ -674,11 +681,6 @@ def recover(model: LinearModel, sol: FloatSolution, *,
             notes.append(_skipped("the exact dual by complementary slackness", exc))
         if candidate is not None and candidate[2] < best_dual[2]:
             best_dual = candidate
-    if best_x is None and repair is not None:
-        clock.check("exact recovery (repair)")
-        best_x = repair(x_float)
-        if best_x is not None and not primal_feasible(model, best_x):
-            best_x = None
     if best_x is None:
         return None
     if best_x[model.objective] != best_dual[2]:

@@ -26,6 +26,7 @@ sink when ``outward`` is false) and its ends, each exchanging ``TP``.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,21 +83,27 @@ class FlowModel:
               ) -> list[dict[tuple[NodeId, NodeId], Fraction]]:
         """Per commodity, the flow on each link (non-zero entries only)."""
         out: list[dict[tuple[NodeId, NodeId], Fraction]] = [{} for _ in self.commodities]
+        # floats are rounded down to about 6 significant digits of the largest
+        # (a power of two quantum: rates of 10^-8 were all rounded to nothing)
+        largest = max((float(v) for v in values), default=0.0)
+        quantum = (Fraction(2) ** (math.frexp(largest)[1] - 20) if largest > 0
+                   else Fraction(1, 10**6))
         for key, j in self.model.index.items():
             if key == TP or not values[j] > 0:
                 continue
             c, u, v = _flow_key(key)
             value = values[j]
             out[c][u, v] = (value if isinstance(value, Fraction)
-                            else Fraction(int(value * 10**6), 10**6))
+                            else math.floor(Fraction(float(value)) / quantum) * quantum)
         return out
 
     def repair(self, x: np.ndarray) -> list[Fraction] | None:
         """An exactly feasible primal from float values (certified lower bound).
 
-        Each commodity's float flow, rounded down to multiples of ``1/10^6``,
-        is decomposed into paths; every end is cut to the smallest total, and
-        everything is scaled so that no port exceeds 1.
+        Each commodity's float flow, rounded down to about six significant
+        digits of the largest value, is decomposed into paths; every end is
+        cut to the smallest total, and everything is scaled so that no port
+        exceeds 1.
         """
         decomposed = [_paths(com, flow, None)
                       for com, flow in zip(self.commodities, self.flows(x), strict=True)]
@@ -229,7 +236,8 @@ def _paths(com: Commodity, flow: dict[tuple[NodeId, NodeId], Fraction],
     """Decompose an aggregated flow into hub-to-end (or end-to-hub) paths.
 
     With ``amount`` given, every end gets exactly that much (or less if the
-    flow falls short); else each end takes what the flow gives it.  Returns,
+    flow falls short); else each end takes its share of the flow, what it
+    keeps (or, into a sink, gives) beyond what it relays.  Returns,
     per end, the weighted paths (node lists in the direction of the flow).
     """
     flow = {e: w for e, w in flow.items() if w > 0}
@@ -241,6 +249,17 @@ def _paths(com: Commodity, flow: dict[tuple[NodeId, NodeId], Fraction],
             succ[v].append(u)
     index = {end: i for i, end in enumerate(com.ends)}
     left: dict[NodeId, Fraction | None] = dict.fromkeys(com.ends, amount)
+    if amount is None:
+        # each end takes its own share, what it keeps of the flow (gives, towards a
+        # sink), not all that reaches it: an end also relays for the ends beyond
+        share: dict[NodeId, Fraction] = dict.fromkeys(com.ends, Fraction(0))
+        for (u, v), w in flow.items():
+            keeper, relay = (v, u) if com.outward else (u, v)
+            if keeper in share:
+                share[keeper] += w
+            if relay in share:
+                share[relay] -= w
+        left.update((end, max(kept, Fraction(0))) for end, kept in share.items())
     out: list[list[tuple[Fraction, list[NodeId]]]] = [[] for _ in com.ends]
 
     def arc(a: NodeId, b: NodeId) -> tuple[NodeId, NodeId]:

@@ -33,7 +33,9 @@ def plan_flows(platform: Platform, operation: Operation, commodities: list[Commo
     if not commodities:
         return no_communication(operation)
     flow_model = build_flow_model(platform, commodities, operation.size)
-    exact = solve_exactly(flow_model.model, options, what=what, repair=flow_model.repair)
+    model = flow_model.model
+    exact = solve_exactly(model, options, what=what, repair=flow_model.repair,
+                          scale=model.upper[model.objective])  # the ends' in-link cap
     if isinstance(exact, PlanResult):
         return exact
     groups = decompose_paths(flow_model, exact.values, exact.lower)

@@ -144,8 +144,11 @@ def _operation_ranks(algo: MscclAlgorithm, operation: Operation) -> tuple[NodeId
     """The operation's nodes as the algorithm's ranks, or why they do not fit."""
     kind = operation.kind
     if kind is OperationKind.ALLTOALL:
-        if tuple(operation.sources) != tuple(operation.targets):
-            return "an MSCCL alltoall needs the operation's sources equal to its targets"
+        # the targets' order means nothing to an all-to-all (its items name their
+        # nodes); the sources' order gives the ranks
+        if set(operation.sources) != set(operation.targets):
+            return ("an MSCCL alltoall needs the operation's targets to be its sources "
+                    "(in any order)")
         nodes: tuple[NodeId, ...] = tuple(operation.sources)
     elif kind is OperationKind.BROADCAST:
         others = list(operation.targets)
