@@ -58,7 +58,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     exact_rounds,
     generate,
-    time_unit,
+    master_time_unit,
 )
 from portsim.planners.lp._periodic import SendTask, Unit
 from portsim.planners.lp._solve import LinearModel, TimeLimitReached
@@ -293,7 +293,7 @@ class _FloatTreeMaster:
         self.busy = {e: float(size * platform.cost(*e)) for e in platform.graph.edges}
         """Float busy time of each link per tree."""
         self.master = IncrementalMaster(lower, upper, settings,
-                                        unit=time_unit(self.busy.values()))
+                                        unit=master_time_unit(self.busy.values()))
         row = {node: n_sources + 2 * i for i, node in enumerate(nodes)}
         self._send = row
         self._receive = {v: r + (0 if v in port_sum else 1) for v, r in row.items()}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -224,13 +224,20 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
     if deadline.expired:
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
-    unit = time_unit(model, scale)
-    for attempt in range(2):
-        # solved in that time unit (every rate divided by it), read back exactly below
+    # Attempts, each solved in a time unit (every rate divided by it) and read
+    # back exactly below: the rows' or the caller's unit; where HiGHS fails or
+    # nothing positive is recovered, the same with columns balanced too
+    # (:func:`~portsim.planners.lp._solve.solve_float`'s ``balance``), and in
+    # the time unit of HiGHS's own answer when that is far from 1.
+    tries: list[tuple[Fraction | None, bool]] = [(time_unit(model, scale), False)]
+    best: tuple[ExactSolution, Fraction | None] | None = None
+    failed = ""
+    for unit, balance in _attempts(tries):
         solved = model if unit is None else in_time_unit(model, unit)
         mended = (repair if repair is None or unit is None
                   else _repair_in_unit(repair, unit))
-        sol = solve_float(solved, method=options.method, time_limit=deadline.remaining())
+        sol = solve_float(solved, method=options.method, time_limit=deadline.remaining(),
+                          balance=balance)
         if sol.status == "time_limit":
             return PlanResult.error(
                 NAME, f"HiGHS ({sol.method}) stopped at the time limit of "
@@ -239,32 +246,57 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                       f"highs-ipm")
         if sol.status == "infeasible":
             return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
-        if sol.status != "optimal":
-            return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {sol.message}")
+        if sol.status != "optimal":  # numerical trouble ("unbounded" under a cap, too)
+            failed = failed or sol.message
+            if not balance:
+                tries.append((unit, True))
+            continue
         try:
             exact = recover(solved, sol, repair=mended, deadline=deadline)
         except TimeLimitReached as stop:
             return time_limit_error(options, f"{stop.phase} of the {what} model "
                                              f"({model.n_variables} variables, "
                                              f"{len(model.rows)} rows)")
-        if attempt or (exact is not None and exact.lower > 0):
+        if exact is not None and (best is None or not best[0].lower > 0):
+            best = (exact, unit)
+        if exact is not None and exact.lower > 0:
             break
-        # nothing, or nothing positive, recovered: once more in the time unit of
-        # HiGHS's own answer, when that is far from 1
+        if not balance:
+            tries.append((unit, True))
         assert sol.x is not None
         guess = float(sol.x[solved.objective])
-        if not 0 < guess < math.inf or abs(math.log2(guess)) <= TIME_UNIT_BITS:
-            break
-        unit = (unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess))
-    if exact is None:
+        if 0 < guess < math.inf and abs(math.log2(guess)) > TIME_UNIT_BITS:
+            tries.append(((unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess)),
+                          balance))
+    if best is None:
+        if failed:
+            return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {failed}")
         return PlanResult.error(NAME, f"no exactly feasible solution recovered from HiGHS's "
                                       f"answer to the {what} model")
+    exact, unit = best
     if unit is not None:
         # the same feasible duals certify the original rows (right-hand sides unit
         # times larger): primal values and both ends scale back by the unit
         exact = replace(exact, values=[v * unit for v in exact.values],
                         lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
+
+MAX_ATTEMPTS = 4
+""":func:`solve_exactly`'s solves of one model at most (see there)."""
+
+
+def _attempts(tries: list[tuple[Fraction | None, bool]]
+              ) -> Iterator[tuple[Fraction | None, bool]]:
+    """The items of ``tries``, those appended meanwhile included, without
+    repeats, :data:`MAX_ATTEMPTS` at most."""
+    seen: set[tuple[Fraction | None, bool]] = set()
+    for attempt in tries:
+        if len(seen) == MAX_ATTEMPTS:
+            return
+        if attempt not in seen:
+            seen.add(attempt)
+            yield attempt
+
 
 TIME_UNIT_BITS = 10
 """:func:`time_unit` rescales a model only when every row bounding a resource is

@@ -69,7 +69,7 @@ from portsim.planners.lp._solve import (
 __all__ = ["EXACT_ROUNDS", "GENERATION_SHARE", "MAX_ROUNDS", "TOLERANCE", "IncrementalMaster",
            "Master", "MasterFailed",
            "MasterPoint", "Probe", "RebuiltMaster", "Smoothing", "exact_rounds", "generate",
-           "time_unit"]
+           "master_time_unit"]
 
 MAX_ROUNDS = 5_000
 """The cap on the float rounds of every ``lp`` column (or cut) generation."""
@@ -100,14 +100,14 @@ this per unit (reduced cost, in the master's float duals; relative where the
 price is a ratio to 1); then the loop of :func:`generate` stops when none does."""
 
 
-def time_unit(times: Iterable[float]) -> float:
+def master_time_unit(times: Iterable[float]) -> float:
     """The time unit of a master whose rows hold the busy times ``times``.
 
     1 where the largest time is within ``[10^-6, 10^6]`` (the programs are
     solved as they always were), else the power of two nearest to it (see
     :class:`IncrementalMaster`'s ``unit``).
 
-    >>> time_unit([0.5, 3.0]), time_unit([4e-14]), time_unit([1e8, 1.0])
+    >>> master_time_unit([0.5, 3.0]), master_time_unit([4e-14]), master_time_unit([1e8, 1.0])
     (1.0, 2.842170943040401e-14, 134217728.0)
     """
     largest = max((abs(t) for t in times), default=0.0)
@@ -154,7 +154,7 @@ class IncrementalMaster:
         duals are given back in the caller's units.  A busy time of ``10^-14``
         per message was under HiGHS's least matrix entry and the program was
         unbounded; one of ``10^8`` made the throughputs fall under its
-        feasibility tolerance.  :func:`time_unit` chooses it.
+        feasibility tolerance.  :func:`master_time_unit` chooses it.
 
     Examples
     --------

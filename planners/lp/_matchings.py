@@ -100,7 +100,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     exact_rounds,
     generate,
-    time_unit,
+    master_time_unit,
 )
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._ports import Configuration, Link, PortGraph
@@ -320,7 +320,7 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     model, rows = family.master(matchings.columns)
     # the busy times of links and CPUs (the positive coefficients of their rows)
     # set the float master's time unit
-    unit = time_unit(float(a) for r in (*rows.link.values(), *rows.cpu.values())
+    unit = master_time_unit(float(a) for r in (*rows.link.values(), *rows.cpu.values())
                      for a in model.rows[r].coeffs.values() if a > 0)
     master = IncrementalMaster.of(model, {"solver": "simplex", "simplex_strategy": 1},
                                   unit=unit)

@@ -323,8 +323,8 @@ def highs_lp(a: sp.csc_matrix, cost: np.ndarray, col_upper: np.ndarray,
     return lp
 
 
-def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
-                   ) -> FloatSolution:
+def _solve_highspy(model: LinearModel, method: str, time_limit: float | None, *,
+                   balance: bool = False) -> FloatSolution:
     """Solve with highspy directly, returning HiGHS's optimal basis too.
 
     Interior point runs with crossover, so every optimum is a vertex with a
@@ -344,13 +344,15 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None
     if scales is not None:  # rows multiplied by powers of two: duals divided back below
         a = sp.diags(scales) @ a
         b = b * scales
-        columns, balanced = _balancing_scales(a)
-        if columns is not None:  # x = columns * (HiGHS's x): multiplied back below
+        if balance:
+            columns, balanced, unit = _balancing_scales(a, b)
+        if columns is not None:  # x = columns * (HiGHS's x) / unit: multiplied back below
             a = sp.diags(balanced) @ a @ sp.diags(columns)
-            b = b * balanced
+            b = b * balanced * unit
             scales = scales * balanced
-        unit = solution_unit(b)
-        b = b * unit  # the solution found is ``unit`` times the model's: divided back below
+        else:
+            unit = solution_unit(b)
+            b = b * unit  # the solution found is ``unit`` times the model's: divided back below
     a = a.tocsc()
     h = new_highs()
     h.setOptionValue("presolve", "on")
@@ -445,49 +447,58 @@ BALANCING_PASSES = 8
 """Passes of :func:`_balancing_scales` at most."""
 
 
-def _balancing_scales(a: sp.csr_matrix) -> tuple[np.ndarray | None, np.ndarray]:
-    """Column and row scales, powers of two, that bring the coefficients of a
-    row-scaled ``a`` within [:data:`SMALL_COEFFICIENT`, its inverse] where row
-    scaling alone left some outside (``(None, ones)`` where it did not).
+def _balancing_scales(a: sp.csr_matrix, b: np.ndarray
+                      ) -> tuple[np.ndarray | None, np.ndarray, float]:
+    """Column, row and right-hand side scales, powers of two, that bring the
+    coefficients and right-hand sides of a row-scaled program ``a x <= b``
+    near 1 together; ``(None, ones, 1.0)`` where they would be no closer.
 
-    Row scaling cannot mend a row whose own coefficients are far apart: the
-    master of a gather on unidirectional nodes with messages of 10^-9 (one
-    byte on links of GB/s) has, in each link's row, the busy times 10^-10 of
-    the trees beside the 1 of the time fractions, and HiGHS answered "Solve
-    error".  That spread is a time unit (trees carry messages per time unit,
-    fractions have none), so scaling columns mends it: alternately, each row
-    and each column is divided by the geometric mean of its largest and
-    least coefficient (Curtis and Reid's aim, in :data:`BALANCING_PASSES`
-    passes at most), rounded to a power of two so that every scaled value
-    stays exact.  The feasible set is that of ``x = columns * x'``; the row
-    duals are multiplied back by the row scales, as :func:`_row_scales`'.
+    Row scaling alone leaves two kinds of program badly scaled, both a matter
+    of time unit (a rate is messages per time unit, a time fraction has no
+    unit):
+
+    - a row whose own coefficients are far apart: the master of a gather on
+      unidirectional nodes with messages of 10^-9 (one byte on links of GB/s)
+      holds, in each link's row, the trees' busy times of 10^-10 beside the
+      time fractions' 1, and HiGHS answered "Solve error";
+    - right-hand sides far apart: a gather over a DGX-1's NVLinks of 25·10^9
+      bytes per second has busy times of 4·10^-11 a message, so its port
+      rows, scaled to a largest coefficient of 1, bound rates of 7·10^10
+      beside rows bounding 1 ("Unknown").
+
+    Each row, each column and the right-hand side (as one more column) is
+    divided, alternately, by the geometric mean of its largest and least
+    entry (Curtis and Reid's aim, in :data:`BALANCING_PASSES` passes at
+    most), rounded to a power of two so that every scaled value stays
+    exact.  The program solved is ``(R a C) x' <= R b u``; the feasible set
+    is that of ``x = C x' / u``, and the row duals are ``R`` times its own
+    (the objective's scale aside).  :func:`solve_float` balances only when
+    asked (``balance``): :func:`~portsim.planners.lp._driver.solve_exactly`
+    asks where the program as row scaling leaves it fails.
     """
     m, n = a.shape
-    values = np.abs(a.data)
-    if not values.size or values.min() >= SMALL_COEFFICIENT:
-        return None, np.ones(m)
     coo = a.tocoo()
-    rows_of, cols_of = coo.row, coo.col
-    logs = np.log2(np.abs(coo.data))
+    rhs_rows = np.flatnonzero(b)
+    rows_of = np.concatenate([coo.row, rhs_rows])
+    cols_of = np.concatenate([coo.col, np.full(rhs_rows.size, n)])
+    logs = np.log2(np.abs(np.concatenate([coo.data, b[rhs_rows]])))
+    if not logs.size:
+        return None, np.ones(m), 1.0
     row_log = np.zeros(m)
-    col_log = np.zeros(n)
+    col_log = np.zeros(n + 1)
     for _ in range(BALANCING_PASSES):
-        scaled = logs + row_log[rows_of] + col_log[cols_of]
-        high = np.full(n, -np.inf)
-        low = np.full(n, np.inf)
-        np.maximum.at(high, cols_of, scaled)
-        np.minimum.at(low, cols_of, scaled)
-        col_log -= np.where(np.isfinite(high), np.round((high + low) / 2), 0)
-        scaled = logs + row_log[rows_of] + col_log[cols_of]
-        high = np.full(m, -np.inf)
-        low = np.full(m, np.inf)
-        np.maximum.at(high, rows_of, scaled)
-        np.minimum.at(low, rows_of, scaled)
-        row_log -= np.where(np.isfinite(high), np.round((high + low) / 2), 0)
+        for log, of, size in ((col_log, cols_of, n + 1), (row_log, rows_of, m)):
+            scaled = logs + row_log[rows_of] + col_log[cols_of]
+            high = np.full(size, -np.inf)
+            low = np.full(size, np.inf)
+            np.maximum.at(high, of, scaled)
+            np.minimum.at(low, of, scaled)
+            log -= np.where(np.isfinite(high), np.round((high + low) / 2), 0)
     scaled = logs + row_log[rows_of] + col_log[cols_of]
     if scaled.max() - scaled.min() >= logs.max() - logs.min():
-        return None, np.ones(m)  # no narrower: solved as row scaling left it
-    return np.ldexp(1.0, col_log.astype(int)), np.ldexp(1.0, row_log.astype(int))
+        return None, np.ones(m), 1.0  # no closer: solved as row scaling left it
+    return (np.ldexp(1.0, col_log[:n].astype(int)), np.ldexp(1.0, row_log.astype(int)),
+            float(np.ldexp(1.0, int(col_log[n]))))
 
 
 def solution_unit(rhs: np.ndarray) -> float:
@@ -517,7 +528,7 @@ def solution_unit(rhs: np.ndarray) -> float:
 
 
 def solve_float(model: LinearModel, *, method: str = "auto",
-                time_limit: float | None = None) -> FloatSolution:
+                time_limit: float | None = None, balance: bool = False) -> FloatSolution:
     """Solve ``model`` with HiGHS through ``scipy.optimize.linprog``.
 
     Parameters
@@ -529,6 +540,9 @@ def solve_float(model: LinearModel, *, method: str = "auto",
         dual simplex below), ``"highs"``, ``"highs-ds"`` or ``"highs-ipm"``.
     time_limit:
         Seconds after which HiGHS stops (status ``"time_limit"``).
+    balance:
+        Where some coefficient is far from 1, scale columns and the
+        right-hand side too, not only rows (:func:`_balancing_scales`).
 
     Returns
     -------
@@ -537,7 +551,7 @@ def solve_float(model: LinearModel, *, method: str = "auto",
     if method == "auto":
         method = "highs-ipm" if model.n_variables > IPM_THRESHOLD else "highs-ds"
     if _HAVE_HIGHSPY:
-        return _solve_highspy(model, method, time_limit)
+        return _solve_highspy(model, method, time_limit, balance=balance)
     a_ub, b_ub, a_eq, b_eq = model.matrices()
     c = np.zeros(model.n_variables)
     c[model.objective] = -1.0
