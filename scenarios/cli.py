@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -60,6 +62,61 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     return Console(highlight=False, markup=False, stderr=stderr, soft_wrap=soft_wrap,
                    width=None if stream.isatty() else 160)
+
+
+class _ClosedPipeWriter(io.RawIOBase):
+    """The raw writer of a standard stream whose reader may leave (``| head -1``): once a
+    write meets a closed pipe, the stream's descriptor is pointed at the null device,
+    so that this write and every later one (of any object writing to that descriptor)
+    is dropped, and the command ends its work and its exit status as if read to the
+    end, with no traceback and no ``Exception ignored`` line at exit."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        try:
+            return os.write(self._fd, data)
+        except BrokenPipeError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._fd)
+            finally:
+                os.close(null)
+            return len(memoryview(data))
+
+
+def _quiet_on_closed_pipes() -> None:
+    """Make standard output and standard error drop what they write once their reader
+    has gone (:class:`_ClosedPipeWriter`).  click's own handling exits 1, which here
+    means "a schedule failed validation", and ``--json -`` met it as bad input (exit 2,
+    ``portsim: error: Broken pipe``).  A stream with no descriptor (a test's capture)
+    is left as it is."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            continue
+        if isinstance(getattr(stream, "buffer", None), io.BufferedWriter) and isinstance(
+                getattr(stream.buffer, "raw", None), _ClosedPipeWriter):
+            continue  # already guarded (main called twice in one process)
+        guarded = io.TextIOWrapper(io.BufferedWriter(_ClosedPipeWriter(fd)),
+                                   encoding=stream.encoding, errors=stream.errors,
+                                   line_buffering=stream.line_buffering,
+                                   write_through=getattr(stream, "write_through", False))
+        setattr(sys, name, guarded)
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,
@@ -349,6 +406,10 @@ class _Commands(click.Group):
     Ctrl-C ends any command with one line and exit status 130."""
 
     command_class = _Command
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _quiet_on_closed_pipes()  # before click, whose own answer to a closed pipe is exit 1
+        return super().main(*args, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:

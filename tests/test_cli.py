@@ -580,10 +580,19 @@ def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
 # -- standard output is portsim's own (issue 12, items 1 and 6) ---------------------------
 
 
+def _child_env(root: Path) -> dict[str, str]:
+    """The environment of a child ``python -m portsim``: the tests' own PYTHONPATH kept
+    (a worktree's copy comes through it; without it the child ran the installed one)."""
+    import os
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), os.environ.get("PYTHONPATH", "")])}
+
+
 def portsim(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The command in a real process, standard streams apart (nothing captured by pytest)."""
     root = Path(__file__).resolve().parent.parent
-    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    env = _child_env(root)
     return subprocess.run([sys.executable, "-m", "portsim.scenarios.cli", *args], input=stdin,
                           capture_output=True, text=True, env=env, timeout=300, check=False)
 
@@ -1218,3 +1227,54 @@ def test_a_long_step_on_a_terminal_counts_its_seconds(monkeypatch: pytest.Monkey
         show("the lp bound of the reduce (lp planner)")
         time.sleep(2.4)
     assert re.search(r"the lp bound of the reduce \(lp planner\)\.\.\. [12] s", screen.getvalue())
+
+
+# -- a reader that leaves early (`| head -1`, `| true`) -------------------------------------
+
+
+def portsim_unread(*args: str, both: bool = False) -> tuple[int, str]:
+    """The command in a real process whose standard output (and, ``both``, standard
+    error: ``2>&1 | true``) is a pipe closed before the command writes anything, as
+    ``| true`` or ``| head -1`` leave it; the exit status and what reached stderr."""
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen([sys.executable, "-m", "portsim", *args],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT if both else subprocess.PIPE,
+                             env=_child_env(root))
+    assert child.stdout is not None
+    child.stdout.close()  # before the child has even imported portsim
+    stderr = b"" if child.stderr is None else child.stderr.read()
+    return child.wait(timeout=300), stderr.decode()
+
+
+def test_a_closed_pipe_keeps_the_verdict_and_says_nothing(tmp_path: Path) -> None:
+    """`validate FILE | head -1` exited 1 (click on a closed pipe: "a schedule failed
+    validation") on the paper's feasible schedule, and `run --json - | true` 2 with
+    `portsim: error: Broken pipe`; the command now ends as if read to the end."""
+    paper = str(EXAMPLES / "schedules" / "scatter-toy-paper-split.yaml")
+    assert portsim_unread("validate", paper) == (0, "")
+    assert portsim_unread("validate", paper, "--format", "json") == (0, "")
+    assert portsim_unread("validate", paper, both=True)[0] == 0
+    # a schedule with a violation still exits 1 (the reduce toy's operands swapped)
+    schedule = tmp_path / "schedule.yaml"
+    assert invoke("plan", str(EXAMPLES / "reduce-toy.yaml"), "--planner", "flat",
+                  "-o", str(schedule))[0] == 0
+    document = yaml.safe_load(schedule.read_text())
+    next(e for e in document["events"] if e["kind"] == "compute")["inputs"].reverse()
+    schedule.write_text(yaml.safe_dump(document))
+    assert portsim_unread("validate", str(schedule)) == (1, "")
+    # the table on stderr, the JSON on the closed stdout: no error line, exit 0
+    code, stderr = portsim_unread("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", "-")
+    assert code == 0
+    assert "error" not in stderr
+    assert "Broken pipe" not in stderr
+    assert "scatter-toy" in stderr  # the table
+    # the files a command writes are written whatever the reader of its table does
+    out = tmp_path / "out.json"
+    assert portsim_unread("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out),
+                          both=True)[0] == 0
+    rows = json.loads(out.read_text())["results"]
+    assert [r["throughput_bound"] for r in rows if r["planner"] == "lp"] == ["1/2"]  # TP
+    assert portsim_unread("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
+                          "-o", "-") == (0, "wrote one-shot schedule of 4 events to -\n")
+    assert portsim_unread("planners") == (0, "")
