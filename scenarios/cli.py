@@ -241,6 +241,21 @@ def _check_destination(destination: Path | None) -> None:
         return
     if not destination.parent.is_dir():
         _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
+    # Nor when the folder or the file cannot be written (`run --json` into a read-only
+    # folder also failed only at the end); a probe, as permission bits do not say it
+    # (root, ACLs, a read-only mount).  An existing file is not touched before the end.
+    if destination.exists():
+        if not os.access(destination, os.W_OK):
+            _fail(f"{destination}: cannot write it: permission denied")
+        return
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=destination.parent):
+            pass
+    except OSError as err:
+        _fail(f"{destination}: cannot write it: cannot create a file in the folder "
+              f"{destination.parent}: {err.strerror or err}")
 
 
 def _got(value: object) -> str:

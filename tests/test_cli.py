@@ -535,6 +535,46 @@ def test_run_output_in_a_missing_folder_fails_before_planning(
         f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
 
 
+def unwritable_folder(tmp_path: Path) -> Path:
+    """A folder no file can be created in: a read-only one, or (as root, whom
+    permission bits do not stop) sysfs's ``/sys/kernel``."""
+    import os
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys/kernel")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    os.chmod(folder, 0o755)
+    pytest.skip("no folder here refuses a new file")
+
+
+@pytest.mark.parametrize("command", [["run", "--json"], ["run", "--report"],
+                                     ["plan", "--planner", "flat", "-o"]])
+def test_output_in_an_unwritable_folder_fails_before_planning(
+        tmp_path: Path, command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # It planned, replayed and printed the table, then failed to write (exit 2);
+    # for a large lp, minutes late.
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    monkeypatch.setattr("portsim.scenarios.runner.guarded_plan",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    folder = unwritable_folder(tmp_path)
+    target = folder / "out.txt"
+    code, stdout, stderr = invoke(command[0], str(write(tmp_path, SCATTER)), *command[1:],
+                                  str(target))
+    (tmp_path / "read-only").chmod(0o755)
+    assert (code, stdout) == (2, "")
+    assert len(stderr.splitlines()) == 1
+    assert stderr.startswith(f"portsim: error: {target}: cannot write it: cannot create a "
+                             f"file in the folder {folder}: ")
+    assert not target.exists()
+
+
 def test_plan_of_an_order_only_planner_says_to_validate_asap(tmp_path: Path) -> None:
     # lp-naive's times are its port-sum timing, not achievable unidirectionally:
     # strict validation lists violations, --mode asap measures it.
