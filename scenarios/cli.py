@@ -30,6 +30,7 @@ from portsim.simulator.numbers import counted, format_rational, parse_rational, 
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from portsim.reports.gantt import GanttWindow
     from portsim.scenarios.loader import PlannerSpec, Scenario
@@ -369,6 +370,34 @@ def _cell(value: Fraction | float | None) -> str:
     return short(value) if isinstance(value, Fraction) else _text(value)
 
 
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table`` whole, or, on a console too narrow for it (a terminal of 80
+    columns or fewer), its rows as lines: rich would cut its cells to ``…``, an exact
+    figure to its first digits (``249/5…`` for 249/500) and a header to a few letters.
+
+    Each row is then ``FIRST: HEADER VALUE; HEADER VALUE; ...`` (``flat: status ok;
+    bound -; ...``), wrapped at spaces, under the title and above the caption.
+    """
+    from rich.text import Text
+
+    def plain(cell: object) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    rendered = console.render_lines(table, console.options, pad=False)
+    if not any("…" in segment.text for line in rendered for segment in line):
+        console.print(table)
+        return
+    if table.title:
+        console.print(plain(table.title), style="italic")
+    headers = [plain(column.header) for column in table.columns]
+    for cells in zip(*(column.cells for column in table.columns), strict=True):
+        first, *rest = (plain(cell) for cell in cells)
+        console.print(f"{first}: " + "; ".join(f"{header} {value}" for header, value
+                                               in zip(headers[1:], rest, strict=True)))
+    if table.caption:
+        console.print(plain(table.caption), style="dim")
+
+
 _APPROXIMATED_CELLS = "~: a longer exact rational, to 6 significant digits"
 """The words under a table where a cell is written as ``~`` and a decimal."""
 
@@ -595,7 +624,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
                       _cell(row.bound_times_horizon),
                       "-" if row.ratio is None else f"{float(row.ratio):.4f}",
                       _cell(row.constant), row.note)
-    console.print(table)
+    _print_table(console, table)
     for problem in study.problems:
         console.print(problem, style="red")
     sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
@@ -652,7 +681,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
                       _cell(r.horizon),
                       feasible)
-    console.print(table)
+    _print_table(console, table)
     if long:
         console.print(f"{_APPROXIMATED_CELLS} (--json gives every figure exactly)",
                       soft_wrap=True)
@@ -1174,7 +1203,7 @@ def planners_command() -> None:
     for info in sorted(planner_infos(), key=lambda info: info.name):
         table.add_row(info.name, ", ".join(sorted(info.operations)),
                       ", ".join(sorted(info.port_models)), info.description)
-    _console().print(table)
+    _print_table(_console(), table)
 
 
 # -- study, report -----------------------------------------------------------------------

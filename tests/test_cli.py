@@ -1318,3 +1318,57 @@ def test_a_closed_pipe_keeps_the_verdict_and_says_nothing(tmp_path: Path) -> Non
     assert portsim_unread("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
                           "-o", "-") == (0, "wrote one-shot schedule of 4 events to -\n")
     assert portsim_unread("planners") == (0, "")
+
+
+# -- a narrow terminal ---------------------------------------------------------------------
+
+
+def portsim_on_a_terminal(*args: str, columns: int) -> str:
+    """Standard output of the command on a terminal (a pseudo-terminal) ``columns``
+    wide, colours and cursor moves taken out."""
+    import os
+    import pty
+
+    root = Path(__file__).resolve().parent.parent
+    leader, follower = pty.openpty()
+    env = {**_child_env(root), "COLUMNS": str(columns), "NO_COLOR": "1"}
+    child = subprocess.Popen([sys.executable, "-m", "portsim", *args], stdout=follower,
+                             stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert child.wait(timeout=300) == 0
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode()).replace("\r", "")
+
+
+@pytest.mark.parametrize("columns", [40, 80])
+def test_a_narrow_terminal_cuts_no_figure(columns: int) -> None:
+    """On 80 columns the run table of the scatter toy read `249/5…` for the flat
+    planner's measured throughput, 249/500 (166 scatters in the horizon 1000/3:
+    the first ends at its makespan 10/3, then one every 2, Ps's two sends); on 40
+    every cell was `…`.  Each row is now a line of its figures, whole."""
+    text = portsim_on_a_terminal("run", str(EXAMPLES / "scatter-toy.yaml"), columns=columns)
+    assert "…" not in text
+    flat = " ".join(text[text.index("flat: status"):].split("\n")[:4]).split()
+    assert flat[:8] == ["flat:", "status", "ok;", "bound", "-;", "period", "-;", "makespan"]
+    words = " ".join(flat)
+    assert "makespan 10/3; measured TP 249/500; completed 166; horizon 1000/3;" in words
+    assert "lp: status ok; bound 1/2;" in " ".join(text.split())
+    planners = portsim_on_a_terminal("planners", columns=columns)
+    assert "…" not in planners
+    assert "port models bidirectional, multiport, unidirectional" in " ".join(planners.split())
+
+
+def test_a_wide_terminal_keeps_the_table() -> None:
+    text = portsim_on_a_terminal("run", str(EXAMPLES / "scatter-toy.yaml"), columns=120)
+    assert "…" not in text
+    assert re.search(r"│ flat +│ ok +│ +- │ +- │ +10/3 │ +249/500 │ +166 │ +1000/3 │ +yes │",
+                     text)
