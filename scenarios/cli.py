@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import io
 import json
 import os
@@ -65,16 +66,29 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
                    width=None if stream.isatty() else 160)
 
 
-class _ClosedPipeWriter(io.RawIOBase):
-    """The raw writer of a standard stream whose reader may leave (``| head -1``): once a
-    write meets a closed pipe, the stream's descriptor is pointed at the null device,
-    so that this write and every later one (of any object writing to that descriptor)
-    is dropped, and the command ends its work and its exit status as if read to the
-    end, with no traceback and no ``Exception ignored`` line at exit."""
+_STREAM_NAMES = {"stdout": "standard output", "stderr": "standard error"}
+"""The standard streams as an error names them (``portsim: error: standard output:
+No space left on device``)."""
 
-    def __init__(self, fd: int) -> None:
+
+class _StandardWriter(io.RawIOBase):
+    """The raw writer of standard output or standard error, which may fail.
+
+    A reader that leaves (``| head -1``): once a write meets the closed pipe, the
+    stream's descriptor is pointed at the null device, so that this write and every
+    later one (of any object writing to that descriptor) is dropped, and the
+    command ends its work and its exit status as if read to the end, with no
+    traceback and no ``Exception ignored`` line at exit.  Any other failure (a full
+    disk, ``>/dev/full``; a stream closed with ``>&-``, ``closed``) is an
+    :class:`OSError` naming the stream, after which the stream writes to the null
+    device too: :class:`_Commands` makes it one line and exit status 2.
+    """
+
+    def __init__(self, fd: int, name: str, closed: bool = False) -> None:
         super().__init__()
         self._fd = fd
+        self._name = name
+        self._failed = closed
 
     def writable(self) -> bool:
         return True
@@ -86,34 +100,50 @@ class _ClosedPipeWriter(io.RawIOBase):
         return os.isatty(self._fd)
 
     def write(self, data: Any) -> int:
+        if self._failed:  # `>&-`: the first write says so, once
+            self._failed = False
+            raise OSError(errno.EBADF, "the stream is closed", self._name)
         try:
             return os.write(self._fd, data)
-        except BrokenPipeError:
+        except OSError as err:
             null = os.open(os.devnull, os.O_WRONLY)
             try:
                 os.dup2(null, self._fd)
             finally:
                 os.close(null)
-            return len(memoryview(data))
+            if isinstance(err, BrokenPipeError):
+                return len(memoryview(data))
+            raise OSError(err.errno, err.strerror, self._name) from None
 
 
-def _quiet_on_closed_pipes() -> None:
-    """Make standard output and standard error drop what they write once their reader
-    has gone (:class:`_ClosedPipeWriter`).  click's own handling exits 1, which here
-    means "a schedule failed validation", and ``--json -`` met it as bad input (exit 2,
-    ``portsim: error: Broken pipe``).  A stream with no descriptor (a test's capture)
-    is left as it is."""
-    for name in ("stdout", "stderr"):
+def _guard_standard_streams() -> None:
+    """Standard output and standard error through a :class:`_StandardWriter`, and a
+    closed standard input (``<&-``) read as empty (``-`` is then an empty file, exit 2).
+
+    click's own answer to a closed pipe is exit status 1, which here means "a
+    schedule failed validation", ``--json -`` met it as bad input (exit 2,
+    ``portsim: error: Broken pipe``), and a full disk or a closed stream was a
+    traceback.  A stream with no descriptor (a test's capture) is left as it is.
+    """
+    if sys.stdin is None:
+        sys.stdin = io.StringIO()
+    for name, words in _STREAM_NAMES.items():
         stream = getattr(sys, name)
+        if stream is None:  # `>&-`, `2>&-`: Python gives no stream at all
+            null = os.open(os.devnull, os.O_WRONLY)
+            writer = _StandardWriter(null, words, closed=name == "stdout")
+            setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(writer), encoding="utf-8",
+                                                line_buffering=True))
+            continue
         try:
             fd = stream.fileno()
             stream.flush()
         except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
             continue
         if isinstance(getattr(stream, "buffer", None), io.BufferedWriter) and isinstance(
-                getattr(stream.buffer, "raw", None), _ClosedPipeWriter):
+                getattr(stream.buffer, "raw", None), _StandardWriter):
             continue  # already guarded (main called twice in one process)
-        guarded = io.TextIOWrapper(io.BufferedWriter(_ClosedPipeWriter(fd)),
+        guarded = io.TextIOWrapper(io.BufferedWriter(_StandardWriter(fd, words)),
                                    encoding=stream.encoding, errors=stream.errors,
                                    line_buffering=stream.line_buffering,
                                    write_through=getattr(stream, "write_through", False))
@@ -226,6 +256,7 @@ def _write_text(destination: Path, text: str) -> None:
 
     if str(destination) == STDIN:
         click.echo(text, nl=False)
+        sys.stdout.flush()
     else:
         destination.write_text(text, encoding="utf-8")
 
@@ -452,8 +483,15 @@ class _Commands(click.Group):
     command_class = _Command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        _quiet_on_closed_pipes()  # before click, whose own answer to a closed pipe is exit 1
-        return super().main(*args, **kwargs)
+        _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as err:  # also from --help and --version, before any command
+            if err.filename not in _STREAM_NAMES.values():
+                raise
+            # standard output or error failed (_StandardWriter): the stream now
+            # writes to the null device, so this line shows when stderr still works
+            _fail(f"{err.filename}: {err.strerror}")
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -464,7 +502,11 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:  # the command's name, its options and arguments, its ctx.fail
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:  # a write that fails does so here, not in the flush at exit
+                sys.stdout.flush()
+                sys.stderr.flush()
         except click.UsageError as err:
             _usage_error(err)
         except KeyboardInterrupt:
@@ -1033,6 +1075,7 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
                    f"{algo.chunks_per_rank - 1}, makespan {format_rational(timing.makespan)}")
     if str(output) == STDIN:
         dump_schedule(schedule, sys.stdout, description=description)
+        sys.stdout.flush()  # before saying it is written
     else:
         _guarded(lambda: dump_schedule(schedule, output, description=description))
     click.echo(f"wrote one-shot schedule of {len(schedule.events)} events to {output}",
@@ -1165,6 +1208,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     schedule = result.schedule
     if str(output) == STDIN:
         dump_schedule(schedule, sys.stdout)
+        sys.stdout.flush()  # before saying it is written
     else:
         _guarded(lambda: dump_schedule(schedule, output))
     kind = "periodic" if schedule.period is not None else "one-shot"

@@ -1372,3 +1372,55 @@ def test_a_wide_terminal_keeps_the_table() -> None:
     assert "…" not in text
     assert re.search(r"│ flat +│ ok +│ +- │ +- │ +10/3 │ +249/500 │ +166 │ +1000/3 │ +yes │",
                      text)
+
+
+# -- a full disk, a closed stream ------------------------------------------------------------
+
+
+def portsim_shell(command: str) -> subprocess.CompletedProcess[str]:
+    """``python -m portsim COMMAND`` through the shell, for its redirections (``>&-``)."""
+    import shlex
+
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(f"{shlex.quote(sys.executable)} -m portsim {command}", shell=True,
+                          capture_output=True, text=True, env=_child_env(root), timeout=300,
+                          check=False, cwd=EXAMPLES)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("command", [
+    "validate schedules/scatter-toy-paper-split.yaml", "run scatter-toy.yaml",
+    "run scatter-toy.yaml --json -", "plan scatter-toy.yaml --planner flat -o -", "planners",
+    "--version", "--help"])
+def test_a_full_disk_on_stdout_is_one_line_and_exit_2(command: str) -> None:
+    """`>/dev/full` (a full disk) was a traceback, then `Exception ignored` and exit
+    status 120 (`plan -o -`), or exit 1 (`--help`); `plan -o -` said `wrote ... to -`."""
+    done = portsim_shell(f"{command} >/dev/full")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1:] == [
+        "portsim: error: standard output: No space left on device"]
+    assert "Traceback" not in done.stderr
+    assert "wrote" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["run scatter-toy.yaml", "planners"])
+def test_a_closed_stdout_is_one_line_and_exit_2(command: str) -> None:
+    done = portsim_shell(f"{command} >&-")  # was a traceback: sys.stdout is None
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["portsim: error: standard output: the stream is closed"]
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "plan"])
+def test_a_closed_stdin_reads_as_an_empty_file(command: str) -> None:
+    option = " --planner flat -o out.yaml" if command == "plan" else ""
+    done = portsim_shell(f"{command} -{option} <&-")  # was a traceback: sys.stdin is None
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == ["portsim: error: <stdin>: empty file"]
+    assert not (EXAMPLES / "out.yaml").exists()
+
+
+def test_a_closed_stderr_keeps_the_exit_status() -> None:
+    assert portsim_shell("run scatter-toy.yaml --horizon 0 2>&-").returncode == 2
+    done = portsim_shell("validate schedules/scatter-toy-paper-split.yaml 2>&-")
+    assert done.returncode == 0
+    assert "throughput: 1/2 (6 instance(s) per period 12)" in done.stdout  # the paper's TP
