@@ -300,14 +300,18 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _guarded(action: Callable[[], T]) -> T:
-    """Run ``action``; bad input becomes one line on stderr and exit status 2."""
+def _guarded(action: Callable[[], T], writing: Path | None = None) -> T:
+    """Run ``action``; bad input becomes one line on stderr and exit status 2.
+
+    ``writing``: the file ``action`` writes, named by an error of the write itself
+    (a full disk), which names no file."""
     try:
         return action()
     except PortsimError as err:
         _fail(str(err).replace("\n", " "))
     except OSError as err:
-        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        named = getattr(err, "filename", None) or writing
+        where = f"{named}: " if named else ""
         _fail(f"{where}{err.strerror or err}")
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -610,7 +614,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
     _print_results(console, outcome)
     if json_out is not None:
         text = json.dumps(outcome.to_dict(), indent=2) + "\n"
-        _guarded(lambda: _write_text(json_out, text))
+        _guarded(lambda: _write_text(json_out, text), writing=json_out)
     if report_out is not None:
         from portsim.reports.html import write_run_report
 
@@ -626,7 +630,8 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
                     _write_text(report_out, page.read_text(encoding="utf-8"))
             else:
                 _guarded(lambda: write_run_report(outcome, report_out, progress=show,
-                                                  gantt_window=window, lp_time_limit=limit))
+                                                  gantt_window=window, lp_time_limit=limit),
+                         writing=report_out)
         if str(report_out) != STDIN:
             console.print(f"report written to {report_out}")
     sys.exit(_run_status(outcome))
@@ -1077,7 +1082,8 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
         dump_schedule(schedule, sys.stdout, description=description)
         sys.stdout.flush()  # before saying it is written
     else:
-        _guarded(lambda: dump_schedule(schedule, output, description=description))
+        _guarded(lambda: dump_schedule(schedule, output, description=description),
+                 writing=output)
     click.echo(f"wrote one-shot schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
 
@@ -1210,7 +1216,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
         dump_schedule(schedule, sys.stdout)
         sys.stdout.flush()  # before saying it is written
     else:
-        _guarded(lambda: dump_schedule(schedule, output))
+        _guarded(lambda: dump_schedule(schedule, output), writing=output)
     kind = "periodic" if schedule.period is not None else "one-shot"
     click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
@@ -1518,7 +1524,8 @@ def report(directory: Path, output: Path | None, run_index: int | None,
             return
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show,
-                                                      gantt_window=window))
+                                                      gantt_window=window),
+                           writing=output)
     click.echo(f"report written to {written}")
 
 

@@ -1424,3 +1424,12 @@ def test_a_closed_stderr_keeps_the_exit_status() -> None:
     done = portsim_shell("validate schedules/scatter-toy-paper-split.yaml 2>&-")
     assert done.returncode == 0
     assert "throughput: 1/2 (6 instance(s) per period 12)" in done.stdout  # the paper's TP
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("command", ["run scatter-toy.yaml --json", "run scatter-toy.yaml --report",
+                                     "plan scatter-toy.yaml --planner flat -o"])
+def test_a_full_disk_names_the_file(command: str) -> None:
+    done = portsim_shell(f"{command} /dev/full >/dev/null")  # it said only the error
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["portsim: error: /dev/full: No space left on device"]
