@@ -1508,9 +1508,12 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
     from portsim.scenarios.loader import STDIN
+    from portsim.scenarios.study.store import study_folder
 
     window = _gantt_window(gantt_window)
-    _check_destination(output)
+    # the default page too, in a study folder that exists (else: "no study results")
+    default = study_folder(directory) / "report.html"
+    _check_destination(default if output is None and default.parent.is_dir() else output)
     with _activity() as show:
         if output is not None and str(output) == STDIN:
             import tempfile

@@ -988,3 +988,32 @@ def test_a_report_of_a_study_still_running_says_so(tmp_path: Path) -> None:
     assert again.exit_code == 0
     assert again.stderr == ""
     assert "still writing" not in (out / "report.html").read_text()
+
+
+def test_report_into_a_study_folder_that_takes_no_file_fails_before_rendering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`portsim report DIR` (the page DIR/report.html) into a folder where no file can
+    be created rendered the whole page (re-planning the chosen run) and only then
+    failed to write it; it now fails first, as `-o` into such a folder does."""
+    import errno
+    import tempfile
+
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4])))
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["study", str(study_file), "--out", str(out)]).exit_code == 0
+
+    def refused(*args: object, dir: object = None, **kwargs: object) -> object:
+        if dir is not None and Path(str(dir)) == out:  # the folder refuses a new file
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    real = tempfile.TemporaryFile
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    monkeypatch.setattr("portsim.reports.studies.write_study_report",
+                        lambda *a, **k: pytest.fail("rendered before checking the output"))
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"portsim: error: {out / 'report.html'}: cannot write it: cannot create a file in "
+        f"the folder {out}: Permission denied"]
