@@ -529,7 +529,7 @@ def main() -> None:
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
     failed, 130 stopped by Ctrl-C. A file name `-` is standard input (SCENARIO,
-    SCHEDULE) or standard output (--json, --report, -o).
+    SCHEDULE, STUDY.yaml) or standard output (--json, --report, -o).
     """
     warnings.showwarning = _show_warning
     warnings.simplefilter("once")

@@ -1017,3 +1017,19 @@ def test_report_into_a_study_folder_that_takes_no_file_fails_before_rendering(
     assert result.stderr.splitlines() == [
         f"portsim: error: {out / 'report.html'}: cannot write it: cannot create a file in "
         f"the folder {out}: Permission denied"]
+
+
+def test_a_study_file_on_standard_input(tmp_path: Path) -> None:
+    """`portsim study - --out DIR` was `-: file not found`; `-` is standard input, as
+    for `run` and `validate`."""
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["study", "-", "--out", str(out)],
+                                input=yaml.safe_dump(trees_study([4, 8])))
+    assert result.exit_code == 0, result.output
+    by = load_results(out).set_index(["grid.platform.generator.n", "planner"])["makespan"]
+    # Canon–Antoniu: a binomial tree of order k reduces 2^k in k (d + c) (d = c = 1)
+    assert (by[(4, "binomial")], by[(8, "binomial")]) == ("4", "6")
+    bad = CliRunner().invoke(main, ["study", "-", "--out", str(tmp_path / "p")],
+                             input="name: [\n")
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("portsim: error: <stdin>: line 2, column 1: invalid YAML")
