@@ -261,11 +261,16 @@ def _write_text(destination: Path, text: str) -> None:
         destination.write_text(text, encoding="utf-8")
 
 
-def _check_destination(destination: Path | None) -> None:
+def _check_destination(destination: Path | None, option: str = "",
+                       inputs: tuple[tuple[str, Path | None], ...] = ()) -> None:
     """Fail (exit 2) before any work when an output file's folder does not exist.
 
     Without this, ``run --json missing/x.json`` planned and replayed every
     planner (minutes for a large ``lp``) and only then failed to write.
+
+    ``inputs``: the files the command reads, each with what it is (``"scenario
+    file"``), which ``destination`` (given to ``option``) may not be: ``plan S.yaml
+    -o S.yaml`` replaced the scenario with its schedule.
     """
     from portsim.scenarios.loader import STDIN
 
@@ -273,6 +278,11 @@ def _check_destination(destination: Path | None) -> None:
         return
     if not destination.parent.is_dir():
         _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
+    for what, source in inputs:
+        if (source is not None and str(source) != STDIN and source.exists()
+                and destination.exists() and os.path.samefile(source, destination)):
+            _fail(f"{option}: {destination} is the {what} this command reads: writing it "
+                  f"would replace it (got {str(destination)!r})")
     # Nor when the folder or the file cannot be written (`run --json` into a read-only
     # folder also failed only at the end); a probe, as permission bits do not say it
     # (root, ACLs, a read-only mount).  An existing file is not touched before the end.
@@ -592,8 +602,12 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
     window = _gantt_window(gantt_window)
     limit = _lp_time_limit(lp_time_limit)
     h = _positive(horizon, "--horizon")
-    _check_destination(json_out)
-    _check_destination(report_out)
+    if (json_out is not None and report_out is not None and str(json_out) != STDIN
+            and json_out.resolve() == report_out.resolve()):
+        _fail(f"--report: {report_out} is the --json file too: one would replace the other "
+              f"(got {str(report_out)!r})")
+    _check_destination(json_out, "--json", (("scenario file", scenario),))
+    _check_destination(report_out, "--report", (("scenario file", scenario),))
     loaded = _guarded(lambda: load_scenario(scenario))
     if limit is not None and any(s.name == "lp" and s.options.get("restrict", "graph") == "graph"
                                  for s in loaded.planners):
@@ -1054,7 +1068,8 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.msccl import load_platform_file
     from portsim.scenarios.schedule_file import dump_schedule
 
-    _check_destination(output)
+    _check_destination(output, "-o / --output", (("MSCCL algorithm file", algorithm),
+                                                  ("platform file", platform_file)))
     port_model = _port_model_option(port_model)
     message_size = _positive(size, "--size")
     platform = _guarded(lambda: load_platform_file(platform_file))
@@ -1185,7 +1200,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     from portsim.scenarios.runner import as_label, guarded_plan, planner_label
     from portsim.scenarios.schedule_file import dump_schedule
 
-    _check_destination(output)
+    _check_destination(output, "-o / --output", (("scenario file", scenario),))
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     # A planner listed twice with other options is told apart by its label.

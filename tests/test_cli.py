@@ -1433,3 +1433,34 @@ def test_a_full_disk_names_the_file(command: str) -> None:
     done = portsim_shell(f"{command} /dev/full >/dev/null")  # it said only the error
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["portsim: error: /dev/full: No space left on device"]
+
+
+def test_an_output_onto_an_input_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`plan S.yaml -o S.yaml` replaced the scenario with its schedule (and `run
+    S.yaml --json S.yaml` with the JSON); `--json X --report X` kept only the page."""
+    scenario = write(tmp_path, SCATTER)
+    original = scenario.read_text()
+    (tmp_path / "link.yaml").symlink_to(scenario)
+    for args, option, target in (
+            (["plan", str(scenario), "--planner", "flat", "-o", str(scenario)],
+             "-o / --output", scenario),
+            (["run", str(scenario), "--json", str(tmp_path / "link.yaml")], "--json",
+             tmp_path / "link.yaml"),
+            (["run", str(scenario), "--report", str(scenario)], "--report", scenario)):
+        code, stdout, stderr = invoke(*args)
+        assert (code, stdout) == (2, "")
+        assert stderr.splitlines() == [
+            f"portsim: error: {option}: {target} is the scenario file this command reads: "
+            f"writing it would replace it (got {str(target)!r})"]
+    assert scenario.read_text() == original
+    out = tmp_path / "out.json"
+    code, stdout, stderr = invoke("run", str(scenario), "--json", str(out), "--report",
+                                  str(tmp_path / "." / "out.json"))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: --report: {out} is the --json file too: one would replace the "
+        f"other (got {str(out)!r})"]
+    assert not out.exists()
+    # the flat scatter, written where asked (S -> A 1, S -> B 2/3: makespan 5/3)
+    assert invoke("plan", str(scenario), "--planner", "flat", "-o", str(out))[0] == 0
+    assert yaml.safe_load(out.read_text())["events"][-1]["start"] == "1"
