@@ -1464,3 +1464,17 @@ def test_an_output_onto_an_input_is_refused_before_any_work(tmp_path: Path) -> N
     # the flat scatter, written where asked (S -> A 1, S -> B 2/3: makespan 5/3)
     assert invoke("plan", str(scenario), "--planner", "flat", "-o", str(out))[0] == 0
     assert yaml.safe_load(out.read_text())["events"][-1]["start"] == "1"
+
+
+def test_a_platform_file_on_standard_input() -> None:
+    """`--platform -` was `-: file not found`; it reads standard input, as a scenario
+    does, and gives what the file gives (the DGX A100 ring allgather: 7/1200)."""
+    algorithm = str(Path(__file__).parent / "data" / "msccl" / "allgather_ring_8_1_1.xml")
+    platform = EXAMPLES / "allgather-dgx-a100.yaml"
+    args = ["validate", algorithm, "--format", "json", "--no-lp-bound"]
+    from_file = CliRunner().invoke(main, [*args, "--platform", str(platform)])
+    from_stdin = CliRunner().invoke(main, [*args, "--platform", "-"],
+                                    input=platform.read_text())
+    assert from_stdin.exit_code == from_file.exit_code == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout)["makespan"] == json.loads(from_file.stdout)[
+        "makespan"] == "7/1200"
