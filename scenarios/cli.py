@@ -263,7 +263,8 @@ def _write_text(destination: Path, text: str) -> None:
 
 def _check_destination(destination: Path | None, option: str = "",
                        inputs: tuple[tuple[str, Path | None], ...] = ()) -> None:
-    """Fail (exit 2) before any work when an output file's folder does not exist.
+    """Fail (exit 2) before any work when an output file cannot be written: its folder
+    does not exist or takes no new file, the file is read-only, or it is an input.
 
     Without this, ``run --json missing/x.json`` planned and replayed every
     planner (minutes for a large ``lp``) and only then failed to write.
