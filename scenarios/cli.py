@@ -307,7 +307,8 @@ def _got(value: object) -> str:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"portsim: error: {message}", err=True)
+    # one line, as PortsimError writes one: a file name may hold a line break
+    click.echo(f"portsim: error: {PortsimError(message)}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 

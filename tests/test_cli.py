@@ -1478,3 +1478,14 @@ def test_a_platform_file_on_standard_input() -> None:
     assert from_stdin.exit_code == from_file.exit_code == 0, from_stdin.stderr
     assert json.loads(from_stdin.stdout)["makespan"] == json.loads(from_file.stdout)[
         "makespan"] == "7/1200"
+
+
+def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    # `--json $'a\nb/x.json'` printed the folder's name over two lines
+    target = tmp_path / "missing\nfolder" / "x.json"
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)), "--json", str(target))
+    assert (code, stdout) == (2, "")
+    escaped = str(target).replace("\n", "\\n")
+    assert stderr.splitlines() == [
+        f"portsim: error: {escaped}: cannot write it: the folder "
+        f"{escaped.removesuffix('/x.json')} does not exist"]
