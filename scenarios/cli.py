@@ -499,6 +499,7 @@ class _Commands(click.Group):
     command_class = _Command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        streams = sys.stdin, sys.stdout, sys.stderr  # given back at the end (an embedder's)
         _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
         try:
             return super().main(*args, **kwargs)
@@ -508,6 +509,11 @@ class _Commands(click.Group):
             # standard output or error failed (_StandardWriter): the stream now
             # writes to the null device, so this line shows when stderr still works
             _fail(f"{err.filename}: {err.strerror}")
+        finally:
+            for stream in (sys.stdout, sys.stderr):  # empty by now (see invoke)
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    stream.flush()
+            sys.stdin, sys.stdout, sys.stderr = streams
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
