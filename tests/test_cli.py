@@ -1489,3 +1489,14 @@ def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path: Path) ->
     assert stderr.splitlines() == [
         f"portsim: error: {escaped}: cannot write it: the folder "
         f"{escaped.removesuffix('/x.json')} does not exist"]
+
+
+def test_main_gives_the_standard_streams_back(capfd: pytest.CaptureFixture[str]) -> None:
+    """`main` wraps standard output and error (for a reader that leaves early, a full
+    disk) and gives a program embedding it its own streams back when it ends."""
+    streams = sys.stdin, sys.stdout, sys.stderr
+    with pytest.raises(SystemExit) as ended:
+        main(["planners"])
+    assert ended.value.code == 0
+    assert (sys.stdin, sys.stdout, sys.stderr) == streams
+    assert "fibonacci" in capfd.readouterr().out
