@@ -1117,7 +1117,9 @@ def _load_schedule(path: Path) -> Schedule:
 
     A scenario file is pointed to ``run``.
     """
-    from portsim.scenarios.loader import STDIN, read_document
+    import stat
+
+    from portsim.scenarios.loader import STDIN, read_document, read_once
     from portsim.scenarios.schedule_file import (
         JSONL_SUFFIX,
         is_jsonl,
@@ -1128,15 +1130,28 @@ def _load_schedule(path: Path) -> Schedule:
 
     if str(path).endswith(JSONL_SUFFIX):  # the JSON Lines form, read line by line
         return load_schedule(path)
-    text = sys.stdin.read() if str(path) == STDIN else None
+    # standard input or a pipe (`validate <(zcat s.jsonl.gz)`): read once, its form
+    # told from its text
+    once = str(path) == STDIN or stat.S_ISFIFO(_stat_mode(path))
+    text = read_once(path, error=ScheduleError) if once else None
     if text is not None and is_jsonl(text):
-        return load_schedule_text(text, source="<stdin>", base_dir=Path.cwd())
+        stdin = str(path) == STDIN
+        return load_schedule_text(text, source="<stdin>" if stdin else str(path),
+                                  base_dir=Path.cwd() if stdin else path.parent)
     data, source, base_dir = read_document(path, error=ScheduleError, text=text)
     if isinstance(data, dict) and "events" not in data and "planners" in data:
         raise ScheduleError("this is a scenario file (it has planners and no events): run "
                             "it with `portsim run`, or write a planner's schedule with "
                             "`portsim plan`", source=source)
     return schedule_from_dict(data, source=source, base_dir=base_dir)
+
+
+def _stat_mode(path: Path) -> int:
+    """``path``'s file type and mode bits, 0 when it cannot be read (the reader says why)."""
+    try:
+        return path.stat().st_mode
+    except (OSError, ValueError):
+        return 0
 
 
 def _print_validation(console: Console, path: Path, report: Report, schedule: Schedule,

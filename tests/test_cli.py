@@ -1500,3 +1500,48 @@ def test_main_gives_the_standard_streams_back(capfd: pytest.CaptureFixture[str])
     assert ended.value.code == 0
     assert (sys.stdin, sys.stdout, sys.stderr) == streams
     assert "fibonacci" in capfd.readouterr().out
+
+
+# -- standard input that is no UTF-8, a pipe given by name ------------------------------------
+
+
+@pytest.mark.parametrize("command", [["run", "-"], ["validate", "-"],
+                                     ["plan", "-", "--planner", "flat", "-o", "-"]])
+def test_standard_input_that_is_no_utf8_is_one_line(command: list[str]) -> None:
+    """Bytes that are no UTF-8 on standard input were a traceback (`UnicodeEncodeError:
+    ... surrogates not allowed`); they are the error a file gives."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "portsim", *command], input=b"a: \xff\n",
+                          capture_output=True, env=_child_env(root), timeout=300, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode().splitlines() == [
+        "portsim: error: <stdin>: cannot read file: 'utf-8' codec can't decode byte 0xff "
+        "in position 3: invalid start byte"]
+
+
+def test_a_json_lines_schedule_through_a_named_pipe(tmp_path: Path) -> None:
+    """`validate <(zcat s.jsonl.gz)`: a pipe given by name was read as YAML only
+    (`invalid YAML: expected '<document start>'`); it is told apart as standard
+    input is.  The flat scatter of the toy: makespan 10/3 (Ps -> Pb -> P1: 1 + 1 + 4/3)."""
+    import os
+    import threading
+
+    schedule = tmp_path / "s.jsonl"
+    assert invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat", "-o",
+                  str(schedule))[0] == 0
+    for text in (schedule.read_text(), yaml.safe_dump(yaml.safe_load(
+            (EXAMPLES / "schedules" / "scatter-toy-paper-split.yaml").read_text()))):
+        pipe = tmp_path / "pipe"
+        pipe.unlink(missing_ok=True)
+        os.mkfifo(pipe)
+        writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+        writer.start()  # (a daemon: a reader that never opens the pipe hangs no test)
+        code, stdout, stderr = invoke("validate", str(pipe), "--format", "json",
+                                      "--no-lp-bound")
+        writer.join(timeout=10)
+        assert code == 0, stderr
+        report = json.loads(stdout)
+        if text.startswith("{"):
+            assert report["makespan"] == "10/3"
+        else:  # the paper's periodic schedule, YAML through the pipe: period 12
+            assert report["throughput"] == "1/2"
