@@ -480,6 +480,18 @@ def _usage_error(err: click.UsageError, command: str = "portsim") -> NoReturn:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class _FilePath(click.Path):
+    """A file or folder name, never empty: ``--out "$OUT"`` with ``OUT`` unset wrote the
+    study into the current folder, ``--json ""`` failed only after every planner had
+    run, and ``run ""`` named ``.``."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            self.fail("the name is empty (got '')", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class _Command(click.Command):
     """A command whose usage errors name it (see :class:`_Commands`)."""
 
@@ -557,11 +569,11 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("scenario", type=_FilePath(dir_okay=False, path_type=Path))
+@click.option("--json", "json_out", type=_FilePath(dir_okay=False, path_type=Path),
               help="Write the results as JSON (SPEC.md format); - for standard output "
                    "(the table then goes to standard error).")
-@click.option("--report", "report_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--report", "report_out", type=_FilePath(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report; - for standard output.")
 @click.option("--gantt-window", metavar="START:END",
               help=_GANTT_WINDOW_HELP + " Needs --report.")
@@ -776,7 +788,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 
 
 @main.command()
-@click.argument("schedule", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("schedule", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--horizon", help="Time span of a periodic replay (default: 10 periods "
                                 "past the largest lag); for a one-shot schedule, the span "
                                 "over which its pipelined series is measured, as `run` "
@@ -795,7 +807,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                                    "file gives its own keeps it: a warning names them).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-@click.option("--platform", "platform_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--platform", "platform_file", type=_FilePath(dir_okay=False, path_type=Path),
               help="MSCCL .xml only: a YAML file with a platform: key (a scenario serves).")
 @click.option("--size", help="MSCCL .xml only: the message size (a chunk is size / "
                              "nchunksperloop).  [default: 1]")
@@ -1049,9 +1061,9 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
 
 
 @main.command(name="msccl-import")
-@click.argument("algorithm", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("algorithm", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--platform", "platform_file", required=True,
-              type=click.Path(dir_okay=False, path_type=Path),
+              type=_FilePath(dir_okay=False, path_type=Path),
               help="A YAML file with a platform: key (a scenario serves).")
 @click.option("--size", default="1", show_default=True,
               help="The message size (a chunk is size / nchunksperloop).")
@@ -1059,7 +1071,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                               "processors in order).")
 @click.option("--port-model", help="Replace the platform-wide port model (a node whose "
                                    "file gives its own keeps it: a warning names them).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | None,
                  port_model: str | None, output: Path) -> None:
@@ -1200,12 +1212,12 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--planner", "planner_name", required=True,
               help="Planner name (see `portsim planners`), or the label of one of the "
                    "scenario's planners ('greedy (reducers: 2)') to take that entry's "
                    "options.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def plan(scenario: Path, planner_name: str, output: Path) -> None:
     """Write PLANNER's schedule for SCENARIO as a schedule file.
@@ -1409,8 +1421,8 @@ EXIT_SIGNAL_BASE = 128
 
 @main.command()
 @click.argument("study_file", metavar="STUDY.yaml",
-                type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                type=_FilePath(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=_FilePath(file_okay=False, path_type=Path),
               help="Output folder; rows go to OUT/results.parquet/.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
               show_default=True, help="Local process pool or Dask distributed.")
@@ -1528,8 +1540,8 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
 
 
 @main.command()
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("directory", type=_FilePath(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               help="The HTML file (default DIRECTORY/report.html); - for standard output.")
 @click.option("--run", "run_index", type=int,
               help="Run drawn in detail (default: among the runs where every planner ran, "

@@ -1545,3 +1545,27 @@ def test_a_json_lines_schedule_through_a_named_pipe(tmp_path: Path) -> None:
             assert report["makespan"] == "10/3"
         else:  # the paper's periodic schedule, YAML through the pipe: period 12
             assert report["throughput"] == "1/2"
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["run", "{scenario}", "--json", ""], "--json"),
+    (["run", ""], "SCENARIO"),
+    (["plan", "{scenario}", "--planner", "flat", "-o", ""], "-o / --output"),
+    (["study", "{scenario}", "--out", ""], "--out"),
+    (["report", ""], "DIRECTORY")])
+def test_an_empty_file_name_is_refused(args: list[str], option: str, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out "$OUT"` with OUT unset: `study --out ''` wrote the study into the current
+    folder, `report ''` reported it, `run --json ''` ran every planner and then
+    failed (`.: Is a directory`)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    scenario = str(write(tmp_path, SCATTER))
+    code, stdout, stderr = invoke(*(a.replace("{scenario}", scenario) for a in args))
+    assert (code, stdout) == (2, "")
+    command = args[0]
+    assert stderr.splitlines() == [
+        f"portsim: error: {option}: the name is empty (got '') (see `main {command} "
+        f"--help`)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scenario.yaml"]
