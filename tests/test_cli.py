@@ -1327,8 +1327,8 @@ def portsim_on_a_terminal(*args: str, columns: int) -> str:
     """Standard output of the command on a terminal (a pseudo-terminal) ``columns``
     wide, colours and cursor moves taken out."""
     import os
-    import pty
 
+    pty = pytest.importorskip("pty")  # POSIX only
     root = Path(__file__).resolve().parent.parent
     leader, follower = pty.openpty()
     env = {**_child_env(root), "COLUMNS": str(columns), "NO_COLOR": "1"}
