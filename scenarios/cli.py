@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
+import io
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -28,6 +31,7 @@ from portsim.simulator.numbers import counted, format_rational, parse_rational, 
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from portsim.reports.gantt import GanttWindow
     from portsim.scenarios.loader import PlannerSpec, Scenario
@@ -60,6 +64,90 @@ def _console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     return Console(highlight=False, markup=False, stderr=stderr, soft_wrap=soft_wrap,
                    width=None if stream.isatty() else 160)
+
+
+_STREAM_NAMES = {"stdout": "standard output", "stderr": "standard error"}
+"""The standard streams as an error names them (``portsim: error: standard output:
+No space left on device``)."""
+
+
+class _StandardWriter(io.RawIOBase):
+    """The raw writer of standard output or standard error, which may fail.
+
+    A reader that leaves (``| head -1``): once a write meets the closed pipe, the
+    stream's descriptor is pointed at the null device, so that this write and every
+    later one (of any object writing to that descriptor) is dropped, and the
+    command ends its work and its exit status as if read to the end, with no
+    traceback and no ``Exception ignored`` line at exit.  Any other failure (a full
+    disk, ``>/dev/full``; a stream closed with ``>&-``, ``closed``) is an
+    :class:`OSError` naming the stream, after which the stream writes to the null
+    device too: :class:`_Commands` makes it one line and exit status 2.
+    """
+
+    def __init__(self, fd: int, name: str, closed: bool = False) -> None:
+        super().__init__()
+        self._fd = fd
+        self._name = name
+        self._failed = closed
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        if self._failed:  # `>&-`: the first write says so, once
+            self._failed = False
+            raise OSError(errno.EBADF, "the stream is closed", self._name)
+        try:
+            return os.write(self._fd, data)
+        except OSError as err:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self._fd)
+            finally:
+                os.close(null)
+            if isinstance(err, BrokenPipeError):
+                return len(memoryview(data))
+            raise OSError(err.errno, err.strerror, self._name) from None
+
+
+def _guard_standard_streams() -> None:
+    """Standard output and standard error through a :class:`_StandardWriter`, and a
+    closed standard input (``<&-``) read as empty (``-`` is then an empty file, exit 2).
+
+    click's own answer to a closed pipe is exit status 1, which here means "a
+    schedule failed validation", ``--json -`` met it as bad input (exit 2,
+    ``portsim: error: Broken pipe``), and a full disk or a closed stream was a
+    traceback.  A stream with no descriptor (a test's capture) is left as it is.
+    """
+    if sys.stdin is None:
+        sys.stdin = io.StringIO()
+    for name, words in _STREAM_NAMES.items():
+        stream = getattr(sys, name)
+        if stream is None:  # `>&-`, `2>&-`: Python gives no stream at all
+            null = os.open(os.devnull, os.O_WRONLY)
+            writer = _StandardWriter(null, words, closed=name == "stdout")
+            setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(writer), encoding="utf-8",
+                                                line_buffering=True))
+            continue
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            continue
+        if isinstance(getattr(stream, "buffer", None), io.BufferedWriter) and isinstance(
+                getattr(stream.buffer, "raw", None), _StandardWriter):
+            continue  # already guarded (main called twice in one process)
+        guarded = io.TextIOWrapper(io.BufferedWriter(_StandardWriter(fd, words)),
+                                   encoding=stream.encoding, errors=stream.errors,
+                                   line_buffering=stream.line_buffering,
+                                   write_through=getattr(stream, "write_through", False))
+        setattr(sys, name, guarded)
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,
@@ -168,15 +256,22 @@ def _write_text(destination: Path, text: str) -> None:
 
     if str(destination) == STDIN:
         click.echo(text, nl=False)
+        sys.stdout.flush()
     else:
         destination.write_text(text, encoding="utf-8")
 
 
-def _check_destination(destination: Path | None) -> None:
-    """Fail (exit 2) before any work when an output file's folder does not exist.
+def _check_destination(destination: Path | None, option: str = "",
+                       inputs: tuple[tuple[str, Path | None], ...] = ()) -> None:
+    """Fail (exit 2) before any work when an output file cannot be written: its folder
+    does not exist or takes no new file, the file is read-only, or it is an input.
 
     Without this, ``run --json missing/x.json`` planned and replayed every
     planner (minutes for a large ``lp``) and only then failed to write.
+
+    ``inputs``: the files the command reads, each with what it is (``"scenario
+    file"``), which ``destination`` (given to ``option``) may not be: ``plan S.yaml
+    -o S.yaml`` replaced the scenario with its schedule.
     """
     from portsim.scenarios.loader import STDIN
 
@@ -184,6 +279,26 @@ def _check_destination(destination: Path | None) -> None:
         return
     if not destination.parent.is_dir():
         _fail(f"{destination}: cannot write it: the folder {destination.parent} does not exist")
+    for what, source in inputs:
+        if (source is not None and str(source) != STDIN and source.exists()
+                and destination.exists() and os.path.samefile(source, destination)):
+            _fail(f"{option}: {destination} is the {what} this command reads: writing it "
+                  f"would replace it (got {str(destination)!r})")
+    # Nor when the folder or the file cannot be written (`run --json` into a read-only
+    # folder also failed only at the end); a probe, as permission bits do not say it
+    # (root, ACLs, a read-only mount).  An existing file is not touched before the end.
+    if destination.exists():
+        if not os.access(destination, os.W_OK):
+            _fail(f"{destination}: cannot write it: permission denied")
+        return
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=destination.parent):
+            pass
+    except OSError as err:
+        _fail(f"{destination}: cannot write it: cannot create a file in the folder "
+              f"{destination.parent}: {err.strerror or err}")
 
 
 def _got(value: object) -> str:
@@ -192,18 +307,23 @@ def _got(value: object) -> str:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"portsim: error: {message}", err=True)
+    # one line, as PortsimError writes one: a file name may hold a line break
+    click.echo(f"portsim: error: {PortsimError(message)}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _guarded(action: Callable[[], T]) -> T:
-    """Run ``action``; bad input becomes one line on stderr and exit status 2."""
+def _guarded(action: Callable[[], T], writing: Path | None = None) -> T:
+    """Run ``action``; bad input becomes one line on stderr and exit status 2.
+
+    ``writing``: the file ``action`` writes, named by an error of the write itself
+    (a full disk), which names no file."""
     try:
         return action()
     except PortsimError as err:
         _fail(str(err).replace("\n", " "))
     except OSError as err:
-        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        named = getattr(err, "filename", None) or writing
+        where = f"{named}: " if named else ""
         _fail(f"{where}{err.strerror or err}")
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -297,6 +417,34 @@ def _cell(value: Fraction | float | None) -> str:
     return short(value) if isinstance(value, Fraction) else _text(value)
 
 
+def _print_table(console: Console, table: Table) -> None:
+    """Print ``table`` whole, or, on a console too narrow for it (a terminal of 80
+    columns or fewer), its rows as lines: rich would cut its cells to ``…``, an exact
+    figure to its first digits (``249/5…`` for 249/500) and a header to a few letters.
+
+    Each row is then ``FIRST: HEADER VALUE; HEADER VALUE; ...`` (``flat: status ok;
+    bound -; ...``), wrapped at spaces, under the title and above the caption.
+    """
+    from rich.text import Text
+
+    def plain(cell: object) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    rendered = console.render_lines(table, console.options, pad=False)
+    if not any("…" in segment.text for line in rendered for segment in line):
+        console.print(table)
+        return
+    if table.title:
+        console.print(plain(table.title), style="italic")
+    headers = [plain(column.header) for column in table.columns]
+    for cells in zip(*(column.cells for column in table.columns), strict=True):
+        first, *rest = (plain(cell) for cell in cells)
+        console.print(f"{first}: " + "; ".join(f"{header} {value}" for header, value
+                                               in zip(headers[1:], rest, strict=True)))
+    if table.caption:
+        console.print(plain(table.caption), style="dim")
+
+
 _APPROXIMATED_CELLS = "~: a longer exact rational, to 6 significant digits"
 """The words under a table where a cell is written as ``~`` and a decimal."""
 
@@ -332,6 +480,18 @@ def _usage_error(err: click.UsageError, command: str = "portsim") -> NoReturn:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class _FilePath(click.Path):
+    """A file or folder name, never empty: ``--out "$OUT"`` with ``OUT`` unset wrote the
+    study into the current folder, ``--json ""`` failed only after every planner had
+    run, and ``run ""`` named ``.``."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value:
+            self.fail("the name is empty (got '')", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class _Command(click.Command):
     """A command whose usage errors name it (see :class:`_Commands`)."""
 
@@ -350,6 +510,23 @@ class _Commands(click.Group):
 
     command_class = _Command
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        streams = sys.stdin, sys.stdout, sys.stderr  # given back at the end (an embedder's)
+        _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as err:  # also from --help and --version, before any command
+            if err.filename not in _STREAM_NAMES.values():
+                raise
+            # standard output or error failed (_StandardWriter): the stream now
+            # writes to the null device, so this line shows when stderr still works
+            _fail(f"{err.filename}: {err.strerror}")
+        finally:
+            for stream in (sys.stdout, sys.stderr):  # empty by now (see invoke)
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    stream.flush()
+            sys.stdin, sys.stdout, sys.stderr = streams
+
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
         try:  # the group's own options: `portsim --bogus`
@@ -359,7 +536,11 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:  # the command's name, its options and arguments, its ctx.fail
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:  # a write that fails does so here, not in the flush at exit
+                sys.stdout.flush()
+                sys.stderr.flush()
         except click.UsageError as err:
             _usage_error(err)
         except KeyboardInterrupt:
@@ -378,7 +559,7 @@ def main() -> None:
 
     Exit status: 0 ok, 1 a schedule failed validation, 2 bad input, 3 a planner
     failed, 130 stopped by Ctrl-C. A file name `-` is standard input (SCENARIO,
-    SCHEDULE) or standard output (--json, --report, -o).
+    SCHEDULE, STUDY.yaml) or standard output (--json, --report, -o).
     """
     warnings.showwarning = _show_warning
     warnings.simplefilter("once")
@@ -388,11 +569,11 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("scenario", type=_FilePath(dir_okay=False, path_type=Path))
+@click.option("--json", "json_out", type=_FilePath(dir_okay=False, path_type=Path),
               help="Write the results as JSON (SPEC.md format); - for standard output "
                    "(the table then goes to standard error).")
-@click.option("--report", "report_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--report", "report_out", type=_FilePath(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report; - for standard output.")
 @click.option("--gantt-window", metavar="START:END",
               help=_GANTT_WINDOW_HELP + " Needs --report.")
@@ -441,8 +622,12 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
     window = _gantt_window(gantt_window)
     limit = _lp_time_limit(lp_time_limit)
     h = _positive(horizon, "--horizon")
-    _check_destination(json_out)
-    _check_destination(report_out)
+    if (json_out is not None and report_out is not None and str(json_out) != STDIN
+            and json_out.resolve() == report_out.resolve()):
+        _fail(f"--report: {report_out} is the --json file too: one would replace the other "
+              f"(got {str(report_out)!r})")
+    _check_destination(json_out, "--json", (("scenario file", scenario),))
+    _check_destination(report_out, "--report", (("scenario file", scenario),))
     loaded = _guarded(lambda: load_scenario(scenario))
     if limit is not None and any(s.name == "lp" and s.options.get("restrict", "graph") == "graph"
                                  for s in loaded.planners):
@@ -463,7 +648,7 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
     _print_results(console, outcome)
     if json_out is not None:
         text = json.dumps(outcome.to_dict(), indent=2) + "\n"
-        _guarded(lambda: _write_text(json_out, text))
+        _guarded(lambda: _write_text(json_out, text), writing=json_out)
     if report_out is not None:
         from portsim.reports.html import write_run_report
 
@@ -479,7 +664,8 @@ def run(scenario: Path, json_out: Path | None, report_out: Path | None,
                     _write_text(report_out, page.read_text(encoding="utf-8"))
             else:
                 _guarded(lambda: write_run_report(outcome, report_out, progress=show,
-                                                  gantt_window=window, lp_time_limit=limit))
+                                                  gantt_window=window, lp_time_limit=limit),
+                         writing=report_out)
         if str(report_out) != STDIN:
             console.print(f"report written to {report_out}")
     sys.exit(_run_status(outcome))
@@ -519,7 +705,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
                       _cell(row.bound_times_horizon),
                       "-" if row.ratio is None else f"{float(row.ratio):.4f}",
                       _cell(row.constant), row.note)
-    console.print(table)
+    _print_table(console, table)
     for problem in study.problems:
         console.print(problem, style="red")
     sys.exit(EXIT_OK if study.ok else EXIT_INVALID)
@@ -576,7 +762,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                       "cut" if r.replay_cut else "-" if r.completed is None else str(r.completed),
                       _cell(r.horizon),
                       feasible)
-    console.print(table)
+    _print_table(console, table)
     if long:
         console.print(f"{_APPROXIMATED_CELLS} (--json gives every figure exactly)",
                       soft_wrap=True)
@@ -602,7 +788,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
 
 
 @main.command()
-@click.argument("schedule", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("schedule", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--horizon", help="Time span of a periodic replay (default: 10 periods "
                                 "past the largest lag); for a one-shot schedule, the span "
                                 "over which its pipelined series is measured, as `run` "
@@ -621,7 +807,7 @@ def _print_results(console: Console, outcome: ScenarioResult) -> None:
                                    "file gives its own keeps it: a warning names them).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-@click.option("--platform", "platform_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--platform", "platform_file", type=_FilePath(dir_okay=False, path_type=Path),
               help="MSCCL .xml only: a YAML file with a platform: key (a scenario serves).")
 @click.option("--size", help="MSCCL .xml only: the message size (a chunk is size / "
                              "nchunksperloop).  [default: 1]")
@@ -889,9 +1075,9 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
 
 
 @main.command(name="msccl-import")
-@click.argument("algorithm", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("algorithm", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--platform", "platform_file", required=True,
-              type=click.Path(dir_okay=False, path_type=Path),
+              type=_FilePath(dir_okay=False, path_type=Path),
               help="A YAML file with a platform: key (a scenario serves).")
 @click.option("--size", default="1", show_default=True,
               help="The message size (a chunk is size / nchunksperloop).")
@@ -899,7 +1085,7 @@ def _validate_msccl(algorithm: Path, platform_file: Path | None, size: str | Non
                               "processors in order).")
 @click.option("--port-model", help="Replace the platform-wide port model (a node whose "
                                    "file gives its own keeps it: a warning names them).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | None,
                  port_model: str | None, output: Path) -> None:
@@ -916,7 +1102,8 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
     from portsim.scenarios.msccl import load_platform_file
     from portsim.scenarios.schedule_file import dump_schedule
 
-    _check_destination(output)
+    _check_destination(output, "-o / --output", (("MSCCL algorithm file", algorithm),
+                                                  ("platform file", platform_file)))
     port_model = _port_model_option(port_model)
     message_size = _positive(size, "--size")
     platform = _guarded(lambda: load_platform_file(platform_file))
@@ -942,8 +1129,10 @@ def msccl_import(algorithm: Path, platform_file: Path, size: str, ranks: str | N
                    f"{algo.chunks_per_rank - 1}, makespan {format_rational(timing.makespan)}")
     if str(output) == STDIN:
         dump_schedule(schedule, sys.stdout, description=description)
+        sys.stdout.flush()  # before saying it is written
     else:
-        _guarded(lambda: dump_schedule(schedule, output, description=description))
+        _guarded(lambda: dump_schedule(schedule, output, description=description),
+                 writing=output)
     click.echo(f"wrote one-shot schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
 
@@ -954,7 +1143,9 @@ def _load_schedule(path: Path) -> Schedule:
 
     A scenario file is pointed to ``run``.
     """
-    from portsim.scenarios.loader import STDIN, read_document
+    import stat
+
+    from portsim.scenarios.loader import STDIN, read_document, read_once
     from portsim.scenarios.schedule_file import (
         JSONL_SUFFIX,
         is_jsonl,
@@ -965,15 +1156,28 @@ def _load_schedule(path: Path) -> Schedule:
 
     if str(path).endswith(JSONL_SUFFIX):  # the JSON Lines form, read line by line
         return load_schedule(path)
-    text = sys.stdin.read() if str(path) == STDIN else None
+    # standard input or a pipe (`validate <(zcat s.jsonl.gz)`): read once, its form
+    # told from its text
+    once = str(path) == STDIN or stat.S_ISFIFO(_stat_mode(path))
+    text = read_once(path, error=ScheduleError) if once else None
     if text is not None and is_jsonl(text):
-        return load_schedule_text(text, source="<stdin>", base_dir=Path.cwd())
+        stdin = str(path) == STDIN
+        return load_schedule_text(text, source="<stdin>" if stdin else str(path),
+                                  base_dir=Path.cwd() if stdin else path.parent)
     data, source, base_dir = read_document(path, error=ScheduleError, text=text)
     if isinstance(data, dict) and "events" not in data and "planners" in data:
         raise ScheduleError("this is a scenario file (it has planners and no events): run "
                             "it with `portsim run`, or write a planner's schedule with "
                             "`portsim plan`", source=source)
     return schedule_from_dict(data, source=source, base_dir=base_dir)
+
+
+def _stat_mode(path: Path) -> int:
+    """``path``'s file type and mode bits, 0 when it cannot be read (the reader says why)."""
+    try:
+        return path.stat().st_mode
+    except (OSError, ValueError):
+        return 0
 
 
 def _print_validation(console: Console, path: Path, report: Report, schedule: Schedule,
@@ -1022,12 +1226,12 @@ def _print_validation(console: Console, path: Path, report: Report, schedule: Sc
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=_FilePath(dir_okay=False, path_type=Path))
 @click.option("--planner", "planner_name", required=True,
               help="Planner name (see `portsim planners`), or the label of one of the "
                    "scenario's planners ('greedy (reducers: 2)') to take that entry's "
                    "options.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               required=True, help="Schedule file to write; - for standard output.")
 def plan(scenario: Path, planner_name: str, output: Path) -> None:
     """Write PLANNER's schedule for SCENARIO as a schedule file.
@@ -1045,7 +1249,7 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     from portsim.scenarios.runner import as_label, guarded_plan, planner_label
     from portsim.scenarios.schedule_file import dump_schedule
 
-    _check_destination(output)
+    _check_destination(output, "-o / --output", (("scenario file", scenario),))
     loaded = _guarded(lambda: load_scenario(scenario))
     options: dict[str, Any] = {}
     # A planner listed twice with other options is told apart by its label.
@@ -1074,8 +1278,9 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     schedule = result.schedule
     if str(output) == STDIN:
         dump_schedule(schedule, sys.stdout)
+        sys.stdout.flush()  # before saying it is written
     else:
-        _guarded(lambda: dump_schedule(schedule, output))
+        _guarded(lambda: dump_schedule(schedule, output), writing=output)
     kind = "periodic" if schedule.period is not None else "one-shot"
     click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
                err=str(output) == STDIN)
@@ -1112,7 +1317,7 @@ def planners_command() -> None:
     for info in sorted(planner_infos(), key=lambda info: info.name):
         table.add_row(info.name, ", ".join(sorted(info.operations)),
                       ", ".join(sorted(info.port_models)), info.description)
-    _console().print(table)
+    _print_table(_console(), table)
 
 
 # -- study, report -----------------------------------------------------------------------
@@ -1230,8 +1435,8 @@ EXIT_SIGNAL_BASE = 128
 
 @main.command()
 @click.argument("study_file", metavar="STUDY.yaml",
-                type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                type=_FilePath(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=_FilePath(file_okay=False, path_type=Path),
               help="Output folder; rows go to OUT/results.parquet/.")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local",
               show_default=True, help="Local process pool or Dask distributed.")
@@ -1349,8 +1554,8 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
 
 
 @main.command()
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("directory", type=_FilePath(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=_FilePath(dir_okay=False, path_type=Path),
               help="The HTML file (default DIRECTORY/report.html); - for standard output.")
 @click.option("--run", "run_index", type=int,
               help="Run drawn in detail (default: among the runs where every planner ran, "
@@ -1367,9 +1572,12 @@ def report(directory: Path, output: Path | None, run_index: int | None,
     """
     from portsim.reports.studies import write_study_report
     from portsim.scenarios.loader import STDIN
+    from portsim.scenarios.study.store import study_folder
 
     window = _gantt_window(gantt_window)
-    _check_destination(output)
+    # the default page too, in a study folder that exists (else: "no study results")
+    default = study_folder(directory) / "report.html"
+    _check_destination(default if output is None and default.parent.is_dir() else output)
     with _activity() as show:
         if output is not None and str(output) == STDIN:
             import tempfile
@@ -1383,7 +1591,8 @@ def report(directory: Path, output: Path | None, run_index: int | None,
             return
         written = _guarded(lambda: write_study_report(directory, output, run_index=run_index,
                                                       planner=planner, progress=show,
-                                                      gantt_window=window))
+                                                      gantt_window=window),
+                           writing=output)
     click.echo(f"report written to {written}")
 
 

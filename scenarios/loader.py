@@ -72,6 +72,7 @@ __all__ = [
     "build_platform",
     "load_scenario",
     "read_document",
+    "read_once",
     "read_yaml",
     "scenario_from_dict",
     "validate_document",
@@ -163,7 +164,7 @@ a mapping already read goes to scenario_from_dict (got 'dict')
 def read_document(path: str | os.PathLike[str], *,
                   error: type[PortsimError], text: str | None = None) -> tuple[Any, str, Path]:
     """Read one YAML document from ``path``, or from standard input for ``"-"``
-    (``text``: what the caller already read from it).
+    (``text``: what the caller already read from it with :func:`read_once`).
 
     Returns
     -------
@@ -177,20 +178,60 @@ def read_document(path: str | os.PathLike[str], *,
     PortsimError
         (of class ``error``) as :func:`read_yaml`.
     """
-    if file_name(path, error=error) != STDIN:
-        return read_yaml(path, error=error), os.fspath(path), Path(path).parent
+    name = file_name(path, error=error)
+    if name != STDIN and text is None:
+        return read_yaml(path, error=error), name, Path(path).parent
     import tempfile
 
+    source, base_dir = ("<stdin>", Path.cwd()) if name == STDIN else (name, Path(path).parent)
     if text is None:
-        text = sys.stdin.read()
+        text = read_once(path, error=error)
     with tempfile.TemporaryDirectory(prefix="portsim-") as folder:
         copy = Path(folder) / "stdin.yaml"
         copy.write_text(text, encoding="utf-8")
         try:
             data = read_yaml(copy, error=error)
         except PortsimError as err:
-            raise err.with_source("<stdin>") from None
-    return data, "<stdin>", Path.cwd()
+            raise err.with_source(source) from None
+    return data, source, base_dir
+
+
+def read_once(path: str | os.PathLike[str], *, error: type[PortsimError]) -> str:
+    """The text of standard input (``"-"``) or of the file ``path``, read in one go:
+    for a stream that cannot be read twice (a pipe: ``<(zcat s.jsonl.gz)``), whose
+    form (YAML or JSON Lines) is told from its text before it is parsed.
+
+    Raises
+    ------
+    PortsimError
+        (of class ``error``) as :func:`read_yaml`: on bytes that are not UTF-8 (a
+        byte order mark is dropped), naming ``<stdin>`` or the file.
+    """
+    name = file_name(path, error=error)
+    if name != STDIN:
+        return _read_text(path, name, error)
+    # the bytes, decoded here as a file's are: the stream's own decoding either fails
+    # with a traceback or (surrogateescape) passes undecodable bytes on
+    stream = sys.stdin
+    data = (stream.buffer.read() if hasattr(stream, "buffer")
+            else stream.read().encode("utf-8", "surrogateescape"))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(f"cannot read file: {str(err).splitlines()[0]}", source="<stdin>") from None
+
+
+def _read_text(path: str | os.PathLike[str], source: str, error: type[PortsimError]) -> str:
+    """The text of the file ``path`` (UTF-8, a byte order mark dropped), or the error
+    naming ``source``: ``file not found``, ``cannot read file: REASON``."""
+    try:
+        # utf-8-sig: a byte order mark (Windows tools write one) is no JSON
+        return Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise error("file not found", source=source) from None
+    except (OSError, UnicodeDecodeError) as err:
+        reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
+        raise error(f"cannot read file: {reason}", source=source) from None
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
@@ -331,14 +372,7 @@ def read_yaml(path: str | os.PathLike[str], *, error: type[PortsimError]) -> Any
         line and column of a syntax error.
     """
     source = file_name(path, error=error)
-    try:
-        # utf-8-sig: a byte order mark (Windows tools write one) is no JSON
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise error("file not found", source=source) from None
-    except (OSError, UnicodeDecodeError) as err:
-        reason = getattr(err, "strerror", None) or str(err).splitlines()[0]
-        raise error(f"cannot read file: {reason}", source=source) from None
+    text = _read_text(path, source, error)
     if source.lower().endswith(".json"):
         return _read_json(text, source, error)
     try:

@@ -52,6 +52,7 @@ from portsim.scenarios.loader import (
     build_operation,
     build_platform,
     file_name,
+    read_document,
     read_yaml,
     validate_document,
 )
@@ -315,9 +316,8 @@ def read_platform_file(path: str | os.PathLike[str], *, seed: int | None = None)
     ScheduleError
         One line naming the file, the key path and the value.
     """
-    file = Path(file_name(path, error=ScheduleError))
-    file_source = os.fspath(file)
-    data = read_yaml(file, error=ScheduleError)
+    # "-": standard input, as for a scenario (relative file names from the current folder)
+    data, file_source, base_dir = read_document(path, error=ScheduleError)
     prefix = ""
     if isinstance(data, Mapping) and "platform" in data:
         prefix = "platform"
@@ -331,7 +331,7 @@ def read_platform_file(path: str | os.PathLike[str], *, seed: int | None = None)
     platform_spec = validate_document(PlatformSpec, data, source=file_source,
                                       error=ScheduleError, prefix=prefix)
     try:
-        return build_platform(platform_spec, seed=_seed(seed), base_dir=file.parent)
+        return build_platform(platform_spec, seed=_seed(seed), base_dir=base_dir)
     except PortsimError as err:
         error = _as_schedule_error(err, file_source)
         if not prefix and error.path and error.path.startswith("platform."):

@@ -535,6 +535,46 @@ def test_run_output_in_a_missing_folder_fails_before_planning(
         f"portsim: error: {target}: cannot write it: the folder {target.parent} does not exist"]
 
 
+def unwritable_folder(tmp_path: Path) -> Path:
+    """A folder no file can be created in: a read-only one, or (as root, whom
+    permission bits do not stop) sysfs's ``/sys/kernel``."""
+    import os
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys/kernel")):
+        try:
+            (candidate / "probe").touch()
+        except OSError:
+            return candidate
+        (candidate / "probe").unlink()
+    os.chmod(folder, 0o755)
+    pytest.skip("no folder here refuses a new file")
+
+
+@pytest.mark.parametrize("command", [["run", "--json"], ["run", "--report"],
+                                     ["plan", "--planner", "flat", "-o"]])
+def test_output_in_an_unwritable_folder_fails_before_planning(
+        tmp_path: Path, command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # It planned, replayed and printed the table, then failed to write (exit 2);
+    # for a large lp, minutes late.
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    monkeypatch.setattr("portsim.scenarios.runner.guarded_plan",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    folder = unwritable_folder(tmp_path)
+    target = folder / "out.txt"
+    code, stdout, stderr = invoke(command[0], str(write(tmp_path, SCATTER)), *command[1:],
+                                  str(target))
+    (tmp_path / "read-only").chmod(0o755)
+    assert (code, stdout) == (2, "")
+    assert len(stderr.splitlines()) == 1
+    assert stderr.startswith(f"portsim: error: {target}: cannot write it: cannot create a "
+                             f"file in the folder {folder}: ")
+    assert not target.exists()
+
+
 def test_plan_of_an_order_only_planner_says_to_validate_asap(tmp_path: Path) -> None:
     # lp-naive's times are its port-sum timing, not achievable unidirectionally:
     # strict validation lists violations, --mode asap measures it.
@@ -580,10 +620,19 @@ def test_plan_of_a_raising_planner_exits_3(tmp_path: Path,
 # -- standard output is portsim's own (issue 12, items 1 and 6) ---------------------------
 
 
+def _child_env(root: Path) -> dict[str, str]:
+    """The environment of a child ``python -m portsim``: the tests' own PYTHONPATH kept
+    (a worktree's copy comes through it; without it the child ran the installed one)."""
+    import os
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), os.environ.get("PYTHONPATH", "")])}
+
+
 def portsim(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The command in a real process, standard streams apart (nothing captured by pytest)."""
     root = Path(__file__).resolve().parent.parent
-    env = {**__import__("os").environ, "PYTHONPATH": str(root)}
+    env = _child_env(root)
     return subprocess.run([sys.executable, "-m", "portsim.scenarios.cli", *args], input=stdin,
                           capture_output=True, text=True, env=env, timeout=300, check=False)
 
@@ -1218,3 +1267,305 @@ def test_a_long_step_on_a_terminal_counts_its_seconds(monkeypatch: pytest.Monkey
         show("the lp bound of the reduce (lp planner)")
         time.sleep(2.4)
     assert re.search(r"the lp bound of the reduce \(lp planner\)\.\.\. [12] s", screen.getvalue())
+
+
+# -- a reader that leaves early (`| head -1`, `| true`) -------------------------------------
+
+
+def portsim_unread(*args: str, both: bool = False) -> tuple[int, str]:
+    """The command in a real process whose standard output (and, ``both``, standard
+    error: ``2>&1 | true``) is a pipe closed before the command writes anything, as
+    ``| true`` or ``| head -1`` leave it; the exit status and what reached stderr."""
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen([sys.executable, "-m", "portsim", *args],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT if both else subprocess.PIPE,
+                             env=_child_env(root))
+    assert child.stdout is not None
+    child.stdout.close()  # before the child has even imported portsim
+    stderr = b"" if child.stderr is None else child.stderr.read()
+    return child.wait(timeout=300), stderr.decode()
+
+
+def test_a_closed_pipe_keeps_the_verdict_and_says_nothing(tmp_path: Path) -> None:
+    """`validate FILE | head -1` exited 1 (click on a closed pipe: "a schedule failed
+    validation") on the paper's feasible schedule, and `run --json - | true` 2 with
+    `portsim: error: Broken pipe`; the command now ends as if read to the end."""
+    paper = str(EXAMPLES / "schedules" / "scatter-toy-paper-split.yaml")
+    assert portsim_unread("validate", paper) == (0, "")
+    assert portsim_unread("validate", paper, "--format", "json") == (0, "")
+    assert portsim_unread("validate", paper, both=True)[0] == 0
+    # a schedule with a violation still exits 1 (the reduce toy's operands swapped)
+    schedule = tmp_path / "schedule.yaml"
+    assert invoke("plan", str(EXAMPLES / "reduce-toy.yaml"), "--planner", "flat",
+                  "-o", str(schedule))[0] == 0
+    document = yaml.safe_load(schedule.read_text())
+    next(e for e in document["events"] if e["kind"] == "compute")["inputs"].reverse()
+    schedule.write_text(yaml.safe_dump(document))
+    assert portsim_unread("validate", str(schedule)) == (1, "")
+    # the table on stderr, the JSON on the closed stdout: no error line, exit 0
+    code, stderr = portsim_unread("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", "-")
+    assert code == 0
+    assert "error" not in stderr
+    assert "Broken pipe" not in stderr
+    assert "scatter-toy" in stderr  # the table
+    # the files a command writes are written whatever the reader of its table does
+    out = tmp_path / "out.json"
+    assert portsim_unread("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out),
+                          both=True)[0] == 0
+    rows = json.loads(out.read_text())["results"]
+    assert [r["throughput_bound"] for r in rows if r["planner"] == "lp"] == ["1/2"]  # TP
+    assert portsim_unread("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat",
+                          "-o", "-") == (0, "wrote one-shot schedule of 4 events to -\n")
+    assert portsim_unread("planners") == (0, "")
+
+
+# -- a narrow terminal ---------------------------------------------------------------------
+
+
+def portsim_on_a_terminal(*args: str, columns: int) -> str:
+    """Standard output of the command on a terminal (a pseudo-terminal) ``columns``
+    wide, colours and cursor moves taken out."""
+    import os
+
+    pty = pytest.importorskip("pty")  # POSIX only
+    root = Path(__file__).resolve().parent.parent
+    leader, follower = pty.openpty()
+    env = {**_child_env(root), "COLUMNS": str(columns), "NO_COLOR": "1"}
+    child = subprocess.Popen([sys.executable, "-m", "portsim", *args], stdout=follower,
+                             stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert child.wait(timeout=300) == 0
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode()).replace("\r", "")
+
+
+@pytest.mark.parametrize("columns", [40, 80])
+def test_a_narrow_terminal_cuts_no_figure(columns: int) -> None:
+    """On 80 columns the run table of the scatter toy read `249/5…` for the flat
+    planner's measured throughput, 249/500 (166 scatters in the horizon 1000/3:
+    the first ends at its makespan 10/3, then one every 2, Ps's two sends); on 40
+    every cell was `…`.  Each row is now a line of its figures, whole."""
+    text = portsim_on_a_terminal("run", str(EXAMPLES / "scatter-toy.yaml"), columns=columns)
+    assert "…" not in text
+    flat = " ".join(text[text.index("flat: status"):].split("\n")[:4]).split()
+    assert flat[:8] == ["flat:", "status", "ok;", "bound", "-;", "period", "-;", "makespan"]
+    words = " ".join(flat)
+    assert "makespan 10/3; measured TP 249/500; completed 166; horizon 1000/3;" in words
+    assert "lp: status ok; bound 1/2;" in " ".join(text.split())
+    planners = portsim_on_a_terminal("planners", columns=columns)
+    assert "…" not in planners
+    assert "port models bidirectional, multiport, unidirectional" in " ".join(planners.split())
+
+
+def test_a_wide_terminal_keeps_the_table() -> None:
+    text = portsim_on_a_terminal("run", str(EXAMPLES / "scatter-toy.yaml"), columns=120)
+    assert "…" not in text
+    assert re.search(r"│ flat +│ ok +│ +- │ +- │ +10/3 │ +249/500 │ +166 │ +1000/3 │ +yes │",
+                     text)
+
+
+# -- a full disk, a closed stream ------------------------------------------------------------
+
+
+def portsim_shell(command: str) -> subprocess.CompletedProcess[str]:
+    """``python -m portsim COMMAND`` through the shell, for its redirections (``>&-``)."""
+    import shlex
+
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(f"{shlex.quote(sys.executable)} -m portsim {command}", shell=True,
+                          capture_output=True, text=True, env=_child_env(root), timeout=300,
+                          check=False, cwd=EXAMPLES)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("command", [
+    "validate schedules/scatter-toy-paper-split.yaml", "run scatter-toy.yaml",
+    "run scatter-toy.yaml --json -", "plan scatter-toy.yaml --planner flat -o -", "planners",
+    "--version", "--help"])
+def test_a_full_disk_on_stdout_is_one_line_and_exit_2(command: str) -> None:
+    """`>/dev/full` (a full disk) was a traceback, then `Exception ignored` and exit
+    status 120 (`plan -o -`), or exit 1 (`--help`); `plan -o -` said `wrote ... to -`."""
+    done = portsim_shell(f"{command} >/dev/full")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1:] == [
+        "portsim: error: standard output: No space left on device"]
+    assert "Traceback" not in done.stderr
+    assert "wrote" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["run scatter-toy.yaml", "planners"])
+def test_a_closed_stdout_is_one_line_and_exit_2(command: str) -> None:
+    done = portsim_shell(f"{command} >&-")  # was a traceback: sys.stdout is None
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["portsim: error: standard output: the stream is closed"]
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "plan"])
+def test_a_closed_stdin_reads_as_an_empty_file(command: str) -> None:
+    option = " --planner flat -o out.yaml" if command == "plan" else ""
+    done = portsim_shell(f"{command} -{option} <&-")  # was a traceback: sys.stdin is None
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == ["portsim: error: <stdin>: empty file"]
+    assert not (EXAMPLES / "out.yaml").exists()
+
+
+def test_a_closed_stderr_keeps_the_exit_status() -> None:
+    assert portsim_shell("run scatter-toy.yaml --horizon 0 2>&-").returncode == 2
+    done = portsim_shell("validate schedules/scatter-toy-paper-split.yaml 2>&-")
+    assert done.returncode == 0
+    assert "throughput: 1/2 (6 instance(s) per period 12)" in done.stdout  # the paper's TP
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("command", ["run scatter-toy.yaml --json", "run scatter-toy.yaml --report",
+                                     "plan scatter-toy.yaml --planner flat -o"])
+def test_a_full_disk_names_the_file(command: str) -> None:
+    done = portsim_shell(f"{command} /dev/full >/dev/null")  # it said only the error
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["portsim: error: /dev/full: No space left on device"]
+
+
+def test_an_output_onto_an_input_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`plan S.yaml -o S.yaml` replaced the scenario with its schedule (and `run
+    S.yaml --json S.yaml` with the JSON); `--json X --report X` kept only the page."""
+    scenario = write(tmp_path, SCATTER)
+    original = scenario.read_text()
+    (tmp_path / "link.yaml").symlink_to(scenario)
+    for args, option, target in (
+            (["plan", str(scenario), "--planner", "flat", "-o", str(scenario)],
+             "-o / --output", scenario),
+            (["run", str(scenario), "--json", str(tmp_path / "link.yaml")], "--json",
+             tmp_path / "link.yaml"),
+            (["run", str(scenario), "--report", str(scenario)], "--report", scenario)):
+        code, stdout, stderr = invoke(*args)
+        assert (code, stdout) == (2, "")
+        assert stderr.splitlines() == [
+            f"portsim: error: {option}: {target} is the scenario file this command reads: "
+            f"writing it would replace it (got {str(target)!r})"]
+    assert scenario.read_text() == original
+    out = tmp_path / "out.json"
+    code, stdout, stderr = invoke("run", str(scenario), "--json", str(out), "--report",
+                                  str(tmp_path / "." / "out.json"))
+    assert (code, stdout) == (2, "")
+    assert stderr.splitlines() == [
+        f"portsim: error: --report: {out} is the --json file too: one would replace the "
+        f"other (got {str(out)!r})"]
+    assert not out.exists()
+    # the flat scatter, written where asked (S -> A 1, S -> B 2/3: makespan 5/3)
+    assert invoke("plan", str(scenario), "--planner", "flat", "-o", str(out))[0] == 0
+    assert yaml.safe_load(out.read_text())["events"][-1]["start"] == "1"
+
+
+def test_a_platform_file_on_standard_input() -> None:
+    """`--platform -` was `-: file not found`; it reads standard input, as a scenario
+    does, and gives what the file gives (the DGX A100 ring allgather: 7/1200)."""
+    algorithm = str(Path(__file__).parent / "data" / "msccl" / "allgather_ring_8_1_1.xml")
+    platform = EXAMPLES / "allgather-dgx-a100.yaml"
+    args = ["validate", algorithm, "--format", "json", "--no-lp-bound"]
+    from_file = CliRunner().invoke(main, [*args, "--platform", str(platform)])
+    from_stdin = CliRunner().invoke(main, [*args, "--platform", "-"],
+                                    input=platform.read_text())
+    assert from_stdin.exit_code == from_file.exit_code == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout)["makespan"] == json.loads(from_file.stdout)[
+        "makespan"] == "7/1200"
+
+
+def test_an_error_naming_a_file_with_a_line_break_is_one_line(tmp_path: Path) -> None:
+    # `--json $'a\nb/x.json'` printed the folder's name over two lines
+    target = tmp_path / "missing\nfolder" / "x.json"
+    code, stdout, stderr = invoke("run", str(write(tmp_path, SCATTER)), "--json", str(target))
+    assert (code, stdout) == (2, "")
+    escaped = str(target).replace("\n", "\\n")
+    assert stderr.splitlines() == [
+        f"portsim: error: {escaped}: cannot write it: the folder "
+        f"{escaped.removesuffix('/x.json')} does not exist"]
+
+
+def test_main_gives_the_standard_streams_back(capfd: pytest.CaptureFixture[str]) -> None:
+    """`main` wraps standard output and error (for a reader that leaves early, a full
+    disk) and gives a program embedding it its own streams back when it ends."""
+    streams = sys.stdin, sys.stdout, sys.stderr
+    with pytest.raises(SystemExit) as ended:
+        main(["planners"])
+    assert ended.value.code == 0
+    assert (sys.stdin, sys.stdout, sys.stderr) == streams
+    assert "fibonacci" in capfd.readouterr().out
+
+
+# -- standard input that is no UTF-8, a pipe given by name ------------------------------------
+
+
+@pytest.mark.parametrize("command", [["run", "-"], ["validate", "-"],
+                                     ["plan", "-", "--planner", "flat", "-o", "-"]])
+def test_standard_input_that_is_no_utf8_is_one_line(command: list[str]) -> None:
+    """Bytes that are no UTF-8 on standard input were a traceback (`UnicodeEncodeError:
+    ... surrogates not allowed`); they are the error a file gives."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "portsim", *command], input=b"a: \xff\n",
+                          capture_output=True, env=_child_env(root), timeout=300, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode().splitlines() == [
+        "portsim: error: <stdin>: cannot read file: 'utf-8' codec can't decode byte 0xff "
+        "in position 3: invalid start byte"]
+
+
+def test_a_json_lines_schedule_through_a_named_pipe(tmp_path: Path) -> None:
+    """`validate <(zcat s.jsonl.gz)`: a pipe given by name was read as YAML only
+    (`invalid YAML: expected '<document start>'`); it is told apart as standard
+    input is.  The flat scatter of the toy: makespan 10/3 (Ps -> Pb -> P1: 1 + 1 + 4/3)."""
+    import os
+    import threading
+
+    schedule = tmp_path / "s.jsonl"
+    assert invoke("plan", str(EXAMPLES / "scatter-toy.yaml"), "--planner", "flat", "-o",
+                  str(schedule))[0] == 0
+    for text in (schedule.read_text(), yaml.safe_dump(yaml.safe_load(
+            (EXAMPLES / "schedules" / "scatter-toy-paper-split.yaml").read_text()))):
+        pipe = tmp_path / "pipe"
+        pipe.unlink(missing_ok=True)
+        os.mkfifo(pipe)
+        writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+        writer.start()  # (a daemon: a reader that never opens the pipe hangs no test)
+        code, stdout, stderr = invoke("validate", str(pipe), "--format", "json",
+                                      "--no-lp-bound")
+        writer.join(timeout=10)
+        assert code == 0, stderr
+        report = json.loads(stdout)
+        if text.startswith("{"):
+            assert report["makespan"] == "10/3"
+        else:  # the paper's periodic schedule, YAML through the pipe: period 12
+            assert report["throughput"] == "1/2"
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["run", "{scenario}", "--json", ""], "--json"),
+    (["run", ""], "SCENARIO"),
+    (["plan", "{scenario}", "--planner", "flat", "-o", ""], "-o / --output"),
+    (["study", "{scenario}", "--out", ""], "--out"),
+    (["report", ""], "DIRECTORY")])
+def test_an_empty_file_name_is_refused(args: list[str], option: str, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out "$OUT"` with OUT unset: `study --out ''` wrote the study into the current
+    folder, `report ''` reported it, `run --json ''` ran every planner and then
+    failed (`.: Is a directory`)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("portsim.scenarios.runner.run_scenario",
+                        lambda *a, **k: pytest.fail("planned before checking the output"))
+    scenario = str(write(tmp_path, SCATTER))
+    code, stdout, stderr = invoke(*(a.replace("{scenario}", scenario) for a in args))
+    assert (code, stdout) == (2, "")
+    command = args[0]
+    assert stderr.splitlines() == [
+        f"portsim: error: {option}: the name is empty (got '') (see `main {command} "
+        f"--help`)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scenario.yaml"]

@@ -948,3 +948,88 @@ def test_a_port_model_sweep_no_node_follows_is_refused() -> None:
               for run in study.runs}
     assert {model: Fraction(row["throughput_bound"]) for model, row in bounds.items()} == {
         "bidirectional": 1, "unidirectional": Fraction(1, 2)}
+
+
+def test_a_report_of_a_study_still_running_says_so(tmp_path: Path) -> None:
+    """`portsim report DIR` while a study writes into DIR gave the runs stored so
+    far as the study (`11 run(s)` of 20, nothing saying more were coming); it now
+    warns, and the page says so beside the count."""
+    import os
+    import subprocess
+    import sys
+
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4, 8])))
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["study", str(study_file), "--out", str(out)]).exit_code == 0
+    holder = subprocess.Popen(  # a study's process, holding the folder's lock
+        [sys.executable, "-c", "import sys, time\n"
+         "from portsim.scenarios.study.store import StoreLock\n"
+         "StoreLock(sys.argv[1]).__enter__()\nprint('locked', flush=True)\ntime.sleep(120)",
+         str(out)], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "locked\n"
+        report = CliRunner().invoke(main, ["report", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert report.exit_code == 0, report.output
+    assert report.stderr.splitlines() == [
+        f"portsim: warning: {out}: a study (process {holder.pid}) is still writing into "
+        f"this folder: the report holds only the 2 run(s) stored so far"]
+    text = (out / "report.html").read_text()
+    assert (f"2 run(s), 4 row(s) (one per run and planner). <span class=\"warn\">A study "
+            f"(process {holder.pid}) was still writing into its folder") in text
+    # that process gone (killed: its id is still in the lock file), no such words
+    again = CliRunner().invoke(main, ["report", str(out)])
+    assert again.exit_code == 0
+    assert again.stderr == ""
+    assert "still writing" not in (out / "report.html").read_text()
+
+
+def test_report_into_a_study_folder_that_takes_no_file_fails_before_rendering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`portsim report DIR` (the page DIR/report.html) into a folder where no file can
+    be created rendered the whole page (re-planning the chosen run) and only then
+    failed to write it; it now fails first, as `-o` into such a folder does."""
+    import errno
+    import tempfile
+
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4])))
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["study", str(study_file), "--out", str(out)]).exit_code == 0
+
+    def refused(*args: object, dir: object = None, **kwargs: object) -> object:
+        if dir is not None and Path(str(dir)) == out:  # the folder refuses a new file
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    real = tempfile.TemporaryFile
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    monkeypatch.setattr("portsim.reports.studies.write_study_report",
+                        lambda *a, **k: pytest.fail("rendered before checking the output"))
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"portsim: error: {out / 'report.html'}: cannot write it: cannot create a file in "
+        f"the folder {out}: Permission denied"]
+
+
+def test_a_study_file_on_standard_input(tmp_path: Path) -> None:
+    """`portsim study - --out DIR` was `-: file not found`; `-` is standard input, as
+    for `run` and `validate`."""
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["study", "-", "--out", str(out)],
+                                input=yaml.safe_dump(trees_study([4, 8])))
+    assert result.exit_code == 0, result.output
+    by = load_results(out).set_index(["grid.platform.generator.n", "planner"])["makespan"]
+    # Canon–Antoniu: a binomial tree of order k reduces 2^k in k (d + c) (d = c = 1)
+    assert (by[(4, "binomial")], by[(8, "binomial")]) == ("4", "6")
+    bad = CliRunner().invoke(main, ["study", "-", "--out", str(tmp_path / "p")],
+                             input="name: [\n")
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("portsim: error: <stdin>: line 2, column 1: invalid YAML")

@@ -49,7 +49,7 @@ from portsim.scenarios.loader import (
     PlannerSpec,
     Scenario,
     file_name,
-    read_yaml,
+    read_document,
     scenario_from_dict,
     validate_document,
 )
@@ -272,9 +272,10 @@ def load_study(path: str | os.PathLike[str], *, max_runs: int = DEFAULT_MAX_RUNS
         more runs than ``max_runs``, a grid point whose scenario does not
         load or names an unknown planner or option.
     """
-    source = file_name(path, error=ScenarioError, from_dict="study_from_dict")
-    return study_from_dict(read_yaml(path, error=ScenarioError), source=source,
-                           base_dir=Path(path).parent, max_runs=max_runs)
+    file_name(path, error=ScenarioError, from_dict="study_from_dict")
+    # "-": standard input, as for a scenario (relative file names from the current folder)
+    data, source, base_dir = read_document(path, error=ScenarioError)
+    return study_from_dict(data, source=source, base_dir=base_dir, max_runs=max_runs)
 
 
 def study_from_dict(data: object, source: str = "<string>", *,

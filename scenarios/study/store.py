@@ -56,6 +56,7 @@ __all__ = [
     "grid_column_type",
     "load_results",
     "study_folder",
+    "study_writer",
     "valid_rows",
 ]
 
@@ -262,6 +263,25 @@ def _running(pid: int) -> bool:
     except OverflowError:  # not a process id at all
         return False
     return True
+
+
+def study_writer(directory: str | os.PathLike[str]) -> int | None:
+    """The process id of the study writing into the output folder ``directory`` now
+    (the id its :class:`StoreLock` wrote), or ``None`` when no study does.
+
+    Read from the lock file without taking the lock, so that a reader never makes a
+    study starting at the same moment refuse the folder; a study that ended
+    emptied the file, one that was killed left the id of a process no longer
+    running.
+    """
+    try:
+        text = (Path(directory) / LOCK_NAME).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    pid = text.strip()
+    if not pid.isdigit() or int(pid) == os.getpid() or not _running(int(pid)):
+        return None
+    return int(pid)
 
 
 class StoreLock:
