@@ -350,9 +350,6 @@ def _solve_highspy(model: LinearModel, method: str, time_limit: float | None, *,
             a = sp.diags(balanced) @ a @ sp.diags(columns)
             b = b * balanced * unit
             scales = scales * balanced
-        else:
-            unit = solution_unit(b)
-            b = b * unit  # the solution found is ``unit`` times the model's: divided back below
     a = a.tocsc()
     h = new_highs()
     h.setOptionValue("presolve", "on")
@@ -499,32 +496,6 @@ def _balancing_scales(a: sp.csr_matrix, b: np.ndarray
         return None, np.ones(m), 1.0  # no closer: solved as row scaling left it
     return (np.ldexp(1.0, col_log[:n].astype(int)), np.ldexp(1.0, row_log.astype(int)),
             float(np.ldexp(1.0, int(col_log[n]))))
-
-
-def solution_unit(rhs: np.ndarray) -> float:
-    """The power of two by which the right-hand sides ``rhs`` of a row-scaled
-    program are multiplied so that its solution is of the order of 1.
-
-    Once :func:`_row_scales` has brought every row's largest coefficient to
-    about 1, the values of a port's variables are of the order of its row's
-    right-hand side: ``2^-27`` for a link busy ``10^8`` an operation (a size of
-    ``10^9`` on a bandwidth of 10), under HiGHS's feasibility tolerance
-    (``10^-7``), so that it took every throughput for 0.  Multiplying every
-    right-hand side by ``u`` multiplies every solution by ``u`` and leaves the
-    duals unchanged (the dual program's constraints do not depend on the
-    right-hand sides): ``u`` is the power of two nearest to the inverse of the
-    least nonzero right-hand side, the tightest row's scale; 1 without one.
-    A power of two keeps the scaled right-hand sides exact in floating point.
-
-    >>> solution_unit(np.array([0.0, 2.0**-27, 2.0**-20]))
-    134217728.0
-    >>> solution_unit(np.array([0.0, 0.0]))
-    1.0
-    """
-    nonzero = np.abs(rhs[rhs != 0])
-    if not nonzero.size:
-        return 1.0
-    return float(np.ldexp(1.0, -int(np.round(np.log2(nonzero.min())))))
 
 
 def solve_float(model: LinearModel, *, method: str = "auto",
