@@ -448,6 +448,32 @@ def test_throughput_does_not_depend_on_the_time_unit(case: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize("kind", [OperationKind.REDUCE, OperationKind.ALLREDUCE])
+def test_a_reduction_of_large_messages_scales_with_the_size(kind: OperationKind) -> None:
+    """A reduce of size 10^9 on bandwidths of 3 to 25 gave the interval [0,
+    bound] and no schedule, an allreduce of 10^7 or 10^9 `the
+    reduce-then-broadcast program carries nothing`.  Sends then last 10^5 to
+    10^9 times a computation (1), which binds no longer: the throughput is
+    the communication's, so the bound at 10^9 is that at 10^7 over 100; both
+    are reached by schedules that replay without violation."""
+    platform = Platform([Node(v) for v in "SABC"],
+                        [Link.of_bandwidth(a, b, bw) for u, v, bw in _UNITS_LINKS
+                         for a, b in ((u, v), (v, u))], "bidirectional")
+    ends = {"target": "S"} if kind is OperationKind.REDUCE else {}
+    found = []
+    for size in (10**7, 10**9):
+        result = steady_state(platform, Operation(kind, size=size, **ends))
+        assert result.status == "ok", result.message
+        assert result.throughput_bound is not None
+        assert result.achieved_throughput == result.throughput_bound
+        assert result.schedule is not None
+        assert result.period is not None
+        assert replay(result.schedule, horizon=result.period * 4).violations == ()
+        found.append(result.throughput_bound)
+    assert found[1] == found[0] / 100
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
 @pytest.mark.parametrize("size", ["1e-12", "1e-9", "1e9"])
 @pytest.mark.parametrize("kind", [OperationKind.BROADCAST, OperationKind.SCATTER,
                                   OperationKind.GATHER, OperationKind.ALLGATHER,
