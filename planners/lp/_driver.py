@@ -281,6 +281,7 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                         lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
 
+
 MAX_ATTEMPTS = 4
 """:func:`solve_exactly`'s solves of one model at most (see there)."""
 
