@@ -508,6 +508,34 @@ def test_the_unidirectional_bound_does_not_depend_on_the_time_unit(kind: Operati
     assert report.violations == ()
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+@pytest.mark.parametrize(("model", "expected"), [("bidirectional", Fraction(500000)),
+                                                 ("multiport", Fraction(4501000, 9))])
+def test_a_link_no_good_tree_takes_does_not_set_the_tree_master_unit(
+        model: str, expected: Fraction) -> None:
+    """Broadcast from A over A -> B (4 * 10^-12), A -> C (2 * 10^-6), C -> B (5 * 10^-12),
+    B -> C (9/1000) and B -> A (10^10): the float tree master took its time unit
+    from the largest busy time, 10^10, which no good tree crosses, and 2 * 10^-6
+    fell under HiGHS's least matrix entry: `broadcast master program: Unbounded`.
+    By hand: every tree reaches C through A -> C or B -> C.  One port a node
+    (C's receive port): at most 1 / (2 * 10^-6) = 500000 an instance, reached by
+    the tree A -> C -> B.  One port a link: A -> C and B -> C each their own,
+    500000 + 1000/9 = 4501000/9."""
+    costs = {("A", "B"): Fraction(4, 10**12), ("A", "C"): Fraction(2, 10**6),
+             ("B", "A"): Fraction(10**10), ("B", "C"): Fraction(9, 1000),
+             ("C", "B"): Fraction(5, 10**12)}
+    platform = Platform([Node(v) for v in "ABC"], [Link(u, v, c) for (u, v), c in costs.items()],
+                        model)
+    result = steady_state(platform, Operation(OperationKind.BROADCAST, source="A"))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == expected
+    assert result.schedule is not None
+    assert result.period is not None
+    assert result.achieved_throughput is not None
+    assert 0 < result.achieved_throughput <= expected
+    assert replay(result.schedule, horizon=result.period * 2).violations == ()
+
+
 @pytest.mark.parametrize("kind", [OperationKind.SCATTER, OperationKind.GATHER])
 def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
     """S -> A costs 10^-4, A -> B 3 * 10^-4, S -> C 1, and a useless S -> B 10^9

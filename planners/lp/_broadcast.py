@@ -263,6 +263,35 @@ def _scaled_packing(model: LinearModel, columns: list[tuple[int, Tree]],
     return repair
 
 
+def _bottleneck(busy: dict[tuple[NodeId, NodeId], float], source: NodeId,
+                ends: Collection[NodeId]) -> float:
+    """The largest, over ``ends``, of the least busy time a path from ``source`` to
+    the end must cross (its most busy link; paths of links in ``busy``).
+
+    Every tree of ``source`` reaching ``ends`` has a link at least this busy, so
+    the tree master's float program keeps such an entry in its unit.
+
+    >>> _bottleneck({("S", "A"): 1e-12, ("A", "B"): 2e-6, ("S", "B"): 1e10}, "S", {"A", "B"})
+    2e-06
+    """
+    import heapq
+
+    out: dict[NodeId, list[tuple[NodeId, float]]] = defaultdict(list)
+    for (u, v), b in busy.items():
+        out[u].append((v, b))
+    least = {source: 0.0}
+    heap = [(0.0, str(source), source)]
+    while heap:
+        d, _, u = heapq.heappop(heap)
+        if d > least[u]:
+            continue
+        for v, b in out[u]:
+            if max(d, b) < least.get(v, math.inf):
+                least[v] = max(d, b)
+                heapq.heappush(heap, (least[v], str(v), v))
+    return max((least.get(v, 0.0) for v in ends), default=0.0)
+
+
 class _FloatTreeMaster:
     """:func:`_master` in floats, kept in one :class:`IncrementalMaster` as trees arrive.
 
@@ -272,7 +301,8 @@ class _FloatTreeMaster:
     """
 
     def __init__(self, platform: Platform, n_sources: int, size: Fraction,
-                 port_sum: frozenset[NodeId]) -> None:
+                 port_sum: frozenset[NodeId], reach: Sequence[tuple[NodeId, Collection[NodeId]]]
+                 ) -> None:
         capacity = PortCapacity.of(platform)
         nodes = list(platform.node_ids)
         upper = [0.0] * n_sources
@@ -292,8 +322,12 @@ class _FloatTreeMaster:
             settings["simplex_strategy"] = 4
         self.busy = {e: float(size * platform.cost(*e)) for e in platform.graph.edges}
         """Float busy time of each link per tree."""
-        self.master = IncrementalMaster(lower, upper, settings,
-                                        unit=master_time_unit(self.busy.values()))
+        # The unit of the busy time every tree must have (_bottleneck), not of the
+        # largest: a link of 10^10 no good tree takes made 2 * 10^-6 fall under
+        # HiGHS's least matrix entry, and the master was unbounded.
+        self.master = IncrementalMaster(
+            lower, upper, settings,
+            unit=master_time_unit([_bottleneck(self.busy, s, ends) for s, ends in reach]))
         row = {node: n_sources + 2 * i for i, node in enumerate(nodes)}
         self._send = row
         self._receive = {v: r + (0 if v in port_sum else 1) for v, r in row.items()}
@@ -366,7 +400,9 @@ def multicast_trees(platform: Platform, sources: Sequence[NodeId], size: Fractio
     columns: list[tuple[int, Tree]] = []
     seen: set[tuple[int, Tree]] = set()
     n = len(sources)
-    master = _FloatTreeMaster(platform, n, size, port_sum)
+    master = _FloatTreeMaster(platform, n, size, port_sum,
+                              [(s, nx.descendants(platform.graph, s) if targets is None
+                                else targets[i]) for i, s in enumerate(sources)])
 
     def admit(new: Sequence[tuple[int, Tree]]) -> None:
         """New trees join the float master and the columns of the exact one."""
