@@ -123,7 +123,9 @@ def _guard_standard_streams() -> None:
     click's own answer to a closed pipe is exit status 1, which here means "a
     schedule failed validation", ``--json -`` met it as bad input (exit 2,
     ``portsim: error: Broken pipe``), and a full disk or a closed stream was a
-    traceback.  A stream with no descriptor (a test's capture) is left as it is.
+    traceback.  A stream with no descriptor (a test's capture), or one that is not
+    a :class:`io.TextIOWrapper` (an embedder's own writer, such as a notebook's,
+    whose ``fileno()`` may name its terminal), is left as it is.
     """
     if sys.stdin is None:
         sys.stdin = io.StringIO()
@@ -134,6 +136,10 @@ def _guard_standard_streams() -> None:
             writer = _StandardWriter(null, words, closed=name == "stdout")
             setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(writer), encoding="utf-8",
                                                 line_buffering=True))
+            continue
+        if not isinstance(stream, io.TextIOWrapper):
+            # an embedder's own writer (a notebook's, with the descriptor of its
+            # terminal as fileno()): its writes go where it sends them, not to the fd
             continue
         try:
             fd = stream.fileno()

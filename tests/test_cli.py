@@ -1502,6 +1502,40 @@ def test_main_gives_the_standard_streams_back(capfd: pytest.CaptureFixture[str])
     assert "fibonacci" in capfd.readouterr().out
 
 
+
+def test_main_writes_to_an_embedders_own_writer(capfd: pytest.CaptureFixture[str]) -> None:
+    """A notebook's sys.stdout is its own writer (not an io.TextIOWrapper) whose
+    fileno() is a copy of the kernel's standard output: main took that descriptor
+    and failed (`AttributeError: ... no attribute 'line_buffering'`, a traceback),
+    and would have written past the notebook.  The writer gets the output."""
+    import io
+    import os
+
+    class Writer(io.TextIOBase):
+        def __init__(self) -> None:
+            self.got: list[str] = []
+            self.fd = os.dup(1)
+
+        def write(self, text: str) -> int:
+            self.got.append(text)
+            return len(text)
+
+        def fileno(self) -> int:
+            return self.fd
+
+    writer = Writer()
+    saved = sys.stdout
+    sys.stdout = writer
+    try:
+        with pytest.raises(SystemExit) as ended:
+            main(["planners"])
+    finally:
+        sys.stdout = saved
+        os.close(writer.fd)
+    assert ended.value.code == 0
+    assert "fibonacci" in "".join(writer.got)
+    assert "fibonacci" not in capfd.readouterr().out
+
 # -- standard input that is no UTF-8, a pipe given by name ------------------------------------
 
 
