@@ -429,7 +429,13 @@ def _load_bounded(text: str, loader_class: type[Any], source: str,
     """
     if loader_class is _FastUniqueKeyLoader and "&" not in text and (
             _C_SAFE_LOADER is not yaml.SafeLoader):
-        loader_class = _ItemByItemLoader  # no anchor, so no alias: item by item
+        try:  # no anchor, so no alias: item by item
+            return _load_bounded(text, _ItemByItemLoader, source, error)
+        except ValueError:
+            # A value no type takes (an integer of 5,000 digits, 2001-02-30) in an
+            # item built before the rest is parsed: read whole, so that a syntax
+            # error, duplicate key or depth after it is the error, as it was.
+            pass
     loader = loader_class(text)
     try:
         with paused_collection():

@@ -258,3 +258,26 @@ def test_a_long_list_is_read_in_little_memory(tmp_path: Path) -> None:
     assert data["events"][n - 1] == {"kind": "send", "src": "S", "dst": "A",
                                      "item": f"b#{n - 1}", "start": n - 1}
     assert peak / n < 2000
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("events:\n  - {a: " + "9" * 5000 + "}\n  - {b: 1}\n  - [unclosed\n",
+     "line 5, column 1: invalid YAML: expected ',' or ']', but got '<stream end>' "
+     "(got '- [unclosed')"),
+    ("events:\n  - {a: 2001-02-30}\n  - b: c: d\n",
+     "line 3, column 9: invalid YAML: mapping values are not allowed here (got '- b: c: d')"),
+    ("events:\n  - {a: 2001-02-30}\nlinks: 1\nlinks: 2\n",
+     "line 4, column 1: invalid YAML: duplicate key 'links' (got 'links: 2')"),
+    ("events:\n  - {a: 2001-02-30}\n  - " + "[" * (YAML_MAX_DEPTH + 1)
+     + "]" * (YAML_MAX_DEPTH + 1) + "\n", "invalid YAML: nested too deeply")])
+def test_a_bad_value_early_in_a_list_does_not_hide_a_later_error(tmp_path: Path, text: str,
+                                                                 expected: str) -> None:
+    """Reading a list item by item built an early item (an integer of 5,000 digits, the
+    date 2001-02-30) before the rest was parsed, and its error hid the syntax error,
+    duplicate key or depth after it that the file gave before (the messages here are
+    those of commit 311b3c3, which read the document whole)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as raised:
+        read_yaml(path, error=ScenarioError)
+    assert str(raised.value) == f"{path}: {expected}"
