@@ -157,6 +157,24 @@ def test_a_cut_row_and_the_exact_vertex() -> None:
     assert exact.lower == exact.upper == F(5, 2)
 
 
+
+def test_a_row_highs_refuses_is_the_masters_status() -> None:
+    """HiGHS refuses a matrix entry of 10^15 or more (its large_matrix_value) and leaves
+    the row out: the master's row count then exceeded HiGHS's, and solve() raised
+    `ValueError: operands could not be broadcast together` (an allgather with a link
+    of c = 5 * 10^15: `internal error in the lp planner`).  The program here without
+    that row would be unbounded; its optimum with it is 1 / (5 * 10^15)."""
+    master = IncrementalMaster([], [], {"solver": "simplex"})
+    master.add_column(1.0, [], [])
+    master.add_row([0], [5e15], 1.0)
+    point = master.solve(None)
+    assert point.status.startswith("HiGHS refused a row")
+    assert master.h.getNumRow() == 0
+    small = IncrementalMaster([], [], {"solver": "simplex"})
+    small.add_column(1.0, [], [])
+    small.add_row([0], [5e14], 1.0)
+    assert small.solve(None).value == pytest.approx(1 / 5e14)
+
 def test_generate_counts_rounds_and_stops_at_the_cap() -> None:
     from portsim.planners.lp._incremental import generate
     from portsim.planners.lp._solve import Deadline

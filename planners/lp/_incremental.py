@@ -192,6 +192,19 @@ class IncrementalMaster:
         """Rows whose coefficients are divided by :attr:`unit` (bounds not both 0)."""
         self.n_columns = 0
         """Columns added so far."""
+        self.refused: str | None = None
+        """Why HiGHS refused a column or rows (an entry of 10^15 or more, beyond its
+        ``large_matrix_value``): it then leaves them out, and :meth:`solve` returns
+        this as the status rather than solve another program."""
+
+    def _check(self, status: highspy.HighsStatus, what: str) -> bool:
+        """True when HiGHS took ``what``; else :attr:`refused` says so."""
+        if status != highspy.HighsStatus.kError:
+            return True
+        if self.refused is None:
+            self.refused = (f"HiGHS refused {what} (an entry beyond its range of "
+                            f"10^-9..10^15 once in the program's time unit)")
+        return False
 
     @classmethod
     def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str], *,
@@ -224,7 +237,8 @@ class IncrementalMaster:
         vals = np.asarray(values, dtype=np.float64)
         if self.unit != 1.0 and len(idx):
             vals = np.where(self._timed[idx], vals / self.unit, vals)
-        self.h.addCol(-float(cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
+        self._check(self.h.addCol(-float(cost), 0.0, highspy.kHighsInf, len(idx), idx, vals),
+                    "a column")
         self.n_columns += 1
         return self.n_columns - 1
 
@@ -250,7 +264,9 @@ class IncrementalMaster:
         if self.unit != 1.0:
             per_entry = np.repeat(timed, [len(cols) for cols, _ in entries])
             values = np.where(per_entry, values / self.unit, values)
-        self.h.addRows(len(low), low, high, len(index), starts, index, values)
+        if not self._check(self.h.addRows(len(low), low, high, len(index), starts, index,
+                                          values), "a row"):
+            return first  # left out: the rows' arrays stay HiGHS's
         self._clip = np.concatenate([self._clip, low <= -highspy.kHighsInf])
         self._timed = np.concatenate([self._timed, timed])
         return first
@@ -265,6 +281,8 @@ class IncrementalMaster:
         if time_limit is not None:  # HiGHS's clock runs on across the runs of one object
             self.h.setOptionValue("time_limit",
                                   self.h.getRunTime() + max(float(time_limit), 1e-3))
+        if self.refused is not None:
+            return MasterPoint(self.refused, 0.0, np.zeros(0))
         self.h.run()
         status = self.h.getModelStatus()
         ms = highspy.HighsModelStatus
