@@ -26,7 +26,7 @@ from portsim.planners.lp._ssr import reduce_cap
 from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.scenarios.generators import fat_tree_platform
 from portsim.simulator import Operation, OperationKind, replay
-from portsim.simulator.platform import Platform
+from portsim.simulator.platform import Link, Node, Platform
 
 
 def _star(hosts: int) -> Platform:
@@ -377,3 +377,24 @@ def test_a_participant_without_in_links(model: str, bound: F) -> None:
     check = replay(result.schedule)
     assert check.feasible
     assert check.throughput == bound
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+def test_a_link_float_distances_cannot_see_is_routed() -> None:
+    """A ring N0 -> N1 -> N2 -> N3 -> N0 whose busy times are 2·10^-4, 7·10^-13,
+    6·10^-6 and 30000 (compute 10^-12 to 10^-11), a reduce onto N3.  From N1 to
+    N0, the float distances 30000 + 6·10^-6 and 30000 + 6·10^-6 + 7·10^-13 are
+    equal, so the start-up's router found no tight link out of N1 and the lp
+    was an internal error (`KeyError: 1`).  By hand the optimum is 5000: v0
+    leaves N0 by its one link, busy 2·10^-4, and nothing else binds."""
+    nodes = [Node("N0", F(1, 125 * 10**9)), Node("N1", F(1, 2 * 10**11)),
+             Node("N2", F(1, 10**12)), Node("N3", F(9, 10**12))]
+    links = [Link("N0", "N1", F(1, 5000)), Link("N1", "N2", F(7, 10**13)),
+             Link("N2", "N3", F(3, 500000)), Link("N3", "N0", 30000)]
+    platform = Platform(nodes, links, "bidirectional")
+    result = steady_state(platform, Operation(OperationKind.REDUCE, target="N3"))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == result.achieved_throughput == 5000
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 4).violations == ()

@@ -339,8 +339,9 @@ def _router(space: TreeSpace) -> Route:
     for (u, v), b in zip(space.links, weights, strict=True):
         out[u].append((v, b))
     owners = sorted(set(space.owners) | {space.target})
-    # dist[i, x]: least time from x to owners[i] (the reversed graph's distances).
-    dist = dijkstra(graph.T.tocsr(), indices=owners)
+    # dist[i, x]: least time from x to owners[i] (the reversed graph's distances);
+    # after[i, x]: the next node from x on one such path
+    dist, after = dijkstra(graph.T.tocsr(), indices=owners, return_predecessors=True)
     row = {o: i for i, o in enumerate(owners)}
 
     def route(a: int, b: int, load: dict[tuple[int, int], float]) -> list[int] | None:
@@ -370,6 +371,13 @@ def _router(space: TreeSpace) -> Route:
                 best[x] = min(options)
         hops = [a]
         while hops[-1] != b:
+            if hops[-1] not in best:
+                # float distances that no longer tell a link of 10^-13 from none
+                # (30000 + 6·10^-6 + 7·10^-13): the fewest-time path Dijkstra kept
+                hops = [a]
+                while hops[-1] != b:
+                    hops.append(int(after[row[b]][hops[-1]]))
+                return hops
             hops.append(best[hops[-1]][2])
         return hops
 
