@@ -84,11 +84,17 @@ class _StandardWriter(io.RawIOBase):
     device too: :class:`_Commands` makes it one line and exit status 2.
     """
 
-    def __init__(self, fd: int, name: str, closed: bool = False) -> None:
+    def __init__(self, fd: int, name: str, closed: bool = False, owned: bool = False) -> None:
         super().__init__()
         self._fd = fd
         self._name = name
         self._failed = closed
+        self._owned = owned  # the null device opened for a missing stream: closed with it
+
+    def close(self) -> None:
+        if self._owned and not self.closed:
+            os.close(self._fd)
+        super().close()
 
     def writable(self) -> bool:
         return True
@@ -133,7 +139,7 @@ def _guard_standard_streams() -> None:
         stream = getattr(sys, name)
         if stream is None:  # `>&-`, `2>&-`: Python gives no stream at all
             null = os.open(os.devnull, os.O_WRONLY)
-            writer = _StandardWriter(null, words, closed=name == "stdout")
+            writer = _StandardWriter(null, words, closed=name == "stdout", owned=True)
             setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(writer), encoding="utf-8",
                                                 line_buffering=True))
             continue

@@ -1603,3 +1603,31 @@ def test_an_empty_file_name_is_refused(args: list[str], option: str, tmp_path: P
         f"portsim: error: {option}: the name is empty (got '') (see `main {command} "
         f"--help`)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scenario.yaml"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts /proc/self/fd")
+def test_a_missing_stream_leaves_no_descriptor_open(capfd: pytest.CaptureFixture[str]
+                                                    ) -> None:
+    """With no standard error at all (``2>&-``: ``sys.stderr`` is None), each call of
+    main opened the null device for it and never closed it: an embedder calling main
+    in a loop ran out of descriptors.  Five calls now leave as many open as before."""
+    import gc
+    import os
+
+    def open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    saved = sys.stderr
+    before = None
+    try:
+        for call in range(6):
+            if call == 1:  # after a first call, which may open what stays open (imports)
+                before = open_descriptors()
+            sys.stderr = None  # type: ignore[assignment]
+            with pytest.raises(SystemExit) as ended:
+                main(["planners"])
+            assert ended.value.code == 0
+            gc.collect()
+    finally:
+        sys.stderr = saved
+    assert open_descriptors() == before
