@@ -557,6 +557,9 @@ def test_flow_through_an_end_is_repaired(kind: OperationKind) -> None:
     assert result.status == "ok", result.message
     expected = Fraction(5000, 5001)
     assert (result.throughput_bound, result.achieved_throughput) == (expected, expected)
+    # the note names the step that gave the primal (it said "exact (basis)")
+    assert result.notes[0] == ("optimal throughput 5000/5001 exact (repair), certified by "
+                               "an exactly feasible dual")
     assert result.schedule is not None
     assert result.period is not None
     assert replay(result.schedule, horizon=result.period * 3).violations == ()

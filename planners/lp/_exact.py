@@ -102,7 +102,8 @@ class ExactSolution:
     y_ub, y_eq:
         The dual used as certificate (exact rationals).
     method:
-        ``"rounding"``, ``"basis"`` or ``"interval"``.
+        ``"rounding"``, ``"basis"``, ``"repair"`` (the caller's repair of the float
+        answer gave the primal) or ``"interval"``.
     notes:
         Exact steps skipped on an arithmetic overflow, one sentence each
         (the planner adds them to its result's notes).
@@ -672,6 +673,8 @@ def recover(model: LinearModel, sol: FloatSolution, *,
         best_x = repair(x_float)
         if best_x is not None and not primal_feasible(model, best_x):
             best_x = None
+        if best_x is not None:
+            method = "repair"  # the optimum, when the dual meets it, is the repair's
     if best_x is not None and best_x[model.objective] < best_dual[2]:
         clock.check("exact recovery (exact dual)")
         try:
