@@ -58,10 +58,9 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     exact_rounds,
     generate,
-    master_time_unit,
 )
 from portsim.planners.lp._periodic import SendTask, Unit
-from portsim.planners.lp._solve import LinearModel, TimeLimitReached
+from portsim.planners.lp._solve import LinearModel, TimeLimitReached, time_unit_of
 from portsim.planners.lp._ssr import crossing_rate, islands, port_rates
 from portsim.planners.lp._steiner import SPREAD, TreePricer, heuristic_note, improving_trees
 from portsim.simulator.items import Item
@@ -327,7 +326,7 @@ class _FloatTreeMaster:
         # HiGHS's least matrix entry, and the master was unbounded.
         self.master = IncrementalMaster(
             lower, upper, settings,
-            unit=master_time_unit([_bottleneck(self.busy, s, ends) for s, ends in reach]))
+            unit=time_unit_of([_bottleneck(self.busy, s, ends) for s, ends in reach]))
         row = {node: n_sources + 2 * i for i, node in enumerate(nodes)}
         self._send = row
         self._receive = {v: r + (0 if v in port_sum else 1) for v, r in row.items()}

@@ -49,7 +49,7 @@ the deadline checked before each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, overload
 
@@ -57,7 +57,6 @@ import highspy
 import numpy as np
 
 from portsim.planners.lp._solve import (
-    SMALL_COEFFICIENT,
     Deadline,
     FloatSolution,
     LinearModel,
@@ -68,8 +67,7 @@ from portsim.planners.lp._solve import (
 
 __all__ = ["EXACT_ROUNDS", "GENERATION_SHARE", "MAX_ROUNDS", "TOLERANCE", "IncrementalMaster",
            "Master", "MasterFailed",
-           "MasterPoint", "Probe", "RebuiltMaster", "Smoothing", "exact_rounds", "generate",
-           "master_time_unit"]
+           "MasterPoint", "Probe", "RebuiltMaster", "Smoothing", "exact_rounds", "generate"]
 
 MAX_ROUNDS = 5_000
 """The cap on the float rounds of every ``lp`` column (or cut) generation."""
@@ -98,22 +96,6 @@ TOLERANCE = 1e-9
 """A column enters a float master when it improves its objective by more than
 this per unit (reduced cost, in the master's float duals; relative where the
 price is a ratio to 1); then the loop of :func:`generate` stops when none does."""
-
-
-def master_time_unit(times: Iterable[float]) -> float:
-    """The time unit of a master whose rows hold the busy times ``times``.
-
-    1 where the largest time is within ``[10^-6, 10^6]`` (the programs are
-    solved as they always were), else the power of two nearest to it (see
-    :class:`IncrementalMaster`'s ``unit``).
-
-    >>> master_time_unit([0.5, 3.0]), master_time_unit([4e-14]), master_time_unit([1e8, 1.0])
-    (1.0, 2.842170943040401e-14, 134217728.0)
-    """
-    largest = max((abs(t) for t in times), default=0.0)
-    if largest == 0.0 or SMALL_COEFFICIENT <= largest <= 1 / SMALL_COEFFICIENT:
-        return 1.0
-    return math.ldexp(1.0, round(math.log2(largest)))
 
 
 @dataclass(frozen=True)
@@ -154,7 +136,7 @@ class IncrementalMaster:
         duals are given back in the caller's units.  A busy time of ``10^-14``
         per message was under HiGHS's least matrix entry and the program was
         unbounded; one of ``10^8`` made the throughputs fall under its
-        feasibility tolerance.  :func:`master_time_unit` chooses it.
+        feasibility tolerance.  :func:`~portsim.planners.lp._solve.time_unit_of` chooses it.
 
     Examples
     --------

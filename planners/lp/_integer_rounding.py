@@ -32,7 +32,6 @@ then computed exactly from the integer counts.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,6 +40,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
+
+from portsim.planners.lp._solve import time_unit_of
 
 __all__ = ["MAX_NONZEROS", "NODE_LIMIT", "UNIT_RANGE", "IntegerRounding", "shortest_period"]
 
@@ -146,10 +147,9 @@ def shortest_period(loads: Sequence[Sequence[Mapping[Any, int]]],
     # tolerances) got no rounding better than the greedy's, 0.993 of the
     # bound, where size 1 gets 0.998.  The period is computed exactly from
     # the counts below, whatever the unit.
-    longest = max((abs(v) for v in values), default=0.0)
-    if longest > 0 and math.isfinite(longest) and not UNIT_RANGE[0] <= longest <= UNIT_RANGE[1]:
-        unit = math.ldexp(1.0, -round(math.log2(longest)))
-        values = [v * unit for v in values]
+    unit = time_unit_of(values, within=UNIT_RANGE)
+    if unit != 1.0:
+        values = [v / unit for v in values]
     t = len(units)  # the column of the period
     for r, k in resources.items():
         rows.append(k)

@@ -100,12 +100,11 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     exact_rounds,
     generate,
-    master_time_unit,
 )
 from portsim.planners.lp._periodic import Unit
 from portsim.planners.lp._ports import Configuration, Link, PortGraph
 from portsim.planners.lp._reduce import refuse_reduction
-from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached
+from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, time_unit_of
 from portsim.planners.lp._ssr import Task, build_reduce_model
 from portsim.planners.lp._steiner import TreePricer, heuristic_note, improving_trees
 from portsim.planners.lp._tree_pricing import TreeSpace, cheapest_tree, cheapest_trees
@@ -320,7 +319,7 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     model, rows = family.master(matchings.columns)
     # the busy times of links and CPUs (the positive coefficients of their rows)
     # set the float master's time unit
-    unit = master_time_unit(float(a) for r in (*rows.link.values(), *rows.cpu.values())
+    unit = time_unit_of(float(a) for r in (*rows.link.values(), *rows.cpu.values())
                      for a in model.rows[r].coeffs.values() if a > 0)
     master = IncrementalMaster.of(model, {"solver": "simplex", "simplex_strategy": 1},
                                   unit=unit)

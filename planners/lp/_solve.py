@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import sys
 import threading
 import time
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -51,7 +52,7 @@ except ImportError:  # pragma: no cover - highspy is a dependency
     _HAVE_HIGHSPY = False
 
 __all__ = ["IPM_THRESHOLD", "Deadline", "FloatSolution", "LinearModel", "Row", "TimeLimitReached",
-           "highs_lp", "new_highs", "solve_float"]
+           "highs_lp", "new_highs", "solve_float", "time_unit_of"]
 
 IPM_THRESHOLD = 2_000
 """With ``method="auto"``, models with more variables than this use HiGHS's
@@ -419,6 +420,30 @@ its rows scaled (:func:`_row_scales`): HiGHS drops entries below 1e-9 (its
 ``small_matrix_value``), so a link of bandwidth 10^10 carrying a message of
 size 1, a busy time of 10^-10 per message, vanished from its port's row and the
 program was unbounded."""
+
+
+def time_unit_of(times: Iterable[float],
+                 within: tuple[float, float] = (SMALL_COEFFICIENT, 1 / SMALL_COEFFICIENT)
+                 ) -> float:
+    """The time unit, a power of two, of a float program whose longest busy time
+    is the largest of ``times``: 1 where that lies within ``within`` (the program
+    is solved as it always was), else the power of two nearest to it.
+
+    The incremental masters divide their busy times by it
+    (:class:`~portsim.planners.lp._incremental.IncrementalMaster`'s ``unit``),
+    the integer rounding of a fixed period too, with its own range
+    (:data:`~portsim.planners.lp._integer_rounding.UNIT_RANGE`).  A power of two
+    keeps every scaled value exact.
+
+    >>> time_unit_of([0.5, 3.0]), time_unit_of([4e-14]), time_unit_of([1e8, 1.0])
+    (1.0, 2.842170943040401e-14, 134217728.0)
+    >>> time_unit_of([5e-4], within=(2.0**-10, 2.0**10))
+    0.00048828125
+    """
+    largest = max((abs(t) for t in times), default=0.0)
+    if largest == 0.0 or not math.isfinite(largest) or within[0] <= largest <= within[1]:
+        return 1.0
+    return math.ldexp(1.0, round(math.log2(largest)))
 
 
 def _row_scales(a: sp.csr_matrix) -> np.ndarray | None:
