@@ -39,7 +39,7 @@ from portsim.planners.lp._flows import Commodity, build_flow_model
 from portsim.planners.lp._periodic import SendTask, Unit, build_periodic, peel_matchings
 from portsim.planners.lp._solve import LinearModel, solve_float
 from portsim.planners.registry import available_planners, get_planner
-from portsim.scenarios.generators import random_platform, torus_platform
+from portsim.scenarios.generators import dgx1_platform, random_platform, torus_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import guarded_plan, run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
@@ -635,6 +635,68 @@ def test_flows_far_from_one_are_solved_in_their_time_unit(case: str) -> None:
     assert result.schedule is not None
     assert result.period is not None
     assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
+
+def _capping_model(loose: int) -> LinearModel:
+    """Maximise TP under ``TP <= x``, ``x <= loose`` and ``y <= 1``: the slow
+    row (reach 1) makes :func:`capped_rows` cap ``x``'s row at ``2**10``."""
+    model = LinearModel()
+    tp = model.variable("TP", upper=Fraction(loose))
+    x = model.variable("x", upper=Fraction(loose))
+    y = model.variable("y", upper=Fraction(1))
+    model.add({tp: Fraction(1), x: Fraction(-1)}, "<=", Fraction(0), "TP <= x")
+    model.add({x: Fraction(1)}, "<=", Fraction(loose), "fast link")
+    model.add({y: Fraction(1)}, "<=", Fraction(1), "slow link")
+    model.objective = tp
+    return model
+
+
+def test_capped_rows_lower_only_the_loose_resources() -> None:
+    from portsim.planners.lp._driver import capped_rows
+    capped = capped_rows(_capping_model(10**10))
+    assert capped is not None
+    assert [row.rhs for row in capped.rows] == [0, 2**10, 1]
+    assert capped_rows(_capping_model(2**20)) is None  # reaches within 2**20: as it is
+
+
+def test_caps_that_decide_the_optimum_are_not_kept() -> None:
+    """The capped program's optimum is 2**10, its dual's bound on the
+    uncapped rows 10^10: the caps decided it, so the program is solved
+    without them, exactly 10^10 (by hand: TP = x = 10^10)."""
+    from portsim.planners.lp._driver import parse_options, solve_exactly
+    found = solve_exactly(_capping_model(10**10), parse_options({}), what="test")
+    assert not isinstance(found, PlanResultType)
+    assert found.lower == found.upper == 10**10
+
+
+def test_an_allreduce_relaxation_with_links_in_bytes_per_second_is_solved_capped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DGX-1 whose NVLinks carry 25 * 10^9 bytes per second beside
+    computations of 1: the relaxation's resources reach 1 at each processor
+    and 2.5 * 10^10 on each link.  HiGHS's interior point made no progress on
+    it (66 s of simplex after it); HiGHS now gets the program once, with the
+    links' rows capped to reach at most 2**10 times the processors' rows.
+    The bound is 8/7 as with links in GB/s (compute-bound: 8 processors of
+    compute time 1, 7 combinations an allreduce, so TP <= 8/7)."""
+    import portsim.planners.lp._driver as driver
+    from portsim.planners.lp._allreduce_bound import allreduce_bound
+    solves: list[Fraction] = []
+    solve = driver.solve_float
+
+    def counted(model: LinearModel, **kwargs: object) -> object:
+        reach = [row.rhs / max(row.coeffs.values()) for row in model.rows
+                 if row.sense == "<=" and row.rhs > 0 and min(row.coeffs.values()) > 0]
+        solves.append(max(reach) / min(reach))
+        return solve(model, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "solve_float", counted)
+    platform = dgx1_platform(nvlink=25 * 10**9)
+    op = Operation(OperationKind.ALLREDUCE).resolve(platform)
+    found = allreduce_bound(platform, op, driver.parse_options({}))
+    assert not isinstance(found, PlanResultType)
+    assert found.upper == Fraction(8, 7)
+    assert solves == [2**10]
 
 
 # -- options, support ----------------------------------------------------------------------

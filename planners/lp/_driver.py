@@ -11,11 +11,12 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
 from portsim.planners.base import PlanResult, WeightedTree
-from portsim.planners.lp._exact import CAP_PROOFS, ExactSolution, Repair, recover
+from portsim.planners.lp._exact import CAP_PROOFS, ExactSolution, Repair, dual_bound, recover
 from portsim.planners.lp._periodic import DEFAULT_MAX_EVENTS, Unit, build_periodic
 from portsim.planners.lp._solve import Deadline, LinearModel, TimeLimitReached, solve_float
 from portsim.simulator.collector import paused_collection
@@ -225,15 +226,22 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
         return time_limit_error(options, f"the build of the {what} model (before HiGHS "
                                          f"started)")
     # Attempts, each solved in a time unit (every rate divided by it) and read
-    # back exactly below: the rows' or the caller's unit; where HiGHS fails or
+    # back exactly below: first, where some resources are far looser than the
+    # tightest, with those capped (:func:`capped_rows`), and kept only if the caps
+    # decided nothing; the rows' or the caller's unit; where HiGHS fails or
     # nothing positive is recovered, the same with columns balanced too
     # (:func:`~portsim.planners.lp._solve.solve_float`'s ``balance``), and in
     # the time unit of HiGHS's own answer when that is far from 1.
-    tries: list[tuple[Fraction | None, bool]] = [(time_unit(model, scale), False)]
+    capped = capped_rows(model)
+    tries = [_Attempt(time_unit(model, scale), False, False)]
+    if capped is not None:
+        tries.insert(0, _Attempt(time_unit(capped, scale), False, True))
     best: tuple[ExactSolution, Fraction | None] | None = None
     failed = ""
-    for unit, balance in _attempts(tries):
-        solved = model if unit is None else in_time_unit(model, unit)
+    for attempt in _attempts(tries):
+        unit, balance = attempt.unit, attempt.balance
+        base = capped if attempt.capped and capped is not None else model
+        solved = base if unit is None else in_time_unit(base, unit)
         mended = (repair if repair is None or unit is None
                   else _repair_in_unit(repair, unit))
         sol = solve_float(solved, method=options.method, time_limit=deadline.remaining(),
@@ -244,12 +252,13 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                       f"{options.limit_text} on the {what} model ({model.n_variables} "
                       f"variables, {len(model.rows)} rows); raise time_limit or try method: "
                       f"highs-ipm")
-        if sol.status == "infeasible":
+        if sol.status == "infeasible" and not attempt.capped:
             return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
         if sol.status != "optimal":  # numerical trouble ("unbounded" under a cap, too)
-            failed = failed or sol.message
-            if not balance:
-                tries.append((unit, True))
+            if not attempt.capped:
+                failed = failed or sol.message
+                if not balance:
+                    tries.append(attempt._replace(balance=True))
             continue
         try:
             exact = recover(solved, sol, repair=mended, deadline=deadline)
@@ -257,17 +266,28 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
             return time_limit_error(options, f"{stop.phase} of the {what} model "
                                              f"({model.n_variables} variables, "
                                              f"{len(model.rows)} rows)")
+        if attempt.capped:
+            # The primal holds the original rows too (their right-hand sides are
+            # only larger); the dual's bound is taken on them.  Kept only where the
+            # caps decided nothing; else the attempts without caps follow.
+            if exact is None:
+                continue
+            original = model if unit is None else in_time_unit(model, unit)
+            if exact.lower > 0 and dual_bound(original, exact.y_ub, exact.y_eq) <= exact.upper:
+                best = (exact, unit)
+                break
+            continue
         if exact is not None and (best is None or not best[0].lower > 0):
             best = (exact, unit)
         if exact is not None and exact.lower > 0:
             break
         if not balance:
-            tries.append((unit, True))
+            tries.append(attempt._replace(balance=True))
         assert sol.x is not None
         guess = float(sol.x[solved.objective])
         if 0 < guess < math.inf and abs(math.log2(guess)) > TIME_UNIT_BITS:
-            tries.append(((unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess)),
-                          balance))
+            tries.append(attempt._replace(
+                unit=(unit or Fraction(1)) * Fraction(2) ** round(math.log2(guess))))
     if best is None:
         if failed:
             return PlanResult.error(NAME, f"HiGHS failed on the {what} model: {failed}")
@@ -282,15 +302,25 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
     return exact
 
 
-MAX_ATTEMPTS = 4
-""":func:`solve_exactly`'s solves of one model at most (see there)."""
+MAX_ATTEMPTS = 5
+""":func:`solve_exactly`'s solves of one model at most (see there): four, and
+one more where the model has rows to cap."""
 
 
-def _attempts(tries: list[tuple[Fraction | None, bool]]
-              ) -> Iterator[tuple[Fraction | None, bool]]:
+class _Attempt(NamedTuple):
+    """One solve of :func:`solve_exactly`: in which time unit, whether balanced
+    (:func:`~portsim.planners.lp._solve.solve_float`'s ``balance``), and whether
+    of the model with its loosest rows capped (:func:`capped_rows`)."""
+
+    unit: Fraction | None
+    balance: bool
+    capped: bool
+
+
+def _attempts(tries: list[_Attempt]) -> Iterator[_Attempt]:
     """The items of ``tries``, those appended meanwhile included, without
     repeats, :data:`MAX_ATTEMPTS` at most."""
-    seen: set[tuple[Fraction | None, bool]] = set()
+    seen: set[_Attempt] = set()
     for attempt in tries:
         if len(seen) == MAX_ATTEMPTS:
             return
@@ -351,6 +381,48 @@ def _unit_of_rows(model: LinearModel) -> Fraction | None:
     if lo is None or hi is None or (lo < 0 < hi):
         return None
     return Fraction(2) ** ((lo + hi) // 2)
+
+
+CAP_BITS = 2 * TIME_UNIT_BITS
+""":func:`capped_rows` caps the resources looser than the tightest by more than
+``2**CAP_BITS``, down to ``2**TIME_UNIT_BITS`` times it."""
+
+
+def capped_rows(model: LinearModel) -> LinearModel | None:
+    """``model`` with its loosest resource rows capped, or ``None`` where no row
+    is loose enough to cap.
+
+    A resource row ``sum(a_j * x_j) <= b`` (every ``a_j`` and ``b`` positive)
+    lets each of its variables reach ``b / max(a_j)`` per time unit.  Where these
+    reaches span more than ``2**CAP_BITS``, every reach beyond
+    ``2**TIME_UNIT_BITS`` times the least is lowered to it (``b`` made smaller).
+    On a DGX-1 whose NVLinks are given in bytes per second (busy times of
+    4·10^-11 beside computations of 1), an allreduce's relaxation reaches
+    2.5·10^10 on every link and 1 at every processor: the right-hand sides span
+    10^10 once rows are scaled, and HiGHS's interior point made no progress (the
+    simplex then took 66 s); capped, the same 8/7 took 3 s.  The capped model's
+    feasible set lies inside the model's, so its exact primal is the model's;
+    :func:`solve_exactly` keeps its answer only where the dual's bound on the
+    uncapped rows is the same, that is, where the caps decided nothing.
+    """
+    reach: list[tuple[int, Fraction, Fraction]] = []
+    for i, row in enumerate(model.rows):
+        if row.sense == "<=" and row.rhs > 0 and row.coeffs:
+            big = max(row.coeffs.values())
+            if big > 0 and min(row.coeffs.values()) > 0:
+                reach.append((i, row.rhs / big, big))
+    if not reach:
+        return None
+    least = min(r for _, r, _ in reach)
+    if max(r for _, r, _ in reach) <= least * 2 ** CAP_BITS:
+        return None
+    ceiling = least * 2 ** TIME_UNIT_BITS
+    rows = list(model.rows)
+    for i, r, big in reach:
+        if r > ceiling:
+            rows[i] = replace(rows[i], rhs=ceiling * big)
+    return LinearModel(list(model.keys), dict(model.index), list(model.upper), rows,
+                       model.objective)
 
 
 def in_time_unit(model: LinearModel, unit: Fraction) -> LinearModel:
