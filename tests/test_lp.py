@@ -1913,3 +1913,19 @@ def test_the_lp_bound_on_links_with_latency_needs_no_whole_message_schedule() ->
     assert alone.throughput_bound == Fraction(3, 2)
     assert any("no periodic schedule: keeping messages whole needs" in n for n in alone.notes)
     assert lp_bound(platform, operation).bound == Fraction(3, 2)
+
+
+def test_an_lp_row_without_whole_message_schedule_keeps_its_bound() -> None:
+    """The allreduce of the three nodes above: ``run`` gave an ``unsupported``
+    row whose ``throughput_bound`` was null (``-`` in the table) while its
+    message gave the bound.  The row now carries it: 3/2, by hand above; no
+    schedule, no achieved figure."""
+    links = [Link.of_bandwidth(a, b, bw, latency=lat) for u, v, bw, lat in
+             [("S", "A", "12.5", "1.3e-6"), ("S", "B", "10", "0.1"), ("A", "B", "25", "0.01")]
+             for a, b in ((u, v), (v, u))]
+    platform = Platform([Node(v) for v in "SAB"], links, "bidirectional")
+    full = steady_state(platform, Operation(OperationKind.ALLREDUCE))
+    assert full.status == "unsupported"
+    assert full.throughput_bound == Fraction(3, 2)
+    assert (full.schedule, full.achieved_throughput, full.bound_reached) == (None, None, None)
+    assert full.to_dict()["throughput_bound"] == "3/2"

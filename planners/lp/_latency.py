@@ -67,9 +67,11 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
             return replace(result, schedule=None, period=None, achieved_throughput=None,
                            notes=(*kept, f"{LATENCY_NOTE}; no periodic schedule: {needs}"))
         found = "" if bound is None else f"the throughput bound is {readable(bound)}, but "
-        return PlanResult.unsupported(
+        # no schedule, but the bound holds (the row's throughput_bound, as the message says)
+        return replace(PlanResult.unsupported(
             planner, f"links with latency: {found}{needs}; a message split in parts would "
-                     f"pay the latency once per part: raise max_events (an lp option) to that")
+                     f"pay the latency once per part: raise max_events (an lp option) to that"),
+            throughput_bound=bound)
     for w in caught:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if schedule is None:
