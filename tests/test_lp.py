@@ -670,6 +670,23 @@ def test_caps_that_decide_the_optimum_are_not_kept() -> None:
     assert found.lower == found.upper == 10**10
 
 
+
+def test_a_capped_interval_is_not_kept_where_the_uncapped_program_is_exact() -> None:
+    """An allgather whose links' reaches span 10^-6 to 3 * 10^5 (N0 -> N3 of
+    c = 3 * 10^-6, N3 -> N1 of 6 * 10^6).  N3's message leaves only over
+    N3 -> N1, and N1 receives the other two over N0 -> N1 (0.01 each): its
+    receive port bounds TP <= 1 / (6 * 10^6 + 0.02) = 50/300000001, which the
+    schedule reaches.  The capped program gave only the interval
+    [9/54001664, 1/6000000]; it is not kept, and the program without caps is
+    exact."""
+    platform = Platform.build(["N0", "N1", "N2", "N3"], [
+        ("N0", "N1", Fraction(1, 100)), ("N0", "N3", Fraction(3, 10**6)),
+        ("N1", "N2", 700), ("N2", "N0", Fraction(9, 10)), ("N3", "N1", 6 * 10**6)])
+    result = steady_state(platform, Operation(OperationKind.ALLGATHER).resolve(platform))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == result.achieved_throughput == Fraction(50, 300000001)
+
+
 def test_an_allreduce_relaxation_with_links_in_bytes_per_second_is_solved_capped(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A DGX-1 whose NVLinks carry 25 * 10^9 bytes per second beside

@@ -227,8 +227,8 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                                          f"started)")
     # Attempts, each solved in a time unit (every rate divided by it) and read
     # back exactly below: first, where some resources are far looser than the
-    # tightest, with those capped (:func:`capped_rows`), and kept only if the caps
-    # decided nothing; the rows' or the caller's unit; where HiGHS fails or
+    # tightest, with those capped (:func:`capped_rows`), kept only where it is
+    # proven optimal without the caps; the rows' or the caller's unit; where HiGHS fails or
     # nothing positive is recovered, the same with columns balanced too
     # (:func:`~portsim.planners.lp._solve.solve_float`'s ``balance``), and in
     # the time unit of HiGHS's own answer when that is far from 1.
@@ -268,12 +268,12 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                                              f"{len(model.rows)} rows)")
         if attempt.capped:
             # The primal holds the original rows too (their right-hand sides are
-            # only larger); the dual's bound is taken on them.  Kept only where the
-            # caps decided nothing; else the attempts without caps follow.
-            if exact is None:
+            # only larger); the dual's bound is taken on them.  Kept where that
+            # proves the primal optimal; else the attempts without caps follow.
+            if exact is None or not exact.lower > 0:
                 continue
             original = model if unit is None else in_time_unit(model, unit)
-            if exact.lower > 0 and dual_bound(original, exact.y_ub, exact.y_eq) <= exact.upper:
+            if dual_bound(original, exact.y_ub, exact.y_eq) == exact.lower:
                 best = (exact, unit)
                 break
             continue
@@ -402,8 +402,10 @@ def capped_rows(model: LinearModel) -> LinearModel | None:
     10^10 once rows are scaled, and HiGHS's interior point made no progress (the
     simplex then took 66 s); capped, the same 8/7 took 3 s.  The capped model's
     feasible set lies inside the model's, so its exact primal is the model's;
-    :func:`solve_exactly` keeps its answer only where the dual's bound on the
-    uncapped rows is the same, that is, where the caps decided nothing.
+    :func:`solve_exactly` keeps its answer only where its dual's bound on the
+    uncapped rows equals that primal's value, a proof of the model's optimum
+    (a certified interval of the capped model is not kept: without the caps
+    the answer may be exact).
     """
     reach: list[tuple[int, Fraction, Fraction]] = []
     for i, row in enumerate(model.rows):
