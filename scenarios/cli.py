@@ -265,12 +265,13 @@ def _heartbeat(quiet: float | None = None, still: float | None = None
 def _write_text(destination: Path, text: str) -> None:
     """Write ``text`` to the file ``destination``, or to standard output for ``-``."""
     from portsim.scenarios.loader import STDIN
+    from portsim.scenarios.output import write_text
 
     if str(destination) == STDIN:
         click.echo(text, nl=False)
         sys.stdout.flush()
     else:
-        destination.write_text(text, encoding="utf-8")
+        write_text(destination, text)
 
 
 def _check_destination(destination: Path | None, option: str = "",
