@@ -525,9 +525,11 @@ class _Commands(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         streams = sys.stdin, sys.stdout, sys.stderr  # given back at the end (an embedder's)
-        _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
         try:
+            _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
             return super().main(*args, **kwargs)
+        except KeyboardInterrupt:  # before click's main (whose answer is "Aborted!", exit 1)
+            _stopped_by_sigint()
         except OSError as err:  # also from --help and --version, before any command
             if err.filename not in _STREAM_NAMES.values():
                 raise
@@ -546,6 +548,8 @@ class _Commands(click.Group):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as err:
             _usage_error(err, info_name or "portsim")
+        except KeyboardInterrupt:  # click's answer here: "Aborted!" and exit status 1
+            _stopped_by_sigint()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:  # the command's name, its options and arguments, its ctx.fail
@@ -559,10 +563,16 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             # click's default is "Aborted!" and exit status 1, which here means
             # "a schedule failed validation".
-            import signal
+            _stopped_by_sigint()
 
-            click.echo("portsim: stopped by SIGINT", err=True)
-            sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
+
+def _stopped_by_sigint() -> NoReturn:
+    """Ctrl-C's answer, in every command and at any moment: one line and exit status
+    130 (``portsim.__main__`` answers one during the import of this module so)."""
+    import signal
+
+    click.echo("portsim: stopped by SIGINT", err=True)
+    sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

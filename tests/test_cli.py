@@ -990,6 +990,49 @@ def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path: Path,
     assert stderr == "portsim: stopped by SIGINT\n"
 
 
+@pytest.mark.parametrize("how", [["-m", "portsim"],
+                                 ["-c", "from portsim.__main__ import main; main()"]],
+                         ids=["python -m portsim", "the portsim script's target"])
+def test_ctrl_c_while_the_command_line_is_imported(how: list[str], tmp_path: Path) -> None:
+    """Ctrl-C during click's import (``timeout -s INT 0.03 portsim run ...``) printed
+    Python's traceback; here a ``click`` whose import is interrupted, first on the path."""
+    import os
+
+    (tmp_path / "click").mkdir()
+    (tmp_path / "click" / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, *how, "run", str(EXAMPLES / "scatter-toy.yaml")],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.stderr == "portsim: stopped by SIGINT\n"  # before: a traceback of 6 lines
+    assert done.returncode == 130
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("where", ["_guard_standard_streams", "make_context"])
+def test_ctrl_c_before_a_command_runs(where: str, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted before the command runs: while the standard streams are set up (a
+    traceback) or the arguments parsed (click's "Aborted!" and exit status 1)."""
+    import click
+
+    import portsim.scenarios.cli as cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    if where == "make_context":
+        monkeypatch.setattr(click.Group, "make_context", interrupted)
+    else:
+        monkeypatch.setattr(cli, where, interrupted)
+    try:
+        result = CliRunner().invoke(main, ["run", str(write(tmp_path, SCATTER))])
+    except KeyboardInterrupt:  # before the fix, from the streams' set-up: a traceback
+        pytest.fail("KeyboardInterrupt escaped the command line")
+    assert result.exit_code == 130, result.output
+    assert result.stderr == "portsim: stopped by SIGINT\n"
+
+
 def test_run_table_title_counts_routers_apart_and_names_every_port_model(
         tmp_path: Path) -> None:
     """One DGX A100 was titled "on 19 nodes" (ten of them routers), and a platform whose

@@ -79,7 +79,8 @@ def test_an_interrupted_schedule_keeps_the_previous_file(tmp_path: Path,
 
     scenario = load_scenario(EXAMPLES / "scatter-toy.yaml")
     schedule = plan("lp", scenario.platform, scenario.operation).schedule
-    assert schedule is not None and len(schedule.events) == 12
+    assert schedule is not None
+    assert len(schedule.events) == 12
     out = tmp_path / "s.jsonl"
     out.write_text(OLD, encoding="utf-8")
     written = [0]
@@ -110,13 +111,19 @@ def test_replacing_keeps_mode_link_and_devices(tmp_path: Path) -> None:
     link = tmp_path / "l.txt"
     link.symlink_to(target.name)
     write_text(link, "new\n")
-    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new\n"
+    assert link.is_symlink()
+    assert target.read_text(encoding="utf-8") == "new\n"
     assert target.stat().st_mode & 0o777 == 0o640
     write_text(os.devnull, "nothing\n")
     assert Path(os.devnull).is_char_device()
-    with pytest.raises(ValueError, match="stop"), replacing(target) as stream:
-        stream.write("half")
-        raise ValueError("stop")
+
+    def half_written() -> None:
+        with replacing(target) as stream:
+            stream.write("half")
+            raise ValueError("stop")
+
+    with pytest.raises(ValueError, match="stop"):
+        half_written()
     assert target.read_text(encoding="utf-8") == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.txt", "t.txt"]
 
