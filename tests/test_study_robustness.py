@@ -34,7 +34,12 @@ import portsim.scenarios.study.spec as spec_module
 from portsim.reports.studies import load_results, run_study, study_from_dict
 from portsim.scenarios.cli import _RateMeter, main
 from portsim.scenarios.study.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
-from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
+from portsim.scenarios.study.store import (
+    ResultStore,
+    StoreLock,
+    grid_column_type,
+    study_writer,
+)
 from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +223,9 @@ def test_an_alias_bomb_in_a_study_file_is_bad_input(tmp_path: Path) -> None:
 def test_a_second_study_on_a_held_store_names_the_holder(tmp_path: Path) -> None:
     study_file = write(tmp_path / "s.yaml", flat_study())
     with StoreLock(tmp_path / "o"):
-        assert (tmp_path / "o" / ".lock").read_text().strip() == str(os.getpid())
+        pid, start = (tmp_path / "o" / ".lock").read_text().split()
+        assert pid == str(os.getpid())
+        assert start == _proc_start(os.getpid())
         with pytest.raises(ScenarioError, match=rf"another study \(process {os.getpid()}\)"):
             run_study(study_from_dict(flat_study()), tmp_path / "o", resume=True)
         result = CliRunner().invoke(main, ["study", str(study_file), "--out",
@@ -227,6 +234,38 @@ def test_a_second_study_on_a_held_store_names_the_holder(tmp_path: Path) -> None
         assert f"another study (process {os.getpid()})" in one_error_line(result.output)
     outcome = run_study(study_from_dict(flat_study()), tmp_path / "o", workers=1)
     assert outcome.computed == 3  # the lock went with its holder
+
+
+def _proc_start(pid: int) -> str:
+    """Field 22 of ``/proc/PID/stat`` (the start time), read as proc(5) describes it."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split(" ")[22 - 3]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_stale_lock_whose_process_id_was_reused_is_not_a_study(tmp_path: Path) -> None:
+    """A study killed leaves its id in ``.lock``; once an unrelated process has that id,
+    `report DIR` warned that a study (that process) was still writing, forever."""
+    out = tmp_path / "o"
+    run_study(study_from_dict(flat_study()), out, workers=1)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        started = _proc_start(other.pid)
+        lock = out / ".lock"
+        # a study of that id that started one tick before this process: not this one
+        lock.write_text(f"{other.pid} {int(started) - 1}\n")
+        assert study_writer(out) is None  # before: other.pid
+        report = CliRunner().invoke(main, ["report", str(out)])
+        assert report.exit_code == 0, report.output
+        assert report.stderr == ""  # before: "a study (process N) is still writing ..."
+        lock.write_text(f"{other.pid} {started}\n")  # the very process: a study writing
+        assert study_writer(out) == other.pid
+        lock.write_text(f"{other.pid}\n")  # a lock of 0.2.0, the id alone: as before
+        assert study_writer(out) == other.pid
+    finally:
+        other.kill()
+        other.wait()
+    assert study_writer(out) is None  # gone
 
 
 def test_concurrent_studies_on_one_store_store_each_run_once(tmp_path: Path) -> None:
