@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import counted, format_rational, parse_rational, readable, short
+from portsim.simulator.numbers import (
+    counted,
+    format_rational,
+    parse_rational,
+    readable,
+    short,
+    with_decimal,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -726,7 +733,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
         table.add_row(row.planner, str(row.periods), _cell(row.horizon),
                       "-" if row.completed is None else str(row.completed),
                       _cell(row.bound_times_horizon),
-                      "-" if row.ratio is None else f"{float(row.ratio):.4f}",
+                      "-" if row.ratio is None else with_decimal(row.ratio, _cell(row.ratio)),
                       _cell(row.constant), row.note)
     _print_table(console, table)
     for problem in study.problems:
@@ -1021,15 +1028,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 how = f"{own} instance(s) per makespan, back to back"
             console.print(f"throughput: {_text_readable(throughput)} ({how})")
             if comparison is not None:
-                ratio = comparison.ratio   # its decimal value too, unless it is a whole number
-                # a bound of 100 digits over 100 gets its decimal value beside it; "=" only
-                # where that value is exact (3/4 = 0.75), else "~": 6400013/6400026 was
-                # "= 1", the ratio of a schedule that does not reach the bound
-                decimal = f"{float(ratio):.4g}"
-                sign = "=" if Fraction(decimal) == ratio else "~"
+                # its decimal value too, unless it is a whole number; "=" only where that
+                # value is exact (3/4 = 0.75), else "~": 6400013/6400026 was "= 1", the
+                # ratio of a schedule that does not reach the bound
                 console.print(f"lp bound: {readable(comparison.bound)}, ratio to the bound: "
-                              f"{_text(ratio)}"
-                              + ("" if ratio.denominator == 1 else f" {sign} {decimal}"))
+                              f"{with_decimal(comparison.ratio)}")
             if bound_note:
                 console.print(bound_note)
         elif ok:  # feasible and complete, and yet no figure: say why

@@ -806,7 +806,26 @@ def test_asymptotic_table_says_what_c_is(tmp_path: Path) -> None:
     # lp at K = 10 periods of 6: 29 of TP*K = 30 completed, so C = 1
     rows = [[c.strip() for c in line.split("│")][1:-1] for line in stdout.splitlines()
             if line.startswith("│")]
-    assert ["lp", "10", "60", "29", "30", "0.9667", "1", ""] in rows
+    assert ["lp", "10", "60", "29", "30", "29/30 ~ 0.9667", "1", ""] in rows
+    # the ratio exact (it was a float of 4 digits, "0.9667"), its decimal marked
+    # approximate as validate marks it: completed / TP*K, 3K - 1 of 3K for K periods
+    assert {(row[0], row[5]) for row in rows} == {
+        (planner, f"{3 * k - 1}/{3 * k} ~ {(3 * k - 1) / (3 * k):.4g}")
+        for planner in ("flat", "lp") for k in (10, 100, 1000)}
+    for row in rows:
+        exact = row[5].split(" ~ ")[0]
+        assert Fraction(exact) == Fraction(int(row[3]), int(row[4]))
+
+
+def test_asymptotic_problem_gives_the_ratios_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit-1 line listed the lp ratios as floats of 4 digits (0.9667, ...)."""
+    import portsim.scenarios.asymptotic as asymptotic
+
+    monkeypatch.setattr(asymptotic, "APPROACH", 2)  # no ratio reaches it: the problem line
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic")
+    assert code == 1
+    assert ("the lp ratio does not approach 1: 29/30 ~ 0.9667, 299/300 ~ 0.9967, "
+            "2999/3000 ~ 0.9997") in " ".join(stdout.split())
 
 
 def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,
