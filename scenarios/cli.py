@@ -1331,16 +1331,26 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
 
 
 @main.command(name="planners")
-def planners_command() -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the same list as one JSON document on "
+                                      "standard output.")
+def planners_command(fmt: str) -> None:
     """List the planners, the operations and port models each supports."""
-    from rich.table import Table
-
     from portsim.planners.registry import planner_infos
+
+    infos = sorted(planner_infos(), key=lambda info: info.name)
+    if fmt == "json":
+        click.echo(json.dumps({"planners": [
+            {"name": info.name, "operations": sorted(info.operations),
+             "port_models": sorted(info.port_models), "description": info.description}
+            for info in infos]}, indent=2))
+        return
+    from rich.table import Table
 
     table = Table(title="planners")
     for column in ("name", "operations", "port models", "description"):
         table.add_column(column)
-    for info in sorted(planner_infos(), key=lambda info: info.name):
+    for info in infos:
         table.add_row(info.name, ", ".join(sorted(info.operations)),
                       ", ".join(sorted(info.port_models)), info.description)
     _print_table(_console(), table)

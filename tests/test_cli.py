@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from fractions import Fraction
@@ -315,6 +316,28 @@ def test_planners_lists_flat() -> None:
     assert "flat" in stdout
     assert "scatter" in stdout
     assert "unidirectional" in stdout
+
+
+def test_planners_format_json_through_json_tool() -> None:
+    """`portsim planners` had no JSON output where `validate` has `--format json`."""
+    from portsim.planners import available_planners
+
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m portsim planners --format json"
+                          f" | {shlex.quote(sys.executable)} -m json.tool", shell=True,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr  # before: "no such option '--format'"
+    listed = {p["name"]: p for p in json.loads(done.stdout)["planners"]}
+    assert list(listed) == sorted(listed)
+    # each entry as the planner itself says (imported, not the listing's table)
+    for name, planner in available_planners().items():
+        assert listed[name]["operations"] == sorted(str(k) for k in planner.operations)
+        assert listed[name]["port_models"] == sorted(str(k) for k in planner.port_models)
+        assert listed[name]["description"] == planner.description
+    assert set(listed) == set(available_planners())
+    # SPEC.md: lp plans every collective; flat is the naive flat tree of four
+    assert listed["lp"]["operations"] == ["allgather", "allreduce", "alltoall", "broadcast",
+                                          "gather", "reduce", "scatter"]
+    assert listed["flat"]["operations"] == ["broadcast", "gather", "reduce", "scatter"]
 
 
 # -- bad input: exit 2, one line, the file, the key path, the value --------------------
