@@ -324,6 +324,25 @@ def study_writer(directory: str | os.PathLike[str]) -> int | None:
     return None if pid is None or pid == os.getpid() else pid
 
 
+_HELD: set[int] = set()
+"""Descriptors of the lock files this process holds (:class:`StoreLock`)."""
+
+
+def _close_held_in_child() -> None:
+    """In a process just forked (a study's pool worker): close its copies of the held
+    lock files' descriptors.  :func:`fcntl.flock`'s lock belongs to the open file,
+    which every copy shares: a worker left behind by a study killed with SIGKILL
+    kept the folder locked, and a new study there was refused, naming the dead
+    process.  Closing a copy leaves the parent's lock as it is (no ``LOCK_UN``)."""
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_in_child)
+
+
 class StoreLock:
     """Exclusive ownership of a study's output folder, as a context manager.
 
@@ -357,15 +376,18 @@ class StoreLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, _lock_text(os.getpid()).encode("ascii"), 0)
         self._fd = fd
+        _HELD.add(fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
+        # not in a forked child, which closed its copy (and must not unlock the parent's)
+        if self._fd is not None and self._fd in _HELD:
+            _HELD.discard(self._fd)
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
-            self._fd = None
+        self._fd = None
 
 
 def _as_text(value: Any) -> str | None:
