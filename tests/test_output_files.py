@@ -64,6 +64,24 @@ def test_a_failed_write_keeps_the_previous_file(command: tuple[str, ...], name: 
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"platform.yaml", name})
 
 
+def test_a_failed_study_report_keeps_the_previous_file(tmp_path: Path) -> None:
+    """`portsim report DIR -o F` (:func:`~portsim.reports.studies.write_study_report`)."""
+    from portsim.reports.studies import run_study, study_from_dict
+
+    run_study(study_from_dict({
+        "name": "quick", "base": {"platform": {"generator": {"type": "complete", "n": 3}},
+                                  "operation": {"type": "broadcast", "source": "P0"},
+                                  "planners": ["flat"]}}), tmp_path / "o", workers=1)
+    out = tmp_path / "o" / "page.html"
+    out.write_text(OLD, encoding="utf-8")
+    done = _portsim_limited("report", str(tmp_path / "o"), "-o", str(out))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"portsim: error: {out}: File too large"
+    assert out.read_text(encoding="utf-8") == OLD  # before: 1024 bytes of the page
+    assert sorted(p.name for p in out.parent.iterdir()) == [".lock", "page.html",
+                                                            "results.parquet"]
+
+
 def test_a_failed_write_of_a_new_file_leaves_none(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     done = _portsim_limited("run", str(EXAMPLES / "scatter-toy.yaml"), "--json", str(out))
