@@ -40,6 +40,7 @@ from portsim.reports.figures import (
     throughput_figure,
 )
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
+from portsim.scenarios.output import write_text
 from portsim.simulator.engine import replay
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational, short
@@ -155,9 +156,8 @@ def write_run_report(outcome: ScenarioResult, path: Path, *,
     events each (of the window, with ``gantt_window``), and say so when they
     leave some out.
     """
-    Path(path).write_text(render_run_report(outcome, progress=progress,
-                                            gantt_window=gantt_window,
-                                            lp_time_limit=lp_time_limit), encoding="utf-8")
+    write_text(path, render_run_report(outcome, progress=progress, gantt_window=gantt_window,
+                                       lp_time_limit=lp_time_limit))
 
 
 def render_run_report(outcome: ScenarioResult, *,

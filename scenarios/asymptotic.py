@@ -22,7 +22,7 @@ from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.scenarios.runner import guarded_plan, planner_label, series_cut
 from portsim.simulator.engine import replay, replay_periodic, replay_series
 from portsim.simulator.errors import PortsimError, ScenarioError
-from portsim.simulator.numbers import format_rational
+from portsim.simulator.numbers import format_rational, short, with_decimal
 from portsim.simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
@@ -197,7 +197,7 @@ def asymptotic_study(scenario: Scenario,
                                 f"({periods[-1]} periods)")
             elif lp_ratios[-1] < APPROACH or lp_ratios[-1] < measured[0]:
                 problems.append(f"the lp ratio does not approach 1: "
-                                f"{', '.join(f'{float(r):.4f}' for r in measured)}")
+                                f"{', '.join(with_decimal(r, short(r)) for r in measured)}")
     return AsymptoticStudy(bound, period, tuple(rows), tuple(problems))
 
 

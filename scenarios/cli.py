@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from portsim.simulator.errors import PlannerError, PortsimError, ScheduleError
-from portsim.simulator.numbers import counted, format_rational, parse_rational, readable, short
+from portsim.simulator.numbers import (
+    counted,
+    format_rational,
+    parse_rational,
+    readable,
+    short,
+    with_decimal,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -265,12 +272,13 @@ def _heartbeat(quiet: float | None = None, still: float | None = None
 def _write_text(destination: Path, text: str) -> None:
     """Write ``text`` to the file ``destination``, or to standard output for ``-``."""
     from portsim.scenarios.loader import STDIN
+    from portsim.scenarios.output import write_text
 
     if str(destination) == STDIN:
         click.echo(text, nl=False)
         sys.stdout.flush()
     else:
-        destination.write_text(text, encoding="utf-8")
+        write_text(destination, text)
 
 
 def _check_destination(destination: Path | None, option: str = "",
@@ -524,9 +532,11 @@ class _Commands(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         streams = sys.stdin, sys.stdout, sys.stderr  # given back at the end (an embedder's)
-        _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
         try:
+            _guard_standard_streams()  # before click, whose own answer to a closed pipe is exit 1
             return super().main(*args, **kwargs)
+        except KeyboardInterrupt:  # before click's main (whose answer is "Aborted!", exit 1)
+            _stopped_by_sigint()
         except OSError as err:  # also from --help and --version, before any command
             if err.filename not in _STREAM_NAMES.values():
                 raise
@@ -545,6 +555,8 @@ class _Commands(click.Group):
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as err:
             _usage_error(err, info_name or "portsim")
+        except KeyboardInterrupt:  # click's answer here: "Aborted!" and exit status 1
+            _stopped_by_sigint()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:  # the command's name, its options and arguments, its ctx.fail
@@ -558,10 +570,16 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             # click's default is "Aborted!" and exit status 1, which here means
             # "a schedule failed validation".
-            import signal
+            _stopped_by_sigint()
 
-            click.echo("portsim: stopped by SIGINT", err=True)
-            sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
+
+def _stopped_by_sigint() -> NoReturn:
+    """Ctrl-C's answer, in every command and at any moment: one line and exit status
+    130 (``portsim.__main__`` answers one during the import of this module so)."""
+    import signal
+
+    click.echo("portsim: stopped by SIGINT", err=True)
+    sys.exit(EXIT_SIGNAL_BASE + signal.SIGINT)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -715,7 +733,7 @@ def _run_asymptotic(console: Console, loaded: Scenario) -> None:
         table.add_row(row.planner, str(row.periods), _cell(row.horizon),
                       "-" if row.completed is None else str(row.completed),
                       _cell(row.bound_times_horizon),
-                      "-" if row.ratio is None else f"{float(row.ratio):.4f}",
+                      "-" if row.ratio is None else with_decimal(row.ratio, _cell(row.ratio)),
                       _cell(row.constant), row.note)
     _print_table(console, table)
     for problem in study.problems:
@@ -1010,15 +1028,11 @@ def validate(schedule: Path, horizon: str | None, mode: str, float_time: bool,
                 how = f"{own} instance(s) per makespan, back to back"
             console.print(f"throughput: {_text_readable(throughput)} ({how})")
             if comparison is not None:
-                ratio = comparison.ratio   # its decimal value too, unless it is a whole number
-                # a bound of 100 digits over 100 gets its decimal value beside it; "=" only
-                # where that value is exact (3/4 = 0.75), else "~": 6400013/6400026 was
-                # "= 1", the ratio of a schedule that does not reach the bound
-                decimal = f"{float(ratio):.4g}"
-                sign = "=" if Fraction(decimal) == ratio else "~"
+                # its decimal value too, unless it is a whole number; "=" only where that
+                # value is exact (3/4 = 0.75), else "~": 6400013/6400026 was "= 1", the
+                # ratio of a schedule that does not reach the bound
                 console.print(f"lp bound: {readable(comparison.bound)}, ratio to the bound: "
-                              f"{_text(ratio)}"
-                              + ("" if ratio.denominator == 1 else f" {sign} {decimal}"))
+                              f"{with_decimal(comparison.ratio)}")
             if bound_note:
                 console.print(bound_note)
         elif ok:  # feasible and complete, and yet no figure: say why
@@ -1317,16 +1331,26 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
 
 
 @main.command(name="planners")
-def planners_command() -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the same list as one JSON document on "
+                                      "standard output.")
+def planners_command(fmt: str) -> None:
     """List the planners, the operations and port models each supports."""
-    from rich.table import Table
-
     from portsim.planners.registry import planner_infos
+
+    infos = sorted(planner_infos(), key=lambda info: info.name)
+    if fmt == "json":
+        click.echo(json.dumps({"planners": [
+            {"name": info.name, "operations": sorted(info.operations),
+             "port_models": sorted(info.port_models), "description": info.description}
+            for info in infos]}, indent=2))
+        return
+    from rich.table import Table
 
     table = Table(title="planners")
     for column in ("name", "operations", "port models", "description"):
         table.add_column(column)
-    for info in sorted(planner_infos(), key=lambda info: info.name):
+    for info in infos:
         table.add_row(info.name, ", ".join(sorted(info.operations)),
                       ", ".join(sorted(info.port_models)), info.description)
     _print_table(_console(), table)

@@ -56,6 +56,7 @@ from portsim.scenarios.loader import (
     read_yaml,
     validate_document,
 )
+from portsim.scenarios.output import replacing, write_text
 from portsim.scenarios.schema import PlatformSpec, ScheduleFileSpec
 from portsim.simulator.errors import PortsimError, ScheduleError
 from portsim.simulator.numbers import format_rational
@@ -438,7 +439,7 @@ def dump_schedule(
             and os.fspath(destination).endswith(JSON_SUFFIX)):
         # a file named .json is read by jq and json.load, which take no YAML
         document = schedule_to_dict(schedule, description=description)
-        Path(destination).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        write_text(destination, json.dumps(document, indent=1) + "\n")
         return
     text = yaml.dump(
         schedule_to_dict(schedule, description=description),
@@ -448,7 +449,7 @@ def dump_schedule(
         width=1_000_000,
     )
     if isinstance(destination, str | os.PathLike):
-        Path(destination).write_text(text, encoding="utf-8")
+        write_text(destination, text)
     else:
         destination.write(text)
 
@@ -464,7 +465,7 @@ def _dump_jsonl(schedule: Schedule, destination: str | os.PathLike[str] | TextIO
             stream.write(json.dumps(event_to_dict(event), separators=(",", ":")) + "\n")
 
     if isinstance(destination, str | os.PathLike):
-        with open(destination, "w", encoding="utf-8") as stream:
+        with replacing(destination) as stream:
             write(stream)
     else:
         write(destination)

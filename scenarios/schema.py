@@ -162,6 +162,13 @@ class LinkSpec(_Strict):
     latency: NonNegativeRational | None = None
     both_ways: bool = False
 
+    @field_validator("c", "bandwidth", "latency", mode="before")
+    @classmethod
+    def _not_null(cls, value: object) -> object:
+        # absent is None (the other one of c and bandwidth; latency 0), but `latency:
+        # null` given is no number, as `compute: null` is not: it read as 0 silently
+        return _rational(value) if value is None else value
+
     @model_validator(mode="after")
     def _one_rule(self) -> LinkSpec:
         if self.c is not None and self.bandwidth is not None:

@@ -35,7 +35,9 @@ Conversion
   (``Bps``, ``kBps``, ``MBps``, ``GBps``, ``TBps``, ``KiBps``..., ``bps``,
   ``Mbps``, ``Gbps``...; bare = ``Bps``), latency in seconds (``s``, ``ms``,
   ``us``, ``ns``, ``ps``; bare = ``s``).  Every conversion is exact
-  (:class:`fractions.Fraction`), so costs come out in seconds.
+  (:class:`fractions.Fraction`), so costs come out in seconds.  A ``<link>``
+  without ``latency`` has latency 0 (SimGrid's default); an empty one is an
+  error, as is a missing attribute SimGrid requires (``missing attribute``).
 - Nested zones are flattened; ``<zoneRoute>``, ``<cluster>`` and
   ``<cabinet>`` (which SimGrid expands itself) are rejected with a clear
   error, as are routes naming unknown links or endpoints, and ``<include>``
@@ -124,6 +126,16 @@ def _quantity(text: str | None, kind: str, where: str, source: str) -> Fraction:
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
+
+
+def _required(element: ET.Element, key: str, where: str, source: str) -> str:
+    """The attribute ``key`` of ``element``, which SimGrid requires: absent, it is a
+    ``missing attribute`` error at ``WHERE.KEY`` (as the MSCCL reader says it), where a
+    missing bandwidth was ``not a SimGrid bandwidth`` with no value to show."""
+    value = element.get(key)
+    if value is None:
+        raise ScenarioError("missing attribute", path=f"{where}.{key}", source=source)
+    return value
 
 
 def simgrid_platform(
@@ -216,7 +228,7 @@ def simgrid_platform(
                 raise ScenarioError("duplicate host or router id", path=where, value=ident,
                                     source=source)
             if tag == "host":
-                speed = (element.get("speed") or "").split(",")[0]
+                speed = _required(element, "speed", where, source).split(",")[0]
                 nodes[ident] = Node(ident, flops / _quantity(speed, "speed",
                                                              f"{where}.speed", source))
             else:
@@ -225,8 +237,9 @@ def simgrid_platform(
             if ident in bandwidth:
                 raise ScenarioError("duplicate link id", path=where, value=ident,
                                     source=source)
-            bandwidth[ident] = _quantity(element.get("bandwidth"), "bandwidth",
-                                         f"{where}.bandwidth", source)
+            bandwidth[ident] = _quantity(_required(element, "bandwidth", where, source),
+                                         "bandwidth", f"{where}.bandwidth", source)
+            # no latency: 0, SimGrid's default (an empty or "null" one is refused)
             latency[ident] = _quantity(element.get("latency", "0"), "latency",
                                        f"{where}.latency", source)
         elif tag == "route":
@@ -250,7 +263,7 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
     explicit: set[tuple[str, str]] = set()  # reverse routes may be overridden, not these
     for index, route in enumerate(routes):
         where = f"route[{index}]"
-        src, dst = route.get("src", ""), route.get("dst", "")
+        src, dst = (_required(route, key, where, source) for key in ("src", "dst"))
         for key, end in (("src", src), ("dst", dst)):
             if end not in nodes:
                 raise ScenarioError("unknown host or router", path=f"{where}.{key}",
@@ -258,7 +271,8 @@ def _route_costs(routes: list[ET.Element], nodes: Mapping[str, Node],
         if src == dst:
             raise ScenarioError("a route joins two distinct ends", path=where,
                                 value=f"{src} -> {dst}", source=source)
-        hops = [ctn.get("id", "") for ctn in route if _local(ctn.tag) == "link_ctn"]
+        hops = [_required(ctn, "id", f"{where}.link_ctn", source)
+                for ctn in route if _local(ctn.tag) == "link_ctn"]
         if not hops:
             raise ScenarioError("a route crosses at least one <link_ctn>", path=where,
                                 value=f"{src} -> {dst}", source=source)

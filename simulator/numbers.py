@@ -19,7 +19,8 @@ from portsim.simulator.errors import PortsimError
 
 __all__ = ["EXACT_TEXT_CHARS", "MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "approximate",
            "common_denominator", "counted", "digits", "format_rational", "parse_rational",
-           "per_time", "readable", "rounded_up", "short", "simplest_between", "with_article"]
+           "per_time", "readable", "rounded_up", "short", "simplest_between", "with_article",
+           "with_decimal"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -380,3 +381,21 @@ def short(value: Fraction) -> str:
     """
     text = format_rational(value)
     return text if len(text) <= EXACT_TEXT_CHARS else approximate(value)
+
+
+def with_decimal(value: Fraction, exact: str | None = None) -> str:
+    """``value`` exactly (``exact``, default :func:`format_rational`) and, unless it is
+    a whole number, its decimal value to 4 significant digits: ``= 0.75`` where that
+    decimal is the value, ``~ 0.9967`` where it is rounded.  A ratio as ``portsim
+    validate`` and ``run --asymptotic`` print it; an ``exact`` already approximate
+    (``~0.333333``, :func:`short`) is left alone.
+
+    >>> with_decimal(Fraction(3, 4)), with_decimal(Fraction(299, 300)), with_decimal(Fraction(1))
+    ('3/4 = 0.75', '299/300 ~ 0.9967', '1')
+    """
+    text = format_rational(value) if exact is None else exact
+    if value.denominator == 1 or text.startswith("~"):
+        return text
+    decimal = f"{float(value):.4g}"
+    sign = "=" if Fraction(decimal) == value else "~"
+    return f"{text} {sign} {decimal}"

@@ -173,7 +173,9 @@ class Operation:
         Raises
         ------
         OperationError
-            Naming the key path (``operation.targets[1]``) and the bad value:
+            Naming the key path (``operation.targets[1]``; ``operation`` and "the
+            default targets" for a list the operation leaves to its default) and
+            the bad value:
             a field this kind does not take (a broadcast's ``participants``),
             unknown node, router used as an endpoint, node listed twice,
             target unreachable from its source, missing source.
@@ -204,9 +206,11 @@ class Operation:
             reachable = nx.descendants(platform.graph, self.source) | {self.source}
             for i, t in enumerate(targets):
                 if t not in reachable:
+                    path, where = _listed("targets", i, None if self.targets else
+                                          "every non-router node but the source")
                     raise OperationError(
-                        f"target unreachable from source {self.source}",
-                        path=f"operation.targets[{i}]", value=t,
+                        f"target unreachable from source {self.source}{where}",
+                        path=path, value=t,
                     )
             op = replace(op, targets=tuple(targets))
         elif kind in _WITH_PARTICIPANTS:
@@ -224,19 +228,23 @@ class Operation:
                 reaching = nx.ancestors(platform.graph, target) | {target}
                 for i, p in enumerate(participants):
                     if p not in reaching:
+                        path, where = _listed("participants", i, None if self.participants
+                                              else "every non-router node")
                         raise OperationError(
-                            f"target {target} unreachable from this participant",
-                            path=f"operation.participants[{i}]", value=p,
+                            f"target {target} unreachable from this participant{where}",
+                            path=path, value=p,
                         )
                 op = replace(op, target=target)
             else:
-                _check_all_pairs(platform, participants, participants, "operation.participants")
+                _check_all_pairs(platform, participants, participants, "participants",
+                                 None if self.participants else "every non-router node")
         else:  # all-to-all
             sources = self.sources or processors
             _check_nodes(platform, sources, "operation.sources")
             targets = self.targets or tuple(sources)
             _check_nodes(platform, targets, "operation.targets")
-            _check_all_pairs(platform, sources, targets, "operation.targets")
+            _check_all_pairs(platform, sources, targets, "targets", None if self.targets else
+                             "the sources" if self.sources else "every non-router node")
             op = replace(op, sources=tuple(sources), targets=tuple(targets))
         return op
 
@@ -371,9 +379,22 @@ def _check_nodes(platform: Platform, nodes: Iterable[NodeId], path: str) -> None
         seen.add(node)
 
 
+def _listed(key: str, index: int, default: str | None) -> tuple[str, str]:
+    """Where an error about the ``index``-th node of the operation's list ``key`` points:
+    ``("operation.KEY[i]", "")`` for a list the file gives, ``("operation", " (in the
+    default KEY: DEFAULT)")`` for one left to its default (described by ``default``),
+    which the file does not have: ``operation.targets[0]`` named a key it lacks."""
+    if default is None:
+        return f"operation.{key}[{index}]", ""
+    return "operation", f" (in the default {key}: {default})"
+
+
 def _check_all_pairs(
-    platform: Platform, sources: Iterable[NodeId], targets: Iterable[NodeId], path: str
+    platform: Platform, sources: Iterable[NodeId], targets: Iterable[NodeId], key: str,
+    default: str | None = None,
 ) -> None:
+    """Every target reachable from every source, else an error naming the first target
+    missed (at ``operation.KEY[i]``, or the default list, :func:`_listed`)."""
     import networkx as nx  # lazily, as Platform.graph
 
     targets = list(targets)
@@ -391,5 +412,5 @@ def _check_all_pairs(
             unreachable[k] = [i for i, dst in enumerate(targets) if dst not in reachable]
         if unreachable[k]:
             i = unreachable[k][0]
-            raise OperationError(f"unreachable from {src}", path=f"{path}[{i}]",
-                                 value=targets[i])
+            path, where = _listed(key, i, default)
+            raise OperationError(f"unreachable from {src}{where}", path=path, value=targets[i])

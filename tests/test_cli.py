@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from fractions import Fraction
@@ -315,6 +316,28 @@ def test_planners_lists_flat() -> None:
     assert "flat" in stdout
     assert "scatter" in stdout
     assert "unidirectional" in stdout
+
+
+def test_planners_format_json_through_json_tool() -> None:
+    """`portsim planners` had no JSON output where `validate` has `--format json`."""
+    from portsim.planners import available_planners
+
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m portsim planners --format json"
+                          f" | {shlex.quote(sys.executable)} -m json.tool", shell=True,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr  # before: "no such option '--format'"
+    listed = {p["name"]: p for p in json.loads(done.stdout)["planners"]}
+    assert list(listed) == sorted(listed)
+    # each entry as the planner itself says (imported, not the listing's table)
+    for name, planner in available_planners().items():
+        assert listed[name]["operations"] == sorted(str(k) for k in planner.operations)
+        assert listed[name]["port_models"] == sorted(str(k) for k in planner.port_models)
+        assert listed[name]["description"] == planner.description
+    assert set(listed) == set(available_planners())
+    # SPEC.md: lp plans every collective; flat is the naive flat tree of four
+    assert listed["lp"]["operations"] == ["allgather", "allreduce", "alltoall", "broadcast",
+                                          "gather", "reduce", "scatter"]
+    assert listed["flat"]["operations"] == ["broadcast", "gather", "reduce", "scatter"]
 
 
 # -- bad input: exit 2, one line, the file, the key path, the value --------------------
@@ -806,7 +829,26 @@ def test_asymptotic_table_says_what_c_is(tmp_path: Path) -> None:
     # lp at K = 10 periods of 6: 29 of TP*K = 30 completed, so C = 1
     rows = [[c.strip() for c in line.split("│")][1:-1] for line in stdout.splitlines()
             if line.startswith("│")]
-    assert ["lp", "10", "60", "29", "30", "0.9667", "1", ""] in rows
+    assert ["lp", "10", "60", "29", "30", "29/30 ~ 0.9667", "1", ""] in rows
+    # the ratio exact (it was a float of 4 digits, "0.9667"), its decimal marked
+    # approximate as validate marks it: completed / TP*K, 3K - 1 of 3K for K periods
+    assert {(row[0], row[5]) for row in rows} == {
+        (planner, f"{3 * k - 1}/{3 * k} ~ {(3 * k - 1) / (3 * k):.4g}")
+        for planner in ("flat", "lp") for k in (10, 100, 1000)}
+    for row in rows:
+        exact = row[5].split(" ~ ")[0]
+        assert Fraction(exact) == Fraction(int(row[3]), int(row[4]))
+
+
+def test_asymptotic_problem_gives_the_ratios_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit-1 line listed the lp ratios as floats of 4 digits (0.9667, ...)."""
+    import portsim.scenarios.asymptotic as asymptotic
+
+    monkeypatch.setattr(asymptotic, "APPROACH", 2)  # no ratio reaches it: the problem line
+    code, stdout, _ = invoke("run", str(EXAMPLES / "scatter-toy.yaml"), "--asymptotic")
+    assert code == 1
+    assert ("the lp ratio does not approach 1: 29/30 ~ 0.9667, 299/300 ~ 0.9967, "
+            "2999/3000 ~ 0.9997") in " ".join(stdout.split())
 
 
 def test_asymptotic_exit_1_when_lp_is_not_measured(tmp_path: Path,
@@ -988,6 +1030,49 @@ def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path: Path,
     assert code == 130
     assert stdout == ""
     assert stderr == "portsim: stopped by SIGINT\n"
+
+
+@pytest.mark.parametrize("how", [["-m", "portsim"],
+                                 ["-c", "from portsim.__main__ import main; main()"]],
+                         ids=["python -m portsim", "the portsim script's target"])
+def test_ctrl_c_while_the_command_line_is_imported(how: list[str], tmp_path: Path) -> None:
+    """Ctrl-C during click's import (``timeout -s INT 0.03 portsim run ...``) printed
+    Python's traceback; here a ``click`` whose import is interrupted, first on the path."""
+    import os
+
+    (tmp_path / "click").mkdir()
+    (tmp_path / "click" / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, *how, "run", str(EXAMPLES / "scatter-toy.yaml")],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.stderr == "portsim: stopped by SIGINT\n"  # before: a traceback of 6 lines
+    assert done.returncode == 130
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("where", ["_guard_standard_streams", "make_context"])
+def test_ctrl_c_before_a_command_runs(where: str, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted before the command runs: while the standard streams are set up (a
+    traceback) or the arguments parsed (click's "Aborted!" and exit status 1)."""
+    import click
+
+    import portsim.scenarios.cli as cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    if where == "make_context":
+        monkeypatch.setattr(click.Group, "make_context", interrupted)
+    else:
+        monkeypatch.setattr(cli, where, interrupted)
+    try:
+        result = CliRunner().invoke(main, ["run", str(write(tmp_path, SCATTER))])
+    except KeyboardInterrupt:  # before the fix, from the streams' set-up: a traceback
+        pytest.fail("KeyboardInterrupt escaped the command line")
+    assert result.exit_code == 130, result.output
+    assert result.stderr == "portsim: stopped by SIGINT\n"
 
 
 def test_run_table_title_counts_routers_apart_and_names_every_port_model(

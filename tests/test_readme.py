@@ -121,10 +121,16 @@ BLOCKS = [block for path in DOCUMENTS
 
 
 def _cli() -> click.Command:
-    """The ``portsim`` console script of ``pyproject.toml``, imported from here."""
+    """The ``portsim`` console script of ``pyproject.toml``, imported from here: its
+    target, ``portsim.__main__:main``, imports the command line and runs it (so that a
+    Ctrl-C during that import is answered, test_cli.py)."""
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, attr = scripts["portsim"].partition(":")
-    command = getattr(importlib.import_module(module), attr)
+    target = getattr(importlib.import_module(module), attr)
+    assert (module, attr) == ("portsim.__main__", "main")
+    assert callable(target)
+    from portsim.scenarios.cli import main as command
+
     assert isinstance(command, click.Command)
     return command
 

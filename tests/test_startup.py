@@ -33,7 +33,7 @@ def loaded_by(*args: str) -> set[str]:
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("args", [["--help"], ["planners"]])
+@pytest.mark.parametrize("args", [["--help"], ["planners"], ["planners", "--format", "json"]])
 def test_help_and_planners_import_no_heavy_library(args: list[str]) -> None:
     assert loaded_by(*args) == set()
 

@@ -9,6 +9,7 @@ rows' notes; Dask missing is one line.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import multiprocessing
@@ -34,7 +35,12 @@ import portsim.scenarios.study.spec as spec_module
 from portsim.reports.studies import load_results, run_study, study_from_dict
 from portsim.scenarios.cli import _RateMeter, main
 from portsim.scenarios.study.spec import DEFAULT_MAX_RUNS, MAX_DOCUMENT_VALUES, document_values
-from portsim.scenarios.study.store import ResultStore, StoreLock, grid_column_type
+from portsim.scenarios.study.store import (
+    ResultStore,
+    StoreLock,
+    grid_column_type,
+    study_writer,
+)
 from portsim.simulator.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +224,9 @@ def test_an_alias_bomb_in_a_study_file_is_bad_input(tmp_path: Path) -> None:
 def test_a_second_study_on_a_held_store_names_the_holder(tmp_path: Path) -> None:
     study_file = write(tmp_path / "s.yaml", flat_study())
     with StoreLock(tmp_path / "o"):
-        assert (tmp_path / "o" / ".lock").read_text().strip() == str(os.getpid())
+        pid, start = (tmp_path / "o" / ".lock").read_text().split()
+        assert pid == str(os.getpid())
+        assert start == _proc_start(os.getpid())
         with pytest.raises(ScenarioError, match=rf"another study \(process {os.getpid()}\)"):
             run_study(study_from_dict(flat_study()), tmp_path / "o", resume=True)
         result = CliRunner().invoke(main, ["study", str(study_file), "--out",
@@ -227,6 +235,119 @@ def test_a_second_study_on_a_held_store_names_the_holder(tmp_path: Path) -> None
         assert f"another study (process {os.getpid()})" in one_error_line(result.output)
     outcome = run_study(study_from_dict(flat_study()), tmp_path / "o", workers=1)
     assert outcome.computed == 3  # the lock went with its holder
+
+
+def _proc_start(pid: int) -> str:
+    """Field 22 of ``/proc/PID/stat`` (the start time), read as proc(5) describes it."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split(" ")[22 - 3]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_stale_lock_whose_process_id_was_reused_is_not_a_study(tmp_path: Path) -> None:
+    """A study killed leaves its id in ``.lock``; once an unrelated process has that id,
+    `report DIR` warned that a study (that process) was still writing, forever."""
+    out = tmp_path / "o"
+    run_study(study_from_dict(flat_study()), out, workers=1)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        started = _proc_start(other.pid)
+        lock = out / ".lock"
+        # a study of that id that started one tick before this process: not this one
+        lock.write_text(f"{other.pid} {int(started) - 1}\n")
+        assert study_writer(out) is None  # before: other.pid
+        report = CliRunner().invoke(main, ["report", str(out)])
+        assert report.exit_code == 0, report.output
+        assert report.stderr == ""  # before: "a study (process N) is still writing ..."
+        lock.write_text(f"{other.pid} {started}\n")  # the very process: a study writing
+        assert study_writer(out) == other.pid
+        lock.write_text(f"{other.pid}\n")  # a lock of 0.2.0, the id alone: as before
+        assert study_writer(out) == other.pid
+    finally:
+        other.kill()
+        other.wait()
+    assert study_writer(out) is None  # gone
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (field 4 of ``/proc/PID/stat``)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if int(text[text.rindex(")") + 2:].split(" ")[4 - 3]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_killed_study_leaves_neither_its_lock_nor_its_workers(tmp_path: Path) -> None:
+    """`kill -9` of a study: its pool workers, forked with the descriptor of the
+    folder's lock, kept the lock (a new study on the folder was refused, naming the
+    dead process) and ran on, blocked, until killed by hand."""
+    import fcntl
+
+    study_file = write(tmp_path / "s.yaml", flat_study(replicates=2000))
+    out = tmp_path / "o"
+    study = subprocess.Popen([sys.executable, "-m", "portsim", "study", str(study_file),
+                              "--out", str(out), "--workers", "2", "--batch-size", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not list((out / "results.parquet").glob("part-*")):
+            assert time.monotonic() < deadline, "the study stored nothing in 60 s"
+            time.sleep(0.1)
+        workers = _children(study.pid)
+        assert len(workers) >= 2  # the pool's two workers, at least
+        study.kill()
+        study.wait()
+        deadline = time.monotonic() + 15
+        while [w for w in workers if Path(f"/proc/{w}").exists()]:
+            assert time.monotonic() < deadline, "a worker outlived its study by 15 s"
+            time.sleep(0.2)
+        with open(out / ".lock", "rb") as lock:  # before: BlockingIOError, held by them
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert study_writer(out) is None
+    finally:
+        study.kill()
+        study.wait()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_forked_child_does_not_keep_the_lock_of_a_killed_study(tmp_path: Path) -> None:
+    """A process forked while a study holds its folder (a pool worker, a Dask nanny)
+    shared the lock file's open file, hence the lock: the study killed, the folder
+    stayed locked as long as the child lived."""
+    import fcntl
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys, time\n"
+         "from portsim.scenarios.study.store import StoreLock\n"
+         "StoreLock(sys.argv[1]).__enter__()\n"
+         "child = os.fork()\n"
+         "if child == 0:\n    time.sleep(60)\n    os._exit(0)\n"
+         "print(child, flush=True)\ntime.sleep(60)", str(tmp_path / "o")],
+        stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        assert holder.stdout is not None
+        child = int(holder.stdout.readline())
+        holder.kill()
+        holder.wait()
+        assert Path(f"/proc/{child}").exists()  # the child lives on
+        with open(tmp_path / "o" / ".lock", "rb") as lock:  # before: BlockingIOError
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        holder.kill()
+        holder.wait()
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
 
 
 def test_concurrent_studies_on_one_store_store_each_run_once(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ from portsim.reports.figures import (
 from portsim.reports.gantt import GanttWindow, gantt_figure, gantt_note
 from portsim.reports.html import PAGE_CSS, Cell, FigureEmbedder, convergence_study, html_table
 from portsim.scenarios.loader import Scenario, scenario_from_dict
+from portsim.scenarios.output import write_text
 from portsim.scenarios.runner import PlannerRun, as_label, run_planner
 from portsim.scenarios.study.spec import GRID_PREFIX
 from portsim.scenarios.study.store import (
@@ -144,7 +145,7 @@ def write_study_report(directory: str | os.PathLike[str],
                                    writer=writer)
     except ScenarioError as err:
         raise err.with_source(str(directory)) from None
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)
     return path
 
 

@@ -560,9 +560,25 @@ def _failed_rows(run: StudyRun, study: str, err: BaseException) -> list[dict[str
 
 
 def _worker_setup() -> None:
-    """In a local worker: a terminal's Ctrl-C is the parent's to handle, SIGTERM ends."""
+    """In a local worker: a terminal's Ctrl-C is the parent's to handle, SIGTERM ends,
+    and so does the study's end by SIGKILL (:func:`_end_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True,
+                     name="portsim-parent-watch").start()
+
+
+ORPHAN_POLL_SECONDS = 0.5
+"""How often a local worker checks that the study that started it still runs."""
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this worker once its parent, the study, is gone (killed with SIGKILL, which
+    it cannot answer by ending its workers): the worker, blocked on its task queue,
+    ran on forever, and nothing would read what it computes."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL_SECONDS)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _local_results(runs: Sequence[StudyRun], study: str, workers: int | None,

@@ -18,8 +18,10 @@ One writer at a time
 --------------------
 A study owns its output folder while it runs: :class:`StoreLock` takes an
 advisory lock (:func:`fcntl.flock`) on ``DIR/.lock`` and writes its process
-id there; a second study on the same folder is refused, naming the holder.
-The lock goes with the process (a killed study leaves no stale lock).  Each
+id there, with the process's start time (an id may be reused, not both); a
+second study on the same folder is refused, naming the holder.  The lock goes
+with the process (a killed study leaves no stale lock, only its id and start
+time in the file, which :func:`study_writer` tells from a live study).  Each
 temporary part carries its writer's process id (``.part-...parquet.<pid>.tmp``):
 start-up removes only the leftovers of writers that are no longer running,
 never the in-flight part of a live one.
@@ -64,7 +66,8 @@ RESULTS_NAME = "results.parquet"
 """Name of the dataset directory inside a study's output folder."""
 
 LOCK_NAME = ".lock"
-"""The lock file inside a study's output folder (holds the writer's process id)."""
+"""The lock file inside a study's output folder (holds the writer's process id and
+its start time, ``PID START``)."""
 
 RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("study", pa.string()),
@@ -265,6 +268,44 @@ def _running(pid: int) -> bool:
     return True
 
 
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (field 22 of
+    ``/proc/PID/stat``), or ``None`` where that cannot be read (no ``/proc``, no
+    such process).  With the process id it names one process: an id is reused, a
+    start time with it is not."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read().decode("ascii", "replace")
+    except (OSError, ValueError):
+        return None
+    # field 2, the command name in parentheses, may hold spaces and parentheses
+    fields = text.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def _lock_text(pid: int) -> str:
+    """What :class:`StoreLock` writes in the lock file: ``PID START`` (the process id
+    and its start time, :func:`_start_time`), ``PID`` alone where the start time
+    cannot be read."""
+    start = _start_time(pid)
+    return f"{pid}\n" if start is None else f"{pid} {start}\n"
+
+
+def _lock_holder(text: str) -> int | None:
+    """The process id in the text of a lock file when that process still runs, else
+    ``None``: a process of that id that started at another time than the lock file
+    says is another process that reused the id (the lock's is gone)."""
+    words = text.split()
+    if not words or not words[0].isdigit() or not _running(int(words[0])):
+        return None
+    pid = int(words[0])
+    if len(words) > 1:
+        start = _start_time(pid)
+        if start is not None and start != words[1]:
+            return None
+    return pid
+
+
 def study_writer(directory: str | os.PathLike[str]) -> int | None:
     """The process id of the study writing into the output folder ``directory`` now
     (the id its :class:`StoreLock` wrote), or ``None`` when no study does.
@@ -272,16 +313,34 @@ def study_writer(directory: str | os.PathLike[str]) -> int | None:
     Read from the lock file without taking the lock, so that a reader never makes a
     study starting at the same moment refuse the folder; a study that ended
     emptied the file, one that was killed left the id of a process no longer
-    running.
+    running, or of a process that reused the id: the file also holds the
+    study's start time (:func:`_lock_holder`), which that process does not share.
     """
     try:
         text = (Path(directory) / LOCK_NAME).read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
-    pid = text.strip()
-    if not pid.isdigit() or int(pid) == os.getpid() or not _running(int(pid)):
-        return None
-    return int(pid)
+    pid = _lock_holder(text)
+    return None if pid is None or pid == os.getpid() else pid
+
+
+_HELD: set[int] = set()
+"""Descriptors of the lock files this process holds (:class:`StoreLock`)."""
+
+
+def _close_held_in_child() -> None:
+    """In a process just forked (a study's pool worker): close its copies of the held
+    lock files' descriptors.  :func:`fcntl.flock`'s lock belongs to the open file,
+    which every copy shares: a worker left behind by a study killed with SIGKILL
+    kept the folder locked, and a new study there was refused, naming the dead
+    process.  Closing a copy leaves the parent's lock as it is (no ``LOCK_UN``)."""
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held_in_child)
 
 
 class StoreLock:
@@ -289,8 +348,8 @@ class StoreLock:
 
     ``with StoreLock(directory):`` creates the folder if needed, takes an
     advisory :func:`fcntl.flock` on ``directory/.lock`` without waiting, and
-    writes this process's id in it; the lock is released on exit (and by the
-    system when the process dies).
+    writes this process's id and start time in it; the lock is released on exit
+    (and by the system when the process dies).
 
     Raises
     ------
@@ -308,23 +367,27 @@ class StoreLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            words = os.pread(fd, 64, 0).decode("ascii", "replace").split()
+            holder = words[0] if words else "unknown"
             os.close(fd)
             raise ScenarioError(
                 f"another study (process {holder}) is writing into this folder; wait for it "
                 f"to end or choose another --out", source=str(self.path.parent)) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        os.pwrite(fd, _lock_text(os.getpid()).encode("ascii"), 0)
         self._fd = fd
+        _HELD.add(fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
+        # not in a forked child, which closed its copy (and must not unlock the parent's)
+        if self._fd is not None and self._fd in _HELD:
+            _HELD.discard(self._fd)
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
-            self._fd = None
+        self._fd = None
 
 
 def _as_text(value: Any) -> str | None:
