@@ -687,6 +687,29 @@ def test_a_capped_interval_is_not_kept_where_the_uncapped_program_is_exact() -> 
     assert result.throughput_bound == result.achieved_throughput == Fraction(50, 300000001)
 
 
+
+def test_a_matching_far_shorter_than_the_period_is_recovered_exactly() -> None:
+    """A gather to N0 over the ring N0 -> N1 (9/10), N1 -> N2 (40), N2 -> N0
+    (10^-10), unidirectional nodes: N2 receives N1's message (40) and sends
+    two (2 * 10^-10) on its one port, so TP = 1 / (40 + 2 * 10^-10) =
+    5000000000/200000000001 by hand.  HiGHS gave the N2 -> N0 matching's
+    time fraction (5 * 10^-12) as 0, and the exact recovery found nothing: an
+    error row.  The exact period would hold 2 * 10^11 instances; the fixed
+    period's schedule is within 10^-4 of the bound and replays clean."""
+    platform = Platform.build(["N0", "N1", "N2"], [
+        ("N0", "N1", Fraction(9, 10)), ("N1", "N2", 40), ("N2", "N0", Fraction(1, 10**10))],
+        port_model="unidirectional")
+    result = steady_state(platform, Operation(OperationKind.GATHER, target="N0").resolve(platform))
+    assert result.status == "ok", result.message
+    bound = Fraction(5 * 10**9, 2 * 10**11 + 1)
+    assert result.throughput_bound == bound
+    assert result.achieved_throughput is not None
+    assert bound >= result.achieved_throughput >= bound * (1 - Fraction(1, 10**4))
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
 def test_an_allreduce_relaxation_with_links_in_bytes_per_second_is_solved_capped(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A DGX-1 whose NVLinks carry 25 * 10^9 bytes per second beside
