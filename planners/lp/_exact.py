@@ -7,8 +7,9 @@ step 2):
    returns its optimal basis (highspy; interior point with crossover, or the
    simplex), the basic columns and the tight (nonbasic) rows form a square
    sparse system.  It is solved exactly by iterative refinement with exact
-   integer residuals over a float sparse LU (``scipy.sparse.linalg.splu``),
-   then rational reconstruction with a common denominator (Wan's
+   integer residuals over a float sparse LU (by the blocks of its block
+   triangular form, :class:`~portsim.planners.lp._block_lu.BlockLU`), then
+   rational reconstruction with a common denominator (Wan's
    numeric-symbolic method); the transposed system gives the dual.  The
    primal is checked against every row, the dual against every column, both
    in integers.  Measured on ``benchmarks/lp.py``: reduce N = 20 (4,205 x
@@ -48,8 +49,8 @@ from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
+from portsim.planners.lp._block_lu import BlockLU
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
@@ -527,7 +528,7 @@ def basis_recover(model: LinearModel, sol: FloatSolution, *,
     n = len(cols)
     mat = sp.csc_matrix((vals, (r_idx, c_idx)), shape=(n, n))
     try:
-        lu = spla.splu(mat)
+        lu = BlockLU(mat)
     except RuntimeError:  # singular
         return None
     xs = _refine(mat, lu, local, rhs, deadline=deadline)
