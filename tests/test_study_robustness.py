@@ -599,3 +599,22 @@ def test_a_stop_with_a_half_written_result_still_exits(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "stopped\n"
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(("where", "path"), [("base", "base.seed"), ("grid", "grid.seed")])
+def test_a_seed_in_base_or_grid_is_bad_input(tmp_path: Path, where: str, path: str) -> None:
+    """Each run's seed is its replicate number: a ``seed`` in ``base`` or a grid over
+    ``seed`` was silently replaced by 0 .. replicates-1, so a grid over three seeds
+    ran one platform (seed 0) once, stored as ``grid.seed`` = 100."""
+    data = flat_study()
+    data["base"]["platform"]["generator"] = {"type": "random", "n": 6, "degree": 3,
+                                             "c": [1, 10], "compute": [1, 5]}
+    data["grid"] = {"seed": [100, 200, 300]} if where == "grid" else {}
+    if where == "base":
+        data["base"]["seed"] = 42
+    study_file = write(tmp_path / "seeds.yaml", data)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert one_error_line(result.output).startswith(
+        f"portsim: error: {study_file}: {path}: a study sets each run's seed")
+    assert not (tmp_path / "o" / "results.parquet").exists()

@@ -329,7 +329,8 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
     ------
     ScenarioError
         On an empty grid list, an empty path segment, a path through a value
-        of ``base`` that is not a mapping, an integer outside int64, more runs
+        of ``base`` that is not a mapping, an integer outside int64, a ``seed``
+        in ``base`` or as a grid key (the replicates set it), more runs
         than ``max_runs``, or a grid point that does not load (the message
         names the grid point and its values).
     """
@@ -346,6 +347,14 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                 raise ScenarioError("an integer grid value must fit in int64 (it is stored "
                                     "as one)", path=f"grid.{key}[{i}]", value=value,
                                     source=source)
+    # The expansion writes each run's seed over the document's: a seed given here
+    # would be dropped without a word (a grid over three seeds ran seed 0 once).
+    for where, part in (("base", spec.base), ("grid", spec.grid)):
+        if "seed" in part:
+            raise ScenarioError(
+                f"a study sets each run's seed from replicates (seeds 0 .. replicates-1, "
+                f"the column seed); remove {where}.seed and set replicates",
+                path=f"{where}.seed", value=part["seed"], source=source)
     _check_run_count(spec, max_runs, source)
     for where, part in (("base", spec.base), ("grid", spec.grid)):
         size = document_values(part, limit=MAX_DOCUMENT_VALUES, source=source, path=where)
