@@ -618,3 +618,28 @@ def test_a_seed_in_base_or_grid_is_bad_input(tmp_path: Path, where: str, path: s
     assert one_error_line(result.output).startswith(
         f"portsim: error: {study_file}: {path}: a study sets each run's seed")
     assert not (tmp_path / "o" / "results.parquet").exists()
+
+
+@pytest.mark.parametrize("grid", [
+    {"platform.generator.n": [3, 3]},  # a value repeated
+    # the whole generator, listed after n, replaces the n each point sets
+    {"platform.generator.n": [2, 4],
+     "platform.generator": [{"type": "complete", "n": 3}, {"type": "ring", "n": 5}]},
+])
+def test_two_grid_points_making_one_scenario_are_bad_input(
+        tmp_path: Path, grid: dict[str, list[Any]]) -> None:
+    """Two grid points whose runs are the same scenario were stored once, under the
+    first point's grid values: the (n=4, complete 3) point of the second grid
+    vanished from the store and the row said n=2 for a platform of 3 nodes."""
+    study_file = tmp_path / "dup.yaml"  # the grid keys in this order, not sorted
+    study_file.write_text(yaml.safe_dump(flat_study(grid=grid), sort_keys=False))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    first, second = ("platform.generator.n=3", "platform.generator.n=3") if len(grid) == 1 \
+        else ("platform.generator.n=2, platform.generator={'n': 3, 'type': 'complete'}",
+              "platform.generator.n=4, platform.generator={'n': 3, 'type': 'complete'}")
+    second_point = 1 if len(grid) == 1 else 2
+    assert one_error_line(result.output) == (
+        f"portsim: error: {study_file}: grid: grid point {second_point} ({second}) makes "
+        f"the same scenario as grid point 0 ({first}); each would be stored as the other")
+    assert not (tmp_path / "o" / "results.parquet").exists()

@@ -381,6 +381,18 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                    else run_key({"evaluation": spec.evaluation, "scenario": document}))
             runs.append(StudyRun(len(runs), key, grid, seed, document, spec.evaluation,
                                  written))
+    # Runs are stored once per key: a grid point making the scenario of an earlier
+    # one (a value repeated, a key whose value a later key replaces) would vanish,
+    # and the earlier point's rows would stand for it under the wrong grid values.
+    firsts = runs[::spec.replicates]
+    point_of: dict[str, int] = {}
+    for number, first in enumerate(firsts):
+        earlier = point_of.setdefault(first.key, number)
+        if earlier != number:
+            raise ScenarioError(
+                f"grid point {number} ({grid_point_label(first.grid)}) makes the same "
+                f"scenario as grid point {earlier} ({grid_point_label(firsts[earlier].grid)}"
+                f"); each would be stored as the other", path="grid", source=source)
     if spec.evaluation == "model":
         for run in runs:  # the model is a static property of each document: check them all
             check_model_scenario(run.scenario, source=source)
