@@ -347,6 +347,16 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                 raise ScenarioError("an integer grid value must fit in int64 (it is stored "
                                     "as one)", path=f"grid.{key}[{i}]", value=value,
                                     source=source)
+    # Keys are assigned in file order: a key that holds an earlier one (platform.generator
+    # after platform.generator.n) replaces its value at every point, and the earlier
+    # key's column would name a value no run has.
+    keys = tuple(spec.grid)
+    for later, key in enumerate(keys):
+        for earlier in keys[:later]:
+            if earlier.startswith(key + "."):
+                raise ScenarioError(f"replaces the value of grid.{earlier}, listed before "
+                                    f"it; list {key} first", path=f"grid.{key}",
+                                    source=source)
     # The expansion writes each run's seed over the document's: a seed given here
     # would be dropped without a word (a grid over three seeds ran seed 0 once).
     for where, part in (("base", spec.base), ("grid", spec.grid)):
@@ -363,7 +373,6 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                 f"expands to more than {MAX_DOCUMENT_VALUES} values (YAML aliases count "
                 f"each time they are used), all hashed and stored with every run",
                 path=where, value=f"over {MAX_DOCUMENT_VALUES} values", source=source)
-    keys = tuple(spec.grid)
     runs: list[StudyRun] = []
     for point in itertools.product(*(spec.grid[k] for k in keys)):
         grid = dict(zip(keys, point, strict=True))
