@@ -1033,3 +1033,27 @@ def test_a_study_file_on_standard_input(tmp_path: Path) -> None:
                              input="name: [\n")
     assert bad.exit_code == 2
     assert bad.stderr.startswith("portsim: error: <stdin>: line 2, column 1: invalid YAML")
+
+
+@pytest.mark.parametrize(("appended", "now"), [("1/2", "string"), (2.5, "double")])
+def test_resume_refuses_grid_values_that_change_a_columns_type(
+        tmp_path: Path, appended: Any, now: str) -> None:
+    """A value appended to the first grid key is a resume the README allows; one of
+    another type (``"1/2"`` or ``2.5`` after the integers 1, 2) wrote its part with a
+    ``string`` or ``double`` column beside the stored ``int64`` ones, and the store no
+    longer loaded (``ArrowTypeError: Unable to merge: Field grid.platform.generator.c
+    has incompatible types``, a traceback from ``portsim report`` too)."""
+    def study(values: list[Any]) -> dict[str, Any]:
+        document = trees_study([8])
+        document["grid"] = {"platform.generator.c": values}
+        return document
+
+    run_study(study_from_dict(study([1, 2])), tmp_path, workers=1)
+    before = load_results(tmp_path)
+    with pytest.raises(ScenarioError, match=(
+            rf"grid.platform.generator.c: the store holds this column as int64, the study "
+            rf"file's values make it {now}; rerun the study into another --out")):
+        run_study(study_from_dict(study([1, 2, appended])), tmp_path, workers=1, resume=True)
+    after = load_results(tmp_path)
+    pd.testing.assert_frame_equal(after, before)  # nothing written, still readable
+    assert [int(c) for c in after["grid.platform.generator.c"]] == [1, 1, 2, 2]

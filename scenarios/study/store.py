@@ -191,6 +191,16 @@ class ResultStore:
             return []
         return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
 
+    def stored_types(self) -> dict[str, pa.DataType]:
+        """The Arrow type of each grid column in the stored parts, by column name (the
+        first part giving it; :meth:`append` writes every part with :attr:`schema`)."""
+        found: dict[str, pa.DataType] = {}
+        for part in self.parts():
+            for column in pq.read_schema(part):
+                if column.name.startswith("grid."):
+                    found.setdefault(column.name, column.type)
+        return found
+
     def stored_verdicts(self) -> dict[str, tuple[bool, bool]]:
         """The runs already stored: per run key, (some row is an ``error``, some ``ok``
         row's schedule was rejected), as :func:`~portsim.scenarios.study.execute.run_study`
