@@ -1057,3 +1057,15 @@ def test_resume_refuses_grid_values_that_change_a_columns_type(
     after = load_results(tmp_path)
     pd.testing.assert_frame_equal(after, before)  # nothing written, still readable
     assert [int(c) for c in after["grid.platform.generator.c"]] == [1, 1, 2, 2]
+
+
+def test_a_mixed_grid_column_holds_text_as_it_is_and_numbers_as_json(tmp_path: Path) -> None:
+    """README said such a column held JSON text: ``"1/2"`` is stored as it is (so
+    ``Fraction`` reads every value of a column of sizes), ``1`` as its JSON."""
+    document = trees_study([4])
+    document["grid"] = {"operation.size": [1, "1/2"]}
+    run_study(study_from_dict(document), tmp_path, workers=1)
+    sizes = load_results(tmp_path)["grid.operation.size"]
+    assert str(sizes.dtype) == "string"
+    assert list(sizes.unique()) == ["1", "1/2"]
+    assert [Fraction(v) for v in sizes.unique()] == [1, Fraction(1, 2)]

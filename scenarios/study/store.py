@@ -119,7 +119,8 @@ follows ``port_model``; empty in a store written before it).
 
 
 def grid_column_type(values: Sequence[Any]) -> pa.DataType:
-    """The Arrow type of a grid column: native for uniform scalars, else JSON text.
+    """The Arrow type of a grid column: native for uniform scalars, else text (a text
+    value as it is, any other value as its JSON).
 
     Examples
     --------
@@ -378,7 +379,8 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
         are pandas' nullable ones: text ``string``, integers ``Int64``,
         ``feasible`` ``boolean``, floats ``Float64`` (missing values are
         ``<NA>``).  Grid columns are ``Int64``/``Float64``/``boolean`` for
-        uniform scalar values, else ``string`` (JSON text).  Last, the
+        uniform scalar values, else ``string`` (a text value as it is, any other
+        as its JSON text: ``[1, "1/2"]`` is stored ``"1"``, ``"1/2"``).  Last, the
         derived column ``makespan_ratio`` (``Float64``, not stored): the
         row's makespan over the smallest makespan among the run's ``ok``
         rows whose schedule is not rejected (``feasible`` not false; a
