@@ -1069,3 +1069,25 @@ def test_a_mixed_grid_column_holds_text_as_it_is_and_numbers_as_json(tmp_path: P
     assert str(sizes.dtype) == "string"
     assert list(sizes.unique()) == ["1", "1/2"]
     assert [Fraction(v) for v in sizes.unique()] == [1, Fraction(1, 2)]
+
+
+def test_resume_into_the_results_dataset_itself_continues_its_study(tmp_path: Path) -> None:
+    """``--out out/results.parquet --resume`` (the path ``report`` and ``pandas`` take)
+    found no store there, ran every run again and wrote a dataset inside the
+    dataset: ``pandas.read_parquet("out/results.parquet")`` then read each row twice
+    (8 rows for 2 runs x 2 planners).  The study now continues the store it names."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path / "out", workers=1)
+    dataset = tmp_path / "out" / "results.parquet"
+    outcome = run_study(study_from_dict(trees_study([4, 8])), dataset, workers=1,
+                        resume=True)
+    assert (outcome.skipped, outcome.computed) == (2, 0)
+    assert sorted(p.suffix for p in dataset.iterdir()) == [".parquet"]
+    assert len(pd.read_parquet(dataset)) == 4  # two runs, two planners, once each
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4, 8])))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(dataset),
+                                       "--resume"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith(
+        f"2 already stored, 0 computed in 0.0 s (0.00 runs/s), 0 failed, 0 with an invalid "
+        f"schedule; results in {dataset}")

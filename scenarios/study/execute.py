@@ -40,6 +40,7 @@ from portsim.scenarios.study.store import (
     StoredRun,
     StoreLock,
     grid_column_type,
+    study_folder,
 )
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational
@@ -306,7 +307,9 @@ def run_study(
     study:
         From :func:`~portsim.scenarios.study.spec.load_study`.
     out:
-        The output folder; rows go to ``out/results.parquet/``.  The study
+        The output folder; rows go to ``out/results.parquet/``.  (That dataset
+        itself names its folder, as for
+        :func:`~portsim.scenarios.study.store.load_results`.)  The study
         holds the folder's lock (:class:`~portsim.scenarios.study.store.StoreLock`)
         while it runs.
     executor:
@@ -358,6 +361,9 @@ def run_study(
         raise ScenarioError("needs --executor dask", path="--scheduler", value=scheduler)
     if executor == "dask":
         _require_dask()
+    # ``out/results.parquet`` (what report and pandas take) names the study in ``out``:
+    # taken as a folder, a dataset would be written inside the dataset
+    out = study_folder(out)
     with StoreLock(out):
         return _run_locked(study, out, executor=executor, workers=workers,
                            scheduler=scheduler, resume=resume, batch_size=batch_size,
