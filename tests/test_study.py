@@ -1091,3 +1091,32 @@ def test_resume_into_the_results_dataset_itself_continues_its_study(tmp_path: Pa
     assert result.output.splitlines()[-1].endswith(
         f"2 already stored, 0 computed in 0.0 s (0.00 runs/s), 0 failed, 0 with an invalid "
         f"schedule; results in {dataset}")
+
+
+def test_the_efficiency_chart_says_when_a_runs_horizons_differ(tmp_path: Path) -> None:
+    """Each planner is measured over its own default horizon: on S -> A (c = 1) -> B
+    (c = 2), lp (period 2) over 100 periods = 200 completes 99, flat (makespan 3,
+    a copy every 2) over 100 makespans = 300 completes 149: 0.99 against 149/150,
+    flat drawn above the optimal lp with nothing said.  Over one horizon (300)
+    both complete 149.  The chart now says when a run's horizons differ."""
+    from portsim.reports.studies.report import render_study_report
+
+    def study(**extra: Any) -> dict[str, Any]:
+        return {"name": "chain", "base": {
+            "platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                         "links": [{"src": "S", "dst": "A", "c": 1},
+                                   {"src": "A", "dst": "B", "c": 2}]},
+            "operation": {"type": "broadcast", "source": "S"},
+            "planners": ["lp", "flat"], **extra}}
+
+    run_study(study_from_dict(study()), tmp_path / "own", workers=1)
+    frame = load_results(tmp_path / "own")
+    assert list(frame["horizon"]) == ["200", "300"]
+    assert list(frame["measured_throughput_exact"]) == ["99/200", "149/300"]
+    page = render_study_report(frame)
+    assert ("1 run(s) measure their planners over different horizons (run 0: lp 200, "
+            "flat 300)") in page
+    run_study(study_from_dict(study(horizon=300)), tmp_path / "one", workers=1)
+    frame = load_results(tmp_path / "one")
+    assert list(frame["measured_throughput_exact"]) == ["149/300", "149/300"]
+    assert "over different horizons" not in render_study_report(frame)
