@@ -221,17 +221,23 @@ class FigureEmbedder:
     """Turns figures into HTML ``<div>`` elements; plotly.js goes inline with the first only.
 
     Call it with a :class:`plotly.graph_objects.Figure`; it returns the HTML
-    of the figure, for one self-contained page.
+    of the figure, for one self-contained page, in a ``<div>`` whose id numbers
+    the figures in page order (``figure-1``, ...), so that one page of the same
+    results is the same text.
     """
 
     def __init__(self) -> None:
         self._js_written = False
+        self._figures = 0
 
     def __call__(self, figure: go.Figure) -> str:
         include = not self._js_written
         self._js_written = True
+        # numbered ids, not plotly's random ones: the same results, the same page
+        self._figures += 1
         return str(figure.to_html(full_html=False, include_plotlyjs=include,
-                                  config=_PLOTLY_CONFIG, default_width="100%"))
+                                  config=_PLOTLY_CONFIG, default_width="100%",
+                                  div_id=f"figure-{self._figures}"))
 
 
 def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | None = None,

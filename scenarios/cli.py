@@ -1569,6 +1569,8 @@ def study(study_file: Path, out: Path, executor: str, workers: int | None,
 
 def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
     """The closing lines of a study: counts, then the first failures and warnings."""
+    from portsim.scenarios.study.store import study_folder
+
     earlier = ""
     if outcome.stored_failed or outcome.stored_invalid:
         earlier = (f" (and, among the runs already stored, {outcome.stored_failed} failed, "
@@ -1577,7 +1579,7 @@ def _print_study_outcome(name: str, outcome: Any, out: Path) -> None:
                f"{outcome.computed} computed in {outcome.elapsed:.1f} s "
                f"({outcome.rate:.2f} runs/s), {outcome.failed} failed, "
                f"{outcome.invalid} with an invalid schedule{earlier}; results in "
-               f"{out / 'results.parquet'}")
+               f"{study_folder(out) / 'results.parquet'}")
     if outcome.failures:
         bad = outcome.failed + outcome.invalid
         click.echo(f"{bad} run(s) failed or invalid; the first:")

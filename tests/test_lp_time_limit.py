@@ -188,3 +188,39 @@ def test_schedule_cut_by_the_time_limit_still_gives_the_proven_bound(
     assert (result.status, result.message) == (
         "error", "time limit of 60.0 s reached during periodic schedule (certified all the "
                  "same: the optimum is 1/2); raise time_limit")
+
+
+def test_a_bound_proven_before_the_cut_is_the_rows_bound_and_the_studys_reference(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound proven before the schedule's build was cut was in the message only:
+    ``throughput_bound`` was null, so a study run whose only ``lp`` entry hit its
+    ``time_limit`` there had no ``reference_bound`` and every planner of it lost its
+    efficiency (left out of the means, the larger platforms first).  The scatter
+    toy (LMR, Fig. 2): TP = 1/2; flat's efficiency = its measured throughput / (1/2)."""
+    import portsim.planners.lp._driver as driver
+    from portsim.scenarios.study import execute_run, study_from_dict
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise TimeLimitReached("periodic schedule")
+
+    monkeypatch.setattr(driver, "build_periodic", stopped)
+    platform = Platform.build(["Ps", "Pa", "Pb", "P0", "P1"], [
+        ("Ps", "Pa", 1), ("Ps", "Pb", 1), ("Pa", "P0", Fraction(2, 3)),
+        ("Pb", "P0", Fraction(4, 3)), ("Pb", "P1", Fraction(4, 3))])
+    op = Operation(OperationKind.SCATTER, source="Ps", targets=("P0", "P1"))
+    result = steady_state(platform, op, time_limit=60)
+    assert (result.status, result.throughput_bound, result.schedule) == (
+        "error", Fraction(1, 2), None)
+    study = study_from_dict({"name": "cut", "base": {
+        "platform": {"nodes": [{"id": n} for n in ("Ps", "Pa", "Pb", "P0", "P1")],
+                     "links": [{"src": "Ps", "dst": "Pa", "c": 1},
+                               {"src": "Ps", "dst": "Pb", "c": 1},
+                               {"src": "Pa", "dst": "P0", "c": "2/3"},
+                               {"src": "Pb", "dst": "P0", "c": "4/3"},
+                               {"src": "Pb", "dst": "P1", "c": "4/3"}]},
+        "operation": {"type": "scatter", "source": "Ps", "targets": ["P0", "P1"]},
+        "planners": [{"name": "lp", "time_limit": 60}, "flat"]}})
+    lp, flat = execute_run(study.runs[0], "cut")
+    assert (lp["status"], lp["throughput_bound"], lp["reference_bound"]) == ("error", "1/2",
+                                                                              "1/2")
+    assert flat["efficiency"] == float(Fraction(flat["measured_throughput_exact"]) * 2)

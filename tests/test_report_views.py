@@ -669,3 +669,19 @@ def test_a_boolean_grid_key_is_not_the_numeric_axis(tmp_path: Path) -> None:
     names = {trace["name"] for trace in figure["data"]}
     assert names == {f"{p} [commutative={c}]" for p in ("flat", "greedy")
                      for c in (False, True)}
+
+
+def test_a_report_of_the_same_results_is_the_same_page(store: Path, study_page: str) -> None:
+    """Each figure's ``<div>`` had a random id (plotly's uuid4), so two reports of one
+    store differed in every chart and a report kept under version control changed
+    on every rebuild.  The ids are now numbered in page order."""
+    again = render_study_report(load_results(store))
+    assert again == study_page
+    ids = re.findall(r'<div id="([^"]+)" class="plotly-graph-div"', study_page)
+    assert len(ids) >= 4
+    assert ids == [f"figure-{i}" for i in range(1, len(ids) + 1)]
+    scenario = load_scenario(ROOT / "scenarios" / "examples" / "scatter-toy.yaml")
+    runs = (PlannerRun("flat", "scatter", "bidirectional", "ok", makespan=F(3),
+                       measured_throughput=0.25, completed=5, horizon=F(20), feasible=True),)
+    first, second = (render_run_report(ScenarioResult(scenario, runs)) for _ in range(2))
+    assert first == second

@@ -1033,3 +1033,90 @@ def test_a_study_file_on_standard_input(tmp_path: Path) -> None:
                              input="name: [\n")
     assert bad.exit_code == 2
     assert bad.stderr.startswith("portsim: error: <stdin>: line 2, column 1: invalid YAML")
+
+
+@pytest.mark.parametrize(("appended", "now"), [("1/2", "string"), (2.5, "double")])
+def test_resume_refuses_grid_values_that_change_a_columns_type(
+        tmp_path: Path, appended: Any, now: str) -> None:
+    """A value appended to the first grid key is a resume the README allows; one of
+    another type (``"1/2"`` or ``2.5`` after the integers 1, 2) wrote its part with a
+    ``string`` or ``double`` column beside the stored ``int64`` ones, and the store no
+    longer loaded (``ArrowTypeError: Unable to merge: Field grid.platform.generator.c
+    has incompatible types``, a traceback from ``portsim report`` too)."""
+    def study(values: list[Any]) -> dict[str, Any]:
+        document = trees_study([8])
+        document["grid"] = {"platform.generator.c": values}
+        return document
+
+    run_study(study_from_dict(study([1, 2])), tmp_path, workers=1)
+    before = load_results(tmp_path)
+    with pytest.raises(ScenarioError, match=(
+            rf"grid.platform.generator.c: the store holds this column as int64, the study "
+            rf"file's values make it {now}; rerun the study into another --out")):
+        run_study(study_from_dict(study([1, 2, appended])), tmp_path, workers=1, resume=True)
+    after = load_results(tmp_path)
+    pd.testing.assert_frame_equal(after, before)  # nothing written, still readable
+    assert [int(c) for c in after["grid.platform.generator.c"]] == [1, 1, 2, 2]
+
+
+def test_a_mixed_grid_column_holds_text_as_it_is_and_numbers_as_json(tmp_path: Path) -> None:
+    """README said such a column held JSON text: ``"1/2"`` is stored as it is (so
+    ``Fraction`` reads every value of a column of sizes), ``1`` as its JSON."""
+    document = trees_study([4])
+    document["grid"] = {"operation.size": [1, "1/2"]}
+    run_study(study_from_dict(document), tmp_path, workers=1)
+    sizes = load_results(tmp_path)["grid.operation.size"]
+    assert str(sizes.dtype) == "string"
+    assert list(sizes.unique()) == ["1", "1/2"]
+    assert [Fraction(v) for v in sizes.unique()] == [1, Fraction(1, 2)]
+
+
+def test_resume_into_the_results_dataset_itself_continues_its_study(tmp_path: Path) -> None:
+    """``--out out/results.parquet --resume`` (the path ``report`` and ``pandas`` take)
+    found no store there, ran every run again and wrote a dataset inside the
+    dataset: ``pandas.read_parquet("out/results.parquet")`` then read each row twice
+    (8 rows for 2 runs x 2 planners).  The study now continues the store it names."""
+    run_study(study_from_dict(trees_study([4, 8])), tmp_path / "out", workers=1)
+    dataset = tmp_path / "out" / "results.parquet"
+    outcome = run_study(study_from_dict(trees_study([4, 8])), dataset, workers=1,
+                        resume=True)
+    assert (outcome.skipped, outcome.computed) == (2, 0)
+    assert sorted(p.suffix for p in dataset.iterdir()) == [".parquet"]
+    assert len(pd.read_parquet(dataset)) == 4  # two runs, two planners, once each
+    study_file = tmp_path / "s.yaml"
+    study_file.write_text(yaml.safe_dump(trees_study([4, 8])))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(dataset),
+                                       "--resume"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith(
+        f"2 already stored, 0 computed in 0.0 s (0.00 runs/s), 0 failed, 0 with an invalid "
+        f"schedule; results in {dataset}")
+
+
+def test_the_efficiency_chart_says_when_a_runs_horizons_differ(tmp_path: Path) -> None:
+    """Each planner is measured over its own default horizon: on S -> A (c = 1) -> B
+    (c = 2), lp (period 2) over 100 periods = 200 completes 99, flat (makespan 3,
+    a copy every 2) over 100 makespans = 300 completes 149: 0.99 against 149/150,
+    flat drawn above the optimal lp with nothing said.  Over one horizon (300)
+    both complete 149.  The chart now says when a run's horizons differ."""
+    from portsim.reports.studies.report import render_study_report
+
+    def study(**extra: Any) -> dict[str, Any]:
+        return {"name": "chain", "base": {
+            "platform": {"nodes": [{"id": "S"}, {"id": "A"}, {"id": "B"}],
+                         "links": [{"src": "S", "dst": "A", "c": 1},
+                                   {"src": "A", "dst": "B", "c": 2}]},
+            "operation": {"type": "broadcast", "source": "S"},
+            "planners": ["lp", "flat"], **extra}}
+
+    run_study(study_from_dict(study()), tmp_path / "own", workers=1)
+    frame = load_results(tmp_path / "own")
+    assert list(frame["horizon"]) == ["200", "300"]
+    assert list(frame["measured_throughput_exact"]) == ["99/200", "149/300"]
+    page = render_study_report(frame)
+    assert ("1 run(s) measure their planners over different horizons (run 0: lp 200, "
+            "flat 300)") in page
+    run_study(study_from_dict(study(horizon=300)), tmp_path / "one", workers=1)
+    frame = load_results(tmp_path / "one")
+    assert list(frame["measured_throughput_exact"]) == ["149/300", "149/300"]
+    assert "over different horizons" not in render_study_report(frame)

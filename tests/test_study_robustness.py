@@ -720,3 +720,70 @@ def test_a_stop_with_a_half_written_result_still_exits(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "stopped\n"
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(("where", "path"), [("base", "base.seed"), ("grid", "grid.seed")])
+def test_a_seed_in_base_or_grid_is_bad_input(tmp_path: Path, where: str, path: str) -> None:
+    """Each run's seed is its replicate number: a ``seed`` in ``base`` or a grid over
+    ``seed`` was silently replaced by 0 .. replicates-1, so a grid over three seeds
+    ran one platform (seed 0) once, stored as ``grid.seed`` = 100."""
+    data = flat_study()
+    data["base"]["platform"]["generator"] = {"type": "random", "n": 6, "degree": 3,
+                                             "c": [1, 10], "compute": [1, 5]}
+    data["grid"] = {"seed": [100, 200, 300]} if where == "grid" else {}
+    if where == "base":
+        data["base"]["seed"] = 42
+    study_file = write(tmp_path / "seeds.yaml", data)
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert one_error_line(result.output).startswith(
+        f"portsim: error: {study_file}: {path}: a study sets each run's seed")
+    assert not (tmp_path / "o" / "results.parquet").exists()
+
+
+@pytest.mark.parametrize(("grid", "first", "second"), [
+    ({"platform.generator.n": [3, 3]},  # a value listed twice
+     "platform.generator.n=3", "platform.generator.n=3"),
+    # n refines each generator: both points are complete graphs of 5 nodes
+    ({"platform.generator": [{"type": "complete", "n": 3}, {"type": "complete", "n": 4}],
+      "platform.generator.n": [5]},
+     "platform.generator={'n': 3, 'type': 'complete'}, platform.generator.n=5",
+     "platform.generator={'n': 4, 'type': 'complete'}, platform.generator.n=5"),
+])
+def test_two_grid_points_making_one_scenario_are_bad_input(
+        tmp_path: Path, grid: dict[str, list[Any]], first: str, second: str) -> None:
+    """Two grid points whose runs are the same scenario were stored once, under the
+    first point's grid values: the second point vanished from the store (the study
+    said 1 run(s) for 2 points) and its values appeared in no row."""
+    study_file = tmp_path / "dup.yaml"  # the grid keys in this order, not sorted
+    study_file.write_text(yaml.safe_dump(flat_study(grid=grid), sort_keys=False))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"portsim: error: {study_file}: grid: grid point 1 ({second}) makes "
+        f"the same scenario as grid point 0 ({first}); each would be stored as the other")
+    assert not (tmp_path / "o" / "results.parquet").exists()
+
+
+def test_a_grid_key_replaced_by_a_later_one_is_bad_input(tmp_path: Path) -> None:
+    """``platform.generator.n: [4]`` listed before ``platform.generator``: each point's
+    whole generator replaced the n, and every row said n = 4 for complete graphs
+    of 3 and 5 nodes (no two points alike, so nothing else caught it)."""
+    grid = {"platform.generator.n": [4],
+            "platform.generator": [{"type": "complete", "n": 3},
+                                   {"type": "complete", "n": 5, "c": 2}]}
+    study_file = tmp_path / "over.yaml"  # the grid keys in this order, not sorted
+    study_file.write_text(yaml.safe_dump(flat_study(grid=grid), sort_keys=False))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert one_error_line(result.output) == (
+        f"portsim: error: {study_file}: grid.platform.generator: replaces the value of "
+        f"grid.platform.generator.n, listed before it; list platform.generator first")
+    # listed the other way round, n refines each generator: 4 nodes, the source
+    # sends to 3 others one at a time, each send lasting c: makespans 3 * 1 and 3 * 2
+    study_file.write_text(yaml.safe_dump(flat_study(grid=dict(reversed(grid.items()))),
+                                         sort_keys=False))
+    result = CliRunner().invoke(main, ["study", str(study_file), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    frame = load_results(tmp_path / "o")
+    assert frame["makespan"].tolist() == ["3", "6"]

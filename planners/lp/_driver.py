@@ -452,10 +452,14 @@ def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
                                            f"steady-state throughput")
 
 
-def time_limit_error(options: LpOptions, where: str) -> PlanResult:
-    """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``."""
-    return PlanResult.error(NAME, f"time limit of {options.limit_text} reached during "
-                                  f"{where}; raise time_limit")
+def time_limit_error(options: LpOptions, where: str,
+                     bound: Fraction | None = None) -> PlanResult:
+    """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``;
+    ``bound``: the throughput bound proven before the stop (the row's
+    ``throughput_bound``, with no schedule; ``where`` says it too)."""
+    result = PlanResult.error(NAME, f"time limit of {options.limit_text} reached during "
+                                    f"{where}; raise time_limit")
+    return result if bound is None else replace(result, throughput_bound=bound)
 
 
 def _proven_before_schedule(exact: ExactSolution) -> str:
@@ -602,7 +606,7 @@ def finish(
     deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, f"the periodic schedule, before it started "
-                                         f"({_proven_before_schedule(exact)})")
+                                         f"({_proven_before_schedule(exact)})", exact.upper)
     try:
         # The build allocates some 100,000 objects and keeps them: the cyclic
         # collector would walk them (and the heap) for nothing (see that module).
@@ -617,7 +621,8 @@ def finish(
     except TimeLimitReached as stop:
         # the build's warnings (a fixed period and its operations) describe a
         # schedule that was never finished: the error row does not carry them
-        return time_limit_error(options, f"{stop.phase} ({_proven_before_schedule(exact)})")
+        return time_limit_error(options, f"{stop.phase} ({_proven_before_schedule(exact)})",
+                                exact.upper)
     for w in said:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scale = _time_scale(plan.schedule)

@@ -246,7 +246,8 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
 def _efficiency_caption(frame: pd.DataFrame) -> str:
     """Why valid rows are missing from the efficiency chart (a rejected schedule is
     in Failed runs): no reference bound in their run, or no measured throughput (a
-    series replay cut before the horizon, ``replay_cut``, or not measured)."""
+    series replay cut before the horizon, ``replay_cut``, or not measured); and
+    whether the planners of a run were measured over different horizons."""
     missing = frame["efficiency"].isna() & valid_rows(frame)
     bounded = frame["reference_bound"].notna()
     cut = missing & bounded & (frame["replay_cut"].eq(True).fillna(False)
@@ -262,6 +263,20 @@ def _efficiency_caption(frame: pd.DataFrame) -> str:
         if rows.any():
             labels = ", ".join(dict.fromkeys(frame.loc[rows, _LABEL].astype(str)))
             lines.append(f"{int(rows.sum())} ok row(s) ({labels}) {why} and are left out.")
+    # Each planner's default horizon is its own (100 makespans, 100 periods): a
+    # start-up weighs more over a shorter one, and the chart would not show why.
+    drawn = frame[frame["efficiency"].notna() & valid_rows(frame)]
+    mixed = [rows for _, rows in drawn.groupby("run_index", sort=True)
+             if rows["horizon"].nunique() > 1]
+    if mixed:
+        first = mixed[0]
+        horizons = ", ".join(f"{label} {horizon}" for label, horizon in
+                             zip(first[_LABEL].astype(str), first["horizon"], strict=True))
+        lines.append(f"{len(mixed)} run(s) measure their planners over different horizons "
+                     f"(run {int(first['run_index'].iloc[0])}: {horizons}): by default each "
+                     f"planner's own, 100 makespans or at least 100 periods, over which a "
+                     f"start-up weighs more or less. A horizon in the study's base measures "
+                     f"them all over one.")
     return "".join(f'<p class="hint">{html.escape(line)}</p>' for line in lines)
 
 

@@ -29,7 +29,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from portsim.scenarios.loader import PlannerSpec
 from portsim.scenarios.runner import planner_label, run_planner
@@ -40,9 +40,13 @@ from portsim.scenarios.study.store import (
     StoredRun,
     StoreLock,
     grid_column_type,
+    study_folder,
 )
 from portsim.simulator.errors import ScenarioError
 from portsim.simulator.numbers import format_rational
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["BATCH_SECONDS", "MAX_BATCH_RUNS", "Executor", "StudyOutcome", "execute_run",
            "execute_runs", "run_study"]
@@ -303,7 +307,9 @@ def run_study(
     study:
         From :func:`~portsim.scenarios.study.spec.load_study`.
     out:
-        The output folder; rows go to ``out/results.parquet/``.  The study
+        The output folder; rows go to ``out/results.parquet/``.  (That dataset
+        itself names its folder, as for
+        :func:`~portsim.scenarios.study.store.load_results`.)  The study
         holds the folder's lock (:class:`~portsim.scenarios.study.store.StoreLock`)
         while it runs.
     executor:
@@ -355,6 +361,9 @@ def run_study(
         raise ScenarioError("needs --executor dask", path="--scheduler", value=scheduler)
     if executor == "dask":
         _require_dask()
+    # ``out/results.parquet`` (what report and pandas take) names the study in ``out``:
+    # taken as a folder, a dataset would be written inside the dataset
+    out = study_folder(out)
     with StoreLock(out):
         return _run_locked(study, out, executor=executor, workers=workers,
                            scheduler=scheduler, resume=resume, batch_size=batch_size,
@@ -390,6 +399,7 @@ def _run_locked(study: Study, out: str | os.PathLike[str], *, executor: Executor
     for run in study.runs:
         distinct.setdefault(run.key, run)
     _check_resumed_store(study, distinct, stored, str(store.path))
+    _check_grid_types(store, grid_types)
     pending = [run for key, run in distinct.items() if key not in done]
     skipped = len(distinct) - len(pending)
     earlier = [(stored[key].error, stored[key].invalid) for key in distinct if key in stored]
@@ -461,6 +471,29 @@ def _check_resumed_store(study: Study, distinct: Mapping[str, StudyRun],
             f"the result store holds {len(moved)} run(s) of this study under another run "
             f"index (the first: run {was}, now run {now}: grid values were added or "
             f"reordered); rerun the study into another --out", source=source)
+
+
+def _check_grid_types(store: ResultStore, grid_types: Mapping[str, pa.DataType]) -> None:
+    """Refuse to append parts whose grid column has another type than the stored parts'.
+
+    A value appended to the first grid key keeps the stored runs, but one of
+    another type (``"1/2"`` after integers) makes the column text in the new
+    parts only: pyarrow cannot merge ``int64`` with ``string``, and the store
+    would no longer load (:func:`~portsim.scenarios.study.store.load_results`,
+    ``portsim report``, ``pandas.read_parquet``).
+
+    Raises
+    ------
+    ScenarioError
+        Naming the column, the stored type and the new one.
+    """
+    for name, stored in store.stored_types().items():
+        now = grid_types.get(name)
+        if now is not None and now != stored:
+            raise ScenarioError(
+                f"the store holds this column as {stored}, the study file's values make "
+                f"it {now}; rerun the study into another --out", path=name,
+                source=str(store.path))
 
 
 class _Summary:

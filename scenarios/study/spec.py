@@ -329,7 +329,8 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
     ------
     ScenarioError
         On an empty grid list, an empty path segment, a path through a value
-        of ``base`` that is not a mapping, an integer outside int64, more runs
+        of ``base`` that is not a mapping, an integer outside int64, a ``seed``
+        in ``base`` or as a grid key (the replicates set it), more runs
         than ``max_runs``, or a grid point that does not load (the message
         names the grid point and its values).
     """
@@ -346,6 +347,24 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                 raise ScenarioError("an integer grid value must fit in int64 (it is stored "
                                     "as one)", path=f"grid.{key}[{i}]", value=value,
                                     source=source)
+    # Keys are assigned in file order: a key that holds an earlier one (platform.generator
+    # after platform.generator.n) replaces its value at every point, and the earlier
+    # key's column would name a value no run has.
+    keys = tuple(spec.grid)
+    for later, key in enumerate(keys):
+        for earlier in keys[:later]:
+            if earlier.startswith(key + "."):
+                raise ScenarioError(f"replaces the value of grid.{earlier}, listed before "
+                                    f"it; list {key} first", path=f"grid.{key}",
+                                    source=source)
+    # The expansion writes each run's seed over the document's: a seed given here
+    # would be dropped without a word (a grid over three seeds ran seed 0 once).
+    for where, part in (("base", spec.base), ("grid", spec.grid)):
+        if "seed" in part:
+            raise ScenarioError(
+                f"a study sets each run's seed from replicates (seeds 0 .. replicates-1, "
+                f"the column seed); remove {where}.seed and set replicates",
+                path=f"{where}.seed", value=part["seed"], source=source)
     _check_run_count(spec, max_runs, source)
     for where, part in (("base", spec.base), ("grid", spec.grid)):
         size = document_values(part, limit=MAX_DOCUMENT_VALUES, source=source, path=where)
@@ -354,7 +373,6 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                 f"expands to more than {MAX_DOCUMENT_VALUES} values (YAML aliases count "
                 f"each time they are used), all hashed and stored with every run",
                 path=where, value=f"over {MAX_DOCUMENT_VALUES} values", source=source)
-    keys = tuple(spec.grid)
     runs: list[StudyRun] = []
     for point in itertools.product(*(spec.grid[k] for k in keys)):
         grid = dict(zip(keys, point, strict=True))
@@ -372,6 +390,18 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
                    else run_key({"evaluation": spec.evaluation, "scenario": document}))
             runs.append(StudyRun(len(runs), key, grid, seed, document, spec.evaluation,
                                  written))
+    # Runs are stored once per key: a grid point making the scenario of an earlier
+    # one (a value repeated, a key whose value a later key replaces) would vanish,
+    # and the earlier point's rows would stand for it under the wrong grid values.
+    firsts = runs[::spec.replicates]
+    point_of: dict[str, int] = {}
+    for number, first in enumerate(firsts):
+        earlier = point_of.setdefault(first.key, number)
+        if earlier != number:
+            raise ScenarioError(
+                f"grid point {number} ({grid_point_label(first.grid)}) makes the same "
+                f"scenario as grid point {earlier} ({grid_point_label(firsts[earlier].grid)}"
+                f"); each would be stored as the other", path="grid", source=source)
     if spec.evaluation == "model":
         for run in runs:  # the model is a static property of each document: check them all
             check_model_scenario(run.scenario, source=source)

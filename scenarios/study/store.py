@@ -122,7 +122,8 @@ follows ``port_model``; empty in a store written before it).
 
 
 def grid_column_type(values: Sequence[Any]) -> pa.DataType:
-    """The Arrow type of a grid column: native for uniform scalars, else JSON text.
+    """The Arrow type of a grid column: native for uniform scalars, else text (a text
+    value as it is, any other value as its JSON).
 
     Examples
     --------
@@ -193,6 +194,16 @@ class ResultStore:
         if not self.path.is_dir():
             return []
         return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
+
+    def stored_types(self) -> dict[str, pa.DataType]:
+        """The Arrow type of each grid column in the stored parts, by column name (the
+        first part giving it; :meth:`append` writes every part with :attr:`schema`)."""
+        found: dict[str, pa.DataType] = {}
+        for part in self.parts():
+            for column in pq.read_schema(part):
+                if column.name.startswith("grid."):
+                    found.setdefault(column.name, column.type)
+        return found
 
     def stored_verdicts(self) -> dict[str, tuple[bool, bool]]:
         """The runs already stored: per run key, (some row is an ``error``, some ``ok``
@@ -431,7 +442,8 @@ def load_results(directory: str | os.PathLike[str]) -> pd.DataFrame:
         are pandas' nullable ones: text ``string``, integers ``Int64``,
         ``feasible`` ``boolean``, floats ``Float64`` (missing values are
         ``<NA>``).  Grid columns are ``Int64``/``Float64``/``boolean`` for
-        uniform scalar values, else ``string`` (JSON text).  Last, the
+        uniform scalar values, else ``string`` (a text value as it is, any other
+        as its JSON text: ``[1, "1/2"]`` is stored ``"1"``, ``"1/2"``).  Last, the
         derived column ``makespan_ratio`` (``Float64``, not stored): the
         row's makespan over the smallest makespan among the run's ``ok``
         rows whose schedule is not rejected (``feasible`` not false; a
