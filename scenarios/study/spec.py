@@ -396,11 +396,11 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
     firsts = runs[::spec.replicates]
     point_of: dict[str, int] = {}
     for number, first in enumerate(firsts):
-        earlier = point_of.setdefault(first.key, number)
-        if earlier != number:
+        same = point_of.setdefault(first.key, number)
+        if same != number:
             raise ScenarioError(
                 f"grid point {number} ({grid_point_label(first.grid)}) makes the same "
-                f"scenario as grid point {earlier} ({grid_point_label(firsts[earlier].grid)}"
+                f"scenario as grid point {same} ({grid_point_label(firsts[same].grid)}"
                 f"); each would be stored as the other", path="grid", source=source)
     if spec.evaluation == "model":
         for run in runs:  # the model is a static property of each document: check them all
