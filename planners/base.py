@@ -146,6 +146,11 @@ class PlanResult:
         periodic schedule, below ``throughput_bound`` when the bound is the
         upper end of a certified interval or a fixed period loses some).
         :attr:`bound_reached` compares the two.
+    bound_exact:
+        Whether ``throughput_bound`` is proven to be the optimal throughput
+        (``True``), or only an upper bound on it (``False``: the upper end of a
+        certified interval, or the bound of a relaxed model); ``None`` when the
+        planner does not say.
 
     Raises
     ------
@@ -172,6 +177,7 @@ class PlanResult:
     planner: str = ""
     replay: ReplayMode = "strict"
     achieved_throughput: Fraction | None = None
+    bound_exact: bool | None = None
 
     def __repr__(self) -> str:
         return record_repr(self)
@@ -204,12 +210,13 @@ class PlanResult:
         message: str = "",
         replay: ReplayMode = "strict",
         achieved_throughput: Fraction | int | None = None,
+        bound_exact: bool | None = None,
     ) -> PlanResult:
         """A successful plan (integer figures become exact ``Fraction``)."""
         return cls("ok", schedule, message, _exact(throughput_bound, "throughput_bound"),
                    _exact(period, "period"), _exact(makespan, "makespan"),
                    tuple(trees), tuple(notes), planner, replay,
-                   _exact(achieved_throughput, "achieved_throughput"))
+                   _exact(achieved_throughput, "achieved_throughput"), bound_exact)
 
     @classmethod
     def unsupported(cls, planner: str, reason: str) -> PlanResult:

@@ -108,6 +108,10 @@ class PlannerRun:
     options: tuple[tuple[str, Any], ...] = ()
     replay_cut: bool = False
     achieved_throughput: Fraction | None = None
+    bound_exact: bool | None = None
+    """Whether ``throughput_bound`` is proven optimal (the planner's
+    :attr:`~portsim.planners.base.PlanResult.bound_exact`); ``None`` without a
+    bound or when the planner does not say."""
     node_port_models: tuple[tuple[str, str], ...] = ()
     """The nodes that follow another port model than ``port_model`` (their own,
     from the platform file), with that model; the JSON gives them as a mapping."""
@@ -188,6 +192,7 @@ class PlannerRun:
             "replay_cut": self.replay_cut,
             "achieved_throughput": exact(self.achieved_throughput),
             "bound_reached": self.bound_reached,
+            "bound_exact": self.bound_exact,
             "measured_throughput_exact": exact(self.measured_throughput_exact),
             "node_port_models": dict(self.node_port_models),
         }
@@ -454,11 +459,11 @@ def run_planner(
     options = tuple(spec.options.items())
     result = guarded_plan(planner, platform, operation, spec.options)
     if not result.is_ok or result.schedule is None:
-        return PlannerRun(name, kind, model, status=result.status,
-                          message=result.message or "no schedule",
-                          throughput_bound=result.throughput_bound, notes=result.notes,
-                          achieved_throughput=result.achieved_throughput,
-                          options=options, node_port_models=own, plan=result)
+        return _with_exactness(PlannerRun(
+            name, kind, model, status=result.status, message=result.message or "no schedule",
+            throughput_bound=result.throughput_bound, notes=result.notes,
+            achieved_throughput=result.achieved_throughput, options=options,
+            node_port_models=own, plan=result), result)
     given = horizon if horizon is not None else scenario.horizon
     key = (horizon_key or "horizon") if horizon is not None else "horizon"
     try:
@@ -466,8 +471,8 @@ def run_planner(
             run = _run_asap(name, kind, model, result, given, exact, operation.size)
         else:
             run = _run_strict(name, kind, model, result, given, exact, operation.size)
-        return replace(_in_operations(run, result.schedule, operation), options=options,
-                       node_port_models=own)
+        return _with_exactness(replace(_in_operations(run, result.schedule, operation),
+                                       options=options, node_port_models=own), result)
     except ScheduleError as err:
         if given is not None and err.path == "horizon":
             raise ScenarioError(err.message, source=scenario.source, path=key,
@@ -479,10 +484,19 @@ def run_planner(
             notes.append(f"the planner announced achieved throughput "
                          f"{format_rational(result.achieved_throughput)}, which no strict "
                          f"replay proves (the schedule cannot be replayed): not shown")
-        return PlannerRun(name, kind, model, status="error",
-                          message=_one_line(f"the schedule cannot be replayed: {err}"),
-                          throughput_bound=result.throughput_bound, notes=tuple(notes),
-                          options=options, node_port_models=own, plan=result)
+        return _with_exactness(PlannerRun(
+            name, kind, model, status="error",
+            message=_one_line(f"the schedule cannot be replayed: {err}"),
+            throughput_bound=result.throughput_bound, notes=tuple(notes), options=options,
+            node_port_models=own, plan=result), result)
+
+
+def _with_exactness(run: PlannerRun, result: PlanResult) -> PlannerRun:
+    """``run`` with the planner's word on its bound's exactness, where the row
+    shows the planner's bound (not where the runner dropped or replaced it)."""
+    if run.throughput_bound is None or run.throughput_bound != result.throughput_bound:
+        return run
+    return replace(run, bound_exact=result.bound_exact)
 
 
 def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) -> PlannerRun:

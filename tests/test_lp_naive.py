@@ -517,3 +517,17 @@ def test_asap_count_of_a_periodic_schedule_without_events() -> None:
     full = replay(empty, mode="asap", horizon=Fraction(1000))
     assert (got.completed, got.incomplete, got.violations) == (0, 1000, ())
     assert (got.completed, got.incomplete) == (full.completed, full.incomplete)
+
+
+def test_bound_exact_tells_the_naive_bound_from_the_optimum() -> None:
+    """Fig. 2 (RR-2004-32): the port-sum bound 3/4 is above the true optimum
+    2/3, so lp-naive's bound is not proven optimal (``bound_exact`` false) where
+    lp's 2/3 is; on bidirectional nodes the naive program is lp's own, exact."""
+    naive = naive_steady_state(fig2(), BROADCAST)
+    exact = steady_state(fig2(), BROADCAST)
+    assert (naive.throughput_bound, naive.bound_exact) == (F(3, 4), False)
+    assert (exact.throughput_bound, exact.bound_exact) == (F(2, 3), True)
+    bidirectional = fig2("bidirectional")
+    both = naive_steady_state(bidirectional, BROADCAST)
+    assert both.bound_exact is True
+    assert both.throughput_bound == steady_state(bidirectional, BROADCAST).throughput_bound

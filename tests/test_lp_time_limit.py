@@ -211,6 +211,7 @@ def test_a_bound_proven_before_the_cut_is_the_rows_bound_and_the_studys_referenc
     result = steady_state(platform, op, time_limit=60)
     assert (result.status, result.throughput_bound, result.schedule) == (
         "error", Fraction(1, 2), None)
+    assert result.bound_exact is True  # the optimum, proven before the cut
     study = study_from_dict({"name": "cut", "base": {
         "platform": {"nodes": [{"id": n} for n in ("Ps", "Pa", "Pb", "P0", "P1")],
                      "links": [{"src": "Ps", "dst": "Pa", "c": 1},
@@ -223,4 +224,5 @@ def test_a_bound_proven_before_the_cut_is_the_rows_bound_and_the_studys_referenc
     lp, flat = execute_run(study.runs[0], "cut")
     assert (lp["status"], lp["throughput_bound"], lp["reference_bound"]) == ("error", "1/2",
                                                                               "1/2")
+    assert (lp["bound_exact"], flat["reference_bound_exact"]) == (True, True)
     assert flat["efficiency"] == float(Fraction(flat["measured_throughput_exact"]) * 2)

@@ -187,7 +187,8 @@ def test_store_rows_carry_every_json_result_field(tmp_path: Path) -> None:
     for (_, row), want in zip(frame.iterrows(), expected, strict=True):
         for name in ("status", "throughput_bound", "period", "makespan", "completed",
                      "horizon", "feasible", "label", "replay", "replay_cut",
-                     "achieved_throughput", "bound_reached", "measured_throughput_exact"):
+                     "achieved_throughput", "bound_reached", "bound_exact",
+                     "measured_throughput_exact"):
             got = row[name]
             assert (None if pd.isna(got) else got) == want[name], name
         exact = Fraction(row["measured_throughput_exact"])
@@ -198,6 +199,32 @@ def test_store_rows_carry_every_json_result_field(tmp_path: Path) -> None:
     lp = frame.iloc[0]
     assert (lp["throughput_bound"], lp["achieved_throughput"]) == ("1/2", "1/2")
     assert bool(lp["bound_reached"])
+    # proven optimal, and the reference of both rows; flat gives no bound
+    assert bool(lp["bound_exact"])
+    assert pd.isna(frame.iloc[1]["bound_exact"])
+    assert frame["reference_bound_exact"].tolist() == [True, True]
+
+
+def test_an_interval_bound_is_marked_as_not_proven_optimal(tmp_path: Path) -> None:
+    """The all-to-all of ``test_lp``'s flows far from one (optimum 1 / (4 * 10^7 +
+    10^-6) by hand): lp gives the certified interval whose upper end is 1/2 *
+    10^-7, twice the optimum.  The row and every row of its run say the
+    reference bound is not proven optimal, so each efficiency is a lower end."""
+    study = study_from_dict({
+        "name": "interval",
+        "base": {"platform": {"nodes": [{"id": f"N{k}"} for k in range(4)], "links": [
+            {"src": a, "dst": b, "c": c} for a, b, c in (
+                ("N0", "N3", "8000000"), ("N1", "N0", "40"), ("N1", "N2", "3/1000000"),
+                ("N1", "N3", "1/1000000"), ("N2", "N0", "4/5"), ("N3", "N1", "7000"))]},
+                 "operation": {"type": "alltoall"}, "planners": ["lp", "flat"]},
+        "replicates": 1,
+    })
+    run_study(study, tmp_path, workers=1)
+    frame = load_results(tmp_path).set_index("planner")
+    assert frame.loc["lp", "throughput_bound"] == "1/20000000"
+    assert Fraction(frame.loc["lp", "achieved_throughput"]) < Fraction(1, 4 * 10**7)
+    assert not frame.loc["lp", "bound_exact"]
+    assert frame["reference_bound_exact"].tolist() == [False, False]
 
 
 def test_a_store_written_without_the_new_columns_resumes_and_loads(tmp_path: Path) -> None:

@@ -945,7 +945,8 @@ def _plan_at_scale(platform: Platform, operation: Operation, options: LpOptions,
         return time_limit_error(options, f"the allreduce bound, before the periodic schedule "
                                          f"(certified all the same: {certified}; "
                                          f"reduce-then-broadcast carries "
-                                         f"{format_rational(master.lower)})", upper)
+                                         f"{format_rational(master.lower)})", upper,
+                                bound_exact=upper == master.lower)
     units = [structure_unit(w, s) for w, s in structures]
     return finish(platform, operation, exact, [units], options, notes=notes)
 

@@ -453,13 +453,16 @@ def no_communication(operation: Operation, planner: str = NAME) -> PlanResult:
 
 
 def time_limit_error(options: LpOptions, where: str,
-                     bound: Fraction | None = None) -> PlanResult:
+                     bound: Fraction | None = None, *,
+                     bound_exact: bool | None = None) -> PlanResult:
     """The ``error`` result of a planner stopped by its ``time_limit`` during ``where``;
     ``bound``: the throughput bound proven before the stop (the row's
-    ``throughput_bound``, with no schedule; ``where`` says it too)."""
+    ``throughput_bound``, with no schedule; ``where`` says it too), and
+    ``bound_exact`` whether it is proven optimal."""
     result = PlanResult.error(NAME, f"time limit of {options.limit_text} reached during "
                                     f"{where}; raise time_limit")
-    return result if bound is None else replace(result, throughput_bound=bound)
+    return result if bound is None else replace(result, throughput_bound=bound,
+                                                bound_exact=bound_exact)
 
 
 def _proven_before_schedule(exact: ExactSolution) -> str:
@@ -606,7 +609,8 @@ def finish(
     deadline = options.clock()
     if deadline.expired:
         return time_limit_error(options, f"the periodic schedule, before it started "
-                                         f"({_proven_before_schedule(exact)})", exact.upper)
+                                         f"({_proven_before_schedule(exact)})", exact.upper,
+                                bound_exact=exact.exact)
     try:
         # The build allocates some 100,000 objects and keeps them: the cyclic
         # collector would walk them (and the heap) for nothing (see that module).
@@ -622,7 +626,7 @@ def finish(
         # the build's warnings (a fixed period and its operations) describe a
         # schedule that was never finished: the error row does not carry them
         return time_limit_error(options, f"{stop.phase} ({_proven_before_schedule(exact)})",
-                                exact.upper)
+                                exact.upper, bound_exact=exact.exact)
     for w in said:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     scale = _time_scale(plan.schedule)
@@ -642,7 +646,8 @@ def finish(
                      f"{orchestration}")
     return PlanResult.ok(NAME, plan.schedule, throughput_bound=exact.upper,
                          period=plan.period, trees=_weighted_trees(groups, tree_edges),
-                         notes=all_notes, message=message, achieved_throughput=plan.throughput)
+                         notes=all_notes, message=message, achieved_throughput=plan.throughput,
+                         bound_exact=exact.exact)
 
 
 def _bound_alone(
@@ -661,7 +666,7 @@ def _bound_alone(
     exact, all_notes, message = _certified(exact, notes, refine, None)
     return PlanResult.ok(NAME, None, throughput_bound=exact.upper,
                          trees=_weighted_trees(groups, tree_edges), notes=all_notes,
-                         message=message)
+                         message=message, bound_exact=exact.exact)
 
 
 def _certified(

@@ -71,7 +71,7 @@ def whole_messages(platform: Platform, operation: Operation, parsed: LpOptions,
         return replace(PlanResult.unsupported(
             planner, f"links with latency: {found}{needs}; a message split in parts would "
                      f"pay the latency once per part: raise max_events (an lp option) to that"),
-            throughput_bound=bound)
+            throughput_bound=bound, bound_exact=None if bound is None else result.bound_exact)
     for w in caught:  # the build's warnings, for the caller, as they were
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if schedule is None:

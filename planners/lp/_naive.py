@@ -188,8 +188,11 @@ def _relabel(result: PlanResult, port_sum: frozenset[NodeId]) -> PlanResult:
     # With a summed row the planned timing is not claimed feasible: the
     # schedule's throughput is the ASAP replay's, not a planner's figure.
     achieved = None if port_sum else result.achieved_throughput
+    # the port-sum program relaxes the unidirectional rows: its optimum bounds the
+    # real one, which it need not be
+    exactness = False if port_sum else result.bound_exact
     return replace(result, planner=LP_NAIVE_NAME, replay="asap", notes=tuple(notes),
-                   message=message, achieved_throughput=achieved)
+                   message=message, achieved_throughput=achieved, bound_exact=exactness)
 
 
 def _check_naive_options(options: Mapping[str, Any]) -> None:

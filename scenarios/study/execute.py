@@ -264,20 +264,25 @@ def _result_row(base: Mapping[str, Any], index: int, spec: PlannerSpec,
 
 
 def _add_efficiency(rows: list[dict[str, Any]]) -> None:
-    """Set ``reference_bound`` (lp's bound, else the largest) and ``efficiency``."""
+    """Set ``reference_bound`` (lp's bound, else the largest), whether it is proven
+    optimal (``reference_bound_exact``) and ``efficiency``."""
     # An lp entry restricted to a tree or a DAG (option restrict) bounds only
     # that sub-platform: never a reference for the others.
     # portsim's own exact strings: no input's 10^18 cap (an lp bound on 50
     # random nodes holds 48 digits, and the cap made every row of the run an error)
-    bounds = [(r["planner"], Fraction(r["throughput_bound"])) for r in rows
+    bounds = [(r["planner"], Fraction(r["throughput_bound"]), r.get("bound_exact"))
+              for r in rows
               if r.get("throughput_bound") and json.loads(r.get("planner_options") or "{}")
               .get("restrict", "graph") == "graph"]
-    lp = [b for name, b in bounds if name == "lp"]
-    reference: Fraction | None = lp[0] if lp else max((b for _, b in bounds), default=None)
+    lp = [(b, proven) for name, b, proven in bounds if name == "lp"]
+    chosen = lp[0] if lp else max(((b, proven) for _, b, proven in bounds),
+                                  key=lambda pair: pair[0], default=None)
+    reference = None if chosen is None else chosen[0]
     for row in rows:
-        if reference is None or reference <= 0:
+        if chosen is None or reference is None or reference <= 0:
             continue
         row["reference_bound"] = format_rational(reference)
+        row["reference_bound_exact"] = chosen[1]
         exact = row.get("measured_throughput_exact")
         measured = row.get("measured_throughput")
         # the exact ratio, rounded once (the two floats' quotient was off by an ulp

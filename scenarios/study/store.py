@@ -103,6 +103,8 @@ RESULT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("bound_reached", pa.bool_()),
     ("measured_throughput_exact", pa.string()),
     ("node_port_models", pa.string()),
+    ("bound_exact", pa.bool_()),
+    ("reference_bound_exact", pa.bool_()),
 )
 """Every column but the grid ones, with its Arrow type.
 
@@ -117,7 +119,11 @@ JSON (enough to rerun it).  Since 0.3.0 also the JSON result's ``label``,
 ``replay``, ``replay_cut``, ``achieved_throughput``, ``bound_reached`` and
 ``measured_throughput_exact`` (a store written by 0.2.0 reads back with these
 columns empty), and ``node_port_models`` as JSON text (``{}`` when every node
-follows ``port_model``; empty in a store written before it).
+follows ``port_model``; empty in a store written before it); also the JSON
+result's ``bound_exact`` and ``reference_bound_exact``, whether
+``reference_bound`` is proven optimal (the ``bound_exact`` of the row it comes
+from: where it is ``false``, ``efficiency`` is only a lower end); both empty in
+a store written before them.
 """
 
 
