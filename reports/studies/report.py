@@ -246,8 +246,9 @@ def render_study_report(frame: pd.DataFrame, *, run_index: int | None = None,
 def _efficiency_caption(frame: pd.DataFrame) -> str:
     """Why valid rows are missing from the efficiency chart (a rejected schedule is
     in Failed runs): no reference bound in their run, or no measured throughput (a
-    series replay cut before the horizon, ``replay_cut``, or not measured); and
-    whether the planners of a run were measured over different horizons."""
+    series replay cut before the horizon, ``replay_cut``, or not measured);
+    whether the planners of a run were measured over different horizons; and
+    how many rows compare with a bound not proven optimal."""
     missing = frame["efficiency"].isna() & valid_rows(frame)
     bounded = frame["reference_bound"].notna()
     cut = missing & bounded & (frame["replay_cut"].eq(True).fillna(False)
@@ -277,6 +278,15 @@ def _efficiency_caption(frame: pd.DataFrame) -> str:
                      f"planner's own, 100 makespans or at least 100 periods, over which a "
                      f"start-up weighs more or less. A horizon in the study's base measures "
                      f"them all over one.")
+    # A reference bound that is only the upper end of a certified interval makes
+    # every efficiency of its run a lower end (older stores lack the column).
+    if "reference_bound_exact" in frame:
+        loose = drawn[drawn["reference_bound_exact"].eq(False).fillna(False)]
+        if not loose.empty:
+            runs = loose["run_index"].nunique()
+            lines.append(f"{runs} run(s) ({len(loose)} row(s)) compare with a reference bound "
+                         f"that is only the upper end of a certified interval "
+                         f"(reference_bound_exact false): their efficiencies are lower ends.")
     return "".join(f'<p class="hint">{html.escape(line)}</p>' for line in lines)
 
 
