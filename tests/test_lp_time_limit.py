@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import pytest
 
+from portsim.planners.base import PlanResult
 from portsim.planners.lp import naive_steady_state, steady_state
 from portsim.planners.lp._driver import LpOptions, parse_options
 from portsim.planners.lp._extract import extract_trees
@@ -168,12 +169,9 @@ def test_the_steiner_pricing_checks_the_deadline_between_sources(
     assert seconds < 2.0  # at most one tree (0.4 s) past the limit, not the round
 
 
-def test_schedule_cut_by_the_time_limit_still_gives_the_proven_bound(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A time limit reached while the periodic schedule is built (an all-to-all on
-    30 random nodes with ``time_limit: 0.5``) left an error row with no figure,
-    though the program had proven its optimum: the row now gives it, as the
-    allreduce's does.  The scatter toy, its build stopped: TP = 1/2 (LMR, Fig. 2)."""
+def _scatter_toy_cut_while_scheduled(monkeypatch: pytest.MonkeyPatch) -> PlanResult:
+    """``lp`` on the scatter toy (LMR, Fig. 2: TP = 1/2) with ``time_limit: 60``,
+    its periodic schedule's build stopped by the time limit."""
     import portsim.planners.lp._driver as driver
 
     def stopped(*args: object, **kwargs: object) -> None:
@@ -184,7 +182,16 @@ def test_schedule_cut_by_the_time_limit_still_gives_the_proven_bound(
         ("Ps", "Pa", 1), ("Ps", "Pb", 1), ("Pa", "P0", Fraction(2, 3)),
         ("Pb", "P0", Fraction(4, 3)), ("Pb", "P1", Fraction(4, 3))])
     op = Operation(OperationKind.SCATTER, source="Ps", targets=("P0", "P1"))
-    result = steady_state(platform, op, time_limit=60)
+    return steady_state(platform, op, time_limit=60)
+
+
+def test_schedule_cut_by_the_time_limit_still_gives_the_proven_bound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A time limit reached while the periodic schedule is built (an all-to-all on
+    30 random nodes with ``time_limit: 0.5``) left an error row with no figure,
+    though the program had proven its optimum: the row now gives it, as the
+    allreduce's does.  The scatter toy, its build stopped: TP = 1/2 (LMR, Fig. 2)."""
+    result = _scatter_toy_cut_while_scheduled(monkeypatch)
     assert (result.status, result.message) == (
         "error", "time limit of 60.0 s reached during periodic schedule (certified all the "
                  "same: the optimum is 1/2); raise time_limit")
@@ -197,18 +204,9 @@ def test_a_bound_proven_before_the_cut_is_the_rows_bound_and_the_studys_referenc
     ``time_limit`` there had no ``reference_bound`` and every planner of it lost its
     efficiency (left out of the means, the larger platforms first).  The scatter
     toy (LMR, Fig. 2): TP = 1/2; flat's efficiency = its measured throughput / (1/2)."""
-    import portsim.planners.lp._driver as driver
     from portsim.scenarios.study import execute_run, study_from_dict
 
-    def stopped(*args: object, **kwargs: object) -> None:
-        raise TimeLimitReached("periodic schedule")
-
-    monkeypatch.setattr(driver, "build_periodic", stopped)
-    platform = Platform.build(["Ps", "Pa", "Pb", "P0", "P1"], [
-        ("Ps", "Pa", 1), ("Ps", "Pb", 1), ("Pa", "P0", Fraction(2, 3)),
-        ("Pb", "P0", Fraction(4, 3)), ("Pb", "P1", Fraction(4, 3))])
-    op = Operation(OperationKind.SCATTER, source="Ps", targets=("P0", "P1"))
-    result = steady_state(platform, op, time_limit=60)
+    result = _scatter_toy_cut_while_scheduled(monkeypatch)
     assert (result.status, result.throughput_bound, result.schedule) == (
         "error", Fraction(1, 2), None)
     assert result.bound_exact is True  # the optimum, proven before the cut
