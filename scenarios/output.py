@@ -54,20 +54,23 @@ def replacing(destination: str | os.PathLike[str]) -> Iterator[TextIO]:
     OSError
         When the file cannot be written (the destination is then unchanged).
     """
-    target = Path(os.path.realpath(destination))
-    try:
-        mode = os.stat(target).st_mode
+    try:  # through links, even those no path resolves to (/dev/stdout -> pipe:[N])
+        mode: int | None = os.stat(destination).st_mode
     except FileNotFoundError:
         mode = None
+    if mode is not None and not stat.S_ISREG(mode):  # a device, a pipe: in place
+        with open(destination, "w", encoding="utf-8") as stream:
+            yield stream
+        return
+    target = Path(os.path.realpath(destination))
     temporary = temporary_name(target)
     fd = -1
-    if mode is None or stat.S_ISREG(mode):
-        try:  # O_EXCL: never through a link, never over a file someone else made there
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError as err:
-            if mode is None:  # no file to write in place: the error, naming the file
-                raise OSError(err.errno, err.strerror, os.fspath(destination)) from None
-    if fd < 0:  # not a regular file, or a folder that takes no new file: in place
+    try:  # O_EXCL: never through a link, never over a file someone else made there
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as err:
+        if mode is None:  # no file to write in place: the error, naming the file
+            raise OSError(err.errno, err.strerror, os.fspath(destination)) from None
+    if fd < 0:  # a folder that takes no new file: in place
         with open(target, "w", encoding="utf-8") as stream:
             yield stream
         return

@@ -150,3 +150,22 @@ def test_a_folder_that_cannot_be_written_is_named(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as caught:
         write_text(tmp_path / "missing" / "x.json", "{}")
     assert caught.value.filename == str(tmp_path / "missing" / "x.json")
+
+
+def test_a_pipe_named_by_its_descriptor_is_written(tmp_path: Path) -> None:
+    """``--json /dev/stdout`` into a pipe, or ``--json >(jq .)`` (``/dev/fd/63``): the
+    name is a link to ``pipe:[N]``, which no path resolves to; the atomic writer
+    resolved it and failed (``No such file or directory``, exit 2) where 0.2.0
+    wrote the pipe.  It is written in place, as ``/dev/null`` is."""
+    read, write = os.pipe()
+    try:
+        write_text(f"/proc/self/fd/{write}", "through the pipe\n")
+    finally:
+        os.close(write)
+    with os.fdopen(read, encoding="utf-8") as stream:
+        assert stream.read() == "through the pipe\n"
+    done = subprocess.run(
+        f"{sys.executable} -m portsim run {EXAMPLES / 'scatter-toy.yaml'} --json /dev/stdout"
+        " 2>/dev/null | tail -c 200", shell=True, capture_output=True, text=True,
+        timeout=300, check=False)
+    assert '"node_port_models": {}' in done.stdout, done.stdout
