@@ -169,3 +169,19 @@ def test_a_pipe_named_by_its_descriptor_is_written(tmp_path: Path) -> None:
         " 2>/dev/null | tail -c 200", shell=True, capture_output=True, text=True,
         timeout=300, check=False)
     assert '"node_port_models": {}' in done.stdout, done.stdout
+
+
+def test_plan_into_a_pipe_by_name_ends(tmp_path: Path) -> None:
+    """``plan -o /dev/stdout | ...``: ``plan`` read its output back to check it,
+    from the pipe it had written, and waited forever (since before 0.3.0); the
+    ``wrote ...`` line went into the schedule.  A file that is not a regular one
+    is not read back, the line goes to standard error, and what the pipe carries
+    is the schedule alone."""
+    done = subprocess.run(  # standard output a pipe; on the time out, the child is killed
+        [sys.executable, "-m", "portsim", "plan", str(EXAMPLES / "scatter-toy.yaml"),
+         "--planner", "flat", "-o", "/dev/stdout"], capture_output=True, text=True,
+        timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "wrote one-shot schedule of 4 events to /dev/stdout" in done.stderr
+    (tmp_path / "s.yaml").write_text(done.stdout, encoding="utf-8")
+    assert len(load_schedule(tmp_path / "s.yaml").events) == 4
