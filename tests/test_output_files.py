@@ -185,3 +185,25 @@ def test_plan_into_a_pipe_by_name_ends(tmp_path: Path) -> None:
     assert "wrote one-shot schedule of 4 events to /dev/stdout" in done.stderr
     (tmp_path / "s.yaml").write_text(done.stdout, encoding="utf-8")
     assert len(load_schedule(tmp_path / "s.yaml").events) == 4
+
+
+def test_a_file_with_another_name_or_owner_is_written_not_replaced(tmp_path: Path) -> None:
+    """A file with a second hard link, or owned by another user: replacing it (a new
+    file moved in its place) left the other name on the old content and made the
+    writer the owner; 0.2.0 wrote the file itself.  It is written in place, both names
+    see the new content, the owner stays."""
+    first = tmp_path / "a.json"
+    first.write_text(OLD, encoding="utf-8")
+    second = tmp_path / "b.json"
+    os.link(first, second)
+    write_text(first, "new\n")
+    assert second.read_text(encoding="utf-8") == "new\n"
+    assert first.stat().st_ino == second.stat().st_ino
+    if os.geteuid() != 0:  # only root can make a file another user's
+        return
+    other = tmp_path / "other.json"
+    other.write_text(OLD, encoding="utf-8")
+    os.chown(other, 65534, 65534)  # nobody
+    write_text(other, "new\n")
+    assert other.read_text(encoding="utf-8") == "new\n"
+    assert (other.stat().st_uid, other.stat().st_gid) == (65534, 65534)
