@@ -267,7 +267,7 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     from dataclasses import replace
 
     from portsim.planners.lp import LpOptions
-    from portsim.scenarios.asymptotic import AsymptoticStudy, asymptotic_study, bound_plan
+    from portsim.scenarios.asymptotic import asymptotic_study, bound_plan, without_lp_schedule
     from portsim.scenarios.bounds import time_limit_words
     from portsim.scenarios.loader import PlannerSpec
 
@@ -282,7 +282,7 @@ def convergence_study(scenario: Scenario, plans: Sequence[PlanResult | None] | N
     if index is None:  # planned here: its time limit is the command's option
         lp = replace(lp, message=time_limit_words(lp.message, "portsim run --lp-time-limit"))
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
-        return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",)), ""
+        return without_lp_schedule(lp), ""
     known: list[PlanResult | None] = (list(plans) if plans is not None
                                       else [None] * len(scenario.planners))
     if index is None:  # the chart shows lp even when the scenario does not list it

@@ -26,7 +26,7 @@ from portsim.simulator.numbers import format_rational, short, with_decimal
 from portsim.simulator.report import Report
 
 __all__ = ["DEFAULT_PERIODS", "AsymptoticRow", "AsymptoticStudy", "asymptotic_study",
-           "bound_plan"]
+           "bound_plan", "without_lp_schedule"]
 
 DEFAULT_PERIODS = (10, 100, 1000)
 """Horizons, in periods of the ``lp`` schedule."""
@@ -67,6 +67,17 @@ class AsymptoticStudy:
     def ok(self) -> bool:
         """No replay beats the bound and the ``lp`` ratio approaches 1."""
         return not self.problems
+
+
+def without_lp_schedule(lp: PlanResult) -> AsymptoticStudy:
+    """The study where the ``lp`` result ``lp`` has no periodic schedule: no rows, the
+    reason (``no lp bound: ...``, or ``no lp schedule (the lp bound is 3/2): ...``
+    where ``lp`` gives its bound alone, as on links with latency whose whole
+    messages need too long a period)."""
+    bound = lp.throughput_bound
+    what = ("no lp bound" if bound is None
+            else f"no lp schedule (the lp bound is {format_rational(bound)})")
+    return AsymptoticStudy(None, None, (), (f"{what}: {lp.message}",))
 
 
 def bound_plan(scenario: Scenario,
@@ -152,7 +163,7 @@ def asymptotic_study(scenario: Scenario,
         lp_index = len(specs) - 1
     lp_spec = specs[lp_index]
     if not lp.is_ok or lp.throughput_bound is None or lp.period is None:
-        return AsymptoticStudy(None, None, (), (f"no lp bound: {lp.message}",))
+        return without_lp_schedule(lp)
     bound, period = lp.throughput_bound, lp.period
     rows: list[AsymptoticRow] = []
     problems: list[str] = []

@@ -17,6 +17,7 @@ import errno
 import io
 import json
 import os
+import stat
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -319,6 +320,14 @@ def _check_destination(destination: Path | None, option: str = "",
     except OSError as err:
         _fail(f"{destination}: cannot write it: cannot create a file in the folder "
               f"{destination.parent}: {err.strerror or err}")
+
+
+def _is_regular_file(path: Path) -> bool:
+    """Whether ``path`` names a regular file (through links), not a pipe or a device."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _got(value: object) -> str:
@@ -1308,9 +1317,12 @@ def plan(scenario: Path, planner_name: str, output: Path) -> None:
     else:
         _guarded(lambda: dump_schedule(schedule, output), writing=output)
     kind = "periodic" if schedule.period is not None else "one-shot"
+    # a pipe or a device by name (-o /dev/stdout): not read back (from the pipe it
+    # fills: forever), and the line goes where "-" sends it, not into the schedule
+    regular = str(output) != STDIN and _is_regular_file(output)
     click.echo(f"wrote {kind} schedule of {len(schedule.events)} events to {output}",
-               err=str(output) == STDIN)
-    if str(output) != STDIN:
+               err=not regular)
+    if regular:
         # Read back as validate reads it: a planner's exact time may hold more
         # digits than a file's number may (SPEC, bounds; an lp period on links of
         # cost 1/p for large primes p).

@@ -208,8 +208,13 @@ def simgrid_platform(
     bandwidth: dict[str, Fraction] = {}
     latency: dict[str, Fraction] = {}
     routes: list[ET.Element] = []
+    seen: dict[str, int] = {}  # elements of each tag so far, to name one without an id
     for element in root.iter():
         tag = _local(element.tag)
+        index = seen[tag] = seen.get(tag, -1) + 1
+        if tag in ("host", "router", "link"):  # an id SimGrid requires (a link without
+            # one matched a route's <link_ctn id="">)
+            _required(element, "id", f"{tag}[{index}]", source)
         ident = element.get("id", "")
         where = f"{tag}[id={ident}]"
         if tag == "include":  # SimGrid's <include file> and XInclude: content read elsewhere

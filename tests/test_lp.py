@@ -1969,3 +1969,26 @@ def test_an_lp_row_without_whole_message_schedule_keeps_its_bound() -> None:
     assert full.throughput_bound == Fraction(3, 2)
     assert (full.schedule, full.achieved_throughput, full.bound_reached) == (None, None, None)
     assert full.to_dict()["throughput_bound"] == "3/2"
+
+
+def test_without_a_whole_message_schedule_the_convergence_says_no_schedule() -> None:
+    """The allreduce of the three nodes above, in ``run --asymptotic`` and the run
+    report's convergence chart: the lp row now has its bound (3/2) and no schedule,
+    and both said ``no lp bound: ... the throughput bound is 3/2 ...``.  They say the
+    schedule is missing, not the bound."""
+    from portsim.reports.html import convergence_study
+    from portsim.scenarios.asymptotic import asymptotic_study
+    from portsim.scenarios.loader import scenario_from_dict
+
+    link = {"both_ways": True}
+    scenario = scenario_from_dict({
+        "name": "latency", "operation": {"type": "allreduce"}, "planners": ["lp"],
+        "platform": {"nodes": [{"id": v} for v in "SAB"], "links": [
+            {"src": "S", "dst": "A", "bandwidth": "12.5", "latency": "1.3e-6", **link},
+            {"src": "S", "dst": "B", "bandwidth": 10, "latency": "0.1", **link},
+            {"src": "A", "dst": "B", "bandwidth": 25, "latency": "0.01", **link}]}})
+    for study in (asymptotic_study(scenario), convergence_study(scenario)[0]):
+        assert study.bound is None
+        assert study.rows == ()
+        (problem,) = study.problems
+        assert problem.startswith("no lp schedule (the lp bound is 3/2): links with latency")

@@ -150,3 +150,60 @@ def test_a_folder_that_cannot_be_written_is_named(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as caught:
         write_text(tmp_path / "missing" / "x.json", "{}")
     assert caught.value.filename == str(tmp_path / "missing" / "x.json")
+
+
+def test_a_pipe_named_by_its_descriptor_is_written(tmp_path: Path) -> None:
+    """``--json /dev/stdout`` into a pipe, or ``--json >(jq .)`` (``/dev/fd/63``): the
+    name is a link to ``pipe:[N]``, which no path resolves to; the atomic writer
+    resolved it and failed (``No such file or directory``, exit 2) where 0.2.0
+    wrote the pipe.  It is written in place, as ``/dev/null`` is."""
+    read, write = os.pipe()
+    try:
+        write_text(f"/proc/self/fd/{write}", "through the pipe\n")
+    finally:
+        os.close(write)
+    with os.fdopen(read, encoding="utf-8") as stream:
+        assert stream.read() == "through the pipe\n"
+    done = subprocess.run(
+        f"{sys.executable} -m portsim run {EXAMPLES / 'scatter-toy.yaml'} --json /dev/stdout"
+        " 2>/dev/null | tail -c 200", shell=True, capture_output=True, text=True,
+        timeout=300, check=False)
+    assert '"node_port_models": {}' in done.stdout, done.stdout
+
+
+def test_plan_into_a_pipe_by_name_ends(tmp_path: Path) -> None:
+    """``plan -o /dev/stdout | ...``: ``plan`` read its output back to check it,
+    from the pipe it had written, and waited forever (since before 0.3.0); the
+    ``wrote ...`` line went into the schedule.  A file that is not a regular one
+    is not read back, the line goes to standard error, and what the pipe carries
+    is the schedule alone."""
+    done = subprocess.run(  # standard output a pipe; on the time out, the child is killed
+        [sys.executable, "-m", "portsim", "plan", str(EXAMPLES / "scatter-toy.yaml"),
+         "--planner", "flat", "-o", "/dev/stdout"], capture_output=True, text=True,
+        timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "wrote one-shot schedule of 4 events to /dev/stdout" in done.stderr
+    (tmp_path / "s.yaml").write_text(done.stdout, encoding="utf-8")
+    assert len(load_schedule(tmp_path / "s.yaml").events) == 4
+
+
+def test_a_file_with_another_name_or_owner_is_written_not_replaced(tmp_path: Path) -> None:
+    """A file with a second hard link, or owned by another user: replacing it (a new
+    file moved in its place) left the other name on the old content and made the
+    writer the owner; 0.2.0 wrote the file itself.  It is written in place, both names
+    see the new content, the owner stays."""
+    first = tmp_path / "a.json"
+    first.write_text(OLD, encoding="utf-8")
+    second = tmp_path / "b.json"
+    os.link(first, second)
+    write_text(first, "new\n")
+    assert second.read_text(encoding="utf-8") == "new\n"
+    assert first.stat().st_ino == second.stat().st_ino
+    if os.geteuid() != 0:  # only root can make a file another user's
+        return
+    other = tmp_path / "other.json"
+    other.write_text(OLD, encoding="utf-8")
+    os.chown(other, 65534, 65534)  # nobody
+    write_text(other, "new\n")
+    assert other.read_text(encoding="utf-8") == "new\n"
+    assert (other.stat().st_uid, other.stat().st_gid) == (65534, 65534)

@@ -787,3 +787,54 @@ def test_a_grid_key_replaced_by_a_later_one_is_bad_input(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     frame = load_results(tmp_path / "o")
     assert frame["makespan"].tolist() == ["3", "6"]
+
+
+_ORPHAN_WORKER = """
+import multiprocessing, os, sys, time
+from portsim.scenarios.study import execute
+
+def work():
+    null = os.open(os.devnull, os.O_WRONLY)  # not the pipe the test reads to its end
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    study = multiprocessing.parent_process().pid
+    while os.getppid() == study:  # set up only once the study is gone
+        time.sleep(0.01)
+    execute._worker_setup()
+    time.sleep(60)
+
+if __name__ == "__main__":
+    worker = multiprocessing.get_context("fork").Process(target=work)
+    worker.start()
+    print(worker.pid, flush=True)
+    os._exit(0)  # the study ends at once, as under kill -9
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:  # a zombie (nobody reaps it here) has ended
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_worker_set_up_after_its_study_died_ends(tmp_path: Path) -> None:
+    """A worker forked just before its study is killed, and set up after: it watched
+    ``os.getppid()`` at set-up, already init's (or a subreaper's) id, which never
+    changes, and ran on forever.  It watches the study's own id now
+    (:func:`multiprocessing.parent_process`), and ends within a second."""
+    script = tmp_path / "orphan.py"
+    script.write_text(_ORPHAN_WORKER, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, check=True)
+    pid = int(done.stdout)
+    try:
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid)
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)

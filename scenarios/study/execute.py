@@ -602,7 +602,12 @@ def _worker_setup() -> None:
     and so does the study's end by SIGKILL (:func:`_end_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True,
+    # The study's own id, recorded when it started this worker: os.getppid() here is
+    # already init's (or a subreaper's) where the study died in between, and that
+    # one never changes (the worker ran on forever).
+    study = multiprocessing.parent_process()
+    parent = study.pid if study is not None and study.pid is not None else os.getppid()
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True,
                      name="portsim-parent-watch").start()
 
 
