@@ -710,6 +710,38 @@ def test_a_matching_far_shorter_than_the_period_is_recovered_exactly() -> None:
     assert replay(result.schedule, horizon=result.period * 3).violations == ()
 
 
+
+def test_highs_infeasible_is_not_believed_where_zero_holds_every_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Max TP under TP <= x3, TP <= x3 + x4 + x5, 9000 x3 + 1000 x4 + 4500 x0 <= 2
+    and a row of coefficients 10^-12 (the red team's fuzz, seed 540): TP = x3 =
+    2/9000 = 1/4500 by hand.  Without its capped attempt, HiGHS called it
+    infeasible and so did the planner, though x = 0 holds every row; a program
+    that needs a positive left-hand side is still infeasible."""
+    import portsim.planners.lp._driver as driver
+    monkeypatch.setattr(driver, "capped_rows", lambda model: None)
+    model = LinearModel()
+    x = [model.variable(("x", j), upper=Fraction(10) ** 30) for j in range(6)]
+    tp = model.variable("TP", upper=Fraction(10) ** 30)
+    model.objective = tp
+    model.add({tp: Fraction(1), x[3]: Fraction(-1)}, "<=", Fraction(0), "flow0")
+    model.add({tp: Fraction(1), x[4]: Fraction(-1), x[3]: Fraction(-1), x[5]: Fraction(-1)},
+              "<=", Fraction(0), "flow1")
+    model.add({x[3]: Fraction(9000), x[4]: Fraction(1000), x[0]: Fraction(4500)}, "<=",
+              Fraction(2), "res0")
+    model.add({x[5]: Fraction(1, 15 * 10**11), x[3]: Fraction(1, 2 * 10**12),
+               x[0]: Fraction(1, 25 * 10**11), x[2]: Fraction(1, 14 * 10**11),
+               x[1]: Fraction(1, 10**12), x[4]: Fraction(1, 5 * 10**11)}, "<=", Fraction(2),
+              "res1")
+    found = driver.solve_exactly(model, parse_options({}), what="test")
+    assert not isinstance(found, PlanResultType)
+    assert found.lower == found.upper == Fraction(1, 4500)
+    model.add({tp: Fraction(-1)}, "<=", Fraction(-1), "TP >= 1")
+    refused = driver.solve_exactly(model, parse_options({}), what="test")
+    assert isinstance(refused, PlanResultType)
+    assert refused.status == "infeasible"
+
+
 def test_an_allreduce_relaxation_with_links_in_bytes_per_second_is_solved_capped(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A DGX-1 whose NVLinks carry 25 * 10^9 bytes per second beside

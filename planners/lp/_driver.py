@@ -252,9 +252,11 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
                       f"{options.limit_text} on the {what} model ({model.n_variables} "
                       f"variables, {len(model.rows)} rows); raise time_limit or try method: "
                       f"highs-ipm")
-        if sol.status == "infeasible" and not attempt.capped:
+        if sol.status == "infeasible" and not attempt.capped and not _zero_holds(model):
             return PlanResult.infeasible(NAME, f"the {what} linear program is infeasible")
-        if sol.status != "optimal":  # numerical trouble ("unbounded" under a cap, too)
+        # numerical trouble ("unbounded" under a cap, too; "infeasible" where the zero
+        # point holds every row, as it does in every steady-state program)
+        if sol.status != "optimal":
             if not attempt.capped:
                 failed = failed or sol.message
                 if not balance:
@@ -300,6 +302,13 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
         exact = replace(exact, values=[v * unit for v in exact.values],
                         lower=exact.lower * unit, upper=exact.upper * unit)
     return exact
+
+
+def _zero_holds(model: LinearModel) -> bool:
+    """Whether ``x = 0`` satisfies every row of ``model`` (no row needs a positive
+    left-hand side): HiGHS's "infeasible" is then numerical trouble.  Seen on a
+    program whose rows' coefficients span 10^-12 to 9000."""
+    return all(row.rhs >= 0 if row.sense == "<=" else row.rhs == 0 for row in model.rows)
 
 
 MAX_ATTEMPTS = 5
