@@ -330,13 +330,19 @@ def test_a_forked_child_does_not_keep_the_lock_of_a_killed_study(tmp_path: Path)
          "from portsim.scenarios.study.store import StoreLock\n"
          "StoreLock(sys.argv[1]).__enter__()\n"
          "child = os.fork()\n"
-         "if child == 0:\n    time.sleep(60)\n    os._exit(0)\n"
-         "print(child, flush=True)\ntime.sleep(60)", str(tmp_path / "o")],
+         "if child == 0:\n    os.write(1, b'ready\\n')\n    time.sleep(60)\n"
+         "    os._exit(0)\n"
+         "os.write(1, b'%d\\n' % child)\ntime.sleep(60)", str(tmp_path / "o")],
         stdout=subprocess.PIPE, text=True)
     child = 0
     try:
         assert holder.stdout is not None
-        child = int(holder.stdout.readline())
+        # the child's line comes after its fork handlers ran (a loaded machine may
+        # run the parent's line, and the kill below, first); one write() each, so
+        # the two lines never interleave
+        lines = {holder.stdout.readline().strip(), holder.stdout.readline().strip()}
+        assert "ready" in lines
+        child = int(next(line for line in lines if line != "ready"))
         holder.kill()
         holder.wait()
         assert Path(f"/proc/{child}").exists()  # the child lives on
