@@ -71,9 +71,9 @@ class AsymptoticStudy:
 
 def without_lp_schedule(lp: PlanResult) -> AsymptoticStudy:
     """The study where the ``lp`` result ``lp`` has no periodic schedule: its bound if
-    any, no period, no rows, the reason (``no lp bound: ...``, or ``no lp schedule (the lp bound is 3/2): ...``
-    where ``lp`` gives its bound alone, as on links with latency whose whole
-    messages need too long a period)."""
+    any, no period, no rows, the reason (``no lp bound: ...``, or ``no lp schedule
+    (the lp bound is 3/2): ...`` where ``lp`` gives its bound alone, as on links with
+    latency whose whole messages need too long a period)."""
     bound = lp.throughput_bound
     what = ("no lp bound" if bound is None
             else f"no lp schedule (the lp bound is {format_rational(bound)})")
