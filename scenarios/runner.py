@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from portsim.planners.base import Planner, PlanResult, reaches_bound
-from portsim.planners.registry import get_planner
+from portsim.planners.registry import BUILTIN_PLANNERS, get_planner
 from portsim.scenarios.loader import PlannerSpec, Scenario
 from portsim.simulator.engine import (
     measure_series,
@@ -493,10 +493,17 @@ def run_planner(
 
 def _with_exactness(run: PlannerRun, result: PlanResult) -> PlannerRun:
     """``run`` with the planner's word on its bound's exactness, where the row
-    shows the planner's bound (not where the runner dropped or replaced it)."""
+    shows the planner's bound (not where the runner dropped or replaced it).
+
+    Only a built-in planner's ``True`` is kept: ``lp`` proves its optimum with an
+    exact certificate, while a plug-in's claim is nothing the runner can check
+    (``False``, a bound not claimed optimal, is kept from any planner)."""
     if run.throughput_bound is None or run.throughput_bound != result.throughput_bound:
         return run
-    return replace(run, bound_exact=result.bound_exact)
+    claimed = result.bound_exact
+    if claimed and run.planner not in BUILTIN_PLANNERS:
+        claimed = None
+    return replace(run, bound_exact=claimed)
 
 
 def _in_operations(run: PlannerRun, schedule: Schedule, operation: Operation) -> PlannerRun:

@@ -93,6 +93,9 @@ def _mine(platform: Platform, operation: Operation, mode: str = "honest") -> Pla
         pieces = steady_state(platform, replace(operation, size=Fraction(1, 100)))
         return replace(pieces, planner="mine", throughput_bound=Fraction(1, 3),
                        achieved_throughput=Fraction(1, 3))
+    if mode == "claims-exact":  # lp's own result, its proof of optimality claimed too
+        from portsim.planners.lp import steady_state
+        return replace(steady_state(platform, operation), planner="mine")
     if mode == "exit":
         sys.exit(5)
     if mode == "long-note":
@@ -105,7 +108,7 @@ def _check_mine(options: Any) -> None:
     if options.get("mode", "honest") not in ("honest", "faster", "broadcast", "exit",
                                              "long-note", "overlap", "small", "boast",
                                              "boast-once", "low-bound", "pieces",
-                                             "periodic-overlap"):
+                                             "periodic-overlap", "claims-exact"):
         raise PlannerError("mode must be honest, faster, broadcast, exit or long-note",
                            value=options["mode"])
 
@@ -500,3 +503,16 @@ def test_a_commutative_schedule_does_not_stand_for_a_non_commutative_reduce() ->
         {"kind": "compute", "node": "P0", "inputs": ["v[0,1]", "v[2,2]"], "output": "v[0,2]",
          "start": 2}])
     assert foreign_schedule(ordered, p, theirs) is None
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_plugins_claim_of_an_optimal_bound_is_not_shown(tmp_path: Path) -> None:
+    """``bound_exact: true`` is lp's exact certificate; a plug-in that returns
+    lp's own result (bound 1/3: S's send port carries m[A] and m[B], 1 + 2 time
+    units an instance) keeps its bound, but its claim that it is optimal is
+    nothing the runner can check: null, where lp's row says true."""
+    code, out, _ = run(tmp_path, "lp, {name: mine, mode: claims-exact}", "--json", "-")
+    assert code == 0
+    rows = {row["planner"]: row for row in json.loads(out)["results"]}
+    assert rows["lp"]["throughput_bound"] == rows["mine"]["throughput_bound"] == "1/3"
+    assert (rows["lp"]["bound_exact"], rows["mine"]["bound_exact"]) == (True, None)
