@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -1153,3 +1154,23 @@ def test_the_efficiency_chart_says_when_a_runs_horizons_differ(tmp_path: Path) -
     frame = load_results(tmp_path / "one")
     assert list(frame["measured_throughput_exact"]) == ["149/300", "149/300"]
     assert "over different horizons" not in render_study_report(frame)
+
+
+def test_replicates_that_are_the_same_run_are_warned_about() -> None:
+    """The seed only draws random platforms: ``replicates: 3`` over complete
+    platforms ran each grid point's one run three times, and means counted it
+    three times (the sty trial).  A grid over the generator warns for the
+    complete point only; random points draw another platform per seed."""
+    base = {"operation": {"type": "reduce", "target": "P0"}, "planners": ["flat"]}
+    grid = {"platform.generator": [{"type": "random", "n": 5, "degree": 2},
+                                   {"type": "complete", "n": 5}]}
+    with pytest.warns(UserWarning, match="the seed changes nothing") as caught:
+        study = study_from_dict({"name": "same", "base": base, "grid": grid, "replicates": 3})
+    assert len(study.runs) == 6
+    (warning,) = [str(w.message) for w in caught]
+    assert warning.startswith("<string>: replicates: 3, but the seed changes nothing in 1 of "
+                              "2 grid point(s) (grid point 1 (platform.generator=")
+    random_only = {"platform.generator": grid["platform.generator"][:1]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        study_from_dict({"name": "drawn", "base": base, "grid": random_only, "replicates": 3})

@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -288,7 +289,7 @@ def study_from_dict(data: object, source: str = "<string>", *,
 
     Examples
     --------
-    >>> base = {"platform": {"generator": {"type": "complete", "n": 2}},
+    >>> base = {"platform": {"generator": {"type": "random", "n": 2, "degree": 1}},
     ...         "operation": {"type": "reduce", "target": "P0"}, "planners": ["flat"]}
     >>> s = study_from_dict({"name": "s", "base": base,
     ...                      "grid": {"platform.generator.n": [4, 8]}, "replicates": 2})
@@ -408,7 +409,27 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
     else:
         for number, first in enumerate(runs[::spec.replicates]):
             _check_grid_point(first, number, source)
+    if spec.replicates > 1:
+        _warn_identical_replicates(runs, spec.replicates, source)
     return Study(spec.name, spec.description, keys, tuple(runs), source, spec.evaluation)
+
+
+def _warn_identical_replicates(runs: list[StudyRun], replicates: int, source: str) -> None:
+    """Warn where a grid point's replicates are the same run: the seed only draws
+    random platforms (``random``, ``three_class``, ``tiers``), so ``replicates: 3``
+    over a complete platform, a fat tree or a DGX ran one run three times, and
+    every mean over it counted that run three times as if independent."""
+    points = [runs[start:start + 2] for start in range(0, len(runs), replicates)]
+    same = [number for number, (first, second) in enumerate(points)
+            if first.load_scenario(source).platform == second.load_scenario(source).platform]
+    if same:
+        first = points[same[0]][0]
+        where = f" ({grid_point_label(first.grid)})" if first.grid else ""
+        warnings.warn(
+            f"{source}: replicates: {replicates}, but the seed changes nothing in "
+            f"{len(same)} of {len(points)} grid point(s) (grid point {same[0]}{where}): only "
+            f"random generators use it, so their {replicates} runs are the same run, and a "
+            f"mean over them counts it {replicates} times", stacklevel=3)
 
 
 def document_values(data: object, *, limit: int, source: str = "<string>",
