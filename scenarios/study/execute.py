@@ -270,19 +270,20 @@ def _add_efficiency(rows: list[dict[str, Any]]) -> None:
     # that sub-platform: never a reference for the others.
     # portsim's own exact strings: no input's 10^18 cap (an lp bound on 50
     # random nodes holds 48 digits, and the cap made every row of the run an error)
-    bounds = [(r["planner"], Fraction(r["throughput_bound"]), r.get("bound_exact"))
-              for r in rows
-              if r.get("throughput_bound") and json.loads(r.get("planner_options") or "{}")
-              .get("restrict", "graph") == "graph"]
-    lp = [(b, proven) for name, b, proven in bounds if name == "lp"]
-    chosen = lp[0] if lp else max(((b, proven) for _, b, proven in bounds),
-                                  key=lambda pair: pair[0], default=None)
-    reference = None if chosen is None else chosen[0]
+    bounded = [r for r in rows
+               if r.get("throughput_bound") and json.loads(r.get("planner_options") or "{}")
+               .get("restrict", "graph") == "graph"]
+    lp = [r for r in bounded if r["planner"] == "lp"]
+    source = lp[0] if lp else max(bounded, key=lambda r: Fraction(r["throughput_bound"]),
+                                  default=None)
+    if source is None:
+        return
+    reference = Fraction(source["throughput_bound"])
+    if reference <= 0:
+        return
     for row in rows:
-        if chosen is None or reference is None or reference <= 0:
-            continue
         row["reference_bound"] = format_rational(reference)
-        row["reference_bound_exact"] = chosen[1]
+        row["reference_bound_exact"] = source.get("bound_exact")
         exact = row.get("measured_throughput_exact")
         measured = row.get("measured_throughput")
         # the exact ratio, rounded once (the two floats' quotient was off by an ulp
