@@ -407,7 +407,7 @@ def expand_study(spec: StudySpec, *, source: str = "<string>",
         for run in runs:  # the model is a static property of each document: check them all
             check_model_scenario(run.scenario, source=source)
     else:
-        for number, first in enumerate(runs[::spec.replicates]):
+        for number, first in enumerate(firsts):
             _check_grid_point(first, number, source)
     if spec.replicates > 1:
         _warn_identical_replicates(runs, spec.replicates, source)
