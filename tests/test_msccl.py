@@ -574,3 +574,51 @@ def test_the_readme_block_prints_what_validate_prints(tmp_path: Path,
     result = CliRunner().invoke(main, args[1:])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == output
+
+
+# -- a GPU on another transfer's path forwards, it does not hold ---------------------------
+
+# A broadcast on the chain P0 - P1 - P2 (no link P0 - P2): rank 0 sends to rank 2
+# (through P1) first, and to rank 1 only once that transfer is delivered (depid).
+BROADCAST_THROUGH_A_RANK = """\
+<algo name="through" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="3"
+      coll="broadcast" inplace="1" outofplace="0" minBytes="0" maxBytes="0">
+  <gpu id="0" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="2" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="1" send="1" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="0" deps="0" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="2" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+"""
+
+
+def test_a_rank_a_transfer_passes_through_gets_the_chunk_from_its_own_receive() -> None:
+    """By hand (c = 1): P0 -> P1 -> P2 in [0, 2]; the dependency holds the send to
+    rank 1 until 2, so rank 1's receive ends at 3, the algorithm's end.  P1 relays
+    the chunk at time 1 (as a GPU relays NCCL's PXN traffic), but not into its
+    buffer: the makespan is 3, not 2."""
+    chain = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P0", 1),
+                                                ("P1", "P2", 1), ("P2", "P1", 1)])
+    v = validate_msccl(BROADCAST_THROUGH_A_RANK, chain, lp=False)
+    assert (v.correct, v.feasible) == (True, True)
+    assert v.makespan == 3
+    assert v.to_dict()["makespan"] == "3"
+    # the series: link P0 -> P1 carries two transfers of one unit per run
+    assert v.throughput == F(1, 2)
