@@ -148,12 +148,22 @@ class MscclValidation:
 
     @property
     def makespan(self) -> Fraction | None:
-        """The replayed makespan (exact); a feasible ``reduce_scatter``'s events
-        replay at their list-scheduled times, so its makespan is the importer's."""
+        """When the algorithm's last step ends, as replayed (exact), once the
+        collective is complete; a feasible ``reduce_scatter``'s events replay at
+        their list-scheduled times, so its makespan is the importer's.
+
+        The end of the replay's last event, not the time the engine first sees
+        every rank hold its chunks: a GPU on the path of another rank's transfer
+        (between ``dgx_a100`` servers, one on the right rail, as NCCL's PXN
+        relays) forwards the chunk without it reaching its buffers, which only
+        its own receive fills; and MSCCL returns when every step has ended.
+        """
         if self.timing.algorithm.collective == "reduce_scatter":
             return self.timing.makespan if self.correct else None
-        m = self.report.makespan
-        return m if isinstance(m, Fraction) else None
+        if not isinstance(self.report.makespan, Fraction):
+            return None
+        end = self.report.end_time
+        return end if isinstance(end, Fraction) else None
 
     @property
     def ratio_to_lp_bound(self) -> Fraction | None:

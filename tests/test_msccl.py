@@ -574,3 +574,89 @@ def test_the_readme_block_prints_what_validate_prints(tmp_path: Path,
     result = CliRunner().invoke(main, args[1:])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == output
+
+
+# -- a GPU on another transfer's path forwards, it does not hold ---------------------------
+
+# A broadcast on the chain P0 - P1 - P2 (no link P0 - P2): rank 0 sends to rank 2
+# (through P1) first, and to rank 1 only once that transfer is delivered (depid).
+BROADCAST_THROUGH_A_RANK = """\
+<algo name="through" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="3"
+      coll="broadcast" inplace="1" outofplace="0" minBytes="0" maxBytes="0">
+  <gpu id="0" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="2" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="1" send="1" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="0" deps="0" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="2" i_chunks="1" o_chunks="1" s_chunks="0">
+    <tb id="0" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
+            depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+"""
+
+
+def test_a_rank_a_transfer_passes_through_gets_the_chunk_from_its_own_receive() -> None:
+    """By hand (c = 1): P0 -> P1 -> P2 in [0, 2]; the dependency holds the send to
+    rank 1 until 2, so rank 1's receive ends at 3, the algorithm's end.  P1 relays
+    the chunk at time 1 (as a GPU relays NCCL's PXN traffic), but not into its
+    buffer: the makespan is 3, not 2."""
+    chain = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P0", 1),
+                                                ("P1", "P2", 1), ("P2", "P1", 1)])
+    v = validate_msccl(BROADCAST_THROUGH_A_RANK, chain, lp=False)
+    assert (v.correct, v.feasible) == (True, True)
+    assert v.makespan == 3
+    assert v.to_dict()["makespan"] == "3"
+    # the series: link P0 -> P1 carries two transfers of one unit per run
+    assert v.throughput == F(1, 2)
+
+
+def _two_rank_allgather_with(tbs_on_rank_0: int) -> str:
+    """A 2-rank in-place allgather (one threadblock each way) whose rank 0 has
+    ``tbs_on_rank_0`` threadblocks in all, the others idle (no peer, no step)."""
+    idle = "".join(f'    <tb id="{k}" send="-1" recv="-1" chan="0"/>\n'
+                   for k in range(1, tbs_on_rank_0))
+    step = ('<step s="{s}" type="{t}" srcbuf="o" srcoff="{o}" dstbuf="o" dstoff="{o}" '
+            'cnt="1" depid="-1" deps="-1" hasdep="0"/>')
+    return (
+        '<algo name="idle" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" '
+        'coll="allgather" inplace="1" outofplace="0" minBytes="0" maxBytes="0">\n'
+        '  <gpu id="0" i_chunks="0" o_chunks="2" s_chunks="0">\n'
+        '    <tb id="0" send="1" recv="1" chan="0">'
+        + step.format(s=0, t="s", o=0) + step.format(s=1, t="r", o=1) + "</tb>\n"
+        + idle + "  </gpu>\n"
+        '  <gpu id="1" i_chunks="0" o_chunks="2" s_chunks="0">\n'
+        '    <tb id="0" send="0" recv="0" chan="0">'
+        + step.format(s=0, t="s", o=1) + step.format(s=1, t="r", o=0) + "</tb>\n"
+        "  </gpu>\n</algo>\n")
+
+
+def test_more_threadblocks_on_a_rank_than_the_runtime_loads_is_noted() -> None:
+    """microsoft/msccl's parser refuses a threadblock id of MSCCL_MAX_NUM_THREAD_BLOCKS
+    (108 * 2 = 216 in its msccl.h) or more: 216 threadblocks on a rank load, 217 do
+    not (ns3-msccl-data's 16-rank all-pairs allgather of 16 instances has 240 a
+    rank, and said nothing)."""
+    note = ("gpu[0].tb[{}]: the MSCCL runtime loads at most 216 threadblocks a rank, "
+            "ids 0 to 215 (MSCCL_MAX_NUM_THREAD_BLOCKS in microsoft/msccl's msccl.h)")
+    assert read_msccl(_two_rank_allgather_with(216)).runtime_limits() == ()
+    assert read_msccl(_two_rank_allgather_with(217)).runtime_limits() == (note.format(216),)
+    # the parser reads the id: two threadblocks, numbered 0 and 300
+    gap = re.sub(r'    <tb id="\d+" send="-1" recv="-1" chan="0"/>\n', "",
+                 _two_rank_allgather_with(3)).replace(
+        "</tb>\n  </gpu>", '</tb>\n    <tb id="300" send="-1" recv="-1" chan="0"/>\n  </gpu>', 1)
+    assert read_msccl(gap).runtime_limits() == (note.format(300),)
+    v = validate_msccl(_two_rank_allgather_with(217), ring_platform(2), lp=False)
+    assert (v.correct, v.feasible, v.makespan) == (True, True, F(1, 2))

@@ -103,6 +103,11 @@ parser counts the send peers and the receive peers of a channel apart)."""
 RUNTIME_MAX_COUNT = 72
 """The MSCCL runtime takes a step's ``cnt`` below this (``MSCCL_MAX_COUNT``)."""
 
+RUNTIME_MAX_THREADBLOCKS = 216
+"""Threadblocks of one rank the MSCCL runtime loads (``MSCCL_MAX_NUM_THREAD_BLOCKS``,
+``108*2`` in microsoft/msccl's ``msccl.h``: its parser refuses a threadblock id of
+216 or more; msccl-executor-nccl sets 32 a channel on each of its 32 channels)."""
+
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
@@ -209,7 +214,8 @@ class MscclAlgorithm:
         threadblock, :data:`RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL` threadblocks with
         a send peer a channel (and as many with a receive peer: a threadblock that
         only copies counts in neither), a ``cnt`` of :data:`RUNTIME_MAX_COUNT` or
-        more, ``msccl.h`` of microsoft/msccl (other builds set other limits,
+        more, a threadblock id of :data:`RUNTIME_MAX_THREADBLOCKS` or more,
+        ``msccl.h`` of microsoft/msccl (other builds set other limits,
         so these are notes: the algorithm's meaning does not depend on them).
 
         Examples
@@ -251,6 +257,14 @@ class MscclAlgorithm:
             notes.append(f"gpu[{big[0]}].tb[{big[1]}].step[{big[2]}] has cnt {big[3]}: the "
                          f"MSCCL runtime takes a count below {RUNTIME_MAX_COUNT} a step "
                          f"(MSCCL_MAX_COUNT in msccl.h)")
+        # its parser refuses the id (threadblocks 0..k-1: so a rank of more than 216)
+        high = next(((gpu.id, tb.id) for gpu in self.gpus for tb in gpu.threadblocks
+                     if tb.id >= RUNTIME_MAX_THREADBLOCKS), None)
+        if high is not None:
+            notes.append(f"gpu[{high[0]}].tb[{high[1]}]: the MSCCL runtime loads at most "
+                         f"{RUNTIME_MAX_THREADBLOCKS} threadblocks a rank, ids 0 to "
+                         f"{RUNTIME_MAX_THREADBLOCKS - 1} (MSCCL_MAX_NUM_THREAD_BLOCKS in "
+                         f"microsoft/msccl's msccl.h)")
         return tuple(notes)
 
 
