@@ -672,6 +672,36 @@ def test_an_allreduce_in_nanoseconds_is_solved_once_in_its_time_unit(
     assert len(solves) == 2, solves
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+def test_a_period_over_the_cap_in_seconds_gives_way_to_the_shortest_whole_one() -> None:
+    """Six GPUs on a switch (a router, ``multiport``), 300 * 10^9 bytes per second
+    and 10^-6 s of latency each way on each GPU's link, messages of 2^20 bytes:
+    every transfer takes h = 10^-6 + 2^20 / (300 * 10^9) = 42143/9375000000 s
+    and the allreduce's bound is the gossip bound by hand, 2 (N - 1) whole
+    messages an instance into the N GPUs' links, N / (2 (N - 1) h) =
+    5625000000/42143 per second.  Its exact (lcm) period, whose busy times are
+    whole seconds, holds billions of instances, and the fixed period of the cap
+    carried 4457812500000/33419399 (0.3% less; in nanoseconds the fixed period
+    reached the bound): the shortest period in which every tree carries whole
+    instances holds the bound within the cap, as in any time unit."""
+    gpus = [f"g{i}" for i in range(6)]
+    platform = Platform([*(Node(g, compute=Fraction(1, 10**6)) for g in gpus),
+                         Node("sw", router=True)],
+                        [Link.of_bandwidth(a, b, 300 * 10**9, latency=Fraction(1, 10**6))
+                         for g in gpus for a, b in ((g, "sw"), ("sw", g))], "multiport")
+    op = Operation(OperationKind.ALLREDUCE, size=2**20).resolve(platform)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    h = Fraction(1, 10**6) + Fraction(2**20, 300 * 10**9)
+    bound = 6 / (2 * 5 * h)
+    assert bound == Fraction(5625000000, 42143)
+    assert result.throughput_bound == bound
+    assert result.achieved_throughput == bound
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
 def _capping_model(loose: int) -> LinearModel:
     """Maximise TP under ``TP <= x``, ``x <= loose`` and ``y <= 1``: the slow
     row (reach 1) makes :func:`capped_rows` cap ``x``'s row at ``2**10``."""
