@@ -638,6 +638,70 @@ def test_flows_far_from_one_are_solved_in_their_time_unit(case: str) -> None:
 
 
 
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+def test_an_allreduce_in_nanoseconds_is_solved_once_in_its_time_unit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six GPUs, each pair joined both ways at 300 bytes per ns with a latency of
+    1000 ns (bidirectional one-port: a switch port each), messages of 2^20
+    bytes, a reduction of 1000 ns: the bound is the gossip bound by hand, 2 (N -
+    1) whole messages an instance into N receive ports of one transfer of 1000
+    + 2^20 / 300 ns each, N / (2 (N - 1) (1000 + 2^20 / 300)) = 45/337144 per
+    ns.  Its links' rows are 2^-12 from 1, the CPUs' 2^-10: the bound's program
+    was solved as it was, the exact recovery failed, then balanced, failed
+    again, then in the unit of HiGHS's answer (80 s at 8 GPUs, 9 s in
+    microseconds); now in its rows' time unit at once, one solve, and one for
+    the schedule's master."""
+    from portsim.planners.lp import _driver
+    solves: list[int] = []
+    real = _driver.solve_float
+
+    def counted(model: LinearModel, **options: object) -> object:
+        solves.append(model.n_variables)
+        return real(model, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_driver, "solve_float", counted)
+    gpus = [f"g{i}" for i in range(6)]
+    platform = Platform([Node(g, compute=1000) for g in gpus],
+                        [Link.of_bandwidth(a, b, 300, latency=1000)
+                         for a in gpus for b in gpus if a != b], "bidirectional")
+    op = Operation(OperationKind.ALLREDUCE, size=2**20).resolve(platform)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    n, transfer = 6, 1000 + Fraction(2**20, 300)
+    assert result.throughput_bound == n / (2 * (n - 1) * transfer) == Fraction(45, 337144)
+    assert len(solves) == 2, solves
+
+
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+def test_a_period_over_the_cap_in_seconds_gives_way_to_the_shortest_whole_one() -> None:
+    """Six GPUs on a switch (a router, ``multiport``), 300 * 10^9 bytes per second
+    and 10^-6 s of latency each way on each GPU's link, messages of 2^20 bytes:
+    every transfer takes h = 10^-6 + 2^20 / (300 * 10^9) = 42143/9375000000 s
+    and the allreduce's bound is the gossip bound by hand, 2 (N - 1) whole
+    messages an instance into the N GPUs' links, N / (2 (N - 1) h) =
+    5625000000/42143 per second.  Its exact (lcm) period, whose busy times are
+    whole seconds, holds billions of instances, and the fixed period of the cap
+    carried 4457812500000/33419399 (0.3% less; in nanoseconds the fixed period
+    reached the bound): the shortest period in which every tree carries whole
+    instances holds the bound within the cap, as in any time unit."""
+    gpus = [f"g{i}" for i in range(6)]
+    platform = Platform([*(Node(g, compute=Fraction(1, 10**6)) for g in gpus),
+                         Node("sw", router=True)],
+                        [Link.of_bandwidth(a, b, 300 * 10**9, latency=Fraction(1, 10**6))
+                         for g in gpus for a, b in ((g, "sw"), ("sw", g))], "multiport")
+    op = Operation(OperationKind.ALLREDUCE, size=2**20).resolve(platform)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    h = Fraction(1, 10**6) + Fraction(2**20, 300 * 10**9)
+    bound = 6 / (2 * 5 * h)
+    assert bound == Fraction(5625000000, 42143)
+    assert result.throughput_bound == bound
+    assert result.achieved_throughput == bound
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()
+
+
 def _capping_model(loose: int) -> LinearModel:
     """Maximise TP under ``TP <= x``, ``x <= loose`` and ``y <= 1``: the slow
     row (reach 1) makes :func:`capped_rows` cap ``x``'s row at ``2**10``."""

@@ -25,7 +25,12 @@ from portsim.planners.lp._tree_pricing import TreeSpace
 from portsim.planners.msccl.generators import ring_allreduce_xml
 from portsim.planners.ring import ring_collective
 from portsim.scenarios.bounds import lp_bound
-from portsim.scenarios.generators import complete_platform, dgx_a100_platform, random_platform
+from portsim.scenarios.generators import (
+    complete_platform,
+    dgx_a100_platform,
+    mi250_platform,
+    random_platform,
+)
 from portsim.scenarios.msccl import validate_msccl
 from portsim.simulator import Operation, OperationKind, Platform, replay
 from portsim.simulator.engine import replay_series
@@ -247,3 +252,30 @@ def test_past_the_time_limit_no_bound_starts_and_the_error_keeps_the_interval(
                                      "before the periodic schedule (certified all the same: "
                                      f"no schedule beats {format_rational(upper)} (")
     assert f"reduce-then-broadcast carries {format_rational(lower)})" in result.message
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
+def test_an_mi250_allreduce_in_nanoseconds_is_no_solver_error() -> None:
+    """One MI250 server in bytes and nanoseconds (xGMI links of 50 bytes per ns,
+    IB ports of 16, reductions of 1000 ns), messages of 2^20 bytes: busy
+    times of 2 * 10^4 a message beside rates of 10^-4, and the float master of
+    the reduce-then-broadcast columns ended in HiGHS's "Unknown", an `error`
+    row, where the same server in GB/s and seconds was `ok`.  The bound, by
+    hand: every package (two GCDs joined by 4 xGMI links) is entered by 6
+    xGMI links (the matrix of `MI250_XGMI`) and 2 IB ports, 6 * 50 + 2 * 16 =
+    332 bytes per ns; an instance moves 2g - 2 = 14 messages into the g = 8
+    packages, so at most 8 * 332 / (14 * 2^20) = 83/458752 allreduces per ns
+    (the gossip bound; 162109375/896 per second, as in GB/s)."""
+    platform = mi250_platform(xgmi=50, ib=16, compute=1000)
+    op = Operation(OperationKind.ALLREDUCE, size=2**20).resolve(platform)
+    result = steady_state(platform, op)
+    assert result.status == "ok", result.message
+    bound = Fraction(8 * (6 * 50 + 2 * 16), 14 * 2**20)
+    assert bound == Fraction(83, 458752)
+    assert result.throughput_bound == bound
+    assert result.achieved_throughput is not None
+    assert 0 < result.achieved_throughput <= bound
+    assert result.schedule is not None
+    assert result.period is not None
+    assert replay(result.schedule, horizon=result.period * 3).violations == ()

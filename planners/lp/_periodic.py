@@ -7,6 +7,9 @@ The steps of DESIGN.md, "Steady state", 4 to 6, common to every collective:
    least common multiple of the denominators of all the variables"); with a
    fixed period ``T_fixed`` each unit instead carries ``floor(w · T_fixed)``
    instances (section 4.6, Proposition 4: loss at most ``#units / T_fixed``).
+   Where ``T`` is over the cap, the shortest period in which every unit
+   carries whole instances (:func:`_least_whole_period`), its busy times
+   rational, comes first when it is within the cap: it loses nothing.
 2. **Orchestration of one period** (section 3.3 and the slides' "Building a
    schedule"): the bipartite graph senders × receivers, each edge weighted by
    its busy time in the period, is decomposed into matchings whose durations
@@ -170,6 +173,26 @@ def _lcm(values: Sequence[int]) -> int:
     for v in values:
         out = out * v // math.gcd(out, v)
     return out
+
+
+def _least_whole_period(groups: Sequence[Sequence[Unit]]) -> Fraction | None:
+    """The shortest period ``T`` in which every unit carries whole instances
+    (``weight × T`` an integer for every weight): the least common multiple of
+    the rationals ``1 / weight``, ``lcm(denominators) / gcd(numerators)``.
+
+    Unlike the exact (lcm) period, whose busy times are whole time units, it
+    does not depend on the time unit: an allreduce over 8 GPUs has the period
+    4720016 in nanoseconds and 4720016/10^9 in seconds, where the lcm period,
+    13275045 seconds, held 1.7 * 10^12 instances and the fixed period that
+    replaced it lost 0.06% of the throughput.  ``None`` without a weight."""
+    numerators = 0
+    denominators = 1
+    for group in groups:
+        for u in group:
+            if u.weight > 0:
+                numerators = math.gcd(numerators, u.weight.numerator)
+                denominators = _lcm([denominators, u.weight.denominator])
+    return Fraction(denominators, numerators) if numerators else None
 
 
 FIXED_PERIOD_CANDIDATES = 2_000
@@ -747,7 +770,23 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                                         .denominator)
         period = Fraction(_lcm(denominators))
         per_time = _per_time(groups, _unit_operations(groups))
-        if per_time * period > max_events:
+        least = _least_whole_period(groups)
+        if per_time * period > max_events and least is not None \
+                and per_time * least <= max_events:
+            text = (f"the exact period {format_rational(period)} would hold "
+                    f"{format_rational(per_time * period)} operations (sends and "
+                    f"computations) per period for its "
+                    f"{_instances(throughput * period)} (cap {max_events}); using the fixed "
+                    f"period {format_rational(least)} instead, the shortest in which every "
+                    f"path and tree carries whole instances ("
+                    f"{format_rational(per_time * least)} operations, no loss; its busy "
+                    f"times are not whole time units); choose another with the option "
+                    f"'period:'")
+            warned.append(text)
+            notes.append(text)
+            fixed_period = least
+            exact = False
+        elif per_time * period > max_events:
             n_units = sum(len(g) for g in groups)
             fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events, unit)
             if round_up:
