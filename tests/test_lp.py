@@ -806,6 +806,23 @@ def test_highs_infeasible_is_not_believed_where_zero_holds_every_row(
     assert refused.status == "infeasible"
 
 
+def test_an_interval_from_one_attempt_lets_the_next_attempts_try_for_the_optimum() -> None:
+    """A scatter from N3 over N3 -> N1 (500), N1 -> N2 (9 * 10^6), N2 -> N0 (30)
+    and two links it does not need, unidirectional nodes: N1's one port
+    receives three messages (3 * 500) and sends two (2 * 9 * 10^6) an
+    instance, the busiest port, so TP = 1/18001500 by hand.  The first
+    attempt recovered the optimal primal with an exact dual far above it, and
+    that certified interval [1/18001530, 1/10^7] ended the attempts (the red
+    team's scale fuzz, seed 133, times 10^6); the next attempt is exact."""
+    platform = Platform.build(["N0", "N1", "N2", "N3"], [
+        ("N0", "N2", 5000), ("N0", "N3", 10**6), ("N1", "N2", 9 * 10**6), ("N2", "N0", 30),
+        ("N3", "N1", 500)], port_model="unidirectional")
+    result = steady_state(platform, Operation(OperationKind.SCATTER, source="N3").resolve(platform))
+    assert result.status == "ok", result.message
+    assert result.throughput_bound == result.achieved_throughput == Fraction(1, 18001500)
+    assert result.bound_exact is True
+
+
 def test_an_allreduce_relaxation_with_links_in_bytes_per_second_is_solved_capped(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A DGX-1 whose NVLinks carry 25 * 10^9 bytes per second beside
