@@ -305,8 +305,8 @@ def solve_exactly(model: LinearModel, options: LpOptions, *, what: str,
 
 
 def _narrower(found: ExactSolution, best: ExactSolution) -> bool:
-    """Whether ``found`` is a better recovery than ``best``: a positive value where
-    ``best`` has none, or a narrower certified interval (``upper / lower``, the same in
+    """Whether ``found`` replaces ``best``: any later answer where ``best`` has no
+    positive value, or a narrower certified interval (``upper / lower``, the same in
     every time unit; an exact answer is 1).
 
     An attempt that recovers only an interval does not end the attempts: a
@@ -314,10 +314,10 @@ def _narrower(found: ExactSolution, best: ExactSolution) -> bool:
     optimal primal but an exact dual 10^18 times above it in the first attempt,
     and the exact optimum in the next one.
     """
-    if not found.lower > 0:
-        return False
     if not best.lower > 0:
         return True
+    if not found.lower > 0:
+        return False
     return found.upper * best.lower < best.upper * found.lower
 
 
