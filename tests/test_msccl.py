@@ -657,6 +657,25 @@ def test_more_threadblocks_on_a_rank_than_the_runtime_loads_is_noted() -> None:
     gap = re.sub(r'    <tb id="\d+" send="-1" recv="-1" chan="0"/>\n', "",
                  _two_rank_allgather_with(3)).replace(
         "</tb>\n  </gpu>", '</tb>\n    <tb id="300" send="-1" recv="-1" chan="0"/>\n  </gpu>', 1)
-    assert read_msccl(gap).runtime_limits() == (note.format(300),)
+    assert read_msccl(gap).runtime_limits()[0] == note.format(300)
     v = validate_msccl(_two_rank_allgather_with(217), ring_platform(2), lp=False)
     assert (v.correct, v.feasible, v.makespan) == (True, True, F(1, 2))
+
+
+def test_a_gap_among_a_ranks_threadblock_ids_is_noted() -> None:
+    """msccl-executor-nccl's parser wants a rank's threadblock ids 0, 1, 2, ...: it
+    scans them upward and stops on the first present id whose predecessor is
+    absent ("thread block 2 is missing" for ids 0, 2 and 3; ``msccl_parser.cc``)."""
+    def renumbered(ids: list[int]) -> str:
+        xml = _two_rank_allgather_with(len(ids))
+        for k, new in reversed(list(enumerate(ids))):
+            if k:
+                xml = xml.replace(f'<tb id="{k}" send="-1"', f'<tb id="{new}" send="-1"')
+        return xml
+    note = ("gpu[0].tb[2] without tb[1]: the MSCCL runtime takes a rank's threadblock "
+            "ids 0, 1, 2, ... without a gap (its parser refuses it: 'thread block 2 is "
+            "missing')")
+    assert read_msccl(renumbered([0, 1, 2])).runtime_limits() == ()
+    assert read_msccl(renumbered([0, 2, 3])).runtime_limits() == (note,)
+    # the two ids 0 and 300 of the test above: one note each
+    assert len(read_msccl(renumbered([0, 300])).runtime_limits()) == 2

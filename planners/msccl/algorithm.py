@@ -108,6 +108,13 @@ RUNTIME_MAX_THREADBLOCKS = 216
 ``108*2`` in microsoft/msccl's ``msccl.h``: its parser refuses a threadblock id of
 216 or more; msccl-executor-nccl sets 32 a channel on each of its 32 channels)."""
 
+def _after_a_gap(ids: set[int]) -> int | None:
+    """The least id whose predecessor is not among ``ids`` (0 excepted), or None when
+    they are 0 to k-1: the id msccl-executor-nccl's parser names, "thread block N is
+    missing", as it scans the ids upward."""
+    return min((i for i in ids if i > 0 and i - 1 not in ids), default=None)
+
+
 _BLOCKED = frozenset({"allgather", "alltoall", "reduce_scatter"})  # a block of chunks per rank
 
 _RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
@@ -214,7 +221,8 @@ class MscclAlgorithm:
         threadblock, :data:`RUNTIME_MAX_THREADBLOCKS_PER_CHANNEL` threadblocks with
         a send peer a channel (and as many with a receive peer: a threadblock that
         only copies counts in neither), a ``cnt`` of :data:`RUNTIME_MAX_COUNT` or
-        more, a threadblock id of :data:`RUNTIME_MAX_THREADBLOCKS` or more,
+        more, a threadblock id of :data:`RUNTIME_MAX_THREADBLOCKS` or more or a gap
+        among a rank's ids (its parser wants 0, 1, 2, ...),
         ``msccl.h`` of microsoft/msccl (other builds set other limits,
         so these are notes: the algorithm's meaning does not depend on them).
 
@@ -265,6 +273,14 @@ class MscclAlgorithm:
                          f"{RUNTIME_MAX_THREADBLOCKS} threadblocks a rank, ids 0 to "
                          f"{RUNTIME_MAX_THREADBLOCKS - 1} (MSCCL_MAX_NUM_THREAD_BLOCKS in "
                          f"microsoft/msccl's msccl.h)")
+        # ... and any gap among a rank's ids ("thread block N is missing")
+        gap = next(((gpu.id, after) for gpu in self.gpus
+                    for after in [_after_a_gap({tb.id for tb in gpu.threadblocks})]
+                    if after is not None), None)
+        if gap is not None:
+            notes.append(f"gpu[{gap[0]}].tb[{gap[1]}] without tb[{gap[1] - 1}]: the MSCCL "
+                         f"runtime takes a rank's threadblock ids 0, 1, 2, ... without a gap "
+                         f"(its parser refuses it: 'thread block {gap[1]} is missing')")
         return tuple(notes)
 
 
