@@ -9,6 +9,7 @@ plotly JSON embedded in the HTML, as a browser would get them.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from dataclasses import replace
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pyarrow as pa
 import pytest
@@ -512,6 +514,22 @@ def test_series_named_by_a_json_grid_value_show_its_quotes(store: Path) -> None:
     assert "platform of run 0 (platform.generator.n=4, operation={&quot;target&quot;: " \
            "&quot;P0&quot;" in nav
     assert ">summary<" in nav
+
+
+def test_a_long_grid_value_is_cut_in_the_run_headings(store: Path) -> None:
+    # A study over whole platforms (the gpu trial's): each heading and link of the
+    # chosen run held the platform's 1,300 characters of JSON.
+    frame = load_results(store)
+    long = '{"links": [' + ", ".join(f'{{"src": "G{k}", "dst": "S", "c": "1"}}'
+                                     for k in range(40)) + "]}"
+    assert len(long) > 1300
+    frame["grid.platform"] = pd.Series([long] * len(frame), dtype="string")
+    page = render_study_report(frame, run_index=0, planner="greedy")
+    nav = page.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    cut = html.escape(long[:79]) + "…"
+    assert f"platform of run 0 (platform.generator.n=4, platform={cut}, seed 0)" in nav
+    headings = re.findall(r"<h2>(.*?)</h2>", page)
+    assert max(len(h) for h in headings) < 300, headings
 
 
 def test_default_run_is_the_first_where_the_planners_differ_the_most(store: Path) -> None:

@@ -304,8 +304,19 @@ def _summary_table(frame: pd.DataFrame) -> str:
     return html_table(["planner", *columns], rows, "summary")
 
 
-def _grid_text(frame: pd.DataFrame, row: pd.Series) -> str:
-    return ", ".join(f"{c.removeprefix(GRID_PREFIX)}={row[c]}" for c in frame.columns
+HEADING_VALUE_WIDTH = 80
+"""Characters of one grid value in a run's headings and links (a grid over whole
+platforms wrote about 1,300 characters of JSON into each); the failed-runs table
+keeps the whole value."""
+
+
+def _grid_text(frame: pd.DataFrame, row: pd.Series, *, width: int | None = None) -> str:
+    """``key=value, ...`` of ``row``'s grid point, each value cut to ``width``
+    characters (an ellipsis ending it) when given."""
+    def shown(value: object) -> str:
+        text = str(value)
+        return text if width is None or len(text) <= width else text[:width - 1] + "…"
+    return ", ".join(f"{c.removeprefix(GRID_PREFIX)}={shown(row[c])}" for c in frame.columns
                      if c.startswith(GRID_PREFIX))
 
 
@@ -642,9 +653,7 @@ def _run_sections(frame: pd.DataFrame, index: int, planner: str | None,
                   why: str = "", gantt_window: GanttWindow | None = None,
                   ) -> list[tuple[str, str, str]]:
     rows = frame[frame["run_index"] == index].sort_values("planner_index")
-    grid = {c.removeprefix(GRID_PREFIX): rows[c].iloc[0] for c in frame.columns
-            if c.startswith(GRID_PREFIX)}
-    label = ", ".join(f"{k}={v}" for k, v in grid.items())
+    label = _grid_text(frame, rows.iloc[0], width=HEADING_VALUE_WIDTH)
     label = f"run {index} ({label}, seed {rows['seed'].iloc[0]})" if label else f"run {index}"
     usable = rows[rows["status"] != "error"]
     if usable.empty:
