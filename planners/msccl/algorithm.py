@@ -108,6 +108,7 @@ RUNTIME_MAX_THREADBLOCKS = 216
 ``108*2`` in microsoft/msccl's ``msccl.h``: its parser refuses a threadblock id of
 216 or more; msccl-executor-nccl sets 32 a channel on each of its 32 channels)."""
 
+
 def _after_a_gap(ids: set[int]) -> int | None:
     """The least id whose predecessor is not among ``ids`` (0 excepted), or None when
     they are 0 to k-1: the id msccl-executor-nccl's parser names, "thread block N is
