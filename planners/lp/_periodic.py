@@ -185,14 +185,11 @@ def _least_whole_period(groups: Sequence[Sequence[Unit]]) -> Fraction | None:
     4720016 in nanoseconds and 4720016/10^9 in seconds, where the lcm period,
     13275045 seconds, held 1.7 * 10^12 instances and the fixed period that
     replaced it lost 0.06% of the throughput.  ``None`` without a weight."""
-    numerators = 0
-    denominators = 1
-    for group in groups:
-        for u in group:
-            if u.weight > 0:
-                numerators = math.gcd(numerators, u.weight.numerator)
-                denominators = _lcm([denominators, u.weight.denominator])
-    return Fraction(denominators, numerators) if numerators else None
+    weights = [u.weight for group in groups for u in group if u.weight > 0]
+    if not weights:
+        return None
+    return Fraction(_lcm([w.denominator for w in weights]),
+                    math.gcd(*(w.numerator for w in weights)))
 
 
 FIXED_PERIOD_CANDIDATES = 2_000
@@ -770,23 +767,14 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                                         .denominator)
         period = Fraction(_lcm(denominators))
         per_time = _per_time(groups, _unit_operations(groups))
-        least = _least_whole_period(groups)
-        if per_time * period > max_events and least is not None \
-                and per_time * least <= max_events:
-            text = (f"the exact period {format_rational(period)} would hold "
-                    f"{format_rational(per_time * period)} operations (sends and "
-                    f"computations) per period for its "
-                    f"{_instances(throughput * period)} (cap {max_events}); using the fixed "
-                    f"period {format_rational(least)} instead, the shortest in which every "
-                    f"path and tree carries whole instances ("
-                    f"{format_rational(per_time * least)} operations, no loss; its busy "
-                    f"times are not whole time units); choose another with the option "
-                    f"'period:'")
-            warned.append(text)
-            notes.append(text)
+        over = per_time * period > max_events
+        least = _least_whole_period(groups) if over else None
+        if least is not None and per_time * least <= max_events:
             fixed_period = least
-            exact = False
-        elif per_time * period > max_events:
+            how = (f", the shortest in which every path and tree carries whole instances ("
+                   f"{format_rational(per_time * least)} operations, no loss; its busy "
+                   f"times are not whole time units)")
+        elif over:
             n_units = sum(len(g) for g in groups)
             fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events, unit)
             if round_up:
@@ -805,6 +793,11 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                 denser = (f", where the rounded-up paths and trees carry more per time unit "
                           f"than in the period {format_rational(by_floors)} Proposition 4's "
                           f"floors pick")
+            how = (f"{denser} (Proposition 4: throughput loss at most "
+                   f"{format_rational(n_units / Fraction(fixed_period))}, "
+                   f"{counted(n_units, 'unit')} over the period)")
+        if over:
+            assert fixed_period is not None  # set by either branch above
             # "operations" are the events max_events caps, not collective
             # operations: the instances are named apart (a student read the
             # scatter toy's 12 as 12 scatters in a period of 6, where TP = 1/2)
@@ -812,11 +805,8 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                     f"{format_rational(per_time * period)} operations (sends and "
                     f"computations) per period for its "
                     f"{_instances(throughput * period)} (cap {max_events}); "
-                    f"using the fixed period "
-                    f"{format_rational(fixed_period)} instead{denser} (Proposition 4: throughput "
-                    f"loss at most {format_rational(n_units / Fraction(fixed_period))}, "
-                    f"{counted(n_units, 'unit')} over the period); choose "
-                    f"another with the option 'period:'")
+                    f"using the fixed period {format_rational(fixed_period)} instead{how}; "
+                    f"choose another with the option 'period:'")
             warned.append(text)
             notes.append(text)
             exact = False
