@@ -707,6 +707,30 @@ def test_one_c_but_different_latencies_is_not_the_exact_model() -> None:
     assert any(note.startswith("heterogeneous costs") for note in result.notes)
 
 
+def test_participants_behind_one_switch_take_the_path_as_the_models_d() -> None:
+    # Six participants, each linked to a switch S by c = 1 both ways, and a
+    # seventh node X on a c = 100 link.  Every participant pair is 1 + 1 = 2
+    # apart through S; the mean over every link, 106/7 with X's (the model's
+    # d before), is no transfer any tree makes.  With c = 2 = d, Algorithm 1's model length is
+    # that of the Fibonacci tree, 10, and the measured makespan is 10 too.
+    from portsim.simulator.platform import Link, Node, Platform, PortModel
+
+    parts = [f"P{i}" for i in range(6)]
+    nodes = (*(Node(x, F(2)) for x in [*parts, "X"]), Node("S", router=True))
+    links = tuple(link for x, c in [*((x, 1) for x in parts), ("X", 100)]
+                  for link in (Link(x, "S", F(c)), Link("S", x, F(c))))
+    p = Platform(nodes, links, PortModel.parse("bidirectional"))
+    op = Operation(OperationKind.REDUCE, target="P0", participants=tuple(parts))
+    result = get_planner("greedy").plan(p, op)
+    assert result.is_ok
+    assert result.schedule is not None
+    assert result.notes[0].startswith("no link joins two participants: every pair is 2 "
+                                      "apart through other nodes")
+    assert any(n.startswith("Algorithm 1 (greedy) on n = 6, d = 2, c = 2: model length 10 ")
+               for n in result.notes)
+    assert result.makespan == replay(result.schedule).makespan == 10
+
+
 @pytest.mark.parametrize("commutative", [False, True])
 @pytest.mark.parametrize("name", ["greedy", "fibonacci", "binomial"])
 def test_allreduce_result_goes_back_once_to_each_node(name: str, commutative: bool) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "emit_tree",
     "mean_costs",
     "model_costs",
+    "pair_durations",
     "place_by_labels",
     "place_greedy",
     "route",
@@ -82,15 +83,44 @@ def model_costs(platform: Platform, op: Operation) -> tuple[Fraction, Fraction] 
     return next(iter(durations)) if durations else op.size, computes.pop()
 
 
-def mean_costs(platform: Platform, op: Operation) -> tuple[Fraction, Fraction]:
+def mean_costs(platform: Platform, op: Operation,
+               cache: dict[NodeId, dict[NodeId, Fraction]] | None = None
+               ) -> tuple[Fraction, Fraction]:
     """Representative ``(d, c)`` of a heterogeneous platform: mean link cost among
-    participants (or over all links) and mean participant compute time."""
+    participants and mean participant compute time.
+
+    Where no link joins two participants (GPUs behind a switch), ``d`` is
+    the mean duration of the cheapest paths between them (as :func:`route`
+    sends, computed by :func:`transfer_cost` into ``cache``), not the mean
+    over every link: a `dgx_a100` server's NIC links would set ``d`` to
+    1/36 where every GPU pair is 1/150 apart.  Without a path either, the
+    mean over every link (or the size).
+    """
     members = set(op.participants)
     inner = [x.duration(op.size) for x in platform.links
              if x.src in members and x.dst in members]
+    if not inner:
+        inner = [d for d in pair_durations(platform, op, {} if cache is None else cache)
+                 if d is not None]
     pool = inner or [x.duration(op.size) for x in platform.links] or [op.size]
     computes = [platform.compute_time(p) for p in op.participants]
     return sum(pool, _ZERO) / len(pool), sum(computes, _ZERO) / len(computes)
+
+
+def pair_durations(platform: Platform, op: Operation,
+                   cache: dict[NodeId, dict[NodeId, Fraction]]) -> list[Fraction | None]:
+    """The duration of a transfer between every ordered pair of distinct participants,
+    as :func:`transfer_cost` makes it (``None`` where there is no path)."""
+    parts = op.participants
+    durations: list[Fraction | None] = []
+    for a in parts:
+        for b in parts:
+            if a != b:
+                try:
+                    durations.append(transfer_cost(cache, platform, op.size, a, b))
+                except KeyError:  # b is not reachable from a
+                    durations.append(None)
+    return durations
 
 
 def transfer_cost(cache: dict[NodeId, dict[NodeId, Fraction]], platform: Platform,

@@ -28,6 +28,7 @@ from portsim.planners.trees._placement import (
     emit_tree,
     mean_costs,
     model_costs,
+    pair_durations,
     place_by_labels,
     place_greedy,
     route,
@@ -80,6 +81,22 @@ def _check_greedy_options(options: Mapping[str, Any]) -> None:
     _check_tree_options("greedy", options.get("concurrent_transfers"), options.get("reducers"))
 
 
+def _why_no_model(platform: Platform, op: Operation,
+                  cache: dict[NodeId, dict[NodeId, Fraction]]) -> str:
+    """Why the model of section 3 (one ``d``, one ``c``) is not exact here, for a note."""
+    parts = set(op.participants)
+    if len({platform.compute_time(p) for p in parts}) == 1 and not any(
+            x.src in parts and x.dst in parts for x in platform.links):
+        durations = set(pair_durations(platform, op, cache))
+        if len(durations) == 1:
+            d = durations.pop()
+            assert d is not None  # _plan refuses a pair without a path
+            return (f"no link joins two participants: every pair is "
+                    f"{d} apart through other nodes (switches or "
+                    f"relays), taken as the model's d")
+    return "heterogeneous costs among the participants"
+
+
 def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operation,
           concurrent_transfers: int | None = None, reducers: int | None = None) -> PlanResult:
     """Shared body of the three planners (see :func:`greedy_reduction`)."""
@@ -106,9 +123,9 @@ def _plan(name: str, strategy: Strategy, platform: Platform, operation: Operatio
     model = model_costs(platform, op)
     notes: list[str] = []
     if model is None:
-        notes.append("heterogeneous costs among the participants: the tree is a heuristic "
+        notes.append(f"{_why_no_model(platform, op, cache)}: the tree is a heuristic "
                      "and the model figures below are only indicative")
-    d, c = model if model is not None else mean_costs(platform, op)
+    d, c = model if model is not None else mean_costs(platform, op, cache)
     if strategy == "greedy":
         tree = greedy_tree(n, d, c, concurrent_transfers=concurrent_transfers,
                            reducers=reducers)
