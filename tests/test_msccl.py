@@ -640,7 +640,8 @@ CHAIN = ("{port_model: bidirectional, nodes: [{id: P0}, {id: P1}, {id: P2}], lin
          "{src: P2, dst: P1, c: 1}]}")
 
 
-def _import_run_validate(xml: Path, scenario: Path, *args: str) -> tuple[str, str, dict]:
+def _import_run_validate(xml: Path, scenario: Path,
+                         *args: str) -> tuple[str, str, dict[str, object]]:
     """The makespans of ``msccl-import`` then ``validate`` and of ``run``, and
     ``run``'s row."""
     runner = CliRunner()
@@ -665,7 +666,7 @@ def test_an_imported_relay_keeps_no_copy(tmp_path: Path) -> None:
     xml, scenario = _relay_files(tmp_path, CHAIN, "[P1, P2]")
     imported, ran, row = _import_run_validate(xml, scenario)
     assert (imported, ran) == ("3", "3")
-    assert not [n for n in row["notes"] if "announced" in n]
+    assert not [n for n in row["notes"] if "announced" in n]  # type: ignore[attr-defined]
     chain = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P0", 1),
                                                 ("P1", "P2", 1), ("P2", "P1", 1)])
     events = time_msccl(read_msccl(BROADCAST_THROUGH_A_RANK), chain).schedule.events
@@ -687,7 +688,7 @@ def test_a_pxn_relay_between_two_dgx_a100_servers(tmp_path: Path) -> None:
     assert (v.correct, v.feasible, v.makespan) == (True, True, F(13, 75))
     imported, ran, row = _import_run_validate(xml, scenario, "--ranks", "P0,P1,P9")
     assert (imported, ran) == ("13/75", "13/75")
-    assert not [n for n in row["notes"] if "announced" in n]
+    assert not [n for n in row["notes"] if "announced" in n]  # type: ignore[attr-defined]
     events = v.timing.schedule.events
     assert [(e.src, e.dst) for e in events[:6] if e.transit] == [  # type: ignore[union-attr]
         ("P0", "nvswitch0"), ("nvswitch0", "P1"), ("P1", "nic0_1"), ("nic0_1", "ib1"),
