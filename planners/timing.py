@@ -353,13 +353,17 @@ class PortClock:
         PlannerError
             When the link does not exist or ``src`` never holds ``item``.
         """
+        return self._send(src, dst, item, list(lanes),
+                          not_before if type(not_before) is Fraction else Fraction(not_before))
+
+    def _send(self, src: NodeId, dst: NodeId, item: Item, lane_list: list[Hashable],
+              not_before: Fraction, *, relayed: bool = False, transit: bool = False) -> Send:
+        """:meth:`send`; ``relayed``: ``src`` passes on a transit copy, ready at
+        ``not_before`` (it holds none); ``transit``: ``dst`` keeps no copy."""
         duration = self.transfer_time(src, dst)
-        lane_list = list(lanes)
         send_ports = self._send_ports[src]
         recv_ports = self._recv_ports[dst]
-        start = self._earliest_start(
-            src, dst, item, lane_list,
-            not_before if type(not_before) is Fraction else Fraction(not_before))
+        start = self._earliest_start(src, dst, item, lane_list, not_before, relayed=relayed)
         end = start + duration
         if send_ports is not None:
             _occupy(send_ports, start, end)
@@ -368,8 +372,9 @@ class PortClock:
         self._links[src, dst] = end
         for lane in lane_list:
             self._lanes[lane] = end
-        self._note_held(dst, item, end)
-        event = Send(src=src, dst=dst, item=item, start=start)
+        if not transit:
+            self._note_held(dst, item, end)
+        event = Send(src=src, dst=dst, item=item, start=start, transit=transit)
         self._record(event, end)
         return event
 
@@ -407,7 +412,9 @@ class PortClock:
             goes on is what this route carries, as on an MSCCL connection.
             The pairs of chained hops are kept (:attr:`follows`), so that the
             engine's replays, a series as soon as possible too, chain them
-            alike.  Not with ``skip_held``.
+            alike; every hop but the last is a ``transit`` send (its receiver
+            keeps no copy, neither here nor in the engine: a relaying GPU
+            holds the item only from its own receive).  Not with ``skip_held``.
         not_before:
             Earliest start of the first hop.
 
@@ -421,11 +428,13 @@ class PortClock:
         lanes_of = lanes_of or {}
         hops: list[Send] = []
         after = Fraction(not_before)
-        for u, v in itertools.pairwise(path):
+        last = len(path) - 2  # the index of the last hop
+        for k, (u, v) in enumerate(itertools.pairwise(path)):
             hop_lanes = lanes + lanes_of.get(u, ()) + lanes_of.get(v, ())
             if skip_held and not self.delivers(u, v, item, lanes=hop_lanes):
                 continue
-            hop = self.send(u, v, item, lanes=hop_lanes, not_before=after)
+            hop = self._send(u, v, item, list(hop_lanes), after,
+                             relayed=chained and k > 0, transit=chained and k < last)
             if chained:
                 if hops:
                     index = len(self._events) - 1
@@ -479,11 +488,12 @@ class PortClock:
             raise PlannerError("unknown node", value=node)
 
     def _earliest_start(self, src: NodeId, dst: NodeId, item: Item, lanes: list[Hashable],
-                        not_before: Fraction) -> Fraction:
-        """When :meth:`send` would start a send of ``item`` over ``src -> dst``."""
+                        not_before: Fraction, *, relayed: bool = False) -> Fraction:
+        """When :meth:`send` would start a send of ``item`` over ``src -> dst``
+        (``relayed``: of a transit copy ready at ``not_before``)."""
         send_ports, recv_ports = self._send_ports[src], self._recv_ports[dst]
         return max(
-            self._ready(src, item),
+            not_before if relayed else self._ready(src, item),
             not_before,
             _ZERO if send_ports is None else min(send_ports),
             _ZERO if recv_ports is None else min(recv_ports),

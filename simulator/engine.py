@@ -463,10 +463,35 @@ class _Run:
         # ends (leads[i] set) and j needs as an input.  A flag per event, not a
         # dict: a series of a 64-rank ring has a million of them.
         self.leads = bytearray(len(patterns) if schedule.follows else 0)
+        # Send.transit: its receiver keeps no copy.  Its play gives the token
+        # of its own end (a whole, whatever its part) instead of the
+        # receiver's key, and its follower (Schedule checked it: one pair
+        # (i, j), j sending the item on from that receiver) needs that token
+        # instead of the key: no other event, nor the operation's completion,
+        # sees the copy.  ``transit``: event -> the receiver's key it does not
+        # give (to name it); ``in_transit``: key -> those events (messages).
+        self.transit: dict[int, int] = {}
+        self.in_transit: dict[int, list[int]] = {}
+        if schedule.follows:
+            for i, e in enumerate(events):
+                if type(e) is Send and e.transit:
+                    pat = patterns[i]
+                    self.transit[i] = pat.give
+                    self.in_transit.setdefault(pat.give, []).append(i)
+                    pat.give = -1 - i
+                    pat.part = 1 if exact else 1.0
+        transit = self.transit
         for i, j in schedule.follows:
             self.leads[i] = 1
             follower = patterns[j]
-            follower.needs = (*follower.needs, -1 - i)
+            relayed = transit.get(i)
+            if (relayed is not None and follower.kind == _SEND and relayed in follower.needs
+                    and events[j].part == events[i].part):  # type: ignore[union-attr]
+                # the follower (Schedule.follows pairs i with others too): it sends
+                # the transit copy on, not a copy its sender holds
+                follower.needs = (*(k for k in follower.needs if k != relayed), -1 - i)
+            else:
+                follower.needs = (*follower.needs, -1 - i)
         self._durations = (distinct, event_duration)  # for exact_end()
         if not exact:
             # The largest start and duration, found among the floats (their
@@ -587,6 +612,22 @@ class _Run:
         listed = ", ".join(own[:4]) + (", ..." if len(own) > 4 else "")
         whose = f"whose item is {listed}" if len(own) == 1 else f"whose items are {listed}"
         return f" ({base} is no item of {with_article(str(self.operation.kind))}, {whose})"
+
+    def given(self, play: _Play) -> int:
+        """The held-item key ``play`` gives, or would give were it no transit send."""
+        key = play.give
+        return key if key >= 0 else self.transit[play.index]
+
+    def transit_text(self, key: int) -> str:
+        """What a node that never holds ``key`` received of it in transit, or ``""``."""
+        sends = self.in_transit.get(key)
+        if not sends:
+            return ""
+        events = ", ".join(map(str, sends[:_NAMED_BUSY]))
+        more = f" and {len(sends) - _NAMED_BUSY} more" if len(sends) > _NAMED_BUSY else ""
+        return (f" (the copy event{'s' if len(sends) > 1 else ''} {events}{more} "
+                f"delivered {'were' if len(sends) > 1 else 'was'} in transit: "
+                f"only its follower passes it on)")
 
     def key_name(self, key: int) -> tuple[str, str]:
         """(node id, item name) of a held-item key."""
@@ -756,8 +797,10 @@ class _Strict:
             if arrival is not None:
                 time, order, violation = violations[number]
                 how = "ends only at" if key < 0 else "it arrives only at"  # key < 0: follows
+                transit = "" if key < 0 else self.run.transit_text(key)
                 violations[number] = (time, order, replace(
-                    violation, detail=f"{said} {how} t={_fmt(self.run.out_time(arrival))}"))
+                    violation,
+                    detail=f"{said} {how} t={_fmt(self.run.out_time(arrival))}{transit}"))
 
     def batch(self, t: Any, batch: list[_Play]) -> None:
         """Play every event that starts at ``t``.
@@ -796,7 +839,7 @@ class _Strict:
             if arrival is not None and arrival <= limit:
                 continue
             if key < 0:  # Schedule.follows: the event it follows has not ended
-                node, name = run.resource_node[ev.res[0]], run.key_name(ev.give)[1]
+                node, name = run.resource_node[ev.res[0]], run.key_name(run.given(ev))[1]
                 action = "sends" if ev.kind == _SEND else "computes"
                 led = -1 - key
                 said = (f"event {ev.index} {action} {name} at t={_fmt(run.out_time(t))} "
@@ -811,12 +854,13 @@ class _Strict:
                 continue
             node, name = run.key_name(key)
             if arrival is not None:
-                why = f"it arrives only at t={_fmt(run.out_time(arrival))}"
+                why = (f"it arrives only at t={_fmt(run.out_time(arrival))}"
+                       + run.transit_text(key))
             elif key in self.parts:
                 got = sum((p for a, p in self.parts[key] if a <= limit), 0 * run.one)
                 why = f"it holds only {_fmt(got)} of it"
             else:
-                why = "it never received it" + run.foreign(key)
+                why = "it never received it" + (run.transit_text(key) or run.foreign(key))
             action = "sends" if ev.kind == _SEND else "computes with"
             said = f"{node} {action} {name} at t={_fmt(run.out_time(t))} but"
             if arrival is None and key not in self.parts:
@@ -922,7 +966,7 @@ class _Strict:
         run = self.run
         running = [*zip(self.slots[r], self.holders[r], strict=True), *self.extra.get(r, ())]
         others = sorted({h for busy, h in running if busy > t + run.tol and h >= 0})
-        node, name = run.key_name(ev.give)
+        node, name = run.key_name(run.given(ev))
         if ev.kind == _SEND:
             what = f"send of {name} to {node} (event {ev.index})"
             kind = (ViolationKind.LINK_CONFLICT if r in run.link_resources
@@ -1100,12 +1144,13 @@ class _Asap:
                 names = [run.key_name(k) for k in missing]
                 node = names[0][0]
                 resource = ", ".join(name for _, name in names)
-                why = f"{node} never holds {resource}"
+                why = f"{node} never holds {resource}" + "".join(
+                    run.transit_text(k) for k in missing)
                 if led:
                     why += f", and it follows {self.never_ends(led[0])}"
             elif led:
                 node = run.resource_node[ev.res[0]]
-                resource = run.key_name(ev.give)[1]
+                resource = run.key_name(run.given(ev))[1]
                 why = f"it follows {self.never_ends(led[0])}"
             else:
                 node = run.resource_node[ev.res[0]]
@@ -1722,17 +1767,35 @@ def _parts_made_whole(schedule: Schedule, tolerance: Fraction) -> Schedule:
     for e in schedule.events:
         if type(e) is Send and e.part is not _WHOLE and e.part != 1 and platform.has_link(
                 e.src, e.dst):
-            totals[e.dst, e.item] += e.part
+            if not e.transit:  # a transit copy is no part its receiver holds
+                totals[e.dst, e.item] += e.part
             link = platform.link(e.src, e.dst)
             whole = max(whole, (link.c - link.latency) * size)
     short = {key: total for key, total in totals.items()
              if total < 1 and (1 - total) * whole <= tolerance}
     if not short:
         return schedule
-    events = [replace(e, part=e.part / short[e.dst, e.item], duration=None)
-              if type(e) is Send and (e.dst, e.item) in short else e
-              for e in schedule.events]
-    return replace(schedule, events=tuple(events))
+    events = schedule.events
+    # A transit send carries the part its follower passes on (Schedule checks
+    # they are equal): scaled as the part at the end of its chain is.
+    follower: dict[int, int] = {}
+    for i, j in schedule.follows:
+        first, then = events[i], events[j]
+        if (type(first) is Send and first.transit and type(then) is Send
+                and (then.src, then.item, then.part) == (first.dst, first.item, first.part)):
+            follower[i] = j
+    out: list[Event] = []
+    for i, e in enumerate(events):
+        if type(e) is Send and e.part is not _WHOLE and e.part != 1:
+            end, hops = i, 0
+            while end in follower and hops <= len(events):  # (a cycle of follows: cut)
+                end, hops = follower[end], hops + 1
+            last = cast(Send, events[end])
+            key = (last.dst, last.item)
+            if key in short:
+                e = replace(e, part=e.part / short[key], duration=None)
+        out.append(e)
+    return replace(schedule, events=tuple(out))
 
 
 def measure_series(
@@ -2678,8 +2741,10 @@ def _report_incomplete(
             slots_text = (f"; instance slot{'s' if many else ''} {_slot_text(slots)} "
                           f"({slot_count} of {n}) never complete{'' if many else 's'}"
                           f"{idle_text}")
+        transit = run.transit_text(key0 + first * run.stride)
         run.violate(run.out_time(end_time), ViolationKind.INCOMPLETE, node,
-                    f"{node} never holds {name}{more}{slots_text}", (), resource=name)
+                    f"{node} never holds {name}{more}{transit}{slots_text}", (),
+                    resource=name)
 
 
 def _float_tolerance(values: list[Fraction], *, tick: int | None = None) -> float:

@@ -36,6 +36,8 @@ class Send:
     It lasts the link's :meth:`~portsim.simulator.platform.Link.duration`
     (``latency + part * size / bandwidth``; ``part * size * c`` without
     latency); ``duration``, when given, is checked against that, never trusted.
+    ``transit``: ``dst`` keeps no copy, it only passes the item on, by the
+    send that follows this one (:attr:`Schedule.follows`; one-shot form only).
     """
 
     src: NodeId
@@ -45,9 +47,11 @@ class Send:
     part: Fraction = _ONE
     lag: int = 0
     duration: Fraction | None = None
+    transit: bool = False
 
     def __init__(self, src: NodeId, dst: NodeId, item: Item, start: Fraction,
-                 part: Fraction = _ONE, lag: int = 0, duration: Fraction | None = None) -> None:
+                 part: Fraction = _ONE, lag: int = 0, duration: Fraction | None = None,
+                 transit: bool = False) -> None:
         # The dataclass's own __init__, through the slots' setters (below the class).
         _set_src(self, src)
         _set_dst(self, dst)
@@ -56,6 +60,7 @@ class Send:
         _set_part(self, part)
         _set_lag(self, lag)
         _set_duration(self, duration)
+        _set_transit(self, transit)
 
     @property
     def nodes(self) -> tuple[NodeId, ...]:
@@ -105,9 +110,10 @@ class Compute:
 # refuse ``self.x = ...``, and the dataclass's generated __init__
 # (object.__setattr__ per field) takes twice as long, which counts at tens of
 # thousands of events per periodic schedule.
-(_set_src, _set_dst, _set_item, _set_start, _set_part, _set_lag, _set_duration) = (
+(_set_src, _set_dst, _set_item, _set_start, _set_part, _set_lag, _set_duration,
+ _set_transit) = (
     Send.__dict__[name].__set__
-    for name in ("src", "dst", "item", "start", "part", "lag", "duration"))
+    for name in ("src", "dst", "item", "start", "part", "lag", "duration", "transit"))
 (_set_node, _set_inputs, _set_output, _set_compute_start, _set_compute_lag,
  _set_compute_duration) = (
     Compute.__dict__[name].__set__
@@ -117,7 +123,7 @@ class Compute:
 Event: TypeAlias = Send | Compute
 """A schedule's event, a :class:`Send` or a :class:`Compute`."""
 
-_SEND_KEYS = {"kind", "src", "dst", "item", "start", "part", "lag", "duration"}
+_SEND_KEYS = {"kind", "src", "dst", "item", "start", "part", "lag", "duration", "transit"}
 _COMPUTE_KEYS = {"kind", "node", "inputs", "output", "start", "lag", "duration"}
 
 
@@ -152,6 +158,9 @@ class Schedule:
         holds from another transfer); the replays honour the pairs, the
         strict one reporting an ``item_not_held`` violation where ``j`` starts
         before ``i`` ends, and :meth:`repeat` chains each copy's own events.
+        A :class:`Send` with ``transit`` needs exactly one such ``j`` that
+        sends its item (the same part) on from its receiver: the receiver
+        keeps no copy, only ``j`` passes it on (each ``j`` one copy).
 
     Raises
     ------
@@ -161,7 +170,8 @@ class Schedule:
         (``Item.interval(2, 1)``), a start outside ``[0, T)`` in a periodic
         schedule, a part outside ``(0, 1]``, a negative lag or start, a
         number that is not finite, or another type than a platform, an
-        operation or events.
+        operation or events; a transit send in a periodic schedule or
+        without its one follower.
     OperationError
         When an unresolved operation does not fit the platform.
 
@@ -218,11 +228,14 @@ class Schedule:
         # in self.events meanwhile, so an id stays theirs.
         good_starts: set[int] = set()
         replaced: dict[int, Event] = {}  # events given with inexact numbers, made exact
+        transit: list[int] = []  # the sends whose receiver keeps no copy
         for i, event in enumerate(self.events):
             kind = type(event)
             if not fast:
                 ok = False
             elif kind is Send:
+                if event.transit is not False:  # type: ignore[union-attr]
+                    transit.append(i)
                 item = event.item  # type: ignore[union-attr]
                 part = event.part  # type: ignore[union-attr]
                 ok = (type(item) is Item  # an item name given by hand: the full check
@@ -259,11 +272,60 @@ class Schedule:
                 exact = self._check_event(i, event, checked)
                 if exact is not event:
                     replaced[i] = exact
+                if (type(exact) is Send and exact.transit is not False
+                        and (not transit or transit[-1] != i)):
+                    transit.append(i)
         if replaced:
             events = list(self.events)
             for i, exact in replaced.items():
                 events[i] = exact
             object.__setattr__(self, "events", tuple(events))
+        if transit:
+            self._check_transit(transit)
+
+    def _check_transit(self, transit: list[int]) -> None:
+        """Each transit send (events ``transit``) has exactly one follower, or raise.
+
+        Its follower: the event ``j`` of a pair ``(i, j)`` of :attr:`follows`
+        that sends the same item (the same part) on from the transit send's
+        receiver, and passes on no other transit send's copy.
+        """
+        events = self.events
+        for i in transit:
+            if events[i].transit is not True:  # type: ignore[union-attr]
+                raise ScheduleError("transit must be true or false", path=f"events[{i}].transit",
+                                    value=events[i].transit)  # type: ignore[union-attr]
+        if self.period is not None:
+            raise ScheduleError("transit applies to one-shot schedules only (its copy goes "
+                                "on by the send that follows it, and follows is one-shot)",
+                                path=f"events[{transit[0]}].transit", value=True)
+        wanted = set(transit)
+        followers: dict[int, set[int]] = {}
+        for i, j in self.follows:
+            if i in wanted:
+                event, then = events[i], events[j]
+                if (type(then) is Send and then.src == event.dst  # type: ignore[union-attr]
+                        and then.item == event.item  # type: ignore[union-attr]
+                        and then.part == event.part):  # type: ignore[union-attr]
+                    followers.setdefault(i, set()).add(j)
+        passed: dict[int, int] = {}  # follower -> the transit send whose copy it passes on
+        for i in transit:
+            event = cast(Send, events[i])
+            found = sorted(followers.get(i, ()))
+            if len(found) != 1:
+                part = "" if event.part == 1 else f" (part {format_rational(event.part)})"
+                got = ("none" if not found
+                       else f"{len(found)} (events {', '.join(map(str, found))})")
+                raise ScheduleError(
+                    f"a transit send needs exactly one follower, a pair [{i}, j] in follows "
+                    f"whose event j sends {event.item}{part} on from {event.dst}; found {got}",
+                    path=f"events[{i}].transit", value=True)
+            j = found[0]
+            if j in passed:
+                raise ScheduleError(
+                    f"event {j} already passes on the copy of transit event {passed[j]}: "
+                    f"each follower passes on one", path=f"events[{i}].transit", value=True)
+            passed[j] = i
 
     def _normalise_fields(self) -> None:
         """Take the events as a tuple, the period as an exact rational, or raise.
@@ -473,8 +535,8 @@ class Schedule:
 
         ``follows`` is :attr:`follows`, as pairs ``[i, j]`` of event indexes.
 
-        Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration]}``
-        or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
+        Each mapping is ``{kind: send, src, dst, item, start[, part, lag, duration,
+        transit]}`` or ``{kind: compute, node, inputs, output, start[, lag, duration]}``;
         numbers may be ``"2/3"`` strings.  Unknown keys are rejected.
         An ``operation`` not yet resolved is resolved against ``platform``
         (:meth:`Operation.resolve`: default targets or participants filled in,
@@ -571,7 +633,8 @@ class Schedule:
                     if isinstance(e, Send):
                         item = e.item
                         out.append(Send(e.src, e.dst, item.with_instance(base + item.instance),
-                                        shifted[id(e.start)], e.part, e.lag, e.duration))
+                                        shifted[id(e.start)], e.part, e.lag, e.duration,
+                                        e.transit))
                     else:
                         output = e.output
                         out.append(Compute(
@@ -679,6 +742,9 @@ class EventReader:
         else:
             raise ScheduleError("kind must be send or compute", path=f"{path}.kind", value=kind)
         if not allowed.issuperset(data):
+            if kind == "compute" and "transit" in data:
+                raise ScheduleError("transit applies to sends only (a compute keeps its "
+                                    "output)", path=f"{path}.transit", value=data["transit"])
             unknown = sorted(str(k) for k in data if k not in allowed)
             raise ScheduleError("unknown key", path=f"{path}.{unknown[0]}", value=unknown[0])
         for key in required:
@@ -701,11 +767,15 @@ class EventReader:
                         raise ScheduleError("a node id must be a string", path=f"{path}.{key}",
                                             value=node)
                 part = data.get("part")
+                transit = data.get("transit", False)
+                if type(transit) is not bool:
+                    raise ScheduleError("transit must be true or false",
+                                        path=f"{path}.transit", value=transit)
                 return Send(
                     src=src, dst=dst, item=self.item(data["item"], f"{path}.item"),
                     start=start,
                     part=_ONE if part is None else self.number(part, f"{path}.part"),
-                    lag=lag, duration=stated,
+                    lag=lag, duration=stated, transit=transit,
                 )
             if not isinstance(data["node"], str):
                 raise ScheduleError("a node id must be a string", path=f"{path}.node",
@@ -734,6 +804,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                "start": format_rational(event.start)}
         if event.part != 1:
             out["part"] = format_rational(event.part)
+        if event.transit:
+            out["transit"] = True
     else:
         out = {"kind": "compute", "node": event.node,
                "inputs": [str(x) for x in event.inputs], "output": str(event.output),

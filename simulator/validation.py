@@ -225,10 +225,13 @@ def describe_event(index: int, event: Event) -> str:
     >>> from portsim.simulator import Item
     >>> describe_event(3, Send("P1", "P0", Item.interval(1, 1), Fraction(2, 3)))
     '#3 send v[1,1] P1->P0 @2/3'
+    >>> describe_event(0, Send("P1", "R", Item.broadcast(), Fraction(0), transit=True))
+    '#0 send b P1->R (transit) @0'
     """
     if isinstance(event, Send):
         part = "" if event.part == 1 else f" part {format_rational(event.part)}"
-        text = f"#{index} send {event.item}{part} {event.src}->{event.dst}"
+        transit = " (transit)" if event.transit else ""
+        text = f"#{index} send {event.item}{part} {event.src}->{event.dst}{transit}"
     else:
         assert isinstance(event, Compute)
         inputs = "+".join(str(x) for x in event.inputs)

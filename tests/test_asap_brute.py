@@ -11,9 +11,10 @@ at each, starts whatever it can until nothing more can (no queues of waiters).
 
 Random platforms of 3 to 5 processors (and sometimes a router) mix every port
 model per node; schedules are those of one-shot planners with their starts
-shuffled, some sends cut in two parts, and random ``follows`` pairs: orders
-the planners never give, blocked ones included (a start ``None`` on both
-sides).
+shuffled, some sends cut in two parts, random ``follows`` pairs and some
+sends made ``transit`` (the receiver keeps no copy; the follower sends it
+on): orders the planners never give, blocked ones included (a start
+``None`` on both sides).
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def _brute_starts(schedule: Schedule) -> list[Fraction | None]:
     waits: dict[int, list[int]] = {}
     for a, b in schedule.follows:
         waits.setdefault(b, []).append(a)
+    # a transit send's receiver keeps no copy; its follower sends that copy on
+    passes_on = {b for a, b in schedule.follows
+                 if getattr(events[a], "transit", False) and _passes_on(events[a], events[b])}
     start: dict[int, Fraction] = {}
     ended: set[int] = set()
     parts: dict[tuple[str, object], Fraction] = {}
@@ -114,7 +118,8 @@ def _brute_starts(schedule: Schedule) -> list[Fraction | None]:
                 if i in start or any(queues[r][started[r]] != i or busy[r] >= n
                                      for r, n in taken[i]):
                     continue
-                needs = ([(e.src, op.normalize(e.item))] if isinstance(e, Send)
+                needs = ([] if i in passes_on
+                         else [(e.src, op.normalize(e.item))] if isinstance(e, Send)
                          else [(e.node, op.normalize(x)) for x in e.inputs])  # type: ignore[union-attr]
                 if any(k not in held for k in needs) or any(
                         a not in ended for a in waits.get(i, [])):
@@ -138,7 +143,9 @@ def _brute_starts(schedule: Schedule) -> list[Fraction | None]:
             ended.add(i)
             for r, _ in taken[i]:
                 busy[r] -= 1
-            if isinstance(e, Send):
+            if isinstance(e, Send) and e.transit:
+                pass
+            elif isinstance(e, Send):
                 key = (e.dst, op.normalize(e.item))
                 parts[key] = parts.get(key, Fraction(0)) + e.part
                 if parts[key] >= 1:
@@ -146,6 +153,12 @@ def _brute_starts(schedule: Schedule) -> list[Fraction | None]:
             else:
                 held.add((e.node, op.normalize(e.output)))  # type: ignore[union-attr]
     return [start.get(i) for i in range(len(events))]
+
+
+def _passes_on(first: Event, then: Event) -> bool:
+    """Whether ``then`` sends on the item ``first`` sends (the same part)."""
+    return (isinstance(first, Send) and isinstance(then, Send) and then.src == first.dst
+            and then.item == first.item and then.part == first.part)
 
 
 def _operations(platform: Platform, rng: random.Random) -> list[Operation]:
@@ -171,6 +184,18 @@ def _reordered(schedule: Schedule, rng: random.Random) -> Schedule:
         else:
             out.append(replace(e, start=t))
     follows = {tuple(rng.sample(range(len(out)), 2)) for _ in range(rng.randint(0, 3))}
+    # some sends made transit, each with one follower that sends its item on
+    followers: set[int] = set()
+    for i, e in enumerate(out):
+        later = [j for j, x in enumerate(out) if j != i and _passes_on(e, x)]
+        if (not later or rng.random() < 0.5
+                or any(a == i and _passes_on(e, out[b]) for a, b in follows)):
+            continue
+        j = rng.choice(later)
+        if j not in followers and (i, j) not in follows:
+            followers.add(j)
+            follows.add((i, j))
+            out[i] = replace(e, transit=True)
     return Schedule(schedule.platform, schedule.operation, tuple(out),
                     follows=tuple(sorted(follows)))  # type: ignore[arg-type]
 

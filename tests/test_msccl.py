@@ -624,6 +624,77 @@ def test_a_rank_a_transfer_passes_through_gets_the_chunk_from_its_own_receive() 
     assert v.throughput == F(1, 2)
 
 
+def _relay_files(tmp_path: Path, platform: str, targets: str) -> tuple[Path, Path]:
+    """BROADCAST_THROUGH_A_RANK as a file, and a scenario running it as the ``msccl``
+    planner on ``platform`` (a YAML mapping), a broadcast from P0 to ``targets``."""
+    (tmp_path / "through.xml").write_text(BROADCAST_THROUGH_A_RANK, encoding="utf-8")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"name: relay\nplatform: {platform}\n"
+                        f"operation: {{type: broadcast, source: P0, targets: {targets}}}\n"
+                        "planners: [{name: msccl, file: through.xml}]\n", encoding="utf-8")
+    return tmp_path / "through.xml", scenario
+
+
+CHAIN = ("{port_model: bidirectional, nodes: [{id: P0}, {id: P1}, {id: P2}], links: ["
+         "{src: P0, dst: P1, c: 1}, {src: P1, dst: P0, c: 1}, {src: P1, dst: P2, c: 1}, "
+         "{src: P2, dst: P1, c: 1}]}")
+
+
+def _import_run_validate(xml: Path, scenario: Path,
+                         *args: str) -> tuple[str, str, dict[str, object]]:
+    """The makespans of ``msccl-import`` then ``validate`` and of ``run``, and
+    ``run``'s row."""
+    runner = CliRunner()
+    out = scenario.parent / "imported.yaml"
+    r = runner.invoke(main, ["msccl-import", str(xml), "--platform", str(scenario),
+                             *args, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(main, ["validate", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    imported = json.loads(r.stdout)["makespan"]
+    r = runner.invoke(main, ["run", str(scenario), "--json", "-"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.stdout)["results"][0]
+    return imported, row["makespan"], row
+
+
+def test_an_imported_relay_keeps_no_copy(tmp_path: Path) -> None:
+    """The algorithm above on the chain: its schedule file and the ``msccl``
+    planner give the makespan ``validate ALGO.xml`` gives, 3 by hand (they gave
+    2, P1 taken to hold the chunk it relays from time 1); the hop P0 -> P1 of
+    the transfer to rank 2 is the transit send."""
+    xml, scenario = _relay_files(tmp_path, CHAIN, "[P1, P2]")
+    imported, ran, row = _import_run_validate(xml, scenario)
+    assert (imported, ran) == ("3", "3")
+    assert not [n for n in row["notes"] if "announced" in n]  # type: ignore[attr-defined]
+    chain = Platform.build(["P0", "P1", "P2"], [("P0", "P1", 1), ("P1", "P0", 1),
+                                                ("P1", "P2", 1), ("P2", "P1", 1)])
+    events = time_msccl(read_msccl(BROADCAST_THROUGH_A_RANK), chain).schedule.events
+    assert [(e.src, e.dst, e.start, e.transit) for e in events] == [  # type: ignore[union-attr]
+        ("P0", "P1", 0, True), ("P1", "P2", 1, False), ("P0", "P1", 2, False)]
+
+
+def test_a_pxn_relay_between_two_dgx_a100_servers(tmp_path: Path) -> None:
+    """The same algorithm on two ``dgx_a100`` servers, ranks P0, P1, P9: P0 -> P9
+    takes P0 -> nvswitch0 -> P1 -> nic0_1 -> ib1 -> nic1_1 -> P9 (rail 1, as
+    NCCL's PXN relays: two NVLink hops of 1/300, four of 1/25), 1/150 + 4/25 =
+    1/6; then P0 -> nvswitch0 -> P1, 1/150 more: P1 holds the chunk at 13/75.
+    By hand 13/75 everywhere (1/6 in the schedule file and ``run``, which took
+    P1 to hold the chunk it relays from 1/150)."""
+    dgx2 = "{port_model: multiport, generator: {type: dgx_a100, servers: 2}}"
+    xml, scenario = _relay_files(tmp_path, dgx2, "[P1, P9]")
+    v = validate_msccl(BROADCAST_THROUGH_A_RANK, dgx_a100_platform(2), ranks=["P0", "P1", "P9"],
+                       lp=False)
+    assert (v.correct, v.feasible, v.makespan) == (True, True, F(13, 75))
+    imported, ran, row = _import_run_validate(xml, scenario, "--ranks", "P0,P1,P9")
+    assert (imported, ran) == ("13/75", "13/75")
+    assert not [n for n in row["notes"] if "announced" in n]  # type: ignore[attr-defined]
+    events = v.timing.schedule.events
+    assert [(e.src, e.dst) for e in events[:6] if e.transit] == [  # type: ignore[union-attr]
+        ("P0", "nvswitch0"), ("nvswitch0", "P1"), ("P1", "nic0_1"), ("nic0_1", "ib1"),
+        ("ib1", "nic1_1")]
+
+
 def _two_rank_allgather_with(tbs_on_rank_0: int) -> str:
     """A 2-rank in-place allgather (one threadblock each way) whose rank 0 has
     ``tbs_on_rank_0`` threadblocks in all, the others idle (no peer, no step)."""

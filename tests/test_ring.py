@@ -404,6 +404,24 @@ def test_first_deliveries_refuses_a_clock_with_chained_routes() -> None:
         clock.first_deliveries()
 
 
+def test_a_chained_route_passes_its_copy_through() -> None:
+    """A chained route A -> B -> C (links 1): its first hop is a transit send, so
+    B holds no copy (C from 2); B's own copy, sent A -> B after, arrives at 3."""
+    from portsim.planners.timing import PortClock
+    from portsim.simulator.items import Item
+
+    platform = Platform.build(["A", "B", "C"], [("A", "B", 1), ("B", "C", 1)], "multiport")
+    b = Item.broadcast()
+    clock = PortClock(platform)
+    clock.hold("A", b)
+    hops = clock.route(["A", "B", "C"], b, chained=True)
+    assert [(h.start, h.transit) for h in hops] == [(0, True), (1, False)]
+    assert (clock.available("B", b), clock.available("C", b)) == (None, 2)
+    clock.route(["A", "B"], b, chained=True)
+    assert clock.available("B", b) == 2
+    assert clock.route(["A", "B", "C"], b)[0].transit is False  # not chained: B keeps it
+
+
 def test_allgather_on_a_one_port_fat_tree_does_not_queue_the_ring() -> None:
     """Fat tree k = 4 (16 hosts, 20 switches, unit links), every node
     ``multiport:1``: placed step after step, each hop queued behind the hops

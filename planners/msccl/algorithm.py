@@ -19,9 +19,11 @@ judge it like any planner's schedule.
   allreduce, a reduce or a broadcast of ``C`` chunks is ``C`` instances
   (``v{...}#j``, ``b#j``).  MSCCL reductions are commutative.
 - **Timing**: a chunk is ``size / nchunksperloop``; a send of one chunk
-  goes along a cheapest path of the platform hop by hop (store and forward)
-  and lasts each link's :meth:`~portsim.simulator.platform.Link.duration`
-  for the chunk; a step of ``cnt`` chunks sends them one after the other;
+  goes along a cheapest path of the platform hop by hop (store and forward,
+  every hop but the last a ``transit`` send: a GPU or switch on the path
+  keeps no copy) and lasts each link's
+  :meth:`~portsim.simulator.platform.Link.duration` for the chunk; a step
+  of ``cnt`` chunks sends them one after the other;
   a reduction costs the node's compute time per chunk; copies and ``nop``
   are free.  Steps are list-scheduled with
   :class:`~portsim.planners.timing.PortClock` semantics under the
@@ -1075,7 +1077,10 @@ class _ListScheduler:
             # Each hop waits for the previous one (chained, in the timing and in
             # the engine's replays): a router on the path may hold this item
             # already (from another rank's transfer), but an MSCCL connection
-            # carries the sender's own data, it forwards no copy.
+            # carries the sender's own data, it forwards no copy.  Every hop
+            # but the last is a transit send: a GPU or switch it passes
+            # through keeps no copy (a relaying GPU holds the chunk from its
+            # own receive only, as validate's makespan says).
             for last in self.clock.route(path, item, chained=True, not_before=ready)[-1:]:
                 end = max(end, last.start + self.clock.transfer_time(last.src, last.dst))
         self.received[rcv] = list(values)
