@@ -2145,8 +2145,10 @@ def _drifting_pattern(run: _Run, engine: _Asap, events: list[_Play], size: int,
     In an as-soon-as-possible replay on ports, CPUs and links of one slot,
     an event starts at the latest of the ends of the events it waits on: the
     one before it on each of its resources (a port of a slot per link only
-    keeps the order: its start), and the events giving its inputs (each part
-    of an input, when the parts add up to exactly one).  Copy ``t``'s events
+    keeps the order: its start), the events giving its inputs (each part
+    of an input, when the parts add up to exactly one), and the event it
+    follows (``Schedule.follows``: the end of one event of its own copy,
+    as a transit send's follower waits for it).  Copy ``t``'s events
     wait on copies ``t`` and ``t - 1`` only, in the same way for every
     ``t >= 1``.  Let ``delta(x)`` be the delay of event ``x`` of the last
     ``c`` copies over ``c`` copies before, and of every earlier copy of the
@@ -2210,11 +2212,18 @@ def _drifting_pattern(run: _Run, engine: _Asap, events: list[_Play], size: int,
             givers[events[e].give].append(e)
         instances = sorted({events[e].instance for e in range(first, n_events)})
         initial = run.initial_holdings(instances)
+        play_of: dict[int, int] | None = None
         bad = False
         for e in range(first, n_events):
             for key in events[e].needs:
-                if key < 0:  # Schedule.follows (an event's end): not in the argument
-                    return None
+                if key < 0:  # Schedule.follows: the end of event -1 - key, of its copy
+                    if play_of is None:
+                        play_of = {events[p].index: p for p in range(first, n_events)}
+                    led = play_of.get(-1 - key)
+                    if led is None:
+                        return None  # (a pair across copies: Schedule.repeat makes none)
+                    waits[e].append((led, events[led].duration))
+                    continue
                 gave = givers.get(key)
                 if key in initial or not gave:
                     continue  # held from the start: a constant, never later
