@@ -720,10 +720,11 @@ def _grid_unit(throughput: Fraction) -> Fraction:
     A quantity of the program, not the number 1: scaling every time of a
     scenario by ``10^k`` scales it by ``10^k``, so the candidate periods, and
     with them the instances per period and the throughput, do not depend on
-    the time unit (an allgather over GPUs described in seconds and in
-    nanoseconds got fixed periods on grids ``10^9`` apart relative to the
-    period, and throughputs 0.3% apart).  A period on this grid is rounded
-    up by less than one instance's time.  1 without a throughput.
+    the time unit (the grid used to start at 1: a broadcast over six nodes
+    at 5 to 56 GB/s got three fixed periods in seconds, milliseconds and
+    nanoseconds, 29696/3515625 s, 103/20 ms and 8317567 ns, three
+    throughputs).  A period on this grid is rounded up by less than one
+    instance's time.  1 without a throughput.
 
     >>> _grid_unit(Fraction(4, 7)), _grid_unit(Fraction(65, 3)), _grid_unit(Fraction(1, 10))
     (Fraction(1, 1), Fraction(1, 100), Fraction(10, 1))
@@ -740,10 +741,11 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
 
     A fixed period the cap forces is a whole number of a grid unit, the
     largest power of ten at most the time of one instance
-    (:func:`_grid_unit`: in time units 10^k times longer, 10^k times
-    longer); where even the best of those holds ten instances or more and
-    still too many operations, of tenths of that unit, and so on
-    (:func:`_period_in_units`).
+    (:func:`_grid_unit`; with every time of the scenario 10^k times longer,
+    so is the grid); where even the best of those holds ten instances or
+    more and still too many operations, of tenths of that unit, and so on
+    (:func:`_period_in_units`; a safeguard: a period of one grid unit holds
+    at most one instance at the units' weights).
     """
     unit = _grid_unit(throughput)
     while True:
