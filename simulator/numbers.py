@@ -18,9 +18,9 @@ from typing import Final, TypeAlias
 from portsim.simulator.errors import PortsimError
 
 __all__ = ["EXACT_TEXT_CHARS", "MAX_EXPONENT", "MAX_TERM", "SHORT_BITS", "Time", "approximate",
-           "common_denominator", "counted", "digits", "format_rational", "parse_rational",
-           "per_time", "readable", "rounded_up", "short", "simplest_between", "with_article",
-           "with_decimal"]
+           "common_denominator", "counted", "decimal_exponent", "digits", "format_rational",
+           "parse_rational", "per_time", "readable", "rounded_up", "short", "simplest_between",
+           "with_article", "with_decimal"]
 
 MAX_EXPONENT = 1000
 """Largest decimal exponent accepted in a number string (``"1e1000"``).
@@ -212,6 +212,33 @@ def digits(value: Fraction | int) -> int:
         else:
             count += math.floor((n.bit_length() - 1) * math.log10(2)) + 1
     return count
+
+
+def decimal_exponent(value: Fraction | int) -> int:
+    """``floor(log10(value))``, exactly: the ``e`` with ``10^e <= value < 10^(e+1)``
+    (``value > 0``).
+
+    Examples
+    --------
+    >>> decimal_exponent(Fraction(7, 4)), decimal_exponent(Fraction(3, 65))
+    (0, -2)
+    >>> decimal_exponent(1000), decimal_exponent(Fraction(999, 1000)), decimal_exponent(1)
+    (3, -1, 0)
+    """
+    value = Fraction(value)
+    if value <= 0:
+        raise ValueError(f"decimal_exponent needs a positive number, got {value}")
+    p, q = value.numerator, value.denominator
+
+    def at_least(e: int) -> bool:  # value >= 10^e, in integers
+        return p >= q * 10**e if e >= 0 else p * 10**-e >= q
+
+    exponent = len(str(p)) - len(str(q))  # within one of the answer
+    while not at_least(exponent):
+        exponent -= 1
+    while at_least(exponent + 1):
+        exponent += 1
+    return exponent
 
 
 def simplest_between(low: Fraction, high: Fraction) -> Fraction:

@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from portsim.planners.lp._solve import time_unit_of
+from portsim.simulator.numbers import decimal_exponent
 
 __all__ = ["MAX_NONZEROS", "NODE_LIMIT", "UNIT_RANGE", "IntegerRounding", "shortest_period"]
 
@@ -55,8 +55,9 @@ servers, its three programs of 113 trees and 121-123 instances), 200 nodes
 one rounding 0.2% better at five times the time."""
 
 UNIT_RANGE = (2.0**-10, 2.0**10)
-"""Where the longest busy time of a unit lies outside this range, the program is
-solved in a time unit of its own (the longest busy time's power of two)."""
+"""Where the longest busy time lies outside this range, the rooted allreduce's master
+is solved in a time unit of its own (``_allreduce_rooted``); the integer program here
+always takes the power of ten at or above its longest busy time."""
 
 MAX_NONZEROS = 400_000
 """Programs with more unit-resource loads than this are not built (the greedy's
@@ -129,27 +130,31 @@ def shortest_period(loads: Sequence[Sequence[Mapping[Any, int]]],
     rows: list[int] = []
     cols: list[int] = []
     values: list[float] = []
-    # Busy times in time units, as floats: the ticks' scale may be far beyond a
-    # float (costs 1/p for many primes p: a denominator of 1,200 bits), the
-    # times themselves are not.  A time beyond a float leaves the greedy's
-    # rounding.
+    # Busy times as floats in a time unit of their own: the power of ten at or
+    # above the longest, so that it lies in (1/10, 1].  The ticks' scale may be
+    # far beyond a float (costs 1/p for many primes p: a denominator of 1,200
+    # bits), the times themselves are not; each is divided exactly and rounded
+    # once.  Times near HiGHS's tolerances lost the rounding: messages of size
+    # 10^-6 on an MI250's links (busy times of 5·10^-9 to 2.5·10^-7) got none
+    # better than the greedy's, 0.993 of the bound, where size 1 gets 0.998.
+    # A power of ten, not of two: the same platform in seconds and in
+    # nanoseconds gives HiGHS the same floats, so the same counts (with a
+    # power of two near the longest, an MI250 broadcast carried 1286
+    # instances in its period in one unit and 1285 in units 10^9 times
+    # longer).  The period is computed exactly from the counts below, whatever
+    # the unit.  A time beyond a float leaves the greedy's rounding.
+    longest = max((a for row in loads for load in row for a in load.values()), default=0)
+    exponent = -decimal_exponent(Fraction(scale, longest)) if longest > 0 else 0
+    over = scale * 10**max(exponent, 0)  # time / 10^exponent = a · times / over
+    times = 10**max(-exponent, 0)
     try:
         for j, (g, i) in enumerate(units):
             for r, a in loads[g][i].items():
                 rows.append(resources.setdefault(r, len(resources)))
                 cols.append(j)
-                values.append(a / scale)  # int / int: rounded once, even beyond 2**1024
+                values.append(a * times / over)  # int / int: rounded once, even beyond 2**1024
     except OverflowError:
         return None
-    # Busy times far from 1 are taken in a time unit of their own, a power of
-    # two (exact in floats) near the longest: messages of size 10^-6 on an
-    # MI250's links (busy times of 5·10^-9 to 2.5·10^-7, near HiGHS's
-    # tolerances) got no rounding better than the greedy's, 0.993 of the
-    # bound, where size 1 gets 0.998.  The period is computed exactly from
-    # the counts below, whatever the unit.
-    unit = time_unit_of(values, within=UNIT_RANGE)
-    if unit != 1.0:
-        values = [v / unit for v in values]
     t = len(units)  # the column of the period
     for r, k in resources.items():
         rows.append(k)

@@ -55,7 +55,12 @@ from portsim.planners.lp._capacity import PortCapacity
 from portsim.planners.lp._integer_rounding import NODE_LIMIT, IntegerRounding, shortest_period
 from portsim.planners.lp._solve import Deadline
 from portsim.simulator.items import Item
-from portsim.simulator.numbers import common_denominator, counted, format_rational
+from portsim.simulator.numbers import (
+    common_denominator,
+    counted,
+    decimal_exponent,
+    format_rational,
+)
 from portsim.simulator.operations import Operation
 from portsim.simulator.platform import NodeId, Platform, PortKind
 from portsim.simulator.schedule import Compute, Event, Schedule, Send
@@ -251,8 +256,9 @@ def _best_fixed_period(groups: Sequence[Sequence[Unit]], per_time: Fraction,
     for the period chosen.  When no period fits the cap (one instance alone
     is over it), ``T0`` (the caller says so in its notes).
 
-    Periods are whole numbers of ``unit`` (1 unless :func:`_choose_period`
-    finds that whole time units hold far too many instances).
+    Periods are whole numbers of ``unit`` (:func:`_choose_period` gives the
+    grid of :func:`_grid_unit`, or tenths of it where that grid holds far too
+    many instances); the formulas above count time in ``unit``.
     """
     ops = _unit_operations(groups)
     per_unit = per_time * unit
@@ -281,9 +287,11 @@ operations."""
 
 
 def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
-                      max_events: int) -> tuple[int, int, Fraction] | None:
-    """The shortest integer period whose fixed-period schedule (Proposition 4's floors,
-    :func:`_counts`) carries at least :data:`FIXED_SHARE_HINT` of ``throughput``,
+                      max_events: int, unit: Fraction = Fraction(1)
+                      ) -> tuple[Fraction, int, Fraction] | None:
+    """The shortest period, a whole number of ``unit``, whose fixed-period schedule
+    (Proposition 4's floors, :func:`_counts`) carries at least
+    :data:`FIXED_SHARE_HINT` of ``throughput``,
     with its operations per period and its rate; ``None`` when none holds at
     most :data:`HINT_CAP_FACTOR` × ``max_events`` operations, or within
     :data:`FIXED_PERIOD_CANDIDATES` periods tried.  With that many operations
@@ -298,18 +306,19 @@ def _period_for_share(groups: Sequence[Sequence[Unit]], throughput: Fraction,
     if per_time <= 0:
         return None
     ceiling = HINT_CAP_FACTOR * max_events
-    longest = math.floor((ceiling + sum(map(sum, ops))) / per_time)
-    jumps = _jump_periods(groups, longest)
-    for period in sorted(t for t in jumps if t <= longest)[:FIXED_PERIOD_CANDIDATES]:
-        counts, n = _counts(groups, Fraction(period))
+    longest = math.floor((ceiling + sum(map(sum, ops))) / (per_time * unit))
+    jumps = _jump_periods(groups, longest, unit=unit)
+    for whole in sorted(t for t in jumps if t <= longest)[:FIXED_PERIOD_CANDIDATES]:
+        period = unit * whole
+        counts, n = _counts(groups, period)
         events = _operations(counts, ops)
         if events > ceiling:
             return None
-        rate = Fraction(n, period)
+        rate = n / period
         if rate >= FIXED_SHARE_HINT * throughput:
             # The period the cap ``events`` would choose carries at least as much
             # (unless the candidates' limit left this one out: then look further).
-            chosen = _best_fixed_period(groups, per_time, events)
+            chosen = _best_fixed_period(groups, per_time, events, unit)
             if Fraction(_counts(groups, chosen)[1]) / chosen >= rate:
                 return period, events, rate
     return None
@@ -464,14 +473,15 @@ this: the greedy's rounding stays, and the build of the schedule (about a second
 
 
 DENSER_GRID = 60
-"""A fixed period chosen by :func:`_denser_period` is a multiple of ``1 / DENSER_GRID``."""
+"""A fixed period chosen by :func:`_denser_period` is a multiple of ``1 / DENSER_GRID`` of
+the grid unit (:func:`_grid_unit`)."""
 
 DENSER_TRIES = 64
 """Most periods :func:`_denser_period` tries."""
 
 
 def _denser_period(rounding: _Rounding, throughput: Fraction, max_events: int,
-                   start: Fraction) -> Fraction:
+                   start: Fraction, unit: Fraction = Fraction(1)) -> Fraction:
     """A fixed period within ``max_events`` that carries more instances per time unit
     than ``start`` once rounded up (:class:`_Rounding`), or ``start``.
 
@@ -481,10 +491,12 @@ def _denser_period(rounding: _Rounding, throughput: Fraction, max_events: int,
     allgather on 4 DGX A100 servers: 14 instances in 2 time units, 0.84 of
     its bound, where 12 fit in 89/60, 0.97).  Tried, from the most instances
     the cap allows down: for each count, periods that would carry 100%,
-    99%, ... of ``throughput``, on a grid of ``1 / DENSER_GRID``, the first
-    that holds the count kept; only what could beat the best so far, and
-    :data:`DENSER_TRIES` periods at most.
+    99%, ... of ``throughput``, on a grid of ``unit / DENSER_GRID`` (``unit``
+    the grid of ``start``, :func:`_grid_unit`), the first that holds the count
+    kept; only what could beat the best so far, and :data:`DENSER_TRIES`
+    periods at most.
     """
+    grid = unit / DENSER_GRID
     _, n, _ = rounding.counts(start, max_events)
     best, best_rate = start, Fraction(n) / start
     per_instance = _per_time(rounding.groups, rounding.ops) / throughput
@@ -497,8 +509,8 @@ def _denser_period(rounding: _Rounding, throughput: Fraction, max_events: int,
             if share * throughput <= best_rate:
                 break
             exact = target / (share * throughput)
-            period = Fraction(-(-exact.numerator * DENSER_GRID // exact.denominator),
-                              DENSER_GRID)
+            ratio = exact / grid
+            period = grid * -(-ratio.numerator // ratio.denominator)
             if Fraction(target) / period <= best_rate:
                 break
             _, got, events = rounding.counts(period, max_events)
@@ -695,9 +707,31 @@ def build_periodic(
     return PeriodicPlan(schedule, period, n, chosen.throughput, len(steps), tuple(notes))
 
 
-def _whole_if_longer(period: Fraction) -> Fraction:
-    """``period`` rounded up to whole time units when it is longer than one, else itself."""
-    return Fraction(math.ceil(period)) if period >= 1 else period
+def _on_grid_if_longer(period: Fraction, unit: Fraction) -> Fraction:
+    """``period`` rounded up to a whole number of ``unit`` when it is longer than one
+    ``unit``, else itself."""
+    return unit * math.ceil(period / unit) if period >= unit else period
+
+
+def _grid_unit(throughput: Fraction) -> Fraction:
+    """The first grid of a fixed period the cap forces: the largest power of ten at
+    most ``1 / throughput``, the time one instance takes at the exact throughput.
+
+    A quantity of the program, not the number 1: scaling every time of a
+    scenario by ``10^k`` scales it by ``10^k``, so the candidate periods, and
+    with them the instances per period and the throughput, do not depend on
+    the time unit (the grid used to start at 1: a broadcast over six nodes
+    at 5 to 56 GB/s got three fixed periods in seconds, milliseconds and
+    nanoseconds, 29696/3515625 s, 103/20 ms and 8317567 ns, three
+    throughputs).  A period on this grid is rounded up by less than one
+    instance's time.  1 without a throughput.
+
+    >>> _grid_unit(Fraction(4, 7)), _grid_unit(Fraction(65, 3)), _grid_unit(Fraction(1, 10))
+    (Fraction(1, 1), Fraction(1, 100), Fraction(10, 1))
+    """
+    if throughput <= 0:
+        return Fraction(1)
+    return Fraction(10) ** decimal_exponent(1 / throughput)
 
 
 def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], throughput: Fraction,
@@ -705,13 +739,15 @@ def _choose_period(platform: Platform, groups: Sequence[Sequence[Unit]], through
                    round_up: bool = False, clock: Deadline | None = None) -> _Period:
     """The exact (lcm) period, or a fixed one (given, or when the exact one is over the cap).
 
-    A fixed period the cap forces is a whole number of time units; where
-    even the best of those holds ten instances or more and still too many
-    operations (links of cost ``1/999999937``: a billion instances a time
-    unit, the period 1 three billion operations, and the build ran out of
-    memory), of tenths of that unit, and so on (:func:`_period_in_units`).
+    A fixed period the cap forces is a whole number of a grid unit, the
+    largest power of ten at most the time of one instance
+    (:func:`_grid_unit`; with every time of the scenario 10^k times longer,
+    so is the grid); where even the best of those holds ten instances or
+    more and still too many operations, of tenths of that unit, and so on
+    (:func:`_period_in_units`; a safeguard: a period of one grid unit holds
+    at most one instance at the units' weights).
     """
-    unit = Fraction(1)
+    unit = _grid_unit(throughput)
     while True:
         chosen, warned, finer = _period_in_units(platform, groups, throughput, size,
                                                  fixed_period, max_events, unit,
@@ -779,7 +815,8 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
             fixed_period = by_floors = _best_fixed_period(groups, per_time, max_events, unit)
             if round_up:
                 rounding = _Rounding(platform, groups, size)
-                fixed_period = _denser_period(rounding, throughput, max_events, by_floors)
+                fixed_period = _denser_period(rounding, throughput, max_events, by_floors,
+                                              unit)
                 integer = rounding.integer(throughput, max_events, fixed_period,
                                            clock if clock is not None else Deadline())
             if integer is not None:
@@ -827,8 +864,9 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
         # A fixed period too short for any unit to carry one whole instance
         # would be a schedule of nothing: lengthen it to the shortest period
         # in which every group carries one (the unit of largest weight).
-        # (whole time units, unless an instance takes less than one: then exact)
-        shortest = max(min(_whole_if_longer(1 / u.weight) for u in group if u.weight > 0)
+        # (whole grid units, unless an instance takes less than one: then exact)
+        shortest = max(min(_on_grid_if_longer(1 / u.weight, unit) for u in group
+                           if u.weight > 0)
                        for group in groups)
         notes.append(f"the fixed period {format_rational(period)} holds no whole instance; "
                      f"lengthened to {shortest}, the shortest period in which some unit "
@@ -845,7 +883,8 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                 return _Period(period, exact, (), n, throughput, ()), [], True
             why = ("the period given" if given else
                    "one instance alone is over the cap" if integer is not None else
-                   "no integer period within the cap holds an instance")
+                   f"no multiple of {format_rational(unit)} within the cap holds an "
+                   f"instance")
             text = (f"the fixed period {format_rational(period)} holds {events} operations, "
                     f"over the cap of {max_events} operations per period ({why})")
             warned.append(text)
@@ -877,11 +916,12 @@ def _period_in_units(platform: Platform, groups: Sequence[Sequence[Unit]],
                          f"Proposition 4's floors give {floors}: units rounded up while every "
                          f"port, link and CPU stays within the period")
         if not given and achieved < FIXED_SHARE_HINT * throughput:
-            hint = _period_for_share(groups, throughput, max_events)
+            hint = _period_for_share(groups, throughput, max_events, unit)
             if hint is not None:
                 longer, events, rate = hint
                 notes.append(f"with max_events: {events} (an lp option), a fixed period "
-                             f"would carry at least {format_rational(rate)} (period {longer}), "
+                             f"would carry at least {format_rational(rate)} (period "
+                             f"{format_rational(longer)}), "
                              f"{float(rate / throughput):.3f} of the exact period's")
         throughput = achieved
     return _Period(period, exact, tuple(tuple(row) for row in counts), n, throughput,
