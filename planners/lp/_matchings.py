@@ -266,10 +266,21 @@ class _Matchings:
         self.seen.add(config)
 
     def price_float(self, master: IncrementalMaster, v: Mapping[Link, float], y_comm: float,
-                    rows: _Rows) -> bool:
-        """Add the heaviest configuration when it improves the float master."""
+                    rows: _Rows, value: float) -> bool:
+        """Add the heaviest configuration when it improves the float master.
+
+        Improves: its weight exceeds the time row's dual ``y_comm`` by more than
+        :data:`TOLERANCE` of the master's ``value`` (the throughput, of which
+        ``y_comm`` is the time row's share): the duals of the time and link
+        rows are throughputs per time unit, so an absolute tolerance read
+        them as 0 in a slow unit (a reduce over 8 nodes with every time
+        10^9: ``y_comm`` about 6·10^-10, under 10^-9, and the generation
+        stopped after 9 rounds on an interval 10^18 wide, where it takes 69
+        and is exact in units 10^9 times shorter).
+        """
         weight, config = self.ports.best_float(v)
-        if weight > y_comm + TOLERANCE and config not in self.seen:
+        if (weight > y_comm + TOLERANCE * (value if value > 0 else 1.0)
+                and config not in self.seen):
             self._join(config)
             _add_float(master, _config_column(config, rows.comm, rows.link))
             return True
@@ -327,7 +338,7 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     def price(point: MasterPoint) -> bool:
         y = point.duals
         v = {e: max(float(y[rows.link[e]]), 0.0) for e in matchings.links}
-        added = matchings.price_float(master, v, float(y[rows.comm]), rows)
+        added = matchings.price_float(master, v, float(y[rows.comm]), rows, point.value)
         for tree in family.price_float(y, v, rows, deadline):
             _add_float(master, family.column(tree, rows))
             added = True
