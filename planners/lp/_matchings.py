@@ -282,7 +282,7 @@ class _Matchings:
         if (weight > y_comm + TOLERANCE * (value if value > 0 else 1.0)
                 and config not in self.seen):
             self._join(config)
-            _add_float(master, _config_column(config, rows.comm, rows.link))
+            _add_float(master, _config_column(config, rows.comm, rows.link), share=True)
             return True
         return False
 
@@ -295,8 +295,10 @@ class _Matchings:
         return False
 
 
-def _add_float(master: IncrementalMaster, col: Mapping[int, Fraction]) -> None:
-    master.add_column(0.0, list(col), [float(a) for a in col.values()])
+def _add_float(master: IncrementalMaster, col: Mapping[int, Fraction], *,
+               share: bool = False) -> None:
+    """Add ``col`` to the float master (``share``: a matching's weight, not a rate)."""
+    master.add_column(0.0, list(col), [float(a) for a in col.values()], share=share)
 
 
 @dataclass
@@ -332,8 +334,10 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     # set the float master's time unit
     unit = time_unit_of(float(a) for r in (*rows.link.values(), *rows.cpu.values())
                      for a in model.rows[r].coeffs.values() if a > 0)
+    # the matchings' weights (the time row's variables) are shares of the time
+    # unit, not rates: kept as they are
     master = IncrementalMaster.of(model, {"solver": "simplex", "simplex_strategy": 1},
-                                  unit=unit)
+                                  unit=unit, shares=set(model.rows[rows.comm].coeffs))
 
     def price(point: MasterPoint) -> bool:
         y = point.duals
