@@ -55,7 +55,7 @@ from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
 __all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "PORTS_CAP", "SINGLE_NODE_BOUND",
-           "ExactSolution", "basis_recover", "recover"]
+           "ExactSolution", "basis_recover", "recover", "repair_grid"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
@@ -83,6 +83,26 @@ BASIS_CELLS = 1_000_000
 _ZERO = 1e-9
 
 Repair = Callable[[np.ndarray], list[Fraction] | None]
+
+
+def repair_grid(largest: float, digits: int) -> int:
+    """The grid a repair rounds float rates down to, as its inverse: multiples of
+    ``1/10^digits``, or, where the ``largest`` rate is below 1, of ``digits``
+    decimal digits below its leading one.
+
+    A repair (a model's fallback from float values to an exactly feasible
+    primal, :data:`Repair`) receives the rates in the platform's time unit:
+    with every time 10^6 longer they are 10^6 times smaller, and a grid of
+    10^-7 left nothing of a reduce whose throughput is 3·10^-7 (and 3 digits
+    of one at 3·10^-4).  Never coarser than ``1/10^digits``, so rates of 1 or
+    more are rounded as they always were.
+
+    >>> repair_grid(2.5, 7), repair_grid(0.5, 7), repair_grid(3e-7, 7)
+    (10000000, 100000000, 100000000000000)
+    """
+    if not largest > 0 or largest >= 1 or not math.isfinite(largest):
+        return 10**digits
+    return 10 ** (digits - math.floor(math.log10(largest)))
 
 _OVERFLOW = (OverflowError, FloatingPointError)
 """Arithmetic failures that skip an optional exact step instead of failing."""
