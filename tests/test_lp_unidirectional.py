@@ -383,6 +383,34 @@ def test_matchings_in_a_slow_time_unit(kind: OperationKind, optimum: Fraction | 
     assert got.throughput_bound == optimum / 10**12
 
 
+@pytest.mark.parametrize(("seed", "lower", "upper"), [
+    (1, F(13, 45), F(13, 42)), (3, F(1, 2), F(13, 25)), (5, F(2, 7), F(5, 17)),
+    (12, F(1, 2), F(6, 11))])
+def test_a_broadcast_whose_exact_rounds_run_out_keeps_a_useful_interval(
+        seed: int, lower: Fraction, upper: Fraction) -> None:
+    """Seven unidirectional nodes, every pair linked (costs 1 to 5): the exact
+    rounds run out (20) with a tree joining each round, the master's value
+    unchanged.  The certificate of the last round alone, its tree rows
+    lowered to the cheapest trees, left ``TP``'s column uncovered and paid
+    that times ``TP``'s upper bound: upper ends of about 10^8
+    (``[13/45, 76000000117/405]``).  Scaled to cover ``TP``, and the best of
+    every round kept, the interval is a few percent wide, and below the
+    bidirectional optimum (a relaxation: a unidirectional port is a
+    bidirectional one whose sends and receives share its time)."""
+    platform = random_platform(7, 6, c=(1, 5), compute=1, seed=seed,
+                               port_model="unidirectional")
+    op = Operation(OperationKind.BROADCAST, source="P0")
+    got = steady_state(platform, op, max_events=2000)
+    relaxed = steady_state(platform.with_port_model("bidirectional"), op, max_events=2000)
+    assert got.is_ok, got.message
+    assert relaxed.bound_exact
+    assert got.achieved_throughput is not None
+    assert got.throughput_bound is not None
+    assert relaxed.throughput_bound is not None
+    assert f"certified interval [{lower}, {upper}]" in got.message
+    assert got.achieved_throughput <= got.throughput_bound <= relaxed.throughput_bound
+
+
 def test_links_reach_the_schedule_unchanged() -> None:
     """The mapping back: the schedule runs on the original platform's own links."""
     p = Platform.build(["P1", "P2", "P3"], FIG2, "unidirectional")
