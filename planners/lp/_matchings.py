@@ -62,9 +62,11 @@ exact solve repeated (at most
 lower bound on it where the Steiner pricing is heuristic) make the dual
 feasible for every column outside the master, and weak duality over the
 master's own columns (:func:`portsim.planners.lp._exact.dual_bound`, with the
-variables' explicit upper bounds) gives a certified upper bound on the full
-program.  When it meets the exact primal the optimum is exact; else the
-result states the certified interval.
+variables' explicit upper bounds; or of the same dual scaled to cover ``TP``'s
+column, :func:`portsim.planners.lp._exact.covering_bound`) gives a certified
+upper bound on the full program, each exact round's, the least kept.  When it
+meets the exact primal the optimum is exact; else the result states the
+certified interval.
 """
 
 from __future__ import annotations
