@@ -602,6 +602,31 @@ def test_no_instance_recovered_is_an_error_not_an_empty_schedule() -> None:
     assert naive.throughput_bound >= Fraction(1, e18 + 1) >= naive.achieved_throughput > 0
 
 
+def test_rows_a_few_bits_from_one_are_solved_in_their_time_unit() -> None:
+    """``max TP``, ``TP = x``, ``256 x <= 1`` and ``640 x <= 2`` (busy times of
+    a message 10^3 times longer than a unit's): the rows' ratios are both
+    ``2^-8`` by bit lengths (``1/256``; ``2/640 = 1/320``), beyond ``2^5``
+    of 1: the model is solved in that unit (it was
+    solved as it was up to ``2^10``: an allreduce over eight ``multiport:2``
+    nodes with costs of 1000 to 5000 took 39 s where it takes 17 s in units
+    1000 times longer, and its answer was not recovered exactly).  The
+    optimum, 1/320 by hand, is the same."""
+    from portsim.planners.lp._driver import LpOptions, solve_exactly, time_unit
+    from portsim.planners.lp._solve import LinearModel
+
+    model = LinearModel()
+    tp = model.variable("TP", upper=Fraction(1))
+    x = model.variable("x", upper=Fraction(1))
+    model.objective = tp
+    model.add({tp: Fraction(1), x: Fraction(-1)}, "==", Fraction(0), "TP = x")
+    model.add({x: Fraction(256)}, "<=", Fraction(1), "a port")
+    model.add({x: Fraction(640)}, "<=", Fraction(2), "another")
+    assert time_unit(model) == Fraction(1, 2**8)
+    exact = solve_exactly(model, LpOptions(), what="test")
+    assert isinstance(exact, ExactSolution)
+    assert exact.lower == exact.upper == Fraction(1, 320)
+
+
 @pytest.mark.filterwarnings("ignore:the exact period")  # a fixed period: in the notes
 @pytest.mark.parametrize("case", ["all-to-all, c from 10^-6 to 10^7", "far-apart scatter"])
 def test_flows_far_from_one_are_solved_in_their_time_unit(case: str) -> None:

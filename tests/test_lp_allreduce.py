@@ -36,6 +36,7 @@ from portsim.scenarios.generators import random_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
+from portsim.simulator.platform import Link, Node
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "scenarios" / "examples"
 ALLREDUCE = OperationKind.ALLREDUCE
@@ -400,3 +401,28 @@ def test_allreduce_gap_example_file() -> None:
         v: generated.compute_time(v) for v in generated.node_ids}
     assert {e: written.cost(*e) for e in written.graph.edges} == {
         e: generated.cost(*e) for e in generated.graph.edges}
+
+
+@pytest.mark.parametrize("scale", [1, 10**6])
+def test_reduce_then_broadcast_is_the_same_in_every_time_unit(scale: int) -> None:
+    """Five ``multiport:2`` nodes, every pair linked (costs 1 to 5), compute 6/7,
+    every time multiplied by ``scale``: reduce-then-broadcast (step 2) meets
+    the relaxation, 11/16 over ``scale`` (the exact optimum in the first
+    unit), and no structure packing runs.  Its float master was solved as it
+    was: with every time 10^6 its rates were near HiGHS's feasibility
+    tolerance, step 2 stopped at 1361/1981 (over 10^6) and the packing took
+    ten times longer to close the gap."""
+    base = random_platform(5, 4, c=(1, 5), compute=Fraction(6, 7), seed=4,
+                           port_model="multiport:2")
+    platform = Platform(
+        tuple(Node(n.id, n.compute * scale, n.port_model, n.router) for n in base.nodes),
+        tuple(Link(e.src, e.dst, e.c * scale) for e in base.links), base.port_model)
+    got = steady_state(platform, Operation(OperationKind.ALLREDUCE), max_events=2000)
+    assert got.is_ok, got.message
+    assert got.bound_exact
+    optimum = Fraction(11, 16) / scale
+    assert got.throughput_bound == optimum
+    step2 = [note for note in got.notes if note.startswith("reduce to a root then broadcast")]
+    assert len(step2) == 1
+    assert step2[0].endswith(f", {optimum}")
+    assert not any(note.startswith("structures") for note in got.notes)

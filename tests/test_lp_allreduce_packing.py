@@ -169,6 +169,20 @@ def test_certificate_closes_and_a_partial_one_still_bounds() -> None:
     assert upper <= sum(y.values(), F(0)) / partial.least
 
 
+def test_a_certificate_that_proved_nothing_bounds_by_the_cap() -> None:
+    """Two nodes, links of cost 1, compute 1: the optimum is 1 (each node receives
+    one message per instance through its one port: the cap, 1, is met by
+    reducing on either node and sending the result back).  A branch and bound
+    stopped before its first node proves no structure price (``least`` 0):
+    over a master of value 1/2 the upper end is the cap, 1, not the master's
+    own 1/2 (which no schedule was proven not to beat: 1 does)."""
+    platform, op = _two(1)
+    cert = certify(platform, op, {}, LpOptions(), deadline=NO_LIMIT, node_limit=0)
+    assert cert.least == 0
+    master = ExactSolution([], F(1, 2), F(1, 2), [], [], "test")
+    assert dual_bound(platform, op, {}, cert.least, master) == 1
+
+
 def test_an_expired_deadline_stops_the_column_generation() -> None:
     platform, op = _two(2)
     start = canonical(op, _reduce_at("B", "A", 1))

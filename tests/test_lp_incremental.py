@@ -98,6 +98,27 @@ def test_used_columns_and_values() -> None:
     assert master.used() == [0, 1]
 
 
+def test_a_share_column_keeps_its_coefficients_in_a_slow_time_unit() -> None:
+    """A matching's weight ``μ`` is a share of the time unit, not a rate.
+
+    ``max x`` under ``b·x - μ <= 0`` (a link's busy time covered by a
+    matching) and ``μ <= 1`` (the time row), ``b = 10^12``: by hand
+    ``x = 1/b``, ``μ = 1``, duals ``1/b`` on both rows.  With ``unit =
+    2^40`` (the busy time's power of two) ``μ``'s coefficients, divided like
+    a rate's, were about 9·10^-13, under HiGHS's least kept entry 10^-12:
+    the time row lost ``μ`` and the program had no optimum."""
+    b = 1e12
+    master = IncrementalMaster([-np.inf, -np.inf], [0.0, 1.0], {"solver": "simplex"},
+                               unit=2.0 ** 40)
+    master.add_column(1.0, [0], [b])
+    master.add_column(0.0, [0, 1], [-1.0, 1.0], share=True)
+    point = master.solve(None)
+    assert point.status == "optimal"
+    assert point.value == pytest.approx(1 / b, rel=1e-9)
+    np.testing.assert_allclose(master.values(), [1 / b, 1.0], rtol=1e-9)
+    np.testing.assert_allclose(point.duals, [1 / b, 1 / b], rtol=1e-9)
+
+
 def test_time_limit_status() -> None:
     master = IncrementalMaster([-np.inf], [1.0], {"solver": "simplex"})
     master.add_column(1.0, [0], [1.0])

@@ -30,7 +30,7 @@ from portsim.planners.lp._driver import LpOptions, parse_options
 from portsim.planners.lp._matchings import min_arborescence, plan_matchings
 from portsim.planners.lp._ports import PortGraph
 from portsim.planners.lp._ssr import build_reduce_model
-from portsim.scenarios.generators import random_platform
+from portsim.scenarios.generators import complete_platform, random_platform
 from portsim.scenarios.loader import load_scenario
 from portsim.scenarios.runner import run_scenario
 from portsim.simulator import Operation, OperationKind, Platform, replay
@@ -356,6 +356,59 @@ def test_random_medium_unidirectional(seed: int, n: int, kind: OperationKind) ->
     result = steady_state(platform, op, max_events=5_000)
     assert result.status == "ok", result.message
     assert _ratio(result, 100) >= 0.9 or any("Proposition 4" in x for x in result.notes)
+
+
+@pytest.mark.parametrize(("kind", "optimum"), [
+    (OperationKind.SCATTER, Fraction(1, 7)),
+    (OperationKind.ALLTOALL, Fraction(1, 14)),
+    (OperationKind.BROADCAST, None),
+])
+def test_matchings_in_a_slow_time_unit(kind: OperationKind, optimum: Fraction | None) -> None:
+    """Eight unidirectional nodes, every link ``c``: with ``c = 10^12`` the optimum
+    is the one at ``c = 1`` over 10^12, exact.  By hand at ``c = 1``: the scatter's
+    source sends its 7 messages through its one port, 1/7; the all-to-all's 56
+    transfers take 4 at a time (a matching of 8 nodes), 1/14; the broadcast's
+    is the planner's own at ``c = 1``.  The matchings' weights were divided by
+    the float master's time unit (2^40) like rates, under HiGHS's least kept
+    entry: certified intervals [1/7, 2/7]·10^-12, [9/132500, 33/265000]·10^-9."""
+    unit = complete_platform(8, c=1, compute=1, port_model="unidirectional")
+    slow = complete_platform(8, c=10**12, compute=10**12, port_model="unidirectional")
+    op = (Operation(kind, source="P0") if kind is OperationKind.BROADCAST or
+          kind is OperationKind.SCATTER else Operation(kind))
+    if optimum is None:
+        optimum = steady_state(unit, op, max_events=2000).throughput_bound
+    got = steady_state(slow, op, max_events=2000)
+    assert got.is_ok, got.message
+    assert got.bound_exact
+    assert got.throughput_bound == optimum / 10**12
+
+
+@pytest.mark.parametrize(("seed", "lower", "upper"), [
+    (1, F(13, 45), F(13, 42)), (3, F(1, 2), F(13, 25)), (5, F(2, 7), F(5, 17)),
+    (12, F(1, 2), F(6, 11))])
+def test_a_broadcast_whose_exact_rounds_run_out_keeps_a_useful_interval(
+        seed: int, lower: Fraction, upper: Fraction) -> None:
+    """Seven unidirectional nodes, every pair linked (costs 1 to 5): the exact
+    rounds run out (20) with a tree joining each round, the master's value
+    unchanged.  The certificate of the last round alone, its tree rows
+    lowered to the cheapest trees, left ``TP``'s column uncovered and paid
+    that times ``TP``'s upper bound: upper ends of about 10^8
+    (``[13/45, 76000000117/405]``).  Scaled to cover ``TP``, and the best of
+    every round kept, the interval is a few percent wide, and below the
+    bidirectional optimum (a relaxation: a unidirectional port is a
+    bidirectional one whose sends and receives share its time)."""
+    platform = random_platform(7, 6, c=(1, 5), compute=1, seed=seed,
+                               port_model="unidirectional")
+    op = Operation(OperationKind.BROADCAST, source="P0")
+    got = steady_state(platform, op, max_events=2000)
+    relaxed = steady_state(platform.with_port_model("bidirectional"), op, max_events=2000)
+    assert got.is_ok, got.message
+    assert relaxed.bound_exact
+    assert got.achieved_throughput is not None
+    assert got.throughput_bound is not None
+    assert relaxed.throughput_bound is not None
+    assert f"certified interval [{lower}, {upper}]" in got.message
+    assert got.achieved_throughput <= got.throughput_bound <= relaxed.throughput_bound
 
 
 def test_links_reach_the_schedule_unchanged() -> None:

@@ -351,6 +351,27 @@ def test_exact_search_on_huge_denominators() -> None:
     assert checked > 25
 
 
+def test_exact_search_on_denominators_beyond_a_double() -> None:
+    """Prices whose common denominator passes 10^308 (Python integers beyond a
+    double's range): the search stays exact, its optimum the enumeration's.
+    The pairs no path joins were ``inf``, and ``inf`` plus such an integer
+    raised ``OverflowError`` (an allgather over eight MI250 GCDs with every
+    time 10^6 ended in an error)."""
+    rng = random.Random(3)
+    checked = 0
+    for _ in range(40):
+        arcs, root, terminals, reach = random_instance(rng)
+        if not terminals:
+            continue
+        price = {a: F(rng.randint(0, 9), 2**1100 + rng.randint(1, 50)) for a in arcs}
+        best = TreePricer(arcs, root, reach, terminals).best(price, F(0))
+        assert best is not None
+        assert best.exact
+        assert best.cost == brute_steiner(arcs, root, terminals, price)
+        checked += 1
+    assert checked > 25
+
+
 @pytest.mark.parametrize("model", ["bidirectional", "unidirectional"])
 def test_heuristic_pricing_keeps_a_valid_interval(model: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,7 +47,7 @@ from portsim.planners.lp._driver import (
     solve_exactly,
     time_limit_error,
 )
-from portsim.planners.lp._exact import PORTS_CAP, ExactSolution, Repair
+from portsim.planners.lp._exact import PORTS_CAP, ExactSolution, Repair, repair_grid
 from portsim.planners.lp._flow_cuts import multicast_flow_bound, source_cap
 from portsim.planners.lp._incremental import (
     EXACT_ROUNDS,
@@ -230,16 +230,19 @@ def _scaled_packing(model: LinearModel, columns: list[tuple[int, Tree]],
 
     When neither the optimal basis nor a rounding gives an exactly feasible
     point (a large master: many trees, tight rows), the float tree weights,
-    rounded down to multiples of ``1/10^6``, are scaled per source to the
+    rounded down to multiples of ``1/10^6`` (finer below a throughput of 1,
+    :func:`~portsim.planners.lp._exact.repair_grid`: with every time 10^6
+    longer the grid left nothing), are scaled per source to the
     least source total, then all together into every port and link row: a
     feasible packing, so a certified lower end (the dual keeps the upper).
     """
     def repair(x: np.ndarray) -> list[Fraction] | None:
         values = [Fraction(0)] * model.n_variables
         totals = [Fraction(0)] * n_sources
+        grid = repair_grid(float(x[model.objective]), 6)
         for k, (s, _) in enumerate(columns):
             j = model.index["tree", k]
-            values[j] = Fraction(math.floor(max(float(x[j]), 0.0) * 10**6), 10**6)
+            values[j] = Fraction(math.floor(max(float(x[j]), 0.0) * grid), grid)
             totals[s] += values[j]
         tp = min(totals, default=Fraction(0))
         if tp <= 0:

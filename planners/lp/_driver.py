@@ -412,10 +412,18 @@ def _unit_of_rows(model: LinearModel) -> Fraction | None:
     if lo is None or hi is None or lo <= 0 <= hi:
         return None
     middle = (lo + hi) // 2
-    if -TIME_UNIT_BITS <= middle <= TIME_UNIT_BITS:
+    if -ROWS_UNIT_BITS <= middle <= ROWS_UNIT_BITS:
         return None
     return Fraction(2) ** middle
 
+
+ROWS_UNIT_BITS = 5
+""":func:`time_unit` rescales a model by its rows when their geometric middle is
+beyond ``2**ROWS_UNIT_BITS`` of 1 (:data:`TIME_UNIT_BITS` before): an allreduce
+over eight ``multiport:2`` nodes with link costs 1000 to 5000 (its rows at
+2^-11 to 2^-8, middle 2^-10) was solved as it was, in 39 s against 17 s with
+every time 1000 times shorter, its answer not recovered exactly, and the
+second solve ran into the time limit of 60 s; rescaled, 18 s and exact."""
 
 CAP_BITS = 2 * TIME_UNIT_BITS
 """:func:`capped_rows` caps the resources looser than the tightest by more than

@@ -55,7 +55,7 @@ from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
 __all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "PORTS_CAP", "SINGLE_NODE_BOUND",
-           "ExactSolution", "basis_recover", "recover"]
+           "ExactSolution", "basis_recover", "covering_bound", "recover", "repair_grid"]
 
 DENOMINATORS = (1_000, 100_000, 10_000_000)
 """Denominator limits tried, in order, when rationalising."""
@@ -83,6 +83,26 @@ BASIS_CELLS = 1_000_000
 _ZERO = 1e-9
 
 Repair = Callable[[np.ndarray], list[Fraction] | None]
+
+
+def repair_grid(largest: float, digits: int) -> int:
+    """The grid a repair rounds float rates down to, as its inverse: multiples of
+    ``1/10^digits``, or, where the ``largest`` rate is below 1, of ``digits``
+    decimal digits below its leading one.
+
+    A repair (a model's fallback from float values to an exactly feasible
+    primal, :data:`Repair`) receives the rates in the platform's time unit:
+    with every time 10^6 longer they are 10^6 times smaller, and a grid of
+    10^-7 left nothing of a reduce whose throughput is 3·10^-7 (and 3 digits
+    of one at 3·10^-4).  Never coarser than ``1/10^digits``, so rates of 1 or
+    more are rounded as they always were.
+
+    >>> repair_grid(2.5, 7), repair_grid(0.5, 7), repair_grid(3e-7, 7)
+    (10000000, 100000000, 100000000000000)
+    """
+    if not largest > 0 or largest >= 1 or not math.isfinite(largest):
+        return 10**digits
+    return 10 ** (digits - math.floor(math.log10(largest)))
 
 _OVERFLOW = (OverflowError, FloatingPointError)
 """Arithmetic failures that skip an optional exact step instead of failing."""
@@ -188,6 +208,49 @@ def dual_bound(model: LinearModel, y_ub: Sequence[Fraction],
     for j, r in enumerate(reduced):
         if r < 0:
             bound += -r * model.upper[j]
+    return bound
+
+
+def covering_bound(model: LinearModel, y_ub: Sequence[Fraction],
+                   y_eq: Sequence[Fraction]) -> Fraction:
+    """:func:`dual_bound` of ``(y_ub, y_eq)`` or of the same dual scaled to cover the
+    objective's column exactly, whichever is lower (both are certified).
+
+    A dual made feasible for the columns outside a master by lowering rows
+    (a column generation's certificate: a tree row's dual lowered to the
+    cheapest tree's price) may leave the objective's column ``TP`` short of
+    its cost 1: :func:`dual_bound` then pays the shortfall times ``TP``'s
+    upper bound, and the bound is that upper bound (a unidirectional
+    broadcast over seven nodes, optimum 1/4: an upper end of 10^8).  Divided
+    by what it gives ``TP``'s column (``σ``, when positive) the dual covers
+    it, every other column keeps the sign of its reduced cost (their costs
+    are 0), and the bound is ``b·y / σ`` plus what the other columns still
+    lack.
+
+    >>> from portsim.planners.lp._solve import LinearModel
+    >>> m = LinearModel()
+    >>> tp = m.variable("TP", upper=Fraction(10**8)); x = m.variable("x", upper=Fraction(1))
+    >>> m.objective = tp
+    >>> m.add({tp: Fraction(1), x: Fraction(-1)}, "==", Fraction(0), "TP = x")
+    >>> m.add({x: Fraction(4)}, "<=", Fraction(1), "port")
+    >>> y_ub, y_eq = [Fraction(1, 5)], [Fraction(4, 5)]
+    >>> dual_bound(m, y_ub, y_eq), covering_bound(m, y_ub, y_eq)
+    (Fraction(100000001, 5), Fraction(1, 4))
+    """
+    bound = dual_bound(model, y_ub, y_eq)
+    sigma = Fraction(0)
+    i_ub = i_eq = 0
+    for row in model.rows:
+        if row.sense == "<=":
+            y = y_ub[i_ub]
+            i_ub += 1
+        else:
+            y = y_eq[i_eq]
+            i_eq += 1
+        sigma += y * row.coeffs.get(model.objective, 0)
+    if sigma > 0:
+        bound = min(bound, dual_bound(model, [y / sigma for y in y_ub],
+                                      [y / sigma for y in y_eq]))
     return bound
 
 

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from portsim.planners.lp._exact import repair_grid
 from portsim.planners.lp._periodic import ComputeTask, SendTask, Unit
 from portsim.planners.lp._solve import (
     Deadline,
@@ -187,21 +188,27 @@ def repair_ssr(platform: Platform, operation: Operation, model: LinearModel, x: 
     """An exactly feasible primal from float values (certified lower bound, Lemma 2).
 
     Trees are extracted from the float solution, their weights rounded down
-    to multiples of ``1/10^7``; a combination of reduction trees satisfies the
-    conservation law (10) exactly, and scaling it so that no port or CPU
-    exceeds 1 makes it feasible.
+    to multiples of ``1/10^7`` (finer below a throughput of 1,
+    :func:`~portsim.planners.lp._exact.repair_grid`); a combination of
+    reduction trees satisfies the conservation law (10) exactly, and scaling
+    it so that no port or CPU exceeds 1 makes it feasible.  Amounts below
+    ``10^-9`` of the throughput count as zero (below ``10^-9`` absolute, every
+    amount of a platform whose times are 10^9 longer did).
     """
+    tp = float(x[model.objective])
+    zero = 1e-9 * min(tp, 1.0) if tp > 0 else 1e-9
     amount: dict[Task, Fraction] = {
         key: float(x[j]) for key, j in model.index.items()  # type: ignore[misc]
-        if key != TP and x[j] > 1e-9}
-    trees = extract_trees(operation, amount, float(x[model.objective]),  # type: ignore[arg-type]
-                          eps=1e-9, strict=False)
+        if key != TP and x[j] > zero}
+    trees = extract_trees(operation, amount, tp,  # type: ignore[arg-type]
+                          eps=zero, strict=False)
+    grid = repair_grid(tp, 7)
     size = operation.size
     values = [Fraction(0)] * model.n_variables
     load: dict[tuple[str, NodeId], Fraction] = defaultdict(Fraction)
     total = Fraction(0)
     for w_float, tasks in trees:
-        w = Fraction(int(w_float * 10**7), 10**7)
+        w = Fraction(int(w_float * grid), grid)
         if w <= 0:
             continue
         total += w

@@ -49,13 +49,14 @@ the deadline checked before each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol, overload
 
 import highspy
 import numpy as np
 
+from portsim.planners.lp._driver import in_time_unit, time_unit
 from portsim.planners.lp._solve import (
     Deadline,
     FloatSolution,
@@ -137,6 +138,9 @@ class IncrementalMaster:
         per message was under HiGHS's least matrix entry and the program was
         unbounded; one of ``10^8`` made the throughputs fall under its
         feasibility tolerance.  :func:`~portsim.planners.lp._solve.time_unit_of` chooses it.
+        A column that is a share of the time unit rather than a rate (a
+        matching's weight, ``Σ μ <= 1``; :meth:`add_column`'s ``share``)
+        keeps its coefficients and its value.
 
     Examples
     --------
@@ -174,6 +178,8 @@ class IncrementalMaster:
         """Rows whose coefficients are divided by :attr:`unit` (bounds not both 0)."""
         self.n_columns = 0
         """Columns added so far."""
+        self._shares: list[bool] = []
+        """Per column, whether it is a share of the time unit (not divided by :attr:`unit`)."""
         self.refused: str | None = None
         """Why HiGHS refused a column or rows (an entry of 10^15 or more, beyond its
         ``large_matrix_value``): it then leaves them out, and :meth:`solve` returns
@@ -190,9 +196,10 @@ class IncrementalMaster:
 
     @classmethod
     def of(cls, model: LinearModel, settings: Mapping[str, bool | int | float | str], *,
-           unit: float = 1.0) -> IncrementalMaster:
+           unit: float = 1.0, shares: Collection[int] = ()) -> IncrementalMaster:
         """``model`` (rows, then its columns in order; ``TP`` the objective) in one master
-        (``unit``: as the constructor's).
+        (``unit``: as the constructor's; ``shares``: the variables that are shares
+        of the time unit, :meth:`add_column`'s ``share``).
 
         The variables' upper bounds are left out: they only make an inexact
         dual certifiable (:mod:`portsim.planners.lp._exact`), which the float
@@ -206,19 +213,27 @@ class IncrementalMaster:
                 cols[j].append((i, float(a)))
         for j, col in enumerate(cols):
             master.add_column(1.0 if j == model.objective else 0.0,
-                              [i for i, _ in col], [a for _, a in col])
+                              [i for i, _ in col], [a for _, a in col], share=j in shares)
         return master
 
     def add_column(self, cost: float, rows: Sequence[int] | np.ndarray,
-                   values: Sequence[float] | np.ndarray) -> int:
+                   values: Sequence[float] | np.ndarray, *, share: bool = False) -> int:
         """Append a column ``x >= 0`` of objective ``cost``; return its index.
 
         (HiGHS minimises ``-c·x``: the column goes in with cost ``-cost``.)
+        ``share``: the column is a share of the time unit, the same in every
+        unit (a matching's weight ``μ``, under ``Σ μ <= 1`` and in the rows
+        it covers), not a rate: its coefficients are kept as they are, and
+        its value.  Divided by :attr:`unit` like a rate's they fell below
+        HiGHS's least kept entry (10^-12) or near it: a reduce over eight
+        unidirectional nodes with every time 5·10^10 (unit 2^35) ended
+        ``Unbounded``, one with times 10^12 on an interval 10^25 wide.
         """
         idx = np.asarray(rows, dtype=np.int32)
         vals = np.asarray(values, dtype=np.float64)
-        if self.unit != 1.0 and len(idx):
+        if self.unit != 1.0 and len(idx) and not share:
             vals = np.where(self._timed[idx], vals / self.unit, vals)
+        self._shares.append(share)
         self._check(self.h.addCol(-float(cost), 0.0, highspy.kHighsInf, len(idx), idx, vals),
                     "a column")
         self.n_columns += 1
@@ -284,7 +299,14 @@ class IncrementalMaster:
 
     def values(self) -> np.ndarray:
         """The columns' values in the last solution."""
-        return np.asarray(self.h.getSolution().col_value, dtype=float) / self.unit
+        return self._in_units(self.h.getSolution().col_value)
+
+    def _in_units(self, col_value: Sequence[float]) -> np.ndarray:
+        """HiGHS's column values in the caller's units (rates divided by :attr:`unit`)."""
+        x = np.asarray(col_value, dtype=float)
+        if self.unit == 1.0:
+            return x
+        return np.where(np.asarray(self._shares, dtype=bool), x, x / self.unit)
 
     def basis(self) -> tuple[list[int], list[int]]:
         """Basic columns and basic rows of the last solution (for an exact recovery)."""
@@ -298,7 +320,7 @@ class IncrementalMaster:
         (:func:`portsim.planners.lp._exact.recover`)."""
         sol = self.h.getSolution()
         valid = self.h.getBasis().valid
-        return FloatSolution("optimal", np.asarray(sol.col_value, dtype=float) / self.unit,
+        return FloatSolution("optimal", self._in_units(sol.col_value),
                              self._duals(sol.row_dual), np.zeros(0), "optimal",
                              "highs-ds", 0.0, self.basis() if valid else None)
 
@@ -333,6 +355,17 @@ class RebuiltMaster:
         The last master built and HiGHS's answer (``y_ub``, ``y_eq`` split by
         the rows' senses); :attr:`MasterPoint.duals` lists the same duals in
         the model's row order.
+
+    Notes
+    -----
+    HiGHS solves the master in the time unit of its rows
+    (:func:`~portsim.planners.lp._driver.time_unit`, as every whole program):
+    the same rows and duals, the right-hand sides divided by the unit, the
+    values given back in the model's.  Solved as it was, an allreduce's
+    reduce-then-broadcast master over eight nodes with every time 10^6
+    (rates near 10^-7, HiGHS's feasibility tolerance) stopped after 56
+    trees at 237186/2062081 where, in units 10^6 times longer, it finds 63
+    and the optimum 57760/484071.
     """
 
     def __init__(self, build: Callable[[], LinearModel], method: str) -> None:
@@ -344,7 +377,12 @@ class RebuiltMaster:
     def solve(self, time_limit: float | None) -> MasterPoint:
         """Build the master and solve it within ``time_limit`` seconds (``None``: none)."""
         model = self.model = self.build()
-        sol = self.solution = solve_float(model, method=self.method, time_limit=time_limit)
+        unit = time_unit(model)
+        sol = solve_float(model if unit is None else in_time_unit(model, unit),
+                          method=self.method, time_limit=time_limit)
+        if unit is not None and sol.x is not None:
+            sol = replace(sol, x=sol.x * float(unit))  # the model's units (duals unchanged)
+        self.solution = sol
         if sol.status == "time_limit":
             return MasterPoint("time_limit", 0.0, np.zeros(0))
         if sol.status != "optimal" or sol.x is None or sol.y_ub is None or sol.y_eq is None:

@@ -62,9 +62,11 @@ exact solve repeated (at most
 lower bound on it where the Steiner pricing is heuristic) make the dual
 feasible for every column outside the master, and weak duality over the
 master's own columns (:func:`portsim.planners.lp._exact.dual_bound`, with the
-variables' explicit upper bounds) gives a certified upper bound on the full
-program.  When it meets the exact primal the optimum is exact; else the
-result states the certified interval.
+variables' explicit upper bounds; or of the same dual scaled to cover ``TP``'s
+column, :func:`portsim.planners.lp._exact.covering_bound`) gives a certified
+upper bound on the full program, each exact round's, the least kept.  When it
+meets the exact primal the optimum is exact; else the result states the
+certified interval.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ from portsim.planners.lp._driver import (
     solve_exactly,
     time_limit_error,
 )
-from portsim.planners.lp._exact import ExactSolution, dual_bound
+from portsim.planners.lp._exact import ExactSolution, covering_bound
 from portsim.planners.lp._extract import extract_trees, top_down_unit
 from portsim.planners.lp._flows import build_flow_model, commodities_of, decompose_paths
 from portsim.planners.lp._incremental import (
@@ -282,7 +284,7 @@ class _Matchings:
         if (weight > y_comm + TOLERANCE * (value if value > 0 else 1.0)
                 and config not in self.seen):
             self._join(config)
-            _add_float(master, _config_column(config, rows.comm, rows.link))
+            _add_float(master, _config_column(config, rows.comm, rows.link), share=True)
             return True
         return False
 
@@ -295,8 +297,10 @@ class _Matchings:
         return False
 
 
-def _add_float(master: IncrementalMaster, col: Mapping[int, Fraction]) -> None:
-    master.add_column(0.0, list(col), [float(a) for a in col.values()])
+def _add_float(master: IncrementalMaster, col: Mapping[int, Fraction], *,
+               share: bool = False) -> None:
+    """Add ``col`` to the float master (``share``: a matching's weight, not a rate)."""
+    master.add_column(0.0, list(col), [float(a) for a in col.values()], share=share)
 
 
 @dataclass
@@ -332,8 +336,10 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     # set the float master's time unit
     unit = time_unit_of(float(a) for r in (*rows.link.values(), *rows.cpu.values())
                      for a in model.rows[r].coeffs.values() if a > 0)
+    # the matchings' weights (the time row's variables) are shares of the time
+    # unit, not rates: kept as they are
     master = IncrementalMaster.of(model, {"solver": "simplex", "simplex_strategy": 1},
-                                  unit=unit)
+                                  unit=unit, shares=set(model.rows[rows.comm].coeffs))
 
     def price(point: MasterPoint) -> bool:
         y = point.duals
@@ -344,6 +350,7 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
             added = True
         return added
 
+    best: tuple[Fraction, list[Fraction], list[Fraction]] | None = None
     try:
         rounds = generate(master, price, deadline=deadline,
                           phase=f"the column generation of the {what} master")
@@ -362,19 +369,20 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
             if isinstance(priced, str):
                 return PlanResult.error(NAME, priced)
             cheapest, joined = priced
+            # Every exact round's dual certifies the whole program: the best is kept
+            # (the last one alone, where the rounds ran out, gave 10^8 for 1/4).
+            round_bound = _certificate(model, rows, y_row, matchings.heaviest, cheapest)
+            if best is None or round_bound[0] < best[0]:
+                best = round_bound
             if not (added or joined):
                 break
     except TimeLimitReached as stop:
         return time_limit_error(options, stop.phase)
     except MasterFailed as failure:
         return PlanResult.error(NAME, f"HiGHS failed on the {what} master: {failure.status}")
-    # Certificate: make the dual feasible for every column outside the master.
-    y_row[rows.comm] = max(y_row[rows.comm], matchings.heaviest)
-    for r, least in zip(rows.trees, cheapest, strict=True):
-        y_row[r] = min(y_row[r], least)
-    y_ub = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "<="]
-    y_eq = [y_row[i] for i, r in enumerate(model.rows) if r.sense == "=="]
-    upper = max(dual_bound(model, y_ub, y_eq), exact.lower)
+    assert best is not None
+    bound, y_ub, y_eq = best
+    upper = max(bound, exact.lower)
     certified = ExactSolution(exact.values, exact.lower, upper, y_ub, y_eq,
                               exact.method if upper == exact.lower else "interval",
                               exact.notes)
@@ -385,6 +393,22 @@ def _generate(ports: PortGraph, family: _TreeColumns[C], options: LpOptions, *, 
     return _Generated(certified, [t for t in weighted_trees if t[0] > 0],
                       [c for c in weighted_configs if c[0] > 0], rounds,
                       len(matchings.columns), len(family.columns))
+
+
+def _certificate(model: LinearModel, rows: _Rows, y_row: Sequence[Fraction],
+                 heaviest: Fraction, cheapest: Sequence[Fraction]
+                 ) -> tuple[Fraction, list[Fraction], list[Fraction]]:
+    """The certified bound of one exact round's dual and that dual, made feasible for
+    every column outside the master: the time row's dual raised to the
+    ``heaviest`` configuration, each tree row's lowered to its ``cheapest``
+    tree (:func:`~portsim.planners.lp._exact.covering_bound`)."""
+    y = list(y_row)
+    y[rows.comm] = max(y[rows.comm], heaviest)
+    for r, least in zip(rows.trees, cheapest, strict=True):
+        y[r] = min(y[r], least)
+    y_ub = [y[i] for i, r in enumerate(model.rows) if r.sense == "<="]
+    y_eq = [y[i] for i, r in enumerate(model.rows) if r.sense == "=="]
+    return covering_bound(model, y_ub, y_eq), y_ub, y_eq
 
 
 class _SourceTrees:

@@ -51,7 +51,8 @@ try:
 except ImportError:  # pragma: no cover - highspy is a dependency
     _HAVE_HIGHSPY = False
 
-__all__ = ["IPM_THRESHOLD", "Deadline", "FloatSolution", "LinearModel", "Row", "TimeLimitReached",
+__all__ = ["IPM_THRESHOLD", "LONGEST_BUSY", "Deadline", "FloatSolution", "LinearModel", "Row",
+           "TimeLimitReached",
            "highs_lp", "new_highs", "solve_float", "time_unit_of"]
 
 IPM_THRESHOLD = 2_000
@@ -422,12 +423,23 @@ size 1, a busy time of 10^-10 per message, vanished from its port's row and the
 program was unbounded."""
 
 
+LONGEST_BUSY = 2.0**10
+"""The longest busy time a column-generation master is solved with in its own time
+unit (:func:`time_unit_of`'s default upper end).  It was ``1 / SMALL_COEFFICIENT``
+(10^6): fabrics in microseconds (busy times up to 6·10^4, an MI250's GCDs at 16
+to 200 GB/s with every time 10^6) left the broadcast and matchings masters with
+coefficients of 10^4 beside right-hand sides of 1 and HiGHS said ``Unknown``,
+where the same platforms in seconds or nanoseconds are exact; the rooted
+allreduce's master had met it first (``_allreduce_rooted``)."""
+
+
 def time_unit_of(times: Iterable[float],
-                 within: tuple[float, float] = (SMALL_COEFFICIENT, 1 / SMALL_COEFFICIENT)
+                 within: tuple[float, float] = (SMALL_COEFFICIENT, LONGEST_BUSY)
                  ) -> float:
     """The time unit, a power of two, of a float program whose longest busy time
     is the largest of ``times``: 1 where that lies within ``within`` (the program
-    is solved as it always was), else the power of two nearest to it.
+    is solved as it always was; above 2^10 since :data:`LONGEST_BUSY`), else the
+    power of two nearest to it.
 
     The incremental masters divide their busy times by it
     (:class:`~portsim.planners.lp._incremental.IncrementalMaster`'s ``unit``),
@@ -437,6 +449,8 @@ def time_unit_of(times: Iterable[float],
 
     >>> time_unit_of([0.5, 3.0]), time_unit_of([4e-14]), time_unit_of([1e8, 1.0])
     (1.0, 2.842170943040401e-14, 134217728.0)
+    >>> time_unit_of([1000.0]), time_unit_of([62500.0])
+    (1.0, 65536.0)
     >>> time_unit_of([5e-4], within=(2.0**-10, 2.0**10))
     0.00048828125
     """

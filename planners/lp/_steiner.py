@@ -94,17 +94,27 @@ def _work(k: int, n: int) -> int:
     return 3 ** k * n + 2 ** k * n * n
 
 
-def _array(work: Sequence[_Num], n: int) -> np.ndarray:
-    """An ``n × n`` array of infinities in the dtype that holds ``work`` exactly."""
+def _array(work: Sequence[_Num], n: int) -> tuple[np.ndarray, _Num]:
+    """An ``n × n`` array in the dtype that holds ``work`` exactly, filled with a value
+    beyond every sum the search forms (``unreached``), and that value.
+
+    Every value the search compares is at most three trees' costs, so at most
+    3 · Σ work: integers below 2^53 add exactly in doubles, and ``inf`` marks
+    the pairs no path joins.  Larger integers are Python integers, and
+    ``unreached`` is the integer 4 · Σ work + 1: ``inf`` plus an integer
+    beyond a double's range (10^308, exact prices scaled by the common
+    denominator of their fractions) raised ``OverflowError``, and an
+    allgather over eight GCDs of an MI250 with every time 10^6 ended in an
+    error where the same platform in every other unit is exact.
+    """
     if any(isinstance(w, float) for w in work):
-        return np.full((n, n), math.inf)
-    if 4 * sum(abs(w) for w in work) < 2 ** 53:
-        # Every value the search compares is at most three trees' costs, so at
-        # most 3 · Σ work: integers below 2^53 add exactly in doubles.
-        return np.full((n, n), math.inf)
+        return np.full((n, n), math.inf), math.inf
+    beyond = 4 * sum(abs(w) for w in work)
+    if beyond < 2 ** 53:
+        return np.full((n, n), math.inf), math.inf
     out = np.empty((n, n), dtype=object)
-    out.fill(math.inf)
-    return out
+    out.fill(beyond + 1)
+    return out, beyond + 1
 
 
 @dataclass(frozen=True)
@@ -339,10 +349,11 @@ class TreePricer:
             self._split_cache[k] = layers
         return self._split_cache[k]
 
-    def _all_pairs(self, work: Sequence[_Num]) -> tuple[np.ndarray, np.ndarray]:
-        """Floyd–Warshall: distances and the first arc of a cheapest path, every pair."""
+    def _all_pairs(self, work: Sequence[_Num]) -> tuple[np.ndarray, np.ndarray, _Num]:
+        """Floyd–Warshall: distances and the first arc of a cheapest path, every pair,
+        and the distance of a pair no path joins (:func:`_array`)."""
         n = self.n
-        dist = _array(work, n)
+        dist, unreached = _array(work, n)
         first = np.full((n, n), -1, dtype=np.int64)
         for j, (a, b) in enumerate(self.ends):
             if work[j] < dist[a, b]:
@@ -355,7 +366,7 @@ class TreePricer:
             better = np.asarray(through < dist, dtype=bool)
             dist = np.where(better, through, dist)
             first = np.where(better, first[:, m:m + 1], first)
-        return dist, first
+        return dist, first, unreached
 
     def _dreyfus_wagner(self, work: Sequence[_Num], terminals: Sequence[int]
                         ) -> list[int] | None:
@@ -370,7 +381,7 @@ class TreePricer:
         if k == 0:
             return []
         n = self.n
-        dist, first = self._all_pairs(work)
+        dist, first, unreached = self._all_pairs(work)
         dp = np.empty((1 << k, n), dtype=dist.dtype)
         via = np.zeros((1 << k, n), dtype=np.int64)
         cut = np.zeros((1 << k, n), dtype=np.int64)
@@ -388,7 +399,7 @@ class TreePricer:
             dp[masks] = np.take_along_axis(closure, u[:, :, np.newaxis], axis=2)[:, :, 0]
             via[masks] = u
         full = (1 << k) - 1
-        if not dp[full, 0] < math.inf:
+        if not dp[full, 0] < unreached:
             return None
         used: set[int] = set()
         stack = [(full, 0)]
