@@ -44,8 +44,9 @@ arborescence where some reachable node is not a destination
 (:mod:`portsim.planners.lp._steiner`: exact within its bound, else a
 heuristic, tried first in every round anyway).  Paths and flows stay explicit
 variables (polynomially many).  The loop stops when no column has a reduced
-cost above :data:`~portsim.planners.lp._incremental.TOLERANCE` (``1e-9``,
-absolute, in the master's float duals), or after
+cost above :data:`~portsim.planners.lp._incremental.TOLERANCE` (``1e-9``; for a
+configuration, of the master's throughput: its duals are throughputs, so an
+absolute tolerance read them as 0 in a slow time unit), or after
 :data:`~portsim.planners.lp._incremental.MAX_ROUNDS` rounds (the one loop of
 :func:`~portsim.planners.lp._incremental.generate`).  Both families of tree
 columns (arborescences and reduction trees) go through the same generation
