@@ -63,9 +63,10 @@ def test_the_reduce_repair_keeps_seven_digits_in_every_unit(scale: int) -> None:
 @pytest.mark.parametrize("scale", [1, 10**6, 10**9])
 def test_the_tree_master_repair_in_every_unit(scale: int) -> None:
     """A DGX A100 server's broadcast master with every time ``scale`` times longer
-    (bandwidths in GB/s over ``scale``): float weights 1% over the optimum are
-    scaled into an exactly feasible packing of at least 99% of the optimum over
-    ``scale``; at 10^9 the grid of 10^-6 left no tree."""
+    (bandwidths in GB/s over ``scale``): float weights 1% over the optimum
+    (infeasible) are scaled into an exactly feasible packing of at least 99% of
+    the optimum over ``scale``; at 10^9 the grid of 10^-6 left no tree (the case
+    ``scale = 1`` was a test of ``test_steiner.py``)."""
     platform = dgx_a100_platform(1)
     op = Operation(OperationKind.BROADCAST, source="P0").resolve(platform)
     found = _broadcast.multicast_trees(platform, ["P0"], op.size, LpOptions(),
@@ -80,6 +81,7 @@ def test_the_tree_master_repair_in_every_unit(scale: int) -> None:
     for k, (_, weight, _) in enumerate(weighted):
         x[model.index["tree", k]] = float(weight) * 1.01 / scale
     x[model.objective] = float(exact.lower) * 1.01 / scale
+    assert not primal_feasible(model, [F(v) for v in x])  # 1% over: infeasible
     values = _broadcast._scaled_packing(model, columns, 1)(x)
     assert values is not None
     assert primal_feasible(model, values)

@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from portsim.planners.lp._block_lu import BlockLU
-from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel
+from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel, Row
 from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
 
 __all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "PORTS_CAP", "SINGLE_NODE_BOUND",
@@ -183,6 +183,15 @@ def primal_feasible(model: LinearModel, x: Sequence[Fraction]) -> bool:
     return True
 
 
+def _with_duals(model: LinearModel, y_ub: Sequence[Fraction],
+                y_eq: Sequence[Fraction]) -> Iterator[tuple[Row, Fraction]]:
+    """Each row of ``model`` with its dual: ``y_ub`` lists the ``<=`` rows' in order,
+    ``y_eq`` the ``==`` rows'."""
+    ub, eq = iter(y_ub), iter(y_eq)
+    for row in model.rows:
+        yield row, next(ub) if row.sense == "<=" else next(eq)
+
+
 def dual_bound(model: LinearModel, y_ub: Sequence[Fraction],
                y_eq: Sequence[Fraction]) -> Fraction:
     """A certified upper bound from any dual (see the module notes).
@@ -192,14 +201,7 @@ def dual_bound(model: LinearModel, y_ub: Sequence[Fraction],
     reduced = [Fraction(0)] * model.n_variables
     reduced[model.objective] = Fraction(-1)
     bound = Fraction(0)
-    i_ub = i_eq = 0
-    for row in model.rows:
-        if row.sense == "<=":
-            y = y_ub[i_ub]
-            i_ub += 1
-        else:
-            y = y_eq[i_eq]
-            i_eq += 1
+    for row, y in _with_duals(model, y_ub, y_eq):
         if not y:
             continue
         bound += y * row.rhs
@@ -238,16 +240,8 @@ def covering_bound(model: LinearModel, y_ub: Sequence[Fraction],
     (Fraction(100000001, 5), Fraction(1, 4))
     """
     bound = dual_bound(model, y_ub, y_eq)
-    sigma = Fraction(0)
-    i_ub = i_eq = 0
-    for row in model.rows:
-        if row.sense == "<=":
-            y = y_ub[i_ub]
-            i_ub += 1
-        else:
-            y = y_eq[i_eq]
-            i_eq += 1
-        sigma += y * row.coeffs.get(model.objective, 0)
+    sigma = sum((y * row.coeffs.get(model.objective, 0)
+                 for row, y in _with_duals(model, y_ub, y_eq)), Fraction(0))
     if sigma > 0:
         bound = min(bound, dual_bound(model, [y / sigma for y in y_ub],
                                       [y / sigma for y in y_eq]))
