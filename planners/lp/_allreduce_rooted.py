@@ -56,9 +56,7 @@ from portsim.planners.lp._incremental import (
     MasterPoint,
     generate,
 )
-from portsim.planners.lp._integer_rounding import UNIT_RANGE
 from portsim.planners.lp._solve import (
-    SMALL_COEFFICIENT,
     Deadline,
     LinearModel,
     TimeLimitReached,
@@ -219,10 +217,9 @@ def rooted_columns(platform: Platform, operation: Operation, *, deadline: Deadli
     row_of = {r: 1 + i for i, r in enumerate(root_list)}
     offset = 1 + n_roots  # the <= rows of ``space`` follow the == rows
     # busy times above 2^10 (an MI250 server in nanoseconds: 2 * 10^4 a message)
-    # solved in a time unit of their own: HiGHS said "Unknown" there; below 1,
-    # as always (GB/s and seconds, 2 * 10^-5, solve as they are)
-    unit = time_unit_of([*map(float, space.busy), *(float(w) for w in space.compute if w)],
-                        within=(SMALL_COEFFICIENT, UNIT_RANGE[1]))
+    # solved in a time unit of their own (time_unit_of's LONGEST_BUSY): HiGHS
+    # said "Unknown" there; GB/s and seconds, 2 * 10^-5, solve as they are
+    unit = time_unit_of([*map(float, space.busy), *(float(w) for w in space.compute if w)])
     master = IncrementalMaster(
         np.concatenate([np.zeros(offset), np.full(space.n_rows, -np.inf)]),
         np.concatenate([np.zeros(offset), np.array([float(b) for b in space.rhs])]),

@@ -43,7 +43,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from portsim.simulator.numbers import decimal_exponent
 
-__all__ = ["MAX_NONZEROS", "NODE_LIMIT", "UNIT_RANGE", "IntegerRounding", "shortest_period"]
+__all__ = ["MAX_NONZEROS", "NODE_LIMIT", "IntegerRounding", "shortest_period"]
 
 NODE_LIMIT = 1
 """Branch-and-bound nodes HiGHS may spend on one program (the best solution found
@@ -53,11 +53,6 @@ and the broadcast over an MI250 node, 1 and 10 nodes give the same roundings,
 10 taking twice the time (12 s against 5.4 s for the broadcast over 16
 servers, its three programs of 113 trees and 121-123 instances), 200 nodes
 one rounding 0.2% better at five times the time."""
-
-UNIT_RANGE = (2.0**-10, 2.0**10)
-"""Where the longest busy time lies outside this range, the rooted allreduce's master
-is solved in a time unit of its own (``_allreduce_rooted``); the integer program here
-always takes the power of ten at or above its longest busy time."""
 
 MAX_NONZEROS = 400_000
 """Programs with more unit-resource loads than this are not built (the greedy's

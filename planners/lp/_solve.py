@@ -442,10 +442,8 @@ def time_unit_of(times: Iterable[float],
     power of two nearest to it.
 
     The incremental masters divide their busy times by it
-    (:class:`~portsim.planners.lp._incremental.IncrementalMaster`'s ``unit``),
-    the integer rounding of a fixed period too, with its own range
-    (:data:`~portsim.planners.lp._integer_rounding.UNIT_RANGE`).  A power of two
-    keeps every scaled value exact.
+    (:class:`~portsim.planners.lp._incremental.IncrementalMaster`'s ``unit``).
+    A power of two keeps every scaled value exact.
 
     >>> time_unit_of([0.5, 3.0]), time_unit_of([4e-14]), time_unit_of([1e8, 1.0])
     (1.0, 2.842170943040401e-14, 134217728.0)
