@@ -52,7 +52,13 @@ import scipy.sparse as sp
 
 from portsim.planners.lp._block_lu import BlockLU
 from portsim.planners.lp._solve import Deadline, FloatSolution, LinearModel, Row
-from portsim.simulator.numbers import SHORT_BITS, digits, format_rational, rounded_up
+from portsim.simulator.numbers import (
+    SHORT_BITS,
+    decimal_exponent,
+    digits,
+    format_rational,
+    rounded_up,
+)
 
 __all__ = ["CAP_PROOFS", "DENOMINATORS", "GOSSIP_BOUND", "PORTS_CAP", "SINGLE_NODE_BOUND",
            "ExactSolution", "basis_recover", "covering_bound", "recover", "repair_grid"]
@@ -102,7 +108,7 @@ def repair_grid(largest: float, digits: int) -> int:
     """
     if not largest > 0 or largest >= 1 or not math.isfinite(largest):
         return 10**digits
-    return 10 ** (digits - math.floor(math.log10(largest)))
+    return 10 ** (digits - decimal_exponent(Fraction(largest)))  # exact, not log10's float
 
 _OVERFLOW = (OverflowError, FloatingPointError)
 """Arithmetic failures that skip an optional exact step instead of failing."""
